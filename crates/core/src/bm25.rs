@@ -1,0 +1,772 @@
+//! The BM25 index: documents, postings and statistics, kept exact under
+//! add, replace and remove at O(document) cost, and top-k retrieval with
+//! MaxScore pruning whose results equal exhaustive scoring.
+//!
+//! Documents live in slots that are never reused until compaction, so every
+//! posting list stays sorted by slot. Removing a document only marks its slot
+//! dead and fixes the statistics; its postings are skipped by queries and
+//! dropped by the next compaction, which runs once dead postings outnumber
+//! live ones (amortised O(document)).
+
+use crate::tokenizer::Tokenizer;
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    pub k1: f64,
+    pub b: f64,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: 1.5, b: 0.75 }
+    }
+}
+
+/// Per-document statistics of one term. Lines are 1-based; 0 means the
+/// line is unknown (a custom split pattern joined lines into one token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermStats {
+    pub tf: u32,
+    pub first_line: u32,
+    pub last_line: u32,
+}
+
+/// A tokenized text: its distinct terms in first-occurrence order, and its
+/// length in tokens.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Analyzed {
+    pub terms: Vec<(String, TermStats)>,
+    pub len: u32,
+}
+
+impl Analyzed {
+    /// Builds the term statistics from `(token, line)` pairs.
+    pub fn from_tokens<'t>(tokens: impl IntoIterator<Item = (&'t str, u32)>) -> Analyzed {
+        Analyzed::collect(|emit| tokens.into_iter().for_each(|(t, l)| emit(t, l)))
+    }
+
+    /// Tokenizes `text` with the built-in tokenizer.
+    pub fn of_text(tokenizer: &Tokenizer, text: &str) -> Analyzed {
+        Analyzed::collect(|emit| tokenizer.tokenize_lines(text, emit))
+    }
+
+    fn collect(feed: impl FnOnce(&mut dyn FnMut(&str, u32))) -> Analyzed {
+        let mut a = Analyzed::default();
+        let mut index: FxHashMap<String, usize> = FxHashMap::default();
+        feed(&mut |tok, line| {
+            a.len += 1;
+            match index.get(tok) {
+                Some(&i) => {
+                    let s = &mut a.terms[i].1;
+                    s.tf += 1;
+                    if line != 0 {
+                        if s.first_line == 0 {
+                            s.first_line = line;
+                        }
+                        s.last_line = line;
+                    }
+                }
+                None => {
+                    index.insert(tok.to_string(), a.terms.len());
+                    a.terms.push((tok.to_string(), TermStats { tf: 1, first_line: line, last_line: line }));
+                }
+            }
+        });
+        a
+    }
+}
+
+/// What a caller gives to store one document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDocument {
+    pub id: String,
+    pub content: String,
+    pub metadata: Option<Map<String, Value>>,
+    /// 1-based line of the file where `content` starts (chunks, and the
+    /// `startLineOffset` option of `index()`).
+    pub start_line_offset: Option<u32>,
+    pub analyzed: Analyzed,
+}
+
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub id: String,
+    pub content: String,
+    pub metadata: Option<Map<String, Value>>,
+    pub start_line_offset: Option<u32>,
+    pub len: u32,
+    /// Write sequence number: a later write wins whatever order writes land in.
+    pub seq: u64,
+    terms: Box<[u32]>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    tf: u32,
+    first_line: u32,
+    last_line: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Term {
+    postings: Vec<Posting>,
+    df: u32,
+    // Bounds for MaxScore; stay valid (if loose) after removals.
+    max_tf: u32,
+    min_len: u32,
+    max_len: u32,
+}
+
+/// A scored document.
+#[derive(Debug, Clone, Copy)]
+pub struct Hit<'a> {
+    pub doc: &'a Document,
+    pub slot: u32,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct IndexStats {
+    pub documents: usize,
+    pub terms: usize,
+    pub tokens: u64,
+    pub avg_doc_length: f64,
+    pub memory_bytes: usize,
+}
+
+const DEAD: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Default)]
+pub struct Bm25Index {
+    params: Bm25Params,
+    dict: FxHashMap<Box<str>, u32>,
+    terms: Vec<Term>,
+    names: Vec<Box<str>>,
+    docs: Vec<Option<Document>>,
+    /// Length per slot, `DEAD` for a removed document (hot in scoring).
+    lens: Vec<u32>,
+    by_id: FxHashMap<String, u32>,
+    live_docs: usize,
+    live_terms: usize,
+    total_len: u64,
+    live_postings: u64,
+    dead_postings: u64,
+    content_bytes: usize,
+    /// Sequence numbers of removals, so that an older write landing late
+    /// does not bring a removed document back.
+    tombstones: FxHashMap<String, u64>,
+    /// Writes older than this were wiped by `clear`.
+    floor_seq: u64,
+}
+
+impl Bm25Index {
+    pub fn new(params: Bm25Params) -> Self {
+        Bm25Index { params, ..Default::default() }
+    }
+
+    pub fn params(&self) -> Bm25Params {
+        self.params
+    }
+
+    pub fn len(&self) -> usize {
+        self.live_docs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live_docs == 0
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Document> {
+        self.by_id.get(id).and_then(|&s| self.docs[s as usize].as_ref())
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// Documents in slot order (indexing order).
+    pub fn documents(&self) -> impl Iterator<Item = &Document> {
+        self.docs.iter().flatten()
+    }
+
+    /// Whether a write with this sequence number is not older than what the
+    /// index holds for `id`.
+    pub fn is_current(&self, id: &str, seq: u64) -> bool {
+        if seq < self.floor_seq {
+            return false;
+        }
+        if let Some(d) = self.get(id) {
+            return d.seq <= seq;
+        }
+        self.tombstones.get(id).map_or(true, |&t| t <= seq)
+    }
+
+    /// Adds or replaces a document. Returns false (and changes nothing) when
+    /// a newer write of the same id is already applied.
+    pub fn upsert(&mut self, doc: NewDocument, seq: u64) -> bool {
+        if !self.is_current(&doc.id, seq) {
+            return false;
+        }
+        self.remove_slot_of(&doc.id);
+        self.tombstones.remove(&doc.id);
+        self.add(doc, seq);
+        true
+    }
+
+    /// Removes a document. Returns whether it was there.
+    pub fn remove(&mut self, id: &str, seq: u64) -> bool {
+        if !self.is_current(id, seq) {
+            return false;
+        }
+        let removed = self.remove_slot_of(id);
+        self.tombstones.insert(id.to_string(), seq);
+        self.maybe_compact();
+        removed
+    }
+
+    /// Removes every document; writes numbered before `seq` are ignored
+    /// from now on.
+    pub fn clear(&mut self, seq: u64) {
+        let params = self.params;
+        *self = Bm25Index::new(params);
+        self.floor_seq = seq;
+    }
+
+    /// Sequence number below which writes are ignored.
+    pub fn floor_seq(&self) -> u64 {
+        self.floor_seq
+    }
+
+    /// Removal records newer than `seq` (to replay on a rebuilt index).
+    pub fn tombstones_after(&self, seq: u64) -> impl Iterator<Item = (&str, u64)> {
+        self.tombstones.iter().filter(move |(_, &s)| s > seq).map(|(k, &s)| (k.as_str(), s))
+    }
+
+    fn add(&mut self, doc: NewDocument, seq: u64) {
+        let slot = self.docs.len() as u32;
+        let len = doc.analyzed.len;
+        let mut term_ids = Vec::with_capacity(doc.analyzed.terms.len());
+        for (name, st) in doc.analyzed.terms {
+            let tid = match self.dict.get(name.as_str()) {
+                Some(&t) => t,
+                None => {
+                    let t = self.terms.len() as u32;
+                    let name: Box<str> = name.into_boxed_str();
+                    self.dict.insert(name.clone(), t);
+                    self.names.push(name);
+                    self.terms.push(Term { min_len: u32::MAX, ..Default::default() });
+                    t
+                }
+            };
+            let term = &mut self.terms[tid as usize];
+            if term.df == 0 {
+                self.live_terms += 1;
+            }
+            term.df += 1;
+            term.max_tf = term.max_tf.max(st.tf);
+            term.min_len = term.min_len.min(len);
+            term.max_len = term.max_len.max(len);
+            term.postings.push(Posting { doc: slot, tf: st.tf, first_line: st.first_line, last_line: st.last_line });
+            term_ids.push(tid);
+        }
+        self.live_postings += term_ids.len() as u64;
+        self.live_docs += 1;
+        self.total_len += u64::from(len);
+        self.content_bytes += doc.content.len() + doc.id.len();
+        self.by_id.insert(doc.id.clone(), slot);
+        self.lens.push(len);
+        self.docs.push(Some(Document {
+            id: doc.id,
+            content: doc.content,
+            metadata: doc.metadata,
+            start_line_offset: doc.start_line_offset,
+            len,
+            seq,
+            terms: term_ids.into_boxed_slice(),
+        }));
+    }
+
+    fn remove_slot_of(&mut self, id: &str) -> bool {
+        let Some(slot) = self.by_id.remove(id) else { return false };
+        let doc = self.docs[slot as usize].take().expect("live slot");
+        self.lens[slot as usize] = DEAD;
+        for &t in doc.terms.iter() {
+            let term = &mut self.terms[t as usize];
+            term.df -= 1;
+            if term.df == 0 {
+                self.live_terms -= 1;
+            }
+        }
+        self.live_postings -= doc.terms.len() as u64;
+        self.dead_postings += doc.terms.len() as u64;
+        self.live_docs -= 1;
+        self.total_len -= u64::from(doc.len);
+        self.content_bytes -= doc.content.len() + doc.id.len();
+        true
+    }
+
+    fn maybe_compact(&mut self) {
+        if self.dead_postings > 4096 && self.dead_postings > self.live_postings {
+            self.compact();
+        }
+    }
+
+    /// Drops dead slots, dead postings and unused terms; renumbers both.
+    pub fn compact(&mut self) {
+        let mut new_slot = vec![DEAD; self.docs.len()];
+        let mut docs = Vec::with_capacity(self.live_docs);
+        let mut lens = Vec::with_capacity(self.live_docs);
+        for (old, d) in std::mem::take(&mut self.docs).into_iter().enumerate() {
+            if let Some(d) = d {
+                new_slot[old] = docs.len() as u32;
+                lens.push(d.len);
+                docs.push(Some(d));
+            }
+        }
+        let mut new_term = vec![DEAD; self.terms.len()];
+        let mut terms = Vec::with_capacity(self.live_terms);
+        let mut names = Vec::with_capacity(self.live_terms);
+        for (old, (term, name)) in std::mem::take(&mut self.terms).into_iter().zip(std::mem::take(&mut self.names)).enumerate() {
+            if term.df == 0 {
+                continue;
+            }
+            new_term[old] = terms.len() as u32;
+            let mut t = Term { min_len: u32::MAX, df: term.df, ..Default::default() };
+            t.postings = term
+                .postings
+                .into_iter()
+                .filter_map(|p| {
+                    let s = new_slot[p.doc as usize];
+                    (s != DEAD).then_some(Posting { doc: s, ..p })
+                })
+                .collect();
+            for p in &t.postings {
+                let len = lens[p.doc as usize];
+                t.max_tf = t.max_tf.max(p.tf);
+                t.min_len = t.min_len.min(len);
+                t.max_len = t.max_len.max(len);
+            }
+            terms.push(t);
+            names.push(name);
+        }
+        for d in docs.iter_mut().flatten() {
+            for t in d.terms.iter_mut() {
+                *t = new_term[*t as usize];
+            }
+        }
+        self.dict = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        self.by_id = docs.iter().enumerate().map(|(i, d)| (d.as_ref().unwrap().id.clone(), i as u32)).collect();
+        self.docs = docs;
+        self.lens = lens;
+        self.terms = terms;
+        self.names = names;
+        self.dead_postings = 0;
+    }
+
+    pub fn avg_doc_length(&self) -> f64 {
+        if self.live_docs == 0 {
+            0.0
+        } else {
+            self.total_len as f64 / self.live_docs as f64
+        }
+    }
+
+    pub fn stats(&self) -> IndexStats {
+        let postings = (self.live_postings + self.dead_postings) as usize;
+        let memory_bytes = self.content_bytes
+            + postings * std::mem::size_of::<Posting>()
+            + self.terms.len() * (std::mem::size_of::<Term>() + 24)
+            + self.names.iter().map(|n| n.len() * 2).sum::<usize>()
+            + self.docs.len() * (std::mem::size_of::<Option<Document>>() + 4)
+            + self.live_postings as usize * 4
+            + self.by_id.len() * 40;
+        IndexStats {
+            documents: self.live_docs,
+            terms: self.live_terms,
+            tokens: self.total_len,
+            avg_doc_length: self.avg_doc_length(),
+            memory_bytes,
+        }
+    }
+
+    /// Distinct query terms known to the index, with their repeat counts
+    /// (Mastra sums over query tokens including repeats).
+    fn query_terms(&self, tokens: &[String]) -> Vec<(u32, f64, usize)> {
+        let mut out: Vec<(u32, f64, usize)> = Vec::new();
+        for tok in tokens {
+            let Some(&t) = self.dict.get(tok.as_str()) else { continue };
+            if self.terms[t as usize].df == 0 {
+                continue;
+            }
+            match out.iter_mut().find(|q| q.0 == t) {
+                Some(q) => q.1 += 1.0,
+                None => {
+                    let pos = out.len();
+                    out.push((t, 1.0, pos));
+                }
+            }
+        }
+        out
+    }
+
+    fn idf(&self, t: u32) -> f64 {
+        let n = self.live_docs as f64;
+        let df = self.terms[t as usize].df as f64;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    fn tf_part(&self, tf: u32, len: u32, avgdl: f64) -> f64 {
+        let Bm25Params { k1, b } = self.params;
+        let tf = tf as f64;
+        tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len as f64 / avgdl))
+    }
+
+    /// The top `k` documents for the query tokens, best first, ties by id;
+    /// only documents accepted by `keep` count.
+    pub fn top_k(&self, tokens: &[String], k: usize, keep: Option<&dyn Fn(&Document) -> bool>) -> Vec<Hit<'_>> {
+        let q = self.query_terms(tokens);
+        if k == 0 || q.is_empty() || self.live_docs == 0 {
+            return Vec::new();
+        }
+        let avgdl = self.avg_doc_length();
+        let Bm25Params { k1, b } = self.params;
+        let prunable = k1 > 0.0 && (0.0..=1.0).contains(&b);
+
+        struct Cursor<'p> {
+            postings: &'p [Posting],
+            pos: usize,
+            weight_idf: f64,
+            ub: f64,
+            qpos: usize,
+        }
+        let mut cursors: Vec<Cursor> = q
+            .iter()
+            .map(|&(t, w, qpos)| {
+                let term = &self.terms[t as usize];
+                let weight_idf = w * self.idf(t);
+                let ub = if prunable {
+                    let bound = self.tf_part(term.max_tf, term.min_len, avgdl).max(self.tf_part(term.max_tf, term.max_len, avgdl));
+                    weight_idf * bound * (1.0 + 1e-9)
+                } else {
+                    f64::INFINITY
+                };
+                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, qpos }
+            })
+            .collect();
+        // Ascending upper bound: the cheap terms become non-essential first.
+        cursors.sort_by(|a, b| a.ub.partial_cmp(&b.ub).unwrap_or(Ordering::Equal));
+        let prefix: Vec<f64> = cursors
+            .iter()
+            .scan(0.0, |s, c| {
+                *s += c.ub;
+                Some(*s)
+            })
+            .collect();
+
+        let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(k + 1);
+        let mut threshold = f64::NEG_INFINITY;
+        let mut essential = 0usize;
+        let mut parts = vec![0.0f64; q.len()];
+        loop {
+            // Next candidate: the smallest slot among essential cursors.
+            let mut d = u32::MAX;
+            for c in &cursors[essential..] {
+                if let Some(p) = c.postings.get(c.pos) {
+                    d = d.min(p.doc);
+                }
+            }
+            if d == u32::MAX {
+                break;
+            }
+            let len = self.lens[d as usize];
+            let mut partial = 0.0;
+            parts.iter_mut().for_each(|p| *p = 0.0);
+            for c in &mut cursors[essential..] {
+                if let Some(p) = c.postings.get(c.pos) {
+                    if p.doc == d {
+                        c.pos += 1;
+                        if len != DEAD {
+                            let s = c.weight_idf * self.tf_part(p.tf, len, avgdl);
+                            parts[c.qpos] = s;
+                            partial += s;
+                        }
+                    }
+                }
+            }
+            if len == DEAD {
+                continue;
+            }
+            let mut pruned = false;
+            for i in (0..essential).rev() {
+                if partial + prefix[i] < threshold {
+                    pruned = true;
+                    break;
+                }
+                let c = &mut cursors[i];
+                c.pos += c.postings[c.pos..].partition_point(|p| p.doc < d);
+                if let Some(p) = c.postings.get(c.pos) {
+                    if p.doc == d {
+                        let s = c.weight_idf * self.tf_part(p.tf, len, avgdl);
+                        parts[c.qpos] = s;
+                        partial += s;
+                    }
+                }
+            }
+            if pruned || partial < threshold {
+                continue;
+            }
+            // The reported score sums in query order, so it does not depend
+            // on which terms pruning visited first.
+            let score: f64 = parts.iter().sum();
+            let doc = self.docs[d as usize].as_ref().expect("live slot");
+            let cand = Ranked { score, id: &doc.id, slot: d };
+            if heap.len() == k && !cand.better_than(heap.peek().unwrap()) {
+                continue;
+            }
+            if let Some(keep) = keep {
+                if !keep(doc) {
+                    continue;
+                }
+            }
+            heap.push(cand);
+            if heap.len() > k {
+                heap.pop();
+            }
+            if heap.len() == k && prunable {
+                threshold = heap.peek().unwrap().score;
+                while essential < cursors.len() && prefix[essential] < threshold {
+                    essential += 1;
+                }
+            }
+        }
+        self.finish(heap)
+    }
+
+    /// Scores every matching document (the reference for `top_k`).
+    pub fn top_k_exhaustive(&self, tokens: &[String], k: usize, keep: Option<&dyn Fn(&Document) -> bool>) -> Vec<Hit<'_>> {
+        let q = self.query_terms(tokens);
+        let avgdl = self.avg_doc_length();
+        let mut scores: FxHashMap<u32, Vec<f64>> = FxHashMap::default();
+        for &(t, w, qpos) in &q {
+            let wi = w * self.idf(t);
+            for p in &self.terms[t as usize].postings {
+                let len = self.lens[p.doc as usize];
+                if len != DEAD {
+                    scores.entry(p.doc).or_insert_with(|| vec![0.0; q.len()])[qpos] = wi * self.tf_part(p.tf, len, avgdl);
+                }
+            }
+        }
+        let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
+        for (d, parts) in scores {
+            let doc = self.docs[d as usize].as_ref().unwrap();
+            if keep.map_or(true, |f| f(doc)) {
+                heap.push(Ranked { score: parts.iter().sum(), id: &doc.id, slot: d });
+                if heap.len() > k {
+                    heap.pop();
+                }
+            }
+        }
+        self.finish(heap)
+    }
+
+    fn finish<'a>(&'a self, heap: BinaryHeap<Ranked<'a>>) -> Vec<Hit<'a>> {
+        // into_sorted_vec is ascending by Ord, and Ord puts the best first.
+        heap.into_sorted_vec()
+            .into_iter()
+            .map(|r| Hit { doc: self.docs[r.slot as usize].as_ref().unwrap(), slot: r.slot, score: r.score })
+            .collect()
+    }
+
+    /// First and last line (1-based, in the document's own lines) holding
+    /// one of the query tokens, from positions recorded at indexing time.
+    pub fn line_range(&self, slot: u32, tokens: &[String]) -> Option<(u32, u32)> {
+        let mut range: Option<(u32, u32)> = None;
+        for tok in tokens {
+            let Some(&t) = self.dict.get(tok.as_str()) else { continue };
+            let postings = &self.terms[t as usize].postings;
+            let i = postings.partition_point(|p| p.doc < slot);
+            if let Some(p) = postings.get(i).filter(|p| p.doc == slot && p.first_line != 0) {
+                range = Some(match range {
+                    None => (p.first_line, p.last_line),
+                    Some((a, b)) => (a.min(p.first_line), b.max(p.last_line)),
+                });
+            }
+        }
+        range
+    }
+}
+
+/// Heap entry ordered so that the best result compares smallest: higher
+/// score first, then smaller id.
+#[derive(Debug)]
+struct Ranked<'a> {
+    score: f64,
+    id: &'a str,
+    slot: u32,
+}
+
+impl Ranked<'_> {
+    fn better_than(&self, other: &Ranked) -> bool {
+        self.cmp(other) == Ordering::Less
+    }
+}
+
+impl PartialEq for Ranked<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Ranked<'_> {}
+impl PartialOrd for Ranked<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ranked<'_> {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.score.total_cmp(&self.score).then_with(|| self.id.cmp(o.id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokenizer::{Tokenizer, TokenizerConfig};
+    use proptest::prelude::*;
+
+    fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
+        NewDocument { id: id.into(), content: text.into(), metadata: None, start_line_offset: None, analyzed: Analyzed::of_text(t, text) }
+    }
+
+    fn q(t: &Tokenizer, s: &str) -> Vec<String> {
+        t.tokenize(s)
+    }
+
+    #[test]
+    fn hand_computed_scores() {
+        let t = Tokenizer::new(TokenizerConfig::mastra());
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        ix.upsert(doc(&t, "a", "password reset guide"), 1);
+        ix.upsert(doc(&t, "b", "reset your router"), 2);
+        ix.upsert(doc(&t, "c", "cooking pasta at home tonight"), 3);
+        // N=3, lengths 3,3,4 (your/router/at: "at" is a stopword -> c has 4 tokens)
+        assert_eq!(ix.stats().tokens, 3 + 3 + 4);
+        let avgdl = 10.0 / 3.0;
+        let (k1, b) = (1.5, 0.75);
+        let idf = |df: f64| ((3.0 - df + 0.5) / (df + 0.5) + 1.0_f64).ln();
+        let part = |tf: f64, len: f64| tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avgdl));
+        let hits = ix.top_k(&q(&t, "password reset"), 10, None);
+        assert_eq!(hits.iter().map(|h| h.doc.id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        let expect_a = idf(1.0) * part(1.0, 3.0) + idf(2.0) * part(1.0, 3.0);
+        let expect_b = idf(2.0) * part(1.0, 3.0);
+        assert!((hits[0].score - expect_a).abs() < 1e-12);
+        assert!((hits[1].score - expect_b).abs() < 1e-12);
+        // Repeated query tokens count twice (Mastra).
+        let twice = ix.top_k(&q(&t, "reset reset"), 10, None);
+        assert!((twice[0].score - 2.0 * expect_b).abs() < 1e-12);
+    }
+
+    #[test]
+    fn replace_and_remove_keep_exact_statistics() {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        ix.upsert(doc(&t, "a", "alpha beta"), 1);
+        ix.upsert(doc(&t, "b", "beta gamma delta"), 2);
+        ix.upsert(doc(&t, "a", "gamma"), 3);
+        assert!(ix.remove("b", 4));
+        assert!(!ix.remove("zzz", 5));
+        let mut fresh = Bm25Index::new(Bm25Params::default());
+        fresh.upsert(doc(&t, "a", "gamma"), 1);
+        assert_eq!(ix.stats().documents, 1);
+        assert_eq!(ix.stats().terms, 1);
+        assert_eq!(ix.stats().tokens, 1);
+        let s1 = ix.top_k(&q(&t, "gamma"), 5, None)[0].score;
+        let s2 = fresh.top_k(&q(&t, "gamma"), 5, None)[0].score;
+        assert_eq!(s1, s2);
+        assert!(ix.top_k(&q(&t, "beta"), 5, None).is_empty());
+    }
+
+    #[test]
+    fn sequence_numbers_order_writes() {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        assert!(ix.upsert(doc(&t, "a", "new text"), 5));
+        assert!(!ix.upsert(doc(&t, "a", "old text"), 3));
+        assert_eq!(ix.get("a").unwrap().content, "new text");
+        assert!(ix.remove("a", 7));
+        assert!(!ix.upsert(doc(&t, "a", "older"), 6));
+        assert!(ix.get("a").is_none());
+        ix.clear(10);
+        assert!(!ix.upsert(doc(&t, "b", "before clear"), 9));
+        assert!(ix.upsert(doc(&t, "b", "after clear"), 11));
+    }
+
+    #[test]
+    fn ties_broken_by_id_and_lines() {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        ix.upsert(doc(&t, "z", "same words"), 1);
+        ix.upsert(doc(&t, "m", "same words"), 2);
+        ix.upsert(doc(&t, "a", "same words"), 3);
+        let ids: Vec<_> = ix.top_k(&q(&t, "words"), 2, None).iter().map(|h| h.doc.id.clone()).collect();
+        assert_eq!(ids, ["a", "m"]);
+        ix.upsert(doc(&t, "l", "intro\nalpha here\nnothing\nbeta there\nend alpha"), 4);
+        let slot = ix.top_k(&q(&t, "beta"), 1, None)[0].slot;
+        assert_eq!(ix.line_range(slot, &q(&t, "beta")), Some((4, 4)));
+        assert_eq!(ix.line_range(slot, &q(&t, "alpha beta")), Some((2, 5)));
+        assert_eq!(ix.line_range(slot, &q(&t, "missing")), None);
+    }
+
+    #[test]
+    fn compaction_keeps_results() {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        for i in 0..3000u64 {
+            ix.upsert(doc(&t, &format!("d{i}"), &format!("common w{} w{}", i % 17, i % 5)), i);
+        }
+        for i in 0..2500u64 {
+            ix.remove(&format!("d{i}"), 10_000 + i);
+        }
+        let before: Vec<_> = ix.top_k(&q(&t, "common w3"), 20, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+        ix.compact();
+        let after: Vec<_> = ix.top_k(&q(&t, "common w3"), 20, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+        assert_eq!(before, after);
+        assert_eq!(ix.stats().documents, 500);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// MaxScore returns exactly what exhaustive scoring returns.
+        #[test]
+        fn pruning_equals_exhaustive(
+            docs in prop::collection::vec(prop::collection::vec(0u8..12, 0..25), 1..60),
+            removals in prop::collection::vec(0usize..60, 0..20),
+            query in prop::collection::vec(0u8..14, 1..5),
+            k in 1usize..12,
+            b in 0.0f64..=1.0,
+        ) {
+            let t = Tokenizer::default();
+            let mut ix = Bm25Index::new(Bm25Params { k1: 1.2, b });
+            let word = |w: u8| format!("w{w}");
+            for (i, d) in docs.iter().enumerate() {
+                let text: Vec<String> = d.iter().map(|&w| word(w)).collect();
+                ix.upsert(doc(&t, &format!("d{:02}", i % 40), &text.join(" ")), i as u64);
+            }
+            for (j, r) in removals.iter().enumerate() {
+                ix.remove(&format!("d{:02}", r), 1000 + j as u64);
+            }
+            let qt: Vec<String> = query.iter().map(|&w| word(w)).collect();
+            let odd = |d: &Document| d.id.ends_with(['1', '3', '5', '7', '9']);
+            for keep in [None, Some(&odd as &dyn Fn(&Document) -> bool)] {
+                let fast: Vec<_> = ix.top_k(&qt, k, keep).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+                let slow: Vec<_> = ix.top_k_exhaustive(&qt, k, keep).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+                prop_assert_eq!(fast, slow);
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Line chunking of large files, as Mastra (contract section 5) but without
+//! its redundant trailing chunk: chunking stops once a chunk reaches the
+//! last line.
+
+/// One chunk: a slice of the text and its 1-based first line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    pub text: &'a str,
+    pub start_line: u32,
+}
+
+/// Length in UTF-16 code units, the unit of JavaScript's `length`.
+pub fn js_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().map(char::len_utf16).sum()
+    }
+}
+
+/// Whether a text of this size is split at all (`length > maxChars`).
+pub fn needs_chunking(text: &str, max_chars: usize) -> bool {
+    // Byte length bounds the UTF-16 length from above.
+    text.len() > max_chars && js_len(text) > max_chars
+}
+
+/// Splits `text` into chunks of whole lines of at most `max_chars` UTF-16
+/// units, consecutive chunks sharing `overlap_lines` lines. A single line
+/// longer than `max_chars` becomes consecutive pieces with the same start
+/// line. Call only when `needs_chunking` holds.
+pub fn chunk_lines(text: &str, max_chars: usize, overlap_lines: usize) -> Vec<Chunk<'_>> {
+    let max_chars = max_chars.max(1);
+    // (byte start, byte end, utf16 length) of every line split on '\n'
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for (i, b) in text.bytes().enumerate() {
+        if b == b'\n' {
+            lines.push((start, i, js_len(&text[start..i])));
+            start = i + 1;
+        }
+    }
+    lines.push((start, text.len(), js_len(&text[start..])));
+
+    let mut chunks = Vec::new();
+    let mut first = 0usize;
+    while first < lines.len() {
+        let mut end = first; // exclusive
+        let mut size = 0usize;
+        while end < lines.len() {
+            let add = lines[end].2 + usize::from(end > first);
+            if end > first && size + add > max_chars {
+                break;
+            }
+            if end == first && add > max_chars {
+                break;
+            }
+            size += add;
+            end += 1;
+        }
+        if end == first {
+            // One line longer than max_chars: fixed-size pieces.
+            let (ls, le, _) = lines[first];
+            for piece in split_units(&text[ls..le], max_chars) {
+                chunks.push(Chunk { text: piece, start_line: first as u32 + 1 });
+            }
+            end = first + 1;
+        } else {
+            chunks.push(Chunk { text: &text[lines[first].0..lines[end - 1].1], start_line: first as u32 + 1 });
+        }
+        if end >= lines.len() {
+            break; // Mastra would emit one more chunk here, made of lines already covered
+        }
+        let next = end.saturating_sub(overlap_lines);
+        first = if next > first { next } else { end };
+    }
+    chunks
+}
+
+/// Pieces of at most `max` UTF-16 units, never splitting a character.
+fn split_units(line: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut units = 0;
+    for (i, c) in line.char_indices() {
+        let w = c.len_utf16();
+        if units + w > max {
+            out.push(&line[start..i]);
+            start = i;
+            units = 0;
+        }
+        units += w;
+    }
+    if start < line.len() {
+        out.push(&line[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mastra_worked_example_without_trailing_chunk() {
+        let line = "x".repeat(99);
+        let text = format!("{}\n", vec![line; 100].join("\n"));
+        assert_eq!(text.len(), 10_000);
+        assert!(needs_chunking(&text, 4000));
+        let chunks = chunk_lines(&text, 4000, 3);
+        let got: Vec<(u32, usize)> = chunks.iter().map(|c| (c.start_line, c.text.len())).collect();
+        // Mastra: (1,3999) (38,3999) (75,2600) (99,200); the last is redundant.
+        assert_eq!(got, [(1, 3999), (38, 3999), (75, 2600)]);
+    }
+
+    #[test]
+    fn long_single_line() {
+        let text = "y".repeat(9007);
+        let got: Vec<(u32, usize)> = chunk_lines(&text, 4000, 3).iter().map(|c| (c.start_line, c.text.len())).collect();
+        assert_eq!(got, [(1, 4000), (1, 4000), (1, 1007)]);
+    }
+
+    #[test]
+    fn threshold() {
+        assert!(!needs_chunking(&"a".repeat(4000), 4000));
+        assert!(needs_chunking(&"a".repeat(4001), 4000));
+        // 2000 two-unit characters are 4000 units: not chunked.
+        assert!(!needs_chunking(&"𠀀".repeat(2000), 4000));
+        assert!(needs_chunking(&"é".repeat(4001), 4000));
+    }
+
+    #[test]
+    fn every_line_covered_and_pieces_keep_characters() {
+        let text: String = (0..500).map(|i| format!("line {i} {}\n", "é".repeat(i % 37))).collect();
+        let chunks = chunk_lines(&text, 300, 2);
+        let total_lines = text.split('\n').count() as u32;
+        let mut covered = vec![false; total_lines as usize + 1];
+        for c in &chunks {
+            assert!(js_len(c.text) <= 300);
+            let n = c.text.split('\n').count() as u32;
+            for l in c.start_line..c.start_line + n {
+                covered[l as usize] = true;
+            }
+        }
+        assert!(covered[1..].iter().all(|&x| x));
+        let five = "𠀀".repeat(5);
+        let pieces = split_units(&five, 3);
+        assert_eq!(pieces, ["𠀀", "𠀀", "𠀀", "𠀀", "𠀀"]);
+    }
+
+    #[test]
+    fn long_line_in_the_middle() {
+        let text = format!("a\nb\nc\nd\n{}\ne", "z".repeat(25));
+        let chunks = chunk_lines(&text, 10, 3);
+        let got: Vec<(u32, &str)> = chunks.iter().map(|c| (c.start_line, c.text)).collect();
+        assert_eq!(got[0], (1, "a\nb\nc\nd"));
+        assert!(got.contains(&(5, "zzzzzzzzzz")));
+        assert_eq!(got.last().unwrap().1, "e");
+    }
+}

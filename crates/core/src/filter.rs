@@ -1,0 +1,215 @@
+//! Mastra's MongoDB-style metadata filter, evaluated in Rust on BM25 hits
+//! (and by the embedded vector store): field equality, `$eq $ne $gt $gte
+//! $lt $lte $in $nin $exists $and $or $nor $not`, dotted paths into nested
+//! objects, and array fields matching when any element matches.
+
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    All(Vec<Filter>),
+    Any(Vec<Filter>),
+    None(Vec<Filter>),
+    Field(String, Cond),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cond {
+    Eq(Value),
+    Ne(Value),
+    Gt(Value),
+    Gte(Value),
+    Lt(Value),
+    Lte(Value),
+    In(Vec<Value>),
+    Nin(Vec<Value>),
+    Exists(bool),
+    Not(Box<Cond>),
+    All(Vec<Cond>),
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("invalid filter: {0}")]
+pub struct FilterError(pub String);
+
+impl Filter {
+    /// Parses a filter object. `null`/`{}` match everything.
+    pub fn parse(v: &Value) -> Result<Filter, FilterError> {
+        match v {
+            Value::Null => Ok(Filter::All(vec![])),
+            Value::Object(m) => parse_object(m),
+            other => Err(FilterError(format!("expected an object, got {}", kind(other)))),
+        }
+    }
+
+    pub fn matches(&self, meta: Option<&Map<String, Value>>) -> bool {
+        match self {
+            Filter::All(fs) => fs.iter().all(|f| f.matches(meta)),
+            Filter::Any(fs) => fs.iter().any(|f| f.matches(meta)),
+            Filter::None(fs) => !fs.iter().any(|f| f.matches(meta)),
+            Filter::Field(path, cond) => cond.test(lookup(meta, path)),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Filter::All(v) if v.is_empty())
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_object(m: &Map<String, Value>) -> Result<Filter, FilterError> {
+    let mut parts = Vec::with_capacity(m.len());
+    for (k, v) in m {
+        parts.push(match k.as_str() {
+            "$and" | "$or" | "$nor" => {
+                let list = v.as_array().ok_or_else(|| FilterError(format!("{k} needs an array, got {}", kind(v))))?;
+                let subs = list.iter().map(Filter::parse).collect::<Result<Vec<_>, _>>()?;
+                match k.as_str() {
+                    "$and" => Filter::All(subs),
+                    "$or" => Filter::Any(subs),
+                    _ => Filter::None(subs),
+                }
+            }
+            op if op.starts_with('$') => return Err(FilterError(format!("unknown operator {op} at the top level"))),
+            field => Filter::Field(field.to_string(), parse_cond(v)?),
+        });
+    }
+    Ok(if parts.len() == 1 { parts.pop().unwrap() } else { Filter::All(parts) })
+}
+
+fn parse_cond(v: &Value) -> Result<Cond, FilterError> {
+    let Value::Object(m) = v else { return Ok(Cond::Eq(v.clone())) };
+    if !m.keys().any(|k| k.starts_with('$')) {
+        return Ok(Cond::Eq(v.clone())); // equality with an object value
+    }
+    let mut conds = Vec::with_capacity(m.len());
+    for (op, arg) in m {
+        let list = || -> Result<Vec<Value>, FilterError> {
+            arg.as_array().cloned().ok_or_else(|| FilterError(format!("{op} needs an array, got {}", kind(arg))))
+        };
+        conds.push(match op.as_str() {
+            "$eq" => Cond::Eq(arg.clone()),
+            "$ne" => Cond::Ne(arg.clone()),
+            "$gt" => Cond::Gt(arg.clone()),
+            "$gte" => Cond::Gte(arg.clone()),
+            "$lt" => Cond::Lt(arg.clone()),
+            "$lte" => Cond::Lte(arg.clone()),
+            "$in" => Cond::In(list()?),
+            "$nin" => Cond::Nin(list()?),
+            "$exists" => Cond::Exists(arg.as_bool().ok_or_else(|| FilterError(format!("$exists needs a boolean, got {}", kind(arg))))?),
+            "$not" => Cond::Not(Box::new(parse_cond(arg)?)),
+            other => return Err(FilterError(format!("unknown operator {other}"))),
+        });
+    }
+    Ok(if conds.len() == 1 { conds.pop().unwrap() } else { Cond::All(conds) })
+}
+
+fn lookup<'a>(meta: Option<&'a Map<String, Value>>, path: &str) -> Option<&'a Value> {
+    let meta = meta?;
+    if let Some(v) = meta.get(path) {
+        return Some(v);
+    }
+    let mut cur: &Value = meta.get(path.split('.').next()?)?;
+    for seg in path.split('.').skip(1) {
+        cur = cur.as_object()?.get(seg)?;
+    }
+    Some(cur)
+}
+
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64()?.partial_cmp(&y.as_f64()?),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// Applies `f` to the value, or to any element when the value is an array.
+fn any_value(v: &Value, f: &dyn Fn(&Value) -> bool) -> bool {
+    f(v) || matches!(v, Value::Array(items) if items.iter().any(|i| f(i)))
+}
+
+impl Cond {
+    fn test(&self, v: Option<&Value>) -> bool {
+        match self {
+            Cond::Exists(want) => v.is_some() == *want,
+            Cond::Not(c) => !c.test(v),
+            Cond::All(cs) => cs.iter().all(|c| c.test(v)),
+            Cond::Ne(x) => !Cond::Eq(x.clone()).test(v),
+            Cond::Nin(xs) => !Cond::In(xs.clone()).test(v),
+            Cond::Eq(Value::Null) => v.map_or(true, |v| v.is_null()),
+            _ => {
+                let Some(v) = v else { return false };
+                match self {
+                    Cond::Eq(x) => any_value(v, &|e| equal(e, x)),
+                    Cond::In(xs) => any_value(v, &|e| xs.iter().any(|x| equal(e, x))),
+                    Cond::Gt(x) => any_value(v, &|e| compare(e, x) == Some(Ordering::Greater)),
+                    Cond::Gte(x) => any_value(v, &|e| matches!(compare(e, x), Some(Ordering::Greater | Ordering::Equal))),
+                    Cond::Lt(x) => any_value(v, &|e| compare(e, x) == Some(Ordering::Less)),
+                    Cond::Lte(x) => any_value(v, &|e| matches!(compare(e, x), Some(Ordering::Less | Ordering::Equal))),
+                    _ => unreachable!("handled above"),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn m(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn operators() {
+        let meta = m(json!({"category": "api", "n": 5, "tags": ["a", "b"], "nested": {"k": "v"}}));
+        let t = |f: Value| Filter::parse(&f).unwrap().matches(Some(&meta));
+        assert!(t(json!({"category": "api"})));
+        assert!(!t(json!({"category": "guide"})));
+        assert!(t(json!({"n": {"$gt": 4, "$lte": 5}})));
+        assert!(!t(json!({"n": {"$lt": 5}})));
+        assert!(t(json!({"category": {"$in": ["x", "api"]}})));
+        assert!(t(json!({"category": {"$nin": ["x"]}})));
+        assert!(t(json!({"tags": "a"})));
+        assert!(t(json!({"tags": {"$in": ["b", "z"]}})));
+        assert!(t(json!({"nested.k": "v"})));
+        assert!(t(json!({"skillScope": {"$exists": false}})));
+        assert!(t(json!({"$and": [{"category": "api"}, {"skillScope": {"$exists": false}}]})));
+        assert!(t(json!({"$or": [{"category": "x"}, {"n": 5}]})));
+        assert!(t(json!({"n": {"$not": {"$gt": 6}}})));
+        assert!(t(json!({"missing": {"$ne": 1}})));
+        assert!(!t(json!({"n": {"$gt": "4"}})));
+        assert!(t(json!({"n": 5.0})));
+        assert!(!Filter::parse(&json!({"category": "api"})).unwrap().matches(None));
+        assert!(Filter::parse(&json!({})).unwrap().matches(None));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(Filter::parse(&json!({"n": {"$regex": "x"}})).unwrap_err().0.contains("$regex"));
+        assert!(Filter::parse(&json!({"$and": 3})).is_err());
+        assert!(Filter::parse(&json!("x")).is_err());
+    }
+}

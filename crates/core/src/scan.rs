@@ -1,0 +1,417 @@
+//! Resolving `autoIndexPaths` entries (directories, files, globs) to files
+//! inside `basePath`, as Mastra (contract section 4) with the differences of
+//! SPEC 7: `.gitignore` honoured (the `ignore` crate, git's rules, from
+//! `basePath` down, also outside a repository), `.git/` never indexed, a
+//! leading `/` relative to `basePath`, nothing read outside `basePath`
+//! through `..` or symbolic links, sorted walk order, and every file that is
+//! left out reported.
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+/// Mastra's walk depth: files in up to 9 nested directories below an entry.
+pub const MAX_DEPTH: usize = 10;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundFile {
+    /// Document id: the entry's form joined with the relative path.
+    pub id: String,
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ScanResult {
+    pub files: Vec<FoundFile>,
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ScanOptions {
+    pub respect_gitignore: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions { respect_gitignore: true }
+    }
+}
+
+/// Characters that make an entry a glob, as Mastra.
+pub fn is_glob(entry: &str) -> bool {
+    entry.contains(['*', '?', '{', '}', '[', ']'])
+}
+
+/// Lexically normalised relative path (`a/./b/../c` -> `a/c`); `None` when
+/// it climbs out of its root.
+fn normalize(rel: &str) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in Path::new(rel).components() {
+        match c {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir | Component::RootDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+fn to_slash(p: &Path) -> String {
+    p.components().filter_map(|c| c.as_os_str().to_str()).collect::<Vec<_>>().join("/")
+}
+
+/// `root` in the entry's own form, joined with a `/`-separated relative path.
+fn join_id(root: &str, rel: &str) -> String {
+    if rel.is_empty() {
+        root.to_string()
+    } else if root.is_empty() || root == "." {
+        rel.to_string()
+    } else if root.ends_with('/') {
+        format!("{root}{rel}")
+    } else {
+        format!("{root}/{rel}")
+    }
+}
+
+/// An entry split into the form its ids keep and its path relative to base.
+struct Resolved {
+    id_root: String,
+    rel: PathBuf,
+}
+
+struct Scanner<'a> {
+    base: &'a Path,
+    canonical_base: PathBuf,
+    opts: ScanOptions,
+    seen: HashSet<PathBuf>,
+    out: ScanResult,
+}
+
+/// Resolves every entry, in order, to the files to index.
+pub fn scan(base: &Path, entries: &[String], opts: ScanOptions) -> ScanResult {
+    let canonical_base = match base.canonicalize() {
+        Ok(p) => p,
+        Err(e) => {
+            let mut out = ScanResult::default();
+            out.skipped.push(Skipped { path: base.display().to_string(), reason: format!("basePath unreadable: {e}") });
+            return out;
+        }
+    };
+    let mut s = Scanner { base, canonical_base, opts, seen: HashSet::new(), out: ScanResult::default() };
+    for entry in entries {
+        s.entry(entry);
+    }
+    s.out
+}
+
+impl Scanner<'_> {
+    fn skip(&mut self, path: impl Into<String>, reason: impl Into<String>) {
+        self.out.skipped.push(Skipped { path: path.into(), reason: reason.into() });
+    }
+
+    fn resolve(&self, form: &str) -> Option<Resolved> {
+        let base_str = self.base.to_str().unwrap_or("");
+        let canon_str = self.canonical_base.to_str().unwrap_or("");
+        let rel = if form.starts_with('/') {
+            // An absolute path inside basePath is used as it is; any other
+            // leading `/` is relative to basePath.
+            [base_str, canon_str]
+                .iter()
+                .filter(|b| !b.is_empty())
+                .find_map(|b| form.strip_prefix(b).filter(|r| r.is_empty() || r.starts_with('/')))
+                .unwrap_or(form)
+        } else {
+            form
+        };
+        Some(Resolved { id_root: form.to_string(), rel: normalize(rel)? })
+    }
+
+    /// Whether a path, with symbolic links resolved, stays inside basePath.
+    fn inside(&self, p: &Path) -> std::io::Result<bool> {
+        Ok(p.canonicalize()?.starts_with(&self.canonical_base))
+    }
+
+    fn entry(&mut self, raw: &str) {
+        let mut form = raw;
+        if form.len() > 1 && form.ends_with('/') {
+            form = &form[..form.len() - 1];
+        }
+        if form.is_empty() {
+            form = ".";
+        }
+        if is_glob(form) {
+            return self.glob_entry(raw, form);
+        }
+        let Some(r) = self.resolve(form) else { return self.skip(raw, "outside basePath") };
+        let abs = self.base.join(&r.rel);
+        match std::fs::symlink_metadata(&abs) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.skip(raw, "not found"),
+            Err(e) => self.skip(raw, format!("unreadable: {e}")),
+            Ok(_) => match self.inside(&abs) {
+                Ok(false) => self.skip(raw, "outside basePath (symbolic link)"),
+                Err(e) => self.skip(raw, format!("unreadable: {e}")),
+                Ok(true) => {
+                    if abs.is_dir() {
+                        let files = self.walk(&r.rel, &r.id_root);
+                        for f in files {
+                            self.add(f);
+                        }
+                    } else {
+                        self.add(FoundFile { id: r.id_root.clone(), path: abs });
+                    }
+                }
+            },
+        }
+    }
+
+    fn add(&mut self, f: FoundFile) {
+        if self.seen.insert(f.path.clone()) {
+            self.out.files.push(f);
+        }
+    }
+
+    /// The files below `rel`, sorted, ids built from `id_root`.
+    fn walk(&mut self, rel: &Path, id_root: &str) -> Vec<FoundFile> {
+        self.walk_entries(rel, id_root).into_iter().filter(|(_, is_dir)| !is_dir).map(|(f, _)| f).collect()
+    }
+
+    /// Files and directories below `rel` (flagged `true` for directories).
+    fn walk_entries(&mut self, rel: &Path, id_root: &str) -> Vec<(FoundFile, bool)> {
+        let target = self.base.join(rel);
+        let base = self.base.to_path_buf();
+        let mut builder = WalkBuilder::new(&base);
+        builder
+            .standard_filters(false)
+            .hidden(false)
+            .parents(false)
+            .ignore(false)
+            .git_global(false)
+            .git_exclude(false)
+            .git_ignore(self.opts.respect_gitignore)
+            .require_git(false)
+            .follow_links(false)
+            .sort_by_file_name(|a, b| a.cmp(b));
+        let target_f = target.clone();
+        builder.filter_entry(move |e| {
+            let p = e.path();
+            if e.file_name() == ".git" && e.file_type().map_or(false, |t| t.is_dir()) {
+                return false;
+            }
+            // Only the way down to the entry, and the entry's subtree.
+            p.starts_with(&target_f) || target_f.starts_with(p)
+        });
+        let mut out = Vec::new();
+        let mut deep_reported = HashSet::new();
+        for item in builder.build() {
+            let e = match item {
+                Ok(e) => e,
+                Err(err) => {
+                    let path = match &err {
+                        ignore::Error::WithPath { path, .. } => path.display().to_string(),
+                        _ => rel.display().to_string(),
+                    };
+                    self.skip(path, format!("unreadable: {err}"));
+                    continue;
+                }
+            };
+            let p = e.path();
+            if !p.starts_with(&target) || p == target {
+                continue;
+            }
+            let Ok(rel_to_target) = p.strip_prefix(&target) else { continue };
+            let depth = rel_to_target.components().count();
+            let rel_str = to_slash(rel_to_target);
+            let id = join_id(id_root, &rel_str);
+            let ft = e.file_type();
+            if depth > MAX_DEPTH {
+                let top = to_slash(&rel_to_target.iter().take(MAX_DEPTH).collect::<PathBuf>());
+                if deep_reported.insert(top.clone()) {
+                    self.skip(join_id(id_root, &top), format!("deeper than {MAX_DEPTH} levels"));
+                }
+                continue;
+            }
+            match ft {
+                Some(t) if t.is_dir() => out.push((FoundFile { id, path: p.to_path_buf() }, true)),
+                Some(t) if t.is_symlink() => match std::fs::metadata(p) {
+                    Ok(m) if m.is_dir() => self.skip(id, "symbolic link to a directory"),
+                    Ok(_) => match self.inside(p) {
+                        Ok(true) => out.push((FoundFile { id, path: p.to_path_buf() }, false)),
+                        Ok(false) => self.skip(id, "outside basePath (symbolic link)"),
+                        Err(err) => self.skip(id, format!("unreadable: {err}")),
+                    },
+                    Err(err) => self.skip(id, format!("broken symbolic link: {err}")),
+                },
+                Some(_) => out.push((FoundFile { id, path: p.to_path_buf() }, false)),
+                None => {}
+            }
+        }
+        out
+    }
+
+    fn glob_entry(&mut self, raw: &str, form: &str) {
+        // Walk from the static prefix, cut back to its last `/`.
+        let first_glob = form.find(['*', '?', '{', '}', '[', ']']).unwrap_or(form.len());
+        let root_form = match form[..first_glob].rfind('/') {
+            Some(0) => "/",
+            Some(i) => &form[..i],
+            None => ".",
+        };
+        let Some(root) = self.resolve(root_form) else { return self.skip(raw, "outside basePath") };
+        let root_abs = self.base.join(&root.rel);
+        if !root_abs.is_dir() {
+            return self.skip(raw, "not found");
+        }
+        match self.inside(&root_abs) {
+            Ok(true) => {}
+            Ok(false) => return self.skip(raw, "outside basePath (symbolic link)"),
+            Err(e) => return self.skip(raw, format!("unreadable: {e}")),
+        }
+        // The pattern relative to basePath, as the candidates are.
+        let rel_root = to_slash(&root.rel);
+        let tail = if root_form == "." || root_form == "/" { form.trim_start_matches("./").trim_start_matches('/') } else { &form[root_form.len() + 1..] };
+        let pattern = join_id(&rel_root, tail);
+        let matcher: GlobMatcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
+            Ok(g) => g.compile_matcher(),
+            Err(e) => return self.skip(raw, format!("invalid glob: {e}")),
+        };
+        let explicit_dots: Vec<&str> = pattern.split('/').filter(|s| s.starts_with('.')).collect();
+        let id_root = if root_form == "." { "" } else { root.id_root.as_str() };
+        let entries = self.walk_entries(&root.rel, id_root);
+        let mut files = Vec::new();
+        let mut dirs: Vec<FoundFile> = Vec::new();
+        for (f, is_dir) in entries {
+            let rel = to_slash(f.path.strip_prefix(self.base).unwrap_or(&f.path));
+            // picomatch semantics: dot-files and dot-directories only match
+            // a pattern that names them.
+            if rel.split('/').any(|c| c.starts_with('.') && !explicit_dots.contains(&c)) {
+                continue;
+            }
+            if !matcher.is_match(&rel) {
+                continue;
+            }
+            if is_dir {
+                dirs.push(f);
+            } else {
+                files.push(f);
+            }
+        }
+        for f in files {
+            self.add(f);
+        }
+        // A matched directory is indexed in full; nested matches once.
+        let mut done: Vec<PathBuf> = Vec::new();
+        for d in dirs {
+            if done.iter().any(|p| d.path.starts_with(p)) {
+                continue;
+            }
+            let rel = d.path.strip_prefix(self.base).unwrap_or(&d.path).to_path_buf();
+            for f in self.walk(&rel, &d.id.clone()) {
+                self.add(f);
+            }
+            done.push(d.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let path = dir.path().join(p);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, c).unwrap();
+        }
+        dir
+    }
+
+    fn ids(base: &Path, entries: &[&str]) -> Vec<String> {
+        let e: Vec<String> = entries.iter().map(|s| s.to_string()).collect();
+        scan(base, &e, ScanOptions::default()).files.into_iter().map(|f| f.id).collect()
+    }
+
+    #[test]
+    fn entry_forms_and_ids() {
+        let d = tree(&[("root.md", "r"), ("docs/a.md", "a"), ("docs/sub/c.md", "c"), ("docs/sub/b.txt", "b"), ("docs/.hidden.md", "h")]);
+        let b = d.path();
+        assert_eq!(ids(b, &["docs"]), ["docs/.hidden.md", "docs/a.md", "docs/sub/b.txt", "docs/sub/c.md"]);
+        assert_eq!(ids(b, &["docs/"]), ids(b, &["docs"]));
+        assert_eq!(ids(b, &["./docs"])[1], "./docs/a.md");
+        assert_eq!(ids(b, &["/docs"])[1], "/docs/a.md");
+        assert_eq!(ids(b, &["."])[0], "docs/.hidden.md");
+        assert!(ids(b, &["."]).contains(&"root.md".to_string()));
+        assert_eq!(ids(b, &["docs/a.md"]), ["docs/a.md"]);
+        assert_eq!(ids(b, &["docs/**/*.md"]), ["docs/a.md", "docs/sub/c.md"]);
+        assert_eq!(ids(b, &["**/*.md"]), ["docs/a.md", "docs/sub/c.md", "root.md"]);
+        assert_eq!(ids(b, &["/docs/**/*.md"]), ["/docs/a.md", "/docs/sub/c.md"]);
+        // A matched directory is indexed in full, whatever the extension.
+        assert_eq!(ids(b, &["docs/*"]), ["docs/a.md", "docs/sub/b.txt", "docs/sub/c.md"]);
+        // Overlapping entries do not duplicate.
+        assert_eq!(ids(b, &["docs/a.md", "docs"]).len(), 4);
+        let abs = b.join("docs").to_str().unwrap().to_string();
+        assert_eq!(ids(b, &[abs.as_str()])[1], format!("{abs}/a.md"));
+    }
+
+    #[test]
+    fn gitignore_rules_nested_and_negated() {
+        let d = tree(&[
+            (".gitignore", "*.log\nbuild/\n"),
+            ("docs/keep.md", "k"),
+            ("docs/x.log", "l"),
+            ("docs/build/out.md", "o"),
+            ("docs/sub/.gitignore", "*.tmp\n!important.tmp\n"),
+            ("docs/sub/a.tmp", "t"),
+            ("docs/sub/important.tmp", "i"),
+            (".git/config", "c"),
+        ]);
+        let b = d.path();
+        assert_eq!(ids(b, &["docs"]), ["docs/keep.md", "docs/sub/.gitignore", "docs/sub/important.tmp"]);
+        assert!(!ids(b, &["."]).iter().any(|i| i.starts_with(".git/")));
+        let all = scan(b, &["docs".into()], ScanOptions { respect_gitignore: false }).files;
+        assert_eq!(all.len(), 6);
+    }
+
+    #[test]
+    fn containment() {
+        let outside = tree(&[("secret.md", "s"), ("dir/x.md", "x")]);
+        let d = tree(&[("docs/a.md", "a")]);
+        let b = d.path();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), b.join("docs/link.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("dir"), b.join("linkdir")).unwrap();
+        std::os::unix::fs::symlink(b.join("docs/a.md"), b.join("docs/inner.md")).unwrap();
+        let r = scan(b, &["docs".into(), "../".into(), "linkdir".into(), "nope".into()], ScanOptions::default());
+        let got: Vec<_> = r.files.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(got, ["docs/a.md", "docs/inner.md"]);
+        let reasons: Vec<_> = r.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+        assert!(reasons.contains(&("docs/link.md", "outside basePath (symbolic link)")));
+        assert!(reasons.contains(&("../", "outside basePath")));
+        assert!(reasons.contains(&("linkdir", "outside basePath (symbolic link)")));
+        assert!(reasons.contains(&("nope", "not found")));
+        assert!(normalize("a/../../b").is_none());
+        assert_eq!(normalize("./a/./b/../c").unwrap(), PathBuf::from("a/c"));
+    }
+
+    #[test]
+    fn depth_limit_reported() {
+        let deep = (1..=11).map(|i| format!("d{i}")).collect::<Vec<_>>().join("/");
+        let d = tree(&[(&format!("{deep}/x.md"), "x"), ("d1/y.md", "y")]);
+        let r = scan(d.path(), &["d1".into()], ScanOptions::default());
+        assert_eq!(r.files.len(), 1);
+        assert!(r.skipped.iter().any(|s| s.reason.contains("deeper")));
+    }
+}

@@ -1,0 +1,468 @@
+//! Tokenization: Mastra's pipeline (lowercase, punctuation to space, split,
+//! minimum length, stopwords) over Unicode's own character classes, plus the
+//! additions of SPEC 3: CJK bigrams, diacritic folding, identifier splitting
+//! and English stemming.
+//!
+//! Every token carries the 1-based line it came from, so line ranges are
+//! known at indexing time and never need re-tokenizing.
+
+use regex::Regex;
+use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::FxHashSet;
+use unicode_normalization::UnicodeNormalization;
+use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+
+/// Mastra's 26 default English stopwords, exactly.
+pub const MASTRA_STOPWORDS: [&str; 26] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "he", "in", "is", "it",
+    "its", "of", "on", "or", "that", "the", "to", "was", "were", "will", "with",
+];
+
+/// How text is cut into raw words before the per-word steps.
+#[derive(Debug, Clone)]
+pub enum SplitRule {
+    /// JavaScript's `/\s+/`, Mastra's default.
+    Whitespace,
+    /// A user pattern (translated from a JS RegExp). Tokens may then span
+    /// lines, so line numbers come from tokenizing each line on its own,
+    /// exactly as Mastra computes line ranges.
+    Pattern(Regex),
+}
+
+#[derive(Debug, Clone)]
+pub struct TokenizerConfig {
+    pub lowercase: bool,
+    pub remove_punctuation: bool,
+    /// Minimum token length in UTF-16 code units (JavaScript string length).
+    pub min_length: usize,
+    pub stopwords: FxHashSet<String>,
+    pub split: SplitRule,
+    /// Han, Hiragana, Katakana and Hangul runs become overlapping bigrams.
+    pub cjk_bigrams: bool,
+    /// Strip combining marks after canonical decomposition (`café` -> `cafe`).
+    pub fold_diacritics: bool,
+    /// `parseUserId`, `parse_user_id`, `HTTPServer2` also yield their parts.
+    pub split_identifiers: bool,
+    /// Snowball English stemming of ASCII words.
+    pub stem_english: bool,
+}
+
+impl TokenizerConfig {
+    /// Mastra 1.71's exact tokenization.
+    pub fn mastra() -> Self {
+        TokenizerConfig {
+            lowercase: true,
+            remove_punctuation: true,
+            min_length: 2,
+            stopwords: MASTRA_STOPWORDS.iter().map(|s| s.to_string()).collect(),
+            split: SplitRule::Whitespace,
+            cjk_bigrams: false,
+            fold_diacritics: false,
+            split_identifiers: false,
+            stem_english: false,
+        }
+    }
+}
+
+impl Default for TokenizerConfig {
+    /// The product default: Mastra's pipeline plus CJK bigrams.
+    fn default() -> Self {
+        TokenizerConfig { cjk_bigrams: true, ..TokenizerConfig::mastra() }
+    }
+}
+
+/// A ready tokenizer (the stemmer is built once).
+pub struct Tokenizer {
+    config: TokenizerConfig,
+    stemmer: Option<Stemmer>,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer").field("config", &self.config).finish()
+    }
+}
+
+impl Clone for Tokenizer {
+    fn clone(&self) -> Self {
+        Tokenizer::new(self.config.clone())
+    }
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Tokenizer::new(TokenizerConfig::default())
+    }
+}
+
+/// JavaScript's `\s`: WhiteSpace and LineTerminator of ECMA-262. Differs from
+/// `char::is_whitespace` (U+0085 is not `\s`; U+FEFF is).
+pub fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}'
+            | '\u{2000}'..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}'
+            | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+/// `\p{L}`, `\p{N}` or `_`: the characters Mastra keeps.
+pub fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    matches!(c.general_category_group(), GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number)
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF | 0x3040..=0x309F | 0x30A0..=0x30FF | 0x3130..=0x318F | 0x31F0..=0x31FF
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xA960..=0xA97F | 0xAC00..=0xD7AF | 0xD7B0..=0xD7FF
+        | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F | 0x30000..=0x323AF)
+}
+
+fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().map(char::len_utf16).sum()
+    }
+}
+
+impl Tokenizer {
+    pub fn new(config: TokenizerConfig) -> Self {
+        let stemmer = config.stem_english.then(|| Stemmer::create(Algorithm::English));
+        Tokenizer { config, stemmer }
+    }
+
+    pub fn config(&self) -> &TokenizerConfig {
+        &self.config
+    }
+
+    /// Tokens of `text`, in order.
+    pub fn tokenize(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        self.tokenize_into(text, |t| out.push(t.to_string()));
+        out
+    }
+
+    /// Calls `emit` for every token of `text`, in order.
+    pub fn tokenize_into(&self, text: &str, mut emit: impl FnMut(&str)) {
+        match &self.config.split {
+            SplitRule::Whitespace => {
+                for word in text.split(is_js_space).filter(|w| !w.is_empty()) {
+                    self.word_tokens(word, &mut emit);
+                }
+            }
+            SplitRule::Pattern(re) => self.pattern_tokens(re, text, &mut |t, _| emit(t)),
+        }
+    }
+
+    /// Calls `emit(token, line)` for every token of `text`; lines are 1-based
+    /// and split on `\n` as Mastra's line ranges are.
+    pub fn tokenize_lines(&self, text: &str, mut emit: impl FnMut(&str, u32)) {
+        match &self.config.split {
+            SplitRule::Whitespace => {
+                let mut line = 1u32;
+                let mut start = None;
+                for (i, c) in text.char_indices() {
+                    if is_js_space(c) {
+                        if let Some(s) = start.take() {
+                            self.word_tokens(&text[s..i], &mut |t| emit(t, line));
+                        }
+                        if c == '\n' {
+                            line += 1;
+                        }
+                    } else if start.is_none() {
+                        start = Some(i);
+                    }
+                }
+                if let Some(s) = start {
+                    self.word_tokens(&text[s..], &mut |t| emit(t, line));
+                }
+            }
+            SplitRule::Pattern(re) => {
+                // Document tokens come from the whole text; their lines from
+                // each line on its own (a pattern may not split on `\n`).
+                let mut line_of: rustc_hash::FxHashMap<String, (u32, u32)> = Default::default();
+                for (i, l) in text.split('\n').enumerate() {
+                    self.pattern_tokens(re, l, &mut |t, _| {
+                        let ln = i as u32 + 1;
+                        line_of.entry(t.to_string()).and_modify(|e| e.1 = ln).or_insert((ln, ln));
+                    });
+                }
+                self.pattern_tokens(re, text, &mut |t, _| {
+                    // 0 = no line holds the token on its own
+                    let ln = line_of.get(t).map_or(0, |e| e.0);
+                    emit(t, ln)
+                });
+            }
+        }
+    }
+
+    /// The pattern path: Mastra's order exactly (lowercase the whole text,
+    /// punctuation to space, split with the pattern).
+    fn pattern_tokens(&self, re: &Regex, text: &str, emit: &mut dyn FnMut(&str, u32)) {
+        let folded;
+        let text = if self.config.fold_diacritics { folded = fold(text); folded.as_str() } else { text };
+        let lowered;
+        let t = if self.config.lowercase { lowered = text.to_lowercase(); lowered.as_str() } else { text };
+        let cleaned;
+        let t = if self.config.remove_punctuation {
+            cleaned = t.chars().map(|c| if is_word_char(c) || is_js_space(c) { c } else { ' ' }).collect::<String>();
+            cleaned.as_str()
+        } else {
+            t
+        };
+        for piece in re.split(t).filter(|p| !p.is_empty()) {
+            self.finish_token(piece, &mut |tok| emit(tok, 0));
+        }
+        if self.config.split_identifiers {
+            let raw = if self.config.remove_punctuation {
+                text.chars().map(|c| if is_word_char(c) || is_js_space(c) { c } else { ' ' }).collect::<String>()
+            } else {
+                text.to_string()
+            };
+            for piece in re.split(&raw).filter(|p| !p.is_empty()) {
+                self.identifier_parts(piece, &mut |tok| emit(tok, 0));
+            }
+        }
+    }
+
+    /// One whitespace-free word: lowercase it whole (as JavaScript's
+    /// `toLowerCase` over the text, whose context rules stop at whitespace),
+    /// then cut at punctuation.
+    fn word_tokens(&self, word: &str, emit: &mut dyn FnMut(&str)) {
+        let folded;
+        let word = if self.config.fold_diacritics && !word.is_ascii() {
+            folded = fold(word);
+            folded.as_str()
+        } else {
+            word
+        };
+        let lowered;
+        let w = if self.config.lowercase && word.bytes().any(|b| !b.is_ascii_lowercase()) {
+            lowered = word.to_lowercase();
+            lowered.as_str()
+        } else {
+            word
+        };
+        if self.config.remove_punctuation {
+            for piece in w.split(|c: char| !is_word_char(c)).filter(|p| !p.is_empty()) {
+                self.finish_token(piece, emit);
+            }
+            if self.config.split_identifiers {
+                for raw in word.split(|c: char| !is_word_char(c)).filter(|p| !p.is_empty()) {
+                    self.identifier_parts(raw, emit);
+                }
+            }
+        } else {
+            self.finish_token(w, emit);
+            if self.config.split_identifiers {
+                self.identifier_parts(word, emit);
+            }
+        }
+    }
+
+    /// CJK bigrams, then length, stopwords and stemming.
+    fn finish_token(&self, token: &str, emit: &mut dyn FnMut(&str)) {
+        if self.config.cjk_bigrams && !token.is_ascii() && token.chars().any(is_cjk) {
+            let chars: Vec<(usize, char)> = token.char_indices().collect();
+            let mut i = 0;
+            while i < chars.len() {
+                let cjk = is_cjk(chars[i].1);
+                let mut j = i;
+                while j < chars.len() && is_cjk(chars[j].1) == cjk {
+                    j += 1;
+                }
+                let start = chars[i].0;
+                let end = if j < chars.len() { chars[j].0 } else { token.len() };
+                if cjk && j - i >= 2 {
+                    for k in i..j - 1 {
+                        let bs = chars[k].0;
+                        let be = if k + 2 < chars.len() { chars[k + 2].0 } else { token.len() };
+                        self.final_filter(&token[bs..be], emit);
+                    }
+                } else {
+                    self.final_filter(&token[start..end], emit);
+                }
+                i = j;
+            }
+        } else {
+            self.final_filter(token, emit);
+        }
+    }
+
+    fn final_filter(&self, token: &str, emit: &mut dyn FnMut(&str)) {
+        if utf16_len(token) < self.config.min_length || self.config.stopwords.contains(token) {
+            return;
+        }
+        match &self.stemmer {
+            Some(st) if token.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                let stemmed = st.stem(token);
+                emit(&stemmed);
+            }
+            _ => emit(token),
+        }
+    }
+
+    /// Extra tokens for the parts of an identifier: `_` separated pieces,
+    /// lower/upper case changes, letter/digit changes. Only when there are
+    /// at least two parts; the whole identifier is emitted elsewhere.
+    fn identifier_parts(&self, raw: &str, emit: &mut dyn FnMut(&str)) {
+        let parts = split_identifier(raw);
+        if parts.len() < 2 {
+            return;
+        }
+        for p in parts {
+            let lowered;
+            let p = if self.config.lowercase { lowered = p.to_lowercase(); lowered.as_str() } else { p };
+            self.final_filter(p, emit);
+        }
+    }
+}
+
+/// Cuts `parseUserID2_value` into `parse`, `User`, `ID`, `2`, `value`.
+pub fn split_identifier(raw: &str) -> Vec<&str> {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Kind { Lower, Upper, Digit, Other }
+    let kind = |c: char| {
+        if c.is_lowercase() { Kind::Lower } else if c.is_uppercase() { Kind::Upper }
+        else if c.is_numeric() { Kind::Digit } else { Kind::Other }
+    };
+    let mut parts = Vec::new();
+    for piece in raw.split('_').filter(|p| !p.is_empty()) {
+        let chars: Vec<(usize, char)> = piece.char_indices().collect();
+        let mut start = 0usize;
+        for i in 1..chars.len() {
+            let (prev, cur) = (kind(chars[i - 1].1), kind(chars[i].1));
+            let next = chars.get(i + 1).map(|c| kind(c.1));
+            let boundary = match (prev, cur) {
+                (Kind::Lower, Kind::Upper) => true,
+                (Kind::Upper, Kind::Upper) => next == Some(Kind::Lower), // HTTPServer: HTTP|Server
+                (Kind::Digit, Kind::Lower | Kind::Upper) | (Kind::Lower | Kind::Upper, Kind::Digit) => true,
+                _ => false,
+            };
+            if boundary {
+                parts.push(&piece[chars[start].0..chars[i].0]);
+                start = i;
+            }
+        }
+        if !chars.is_empty() {
+            parts.push(&piece[chars[start].0..]);
+        }
+    }
+    parts
+}
+
+/// Canonical decomposition without combining marks.
+pub fn fold(text: &str) -> String {
+    text.nfd().filter(|c| c.general_category_group() != GeneralCategoryGroup::Mark).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(t: &Tokenizer, s: &str) -> Vec<String> {
+        t.tokenize(s)
+    }
+
+    #[test]
+    fn mastra_basics() {
+        let t = Tokenizer::new(TokenizerConfig::mastra());
+        assert_eq!(toks(&t, "password-reset?"), ["password", "reset"]);
+        assert_eq!(toks(&t, "don't"), ["don"]);
+        assert_eq!(toks(&t, "snake_case 404 a I"), ["snake_case", "404"]);
+        assert_eq!(toks(&t, "The cat IS on the mat"), ["cat", "mat"]);
+        assert_eq!(toks(&t, "this not but"), ["this", "not", "but"]);
+    }
+
+    #[test]
+    fn unicode_letters_and_lowercase() {
+        let t = Tokenizer::new(TokenizerConfig::mastra());
+        assert_eq!(toks(&t, "Éclair Привет мир"), ["éclair", "привет", "мир"]);
+        // Greek final sigma follows JavaScript's toLowerCase.
+        assert_eq!(toks(&t, "ΟΔΟΣ"), ["οδος"]);
+        // Without bigrams a CJK run is one token, a lone ideograph is too short.
+        assert_eq!(toks(&t, "中文分词 字"), ["中文分词"]);
+        // U+00A0 and U+3000 are JS whitespace; U+0085 is not.
+        assert_eq!(toks(&t, "ab\u{A0}cd\u{3000}ef"), ["ab", "cd", "ef"]);
+        // U+0085 is neither \s nor a letter: punctuation.
+        assert_eq!(toks(&t, "ab\u{85}cd"), ["ab", "cd"]);
+        // Combining marks are not letters: Mastra splits there.
+        assert_eq!(toks(&t, "cafe\u{301}s"), ["cafe"]);
+        // minLength counts UTF-16 units: an astral ideograph is 2 units.
+        assert_eq!(toks(&t, "𠀀"), ["𠀀"]);
+    }
+
+    #[test]
+    fn cjk_bigrams() {
+        let t = Tokenizer::default();
+        assert_eq!(toks(&t, "中文分词"), ["中文", "文分", "分词"]);
+        assert_eq!(toks(&t, "東京タワー"), ["東京", "京タ", "タワ", "ワー"]);
+        assert_eq!(toks(&t, "한국어 검색"), ["한국", "국어", "검색"]);
+        assert_eq!(toks(&t, "abc中文def"), ["abc", "中文", "def"]);
+        assert_eq!(toks(&t, "字"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn options() {
+        let mut c = TokenizerConfig::mastra();
+        c.lowercase = false;
+        let t = Tokenizer::new(c);
+        assert_eq!(toks(&t, "The Cat the"), ["The", "Cat"]);
+
+        let mut c = TokenizerConfig::mastra();
+        c.remove_punctuation = false;
+        let t = Tokenizer::new(c);
+        assert_eq!(toks(&t, "password-reset? a"), ["password-reset?"]);
+
+        let mut c = TokenizerConfig::mastra();
+        c.min_length = 4;
+        c.stopwords = ["cats"].iter().map(|s| s.to_string()).collect();
+        let t = Tokenizer::new(c);
+        assert_eq!(toks(&t, "the big cats jumped"), ["jumped"]);
+
+        let mut c = TokenizerConfig::mastra();
+        c.split = SplitRule::Pattern(Regex::new(",").unwrap());
+        let t = Tokenizer::new(c.clone());
+        // Punctuation becomes space before the split, as Mastra.
+        assert_eq!(toks(&t, "red fox,blue whale"), ["red fox blue whale"]);
+        c.remove_punctuation = false;
+        let t = Tokenizer::new(c);
+        assert_eq!(toks(&t, "red fox,blue whale"), ["red fox", "blue whale"]);
+    }
+
+    #[test]
+    fn folding_identifiers_stemming() {
+        let mut c = TokenizerConfig::mastra();
+        c.fold_diacritics = true;
+        let t = Tokenizer::new(c);
+        assert_eq!(toks(&t, "Café naïve cafe\u{301}"), ["cafe", "naive", "cafe"]);
+
+        let mut c = TokenizerConfig::mastra();
+        c.split_identifiers = true;
+        let t = Tokenizer::new(c);
+        assert_eq!(toks(&t, "parseUserId"), ["parseuserid", "parse", "user", "id"]);
+        assert_eq!(toks(&t, "parse_user_id"), ["parse_user_id", "parse", "user", "id"]);
+        assert_eq!(toks(&t, "HTTPServer2"), ["httpserver2", "http", "server"]);
+        assert_eq!(split_identifier("HTTPServer2"), ["HTTP", "Server", "2"]);
+        assert_eq!(toks(&t, "plain"), ["plain"]);
+
+        let mut c = TokenizerConfig::mastra();
+        c.stem_english = true;
+        let t = Tokenizer::new(c);
+        assert_eq!(toks(&t, "running connections"), ["run", "connect"]);
+        // Non-ASCII words are not stemmed as English.
+        assert_eq!(toks(&t, "häuser überraschungen"), ["häuser", "überraschungen"]);
+    }
+
+    #[test]
+    fn lines() {
+        let t = Tokenizer::default();
+        let mut got = Vec::new();
+        t.tokenize_lines("alpha beta\n\ngamma\r\nalpha", |tok, l| got.push((tok.to_string(), l)));
+        assert_eq!(got, [("alpha".into(), 1), ("beta".into(), 1), ("gamma".into(), 3), ("alpha".into(), 4)]);
+    }
+}
