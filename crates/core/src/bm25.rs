@@ -54,6 +54,26 @@ impl Analyzed {
         Analyzed::collect(|emit| tokenizer.tokenize_lines(text, emit))
     }
 
+    /// From a custom tokenizer's output: the tokens of the whole text and
+    /// of each line on its own (as Mastra computes line ranges).
+    pub fn from_whole_and_lines(whole: &[String], lines: &[Vec<String>]) -> Analyzed {
+        let mut line_of: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut last_line: FxHashMap<&str, u32> = FxHashMap::default();
+        for (i, toks) in lines.iter().enumerate() {
+            for t in toks {
+                line_of.entry(t.as_str()).or_insert(i as u32 + 1);
+                last_line.insert(t.as_str(), i as u32 + 1);
+            }
+        }
+        let mut a = Analyzed::collect(|emit| whole.iter().for_each(|t| emit(t, line_of.get(t.as_str()).copied().unwrap_or(0))));
+        for (name, st) in &mut a.terms {
+            if let Some(&l) = last_line.get(name.as_str()) {
+                st.last_line = l;
+            }
+        }
+        a
+    }
+
     fn collect(feed: impl FnOnce(&mut dyn FnMut(&str, u32))) -> Analyzed {
         let mut a = Analyzed::default();
         let mut index: FxHashMap<String, usize> = FxHashMap::default();
@@ -229,6 +249,21 @@ impl Bm25Index {
         removed
     }
 
+    /// Removes a document and the chunks (`id#chunk-N` with `sourceFile`
+    /// = `id`) that a large file under that path was split into.
+    pub fn remove_with_chunks(&mut self, id: &str, seq: u64) -> bool {
+        let mut removed = self.remove(id, seq);
+        for n in 0.. {
+            let chunk = format!("{id}#chunk-{n}");
+            let is_chunk = self.get(&chunk).and_then(|d| d.metadata.as_ref()).and_then(|m| m.get("sourceFile")).and_then(|v| v.as_str()) == Some(id);
+            if !is_chunk {
+                break;
+            }
+            removed |= self.remove(&chunk, seq);
+        }
+        removed
+    }
+
     /// Removes every document; writes numbered before `seq` are ignored
     /// from now on.
     pub fn clear(&mut self, seq: u64) {
@@ -245,6 +280,40 @@ impl Bm25Index {
     /// Removal records newer than `seq` (to replay on a rebuilt index).
     pub fn tombstones_after(&self, seq: u64) -> impl Iterator<Item = (&str, u64)> {
         self.tombstones.iter().filter(move |(_, &s)| s > seq).map(|(k, &s)| (k.as_str(), s))
+    }
+
+    /// Brings into this (rebuilt) index what `old` received after the
+    /// rebuild started at `seq`: newer documents and newer removals.
+    pub fn carry_over(&mut self, old: &Bm25Index, seq: u64) {
+        for d in old.documents().filter(|d| d.seq > seq) {
+            let doc = old.export(d);
+            self.upsert(doc, d.seq);
+        }
+        for (id, s) in old.tombstones_after(seq) {
+            self.remove(id, s);
+        }
+    }
+
+    /// A stored document as it was given, its analysis read back from the
+    /// postings.
+    fn export(&self, d: &Document) -> NewDocument {
+        let slot = self.by_id[&d.id];
+        let terms = d
+            .terms
+            .iter()
+            .map(|&t| {
+                let postings = &self.terms[t as usize].postings;
+                let p = postings[postings.partition_point(|p| p.doc < slot)];
+                (self.names[t as usize].to_string(), TermStats { tf: p.tf, first_line: p.first_line, last_line: p.last_line })
+            })
+            .collect();
+        NewDocument {
+            id: d.id.clone(),
+            content: d.content.clone(),
+            metadata: d.metadata.clone(),
+            start_line_offset: d.start_line_offset,
+            analyzed: Analyzed { terms, len: d.len },
+        }
     }
 
     fn add(&mut self, doc: NewDocument, seq: u64) {
@@ -704,6 +773,27 @@ mod tests {
         ix.clear(10);
         assert!(!ix.upsert(doc(&t, "b", "before clear"), 9));
         assert!(ix.upsert(doc(&t, "b", "after clear"), 11));
+    }
+
+    #[test]
+    fn carry_over_keeps_newer_writes() {
+        let t = Tokenizer::default();
+        let mut old = Bm25Index::new(Bm25Params::default());
+        old.upsert(doc(&t, "before", "old doc"), 1);
+        old.upsert(doc(&t, "late", "late write alpha"), 6);
+        old.upsert(doc(&t, "gone", "removed later"), 2);
+        old.remove("gone", 7);
+        let mut rebuilt = Bm25Index::new(Bm25Params::default());
+        rebuilt.clear(5);
+        rebuilt.upsert(doc(&t, "file", "from disk alpha"), 5);
+        rebuilt.upsert(doc(&t, "gone", "on disk too"), 5);
+        rebuilt.carry_over(&old, 5);
+        let ids: Vec<_> = rebuilt.documents().map(|d| d.id.clone()).collect();
+        assert_eq!(ids, ["file", "late"]);
+        let hits = rebuilt.top_k(&q(&t, "alpha"), 5, None);
+        assert_eq!(hits.len(), 2);
+        let slot = hits.iter().find(|h| h.doc.id == "late").unwrap().slot;
+        assert_eq!(rebuilt.line_range(slot, &q(&t, "alpha")), Some((1, 1)));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! binary files, decode UTF-8 with replacement characters (as Mastra),
 //! split large files into line chunks, tokenize.
 
-use crate::bm25::{Analyzed, NewDocument};
+use crate::bm25::{Analyzed, Bm25Index, Bm25Params, NewDocument};
 use crate::chunk::{chunk_lines, needs_chunking};
 use crate::scan::FoundFile;
 use crate::tokenizer::Tokenizer;
@@ -100,6 +100,42 @@ pub fn ingest(
             out
         })
         .collect()
+}
+
+/// What a rebuild did, for `IndexReport`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Report {
+    /// Files (or documents) now in the index.
+    pub indexed: usize,
+    /// Chunk documents that large files were split into.
+    pub chunks: usize,
+    pub skipped: Vec<(String, String)>,
+    pub failed: Vec<(String, String)>,
+}
+
+/// Builds a fresh index from ingested files; writes older than `seq` are
+/// ignored by it from then on.
+pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, report: &mut Report, on_index: &dyn Fn(usize, usize, &str)) -> Bm25Index {
+    let mut index = Bm25Index::new(params);
+    index.clear(seq);
+    let total = outcomes.len();
+    for (i, o) in outcomes.into_iter().enumerate() {
+        match o {
+            FileOutcome::Documents { id, docs, chunked } => {
+                if chunked {
+                    report.chunks += docs.len();
+                }
+                for d in docs {
+                    index.upsert(d, seq);
+                }
+                report.indexed += 1;
+                on_index(i + 1, total, &id);
+            }
+            FileOutcome::Skipped { id, reason } => report.skipped.push((id, reason)),
+            FileOutcome::Failed { id, error } => report.failed.push((id, error)),
+        }
+    }
+    index
 }
 
 #[cfg(test)]

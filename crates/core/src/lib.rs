@@ -7,4 +7,5 @@ pub mod chunk;
 pub mod filter;
 pub mod ingest;
 pub mod scan;
+pub mod search;
 pub mod tokenizer;

@@ -1,0 +1,89 @@
+//! Search results of bm25 mode: top-k, the score normalised by the best
+//! match (raw value kept), `minScore` on the normalised score, the metadata
+//! filter applied inside top-k, and line ranges shifted to file lines.
+
+use crate::bm25::Bm25Index;
+use crate::filter::Filter;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    pub id: String,
+    pub content: String,
+    /// In [0, 1].
+    pub score: f64,
+    pub bm25: Option<f64>,
+    pub vector: Option<f64>,
+    /// 1-based, inclusive, in the lines of the file.
+    pub line_range: Option<(u32, u32)>,
+    pub metadata: Option<Map<String, Value>>,
+}
+
+pub struct KeywordQuery<'a> {
+    pub tokens: &'a [String],
+    pub top_k: usize,
+    pub min_score: Option<f64>,
+    pub filter: Option<&'a Filter>,
+}
+
+/// Maps a range in a document's own lines to file lines.
+pub fn shift_range(range: (u32, u32), start_line_offset: Option<u32>) -> (u32, u32) {
+    match start_line_offset {
+        Some(o) => (range.0 + o - 1, range.1 + o - 1),
+        None => range,
+    }
+}
+
+pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
+    let keep = q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::bm25::Document| f.matches(d.metadata.as_ref()));
+    let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::bm25::Document) -> bool));
+    let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
+    hits.into_iter()
+        .map(|h| (h, if best > 0.0 { h.score / best } else { 0.0 }))
+        .filter(|(_, score)| q.min_score.map_or(true, |m| *score >= m))
+        .map(|(h, score)| SearchHit {
+            id: h.doc.id.clone(),
+            content: h.doc.content.clone(),
+            score,
+            bm25: Some(h.score),
+            vector: None,
+            line_range: index.line_range(h.slot, q.tokens).map(|r| shift_range(r, h.doc.start_line_offset)),
+            metadata: h.doc.metadata.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bm25::{Analyzed, Bm25Params, NewDocument};
+    use crate::tokenizer::Tokenizer;
+    use serde_json::json;
+
+    #[test]
+    fn normalised_filtered_shifted() {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        let add = |ix: &mut Bm25Index, id: &str, text: &str, meta: Value, off: Option<u32>, seq| {
+            ix.upsert(NewDocument { id: id.into(), content: text.into(), metadata: meta.as_object().cloned(), start_line_offset: off, analyzed: Analyzed::of_text(&t, text) }, seq);
+        };
+        add(&mut ix, "a", "reset password\nreset", json!({"k": "x"}), None, 1);
+        add(&mut ix, "b", "one\ntwo\npassword", json!({"k": "y"}), Some(10), 2);
+        add(&mut ix, "c", "unrelated", json!(null), None, 3);
+        let tokens = t.tokenize("password reset");
+        let hits = keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: None });
+        assert_eq!(hits.len(), 2);
+        assert_eq!(hits[0].id, "a");
+        assert_eq!(hits[0].score, 1.0);
+        assert!(hits[1].score > 0.0 && hits[1].score < 1.0);
+        assert_eq!(hits[1].score, hits[1].bm25.unwrap() / hits[0].bm25.unwrap());
+        assert_eq!(hits[0].line_range, Some((1, 2)));
+        assert_eq!(hits[1].line_range, Some((12, 12)));
+        let only_b = keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: Some(0.99), filter: None });
+        assert_eq!(only_b.len(), 1);
+        let f = Filter::parse(&json!({"k": "y"})).unwrap();
+        let filtered = keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: Some(&f) });
+        assert_eq!(filtered.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b"]);
+        assert_eq!(filtered[0].score, 1.0);
+    }
+}

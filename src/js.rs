@@ -1,0 +1,234 @@
+//! Reading and checking JavaScript values with errors that name the
+//! option, and turning failures into the right JavaScript error objects.
+
+use napi::bindgen_prelude::*;
+use napi::{JsValue, ValueType};
+use std::cell::RefCell;
+
+/// Why a call failed, before it becomes a JavaScript error.
+#[derive(Debug)]
+pub enum Fail {
+    /// A value of the wrong type: `TypeError`.
+    Type(String),
+    /// A value out of range: `RangeError`.
+    Range(String),
+    /// Any other failure: `Error`.
+    Plain(String),
+    /// `WorkspaceError` with code `INVALID_SEARCH_CONFIG`.
+    Config { message: String, workspace_id: Option<String> },
+    /// `WorkspaceNotReadyError` (code `NOT_READY`).
+    NotReady { workspace_id: String, status: String },
+    /// `SearchNotAvailableError` (code `NO_SEARCH`).
+    NoSearch { workspace_id: String },
+    /// An error that already is a JavaScript value (a user callback threw).
+    Napi(napi::Error),
+}
+
+pub type Checked<T> = std::result::Result<T, Fail>;
+
+impl From<napi::Error> for Fail {
+    fn from(e: napi::Error) -> Self {
+        Fail::Napi(e)
+    }
+}
+
+thread_local! {
+    /// The object returned by runtime.js, set when the module loads.
+    static RUNTIME: RefCell<Option<ObjectRef<false>>> = const { RefCell::new(None) };
+}
+
+pub fn set_runtime(obj: &Object) -> Result<()> {
+    let r = obj.create_ref::<false>()?;
+    RUNTIME.with(|c| *c.borrow_mut() = Some(r));
+    Ok(())
+}
+
+fn runtime<'e>(env: &'e Env) -> Result<Object<'e>> {
+    RUNTIME.with(|c| match c.borrow().as_ref() {
+        Some(r) => r.get_value(env),
+        None => Err(Error::from_reason("workspace-search runtime not initialised")),
+    })
+}
+
+/// A function exported by runtime.js.
+pub fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<Function<'e, Unknown<'e>, Unknown<'e>>> {
+    runtime(env)?.get_named_property(name)
+}
+
+impl Fail {
+    /// The JavaScript error object for this failure.
+    pub fn into_js<'e>(self, env: &'e Env) -> Result<Unknown<'e>> {
+        let rt = runtime(env)?;
+        let make = |kind: &str, msg: String| -> Result<Unknown<'e>> {
+            let f: Function<FnArgs<(String, String)>, Unknown> = rt.get_named_property("makeError")?;
+            f.call((kind.to_string(), msg).into())
+        };
+        match self {
+            Fail::Type(m) => make("TypeError", m),
+            Fail::Range(m) => make("RangeError", m),
+            Fail::Plain(m) => make("Error", m),
+            Fail::Config { message, workspace_id } => {
+                let c: Function<FnArgs<(String, String, Option<String>)>, Unknown> = rt.get_named_property("WorkspaceError")?;
+                c.new_instance((message, "INVALID_SEARCH_CONFIG".to_string(), workspace_id).into())
+            }
+            Fail::NotReady { workspace_id, status } => {
+                let c: Function<FnArgs<(String, String)>, Unknown> = rt.get_named_property("WorkspaceNotReadyError")?;
+                c.new_instance((workspace_id, status).into())
+            }
+            Fail::NoSearch { workspace_id } => {
+                let c: Function<String, Unknown> = rt.get_named_property("SearchNotAvailableError")?;
+                c.new_instance(workspace_id)
+            }
+            Fail::Napi(e) => {
+                // An error carrying a JavaScript value gives that value back.
+                let raw = unsafe { ToNapiValue::to_napi_value(env.raw(), JsError::from(e).into_value(env.raw()))? };
+                Ok(unsafe { Unknown::from_napi_value(env.raw(), raw)? })
+            }
+        }
+    }
+
+    /// An error to return from a synchronous call: throws the right object.
+    pub fn throw(self, env: &Env) -> napi::Error {
+        match self.into_js(env) {
+            Ok(v) => napi::Error::from(v),
+            Err(e) => e,
+        }
+    }
+}
+
+/// A promise rejected with the failure.
+pub fn rejected<'e, T: ToNapiValue>(env: &'e Env, fail: Fail) -> Result<PromiseRaw<'e, T>> {
+    let v = fail.into_js(env)?;
+    PromiseRaw::reject(env, v)
+}
+
+/// How a value reads in an error message.
+pub fn describe(v: &Unknown) -> String {
+    let t = v.get_type().unwrap_or(ValueType::Unknown);
+    match t {
+        ValueType::Undefined => "undefined".into(),
+        ValueType::Null => "null".into(),
+        ValueType::Boolean => format!("a boolean ({})", unsafe { v.cast::<bool>() }.unwrap_or(false)),
+        ValueType::Number => {
+            let n = unsafe { v.cast::<f64>() }.unwrap_or(f64::NAN);
+            if n.is_nan() { "NaN".into() } else { format!("the number {n}") }
+        }
+        ValueType::String => "a string".into(),
+        ValueType::Function => "a function".into(),
+        ValueType::Object if v.is_array().unwrap_or(false) => "an array".into(),
+        ValueType::Object => "an object".into(),
+        ValueType::BigInt => "a bigint".into(),
+        ValueType::Symbol => "a symbol".into(),
+        _ => "an unknown value".into(),
+    }
+}
+
+pub fn is_nullish(v: &Unknown) -> bool {
+    matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null))
+}
+
+/// A property, `None` when absent or `undefined`.
+pub fn prop<'e>(obj: &Object<'e>, key: &str) -> Checked<Option<Unknown<'e>>> {
+    let v: Unknown = obj.get_named_property_unchecked(key)?;
+    Ok(match v.get_type()? {
+        ValueType::Undefined => None,
+        _ => Some(v),
+    })
+}
+
+pub fn to_bool(v: &Unknown, name: &str) -> Checked<bool> {
+    match v.get_type()? {
+        ValueType::Boolean => Ok(unsafe { v.cast::<bool>()? }),
+        _ => Err(Fail::Type(format!("{name} must be a boolean, got {}", describe(v)))),
+    }
+}
+
+pub fn to_string(v: &Unknown, name: &str) -> Checked<String> {
+    match v.get_type()? {
+        ValueType::String => Ok(unsafe { v.cast::<String>()? }),
+        _ => Err(Fail::Type(format!("{name} must be a string, got {}", describe(v)))),
+    }
+}
+
+pub fn to_number(v: &Unknown, name: &str) -> Checked<f64> {
+    match v.get_type()? {
+        ValueType::Number => {
+            let n = unsafe { v.cast::<f64>()? };
+            if n.is_finite() {
+                Ok(n)
+            } else {
+                Err(Fail::Range(format!("{name} must be a finite number, got {}", describe(v))))
+            }
+        }
+        _ => Err(Fail::Type(format!("{name} must be a number, got {}", describe(v)))),
+    }
+}
+
+/// An integer number `>= min`.
+pub fn to_integer(v: &Unknown, name: &str, min: f64) -> Checked<f64> {
+    let n = to_number(v, name)?;
+    if n.fract() != 0.0 || n < min {
+        let what = if min == 0.0 { "an integer >= 0".to_string() } else { format!("an integer >= {min}") };
+        return Err(Fail::Range(format!("{name} must be {what}, got {n}")));
+    }
+    Ok(n)
+}
+
+/// A plain object (not an array, function or null).
+pub fn to_object<'e>(v: &Unknown<'e>, name: &str) -> Checked<Object<'e>> {
+    match v.get_type()? {
+        ValueType::Object if !v.is_array()? => Ok(unsafe { v.cast::<Object>()? }),
+        _ => Err(Fail::Type(format!("{name} must be an object, got {}", describe(v)))),
+    }
+}
+
+pub fn to_function<'e>(v: &Unknown<'e>, name: &str) -> Checked<Function<'e, Unknown<'e>, Unknown<'e>>> {
+    match v.get_type()? {
+        ValueType::Function => Ok(unsafe { v.cast()? }),
+        _ => Err(Fail::Type(format!("{name} must be a function, got {}", describe(v)))),
+    }
+}
+
+pub fn to_array<'e>(v: &Unknown<'e>, name: &str) -> Checked<Vec<Unknown<'e>>> {
+    if v.get_type()? != ValueType::Object || !v.is_array()? {
+        return Err(Fail::Type(format!("{name} must be an array, got {}", describe(v))));
+    }
+    let arr = unsafe { v.cast::<Object>()? };
+    let n = arr.get_array_length()?;
+    (0..n).map(|i| arr.get_element::<Unknown>(i).map_err(Fail::from)).collect()
+}
+
+pub fn to_string_array(v: &Unknown, name: &str) -> Checked<Vec<String>> {
+    to_array(v, name)?.iter().enumerate().map(|(i, e)| to_string(e, &format!("{name}[{i}]"))).collect()
+}
+
+/// Rejects keys outside `allowed` (and outside `ignored`, which are
+/// accepted and not used).
+pub fn check_keys(obj: &Object, allowed: &[&str], ignored: &[&str], what: &str) -> Checked<()> {
+    for key in Object::keys(obj)? {
+        if allowed.contains(&key.as_str()) || ignored.contains(&key.as_str()) {
+            continue;
+        }
+        let v: Unknown = obj.get_named_property_unchecked(&key)?;
+        if v.get_type()? == ValueType::Undefined {
+            continue;
+        }
+        return Err(Fail::Type(format!("Unknown option '{key}' in {what} (expected one of: {})", allowed.join(", "))));
+    }
+    Ok(())
+}
+
+/// A JSON-like value (metadata, filters) as serde_json.
+pub fn to_json(env: &Env, v: &Unknown, name: &str) -> Checked<serde_json::Value> {
+    env.from_js_value::<serde_json::Value, _>(*v)
+        .map_err(|e| Fail::Type(format!("{name} must be JSON-compatible data: {}", e.reason)))
+}
+
+/// A metadata object as a JSON map.
+pub fn to_metadata(env: &Env, v: &Unknown, name: &str) -> Checked<serde_json::Map<String, serde_json::Value>> {
+    let obj = to_object(v, name)?;
+    match to_json(env, &obj.to_unknown(), name)? {
+        serde_json::Value::Object(m) => Ok(m),
+        _ => Err(Fail::Type(format!("{name} must be a plain object"))),
+    }
+}

@@ -1,0 +1,352 @@
+//! The options of the public API, read from JavaScript and checked.
+
+use crate::js::*;
+use napi::bindgen_prelude::*;
+use napi::JsValue;
+use std::path::PathBuf;
+use workspace_search_core::bm25::Bm25Params;
+use workspace_search_core::filter::Filter;
+use workspace_search_core::ingest::ChunkOptions;
+use workspace_search_core::tokenizer::{SplitRule, TokenizerConfig, MASTRA_STOPWORDS};
+
+/// Options of Mastra's `Workspace` that concern no search: accepted so that
+/// a Mastra configuration keeps working, and ignored.
+pub const MASTRA_IGNORED: &[&str] = &[
+    "name", "sandbox", "instructions", "sandboxCacheKey", "mounts", "onMount", "browser", "skills",
+    "skillSource", "checkSkillFileMtime", "lsp", "tools", "autoSync", "operationTimeout",
+];
+
+pub const WORKSPACE_KEYS: &[&str] = &[
+    "id", "filesystem", "bm25", "vectorStore", "embedder", "searchIndexName", "autoIndexPaths",
+    "chunking", "respectGitignore", "embedConcurrency", "onProgress",
+];
+
+pub struct Bm25Options {
+    pub params: Bm25Params,
+    pub tokenizer: TokenizerConfig,
+}
+
+pub struct WorkspaceOptions<'e> {
+    pub id: Option<String>,
+    pub base_path: Option<PathBuf>,
+    pub bm25: Option<Bm25Options>,
+    pub js_tokenizer: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
+    pub vector_store: Option<Unknown<'e>>,
+    pub embedder: Option<Unknown<'e>>,
+    pub search_index_name: Option<String>,
+    pub auto_index_paths: Vec<String>,
+    pub chunking: ChunkOptions,
+    pub respect_gitignore: bool,
+    pub embed_concurrency: usize,
+    pub on_progress: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
+}
+
+pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked<WorkspaceOptions<'e>> {
+    let mut out = WorkspaceOptions {
+        id: None,
+        base_path: None,
+        bm25: None,
+        js_tokenizer: None,
+        vector_store: None,
+        embedder: None,
+        search_index_name: None,
+        auto_index_paths: Vec::new(),
+        chunking: ChunkOptions::default(),
+        respect_gitignore: true,
+        embed_concurrency: 8,
+        on_progress: None,
+    };
+    let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
+    let o = to_object(&options, "Workspace options")?;
+    check_keys(&o, WORKSPACE_KEYS, MASTRA_IGNORED, "Workspace options")?;
+    if let Some(v) = prop(&o, "id")? {
+        let id = to_string(&v, "id")?;
+        if id.is_empty() {
+            return Err(Fail::Type("id must be a non-empty string".into()));
+        }
+        out.id = Some(id);
+    }
+    if let Some(v) = prop(&o, "filesystem")? {
+        out.base_path = filesystem_base_path(&v)?;
+    }
+    if let Some(v) = prop(&o, "bm25")? {
+        let (bm25, js_tokenizer) = bm25_options(env, &v)?;
+        out.bm25 = bm25;
+        out.js_tokenizer = js_tokenizer;
+    }
+    out.vector_store = prop(&o, "vectorStore")?.filter(|v| !is_nullish(v));
+    out.embedder = prop(&o, "embedder")?.filter(|v| !is_nullish(v));
+    if let Some(v) = prop(&o, "searchIndexName")? {
+        out.search_index_name = Some(to_string(&v, "searchIndexName")?);
+    }
+    if let Some(v) = prop(&o, "autoIndexPaths")? {
+        out.auto_index_paths = to_string_array(&v, "autoIndexPaths")?;
+    }
+    if let Some(v) = prop(&o, "chunking")? {
+        let c = to_object(&v, "chunking")?;
+        check_keys(&c, &["maxChars", "overlapLines"], &[], "chunking")?;
+        if let Some(m) = prop(&c, "maxChars")? {
+            out.chunking.max_chars = to_integer(&m, "chunking.maxChars", 1.0)? as usize;
+        }
+        if let Some(m) = prop(&c, "overlapLines")? {
+            out.chunking.overlap_lines = to_integer(&m, "chunking.overlapLines", 0.0)? as usize;
+        }
+    }
+    if let Some(v) = prop(&o, "respectGitignore")? {
+        out.respect_gitignore = to_bool(&v, "respectGitignore")?;
+    }
+    if let Some(v) = prop(&o, "embedConcurrency")? {
+        out.embed_concurrency = to_integer(&v, "embedConcurrency", 1.0)? as usize;
+    }
+    if let Some(v) = prop(&o, "onProgress")? {
+        out.on_progress = Some(to_function(&v, "onProgress")?);
+    }
+    Ok(out)
+}
+
+/// `filesystem`: a `LocalFilesystem` (ours or Mastra's: anything with a
+/// string `basePath`). A resolver function disables auto-indexing, as Mastra.
+fn filesystem_base_path(v: &Unknown) -> Checked<Option<PathBuf>> {
+    if v.get_type()? == napi::ValueType::Function {
+        return Ok(None);
+    }
+    let fs = to_object(v, "filesystem")?;
+    match prop(&fs, "basePath")? {
+        Some(b) => Ok(Some(PathBuf::from(to_string(&b, "filesystem.basePath")?))),
+        None => Err(Fail::Type("filesystem must be a LocalFilesystem (an object with a string basePath)".into())),
+    }
+}
+
+/// The three forms of `bm25`: `true`, `{ k1, b }`, `{ bm25: { k1, b }, tokenize }`.
+fn bm25_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(Option<Bm25Options>, Option<Function<'e, Unknown<'e>, Unknown<'e>>>)> {
+    match v.get_type()? {
+        napi::ValueType::Boolean | napi::ValueType::Null => {
+            if v.get_type()? == napi::ValueType::Null || !to_bool(v, "bm25")? {
+                return Ok((None, None));
+            }
+            return Ok((Some(Bm25Options { params: Bm25Params::default(), tokenizer: TokenizerConfig::default() }), None));
+        }
+        napi::ValueType::Object if !v.is_array()? => {}
+        _ => return Err(Fail::Type(format!("bm25 must be a boolean or an object, got {}", describe(v)))),
+    }
+    let o = to_object(v, "bm25")?;
+    check_keys(&o, &["k1", "b", "bm25", "tokenize"], &[], "bm25")?;
+    let mut params = Bm25Params::default();
+    read_params(&o, "bm25", &mut params)?;
+    if let Some(inner) = prop(&o, "bm25")? {
+        let io = to_object(&inner, "bm25.bm25")?;
+        check_keys(&io, &["k1", "b"], &[], "bm25.bm25")?;
+        read_params(&io, "bm25.bm25", &mut params)?;
+    }
+    let (tokenizer, js) = match prop(&o, "tokenize")? {
+        Some(t) => tokenize_options(env, &t)?,
+        None => (TokenizerConfig::default(), None),
+    };
+    Ok((Some(Bm25Options { params, tokenizer }), js))
+}
+
+fn read_params(o: &Object, at: &str, p: &mut Bm25Params) -> Checked<()> {
+    if let Some(k1) = prop(o, "k1")? {
+        p.k1 = to_number(&k1, &format!("{at}.k1"))?;
+        if p.k1 < 0.0 {
+            return Err(Fail::Range(format!("{at}.k1 must be >= 0, got {}", p.k1)));
+        }
+    }
+    if let Some(b) = prop(o, "b")? {
+        p.b = to_number(&b, &format!("{at}.b"))?;
+        if !(0.0..=1.0).contains(&p.b) {
+            return Err(Fail::Range(format!("{at}.b must be between 0 and 1, got {}", p.b)));
+        }
+    }
+    Ok(())
+}
+
+const TOKENIZE_KEYS: &[&str] = &[
+    "lowercase", "removePunctuation", "minLength", "stopwords", "splitPattern", "tokenizer", "cjkBigrams",
+    "foldDiacritics", "splitIdentifiers", "stem",
+];
+
+fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig, Option<Function<'e, Unknown<'e>, Unknown<'e>>>)> {
+    let o = to_object(v, "bm25.tokenize")?;
+    check_keys(&o, TOKENIZE_KEYS, &[], "bm25.tokenize")?;
+    let mut c = TokenizerConfig::default();
+    let name = |k: &str| format!("bm25.tokenize.{k}");
+    if let Some(x) = prop(&o, "lowercase")? {
+        c.lowercase = to_bool(&x, &name("lowercase"))?;
+    }
+    if let Some(x) = prop(&o, "removePunctuation")? {
+        c.remove_punctuation = to_bool(&x, &name("removePunctuation"))?;
+    }
+    if let Some(x) = prop(&o, "minLength")? {
+        c.min_length = to_integer(&x, &name("minLength"), 0.0)? as usize;
+    }
+    if let Some(x) = prop(&o, "stopwords")? {
+        c.stopwords = stopwords(env, &x)?.into_iter().collect();
+    } else {
+        c.stopwords = MASTRA_STOPWORDS.iter().map(|s| s.to_string()).collect();
+    }
+    if let Some(x) = prop(&o, "splitPattern")? {
+        c.split = split_pattern(&x)?;
+    }
+    if let Some(x) = prop(&o, "cjkBigrams")? {
+        c.cjk_bigrams = to_bool(&x, &name("cjkBigrams"))?;
+    }
+    if let Some(x) = prop(&o, "foldDiacritics")? {
+        c.fold_diacritics = to_bool(&x, &name("foldDiacritics"))?;
+    }
+    if let Some(x) = prop(&o, "splitIdentifiers")? {
+        c.split_identifiers = to_bool(&x, &name("splitIdentifiers"))?;
+    }
+    if let Some(x) = prop(&o, "stem")? {
+        c.stem_english = match x.get_type()? {
+            napi::ValueType::Boolean if !to_bool(&x, "stem")? => false,
+            napi::ValueType::String if to_string(&x, "stem")? == "english" => true,
+            _ => return Err(Fail::Type(format!("{} must be 'english' or false, got {}", name("stem"), describe(&x)))),
+        };
+    }
+    let js = match prop(&o, "tokenizer")? {
+        Some(f) => Some(to_function(&f, &name("tokenizer"))?),
+        None => None,
+    };
+    Ok((c, js))
+}
+
+/// `stopwords`: a `Set<string>` or an array of strings.
+fn stopwords(env: &Env, v: &Unknown) -> Checked<Vec<String>> {
+    if v.is_array()? {
+        return to_string_array(v, "bm25.tokenize.stopwords");
+    }
+    let global = env.get_global()?;
+    let set_ctor: Function<Unknown, Unknown> = global.get_named_property("Set")?;
+    let array: Object = global.get_named_property("Array")?;
+    if v.get_type()? == napi::ValueType::Object && v.instanceof(set_ctor)? {
+        let from: Function<Unknown, Unknown> = array.get_named_property("from")?;
+        let list = from.apply(Some(&array), v.clone())?;
+        let _ = &list;
+        let list = unsafe { list.cast::<Unknown>()? };
+        return to_string_array(&list, "bm25.tokenize.stopwords");
+    }
+    Err(Fail::Type(format!("bm25.tokenize.stopwords must be a Set or an array of strings, got {}", describe(v))))
+}
+
+/// `splitPattern`: a RegExp (or its source as a string), run by Rust's
+/// `regex` crate, which covers the patterns used for splitting.
+fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
+    let name = "bm25.tokenize.splitPattern";
+    let (source, flags) = match v.get_type()? {
+        napi::ValueType::String => (to_string(v, name)?, String::new()),
+        napi::ValueType::Object => {
+            let o = to_object(v, name)?;
+            match (prop(&o, "source")?, prop(&o, "flags")?) {
+                (Some(s), Some(f)) => (to_string(&s, name)?, to_string(&f, name)?),
+                _ => return Err(Fail::Type(format!("{name} must be a RegExp or a string, got {}", describe(v)))),
+            }
+        }
+        _ => return Err(Fail::Type(format!("{name} must be a RegExp or a string, got {}", describe(v)))),
+    };
+    let mut prefix = String::new();
+    for f in flags.chars() {
+        match f {
+            'i' | 'm' | 's' => prefix.push(f),
+            _ => {}
+        }
+    }
+    let pattern = if prefix.is_empty() { source.clone() } else { format!("(?{prefix}){source}") };
+    regex::Regex::new(&pattern)
+        .map(SplitRule::Pattern)
+        .map_err(|e| Fail::Type(format!("{name} /{source}/ is not supported: {e}")))
+}
+
+/// `search()` options, checked.
+pub struct SearchOptions {
+    pub top_k: usize,
+    pub mode: Option<String>,
+    pub min_score: Option<f64>,
+    pub vector_weight: f64,
+    pub fusion: String,
+    pub filter: Option<Filter>,
+}
+
+pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
+    let mut out = SearchOptions { top_k: 5, mode: None, min_score: None, vector_weight: 0.5, fusion: "weighted".into(), filter: None };
+    let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
+    let o = to_object(&options, "search options")?;
+    check_keys(&o, &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion"], &[], "search() options")?;
+    if let Some(v) = prop(&o, "topK")? {
+        out.top_k = to_integer(&v, "topK", 0.0)?.min(u32::MAX as f64) as usize;
+    }
+    if let Some(v) = prop(&o, "mode")? {
+        let m = to_string(&v, "mode")?;
+        if !["bm25", "vector", "hybrid"].contains(&m.as_str()) {
+            return Err(Fail::Type(format!("mode must be 'bm25', 'vector' or 'hybrid', got '{m}'")));
+        }
+        out.mode = Some(m);
+    }
+    if let Some(v) = prop(&o, "minScore")? {
+        out.min_score = Some(unit_interval(&v, "minScore")?);
+    }
+    if let Some(v) = prop(&o, "vectorWeight")? {
+        out.vector_weight = unit_interval(&v, "vectorWeight")?;
+    }
+    if let Some(v) = prop(&o, "fusion")? {
+        let f = to_string(&v, "fusion")?;
+        if f != "weighted" && f != "rrf" {
+            return Err(Fail::Type(format!("fusion must be 'weighted' or 'rrf', got '{f}'")));
+        }
+        out.fusion = f;
+    }
+    if let Some(v) = prop(&o, "filter")? {
+        let json = to_json(env, &v, "filter")?;
+        out.filter = Some(Filter::parse(&json).map_err(|e| Fail::Type(format!("filter is invalid: {}", e.0)))?);
+    }
+    Ok(out)
+}
+
+fn unit_interval(v: &Unknown, name: &str) -> Checked<f64> {
+    let n = to_number(v, name)?;
+    if !(0.0..=1.0).contains(&n) {
+        return Err(Fail::Range(format!("{name} must be between 0 and 1, got {n}")));
+    }
+    Ok(n)
+}
+
+/// A document path: a non-empty string.
+pub fn doc_path(v: &Unknown, name: &str) -> Checked<String> {
+    let p = to_string(v, name)?;
+    if p.is_empty() {
+        return Err(Fail::Type(format!("{name} must be a non-empty string")));
+    }
+    Ok(p)
+}
+
+/// `index()` options: stored metadata (`type`, `mimeType`, then the user's
+/// own keys, as Mastra) and the start line.
+pub fn index_options(env: &Env, options: Option<Unknown>, at: &str) -> Checked<(Option<serde_json::Map<String, serde_json::Value>>, Option<u32>)> {
+    let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok((None, None)) };
+    let o = to_object(&options, at)?;
+    check_keys(&o, &["type", "mimeType", "metadata", "startLineOffset"], &[], at)?;
+    doc_fields(env, &o, at)
+}
+
+/// The optional fields shared by `index()` options and `indexMany()` items.
+pub fn doc_fields(env: &Env, o: &Object, at: &str) -> Checked<(Option<serde_json::Map<String, serde_json::Value>>, Option<u32>)> {
+    let mut meta = serde_json::Map::new();
+    if let Some(t) = prop(o, "type")? {
+        let t = to_string(&t, &format!("{at}.type"))?;
+        if !["text", "image", "file"].contains(&t.as_str()) {
+            return Err(Fail::Type(format!("{at}.type must be 'text', 'image' or 'file', got '{t}'")));
+        }
+        meta.insert("type".into(), t.into());
+    }
+    if let Some(m) = prop(o, "mimeType")? {
+        meta.insert("mimeType".into(), to_string(&m, &format!("{at}.mimeType"))?.into());
+    }
+    if let Some(m) = prop(o, "metadata")? {
+        meta.extend(to_metadata(env, &m, &format!("{at}.metadata"))?);
+    }
+    let offset = match prop(o, "startLineOffset")? {
+        Some(v) => Some(to_integer(&v, &format!("{at}.startLineOffset"), 1.0)?.min(u32::MAX as f64) as u32),
+        None => None,
+    };
+    Ok(((!meta.is_empty()).then_some(meta), offset))
+}
