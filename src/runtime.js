@@ -7,7 +7,7 @@
       super(message)
       this.name = 'WorkspaceError'
       this.code = code
-      this.workspaceId = workspaceId
+      this.workspaceId = workspaceId ?? undefined
     }
   }
   class SearchNotAvailableError extends WorkspaceError {

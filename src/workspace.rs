@@ -213,6 +213,14 @@ struct DocArgs {
     start_line_offset: Option<u32>,
 }
 
+/// Keeps the last document of each path (as Mastra de-duplicates), in order.
+fn last_of_each_path(docs: Vec<DocArgs>) -> Vec<DocArgs> {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<DocArgs> = docs.into_iter().rev().filter(|d| seen.insert(d.id.clone())).collect();
+    kept.reverse();
+    kept
+}
+
 impl Inner {
     fn next_seq(&self) -> u64 {
         self.seq.fetch_add(1, Ordering::SeqCst) + 1
@@ -514,7 +522,7 @@ impl Workspace {
         })();
         let docs = match checked {
             Err(f) => return rejected(env, f),
-            Ok(d) => d,
+            Ok(d) => last_of_each_path(d),
         };
         let first_seq = self.inner.seq.fetch_add(docs.len() as u64, Ordering::SeqCst) + 1;
         let inner = self.inner.clone();

@@ -1,0 +1,185 @@
+// Auto-indexing real folders: entry forms and ids, globs, .gitignore,
+// containment, binary files, chunks, progress and rebuilds.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { tree, bm25Workspace, ids } from './helpers.mjs'
+
+const FILES = {
+  'root.md': 'root words',
+  'docs/a.md': 'alpha words',
+  'docs/sub/c.md': 'gamma words',
+  'docs/sub/b.txt': 'beta words',
+  'docs/.hidden.md': 'hidden words',
+}
+
+async function indexedIds(dir, autoIndexPaths, extra = {}) {
+  const ws = bm25Workspace(dir, { autoIndexPaths, ...extra })
+  const report = await ws.init()
+  const found = ids(await ws.search('words', { topK: 100 })).sort()
+  return { ws, report, found }
+}
+
+test('entry forms keep their form in ids', async (t) => {
+  const dir = tree(t, FILES)
+  const docs = ['docs/.hidden.md', 'docs/a.md', 'docs/sub/b.txt', 'docs/sub/c.md']
+  assert.deepEqual((await indexedIds(dir, ['docs'])).found, docs)
+  assert.deepEqual((await indexedIds(dir, ['docs/'])).found, docs)
+  assert.deepEqual((await indexedIds(dir, ['./docs'])).found, docs.map((d) => `./${d}`))
+  // A leading slash is relative to basePath; ids keep it.
+  assert.deepEqual((await indexedIds(dir, ['/docs'])).found, docs.map((d) => `/${d}`))
+  // An absolute path inside basePath is used as it is.
+  assert.deepEqual((await indexedIds(dir, [path.join(dir, 'docs')])).found, docs.map((d) => path.join(dir, d)))
+  assert.deepEqual((await indexedIds(dir, ['.'])).found, [...docs, 'root.md'].sort())
+  assert.deepEqual((await indexedIds(dir, ['docs/a.md', 'root.md'])).found, ['docs/a.md', 'root.md'])
+})
+
+test('globs: picomatch semantics, matched directories indexed in full, no duplicates', async (t) => {
+  const dir = tree(t, FILES)
+  assert.deepEqual((await indexedIds(dir, ['docs/**/*.md'])).found, ['docs/a.md', 'docs/sub/c.md'])
+  assert.deepEqual((await indexedIds(dir, ['**/*.md'])).found, ['docs/a.md', 'docs/sub/c.md', 'root.md'])
+  assert.deepEqual((await indexedIds(dir, ['/docs/**/*.md'])).found, ['/docs/a.md', '/docs/sub/c.md'])
+  assert.deepEqual((await indexedIds(dir, ['docs/*'])).found, ['docs/a.md', 'docs/sub/b.txt', 'docs/sub/c.md'])
+  assert.deepEqual((await indexedIds(dir, ['docs/*.{md,txt}', 'docs/**/*.txt'])).found, ['docs/a.md', 'docs/sub/b.txt'])
+  const { report } = await indexedIds(dir, ['docs', 'docs/a.md', '**/*.md'])
+  assert.equal(report.indexed, 5)
+})
+
+test('.gitignore is honoured with git rules (nested files, negations); .git/ never indexed', async (t) => {
+  const dir = tree(t, {
+    '.gitignore': '*.log\nbuild/\n',
+    'docs/keep.md': 'words',
+    'docs/debug.log': 'words',
+    'docs/build/out.md': 'words',
+    'docs/sub/.gitignore': '*.tmp\n!important.tmp\n',
+    'docs/sub/scratch.tmp': 'words',
+    'docs/sub/important.tmp': 'words',
+    '.git/config': 'words',
+    '.git/HEAD': 'words',
+  })
+  assert.deepEqual((await indexedIds(dir, ['docs'])).found, ['docs/keep.md', 'docs/sub/important.tmp'])
+  const { ws, found: all } = await indexedIds(dir, ['.'])
+  assert.ok(!all.some((id) => id.startsWith('.git/')), all.join())
+  // Hidden files are indexed, as Mastra.
+  assert.deepEqual(ids(await ws.search('log')), ['.gitignore'])
+  const unfiltered = (await indexedIds(dir, ['docs'], { respectGitignore: false })).found
+  assert.deepEqual(unfiltered, ['docs/build/out.md', 'docs/debug.log', 'docs/keep.md', 'docs/sub/important.tmp', 'docs/sub/scratch.tmp'])
+})
+
+test('nothing outside basePath is read, through .. or symbolic links', async (t) => {
+  const outside = tree(t, { 'secret.md': 'words secret', 'dir/x.md': 'words x' })
+  const dir = tree(t, { 'docs/a.md': 'words a' })
+  fs.symlinkSync(path.join(outside, 'secret.md'), path.join(dir, 'docs/link.md'))
+  fs.symlinkSync(path.join(outside, 'dir'), path.join(dir, 'linkdir'))
+  fs.symlinkSync(path.join(dir, 'docs/a.md'), path.join(dir, 'docs/inner.md'))
+  fs.symlinkSync('loop.md', path.join(dir, 'docs/loop.md'))
+  const { ws, report, found } = await indexedIds(dir, ['docs', '../', '..', 'linkdir', path.join(outside, 'secret.md'), 'missing'])
+  assert.deepEqual(found, ['docs/a.md', 'docs/inner.md'])
+  assert.deepEqual(await ws.search('secret'), [])
+  const reasons = Object.fromEntries(report.skipped.map((s) => [s.path, s.reason]))
+  assert.equal(reasons['docs/link.md'], 'outside basePath (symbolic link)')
+  assert.equal(reasons['../'], 'outside basePath')
+  assert.equal(reasons['..'], 'outside basePath')
+  assert.equal(reasons.linkdir, 'outside basePath (symbolic link)')
+  assert.equal(reasons.missing, 'not found')
+  assert.match(reasons['docs/loop.md'], /symbolic link/)
+  // An absolute path outside basePath is relative to basePath, so not found there.
+  assert.equal(reasons[path.join(outside, 'secret.md')], 'not found')
+})
+
+test('binary files are skipped and reported; invalid UTF-8 becomes U+FFFD', async (t) => {
+  const dir = tree(t, {
+    'docs/image.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x77, 0x6f, 0x72, 0x64, 0x73]),
+    'docs/latin1.txt': Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x77, 0x6f, 0x72, 0x64, 0x73]),
+  })
+  const { ws, report, found } = await indexedIds(dir, ['docs'])
+  assert.deepEqual(found, ['docs/latin1.txt'])
+  assert.deepEqual(report.skipped, [{ path: 'docs/image.png', reason: 'binary' }])
+  const [hit] = await ws.search('words')
+  assert.equal(hit.content, 'caf\uFFFD words')
+})
+
+test('large files become chunks with ids path#chunk-N, sourceFile and file line numbers', async (t) => {
+  const lines = Array.from({ length: 100 }, (_, i) => (i === 80 ? `needle ${'x'.repeat(90)}` : `line ${String(i + 1).padStart(3, '0')} ${'y'.repeat(90)}`).padEnd(99, 'z'))
+  const text = `${lines.join('\n')}\n`
+  assert.equal(text.length, 10000)
+  const dir = tree(t, { 'big.md': text, 'small.md': 'needle small' })
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['.'] })
+  const report = await ws.init()
+  // Mastra makes 4 chunks (starting at lines 1, 38, 75, 99); the last only repeats lines.
+  assert.equal(report.chunks, 3)
+  assert.equal(report.indexed, 2)
+  assert.equal(ws.stats().documents, 4)
+  const results = await ws.search('needle', { topK: 10 })
+  const chunk = results.find((r) => r.id.startsWith('big.md'))
+  assert.equal(chunk.id, 'big.md#chunk-2')
+  assert.deepEqual(chunk.metadata, { sourceFile: 'big.md' })
+  assert.deepEqual(chunk.lineRange, { start: 81, end: 81 })
+  assert.ok(chunk.content.startsWith(lines[74]))
+  const small = results.find((r) => r.id === 'small.md')
+  assert.equal(small.metadata, undefined)
+  // unindex() of the file path removes its chunks.
+  assert.equal(await ws.unindex('big.md'), true)
+  assert.equal(ws.stats().documents, 1)
+})
+
+test('chunking options change the threshold and the overlap', async (t) => {
+  const dir = tree(t, { 'f.md': Array.from({ length: 10 }, (_, i) => `line${i + 1}`).join('\n') })
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['.'], chunking: { maxChars: 20, overlapLines: 1 } })
+  const report = await ws.init()
+  assert.ok(report.chunks > 1)
+  const [hit] = await ws.search('line7', { topK: 1 })
+  assert.match(hit.id, /^f\.md#chunk-\d+$/)
+  assert.deepEqual(hit.lineRange, { start: 7, end: 7 })
+})
+
+test('onProgress reports scan, read and index; done never exceeds total', async (t) => {
+  const files = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`d/f${i}.md`, `file number ${i}`]))
+  const dir = tree(t, files)
+  const events = []
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['d'], onProgress: (e) => events.push(e) })
+  const report = await ws.init()
+  assert.equal(report.indexed, 250)
+  assert.ok(events.every((e) => ['scan', 'read', 'index'].includes(e.phase) && e.done <= e.total && e.total === 250), JSON.stringify(events.slice(0, 3)))
+  assert.deepEqual(new Set(events.map((e) => e.phase)), new Set(['scan', 'read', 'index']))
+  assert.deepEqual(events.at(-1), { phase: 'index', done: 250, total: 250 })
+  assert.ok(events.some((e) => typeof e.path === 'string' && e.path.startsWith('d/f')))
+})
+
+test('rebuildSearchIndex builds anew: deleted files disappear, index() documents are dropped', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'words a', 'docs/b.md': 'words b', 'other/c.md': 'words c' })
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['docs'] })
+  await ws.init()
+  await ws.index('manual', 'words manual')
+  fs.rmSync(path.join(dir, 'docs/b.md'))
+  fs.writeFileSync(path.join(dir, 'docs/new.md'), 'words new')
+  const report = await ws.rebuildSearchIndex()
+  assert.equal(report.indexed, 2)
+  assert.deepEqual(ids(await ws.search('words', { topK: 10 })).sort(), ['docs/a.md', 'docs/new.md'])
+  await ws.rebuildSearchIndex(['other'])
+  assert.deepEqual(ids(await ws.search('words', { topK: 10 })), ['other/c.md'])
+  // An empty list keeps the index, as Mastra.
+  assert.equal((await ws.rebuildSearchIndex([])).indexed, 0)
+  assert.deepEqual(ids(await ws.search('words', { topK: 10 })), ['other/c.md'])
+})
+
+test('index() calls made while a rebuild runs are kept', async (t) => {
+  const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d/f${i}.md`, `common text ${i}`]))
+  const dir = tree(t, files)
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['d'] })
+  const [report] = await Promise.all([ws.init(), ws.index('late', 'common late'), ws.unindex('d/f1.md')])
+  assert.equal(report.indexed, 300)
+  const found = ids(await ws.search('common', { topK: 1000 }))
+  assert.ok(found.includes('late'))
+  assert.ok(!found.includes('d/f1.md'))
+  assert.equal(found.length, 300)
+})
+
+test('directories deeper than Mastra\'s walk limit are reported, not silently dropped', async (t) => {
+  const deep = Array.from({ length: 11 }, (_, i) => `d${i + 1}`).join('/')
+  const dir = tree(t, { [`${deep}/x.md`]: 'words deep', 'd1/y.md': 'words y' })
+  const { report, found } = await indexedIds(dir, ['d1'])
+  assert.deepEqual(found, ['d1/y.md'])
+  assert.ok(report.skipped.some((s) => /deeper than 10 levels/.test(s.reason)), JSON.stringify(report.skipped))
+})

@@ -1,0 +1,29 @@
+// Shared helpers of the node:test suites: the built addon and real
+// temporary folders.
+import { createRequire } from 'node:module'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+const require = createRequire(import.meta.url)
+export const lib = require('../index.js')
+export const { Workspace, LocalFilesystem, WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError } = lib
+
+/** Writes `files` ({ relativePath: string | Buffer }) into a new temporary folder, removed after the test. */
+export function tree(t, files = {}) {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wss-')))
+  for (const [rel, content] of Object.entries(files)) {
+    const p = path.join(dir, rel)
+    fs.mkdirSync(path.dirname(p), { recursive: true })
+    fs.writeFileSync(p, content)
+  }
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** A BM25 workspace over `dir`. */
+export function bm25Workspace(dir, options = {}) {
+  return new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, ...options })
+}
+
+export const ids = (results) => results.map((r) => r.id)
