@@ -213,20 +213,15 @@ fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig,
 
 /// `stopwords`: a `Set<string>` or an array of strings.
 fn stopwords(env: &Env, v: &Unknown) -> Checked<Vec<String>> {
+    let name = "bm25.tokenize.stopwords";
     if v.is_array()? {
-        return to_string_array(v, "bm25.tokenize.stopwords");
+        return to_string_array(v, name);
     }
-    let global = env.get_global()?;
-    let set_ctor: Function<Unknown, Unknown> = global.get_named_property("Set")?;
-    let array: Object = global.get_named_property("Array")?;
-    if v.get_type()? == napi::ValueType::Object && v.instanceof(set_ctor)? {
-        let from: Function<Unknown, Unknown> = array.get_named_property("from")?;
-        let list = from.apply(Some(&array), v.clone())?;
-        let _ = &list;
-        let list = unsafe { list.cast::<Unknown>()? };
-        return to_string_array(&list, "bm25.tokenize.stopwords");
+    let values = runtime_fn(env, "setValues")?.call(*v)?;
+    if is_nullish(&values) {
+        return Err(Fail::Type(format!("{name} must be a Set or an array of strings, got {}", describe(v))));
     }
-    Err(Fail::Type(format!("bm25.tokenize.stopwords must be a Set or an array of strings, got {}", describe(v))))
+    to_string_array(&values, name)
 }
 
 /// `splitPattern`: a RegExp (or its source as a string), run by Rust's

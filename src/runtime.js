@@ -30,6 +30,10 @@
     makeError(kind, message) {
       return new errorClasses[kind](message)
     },
+    // The elements of a Set, or null for anything else.
+    setValues(value) {
+      return value instanceof Set ? [...value] : null
+    },
     // A user tokenizer `(text) => string[]` applied to many texts in one
     // call from Rust (one boundary crossing per document, not per line).
     tokenizeMany(tokenizer) {

@@ -1,0 +1,167 @@
+// Every bad input gets an Error naming the option, and leaves the index as
+// it was. `undefined` counts as not given.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { Workspace, LocalFilesystem } from './helpers.mjs'
+
+async function seeded() {
+  const ws = new Workspace({ bm25: true })
+  await ws.index('a', 'alpha beta', { metadata: { k: 1 } })
+  await ws.index('b', 'beta gamma')
+  return ws
+}
+
+async function snapshot(ws) {
+  const { memoryBytes, ...stats } = ws.stats()
+  return { stats, results: await ws.search('alpha beta gamma', { topK: 10 }) }
+}
+
+const BAD_CALLS = [
+  // search()
+  ['query', (ws) => ws.search(5)],
+  ['query', (ws) => ws.search(null)],
+  ['query', (ws) => ws.search(undefined)],
+  ['query', (ws) => ws.search(['alpha'])],
+  ['search options', (ws) => ws.search('alpha', 'fast')],
+  ['topK', (ws) => ws.search('alpha', { topK: -1 })],
+  ['topK', (ws) => ws.search('alpha', { topK: 1.5 })],
+  ['topK', (ws) => ws.search('alpha', { topK: NaN })],
+  ['topK', (ws) => ws.search('alpha', { topK: Infinity })],
+  ['topK', (ws) => ws.search('alpha', { topK: '5' })],
+  ['topK', (ws) => ws.search('alpha', { topK: null })],
+  ['minScore', (ws) => ws.search('alpha', { minScore: -0.1 })],
+  ['minScore', (ws) => ws.search('alpha', { minScore: 1.5 })],
+  ['minScore', (ws) => ws.search('alpha', { minScore: NaN })],
+  ['minScore', (ws) => ws.search('alpha', { minScore: '0.5' })],
+  ['vectorWeight', (ws) => ws.search('alpha', { vectorWeight: 2 })],
+  ['vectorWeight', (ws) => ws.search('alpha', { vectorWeight: -Infinity })],
+  ['mode', (ws) => ws.search('alpha', { mode: 'semantic' })],
+  ['mode', (ws) => ws.search('alpha', { mode: 1 })],
+  ['fusion', (ws) => ws.search('alpha', { fusion: 'max' })],
+  ['filter', (ws) => ws.search('alpha', { filter: 'k=1' })],
+  ['filter', (ws) => ws.search('alpha', { filter: [] })],
+  ['filter', (ws) => ws.search('alpha', { filter: { k: { $regex: '1' } } })],
+  ['filter', (ws) => ws.search('alpha', { filter: { $and: { k: 1 } } })],
+  ['topk', (ws) => ws.search('alpha', { topk: 3 })],
+  // index()
+  ['path', (ws) => ws.index('', 'x')],
+  ['path', (ws) => ws.index(5, 'x')],
+  ['path', (ws) => ws.index(undefined, 'x')],
+  ['path', (ws) => ws.index(null, 'x')],
+  ['content', (ws) => ws.index('a', 5)],
+  ['content', (ws) => ws.index('a', undefined)],
+  ['content', (ws) => ws.index('a', { text: 'x' })],
+  ['index() options', (ws) => ws.index('a', 'x', 'meta')],
+  ['metadata', (ws) => ws.index('a', 'x', { metadata: 'k' })],
+  ['metadata', (ws) => ws.index('a', 'x', { metadata: [1, 2] })],
+  ['metadata', (ws) => ws.index('a', 'x', { metadata: null })],
+  ['startLineOffset', (ws) => ws.index('a', 'x', { startLineOffset: 0 })],
+  ['startLineOffset', (ws) => ws.index('a', 'x', { startLineOffset: 2.5 })],
+  ['type', (ws) => ws.index('a', 'x', { type: 'video' })],
+  ['mimeType', (ws) => ws.index('a', 'x', { mimeType: 5 })],
+  ['metdata', (ws) => ws.index('a', 'x', { metdata: { k: 2 } })],
+  // indexMany()
+  ['docs', (ws) => ws.indexMany('a')],
+  ['docs', (ws) => ws.indexMany(null)],
+  ['docs[0]', (ws) => ws.indexMany([5])],
+  ['docs[1].content', (ws) => ws.indexMany([{ path: 'a', content: 'new' }, { path: 'c' }])],
+  ['docs[0].path', (ws) => ws.indexMany([{ content: 'x' }])],
+  ['docs[0].path', (ws) => ws.indexMany([{ path: '', content: 'x' }])],
+  ['docs[0].metadata', (ws) => ws.indexMany([{ path: 'a', content: 'x', metadata: 3 }])],
+  ['extra', (ws) => ws.indexMany([{ path: 'a', content: 'x', extra: 1 }])],
+  // unindex(), rebuildSearchIndex()
+  ['path', (ws) => ws.unindex(5)],
+  ['path', (ws) => ws.unindex('')],
+  ['paths', (ws) => ws.rebuildSearchIndex('docs')],
+  ['paths[1]', (ws) => ws.rebuildSearchIndex(['docs', 7])],
+]
+
+test('bad calls reject with an Error that names the option, and change nothing', async () => {
+  const ws = await seeded()
+  const before = await snapshot(ws)
+  for (const [option, call] of BAD_CALLS) {
+    let promise
+    assert.doesNotThrow(() => {
+      promise = call(ws)
+    }, `${option}: must reject, not throw`)
+    await assert.rejects(promise, (err) => {
+      assert.ok(err instanceof Error, `${option}: ${err}`)
+      assert.ok(err.message.includes(option), `${option}: message "${err.message}"`)
+      return true
+    })
+    assert.deepEqual(await snapshot(ws), before, `index changed by bad ${option}`)
+  }
+})
+
+test('type errors are TypeError, range errors RangeError', async () => {
+  const ws = await seeded()
+  await assert.rejects(ws.search(5), TypeError)
+  await assert.rejects(ws.search('a', { topK: -1 }), RangeError)
+  await assert.rejects(ws.search('a', { minScore: 2 }), RangeError)
+  await assert.rejects(ws.search('a', { topK: '1' }), TypeError)
+})
+
+test('undefined counts as not given', async () => {
+  const ws = await seeded()
+  const results = await ws.search('alpha', { topK: undefined, mode: undefined, minScore: undefined, filter: undefined, typo: undefined })
+  assert.equal(results.length, 1)
+  await ws.index('c', 'alpha again', { metadata: undefined, startLineOffset: undefined })
+  assert.equal((await ws.search('alpha', undefined)).length, 2)
+  assert.equal(new Workspace({ bm25: true, id: undefined, autoIndexPaths: undefined }).canBM25, true)
+})
+
+const BAD_OPTIONS = [
+  ['Workspace options', 'not an object'],
+  ['bm25', { bm25: 'yes' }],
+  ['bm25', { bm25: 1 }],
+  ['bm26', { bm26: true }],
+  ['id', { id: 5 }],
+  ['id', { id: '' }],
+  ['autoIndexPaths', { autoIndexPaths: 'docs' }],
+  ['autoIndexPaths[0]', { autoIndexPaths: [1] }],
+  ['chunking.maxChars', { chunking: { maxChars: 0 } }],
+  ['chunking.overlapLines', { chunking: { overlapLines: -1 } }],
+  ['overlap', { chunking: { overlap: 2 } }],
+  ['respectGitignore', { respectGitignore: 'no' }],
+  ['onProgress', { onProgress: 5 }],
+  ['filesystem', { filesystem: 'dir' }],
+  ['filesystem', { filesystem: {} }],
+  ['embedConcurrency', { embedConcurrency: 0 }],
+  ['searchIndexName', { searchIndexName: 5 }],
+  ['bm25.k1', { bm25: { k1: -1 } }],
+  ['bm25.k1', { bm25: { k1: 'high' } }],
+  ['bm25.b', { bm25: { b: 2 } }],
+  ['bm25.bm25.b', { bm25: { bm25: { b: NaN } } }],
+  ['k2', { bm25: { k2: 1 } }],
+  ['bm25.tokenize.minLength', { bm25: { tokenize: { minLength: -1 } } }],
+  ['bm25.tokenize.stopwords', { bm25: { tokenize: { stopwords: 'the' } } }],
+  ['bm25.tokenize.stopwords[1]', { bm25: { tokenize: { stopwords: ['the', 3] } } }],
+  ['bm25.tokenize.splitPattern', { bm25: { tokenize: { splitPattern: 5 } } }],
+  ['bm25.tokenize.splitPattern', { bm25: { tokenize: { splitPattern: /(?<=a)b/ } } }],
+  ['bm25.tokenize.tokenizer', { bm25: { tokenize: { tokenizer: 'words' } } }],
+  ['bm25.tokenize.stem', { bm25: { tokenize: { stem: 'french' } } }],
+  ['bm25.tokenize.lowercase', { bm25: { tokenize: { lowercase: 1 } } }],
+  ['lowercased', { bm25: { tokenize: { lowercased: true } } }],
+]
+
+test('bad constructor options throw an Error that names the option', () => {
+  for (const [option, options] of BAD_OPTIONS) {
+    assert.throws(
+      () => new Workspace(options),
+      (err) => err instanceof Error && err.message.includes(option),
+      `${option}: ${JSON.stringify(options)}`,
+    )
+  }
+})
+
+test('bad LocalFilesystem options throw', () => {
+  for (const [option, options] of [
+    ['basePath', {}],
+    ['basePath', { basePath: 5 }],
+    ['basePath', { basePath: '' }],
+    ['LocalFilesystem options', 'dir'],
+    ['readOnly', { basePath: '.', readOnly: 'yes' }],
+  ]) {
+    assert.throws(() => new LocalFilesystem(options), (err) => err instanceof Error && err.message.includes(option), option)
+  }
+})

@@ -1,0 +1,54 @@
+// The workspace-search command line.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { tree } from './helpers.mjs'
+
+const CLI = fileURLToPath(new URL('../bin/workspace-search.js', import.meta.url))
+const run = (...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' })
+
+const FILES = {
+  'docs/reset.md': '# Accounts\n\nTo reset your password, open settings.\nThen click reset.\n',
+  'docs/router.md': 'Router setup guide\n',
+  'notes.txt': 'password hints are not stored\n',
+  '.gitignore': 'ignored.md\n',
+  'ignored.md': 'password reset secrets\n',
+}
+
+test('prints path:start-end  score and the matching lines', (t) => {
+  const dir = tree(t, FILES)
+  const out = run(dir, 'reset password')
+  assert.equal(out.status, 0, out.stderr)
+  const lines = out.stdout.split('\n')
+  assert.match(lines[0], /^docs\/reset\.md:3-4  1\.000$/)
+  assert.match(lines[1], /^\s+3  To reset your password, open settings\.$/)
+  assert.match(lines[2], /^\s+4  Then click reset\.$/)
+  assert.ok(out.stdout.includes('notes.txt:1-1  0.'))
+  assert.ok(!out.stdout.includes('ignored.md'))
+  assert.equal(out.stderr, '', 'no progress bar when stderr is not a terminal')
+})
+
+test('--json, --top-k and --glob', (t) => {
+  const dir = tree(t, FILES)
+  const json = JSON.parse(run(dir, 'reset password', '--json', '--top-k', '1').stdout)
+  assert.equal(json.results.length, 1)
+  assert.equal(json.results[0].id, 'docs/reset.md')
+  assert.equal(json.indexed, 4)
+  const globbed = JSON.parse(run(dir, 'password', '--json', '--glob', '*.txt').stdout)
+  assert.deepEqual(globbed.results.map((r) => r.id), ['notes.txt'])
+  const all = JSON.parse(run(dir, 'secrets', '--json', '--no-gitignore').stdout)
+  assert.deepEqual(all.results.map((r) => r.id), ['ignored.md'])
+})
+
+test('usage errors exit with 2; no results is not an error', (t) => {
+  const dir = tree(t, FILES)
+  assert.equal(run().status, 2)
+  assert.equal(run(dir).status, 2)
+  assert.equal(run(dir, 'x', '--top-k', 'many').status, 2)
+  assert.equal(run('/nonexistent-folder', 'x').status, 2)
+  const none = run(dir, 'zebra')
+  assert.equal(none.status, 0)
+  assert.match(none.stderr, /No results/)
+  assert.match(run('--help').stdout, /Usage: workspace-search/)
+})

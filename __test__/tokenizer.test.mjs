@@ -1,0 +1,90 @@
+// Tokenization options through the Workspace: Mastra's pipeline, CJK,
+// stopwords, patterns, custom JavaScript tokenizers and the additions.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { Workspace, ids } from './helpers.mjs'
+
+async function hits(tokenize, docs, query) {
+  const ws = new Workspace({ bm25: { tokenize } })
+  for (const [id, text] of Object.entries(docs)) await ws.index(id, text)
+  return ids(await ws.search(query, { topK: 10 })).sort()
+}
+
+test('Unicode letters and numbers of every script, lowercased', async () => {
+  const docs = { ru: 'Привет Мир', de: 'Größe Ärger', num: 'Error 404 happened', snake: 'call parse_user_id here' }
+  assert.deepEqual(await hits(undefined, docs, 'мир'), ['ru'])
+  assert.deepEqual(await hits(undefined, docs, 'GRÖSSE größe'), ['de'])
+  assert.deepEqual(await hits(undefined, docs, '404'), ['num'])
+  assert.deepEqual(await hits(undefined, docs, 'parse_user_id'), ['snake'])
+  assert.deepEqual(await hits(undefined, docs, 'parse'), [])
+})
+
+test('CJK text is searchable by default (bigrams); cjkBigrams:false is Mastra', async () => {
+  const docs = { zh: '我们学习中文分词技术', ja: '東京タワーに行きました', ko: '한국어 검색 엔진' }
+  assert.deepEqual(await hits(undefined, docs, '中文'), ['zh'])
+  assert.deepEqual(await hits(undefined, docs, '分词技术'), ['zh'])
+  assert.deepEqual(await hits(undefined, docs, 'タワー'), ['ja'])
+  assert.deepEqual(await hits(undefined, docs, '검색'), ['ko'])
+  assert.deepEqual(await hits({ cjkBigrams: false }, docs, '中文'), [])
+  assert.deepEqual(await hits({ cjkBigrams: false }, docs, '我们学习中文分词技术'), ['zh'])
+})
+
+test('stopwords as a Set, an array, or none', async () => {
+  const docs = { a: 'the quick fox', b: 'quick brown dog' }
+  assert.deepEqual(await hits(undefined, docs, 'the'), [])
+  assert.deepEqual(await hits({ stopwords: [] }, docs, 'the'), ['a'])
+  assert.deepEqual(await hits({ stopwords: new Set(['quick']) }, docs, 'quick'), [])
+  assert.deepEqual(await hits({ stopwords: ['dog'] }, docs, 'the dog'), ['a'])
+})
+
+test('lowercase, removePunctuation, minLength and splitPattern', async () => {
+  assert.deepEqual(await hits({ lowercase: false }, { a: 'Rust', b: 'rust' }, 'Rust'), ['a'])
+  assert.deepEqual(await hits({ removePunctuation: false }, { a: 'v1.2.3 release', b: 'v1 2 3' }, 'v1.2.3'), ['a'])
+  assert.deepEqual(await hits({ minLength: 1 }, { a: 'x marks', b: 'y marks' }, 'x'), ['a'])
+  assert.deepEqual(await hits({ splitPattern: /[\s,]+/, removePunctuation: false }, { a: 'red,green', b: 'red green blue' }, 'green'), ['a', 'b'])
+  assert.deepEqual(await hits({ splitPattern: ';', removePunctuation: false }, { a: 'one two;three', b: 'one two' }, 'one two'), ['a', 'b'])
+})
+
+test('a custom JavaScript tokenizer is used as it is, for documents, queries and line ranges', async () => {
+  const seen = []
+  const tokenizer = (text) => {
+    seen.push(text)
+    return text.split(/[|\s]+/).filter(Boolean)
+  }
+  const ws = new Workspace({ bm25: { tokenize: { tokenizer } } })
+  await ws.index('a', 'Alpha|Beta\nGamma|Delta')
+  await ws.indexMany([{ path: 'b', content: 'Beta|x' }])
+  const results = await ws.search('Beta|Gamma')
+  assert.deepEqual(ids(results), ['a', 'b'])
+  assert.deepEqual(results[0].lineRange, { start: 1, end: 2 })
+  assert.deepEqual(await ws.search('beta'), [], 'no lowercasing')
+  assert.ok(seen.includes('Beta|Gamma'))
+})
+
+test('errors of a custom tokenizer reach the caller as the same Error object', async () => {
+  class TokenizerFailure extends Error {
+    code = 'E_TOK'
+  }
+  const thrown = new TokenizerFailure('cannot tokenize')
+  const ws = new Workspace({ bm25: { tokenize: { tokenizer: (text) => {
+    if (text.includes('boom')) throw thrown
+    return text.split(' ')
+  } } } })
+  await ws.index('ok', 'fine text')
+  await assert.rejects(ws.index('bad', 'boom here'), (err) => err === thrown)
+  await assert.rejects(ws.search('boom'), (err) => err === thrown)
+  assert.deepEqual(ids(await ws.search('fine')), ['ok'])
+  const notArray = new Workspace({ bm25: { tokenize: { tokenizer: () => 'words' } } })
+  await assert.rejects(notArray.index('a', 'b'), { name: 'TypeError', message: /tokenize.tokenizer must return an array/ })
+})
+
+test('foldDiacritics, splitIdentifiers and stem', async () => {
+  assert.deepEqual(await hits({ foldDiacritics: true }, { a: 'Café crème', b: 'tea' }, 'cafe creme'), ['a'])
+  assert.deepEqual(await hits(undefined, { a: 'Café crème', b: 'tea' }, 'cafe'), [])
+  const code = { a: 'function parseUserId(raw) {}', b: 'const HTTPServer2 = make()', c: 'def parse_user_id(): pass' }
+  assert.deepEqual(await hits({ splitIdentifiers: true }, code, 'user id'), ['a', 'c'])
+  assert.deepEqual(await hits({ splitIdentifiers: true }, code, 'server'), ['b'])
+  assert.deepEqual(await hits({ splitIdentifiers: true }, code, 'parseuserid'), ['a'])
+  assert.deepEqual(await hits({ stem: 'english' }, { a: 'running connections', b: 'walk' }, 'connected runs'), ['a'])
+  assert.deepEqual(await hits({ stem: 'english' }, { a: 'Häuser bauen', b: 'haus' }, 'häuser'), ['a'])
+})
