@@ -1,0 +1,128 @@
+// Type-checked with `tsc --noEmit` (npm run test:types): the usage of SPEC 1
+// compiles, and inputs that must be rejected do not.
+import {
+  Workspace,
+  LocalFilesystem,
+  WorkspaceError,
+  SearchNotAvailableError,
+  WorkspaceNotReadyError,
+  type SearchResult,
+  type IndexReport,
+  type WorkspaceStats,
+  type ProgressEvent,
+  type TokenizeOptions,
+  type WorkspaceOptions,
+} from 'workspace-search'
+
+export async function usage(): Promise<void> {
+  const workspace = new Workspace({
+    filesystem: new LocalFilesystem({ basePath: './workspace' }),
+    bm25: true,
+    autoIndexPaths: ['docs', 'support/**/*.md'],
+  })
+  const report: IndexReport = await workspace.init()
+  const skippedPaths: string[] = report.skipped.map((s) => s.path)
+  await workspace.index('/docs/api.md', 'text', { metadata: { category: 'api' } })
+  const results: SearchResult[] = await workspace.search('password reset', { topK: 10, mode: 'bm25', minScore: 0.2 })
+  for (const r of results) {
+    const line: number | undefined = r.lineRange?.start
+    const raw: number | undefined = r.scoreDetails?.bm25
+    const meta: Record<string, unknown> | undefined = r.metadata
+    void [line, raw, meta, r.id, r.content, r.score.toFixed(2)]
+  }
+  void skippedPaths
+
+  // The three bm25 forms and every tokenize option.
+  const tokenize: TokenizeOptions = {
+    lowercase: true,
+    removePunctuation: true,
+    minLength: 2,
+    stopwords: new Set(['the']),
+    splitPattern: /\s+/,
+    tokenizer: (text: string) => text.split(' '),
+    cjkBigrams: true,
+    foldDiacritics: false,
+    splitIdentifiers: true,
+    stem: 'english',
+  }
+  new Workspace({ bm25: { k1: 1.2, b: 0.75 } })
+  new Workspace({ bm25: { bm25: { k1: 1.2 }, tokenize } })
+  new Workspace({ bm25: { k1: 3, b: 0.5, tokenize: { stopwords: ['a'] } } })
+
+  // Beyond Mastra.
+  const options: WorkspaceOptions = {
+    id: 'docs',
+    bm25: true,
+    chunking: { maxChars: 2000, overlapLines: 2 },
+    respectGitignore: false,
+    onProgress: (e: ProgressEvent) => {
+      const phase: 'scan' | 'read' | 'index' | 'embed' = e.phase
+      void [phase, e.done, e.total, e.path]
+    },
+    // Mastra's other options are accepted.
+    sandbox: {},
+    skills: ['/skills'],
+  }
+  const ws = new Workspace(options)
+  const many: IndexReport = await ws.indexMany([{ path: 'a', content: 'b', metadata: { k: 1 }, startLineOffset: 3 }])
+  const removed: boolean = await ws.unindex('a')
+  await ws.clear()
+  const stats: WorkspaceStats = ws.stats()
+  const flags: boolean[] = [ws.canBM25, ws.canVector, ws.canHybrid]
+  const status: 'pending' | 'initializing' | 'ready' | 'error' | 'destroyed' = ws.status
+  await ws.rebuildSearchIndex(['docs'])
+  await ws.search('q', { filter: { category: { $in: ['api'] } }, fusion: 'rrf', vectorWeight: 0.3 })
+  await ws.destroy()
+  void [many, removed, stats.avgDocLength, flags, status, ws.id]
+
+  try {
+    await ws.search('x')
+  } catch (err) {
+    if (err instanceof WorkspaceNotReadyError || err instanceof SearchNotAvailableError) {
+      const code: string = err.code
+      const message: string = err.message
+      void [code, message]
+    } else if (err instanceof WorkspaceError) {
+      const id: string | undefined = err.workspaceId
+      void id
+    }
+  }
+}
+
+export function rejected(): void {
+  // @ts-expect-error bm25 is a boolean or an object
+  new Workspace({ bm25: 'yes' })
+  // @ts-expect-error k1 is a number
+  new Workspace({ bm25: { k1: '1.2' } })
+  // @ts-expect-error unknown option
+  new Workspace({ bm26: true })
+  // @ts-expect-error autoIndexPaths is a list of strings
+  new Workspace({ autoIndexPaths: 'docs' })
+  // @ts-expect-error chunking.maxChars is a number
+  new Workspace({ chunking: { maxChars: '4000' } })
+  // @ts-expect-error onProgress takes a ProgressEvent
+  new Workspace({ onProgress: (e: string) => e })
+  // @ts-expect-error stem is 'english' or false
+  new Workspace({ bm25: { tokenize: { stem: 'french' } } })
+  // @ts-expect-error tokenizer returns string[]
+  new Workspace({ bm25: { tokenize: { tokenizer: (t: string) => t } } })
+  // @ts-expect-error LocalFilesystem needs a basePath
+  new LocalFilesystem({})
+  const ws = new Workspace({ bm25: true })
+  // @ts-expect-error mode is bm25, vector or hybrid
+  void ws.search('q', { mode: 'semantic' })
+  // @ts-expect-error topK is a number
+  void ws.search('q', { topK: '5' })
+  // @ts-expect-error query is a string
+  void ws.search(5)
+  // @ts-expect-error content is a string
+  void ws.index('a', 5)
+  // @ts-expect-error metadata is an object
+  void ws.index('a', 'b', { metadata: 'x' })
+  // @ts-expect-error unknown index option
+  void ws.index('a', 'b', { metdata: {} })
+  // @ts-expect-error indexMany documents need content
+  void ws.indexMany([{ path: 'a' }])
+  // @ts-expect-error fusion is weighted or rrf
+  void ws.search('q', { fusion: 'max' })
+}
