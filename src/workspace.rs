@@ -195,6 +195,15 @@ fn to_result(h: SearchHit) -> SearchResult {
     }
 }
 
+/// bm25-mode results for query tokens.
+fn rank(index: &Bm25Index, tokens: &[String], opts: &options::SearchOptions) -> Vec<SearchResult> {
+    if tokens.is_empty() {
+        return Vec::new();
+    }
+    let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
+    keyword_search(index, &q).into_iter().map(to_result).collect()
+}
+
 fn to_report(r: Report, started: Instant) -> IndexReport {
     IndexReport {
         indexed: r.indexed as u32,
@@ -615,10 +624,6 @@ impl Workspace {
         if query.is_empty() || opts.top_k == 0 {
             return PromiseRaw::resolve(env, Vec::new());
         }
-        let run = |index: &Bm25Index, tokens: &[String]| -> Vec<SearchResult> {
-            let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
-            keyword_search(index, &q).into_iter().map(to_result).collect()
-        };
         let kw = self.inner.keyword.as_ref().expect("checked");
         if kw.js.is_none() {
             // Fast path: tokenize and rank right here unless a writer holds
@@ -628,7 +633,7 @@ impl Workspace {
                 return PromiseRaw::resolve(env, Vec::new());
             }
             if let Some(index) = self.inner.index.try_read() {
-                let results = std::panic::catch_unwind(AssertUnwindSafe(|| run(&index, &tokens)));
+                let results = std::panic::catch_unwind(AssertUnwindSafe(|| rank(&index, &tokens, &opts)));
                 drop(index);
                 return match results {
                     Ok(r) => PromiseRaw::resolve(env, r),
@@ -639,12 +644,7 @@ impl Workspace {
         let inner = self.inner.clone();
         spawn(env, async move {
             let tokens = inner.query_tokens(query).await?;
-            if tokens.is_empty() {
-                return Ok(Vec::new());
-            }
-            let index = inner.index.read();
-            let q = KeywordQuery { tokens: &tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
-            Ok(keyword_search(&index, &q).into_iter().map(to_result).collect())
+            Ok(rank(&inner.index.read(), &tokens, &opts))
         })
     }
 
