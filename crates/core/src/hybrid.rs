@@ -1,0 +1,182 @@
+//! Vector-mode results and the hybrid merge (SPEC 6): the weighted sum of
+//! the vector score clamped to [0, 1] and BM25 divided by its best match, or
+//! reciprocal-rank fusion; ties broken by id in every mode.
+
+use crate::search::SearchHit;
+use crate::tokenizer::Tokenizer;
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// A hit from a vector store, as the store returned it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreHit {
+    pub id: String,
+    pub score: f64,
+    pub metadata: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fusion {
+    Weighted,
+    Rrf,
+}
+
+/// The RRF constant: `score = 61 * (w / (60 + rank_v) + (1 - w) / (60 + rank_b))`.
+const RRF_K: f64 = 60.0;
+
+fn by_score_then_id(a: &SearchHit, b: &SearchHit) -> Ordering {
+    b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id))
+}
+
+/// First and last line of `content` holding one of `tokens`, tokenizing
+/// each line (for documents that come only from the vector store).
+pub fn line_range_of(content: &str, tokens: &[String], tokenizer: &Tokenizer) -> Option<(u32, u32)> {
+    if tokens.is_empty() {
+        return None;
+    }
+    let mut range: Option<(u32, u32)> = None;
+    tokenizer.tokenize_lines(content, |t, line| {
+        if line != 0 && tokens.iter().any(|q| q == t) {
+            range = Some(match range {
+                None => (line, line),
+                Some((a, b)) => (a.min(line), b.max(line)),
+            });
+        }
+    });
+    range
+}
+
+/// A store hit as a result: `id` from `metadata.id`, `content` from
+/// `metadata.text`, metadata without those and `_startLineOffset`, the
+/// score clamped to [0, 1] with the raw value kept.
+pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u32)>) -> SearchHit {
+    let mut meta = hit.metadata.unwrap_or_default();
+    let id = match meta.remove("id") {
+        Some(Value::String(s)) => s,
+        _ => hit.id,
+    };
+    let content = match meta.remove("text") {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    };
+    let offset = meta.remove("_startLineOffset").and_then(|v| v.as_u64()).map(|v| v as u32).filter(|&v| v >= 1);
+    let line_range = line_range(&content).map(|r| crate::search::shift_range(r, offset));
+    SearchHit {
+        id,
+        content,
+        score: if hit.score.is_nan() { 0.0 } else { hit.score.clamp(0.0, 1.0) },
+        bm25: None,
+        vector: Some(hit.score),
+        line_range,
+        metadata: (!meta.is_empty()).then_some(meta),
+    }
+}
+
+/// Vector mode: ordered by score, ties by id, `minScore` on the clamped score.
+pub fn vector_results(mut hits: Vec<SearchHit>, top_k: usize, min_score: Option<f64>) -> Vec<SearchHit> {
+    hits.sort_by(by_score_then_id);
+    hits.retain(|h| min_score.map_or(true, |m| h.score >= m));
+    hits.truncate(top_k);
+    hits
+}
+
+/// Merges bm25-mode candidates (scores already divided by the best match,
+/// raw values in `bm25`) with vector-mode candidates.
+pub fn merge(bm25: Vec<SearchHit>, vector: Vec<SearchHit>, vector_weight: f64, fusion: Fusion, top_k: usize, min_score: Option<f64>) -> Vec<SearchHit> {
+    let w = vector_weight;
+    let rank = |list: &[SearchHit]| -> HashMap<String, usize> {
+        let mut sorted: Vec<&SearchHit> = list.iter().collect();
+        sorted.sort_by(|a, b| by_score_then_id(a, b));
+        sorted.iter().enumerate().map(|(i, h)| (h.id.clone(), i + 1)).collect()
+    };
+    let (bm25_rank, vector_rank) = (rank(&bm25), rank(&vector));
+    let mut merged: HashMap<String, (Option<SearchHit>, Option<SearchHit>)> = HashMap::new();
+    for h in vector {
+        let id = h.id.clone();
+        merged.entry(id).or_default().1 = Some(h);
+    }
+    for h in bm25 {
+        let id = h.id.clone();
+        merged.entry(id).or_default().0 = Some(h);
+    }
+    let mut out: Vec<SearchHit> = merged
+        .into_iter()
+        .map(|(id, (b, v))| {
+            let score = match fusion {
+                Fusion::Weighted => w * v.as_ref().map_or(0.0, |h| h.score) + (1.0 - w) * b.as_ref().map_or(0.0, |h| h.score),
+                Fusion::Rrf => {
+                    let part = |r: Option<&usize>, weight: f64| r.map_or(0.0, |&r| weight / (RRF_K + r as f64));
+                    (RRF_K + 1.0) * (part(vector_rank.get(&id), w) + part(bm25_rank.get(&id), 1.0 - w))
+                }
+            };
+            let bm25_raw = b.as_ref().and_then(|h| h.bm25);
+            let vector_raw = v.as_ref().and_then(|h| h.vector);
+            let line_range = b.as_ref().and_then(|h| h.line_range).or_else(|| v.as_ref().and_then(|h| h.line_range));
+            // Content and metadata from the vector hit when there is one, as Mastra.
+            let base = v.or(b).expect("one side at least");
+            SearchHit { id, content: base.content, score: score.clamp(0.0, 1.0), bm25: bm25_raw, vector: vector_raw, line_range, metadata: base.metadata }
+        })
+        .collect();
+    out.sort_by(by_score_then_id);
+    out.retain(|h| min_score.map_or(true, |m| h.score >= m));
+    out.truncate(top_k);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn hit(id: &str, score: f64, bm25: Option<f64>, vector: Option<f64>) -> SearchHit {
+        SearchHit { id: id.into(), content: format!("content {id}"), score, bm25, vector, line_range: None, metadata: None }
+    }
+
+    #[test]
+    fn weighted_merge() {
+        let bm25 = vec![hit("a", 1.0, Some(4.0), None), hit("b", 0.5, Some(2.0), None)];
+        let vector = vec![hit("b", 0.9, None, Some(0.9)), hit("c", 0.0, None, Some(-0.2))];
+        let out = merge(bm25, vector, 0.5, Fusion::Weighted, 10, None);
+        let got: Vec<(&str, f64)> = out.iter().map(|h| (h.id.as_str(), h.score)).collect();
+        assert_eq!(got, [("b", 0.7), ("a", 0.5), ("c", 0.0)]);
+        assert_eq!((out[0].bm25, out[0].vector), (Some(2.0), Some(0.9)));
+        assert_eq!((out[2].bm25, out[2].vector), (None, Some(-0.2)));
+        let only = merge(vec![hit("a", 1.0, Some(4.0), None)], vec![], 0.0, Fusion::Weighted, 10, Some(0.99));
+        assert_eq!(only[0].score, 1.0);
+    }
+
+    #[test]
+    fn rrf_merge() {
+        let bm25 = vec![hit("a", 1.0, Some(4.0), None), hit("b", 0.5, Some(2.0), None)];
+        let vector = vec![hit("a", 0.9, None, Some(0.9)), hit("c", 0.8, None, Some(0.8))];
+        let out = merge(bm25, vector, 0.5, Fusion::Rrf, 10, None);
+        assert_eq!(out[0].id, "a");
+        assert!((out[0].score - 1.0).abs() < 1e-12, "first in both lists scores 1");
+        let b = out.iter().find(|h| h.id == "b").unwrap().score;
+        let c = out.iter().find(|h| h.id == "c").unwrap().score;
+        assert!((b - 61.0 * 0.5 / 62.0).abs() < 1e-12);
+        assert_eq!(b, c);
+        // Equal scores: ordered by id.
+        assert_eq!(out[1].id, "b");
+    }
+
+    #[test]
+    fn vector_hits_as_results() {
+        let t = Tokenizer::default();
+        let tokens = t.tokenize("reset password");
+        let h = vector_result(
+            StoreHit { id: "x".into(), score: 1.2, metadata: json!({"id": "docs/a.md#chunk-1", "text": "one\nreset here", "sourceFile": "docs/a.md", "_startLineOffset": 38}).as_object().cloned() },
+            |c| line_range_of(c, &tokens, &t),
+        );
+        assert_eq!(h.id, "docs/a.md#chunk-1");
+        assert_eq!(h.score, 1.0);
+        assert_eq!(h.vector, Some(1.2));
+        assert_eq!(h.line_range, Some((39, 39)));
+        assert_eq!(h.metadata, json!({"sourceFile": "docs/a.md"}).as_object().cloned());
+        let bare = vector_result(StoreHit { id: "y".into(), score: -0.5, metadata: None }, |_| None);
+        assert_eq!((bare.id.as_str(), bare.content.as_str(), bare.score, bare.metadata), ("y", "", 0.0, None));
+        let ordered = vector_results(vec![hit("b", 0.5, None, Some(0.5)), hit("a", 0.5, None, Some(0.5)), hit("c", 0.9, None, Some(0.9))], 2, None);
+        assert_eq!(ordered.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["c", "a"]);
+    }
+}

@@ -1,0 +1,391 @@
+//! The embedded vector store: named indexes of f32 vectors in contiguous
+//! storage, exact top-k by cosine (or euclidean, dot product), metadata
+//! filters, and the operations of Mastra's `MastraVector`.
+
+use crate::filter::Filter;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Cosine,
+    Euclidean,
+    DotProduct,
+}
+
+impl Metric {
+    pub fn parse(s: &str) -> Option<Metric> {
+        match s {
+            "cosine" => Some(Metric::Cosine),
+            "euclidean" => Some(Metric::Euclidean),
+            "dotproduct" => Some(Metric::DotProduct),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Cosine => "cosine",
+            Metric::Euclidean => "euclidean",
+            Metric::DotProduct => "dotproduct",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum VectorError {
+    #[error("index \"{0}\" does not exist")]
+    NoIndex(String),
+    #[error("index \"{name}\" has dimension {expected}, got a vector of dimension {got}")]
+    Dimension { name: String, expected: usize, got: usize },
+    #[error("index \"{name}\" already exists with dimension {existing}, not {requested}")]
+    Exists { name: String, existing: usize, requested: usize },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One stored vector as returned by a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorMatch {
+    pub id: String,
+    pub score: f64,
+    pub metadata: Option<Map<String, Value>>,
+    pub vector: Option<Vec<f32>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct VectorIndex {
+    dim: usize,
+    metric: Metric,
+    ids: Vec<String>,
+    slot_of: FxHashMap<String, usize>,
+    /// `dim` floats per vector, slot order; removal swaps the last slot in.
+    data: Vec<f32>,
+    norms: Vec<f32>,
+    metadata: Vec<Option<Map<String, Value>>>,
+}
+
+fn norm(v: &[f32]) -> f32 {
+    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Four accumulators let the compiler vectorise the loop.
+    let mut acc = [0.0f32; 4];
+    let chunks = a.len() / 4 * 4;
+    for i in (0..chunks).step_by(4) {
+        acc[0] += a[i] * b[i];
+        acc[1] += a[i + 1] * b[i + 1];
+        acc[2] += a[i + 2] * b[i + 2];
+        acc[3] += a[i + 3] * b[i + 3];
+    }
+    let mut s = acc[0] + acc[1] + acc[2] + acc[3];
+    for i in chunks..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// Heap entry: the worst of the kept results on top (lowest score, then
+/// largest id).
+struct Scored<'a> {
+    score: f64,
+    id: &'a str,
+    slot: usize,
+}
+impl PartialEq for Scored<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Scored<'_> {}
+impl PartialOrd for Scored<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scored<'_> {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.score.total_cmp(&self.score).then_with(|| self.id.cmp(o.id))
+    }
+}
+
+/// Slots scored per rayon task.
+const PARALLEL_BLOCK: usize = 4096;
+
+impl VectorIndex {
+    pub fn new(dim: usize, metric: Metric) -> Self {
+        VectorIndex { dim, metric, ids: Vec::new(), slot_of: FxHashMap::default(), data: Vec::new(), norms: Vec::new(), metadata: Vec::new() }
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.dim
+    }
+
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.data.len() * 4 + self.norms.len() * 4 + self.ids.iter().map(|i| i.len() + 48).sum::<usize>()
+    }
+
+    fn check_dim(&self, name: &str, v: &[f32]) -> Result<(), VectorError> {
+        if v.len() != self.dim {
+            return Err(VectorError::Dimension { name: name.into(), expected: self.dim, got: v.len() });
+        }
+        Ok(())
+    }
+
+    /// Adds or replaces vectors (all checked before any is written).
+    pub fn upsert(&mut self, name: &str, ids: Vec<String>, vectors: Vec<Vec<f32>>, metadata: Vec<Option<Map<String, Value>>>) -> Result<(), VectorError> {
+        if ids.len() != vectors.len() || metadata.len() != vectors.len() {
+            return Err(VectorError::Invalid(format!("upsert needs one id and one metadata per vector ({} ids, {} vectors, {} metadata)", ids.len(), vectors.len(), metadata.len())));
+        }
+        for v in &vectors {
+            self.check_dim(name, v)?;
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(VectorError::Invalid("vectors must hold finite numbers".into()));
+            }
+        }
+        for ((id, v), m) in ids.into_iter().zip(vectors).zip(metadata) {
+            match self.slot_of.get(&id) {
+                Some(&s) => {
+                    self.data[s * self.dim..(s + 1) * self.dim].copy_from_slice(&v);
+                    self.norms[s] = norm(&v);
+                    self.metadata[s] = m;
+                }
+                None => {
+                    self.slot_of.insert(id.clone(), self.ids.len());
+                    self.ids.push(id);
+                    self.norms.push(norm(&v));
+                    self.data.extend_from_slice(&v);
+                    self.metadata.push(m);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the vector and/or the metadata of one id.
+    pub fn update(&mut self, name: &str, id: &str, vector: Option<Vec<f32>>, metadata: Option<Map<String, Value>>) -> Result<bool, VectorError> {
+        let Some(&s) = self.slot_of.get(id) else { return Ok(false) };
+        if let Some(v) = vector {
+            self.check_dim(name, &v)?;
+            self.data[s * self.dim..(s + 1) * self.dim].copy_from_slice(&v);
+            self.norms[s] = norm(&v);
+        }
+        if let Some(m) = metadata {
+            self.metadata[s] = Some(m);
+        }
+        Ok(true)
+    }
+
+    pub fn remove(&mut self, id: &str) -> bool {
+        let Some(s) = self.slot_of.remove(id) else { return false };
+        let last = self.ids.len() - 1;
+        if s != last {
+            let moved = self.ids[last].clone();
+            self.slot_of.insert(moved, s);
+            let (head, tail) = self.data.split_at_mut(last * self.dim);
+            head[s * self.dim..(s + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
+        }
+        self.ids.swap_remove(s);
+        self.norms.swap_remove(s);
+        self.metadata.swap_remove(s);
+        self.data.truncate(last * self.dim);
+        true
+    }
+
+    /// Removes every vector whose metadata matches; returns how many.
+    pub fn remove_matching(&mut self, filter: &Filter) -> usize {
+        let doomed: Vec<String> = (0..self.ids.len()).filter(|&s| filter.matches(self.metadata[s].as_ref())).map(|s| self.ids[s].clone()).collect();
+        doomed.iter().filter(|id| self.remove(id)).count()
+    }
+
+    fn score(&self, q: &[f32], qnorm: f32, s: usize) -> f64 {
+        let v = &self.data[s * self.dim..(s + 1) * self.dim];
+        match self.metric {
+            Metric::Cosine => {
+                let d = qnorm * self.norms[s];
+                if d == 0.0 { 0.0 } else { (dot(q, v) / d) as f64 }
+            }
+            Metric::DotProduct => dot(q, v) as f64,
+            Metric::Euclidean => {
+                let dist: f32 = q.iter().zip(v).map(|(a, b)| (a - b) * (a - b)).sum::<f32>().sqrt();
+                1.0 / (1.0 + dist as f64)
+            }
+        }
+    }
+
+    /// Exact top `k` by score, ties by id, among vectors the filter accepts.
+    pub fn query(&self, name: &str, q: &[f32], k: usize, filter: Option<&Filter>, include_vector: bool) -> Result<Vec<VectorMatch>, VectorError> {
+        self.check_dim(name, q)?;
+        if k == 0 || self.ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let qnorm = norm(q);
+        let filter = filter.filter(|f| !f.is_empty());
+        let top_of = |range: std::ops::Range<usize>| {
+            let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
+            for s in range {
+                if let Some(f) = filter {
+                    if !f.matches(self.metadata[s].as_ref()) {
+                        continue;
+                    }
+                }
+                let cand = Scored { score: self.score(q, qnorm, s), id: &self.ids[s], slot: s };
+                if heap.len() < k {
+                    heap.push(cand);
+                } else if cand < *heap.peek().unwrap() {
+                    heap.pop();
+                    heap.push(cand);
+                }
+            }
+            heap.into_vec()
+        };
+        let n = self.ids.len();
+        let mut all: Vec<Scored> = if n * self.dim >= 256 * 1024 {
+            (0..n.div_ceil(PARALLEL_BLOCK))
+                .into_par_iter()
+                .map(|b| top_of(b * PARALLEL_BLOCK..((b + 1) * PARALLEL_BLOCK).min(n)))
+                .reduce(Vec::new, |mut a, b| {
+                    a.extend(b);
+                    a
+                })
+        } else {
+            top_of(0..n)
+        };
+        all.sort();
+        all.truncate(k);
+        Ok(all
+            .into_iter()
+            .map(|s| VectorMatch {
+                id: self.ids[s.slot].clone(),
+                score: s.score,
+                metadata: self.metadata[s.slot].clone(),
+                vector: include_vector.then(|| self.data[s.slot * self.dim..(s.slot + 1) * self.dim].to_vec()),
+            })
+            .collect())
+    }
+}
+
+/// Named indexes: what `LocalVector` holds.
+#[derive(Debug, Default, Clone)]
+pub struct VectorStore {
+    indexes: FxHashMap<String, VectorIndex>,
+}
+
+impl VectorStore {
+    /// Creates an index; an existing one of the same dimension is kept.
+    pub fn create_index(&mut self, name: &str, dim: usize, metric: Metric) -> Result<(), VectorError> {
+        if dim == 0 {
+            return Err(VectorError::Invalid("dimension must be a positive integer".into()));
+        }
+        match self.indexes.get(name) {
+            Some(ix) if ix.dim == dim => Ok(()),
+            Some(ix) => Err(VectorError::Exists { name: name.into(), existing: ix.dim, requested: dim }),
+            None => {
+                self.indexes.insert(name.to_string(), VectorIndex::new(dim, metric));
+                Ok(())
+            }
+        }
+    }
+
+    pub fn index(&self, name: &str) -> Result<&VectorIndex, VectorError> {
+        self.indexes.get(name).ok_or_else(|| VectorError::NoIndex(name.into()))
+    }
+
+    pub fn index_mut(&mut self, name: &str) -> Result<&mut VectorIndex, VectorError> {
+        self.indexes.get_mut(name).ok_or_else(|| VectorError::NoIndex(name.into()))
+    }
+
+    pub fn list(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.indexes.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    pub fn delete_index(&mut self, name: &str) -> bool {
+        self.indexes.remove(name).is_some()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.indexes.values().map(VectorIndex::memory_bytes).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(v: Value) -> Option<Map<String, Value>> {
+        v.as_object().cloned()
+    }
+
+    #[test]
+    fn cosine_top_k_ties_filters_updates() {
+        let mut s = VectorStore::default();
+        s.create_index("ix", 3, Metric::Cosine).unwrap();
+        assert!(s.create_index("ix", 3, Metric::Cosine).is_ok());
+        assert!(matches!(s.create_index("ix", 4, Metric::Cosine), Err(VectorError::Exists { .. })));
+        let ix = s.index_mut("ix").unwrap();
+        ix.upsert(
+            "ix",
+            vec!["a".into(), "b".into(), "c".into(), "d".into()],
+            vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0], vec![2.0, 0.0, 0.0], vec![-1.0, 0.0, 0.0]],
+            vec![meta(json!({"k": 1})), meta(json!({"k": 2})), None, meta(json!({"k": 1}))],
+        )
+        .unwrap();
+        let r = ix.query("ix", &[1.0, 0.0, 0.0], 3, None, false).unwrap();
+        assert_eq!(r.iter().map(|m| (m.id.as_str(), m.score)).collect::<Vec<_>>(), [("a", 1.0), ("c", 1.0), ("b", 0.0)]);
+        let f = Filter::parse(&json!({"k": 1})).unwrap();
+        let r = ix.query("ix", &[1.0, 0.0, 0.0], 5, Some(&f), true).unwrap();
+        assert_eq!(r.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["a", "d"]);
+        assert_eq!(r[1].score, -1.0);
+        assert_eq!(r[0].vector.as_deref(), Some(&[1.0, 0.0, 0.0][..]));
+        assert!(ix.update("ix", "b", Some(vec![1.0, 1.0, 0.0]), None).unwrap());
+        assert!(ix.remove("a"));
+        assert!(!ix.remove("a"));
+        assert_eq!(ix.len(), 3);
+        let r = ix.query("ix", &[1.0, 0.0, 0.0], 1, None, false).unwrap();
+        assert_eq!(r[0].id, "c");
+        assert_eq!(ix.remove_matching(&f), 1);
+        assert!(matches!(ix.query("ix", &[1.0], 1, None, false), Err(VectorError::Dimension { .. })));
+        assert!(matches!(ix.upsert("ix", vec!["x".into()], vec![vec![f32::NAN, 0.0, 0.0]], vec![None]), Err(VectorError::Invalid(_))));
+    }
+
+    #[test]
+    fn parallel_scan_equals_serial() {
+        let dim = 64;
+        let n = 5000;
+        let mut ix = VectorIndex::new(dim, Metric::Cosine);
+        let mut x = 12345u64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 1000) as f32 / 1000.0 - 0.5
+        };
+        let vectors: Vec<Vec<f32>> = (0..n).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
+        let ids: Vec<String> = (0..n).map(|i| format!("v{i:05}")).collect();
+        ix.upsert("ix", ids, vectors.clone(), vec![None; n]).unwrap();
+        let q: Vec<f32> = (0..dim).map(|_| rnd()).collect();
+        let got = ix.query("ix", &q, 10, None, false).unwrap();
+        let mut expect: Vec<(f64, String)> = (0..n).map(|i| (ix.score(&q, norm(&q), i), format!("v{i:05}"))).collect();
+        expect.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        assert_eq!(got.iter().map(|m| m.id.clone()).collect::<Vec<_>>(), expect[..10].iter().map(|e| e.1.clone()).collect::<Vec<_>>());
+    }
+}
