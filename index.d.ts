@@ -46,14 +46,58 @@ export interface ChunkingOptions {
   overlapLines?: number
 }
 
+/** One embedding: `number[]` or `Float32Array`. */
+export type EmbeddingVector = number[] | Float32Array
+
+/** A single-text embedder, `(text) => Promise<number[]>`. */
+export type SingleEmbedder = (text: string) => Promise<EmbeddingVector> | EmbeddingVector
+
+/**
+ * A batch embedder: a function of many texts marked `batch: true`, called
+ * with at most `maxBatchSize` texts (default 256), e.g. around the AI SDK's
+ * `embedMany`. Write `batch: true as const` with `Object.assign`.
+ */
+export type BatchEmbedder = ((texts: string[]) => Promise<EmbeddingVector[]> | EmbeddingVector[]) & {
+  batch: true
+  maxBatchSize?: number
+}
+
+export type Embedder = SingleEmbedder | BatchEmbedder
+
+/** A hit returned by a vector store's `query`. */
+export interface VectorStoreQueryResult {
+  id: string
+  score: number
+  metadata?: Record<string, any>
+}
+
+/**
+ * Any Mastra vector store (`MastraVector`: PgVector, LibSQLVector,
+ * PineconeVector, ..., or `LocalVector`): `upsert` and `query` are needed;
+ * `createIndex`, `deleteVector` and `deleteVectors` are used when present.
+ */
+export interface VectorStoreAdapter {
+  upsert(params: { indexName: string; vectors: number[][]; metadata?: Record<string, any>[]; ids?: string[] }): Promise<unknown>
+  query(params: { indexName: string; queryVector: number[]; topK?: number; filter?: MetadataFilter }): Promise<VectorStoreQueryResult[]>
+  createIndex?(params: { indexName: string; dimension: number }): Promise<unknown>
+  deleteVector?(params: { indexName: string; id: string }): Promise<unknown>
+  deleteVectors?(params: { indexName: string; ids?: string[]; filter?: MetadataFilter }): Promise<unknown>
+}
+
 export interface WorkspaceOptions {
   id?: string
   /** Where auto-indexing reads files: a `LocalFilesystem` (this package's or Mastra's). */
   filesystem?: LocalFilesystem | { readonly basePath: string }
   /** Enables BM25 keyword search: `true`, `{ k1, b }`, or `{ bm25: { k1, b }, tokenize }` (`k1`/`b` may also stand beside `tokenize`). */
   bm25?: boolean | BM25Config | { bm25?: BM25Config; tokenize?: TokenizeOptions; k1?: number; b?: number }
-  /** Vector index name; must be an SQL identifier when vector search is configured. */
+  /** Vector search: the user's embedder (with `vectorStore`, or alone for the embedded store). */
+  embedder?: Embedder
+  /** Where vectors go; without it, the embedded store (`LocalVector`) holds them. */
+  vectorStore?: VectorStoreAdapter
+  /** Vector index name (default `${id}_search`); an SQL identifier of at most 63 characters. */
   searchIndexName?: string
+  /** Embedder calls in flight at once (default 8). */
+  embedConcurrency?: number
   /** Directories (recursive), files or glob patterns inside `basePath`, indexed by `init()`. */
   autoIndexPaths?: string[]
   chunking?: ChunkingOptions
@@ -136,6 +180,24 @@ export declare class LocalFilesystem {
 }
 
 /**
+ * In-process vector store: exact top-k over contiguous f32 storage,
+ * metadata filters, no server.
+ */
+export declare class LocalVector {
+  constructor(options?: { id?: string })
+  get id(): string
+  createIndex(params: { indexName: string; dimension: number; metric?: 'cosine' | 'euclidean' | 'dotproduct' }): Promise<void>
+  upsert(params: { indexName: string; vectors: Array<number[] | Float32Array>; metadata?: Record<string, unknown>[]; ids?: string[] }): Promise<string[]>
+  query(params: { indexName: string; queryVector: number[] | Float32Array; topK?: number; filter?: MetadataFilter; includeVector?: boolean }): Promise<VectorQueryResult[]>
+  updateVector(params: { indexName: string; id: string; update: { vector?: number[] | Float32Array; metadata?: Record<string, unknown> } }): Promise<void>
+  deleteVector(params: { indexName: string; id: string }): Promise<void>
+  deleteVectors(params: { indexName: string; ids?: string[]; filter?: MetadataFilter }): Promise<void>
+  listIndexes(): Promise<string[]>
+  describeIndex(params: { indexName: string }): Promise<VectorIndexStats>
+  deleteIndex(params: { indexName: string }): Promise<void>
+}
+
+/**
  * Search or indexing on a workspace without `bm25` (or vector search):
  * code `NO_SEARCH`.
  */
@@ -144,8 +206,8 @@ export declare class SearchNotAvailableError {
 }
 
 /**
- * Mastra-compatible workspace search: BM25 keyword search over files and
- * documents, run natively.
+ * Mastra-compatible workspace search: BM25, vector and hybrid search over
+ * files and documents, run natively.
  */
 export declare class Workspace {
   constructor(options?: WorkspaceOptions)
@@ -155,31 +217,41 @@ export declare class Workspace {
   get canVector(): boolean
   get canHybrid(): boolean
   get status(): 'pending' | 'initializing' | 'ready' | 'error' | 'destroyed'
-  /** Indexes `autoIndexPaths` (when BM25 and a filesystem are configured). */
+  /** Indexes `autoIndexPaths` (when search and a filesystem are configured). */
   init(): Promise<IndexReport>
   /**
    * Builds the index anew from the files of `paths` (default
    * `autoIndexPaths`); documents added with `index()` are dropped, as Mastra.
    */
   rebuildSearchIndex(paths?: string[]): Promise<IndexReport>
-  /** Adds or replaces one document; its id is `path`, verbatim. */
+  /**
+   * Adds or replaces one document; its id is `path`, verbatim. A failure
+   * (embedder, store) leaves the previous version in place.
+   */
   index(path: string, content: string, options?: IndexOptions): Promise<void>
-  /** Adds or replaces many documents in one call. */
+  /**
+   * Adds or replaces many documents in one call, batching the embedder
+   * across them.
+   */
   indexMany(docs: IndexManyDocument[]): Promise<IndexReport>
   /**
-   * Removes a document, and the chunks of a file indexed under that path.
-   * Resolves whether anything was removed.
+   * Removes a document, and the chunks of a file indexed under that path,
+   * from every index. Resolves whether anything was removed.
    */
   unindex(path: string): Promise<boolean>
-  /** Removes every document of this workspace. */
+  /**
+   * Removes every document of this workspace from every index, its
+   * vectors in the vector store included (by id).
+   */
   clear(): Promise<void>
   /** Ranked results for `query`. */
   search(query: string, options?: SearchOptions): Promise<SearchResult[]>
   /** Index statistics (synchronous). */
   stats(): WorkspaceStats
   /**
-   * Drops the index; every later call but the capability getters,
-   * `status` and `destroy()` rejects with `WorkspaceNotReadyError`.
+   * Drops the in-process index (the user's vector store is left as it
+   * is); every later call but the capability getters, `status` and
+   * `destroy()` rejects with `WorkspaceNotReadyError`.
    */
   destroy(): Promise<void>
 }
@@ -253,6 +325,19 @@ export interface SearchResult {
 export interface SkippedFile {
   path: string
   reason: string
+}
+
+export interface VectorIndexStats {
+  dimension: number
+  count: number
+  metric: 'cosine' | 'euclidean' | 'dotproduct'
+}
+
+export interface VectorQueryResult {
+  id: string
+  score: number
+  metadata?: Record<string, unknown>
+  vector?: Array<number>
 }
 
 export interface WorkspaceStats {

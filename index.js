@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.LocalFilesystem = nativeBinding.LocalFilesystem
+module.exports.LocalVector = nativeBinding.LocalVector
 module.exports.SearchNotAvailableError = nativeBinding.SearchNotAvailableError
 module.exports.Workspace = nativeBinding.Workspace
 module.exports.WorkspaceError = nativeBinding.WorkspaceError

@@ -46,14 +46,58 @@ export interface ChunkingOptions {
   overlapLines?: number
 }
 
+/** One embedding: `number[]` or `Float32Array`. */
+export type EmbeddingVector = number[] | Float32Array
+
+/** A single-text embedder, `(text) => Promise<number[]>`. */
+export type SingleEmbedder = (text: string) => Promise<EmbeddingVector> | EmbeddingVector
+
+/**
+ * A batch embedder: a function of many texts marked `batch: true`, called
+ * with at most `maxBatchSize` texts (default 256), e.g. around the AI SDK's
+ * `embedMany`. Write `batch: true as const` with `Object.assign`.
+ */
+export type BatchEmbedder = ((texts: string[]) => Promise<EmbeddingVector[]> | EmbeddingVector[]) & {
+  batch: true
+  maxBatchSize?: number
+}
+
+export type Embedder = SingleEmbedder | BatchEmbedder
+
+/** A hit returned by a vector store's `query`. */
+export interface VectorStoreQueryResult {
+  id: string
+  score: number
+  metadata?: Record<string, any>
+}
+
+/**
+ * Any Mastra vector store (`MastraVector`: PgVector, LibSQLVector,
+ * PineconeVector, ..., or `LocalVector`): `upsert` and `query` are needed;
+ * `createIndex`, `deleteVector` and `deleteVectors` are used when present.
+ */
+export interface VectorStoreAdapter {
+  upsert(params: { indexName: string; vectors: number[][]; metadata?: Record<string, any>[]; ids?: string[] }): Promise<unknown>
+  query(params: { indexName: string; queryVector: number[]; topK?: number; filter?: MetadataFilter }): Promise<VectorStoreQueryResult[]>
+  createIndex?(params: { indexName: string; dimension: number }): Promise<unknown>
+  deleteVector?(params: { indexName: string; id: string }): Promise<unknown>
+  deleteVectors?(params: { indexName: string; ids?: string[]; filter?: MetadataFilter }): Promise<unknown>
+}
+
 export interface WorkspaceOptions {
   id?: string
   /** Where auto-indexing reads files: a `LocalFilesystem` (this package's or Mastra's). */
   filesystem?: LocalFilesystem | { readonly basePath: string }
   /** Enables BM25 keyword search: `true`, `{ k1, b }`, or `{ bm25: { k1, b }, tokenize }` (`k1`/`b` may also stand beside `tokenize`). */
   bm25?: boolean | BM25Config | { bm25?: BM25Config; tokenize?: TokenizeOptions; k1?: number; b?: number }
-  /** Vector index name; must be an SQL identifier when vector search is configured. */
+  /** Vector search: the user's embedder (with `vectorStore`, or alone for the embedded store). */
+  embedder?: Embedder
+  /** Where vectors go; without it, the embedded store (`LocalVector`) holds them. */
+  vectorStore?: VectorStoreAdapter
+  /** Vector index name (default `${id}_search`); an SQL identifier of at most 63 characters. */
   searchIndexName?: string
+  /** Embedder calls in flight at once (default 8). */
+  embedConcurrency?: number
   /** Directories (recursive), files or glob patterns inside `basePath`, indexed by `init()`. */
   autoIndexPaths?: string[]
   chunking?: ChunkingOptions

@@ -2,10 +2,16 @@
 //! `#[napi]` classes and async orchestration. Every algorithm lives in
 //! `crates/core`.
 
+mod embedder;
+mod engine;
 mod errors;
 mod filesystem;
 mod js;
+mod local_vector;
 mod options;
+mod shape;
+mod store;
+mod types;
 mod workspace;
 
 use napi::bindgen_prelude::*;

@@ -260,10 +260,12 @@ pub struct SearchOptions {
     pub vector_weight: f64,
     pub fusion: String,
     pub filter: Option<Filter>,
+    /// The filter as given, for a JavaScript vector store.
+    pub filter_json: Option<serde_json::Value>,
 }
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
-    let mut out = SearchOptions { top_k: 5, mode: None, min_score: None, vector_weight: 0.5, fusion: "weighted".into(), filter: None };
+    let mut out = SearchOptions { top_k: 5, mode: None, min_score: None, vector_weight: 0.5, fusion: "weighted".into(), filter: None, filter_json: None };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;
     check_keys(&o, &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion"], &[], "search() options")?;
@@ -293,6 +295,7 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
     if let Some(v) = prop(&o, "filter")? {
         let json = to_json(env, &v, "filter")?;
         out.filter = Some(Filter::parse(&json).map_err(|e| Fail::Type(format!("filter is invalid: {}", e.0)))?);
+        out.filter_json = Some(json);
     }
     Ok(out)
 }

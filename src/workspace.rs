@@ -1,130 +1,30 @@
-//! The `Workspace` class: checks its inputs on the JavaScript thread, then
-//! runs the engine of `crates/core` on worker threads.
+//! The `Workspace` class: checks its inputs on the JavaScript thread, takes
+//! a place in the write order, and hands the work to engine.rs.
 
+use crate::embedder::Embedder;
+use crate::engine::*;
 use crate::js::*;
+use crate::local_vector::LocalVector;
 use crate::options::{self, Bm25Options};
+use crate::store::{JsStore, Store};
+use crate::types::*;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
 use napi_derive::napi;
 use parking_lot::{Mutex, RwLock};
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::bm25::{Analyzed, Bm25Index, NewDocument};
-use workspace_search_core::ingest::{self, ChunkOptions, FileOutcome, Report};
-use workspace_search_core::scan::{self, ScanOptions};
-use workspace_search_core::search::{keyword_search, KeywordQuery, SearchHit};
+use workspace_search_core::bm25::Bm25Index;
+use workspace_search_core::gate::Gate;
+use workspace_search_core::search::{keyword_search, KeywordQuery};
 use workspace_search_core::tokenizer::Tokenizer;
+use workspace_search_core::vector::VectorStore;
+use workspace_search_core::{default_index_name, validate_index_name};
 
-/// Progress of auto-indexing.
-#[napi(object)]
-#[derive(Clone)]
-pub struct ProgressEvent {
-    #[napi(ts_type = "'scan' | 'read' | 'index' | 'embed'")]
-    pub phase: String,
-    pub done: u32,
-    pub total: u32,
-    /// The file just handled, when there is one.
-    pub path: Option<String>,
-}
-
-/// Lines of the content holding a query token (1-based, inclusive, file lines).
-#[napi(object)]
-pub struct LineRange {
-    pub start: u32,
-    pub end: u32,
-}
-
-/// The raw scores behind `score`.
-#[napi(object)]
-pub struct ScoreDetails {
-    /// Raw BM25 score.
-    pub bm25: Option<f64>,
-    /// Raw vector-store score.
-    pub vector: Option<f64>,
-}
-
-#[napi(object)]
-pub struct SearchResult {
-    /// Document id: the path given to `index()`, a file path, or `path#chunk-N`.
-    pub id: String,
-    /// The whole indexed text of the document or chunk.
-    pub content: String,
-    /// In [0, 1]; the best BM25 match scores 1.
-    pub score: f64,
-    pub line_range: Option<LineRange>,
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub metadata: Option<serde_json::Value>,
-    pub score_details: Option<ScoreDetails>,
-}
-
-#[napi(object)]
-pub struct SkippedFile {
-    pub path: String,
-    pub reason: String,
-}
-
-#[napi(object)]
-pub struct FailedFile {
-    pub path: String,
-    pub error: String,
-}
-
-#[napi(object)]
-pub struct IndexReport {
-    /// Files (or `indexMany` documents) now in the index.
-    pub indexed: u32,
-    /// Chunk documents that large files were split into (0 when none was).
-    pub chunks: u32,
-    pub skipped: Vec<SkippedFile>,
-    pub failed: Vec<FailedFile>,
-    pub duration_ms: f64,
-}
-
-#[napi(object)]
-pub struct WorkspaceStats {
-    pub documents: u32,
-    /// Distinct terms in the BM25 index.
-    pub terms: u32,
-    /// Tokens in all documents.
-    pub tokens: f64,
-    pub avg_doc_length: f64,
-    /// Vectors this workspace has written.
-    pub vectors: u32,
-    /// Approximate memory held by the index, content included.
-    pub memory_bytes: f64,
-}
-
-type ProgressFn = ThreadsafeFunction<ProgressEvent, UnknownReturnValue, ProgressEvent, Status, false, true>;
-type TokenizerFn = ThreadsafeFunction<Vec<String>, Vec<Vec<String>>, Vec<String>, Status, false, true>;
-
-struct Keyword {
-    tokenizer: Arc<Tokenizer>,
-    /// A user `tokenize.tokenizer`, batched by runtime.js (slow path).
-    js: Option<TokenizerFn>,
-}
-
-struct Inner {
-    id: String,
-    keyword: Option<Keyword>,
-    base_path: Option<PathBuf>,
-    auto_index_paths: Vec<String>,
-    chunking: ChunkOptions,
-    respect_gitignore: bool,
-    progress: Option<ProgressFn>,
-    index: RwLock<Bm25Index>,
-    /// Every write takes the next number on the JavaScript thread, so the
-    /// index ends as if writes had landed in call order.
-    seq: AtomicU64,
-    status: Mutex<&'static str>,
-    destroyed: AtomicBool,
-}
-
-/// Mastra-compatible workspace search: BM25 keyword search over files and
-/// documents, run natively.
+/// Mastra-compatible workspace search: BM25, vector and hybrid search over
+/// files and documents, run natively.
 #[napi]
 pub struct Workspace {
     inner: Arc<Inner>,
@@ -144,13 +44,12 @@ fn generated_id() -> String {
         s.reverse();
         String::from_utf8(s).unwrap()
     };
-    // splitmix64 over time and a counter: unique per process, no RNG crate.
+    // splitmix64 over time, a counter and the pid: unique per process, no RNG crate.
     let mut x = now ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (std::process::id() as u64) << 32;
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^= x >> 31;
-    let suffix = base36(x % 36u64.pow(6), 6);
-    format!("ws-{}-{}", base36(now, 1), suffix)
+    format!("ws-{}-{}", base36(now, 1), base36(x % 36u64.pow(6), 6))
 }
 
 /// Spawns `fut` as a promise; a panic inside becomes a rejection.
@@ -167,61 +66,6 @@ where
     })
 }
 
-fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
-    let msg = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
-    Error::from_reason(format!("workspace-search internal error: {msg}"))
-}
-
-/// Runs CPU work off the JavaScript thread and the async runtime.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
-    napi::bindgen_prelude::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f)))
-        .await
-        .map_err(|e| Error::from_reason(format!("workspace-search internal error: {e}")))?
-        .map_err(panic_error)
-}
-
-fn to_result(h: SearchHit) -> SearchResult {
-    SearchResult {
-        id: h.id,
-        content: h.content,
-        score: h.score,
-        line_range: h.line_range.map(|(start, end)| LineRange { start, end }),
-        metadata: h.metadata.map(serde_json::Value::Object),
-        score_details: Some(ScoreDetails { bm25: h.bm25, vector: h.vector }),
-    }
-}
-
-/// bm25-mode results for query tokens.
-fn rank(index: &Bm25Index, tokens: &[String], opts: &options::SearchOptions) -> Vec<SearchResult> {
-    if tokens.is_empty() {
-        return Vec::new();
-    }
-    let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
-    keyword_search(index, &q).into_iter().map(to_result).collect()
-}
-
-fn to_report(r: Report, started: Instant) -> IndexReport {
-    IndexReport {
-        indexed: r.indexed as u32,
-        chunks: r.chunks as u32,
-        skipped: r.skipped.into_iter().map(|(path, reason)| SkippedFile { path, reason }).collect(),
-        failed: r.failed.into_iter().map(|(path, error)| FailedFile { path, error }).collect(),
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-    }
-}
-
-/// One `indexMany` item or `index()` call, checked.
-struct DocArgs {
-    id: String,
-    content: String,
-    metadata: Option<serde_json::Map<String, serde_json::Value>>,
-    start_line_offset: Option<u32>,
-}
-
 /// Keeps the last document of each path (as Mastra de-duplicates), in order.
 fn last_of_each_path(docs: Vec<DocArgs>) -> Vec<DocArgs> {
     let mut seen = std::collections::HashSet::new();
@@ -230,157 +74,36 @@ fn last_of_each_path(docs: Vec<DocArgs>) -> Vec<DocArgs> {
     kept
 }
 
-impl Inner {
-    fn next_seq(&self) -> u64 {
-        self.seq.fetch_add(1, Ordering::SeqCst) + 1
-    }
-
-    fn check_ready(&self) -> Checked<()> {
-        if self.destroyed.load(Ordering::SeqCst) {
-            return Err(Fail::NotReady { workspace_id: self.id.clone(), status: (*self.status.lock()).to_string() });
-        }
-        Ok(())
-    }
-
-    fn keyword(&self) -> Checked<&Keyword> {
-        self.check_ready()?;
-        self.keyword.as_ref().ok_or_else(|| Fail::NoSearch { workspace_id: self.id.clone() })
-    }
-
-    fn emit(&self, phase: &str, done: usize, total: usize, path: Option<&str>) {
-        if let Some(p) = &self.progress {
-            let ev = ProgressEvent { phase: phase.into(), done: done.min(total) as u32, total: total as u32, path: path.map(str::to_string) };
-            p.call(ev, ThreadsafeFunctionCallMode::NonBlocking);
-        }
-    }
-
-    /// Progress from many threads, at most about 100 events a phase.
-    fn emit_throttled(&self, phase: &str, done: usize, total: usize, path: &str) {
-        let step = (total / 100).max(1);
-        if done % step == 0 && done != total {
-            self.emit(phase, done, total, Some(path));
-        }
-    }
-
-    /// The last event of a phase, delivered before the caller's promise settles.
-    async fn emit_final(&self, phase: &str, total: usize) {
-        if let Some(p) = &self.progress {
-            let ev = ProgressEvent { phase: phase.into(), done: total as u32, total: total as u32, path: None };
-            let _ = p.call_async(ev).await;
-        }
-    }
-
-    /// Tokenizes texts with the user's JavaScript tokenizer: the whole text
-    /// and each of its lines.
-    async fn analyze_js(f: &TokenizerFn, text: &str) -> Result<Analyzed> {
-        let mut texts = vec![text.to_string()];
-        if text.contains('\n') {
-            texts.extend(text.split('\n').map(str::to_string));
-        }
-        let mut out = f.call_async_catch(texts).await?;
-        if out.len() == 1 {
-            let whole = out.pop().unwrap();
-            return Ok(Analyzed::from_whole_and_lines(&whole, std::slice::from_ref(&whole)));
-        }
-        let lines = out.split_off(1);
-        Ok(Analyzed::from_whole_and_lines(&out[0], &lines))
-    }
-
-    async fn analyze(&self, text: &str) -> Result<Analyzed> {
-        let kw = self.keyword.as_ref().expect("checked before");
-        match &kw.js {
-            Some(f) => Inner::analyze_js(f, text).await,
-            None => Ok(Analyzed::of_text(&kw.tokenizer, text)),
-        }
-    }
-
-    async fn query_tokens(&self, query: String) -> Result<Vec<String>> {
-        let kw = self.keyword.as_ref().expect("checked before");
-        match &kw.js {
-            Some(f) => Ok(f.call_async_catch(vec![query]).await?.pop().unwrap_or_default()),
-            None => Ok(kw.tokenizer.tokenize(&query)),
-        }
-    }
-
-    /// Rebuilds the index from the files of `paths` (SPEC 7).
-    async fn rebuild(self: Arc<Self>, paths: Vec<String>, seq: u64) -> Result<IndexReport> {
-        let started = Instant::now();
-        let (Some(kw), Some(base)) = (self.keyword.as_ref(), self.base_path.clone()) else {
-            return Ok(to_report(Report::default(), started));
-        };
-        if paths.is_empty() {
-            return Ok(to_report(Report::default(), started));
-        }
-        let me = self.clone();
-        let builtin = kw.js.is_none().then(|| kw.tokenizer.clone());
-        let (mut report, mut outcomes) = blocking(move || {
-            let scanned = scan::scan(&base, &paths, ScanOptions { respect_gitignore: me.respect_gitignore });
-            me.emit("scan", scanned.files.len(), scanned.files.len(), None);
-            let report = Report { skipped: scanned.skipped.into_iter().map(|s| (s.path, s.reason)).collect(), ..Default::default() };
-            let outcomes = ingest::ingest(&scanned.files, me.chunking, builtin.as_deref(), &|done, total, id| {
-                me.emit_throttled("read", done, total, id)
-            });
-            (report, outcomes)
-        })
-        .await?;
-        let total = outcomes.len();
-        if total > 0 {
-            self.emit("read", total, total, None);
-        }
-        if let Some(f) = &kw.js {
-            for o in outcomes.iter_mut() {
-                if let FileOutcome::Documents { docs, .. } = o {
-                    for d in docs.iter_mut() {
-                        d.analyzed = Inner::analyze_js(f, &d.content).await?;
-                    }
-                }
-            }
-        }
-        let me = self.clone();
-        let params = self.index.read().params();
-        let (rebuilt, report) = blocking(move || {
-            let rebuilt = ingest::build_index(params, seq, std::mem::take(&mut outcomes), &mut report, &|done, total, id| {
-                me.emit_throttled("index", done, total, id)
-            });
-            (rebuilt, report)
-        })
-        .await?;
-        {
-            let mut index = self.index.write();
-            let mut rebuilt = rebuilt;
-            rebuilt.carry_over(&index, seq);
-            *index = rebuilt;
-        }
-        if total > 0 {
-            self.emit_final("index", total).await;
-        }
-        Ok(to_report(report, started))
-    }
-}
-
-#[napi]
 impl Workspace {
-    #[napi(constructor, ts_args_type = "options?: WorkspaceOptions")]
-    pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-        Self::build(&env, options).map_err(|f| f.throw(&env))
-    }
-
     fn build(env: &Env, options: Option<Unknown>) -> Checked<Self> {
         let o = options::workspace_options(env, options)?;
         let id = o.id.unwrap_or_else(generated_id);
         if o.vector_store.is_some() && o.embedder.is_none() {
             return Err(Fail::Config { message: "vectorStore requires an embedder".into(), workspace_id: None });
         }
-        if o.vector_store.is_some() || o.embedder.is_some() {
-            return Err(Fail::Plain("vector search (embedder, vectorStore) is not available in this version of workspace-search yet; use bm25".into()));
-        }
-        let _ = (&o.search_index_name, o.embed_concurrency);
-        let runtime_tokenize = runtime_fn(env, "tokenizeMany")?;
+        let vectors = match &o.embedder {
+            None => None,
+            Some(e) => {
+                let index_name = o.search_index_name.clone().unwrap_or_else(|| default_index_name(&id));
+                validate_index_name(&index_name).map_err(|message| Fail::Config { message, workspace_id: Some(id.clone()) })?;
+                let embedder = Embedder::from_js(e, o.embed_concurrency)?;
+                let store = match &o.vector_store {
+                    // No store: the embedded one.
+                    None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
+                    Some(s) if LocalVector::instance_of(env, s)? => {
+                        let lv: ClassInstance<LocalVector> = unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
+                        Store::Local(lv.store.clone())
+                    }
+                    Some(s) => Store::Js(JsStore::from_js(s)?),
+                };
+                Some(VectorSide { embedder, store, index_name, upserted: AtomicBool::new(false), written: Mutex::default() })
+            }
+        };
         let (keyword, params) = match o.bm25 {
             Some(Bm25Options { params, tokenizer }) => {
                 let js = match o.js_tokenizer {
                     Some(user_fn) => {
-                        let batched = runtime_tokenize.call(user_fn.to_unknown())?;
+                        let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
                         let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
                         Some(f.build_threadsafe_function().weak::<true>().build()?)
                     }
@@ -392,7 +115,7 @@ impl Workspace {
         };
         let progress = match o.on_progress {
             Some(f) => {
-                let f: Function<ProgressEvent, UnknownReturnValue> = unsafe { f.to_unknown().cast()? };
+                let f: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> = unsafe { f.to_unknown().cast()? };
                 Some(f.build_threadsafe_function().weak::<true>().build()?)
             }
             None => None,
@@ -401,17 +124,51 @@ impl Workspace {
             inner: Arc::new(Inner {
                 id,
                 keyword,
+                vectors,
                 base_path: o.base_path,
                 auto_index_paths: o.auto_index_paths,
                 chunking: o.chunking,
                 respect_gitignore: o.respect_gitignore,
                 progress,
                 index: RwLock::new(Bm25Index::new(params)),
-                seq: AtomicU64::new(0),
+                gate: Arc::new(Gate::default()),
                 status: Mutex::new("pending"),
                 destroyed: AtomicBool::new(false),
             }),
         })
+    }
+
+    /// Ready, with search configured.
+    fn searchable(&self) -> Checked<()> {
+        self.inner.check_ready()?;
+        if !self.inner.has_search() {
+            return Err(Fail::NoSearch { workspace_id: self.inner.id.clone() });
+        }
+        Ok(())
+    }
+
+    /// The mode to run: the one asked for, or hybrid > vector > bm25.
+    fn mode(&self, asked: Option<&str>) -> Checked<&'static str> {
+        let (kw, vec) = (self.inner.keyword.is_some(), self.inner.vectors.is_some());
+        match asked {
+            Some("bm25") if !kw => Err(Fail::Plain("BM25 search requires BM25 configuration.".into())),
+            Some("vector") if !vec => Err(Fail::Plain("Vector search requires vector configuration.".into())),
+            Some("hybrid") if !(kw && vec) => Err(Fail::Plain("Hybrid search requires both vector and BM25 configuration.".into())),
+            Some("bm25") => Ok("bm25"),
+            Some("vector") => Ok("vector"),
+            Some(_) => Ok("hybrid"),
+            None if kw && vec => Ok("hybrid"),
+            None if vec => Ok("vector"),
+            None => Ok("bm25"),
+        }
+    }
+}
+
+#[napi]
+impl Workspace {
+    #[napi(constructor, ts_args_type = "options?: WorkspaceOptions")]
+    pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+        Self::build(&env, options).map_err(|f| f.throw(&env))
     }
 
     /// The given id, or a generated `ws-...` one.
@@ -427,12 +184,12 @@ impl Workspace {
 
     #[napi(getter)]
     pub fn can_vector(&self) -> bool {
-        false
+        self.inner.vectors.is_some()
     }
 
     #[napi(getter)]
     pub fn can_hybrid(&self) -> bool {
-        false
+        self.inner.keyword.is_some() && self.inner.vectors.is_some()
     }
 
     #[napi(getter, ts_return_type = "'pending' | 'initializing' | 'ready' | 'error' | 'destroyed'")]
@@ -440,7 +197,7 @@ impl Workspace {
         (*self.inner.status.lock()).to_string()
     }
 
-    /// Indexes `autoIndexPaths` (when BM25 and a filesystem are configured).
+    /// Indexes `autoIndexPaths` (when search and a filesystem are configured).
     #[napi(ts_return_type = "Promise<IndexReport>")]
     pub fn init<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, IndexReport>> {
         if let Err(f) = self.inner.check_ready() {
@@ -449,9 +206,9 @@ impl Workspace {
         *self.inner.status.lock() = "initializing";
         let inner = self.inner.clone();
         let paths = inner.auto_index_paths.clone();
-        let seq = inner.next_seq();
+        let ticket = inner.gate.ticket();
         spawn(env, async move {
-            let result = inner.clone().rebuild(paths, seq).await;
+            let result = inner.clone().rebuild(ticket, paths).await;
             let mut status = inner.status.lock();
             if !inner.destroyed.load(Ordering::SeqCst) {
                 *status = if result.is_ok() { "ready" } else { "error" };
@@ -474,42 +231,39 @@ impl Workspace {
         match checked {
             Err(f) => rejected(env, f),
             Ok(paths) => {
-                let seq = self.inner.next_seq();
-                spawn(env, self.inner.clone().rebuild(paths, seq))
+                let ticket = self.inner.gate.ticket();
+                spawn(env, self.inner.clone().rebuild(ticket, paths))
             }
         }
     }
 
-    /// Adds or replaces one document; its id is `path`, verbatim.
+    /// Adds or replaces one document; its id is `path`, verbatim. A failure
+    /// (embedder, store) leaves the previous version in place.
     #[napi(ts_args_type = "path: string, content: string, options?: IndexOptions", ts_return_type = "Promise<void>")]
     pub fn index<'e>(&self, env: &'e Env, path: Unknown, content: Unknown, options: Option<Unknown>) -> Result<PromiseRaw<'e, ()>> {
         let checked = (|| -> Checked<DocArgs> {
-            self.inner.keyword()?;
+            self.searchable()?;
             let id = options::doc_path(&path, "path")?;
             let content = to_string(&content, "content")?;
             let (metadata, start_line_offset) = options::index_options(env, options, "index() options")?;
             Ok(DocArgs { id, content, metadata, start_line_offset })
         })();
-        let doc = match checked {
-            Err(f) => return rejected(env, f),
-            Ok(d) => d,
-        };
-        let seq = self.inner.next_seq();
-        let inner = self.inner.clone();
-        spawn(env, async move {
-            let analyzed = inner.analyze(&doc.content).await?;
-            let new = NewDocument { id: doc.id, content: doc.content, metadata: doc.metadata, start_line_offset: doc.start_line_offset, analyzed };
-            inner.index.write().upsert(new, seq);
-            Ok(())
-        })
+        match checked {
+            Err(f) => rejected(env, f),
+            Ok(doc) => {
+                let ticket = self.inner.gate.ticket();
+                spawn(env, self.inner.clone().index_one(ticket, doc))
+            }
+        }
     }
 
-    /// Adds or replaces many documents in one call.
+    /// Adds or replaces many documents in one call, batching the embedder
+    /// across them.
     #[napi(ts_args_type = "docs: IndexManyDocument[]", ts_return_type = "Promise<IndexReport>")]
     pub fn index_many<'e>(&self, env: &'e Env, docs: Unknown) -> Result<PromiseRaw<'e, IndexReport>> {
         let started = Instant::now();
         let checked = (|| -> Checked<Vec<DocArgs>> {
-            self.inner.keyword()?;
+            self.searchable()?;
             let items = to_array(&docs, "docs")?;
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
@@ -527,104 +281,82 @@ impl Workspace {
                 let (metadata, start_line_offset) = options::doc_fields(env, &o, &at)?;
                 out.push(DocArgs { id, content, metadata, start_line_offset });
             }
-            Ok(out)
+            Ok(last_of_each_path(out))
         })();
         let docs = match checked {
             Err(f) => return rejected(env, f),
-            Ok(d) => last_of_each_path(d),
+            Ok(d) => d,
         };
-        let first_seq = self.inner.seq.fetch_add(docs.len() as u64, Ordering::SeqCst) + 1;
+        let ticket = self.inner.gate.ticket();
         let inner = self.inner.clone();
-        spawn(env, async move {
-            let kw = inner.keyword.as_ref().expect("checked");
-            let mut prepared = Vec::with_capacity(docs.len());
-            match &kw.js {
-                Some(f) => {
-                    for d in docs {
-                        let analyzed = Inner::analyze_js(f, &d.content).await?;
-                        prepared.push(NewDocument { id: d.id, content: d.content, metadata: d.metadata, start_line_offset: d.start_line_offset, analyzed });
-                    }
-                }
-                None => {
-                    let tokenizer = kw.tokenizer.clone();
-                    prepared = blocking(move || {
-                        use rayon::prelude::*;
-                        docs.into_par_iter()
-                            .map(|d| {
-                                let analyzed = Analyzed::of_text(&tokenizer, &d.content);
-                                NewDocument { id: d.id, content: d.content, metadata: d.metadata, start_line_offset: d.start_line_offset, analyzed }
-                            })
-                            .collect()
-                    })
-                    .await?;
-                }
+        let fut = async move {
+            match AssertUnwindSafe(inner.index_many(ticket, docs, started)).catch_unwind().await {
+                Ok(r) => r,
+                Err(panic) => Err(panic_error(panic)),
             }
-            let mut report = Report::default();
-            let mut index = inner.index.write();
-            for (i, doc) in prepared.into_iter().enumerate() {
-                if index.upsert(doc, first_seq + i as u64) {
-                    report.indexed += 1;
+        };
+        // The first failure rejects, as its own Error object carrying the report.
+        env.spawn_future_with_callback(fut, |env, outcome: ManyOutcome| match outcome.error {
+            None => Ok(outcome.report),
+            Some(e) => {
+                let value = Fail::Napi(e).into_js(env)?;
+                if let Ok(mut obj) = unsafe { value.cast::<Object>() } {
+                    obj.set_named_property("report", outcome.report)?;
                 }
+                Err(napi::Error::from(value))
             }
-            drop(index);
-            Ok(to_report(report, started))
         })
     }
 
-    /// Removes a document, and the chunks of a file indexed under that path.
-    /// Resolves whether anything was removed.
+    /// Removes a document, and the chunks of a file indexed under that path,
+    /// from every index. Resolves whether anything was removed.
     #[napi(ts_args_type = "path: string", ts_return_type = "Promise<boolean>")]
     pub fn unindex<'e>(&self, env: &'e Env, path: Unknown) -> Result<PromiseRaw<'e, bool>> {
         let checked = (|| -> Checked<String> {
-            self.inner.keyword()?;
+            self.searchable()?;
             options::doc_path(&path, "path")
         })();
         match checked {
             Err(f) => rejected(env, f),
             Ok(id) => {
-                let seq = self.inner.next_seq();
-                let removed = self.inner.index.write().remove_with_chunks(&id, seq);
-                PromiseRaw::resolve(env, removed)
+                let ticket = self.inner.gate.ticket();
+                spawn(env, self.inner.clone().unindex(ticket, id))
             }
         }
     }
 
-    /// Removes every document of this workspace.
+    /// Removes every document of this workspace from every index, its
+    /// vectors in the vector store included (by id).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn clear<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         if let Err(f) = self.inner.check_ready() {
             return rejected(env, f);
         }
-        let seq = self.inner.next_seq();
-        self.inner.index.write().clear(seq);
-        PromiseRaw::resolve(env, ())
+        let ticket = self.inner.gate.ticket();
+        spawn(env, self.inner.clone().clear(ticket))
     }
 
     /// Ranked results for `query`.
     #[napi(ts_args_type = "query: string, options?: SearchOptions", ts_return_type = "Promise<SearchResult[]>")]
     pub fn search<'e>(&self, env: &'e Env, query: Unknown, options: Option<Unknown>) -> Result<PromiseRaw<'e, Vec<SearchResult>>> {
-        let checked = (|| -> Checked<(String, options::SearchOptions)> {
-            self.inner.check_ready()?;
-            if self.inner.keyword.is_none() {
-                return Err(Fail::NoSearch { workspace_id: self.inner.id.clone() });
-            }
+        let checked = (|| -> Checked<(String, options::SearchOptions, &'static str)> {
+            self.searchable()?;
             let query = to_string(&query, "query")?;
             let opts = options::search_options(env, options)?;
-            match opts.mode.as_deref() {
-                Some("vector") => return Err(Fail::Plain("Vector search requires vector configuration.".into())),
-                Some("hybrid") => return Err(Fail::Plain("Hybrid search requires both vector and BM25 configuration.".into())),
-                _ => {}
-            }
-            Ok((query, opts))
+            let mode = self.mode(opts.mode.as_deref())?;
+            Ok((query, opts, mode))
         })();
-        let (query, opts) = match checked {
+        let (query, opts, mode) = match checked {
             Err(f) => return rejected(env, f),
             Ok(x) => x,
         };
         if query.is_empty() || opts.top_k == 0 {
             return PromiseRaw::resolve(env, Vec::new());
         }
-        let kw = self.inner.keyword.as_ref().expect("checked");
+        if mode != "bm25" {
+            return spawn(env, self.inner.clone().search_vectors(query, mode, opts));
+        }
+        let kw = self.inner.keyword.as_ref().expect("mode checked");
         if kw.js.is_none() {
             // Fast path: tokenize and rank right here unless a writer holds
             // the index; results come back as an already settled promise.
@@ -633,18 +365,21 @@ impl Workspace {
                 return PromiseRaw::resolve(env, Vec::new());
             }
             if let Some(index) = self.inner.index.try_read() {
-                let results = std::panic::catch_unwind(AssertUnwindSafe(|| rank(&index, &tokens, &opts)));
+                let q = KeywordQuery { tokens: &tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
+                let results = std::panic::catch_unwind(AssertUnwindSafe(|| keyword_search(&index, &q)));
                 drop(index);
                 return match results {
-                    Ok(r) => PromiseRaw::resolve(env, r),
+                    Ok(r) => PromiseRaw::resolve(env, r.into_iter().map(to_result).collect()),
                     Err(p) => rejected(env, Fail::Napi(panic_error(p))),
                 };
             }
         }
         let inner = self.inner.clone();
         spawn(env, async move {
-            let tokens = inner.query_tokens(query).await?;
-            Ok(rank(&inner.index.read(), &tokens, &opts))
+            let tokens = inner.query_tokens(&query).await?;
+            let index = inner.index.read();
+            let q = KeywordQuery { tokens: &tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
+            Ok(if tokens.is_empty() { Vec::new() } else { keyword_search(&index, &q).into_iter().map(to_result).collect() })
         })
     }
 
@@ -653,23 +388,28 @@ impl Workspace {
     pub fn stats(&self, env: Env) -> Result<WorkspaceStats> {
         self.inner.check_ready().map_err(|f| f.throw(&env))?;
         let s = self.inner.index.read().stats();
+        let (vectors, vector_bytes) = match &self.inner.vectors {
+            Some(v) => (v.count(), if let crate::store::Store::Local(s) = &v.store { s.read().memory_bytes() } else { 0 }),
+            None => (0, 0),
+        };
         Ok(WorkspaceStats {
             documents: s.documents as u32,
             terms: s.terms as u32,
             tokens: s.tokens as f64,
             avg_doc_length: s.avg_doc_length,
-            vectors: 0,
-            memory_bytes: s.memory_bytes as f64,
+            vectors: vectors as u32,
+            memory_bytes: (s.memory_bytes + vector_bytes) as f64,
         })
     }
 
-    /// Drops the index; every later call but the capability getters,
-    /// `status` and `destroy()` rejects with `WorkspaceNotReadyError`.
+    /// Drops the in-process index (the user's vector store is left as it
+    /// is); every later call but the capability getters, `status` and
+    /// `destroy()` rejects with `WorkspaceNotReadyError`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn destroy<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         self.inner.destroyed.store(true, Ordering::SeqCst);
         *self.inner.status.lock() = "destroyed";
-        let seq = self.inner.next_seq();
+        let seq = self.inner.gate.ticket().seq();
         self.inner.index.write().clear(seq);
         PromiseRaw::resolve(env, ())
     }

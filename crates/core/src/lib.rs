@@ -5,6 +5,7 @@
 pub mod bm25;
 pub mod chunk;
 pub mod filter;
+pub mod gate;
 pub mod hybrid;
 pub mod ingest;
 pub mod scan;

@@ -1,0 +1,120 @@
+//! Values coming back from user callbacks: a value or a promise of it,
+//! embeddings as `number[]` or `Float32Array`, and JSON that may be
+//! `undefined`, each with an error that says what was wrong.
+
+use napi::bindgen_prelude::*;
+use napi::{sys, JsValue, ValueType};
+
+/// A callback result that may or may not be a promise.
+pub enum MaybePromise<T: FromNapiValue + 'static> {
+    Pending(Promise<T>),
+    Ready(T),
+}
+
+impl<T: FromNapiValue + 'static> FromNapiValue for MaybePromise<T> {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        let mut is = false;
+        check_status!(sys::napi_is_promise(env, v, &mut is))?;
+        Ok(if is { Self::Pending(Promise::from_napi_value(env, v)?) } else { Self::Ready(T::from_napi_value(env, v)?) })
+    }
+}
+
+impl<T: FromNapiValue + 'static> MaybePromise<T> {
+    pub async fn settle(self) -> Result<T> {
+        match self {
+            Self::Pending(p) => p.await,
+            Self::Ready(v) => Ok(v),
+        }
+    }
+}
+
+fn kind(env: sys::napi_env, v: sys::napi_value) -> String {
+    let u = unsafe { Unknown::from_napi_value(env, v) };
+    match u {
+        Ok(u) => crate::js::describe(&u),
+        Err(_) => "an unknown value".into(),
+    }
+}
+
+/// One embedding: `number[]` or `Float32Array` (checked finite later).
+pub struct Vector(pub Vec<f32>);
+
+impl FromNapiValue for Vector {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        let u = Unknown::from_napi_value(env, v)?;
+        if u.get_type()? == ValueType::Object {
+            if u.is_typedarray()? {
+                let arr = Float32Array::from_napi_value(env, v).map_err(|_| Error::from_reason("expected number[] or Float32Array, got another typed array"))?;
+                return Ok(Vector(arr.to_vec()));
+            }
+            if u.is_array()? {
+                let obj = Object::from_napi_value(env, v)?;
+                let n = obj.get_array_length()?;
+                let mut out = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    let e: Unknown = obj.get_element(i)?;
+                    if e.get_type()? != ValueType::Number {
+                        return Err(Error::from_reason(format!("element {i} is {}, not a number", crate::js::describe(&e))));
+                    }
+                    out.push(e.cast::<f64>()? as f32);
+                }
+                return Ok(Vector(out));
+            }
+        }
+        Err(Error::from_reason(format!("expected number[] or Float32Array, got {}", kind(env, v))))
+    }
+}
+
+/// A batch of embeddings: `Array<number[] | Float32Array>`.
+pub struct Vectors(pub Vec<Vec<f32>>);
+
+impl FromNapiValue for Vectors {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        let u = Unknown::from_napi_value(env, v)?;
+        if u.get_type()? != ValueType::Object || !u.is_array()? {
+            return Err(Error::from_reason(format!("expected an array of vectors, got {}", kind(env, v))));
+        }
+        let obj = Object::from_napi_value(env, v)?;
+        let n = obj.get_array_length()?;
+        let mut out = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let e: Unknown = obj.get_element(i)?;
+            let vec = Vector::from_napi_value(env, e.raw()).map_err(|err| Error::from_reason(format!("vector {i}: {}", err.reason)))?;
+            out.push(vec.0);
+        }
+        Ok(Vectors(out))
+    }
+}
+
+/// Any JSON-like result, `undefined` included (as `Null`).
+pub struct Json(pub serde_json::Value);
+
+impl FromNapiValue for Json {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        let u = Unknown::from_napi_value(env, v)?;
+        if matches!(u.get_type()?, ValueType::Undefined | ValueType::Null) {
+            return Ok(Json(serde_json::Value::Null));
+        }
+        Ok(Json(Env::from_raw(env).from_js_value::<serde_json::Value, _>(u)?))
+    }
+}
+
+/// An argument passed to JavaScript through serde.
+pub struct Js<T>(pub T);
+
+impl<T: serde::Serialize> ToNapiValue for Js<T> {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        Ok(Env::from_raw(env).to_js_value(&val.0)?.raw())
+    }
+}
+
+/// A conversion that never fails on its own: the error message is kept, so
+/// the caller can say which callback and which call produced it (an error
+/// raised inside a promise's `then` would otherwise lose that context).
+pub struct Lenient<T>(pub std::result::Result<T, String>);
+
+impl<T: FromNapiValue> FromNapiValue for Lenient<T> {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        Ok(Lenient(T::from_napi_value(env, v).map_err(|e| e.reason)))
+    }
+}

@@ -1,0 +1,205 @@
+//! The vector store behind a workspace: the embedded one (Rust, no
+//! boundary crossing) or any JavaScript object with Mastra's `MastraVector`
+//! methods, called with `this` bound to it and Mastra's argument shapes.
+
+use crate::js::*;
+use crate::shape::{Js, Json, Lenient, MaybePromise};
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use parking_lot::RwLock;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use workspace_search_core::filter::Filter;
+use workspace_search_core::hybrid::StoreHit;
+use workspace_search_core::vector::{Metric, VectorStore};
+
+type StoreFn = ThreadsafeFunction<Js<Value>, MaybePromise<Lenient<Json>>, Js<Value>, Status, false, true>;
+
+pub struct JsStore {
+    upsert: StoreFn,
+    query: StoreFn,
+    create_index: Option<StoreFn>,
+    delete_vector: Option<StoreFn>,
+    delete_vectors: Option<StoreFn>,
+}
+
+pub enum Store {
+    Local(Arc<RwLock<VectorStore>>),
+    Js(JsStore),
+}
+
+/// At most this many vectors per `upsert` call, as Mastra.
+pub const MAX_UPSERT: usize = 100;
+
+fn method(obj: &Object, name: &str, required: bool) -> Checked<Option<StoreFn>> {
+    let v: Unknown = obj.get_named_property_unchecked(name)?;
+    if v.get_type()? != napi::ValueType::Function {
+        if required {
+            return Err(Fail::Type(format!("vectorStore.{name} must be a function, got {}", describe(&v))));
+        }
+        return Ok(None);
+    }
+    let f: Function<Js<Value>, MaybePromise<Lenient<Json>>> = unsafe { v.cast()? };
+    let bound = f.bind(obj)?;
+    Ok(Some(bound.build_threadsafe_function().weak::<true>().build()?))
+}
+
+impl JsStore {
+    pub fn from_js(v: &Unknown) -> Checked<JsStore> {
+        let obj = to_object(v, "vectorStore")?;
+        Ok(JsStore {
+            upsert: method(&obj, "upsert", true)?.expect("required"),
+            query: method(&obj, "query", true)?.expect("required"),
+            create_index: method(&obj, "createIndex", false)?,
+            delete_vector: method(&obj, "deleteVector", false)?,
+            delete_vectors: method(&obj, "deleteVectors", false)?,
+        })
+    }
+}
+
+async fn call(f: &StoreFn, name: &str, args: Value) -> Result<Value> {
+    let Lenient(answer) = f.call_async_catch(Js(args)).await?.settle().await?;
+    answer.map(|j| j.0).map_err(|e| Error::from_reason(format!("vectorStore.{name} returned an invalid value: {e}")))
+}
+
+fn local_err(e: impl std::fmt::Display) -> Error {
+    Error::from_reason(e.to_string())
+}
+
+impl Store {
+    pub fn is_local(&self) -> bool {
+        matches!(self, Store::Local(_))
+    }
+
+    pub async fn create_index(&self, index_name: &str, dimension: usize) -> Result<()> {
+        match self {
+            Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
+            Store::Js(js) => match &js.create_index {
+                Some(f) => call(f, "createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop),
+                None => Ok(()),
+            },
+        }
+    }
+
+    pub async fn upsert(&self, index_name: &str, ids: Vec<String>, vectors: Vec<Vec<f32>>, metadata: Vec<Map<String, Value>>) -> Result<()> {
+        match self {
+            Store::Local(s) => {
+                let mut store = s.write();
+                let ix = store.index_mut(index_name).map_err(local_err)?;
+                ix.upsert(index_name, ids, vectors, metadata.into_iter().map(Some).collect()).map_err(local_err)
+            }
+            Store::Js(js) => {
+                let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
+                call(&js.upsert, "upsert", args).await.map(drop)
+            }
+        }
+    }
+
+    pub async fn query(&self, index_name: &str, vector: Vec<f32>, top_k: usize, filter: Option<(&Filter, &Value)>) -> Result<Vec<StoreHit>> {
+        match self {
+            Store::Local(s) => {
+                let store = s.read();
+                let ix = match store.index(index_name) {
+                    Ok(ix) => ix,
+                    Err(_) => return Ok(Vec::new()), // nothing indexed yet
+                };
+                let hits = ix.query(index_name, &vector, top_k, filter.map(|f| f.0), false).map_err(local_err)?;
+                Ok(hits.into_iter().map(|m| StoreHit { id: m.id, score: m.score, metadata: m.metadata }).collect())
+            }
+            Store::Js(js) => {
+                let mut args = json!({ "indexName": index_name, "queryVector": vector, "topK": top_k });
+                if let Some((_, raw)) = filter {
+                    args["filter"] = raw.clone();
+                }
+                let out = call(&js.query, "query", args).await?;
+                parse_hits(out)
+            }
+        }
+    }
+
+    /// Deletes vectors by id (missing ids are fine).
+    pub async fn delete_ids(&self, index_name: &str, ids: &[String]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Store::Local(s) => {
+                if let Ok(ix) = s.write().index_mut(index_name) {
+                    for id in ids {
+                        ix.remove(id);
+                    }
+                }
+                Ok(())
+            }
+            Store::Js(js) => {
+                // One call per 100 ids where the store can; else one per id.
+                if let Some(f) = &js.delete_vectors {
+                    for chunk in ids.chunks(MAX_UPSERT) {
+                        call(f, "deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?;
+                    }
+                } else if let Some(f) = &js.delete_vector {
+                    for id in ids {
+                        call(f, "deleteVector", json!({ "indexName": index_name, "id": id })).await?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `deleteVectors({ indexName, filter: { sourceFile } })`: the chunks of a file.
+    pub async fn delete_source(&self, index_name: &str, source_file: &str) -> Result<()> {
+        match self {
+            Store::Local(s) => {
+                let filter = Filter::parse(&json!({ "sourceFile": source_file })).expect("valid filter");
+                if let Ok(ix) = s.write().index_mut(index_name) {
+                    ix.remove_matching(&filter);
+                }
+                Ok(())
+            }
+            Store::Js(js) => match &js.delete_vectors {
+                Some(f) => call(f, "deleteVectors", json!({ "indexName": index_name, "filter": { "sourceFile": source_file } })).await.map(drop),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// `query` results: `Array<{ id, score, metadata? }>`.
+fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
+    let bad = |what: String| Error::from_reason(format!("vectorStore.query must resolve to Array<{{ id: string, score: number, metadata?: object }}>: {what}"));
+    let Value::Array(items) = v else { return Err(bad(format!("got {}", json_kind(&v)))) };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let Value::Object(mut o) = item else { return Err(bad(format!("item {i} is {}", json_kind(&item)))) };
+            let id = match o.remove("id") {
+                Some(Value::String(s)) => s,
+                Some(Value::Number(n)) => n.to_string(),
+                other => return Err(bad(format!("item {i} has id {}", other.as_ref().map_or("undefined", json_kind)))),
+            };
+            let score = match o.remove("score") {
+                Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+                other => return Err(bad(format!("item {i} has score {}", other.as_ref().map_or("undefined", json_kind)))),
+            };
+            let metadata = match o.remove("metadata") {
+                Some(Value::Object(m)) => Some(m),
+                None | Some(Value::Null) => None,
+                Some(other) => return Err(bad(format!("item {i} has metadata {}", json_kind(&other)))),
+            };
+            Ok(StoreHit { id, score, metadata })
+        })
+        .collect()
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

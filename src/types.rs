@@ -1,0 +1,107 @@
+//! The objects the API returns, and their conversions from the engine.
+
+use napi_derive::napi;
+use std::time::Instant;
+use workspace_search_core::ingest::Report;
+use workspace_search_core::search::SearchHit;
+
+/// Progress of auto-indexing.
+#[napi(object)]
+#[derive(Clone)]
+pub struct ProgressEvent {
+    #[napi(ts_type = "'scan' | 'read' | 'index' | 'embed'")]
+    pub phase: String,
+    pub done: u32,
+    pub total: u32,
+    /// The file just handled, when there is one.
+    pub path: Option<String>,
+}
+
+/// Lines of the content holding a query token (1-based, inclusive, file lines).
+#[napi(object)]
+pub struct LineRange {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// The raw scores behind `score`.
+#[napi(object)]
+pub struct ScoreDetails {
+    /// Raw BM25 score.
+    pub bm25: Option<f64>,
+    /// Raw vector-store score.
+    pub vector: Option<f64>,
+}
+
+#[napi(object)]
+pub struct SearchResult {
+    /// Document id: the path given to `index()`, a file path, or `path#chunk-N`.
+    pub id: String,
+    /// The whole indexed text of the document or chunk.
+    pub content: String,
+    /// In [0, 1]; the best BM25 match scores 1.
+    pub score: f64,
+    pub line_range: Option<LineRange>,
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub metadata: Option<serde_json::Value>,
+    pub score_details: Option<ScoreDetails>,
+}
+
+#[napi(object)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
+#[napi(object)]
+pub struct FailedFile {
+    pub path: String,
+    pub error: String,
+}
+
+#[napi(object)]
+pub struct IndexReport {
+    /// Files (or `indexMany` documents) now in the index.
+    pub indexed: u32,
+    /// Chunk documents that large files were split into (0 when none was).
+    pub chunks: u32,
+    pub skipped: Vec<SkippedFile>,
+    pub failed: Vec<FailedFile>,
+    pub duration_ms: f64,
+}
+
+#[napi(object)]
+pub struct WorkspaceStats {
+    pub documents: u32,
+    /// Distinct terms in the BM25 index.
+    pub terms: u32,
+    /// Tokens in all documents.
+    pub tokens: f64,
+    pub avg_doc_length: f64,
+    /// Vectors this workspace has written.
+    pub vectors: u32,
+    /// Approximate memory held by the index, content included.
+    pub memory_bytes: f64,
+}
+
+
+pub fn to_result(h: SearchHit) -> SearchResult {
+    SearchResult {
+        id: h.id,
+        content: h.content,
+        score: h.score,
+        line_range: h.line_range.map(|(start, end)| LineRange { start, end }),
+        metadata: h.metadata.map(serde_json::Value::Object),
+        score_details: Some(ScoreDetails { bm25: h.bm25, vector: h.vector }),
+    }
+}
+
+pub fn to_report(r: Report, started: Instant) -> IndexReport {
+    IndexReport {
+        indexed: r.indexed as u32,
+        chunks: r.chunks as u32,
+        skipped: r.skipped.into_iter().map(|(path, reason)| SkippedFile { path, reason }).collect(),
+        failed: r.failed.into_iter().map(|(path, error)| FailedFile { path, error }).collect(),
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
