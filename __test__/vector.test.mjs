@@ -1,0 +1,376 @@
+// Vector and hybrid search with the real AI SDK (embed/embedMany over an
+// offline EmbeddingModelV3) against every store: the embedded one,
+// LocalVector, LibSQL, DuckDB and PostgreSQL with pgvector.
+import { describe, test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { Workspace, LocalFilesystem, lib, tree, ids } from './helpers.mjs'
+import { hashEmbed, cosine, hashModel, batchEmbedder, singleEmbedder, makeStore, pgAvailable, PG_URL } from './vector-helpers.mjs'
+
+const DOCS = [
+  { path: 'reset.md', content: 'How to reset your password\nopen the account settings\nclick reset password', metadata: { cat: 'account' } },
+  { path: 'router.md', content: 'router setup guide for the home network', metadata: { cat: 'network' } },
+  { path: 'manager.md', content: 'password manager tips and tricks', metadata: { cat: 'account' } },
+  { path: 'pasta.md', content: 'cooking pasta at home', metadata: { cat: 'food' } },
+  { path: 'login.md', content: 'sign in with your account password', metadata: { cat: 'account' } },
+  { path: 'wifi.md', content: 'reset the wifi router to factory settings', metadata: { cat: 'network' } },
+]
+
+/** Expected vector-mode order: cosine of the hash embeddings, ties by id. */
+function expectedVector(docs, query, k) {
+  const q = hashEmbed(query)
+  return docs
+    .map((d) => ({ id: d.path, score: cosine(q, hashEmbed(d.content)) }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+    .slice(0, k)
+}
+
+const pgUp = await pgAvailable()
+if (!pgUp && process.env.CI) throw new Error(`PostgreSQL with pgvector is not reachable at ${PG_URL}; .ci/run starts it`)
+const STORES = ['embedded', 'LocalVector', 'libsql', 'duckdb', 'pg']
+let names = 0
+const indexName = (kind) => `wss_${kind.toLowerCase()}_${process.pid}_${names++}`
+
+for (const kind of STORES) {
+  describe(`vector and hybrid search on ${kind}`, { skip: kind === 'pg' && !pgUp ? `no PostgreSQL with pgvector at ${PG_URL}` : false }, () => {
+    let store
+    let close
+    before(async () => {
+      ;({ store, close } = await makeStore(kind))
+    })
+    after(async () => close?.())
+
+    const workspace = (options = {}) => {
+      const { embedder } = options.embedder ? options : batchEmbedder(hashModel(), { maxBatchSize: 4 })
+      return new Workspace({ bm25: true, embedder, ...(store ? { vectorStore: store } : {}), searchIndexName: indexName(kind), ...options })
+    }
+
+    /** What the store holds for this workspace's index: id -> text. */
+    async function storeContents(ws, indexNameUsed) {
+      if (!store) return null
+      const hits = await store.query({ indexName: indexNameUsed, queryVector: hashEmbed('anything at all'), topK: 1000 })
+      return Object.fromEntries(hits.map((h) => [h.metadata?.id ?? h.id, h.metadata?.text]))
+    }
+
+    test('vector mode: exact cosine order, score clamped to [0, 1], raw in scoreDetails, ties by id', async () => {
+      const ws = workspace()
+      assert.deepEqual([ws.canBM25, ws.canVector, ws.canHybrid], [true, true, true])
+      await ws.indexMany(DOCS)
+      const results = await ws.search('reset password', { mode: 'vector', topK: 6 })
+      const expected = expectedVector(DOCS, 'reset password', 6)
+      assert.deepEqual(ids(results), ids(expected))
+      for (const [r, e] of results.map((r, i) => [r, expected[i]])) {
+        assert.ok(Math.abs(r.scoreDetails.vector - e.score) < 1e-5, `${r.id}: ${r.scoreDetails.vector} vs ${e.score}`)
+        assert.equal(r.score, Math.min(1, Math.max(0, r.scoreDetails.vector)))
+        assert.equal(r.scoreDetails.bm25, undefined)
+        assert.equal(r.content, DOCS.find((d) => d.path === r.id).content)
+        assert.deepEqual(r.metadata, DOCS.find((d) => d.path === r.id).metadata)
+      }
+      assert.deepEqual(results[0].lineRange, { start: 1, end: 3 })
+    })
+
+    test('hybrid: weighted sum of the clamped cosine and BM25 over its best match; rrf', async () => {
+      const ws = workspace()
+      await ws.indexMany(DOCS)
+      const best = (await ws.search('reset password', { mode: 'bm25', topK: 1 }))[0].scoreDetails.bm25
+      for (const vectorWeight of [0.5, 0.7, 0, 1]) {
+        const results = await ws.search('reset password', { topK: 6, vectorWeight })
+        assert.ok(results.length > 0)
+        for (const r of results) {
+          const v = Math.min(1, Math.max(0, r.scoreDetails.vector ?? 0))
+          const b = (r.scoreDetails.bm25 ?? 0) / best
+          assert.ok(Math.abs(r.score - (vectorWeight * v + (1 - vectorWeight) * b)) < 1e-9, `${r.id} at ${vectorWeight}`)
+        }
+        for (let i = 1; i < results.length; i++) assert.ok(results[i - 1].score >= results[i].score)
+      }
+      const hybrid = await ws.search('reset password', { topK: 3 })
+      assert.equal(hybrid[0].id, 'reset.md')
+      assert.ok(hybrid[0].scoreDetails.bm25 > 0 && hybrid[0].scoreDetails.vector > 0)
+      const rrf = await ws.search('reset password', { topK: 6, fusion: 'rrf' })
+      assert.equal(rrf[0].id, 'reset.md')
+      assert.ok(Math.abs(rrf[0].score - 1) < 1e-12, 'first in both lists scores 1')
+      assert.ok(rrf.every((r) => r.score > 0 && r.score <= 1))
+    })
+
+    test('filter applies to both halves', async () => {
+      const ws = workspace()
+      await ws.indexMany(DOCS)
+      for (const mode of ['vector', 'hybrid', 'bm25']) {
+        const results = await ws.search('reset password router', { mode, topK: 10, filter: { cat: 'network' } })
+        assert.ok(results.length > 0, mode)
+        assert.ok(results.every((r) => r.metadata.cat === 'network'), `${mode}: ${ids(results)}`)
+      }
+      const some = await ws.search('password', { topK: 10, filter: { cat: { $in: ['food', 'account'] } } })
+      assert.ok(some.every((r) => ['food', 'account'].includes(r.metadata.cat)))
+    })
+
+    test('init() indexes files: chunks with sourceFile and file lines; rebuild removes vectors of deleted files', async (t) => {
+      const long = Array.from({ length: 120 }, (_, i) => (i === 100 ? 'the hidden treasure map is here' : `filler line number ${i} with some words in it`)).join('\n')
+      const dir = tree(t, { 'docs/big.md': long, 'docs/small.md': 'a small note about treasure', 'docs/gone.md': 'this file will be deleted soon treasure' })
+      const name = indexName(kind)
+      const ws = workspace({ filesystem: new LocalFilesystem({ basePath: dir }), autoIndexPaths: ['docs'], searchIndexName: name })
+      const report = await ws.init()
+      assert.equal(report.indexed, 3)
+      assert.ok(report.chunks >= 2)
+      const results = await ws.search('hidden treasure map', { mode: 'vector', topK: 10 })
+      const chunk = results.find((r) => r.id.startsWith('docs/big.md#chunk-'))
+      assert.ok(chunk, ids(results).join())
+      assert.equal(chunk.metadata.sourceFile, 'docs/big.md')
+      assert.deepEqual(chunk.lineRange, { start: 101, end: 101 })
+      assert.equal(ws.stats().vectors, report.chunks + 2)
+      const before = await storeContents(ws, name)
+      if (before) assert.equal(Object.keys(before).length, report.chunks + 2)
+
+      fs.rmSync(path.join(dir, 'docs/gone.md'))
+      fs.writeFileSync(path.join(dir, 'docs/big.md'), 'now a small file about treasure')
+      const again = await ws.rebuildSearchIndex()
+      assert.equal(again.indexed, 2)
+      assert.equal(again.chunks, 0)
+      const after = await ws.search('treasure', { mode: 'vector', topK: 50 })
+      assert.deepEqual(ids(after).sort(), ['docs/big.md', 'docs/small.md'])
+      assert.equal(ws.stats().vectors, 2)
+      const stored = await storeContents(ws, name)
+      if (stored) assert.deepEqual(Object.keys(stored).sort(), ['docs/big.md', 'docs/small.md'])
+    })
+
+    test('a failed index() changes nothing: the previous version stays, in BM25 and in the store', async () => {
+      class ProviderError extends Error {
+        code = 'E_PROVIDER'
+        status = 429
+      }
+      const thrown = new ProviderError('rate limited')
+      const { embedder } = batchEmbedder(hashModel(), {
+        fail: (text) => {
+          if (text.includes('FAIL')) throw thrown
+        },
+      })
+      const name = indexName(kind)
+      const ws = workspace({ embedder, searchIndexName: name })
+      await ws.index('doc', 'original alpha text')
+      await assert.rejects(ws.index('doc', 'FAIL replacement beta text'), (err) => err === thrown && err.code === 'E_PROVIDER' && err.status === 429)
+      assert.deepEqual(ids(await ws.search('alpha', { mode: 'bm25' })), ['doc'])
+      assert.deepEqual(await ws.search('beta', { mode: 'bm25' }), [])
+      const [hit] = await ws.search('alpha', { mode: 'vector', topK: 1 })
+      assert.equal(hit.content, 'original alpha text')
+      const stored = await storeContents(ws, name)
+      if (stored) assert.deepEqual(stored, { doc: 'original alpha text' })
+    })
+
+    test('indexMany: a failing unit keeps its documents at their previous version; the error carries the report', async () => {
+      const { embedder } = batchEmbedder(hashModel(), {
+        maxBatchSize: 10,
+        fail: (text) => {
+          if (text.includes('FAIL')) throw new Error(`provider refused: ${text}`)
+        },
+      })
+      const ws = workspace({ embedder })
+      await ws.index('d120', 'previous version of document 120')
+      const docs = Array.from({ length: 150 }, (_, i) => ({ path: `d${i}`, content: i === 125 ? 'FAIL here' : `document number ${i} text` }))
+      await assert.rejects(ws.indexMany(docs), (err) => {
+        assert.equal(err.message, 'provider refused: FAIL here')
+        assert.equal(err.report.indexed, 100)
+        assert.equal(err.report.failed.length, 50)
+        assert.deepEqual(err.report.failed[0], { path: 'd100', error: 'provider refused: FAIL here' })
+        return true
+      })
+      assert.equal((await ws.search('previous version', { mode: 'bm25' }))[0].id, 'd120')
+      const [v] = await ws.search('previous version of document 120', { mode: 'vector', topK: 1 })
+      assert.equal(v.content, 'previous version of document 120')
+      assert.equal(ws.stats().documents, 101)
+      assert.equal(ws.stats().vectors, 101)
+    })
+
+    test('unindex() and clear() remove this workspace\'s vectors, and nothing else', async () => {
+      const name = indexName(kind)
+      const ws = workspace({ searchIndexName: name })
+      await ws.indexMany(DOCS)
+      if (store) await store.upsert({ indexName: name, vectors: [hashEmbed('foreign data')], metadata: [{ id: 'foreign', text: 'foreign data' }], ids: ['foreign'] })
+      assert.equal(await ws.unindex('reset.md'), true)
+      assert.ok(!ids(await ws.search('reset password', { mode: 'vector', topK: 10 })).includes('reset.md'))
+      assert.equal(ws.stats().vectors, DOCS.length - 1)
+      await ws.clear()
+      assert.equal(ws.stats().vectors, 0)
+      const left = await storeContents(ws, name)
+      if (left) assert.deepEqual(Object.keys(left), ['foreign'])
+    })
+  })
+}
+
+describe('embedders', () => {
+  test('batch: groups of at most maxBatchSize, at most embedConcurrency in flight, order kept', async () => {
+    const model = hashModel({ maxEmbeddingsPerCall: 2 })
+    const { embedder, rec } = batchEmbedder(model, { maxBatchSize: 3 })
+    const ws = new Workspace({ bm25: true, embedder, embedConcurrency: 2 })
+    const docs = Array.from({ length: 20 }, (_, i) => ({ path: `p${String(i).padStart(2, '0')}`, content: `text ${i} ${i % 3 ? 'odd' : 'even'} words` }))
+    await ws.indexMany(docs)
+    assert.deepEqual(rec.calls, [3, 3, 3, 3, 3, 3, 2])
+    assert.equal(rec.maxInFlight, 2)
+    assert.ok(model.calls.every((n) => n <= 2), 'embedMany split by the model limit')
+    const results = await ws.search('text 7 odd words', { mode: 'vector', topK: 5 })
+    assert.deepEqual(ids(results), ids(expectedVector(docs, 'text 7 odd words', 5)))
+    // Queries and index() use the batch path too.
+    await ws.index('extra', 'one more')
+    assert.deepEqual(rec.calls.slice(-2), [1, 1])
+  })
+
+  test('maxBatchSize: floored when finite and >= 1, else 256', async () => {
+    for (const [maxBatchSize, expected] of [[2.7, 2], [0, 256], [-1, 256], [NaN, 256], [Infinity, 256], ['2', 256], [undefined, 256]]) {
+      const calls = []
+      const embedder = Object.assign(async (texts) => {
+        calls.push(texts.length)
+        return texts.map((t) => hashEmbed(t, 8))
+      }, { batch: true, maxBatchSize })
+      const ws = new Workspace({ embedder })
+      await ws.indexMany(Array.from({ length: 300 }, (_, i) => ({ path: `x${i}`, content: `t${i}` })))
+      assert.equal(calls[0], Math.min(expected, 300), String(maxBatchSize))
+    }
+  })
+
+  test('single-text embedder (the AI SDK\'s embed): one call per text, 8 in flight by default', async () => {
+    const { embedder, rec } = singleEmbedder(hashModel())
+    const ws = new Workspace({ bm25: true, embedder })
+    assert.equal(embedder.batch, undefined)
+    await ws.indexMany(Array.from({ length: 30 }, (_, i) => ({ path: `s${i}`, content: `single ${i}` })))
+    assert.equal(rec.calls.length, 30)
+    assert.ok(rec.calls.every((n) => n === 1))
+    assert.equal(rec.maxInFlight, 8)
+    assert.equal((await ws.search('single 3', { mode: 'vector', topK: 1 }))[0].id, 's3')
+  })
+
+  test('Float32Array vectors and synchronous embedders are accepted', async () => {
+    const ws = new Workspace({ embedder: Object.assign((texts) => texts.map((t) => Float32Array.from(hashEmbed(t))), { batch: true }) })
+    await ws.indexMany([{ path: 'a', content: 'alpha beta' }, { path: 'b', content: 'gamma delta' }])
+    assert.equal((await ws.search('gamma delta', { topK: 1 }))[0].id, 'b')
+  })
+
+  test('every embedder answer is checked; the message names the batch and what was wrong', async () => {
+    const cases = [
+      [(texts) => texts.slice(1).map((t) => hashEmbed(t)), /Batch embedder returned 2 embeddings for 3 inputs \(batch 1 of 1, texts 1-3\)/],
+      [(texts) => texts.map((t, i) => hashEmbed(t, i === 1 ? 32 : 64)), /different dimensions \(batch 1 of 1, texts 1-3\): vector 2 has 32/],
+      [(texts) => texts.map(() => [0.1, NaN]), /non-finite number \(batch 1 of 1, texts 1-3\): vector 1, element 1/],
+      [() => 'vectors', /invalid value \(batch 1 of 1, texts 1-3\): expected an array of vectors, got a string/],
+      [(texts) => texts.map(() => [1, 'two']), /invalid value \(batch 1 of 1, texts 1-3\): vector 0: element 1 is a string/],
+      [async (texts) => texts.map(() => ({})), /invalid value \(batch 1 of 1, texts 1-3\): vector 0: expected number\[\] or Float32Array, got an object/],
+    ]
+    for (const [fn, message] of cases) {
+      const ws = new Workspace({ bm25: true, embedder: Object.assign(fn, { batch: true }) })
+      await assert.rejects(ws.indexMany([{ path: 'a', content: 'x' }, { path: 'b', content: 'y' }, { path: 'c', content: 'z' }]), message)
+      assert.equal(ws.stats().documents, 0)
+    }
+    const empty = new Workspace({ embedder: Object.assign(async () => [], { batch: true }) })
+    await assert.rejects(empty.index('a', 'x'), /Batch embedder returned no embedding for input text/)
+  })
+
+  test('a throw or rejection inside the embedder reaches the caller as the same Error object', async () => {
+    const sync = new TypeError('sync throw')
+    const ws1 = new Workspace({ embedder: () => { throw sync } })
+    await assert.rejects(ws1.index('a', 'x'), (err) => err === sync)
+    await assert.rejects(ws1.search('x'), (err) => err === sync)
+    const custom = Object.assign(new RangeError('async reject'), { retryAfter: 30 })
+    const ws2 = new Workspace({ bm25: true, embedder: Object.assign(async () => { throw custom }, { batch: true }) })
+    await assert.rejects(ws2.search('x', { mode: 'hybrid' }), (err) => err === custom && err.retryAfter === 30)
+  })
+})
+
+describe('configuration', () => {
+  test('modes: hybrid by default with both; vector alone; unconfigured modes rejected as Mastra', async () => {
+    const { embedder } = batchEmbedder(hashModel())
+    const vectorOnly = new Workspace({ embedder })
+    assert.deepEqual([vectorOnly.canBM25, vectorOnly.canVector, vectorOnly.canHybrid], [false, true, false])
+    await vectorOnly.index('a', 'alpha text')
+    const [r] = await vectorOnly.search('alpha text')
+    assert.deepEqual(Object.keys(r.scoreDetails), ['vector'])
+    await assert.rejects(vectorOnly.search('x', { mode: 'bm25' }), { message: 'BM25 search requires BM25 configuration.' })
+    await assert.rejects(vectorOnly.search('x', { mode: 'hybrid' }), { message: 'Hybrid search requires both vector and BM25 configuration.' })
+    const both = new Workspace({ bm25: true, embedder })
+    await both.index('a', 'alpha text')
+    const [h] = await both.search('alpha')
+    assert.ok(h.scoreDetails.bm25 > 0 && h.scoreDetails.vector > 0, 'hybrid by default')
+    // A query without tokens: bm25 finds nothing, the vector half still embeds it.
+    assert.deepEqual(await both.search('the', { mode: 'bm25' }), [])
+    assert.equal((await both.search('the', { mode: 'vector' })).length, 1)
+    assert.deepEqual(await both.search(''), [])
+  })
+
+  test('searchIndexName: Mastra\'s rules and messages, only with vector search', () => {
+    const { embedder } = batchEmbedder(hashModel())
+    const check = (options, message, workspaceId) =>
+      assert.throws(() => new Workspace({ embedder, ...options }), (err) => err instanceof lib.WorkspaceError && err.code === 'INVALID_SEARCH_CONFIG' && err.message === message && err.workspaceId === workspaceId)
+    check({ id: 'w', searchIndexName: 'bad-name' }, 'Invalid searchIndexName: "bad-name". Must start with a letter or underscore, and contain only letters, numbers, or underscores.', 'w')
+    check({ id: 'w', searchIndexName: '' }, 'Invalid searchIndexName: "". Must start with a letter or underscore, and contain only letters, numbers, or underscores.', 'w')
+    check({ id: 'w', searchIndexName: 'x'.repeat(64) }, 'searchIndexName exceeds 63 characters (got 64)', 'w')
+    check({ id: '123' }, 'Invalid searchIndexName: "123_search". Must start with a letter or underscore, and contain only letters, numbers, or underscores.', '123')
+    check({ id: 'a'.repeat(57) }, 'searchIndexName exceeds 63 characters (got 64)', 'a'.repeat(57))
+    assert.equal(new Workspace({ embedder, id: 'my-ws.id' }).canVector, true)
+    assert.equal(new Workspace({ embedder, searchIndexName: 'x'.repeat(63) }).canVector, true)
+    assert.throws(() => new Workspace({ embedder, vectorStore: { upsert() {} } }), /vectorStore.query must be a function/)
+    assert.throws(() => new Workspace({ embedder: 'embed' }), /embedder must be a function/)
+  })
+
+  test('store calls as Mastra: this bound, createIndex once before the first upsert, at most 100 vectors per upsert, metadata { id, text, ...metadata }', async (t) => {
+    const { LibSQLVector } = await import('@mastra/libsql')
+    const real = new LibSQLVector({ id: 'rec', url: ':memory:' })
+    t.after(() => real.close?.())
+    const calls = []
+    // A recording wrapper: every call goes to the real store, with `this` checked.
+    const store = {
+      async createIndex(args) {
+        assert.equal(this, store)
+        calls.push(['createIndex', args])
+        return real.createIndex(args)
+      },
+      async upsert(args) {
+        assert.equal(this, store)
+        calls.push(['upsert', args.vectors.length, args.ids.slice(0, 1), args.metadata[0]])
+        return real.upsert(args)
+      },
+      async query(args) {
+        calls.push(['query', args.topK, args.filter])
+        return real.query(args)
+      },
+    }
+    const { embedder } = batchEmbedder(hashModel(), { maxBatchSize: 64 })
+    const ws = new Workspace({ id: 'rec-ws', bm25: true, embedder, vectorStore: store })
+    await ws.index('/docs/one.md', 'first document', { metadata: { cat: 'x' }, type: 'text', startLineOffset: 5 })
+    await ws.indexMany(Array.from({ length: 230 }, (_, i) => ({ path: `m${i}`, content: `many ${i}` })))
+    assert.deepEqual(calls[0], ['createIndex', { indexName: 'rec_ws_search', dimension: 64 }])
+    assert.deepEqual(calls[1], ['upsert', 1, ['/docs/one.md'], { id: '/docs/one.md', text: 'first document', type: 'text', cat: 'x', _startLineOffset: 5 }])
+    assert.deepEqual(calls.slice(2).map((c) => c.slice(0, 2)), [['upsert', 100], ['upsert', 100], ['upsert', 30]])
+    await ws.search('many', { topK: 4, filter: { cat: 'x' } })
+    assert.deepEqual(calls.at(-1), ['query', 8, { cat: 'x' }])
+    const [hit] = await ws.search('first document', { mode: 'vector', topK: 1 })
+    assert.deepEqual(hit.metadata, { type: 'text', cat: 'x' })
+  })
+
+  test('init(): a file whose embedding fails is reported and absent; the others are indexed', async (t) => {
+    const dir = tree(t, { 'a.md': 'good file one', 'b.md': 'POISON file', 'c.md': 'good file three' })
+    const { embedder } = batchEmbedder(hashModel(), {
+      maxBatchSize: 8,
+      fail: (text) => {
+        if (text.includes('POISON')) throw new Error('cannot embed poison')
+      },
+    })
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, embedder, autoIndexPaths: ['.'] })
+    const report = await ws.init()
+    assert.equal(ws.status, 'ready')
+    assert.equal(report.indexed, 2)
+    assert.deepEqual(report.failed, [{ path: 'b.md', error: 'cannot embed poison' }])
+    assert.deepEqual(ids(await ws.search('file', { mode: 'bm25', topK: 10 })).sort(), ['a.md', 'c.md'])
+    assert.deepEqual(ids(await ws.search('file', { mode: 'vector', topK: 10 })).sort(), ['a.md', 'c.md'])
+  })
+
+  test('a store with only upsert and query works', async () => {
+    const { LocalVector } = lib
+    const real = new LocalVector()
+    await real.createIndex({ indexName: 'minimal_search', dimension: 64 })
+    const store = { upsert: (a) => real.upsert(a), query: (a) => real.query(a) }
+    const { embedder } = batchEmbedder(hashModel())
+    const ws = new Workspace({ id: 'minimal', bm25: true, embedder, vectorStore: store })
+    await ws.indexMany(DOCS)
+    await ws.unindex('reset.md')
+    await ws.clear()
+    // Without delete methods the vectors stay in the store, as with Mastra.
+    assert.equal((await ws.search('router', { mode: 'vector', topK: 10 })).length, DOCS.length)
+  })
+})
