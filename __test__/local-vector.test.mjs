@@ -1,0 +1,84 @@
+// LocalVector, the embedded store, as a MastraVector on its own: the same
+// round trip run against LibSQL, DuckDB and PgVector gives the same answers.
+import { describe, test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { lib } from './helpers.mjs'
+import { makeStore, pgAvailable, PG_URL } from './vector-helpers.mjs'
+
+const pgUp = await pgAvailable()
+const unit = (v) => {
+  const n = Math.hypot(...v)
+  return v.map((x) => x / n)
+}
+const V = { a: unit([1, 0, 0, 0, 0, 0, 0, 1]), b: unit([0, 1, 0, 0, 0, 0, 1, 0]), c: unit([1, 1, 0, 0, 0, 0, 0, 0]) }
+
+for (const kind of ['LocalVector', 'libsql', 'duckdb', 'pg']) {
+  describe(`MastraVector round trip on ${kind}`, { skip: kind === 'pg' && !pgUp ? `no PostgreSQL at ${PG_URL}` : false }, () => {
+    let store
+    let close
+    const indexName = `rt_${kind.toLowerCase()}_${process.pid}`
+    before(async () => {
+      ;({ store, close } = await makeStore(kind))
+      await store.deleteIndex?.({ indexName }).catch(() => {})
+    })
+    after(async () => {
+      await store.deleteIndex({ indexName }).catch(() => {})
+      await close()
+    })
+
+    test('createIndex, upsert, query with and without filter, includeVector, describe, update, delete, list', async () => {
+      await store.createIndex({ indexName, dimension: 8 })
+      await store.createIndex({ indexName, dimension: 8 })
+      const ids = await store.upsert({
+        indexName,
+        vectors: [V.a, V.b, V.c],
+        metadata: [{ kind: 'x', n: 1 }, { kind: 'y', n: 2 }, { kind: 'x', n: 3, nested: { k: 'v' } }],
+        ids: ['a', 'b', 'c'],
+      })
+      assert.deepEqual(ids, ['a', 'b', 'c'])
+      const all = await store.query({ indexName, queryVector: V.a, topK: 3 })
+      assert.deepEqual(all.map((h) => h.id), ['a', 'c', 'b'])
+      assert.ok(Math.abs(all[0].score - 1) < 1e-5)
+      assert.ok(Math.abs(all[1].score - 0.5) < 1e-5)
+      assert.deepEqual(all[0].metadata, { kind: 'x', n: 1 })
+      const filtered = await store.query({ indexName, queryVector: V.a, topK: 3, filter: { kind: 'x', n: { $gt: 1 } } })
+      assert.deepEqual(filtered.map((h) => h.id), ['c'])
+      assert.deepEqual((await store.query({ indexName, queryVector: V.a, topK: 3, filter: { 'nested.k': 'v' } })).map((h) => h.id), ['c'])
+      const [withVector] = await store.query({ indexName, queryVector: V.b, topK: 1, includeVector: true })
+      assert.equal(withVector.id, 'b')
+      assert.ok(withVector.vector.every((x, i) => Math.abs(x - V.b[i]) < 1e-6))
+      const stats = await store.describeIndex({ indexName })
+      assert.deepEqual([stats.dimension, stats.count, stats.metric], [8, 3, 'cosine'])
+      await store.updateVector({ indexName, id: 'b', update: { vector: V.a, metadata: { kind: 'z' } } })
+      const updated = await store.query({ indexName, queryVector: V.a, topK: 2 })
+      assert.deepEqual(updated.map((h) => h.id).sort(), ['a', 'b'])
+      assert.deepEqual(updated.find((h) => h.id === 'b').metadata, { kind: 'z' })
+      await store.deleteVector({ indexName, id: 'a' })
+      await store.deleteVectors({ indexName, filter: { kind: 'z' } })
+      assert.deepEqual((await store.query({ indexName, queryVector: V.a, topK: 3 })).map((h) => h.id), ['c'])
+      await store.deleteVectors({ indexName, ids: ['c'] })
+      assert.deepEqual(await store.query({ indexName, queryVector: V.a, topK: 3 }), [])
+      assert.ok((await store.listIndexes()).includes(indexName))
+      await store.deleteIndex({ indexName })
+      assert.ok(!(await store.listIndexes()).includes(indexName))
+    })
+  })
+}
+
+test('LocalVector rejects bad calls with clear errors', async () => {
+  const store = new lib.LocalVector({ id: 'v' })
+  assert.equal(store.id, 'v')
+  await assert.rejects(store.query({ indexName: 'none', queryVector: [1] }), /index "none" does not exist/)
+  await store.createIndex({ indexName: 'ix', dimension: 2 })
+  await assert.rejects(store.createIndex({ indexName: 'ix', dimension: 3 }), /already exists with dimension 2/)
+  await assert.rejects(store.upsert({ indexName: 'ix', vectors: [[1, 2, 3]] }), /dimension 2, got a vector of dimension 3/)
+  await assert.rejects(store.upsert({ indexName: 'ix', vectors: [[1, 'x']] }), /vectors: vector 0: element 1 is a string/)
+  await assert.rejects(store.createIndex({ indexName: 'ix2', dimension: 0 }), /dimension must be an integer >= 1/)
+  await assert.rejects(store.createIndex({ indexName: 'ix2', dimension: 2, metric: 'manhattan' }), /metric must be/)
+  await assert.rejects(store.query({ indexName: 'ix', queryVector: [1, 0], filter: { a: { $regex: 'x' } } }), /filter is invalid/)
+  await assert.rejects(store.deleteVectors({ indexName: 'ix' }), /either ids or filter/)
+  await assert.rejects(store.upsert({ indexName: 'ix', vectors: [[1, 0]], typo: 1 }), /Unknown option 'typo'/)
+  const [generated] = await store.upsert({ indexName: 'ix', vectors: [Float32Array.from([0, 1])] })
+  assert.equal(typeof generated, 'string')
+  assert.deepEqual((await store.query({ indexName: 'ix', queryVector: [0, 1] })).map((h) => h.id), [generated])
+})
