@@ -126,7 +126,7 @@ test('large files become chunks with ids path#chunk-N, sourceFile and file line 
 
 test('chunking options change the threshold and the overlap', async (t) => {
   const dir = tree(t, { 'f.md': Array.from({ length: 10 }, (_, i) => `line${i + 1}`).join('\n') })
-  const ws = bm25Workspace(dir, { autoIndexPaths: ['.'], chunking: { maxChars: 20, overlapLines: 1 } })
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['.'], chunking: { maxChars: 20, overlapLines: 1 }, bm25: { tokenize: { preset: 'mastra' } } })
   const report = await ws.init()
   assert.ok(report.chunks > 1)
   const [hit] = await ws.search('line7', { topK: 1 })

@@ -142,6 +142,7 @@ const BAD_OPTIONS = [
   ['bm25.tokenize.stem', { bm25: { tokenize: { stem: 'french' } } }],
   ['bm25.tokenize.lowercase', { bm25: { tokenize: { lowercase: 1 } } }],
   ['lowercased', { bm25: { tokenize: { lowercased: true } } }],
+  ['bm25.tokenize.preset', { bm25: { tokenize: { preset: 'lucene' } } }],
 ]
 
 test('bad constructor options throw an Error that names the option', () => {

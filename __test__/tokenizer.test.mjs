@@ -16,7 +16,23 @@ test('Unicode letters and numbers of every script, lowercased', async () => {
   assert.deepEqual(await hits(undefined, docs, 'GRÖSSE größe'), ['de'])
   assert.deepEqual(await hits(undefined, docs, '404'), ['num'])
   assert.deepEqual(await hits(undefined, docs, 'parse_user_id'), ['snake'])
-  assert.deepEqual(await hits(undefined, docs, 'parse'), [])
+  // Mastra keeps snake_case whole; the default also indexes the parts.
+  assert.deepEqual(await hits({ preset: 'mastra' }, docs, 'parse'), [])
+  assert.deepEqual(await hits(undefined, docs, 'parse'), ['snake'])
+})
+
+test("defaults: English stemming and identifier splitting; the mastra preset is Mastra's exact tokenization", async () => {
+  const docs = { a: 'Connecting the routers', b: 'function getUserName() {}', c: '中文分词' }
+  assert.deepEqual(await hits(undefined, docs, 'connected router'), ['a'])
+  assert.deepEqual(await hits(undefined, docs, 'user name'), ['b'])
+  assert.deepEqual(await hits(undefined, docs, '中文'), ['c'])
+  assert.deepEqual(await hits({ preset: 'mastra' }, docs, 'connected router'), [])
+  assert.deepEqual(await hits({ preset: 'mastra' }, docs, 'user name'), [])
+  assert.deepEqual(await hits({ preset: 'mastra' }, docs, '中文'), [])
+  assert.deepEqual(await hits({ preset: 'mastra' }, docs, 'getusername'), ['b'])
+  // Other keys adjust a preset.
+  assert.deepEqual(await hits({ preset: 'mastra', stem: 'english' }, docs, 'connected router'), ['a'])
+  assert.deepEqual(await hits({ stem: false }, docs, 'connected router'), [])
 })
 
 test('CJK text is searchable by default (bigrams); cjkBigrams:false is Mastra', async () => {
@@ -25,8 +41,8 @@ test('CJK text is searchable by default (bigrams); cjkBigrams:false is Mastra', 
   assert.deepEqual(await hits(undefined, docs, '分词技术'), ['zh'])
   assert.deepEqual(await hits(undefined, docs, 'タワー'), ['ja'])
   assert.deepEqual(await hits(undefined, docs, '검색'), ['ko'])
-  assert.deepEqual(await hits({ cjkBigrams: false }, docs, '中文'), [])
-  assert.deepEqual(await hits({ cjkBigrams: false }, docs, '我们学习中文分词技术'), ['zh'])
+  assert.deepEqual(await hits({ preset: 'mastra' }, docs, '中文'), [])
+  assert.deepEqual(await hits({ preset: 'mastra' }, docs, '我们学习中文分词技术'), ['zh'])
 })
 
 test('stopwords as a Set, an array, or none', async () => {

@@ -338,7 +338,10 @@ describe('configuration', () => {
     assert.deepEqual(calls[1], ['upsert', 1, ['/docs/one.md'], { id: '/docs/one.md', text: 'first document', type: 'text', cat: 'x', _startLineOffset: 5 }])
     assert.deepEqual(calls.slice(2).map((c) => c.slice(0, 2)), [['upsert', 100], ['upsert', 100], ['upsert', 30]])
     await ws.search('many', { topK: 4, filter: { cat: 'x' } })
-    assert.deepEqual(calls.at(-1), ['query', 8, { cat: 'x' }])
+    // Hybrid asks each half for max(2 * topK, 100) candidates.
+    assert.deepEqual(calls.at(-1), ['query', 100, { cat: 'x' }])
+    await ws.search('many', { topK: 3, mode: 'vector' })
+    assert.deepEqual(calls.at(-1), ['query', 3, undefined])
     const [hit] = await ws.search('first document', { mode: 'vector', topK: 1 })
     assert.deepEqual(hit.metadata, { type: 'text', cat: 'x' })
   })

@@ -23,7 +23,7 @@ const flag = (name, def) => {
   return i >= 0 ? args[i + 1].split(',') : def
 }
 const datasets = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'))
-const configNames = flag('configs', ['mastra', 'default'])
+const configNames = flag('configs', ['mastra', 'before', 'default'])
 const modes = flag('modes', ['bm25', 'vector', 'hybrid', 'rrf'])
 
 export function loadDataset(dir) {

@@ -581,7 +581,9 @@ impl Inner {
             let hits = self.vector_hits(v, &query, &tokens, opts.top_k, &opts).await?;
             hybrid::vector_results(hits, opts.top_k, opts.min_score)
         } else {
-            let depth = opts.top_k.max((2 * opts.top_k).min(50));
+            // Candidates per half: 100 at least (eval/tune.mjs: deeper lists
+            // fuse better; SPEC asks for min(2 * topK, 50) at least).
+            let depth = (2 * opts.top_k).max(100);
             let keyword = self.keyword_hits(&tokens, depth, &opts);
             let vector = self.vector_hits(v, &query, &tokens, depth, &opts).await?;
             let fusion = if opts.fusion == "rrf" { Fusion::Rrf } else { Fusion::Weighted };

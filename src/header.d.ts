@@ -16,6 +16,8 @@ export interface BM25Config {
 
 /** How text is split into tokens; documents, queries and line ranges use the same rules. */
 export interface TokenizeOptions {
+  /** Starting point: `'default'` (this package's, chosen on the evaluation sets) or `'mastra'` (Mastra 1.71's exact tokenization); the other keys adjust it. */
+  preset?: 'default' | 'mastra'
   /** Lowercase before matching (default true). */
   lowercase?: boolean
   /** Replace every character that is not a Unicode letter, number, `_` or space by a space (default true). */
@@ -28,13 +30,13 @@ export interface TokenizeOptions {
   splitPattern?: RegExp | string
   /** A custom tokenizer; its tokens are used as they are (slow path: called from JavaScript). */
   tokenizer?: (text: string) => string[]
-  /** Split Han, Hiragana, Katakana and Hangul runs into overlapping character bigrams (default true). */
+  /** Split Han, Hiragana, Katakana and Hangul runs into overlapping character bigrams (default true; false in the mastra preset). */
   cjkBigrams?: boolean
   /** Strip diacritics (`café` matches `cafe`; default false). */
   foldDiacritics?: boolean
-  /** Also index the parts of identifiers (`parseUserId` -> `parse`, `user`, `id`; default false). */
+  /** Also index the parts of identifiers (`parseUserId` -> `parse`, `user`, `id`; default true; false in the mastra preset). */
   splitIdentifiers?: boolean
-  /** Snowball English stemming of ASCII words (default off). */
+  /** Snowball English stemming of ASCII words (default 'english'; false in the mastra preset). */
   stem?: 'english' | false
 }
 

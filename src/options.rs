@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use workspace_search_core::bm25::Bm25Params;
 use workspace_search_core::filter::Filter;
 use workspace_search_core::ingest::ChunkOptions;
-use workspace_search_core::tokenizer::{SplitRule, TokenizerConfig, MASTRA_STOPWORDS};
+use workspace_search_core::tokenizer::{SplitRule, TokenizerConfig};
 
 /// Options of Mastra's `Workspace` that concern no search: accepted so that
 /// a Mastra configuration keeps working, and ignored.
@@ -162,15 +162,23 @@ fn read_params(o: &Object, at: &str, p: &mut Bm25Params) -> Checked<()> {
 }
 
 const TOKENIZE_KEYS: &[&str] = &[
-    "lowercase", "removePunctuation", "minLength", "stopwords", "splitPattern", "tokenizer", "cjkBigrams",
+    "preset", "lowercase", "removePunctuation", "minLength", "stopwords", "splitPattern", "tokenizer", "cjkBigrams",
     "foldDiacritics", "splitIdentifiers", "stem",
 ];
 
 fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig, Option<Function<'e, Unknown<'e>, Unknown<'e>>>)> {
     let o = to_object(v, "bm25.tokenize")?;
     check_keys(&o, TOKENIZE_KEYS, &[], "bm25.tokenize")?;
-    let mut c = TokenizerConfig::default();
     let name = |k: &str| format!("bm25.tokenize.{k}");
+    // A preset gives the starting point; the other keys adjust it.
+    let mut c = match prop(&o, "preset")? {
+        None => TokenizerConfig::default(),
+        Some(p) => match to_string(&p, &name("preset"))?.as_str() {
+            "default" => TokenizerConfig::default(),
+            "mastra" => TokenizerConfig::mastra(),
+            other => return Err(Fail::Type(format!("{} must be 'default' or 'mastra', got '{other}'", name("preset")))),
+        },
+    };
     if let Some(x) = prop(&o, "lowercase")? {
         c.lowercase = to_bool(&x, &name("lowercase"))?;
     }
@@ -182,8 +190,6 @@ fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig,
     }
     if let Some(x) = prop(&o, "stopwords")? {
         c.stopwords = stopwords(env, &x)?.into_iter().collect();
-    } else {
-        c.stopwords = MASTRA_STOPWORDS.iter().map(|s| s.to_string()).collect();
     }
     if let Some(x) = prop(&o, "splitPattern")? {
         c.split = split_pattern(&x)?;

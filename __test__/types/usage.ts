@@ -34,6 +34,7 @@ export async function usage(): Promise<void> {
 
   // The three bm25 forms and every tokenize option.
   const tokenize: TokenizeOptions = {
+    preset: 'mastra',
     lowercase: true,
     removePunctuation: true,
     minLength: 2,
@@ -102,6 +103,8 @@ export function rejected(): void {
   new Workspace({ chunking: { maxChars: '4000' } })
   // @ts-expect-error onProgress takes a ProgressEvent
   new Workspace({ onProgress: (e: string) => e })
+  // @ts-expect-error preset is default or mastra
+  new Workspace({ bm25: { tokenize: { preset: 'lucene' } } })
   // @ts-expect-error stem is 'english' or false
   new Workspace({ bm25: { tokenize: { stem: 'french' } } })
   // @ts-expect-error tokenizer returns string[]

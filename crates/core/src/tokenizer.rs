@@ -65,9 +65,11 @@ impl TokenizerConfig {
 }
 
 impl Default for TokenizerConfig {
-    /// The product default: Mastra's pipeline plus CJK bigrams.
+    /// The product default, chosen on the evaluation sets (README, Ranking
+    /// quality): Mastra's pipeline plus CJK bigrams, identifier splitting
+    /// and English stemming.
     fn default() -> Self {
-        TokenizerConfig { cjk_bigrams: true, ..TokenizerConfig::mastra() }
+        TokenizerConfig { cjk_bigrams: true, split_identifiers: true, stem_english: true, ..TokenizerConfig::mastra() }
     }
 }
 
@@ -397,6 +399,12 @@ mod tests {
     }
 
     #[test]
+    fn defaults_stem_and_split_identifiers() {
+        let t = Tokenizer::default();
+        assert_eq!(toks(&t, "Running parseUserId"), ["run", "parseuserid", "pars", "user", "id"]);
+    }
+
+    #[test]
     fn cjk_bigrams() {
         let t = Tokenizer::default();
         assert_eq!(toks(&t, "中文分词"), ["中文", "文分", "分词"]);
@@ -454,8 +462,12 @@ mod tests {
         c.stem_english = true;
         let t = Tokenizer::new(c);
         assert_eq!(toks(&t, "running connections"), ["run", "connect"]);
-        // Non-ASCII words are not stemmed as English.
+        // Words with letters outside ASCII are not stemmed as English.
         assert_eq!(toks(&t, "häuser überraschungen"), ["häuser", "überraschungen"]);
+        assert_eq!(toks(&t, "бегущие собаки"), ["бегущие", "собаки"]);
+        assert_eq!(toks(&t, "canciones célebres"), ["cancion", "célebres"]);
+        let t = Tokenizer::default();
+        assert_eq!(toks(&t, "学习中文 läuft connections"), ["学习", "习中", "中文", "läuft", "connect"]);
     }
 
     #[test]
