@@ -841,3 +841,4 @@ module.exports.SearchNotAvailableError = nativeBinding.SearchNotAvailableError
 module.exports.Workspace = nativeBinding.Workspace
 module.exports.WorkspaceError = nativeBinding.WorkspaceError
 module.exports.WorkspaceNotReadyError = nativeBinding.WorkspaceNotReadyError
+module.exports.createWorkspaceTools = nativeBinding.createWorkspaceTools

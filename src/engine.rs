@@ -51,6 +51,7 @@ pub struct Inner {
     pub keyword: Option<Keyword>,
     pub vectors: Option<VectorSide>,
     pub base_path: Option<PathBuf>,
+    pub read_only: bool,
     pub auto_index_paths: Vec<String>,
     pub chunking: ChunkOptions,
     pub respect_gitignore: bool,

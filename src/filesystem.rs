@@ -48,6 +48,10 @@ impl LocalFilesystem {
         Ok(LocalFilesystem { base_path: abs.to_string_lossy().into_owned(), read_only })
     }
 
+    pub(crate) fn from_parts(base_path: String, read_only: bool) -> Self {
+        LocalFilesystem { base_path, read_only }
+    }
+
     /// The absolute folder path.
     #[napi(getter)]
     pub fn base_path(&self) -> String {

@@ -161,3 +161,44 @@ export interface WorkspaceError extends Error {
 }
 export interface SearchNotAvailableError extends WorkspaceError {}
 export interface WorkspaceNotReadyError extends WorkspaceError {}
+
+/** A Standard Schema (https://standardschema.dev) with a JSON Schema of its input: what Mastra's Agent and the AI SDK validate tool input with. */
+export interface ToolInputSchema<T> {
+  readonly '~standard': {
+    readonly version: 1
+    readonly vendor: string
+    readonly validate: (value: unknown) => { value: T; issues?: undefined } | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey> }> }
+    readonly jsonSchema: {
+      readonly input: (options: { target: string }) => Record<string, unknown>
+      readonly output: (options: { target: string }) => Record<string, unknown>
+    }
+    readonly types?: { readonly input: T; readonly output: T }
+  }
+}
+
+export interface WorkspaceSearchToolInput {
+  query: string
+  topK?: number
+  mode?: 'bm25' | 'vector' | 'hybrid'
+  minScore?: number
+}
+
+export interface WorkspaceIndexToolInput {
+  path: string
+  content: string
+  metadata?: Record<string, unknown>
+}
+
+/** An agent tool: usable as a Mastra Agent tool and as an AI SDK tool. */
+export interface WorkspaceTool<I> {
+  id: string
+  description: string
+  inputSchema: ToolInputSchema<I>
+  execute: (input: I, context?: unknown) => Promise<string>
+}
+
+/** The tools by name (a type alias, so it can be passed as the AI SDK's `tools` and Mastra's). */
+export type WorkspaceTools = {
+  mastra_workspace_search?: WorkspaceTool<WorkspaceSearchToolInput>
+  mastra_workspace_index?: WorkspaceTool<WorkspaceIndexToolInput>
+}

@@ -27,5 +27,17 @@ pub fn module_exports(mut exports: Object, env: Env) -> Result<()> {
         let class: Unknown = runtime.get_named_property(name)?;
         exports.set_named_property(name, class)?;
     }
+    let tools: Unknown = env.run_script(include_str!("tools.js"))?;
+    exports.set_named_property("createWorkspaceTools", tools)?;
     Ok(())
+}
+
+/// The agent tools of a workspace, named, described and shaped as
+/// Mastra's: `mastra_workspace_search` (when search is configured) and
+/// `mastra_workspace_index` (unless the filesystem is read-only). They work
+/// as tools of a Mastra `Agent` and of the AI SDK's `generateText`.
+/// Implemented in src/tools.js, which replaces this declaration on load.
+#[napi(ts_args_type = "workspace: Workspace", ts_return_type = "WorkspaceTools")]
+pub fn create_workspace_tools() -> Result<()> {
+    Err(Error::from_reason("createWorkspaceTools is provided by src/tools.js"))
 }

@@ -29,6 +29,7 @@ pub struct Bm25Options {
 pub struct WorkspaceOptions<'e> {
     pub id: Option<String>,
     pub base_path: Option<PathBuf>,
+    pub read_only: bool,
     pub bm25: Option<Bm25Options>,
     pub js_tokenizer: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
     pub vector_store: Option<Unknown<'e>>,
@@ -45,6 +46,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     let mut out = WorkspaceOptions {
         id: None,
         base_path: None,
+        read_only: false,
         bm25: None,
         js_tokenizer: None,
         vector_store: None,
@@ -67,7 +69,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         out.id = Some(id);
     }
     if let Some(v) = prop(&o, "filesystem")? {
-        out.base_path = filesystem_base_path(&v)?;
+        (out.base_path, out.read_only) = filesystem_base_path(&v)?;
     }
     if let Some(v) = prop(&o, "bm25")? {
         let (bm25, js_tokenizer) = bm25_options(env, &v)?;
@@ -105,14 +107,19 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
 }
 
 /// `filesystem`: a `LocalFilesystem` (ours or Mastra's: anything with a
-/// string `basePath`). A resolver function disables auto-indexing, as Mastra.
-fn filesystem_base_path(v: &Unknown) -> Checked<Option<PathBuf>> {
+/// string `basePath`), and whether it is read-only. A resolver function
+/// disables auto-indexing, as Mastra.
+fn filesystem_base_path(v: &Unknown) -> Checked<(Option<PathBuf>, bool)> {
     if v.get_type()? == napi::ValueType::Function {
-        return Ok(None);
+        return Ok((None, false));
     }
     let fs = to_object(v, "filesystem")?;
+    let read_only = match prop(&fs, "readOnly")? {
+        Some(r) => r.get_type()? == napi::ValueType::Boolean && to_bool(&r, "filesystem.readOnly")?,
+        None => false,
+    };
     match prop(&fs, "basePath")? {
-        Some(b) => Ok(Some(PathBuf::from(to_string(&b, "filesystem.basePath")?))),
+        Some(b) => Ok((Some(PathBuf::from(to_string(&b, "filesystem.basePath")?)), read_only)),
         None => Err(Fail::Type("filesystem must be a LocalFilesystem (an object with a string basePath)".into())),
     }
 }

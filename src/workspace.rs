@@ -126,6 +126,7 @@ impl Workspace {
                 keyword,
                 vectors,
                 base_path: o.base_path,
+                read_only: o.read_only,
                 auto_index_paths: o.auto_index_paths,
                 chunking: o.chunking,
                 respect_gitignore: o.respect_gitignore,
@@ -175,6 +176,14 @@ impl Workspace {
     #[napi(getter)]
     pub fn id(&self) -> String {
         self.inner.id.clone()
+    }
+
+    /// Where auto-indexing reads files (a `LocalFilesystem` with the given
+    /// `basePath` and `readOnly`), or undefined.
+    #[napi(getter)]
+    pub fn filesystem(&self) -> Option<crate::filesystem::LocalFilesystem> {
+        let base = self.inner.base_path.as_ref()?;
+        Some(crate::filesystem::LocalFilesystem::from_parts(base.to_string_lossy().into_owned(), self.inner.read_only))
     }
 
     #[napi(getter, js_name = "canBM25")]

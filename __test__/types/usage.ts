@@ -1,8 +1,13 @@
 // Type-checked with `tsc --noEmit` (npm run test:types): the usage of SPEC 1
 // compiles, and inputs that must be rejected do not.
+import { generateText, type LanguageModel } from 'ai'
 import {
   Workspace,
   LocalFilesystem,
+  LocalVector,
+  createWorkspaceTools,
+  type WorkspaceTools,
+  type BatchEmbedder,
   WorkspaceError,
   SearchNotAvailableError,
   WorkspaceNotReadyError,
@@ -90,6 +95,20 @@ export async function usage(): Promise<void> {
   }
 }
 
+export async function vectors(model: LanguageModel): Promise<void> {
+  const embedder: BatchEmbedder = Object.assign(async (texts: string[]) => texts.map(() => new Float32Array(4)), { batch: true as const, maxBatchSize: 64 })
+  const store = new LocalVector({ id: 'local' })
+  const ws = new Workspace({ bm25: true, embedder, vectorStore: store, searchIndexName: 'docs_search', embedConcurrency: 4 })
+  new Workspace({ embedder: async (text: string) => [text.length] })
+  const results = await ws.search('q', { mode: 'hybrid', vectorWeight: 0.7, fusion: 'rrf' })
+  const raw: number | undefined = results[0]?.scoreDetails?.vector
+  const tools: WorkspaceTools = createWorkspaceTools(ws)
+  const out: string | undefined = await tools.mastra_workspace_search?.execute({ query: 'q', topK: 3 })
+  await generateText({ model, tools, prompt: 'search' })
+  const stats = await store.describeIndex({ indexName: 'docs_search' })
+  void [raw, out, stats.dimension]
+}
+
 export function rejected(): void {
   // @ts-expect-error bm25 is a boolean or an object
   new Workspace({ bm25: 'yes' })
@@ -128,4 +147,12 @@ export function rejected(): void {
   void ws.indexMany([{ path: 'a' }])
   // @ts-expect-error fusion is weighted or rrf
   void ws.search('q', { fusion: 'max' })
+  // @ts-expect-error a batch embedder is marked batch: true
+  new Workspace({ embedder: Object.assign(async (texts: string[]) => texts.map(() => [1]), { batch: false }) })
+  // @ts-expect-error an embedder returns vectors
+  new Workspace({ embedder: async (text: string) => text })
+  // @ts-expect-error a vector store needs query
+  new Workspace({ embedder: async (text: string) => [text.length], vectorStore: { upsert: async () => [] } })
+  // @ts-expect-error the search tool needs a query
+  void createWorkspaceTools(ws).mastra_workspace_search?.execute({ topK: 1 })
 }

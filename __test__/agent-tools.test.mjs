@@ -1,0 +1,147 @@
+// createWorkspaceTools: Mastra's two search tools, checked against Mastra's
+// own, and run by the real Mastra Agent and the real AI SDK generateText
+// with mock language models that call them.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { generateText, stepCountIs, simulateReadableStream } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import { Agent } from '@mastra/core/agent'
+import * as mastra from '@mastra/core/workspace'
+import { Workspace, LocalFilesystem, lib, tree } from './helpers.mjs'
+import { hashModel, batchEmbedder } from './vector-helpers.mjs'
+
+const { createWorkspaceTools } = lib
+const DOCS = [
+  ['docs/reset.md', 'How to reset your password\nOpen settings\nClick reset password'],
+  ['docs/router.md', 'Router setup guide'],
+]
+
+async function ours(options = {}) {
+  const ws = new Workspace({ bm25: { tokenize: { preset: 'mastra' } }, ...options })
+  for (const [p, c] of DOCS) await ws.index(p, c)
+  return ws
+}
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+const toolCall = (id, toolName, input) => ({ type: 'tool-call', toolCallId: id, toolName, input: JSON.stringify(input) })
+
+/** A mock model: first step calls the given tools, second step answers; records its prompts. */
+function callingModel(calls) {
+  const prompts = []
+  const step = (prompt) => {
+    prompts.push(prompt)
+    return prompts.length === 1
+      ? { content: calls, finishReason: { unified: 'tool-calls', raw: undefined } }
+      : { content: [{ type: 'text', text: 'answered' }], finishReason: { unified: 'stop', raw: undefined } }
+  }
+  const model = new MockLanguageModelV3({
+    doGenerate: async ({ prompt }) => ({ ...step(prompt), usage, warnings: [] }),
+    doStream: async ({ prompt }) => {
+      const { content, finishReason } = step(prompt)
+      const parts = content.flatMap((c) =>
+        c.type === 'text' ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: c.text }, { type: 'text-end', id: 't' }] : [c],
+      )
+      return { stream: simulateReadableStream({ chunks: [{ type: 'stream-start', warnings: [] }, ...parts, { type: 'finish', finishReason, usage }] }) }
+    },
+  })
+  return { model, prompts }
+}
+
+/** The tool results the model saw in its second step. */
+const toolResults = (prompts) => Object.fromEntries(prompts[1].at(-1).content.map((p) => [p.toolCallId, p.output]))
+
+test('names, descriptions and input fields as Mastra; only the modes this workspace has', async (t) => {
+  const ws = await ours()
+  const tools = createWorkspaceTools(ws)
+  assert.deepEqual(Object.keys(tools), ['mastra_workspace_search', 'mastra_workspace_index'])
+  const theirs = await mastra.createWorkspaceTools(new mastra.Workspace({ bm25: true, filesystem: new mastra.LocalFilesystem({ basePath: tree(t) }) }))
+  for (const name of Object.keys(tools)) {
+    assert.equal(tools[name].id, name)
+    assert.equal(tools[name].description, theirs[name].description)
+  }
+  const schema = tools.mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({ target: 'draft-07' })
+  assert.deepEqual(Object.keys(schema.properties), ['query', 'topK', 'mode', 'minScore'])
+  assert.deepEqual(schema.required, ['query'])
+  assert.deepEqual(schema.properties.mode.enum, ['bm25'])
+  assert.equal(schema.properties.mode.description, 'Search mode: bm25')
+  assert.equal(schema.properties.topK.default, 5)
+  const { embedder } = batchEmbedder(hashModel())
+  const both = createWorkspaceTools(new Workspace({ bm25: true, embedder }))
+  assert.deepEqual(both.mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({}).properties.mode.enum, ['bm25', 'vector', 'hybrid'])
+  const vectorOnly = createWorkspaceTools(new Workspace({ embedder }))
+  assert.deepEqual(vectorOnly.mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({}).properties.mode.enum, ['vector'])
+  assert.deepEqual(createWorkspaceTools(new Workspace()), {})
+})
+
+test("the output text is Mastra's, byte for byte", async (t) => {
+  const theirs = new mastra.Workspace({ bm25: true, filesystem: new mastra.LocalFilesystem({ basePath: tree(t) }) })
+  for (const [p, c] of DOCS) await theirs.index(p, c)
+  const theirTools = await mastra.createWorkspaceTools(theirs)
+  const ourTools = createWorkspaceTools(await ours())
+  for (const input of [{ query: 'reset password' }, { query: 'router', topK: 1 }, { query: 'zebra' }, { query: 'guide settings', mode: 'bm25' }]) {
+    const expected = await theirTools.mastra_workspace_search.execute(input, {})
+    assert.equal(await ourTools.mastra_workspace_search.execute(input), expected, JSON.stringify(input))
+  }
+  assert.equal(await ourTools.mastra_workspace_search.execute({ query: 'zebra' }), '---\n0 results (bm25 search)')
+  const expectedIndex = await theirTools.mastra_workspace_index.execute({ path: 'notes/new.md', content: 'fresh note' }, {})
+  assert.equal(await ourTools.mastra_workspace_index.execute({ path: 'notes/new.md', content: 'fresh note' }), expectedIndex)
+})
+
+test('an unavailable mode falls back as Mastra; bad input is a clear error', async () => {
+  const tools = createWorkspaceTools(await ours())
+  const out = await tools.mastra_workspace_search.execute({ query: 'router', mode: 'hybrid' })
+  assert.ok(out.endsWith('1 result (bm25 search)'), out)
+  const validate = tools.mastra_workspace_search.inputSchema['~standard'].validate
+  assert.deepEqual(validate({ query: 'x' }), { value: { query: 'x', topK: 5 } })
+  assert.deepEqual(validate({ query: 5 }).issues, [{ message: 'query must be a string, got number', path: ['query'] }])
+  assert.deepEqual(validate({ query: 'x', mode: 'vector' }).issues, [{ message: 'mode must be one of bm25, got "vector"', path: ['mode'] }])
+  assert.equal(validate('x').issues[0].message, 'Expected an object, got string')
+  await assert.rejects(tools.mastra_workspace_search.execute({ topK: 2 }), { name: 'TypeError', message: /query is required/ })
+  await assert.rejects(tools.mastra_workspace_index.execute({ path: 'a' }), /content is required/)
+})
+
+test('a read-only filesystem leaves the index tool out, as Mastra', (t) => {
+  const dir = tree(t)
+  const tools = createWorkspaceTools(new Workspace({ bm25: true, filesystem: new LocalFilesystem({ basePath: dir, readOnly: true }) }))
+  assert.deepEqual(Object.keys(tools), ['mastra_workspace_search'])
+})
+
+test("AI SDK generateText: the tool's output reaches the next model step; bad input becomes an error result", async () => {
+  const ws = await ours()
+  const { model, prompts } = callingModel([
+    toolCall('c1', 'mastra_workspace_search', { query: 'reset password', topK: 3 }),
+    toolCall('c2', 'mastra_workspace_search', { topK: 'many' }),
+    toolCall('c3', 'mastra_workspace_index', { path: 'notes/agent.md', content: 'written by the agent' }),
+  ])
+  const result = await generateText({ model, tools: createWorkspaceTools(ws), prompt: 'find the reset docs', stopWhen: stepCountIs(3) })
+  assert.equal(result.text, 'answered')
+  const results = toolResults(prompts)
+  assert.deepEqual(results.c1, { type: 'text', value: 'docs/reset.md:1-3: How to reset your password\nOpen settings\nClick reset password\n---\n1 result (bm25 search)' })
+  assert.equal(results.c2.type, 'error-text')
+  assert.match(results.c2.value, /query is required \(string\)/)
+  assert.match(results.c2.value, /topK must be a number, got string/)
+  assert.deepEqual(results.c3, { type: 'text', value: 'Indexed notes/agent.md' })
+  assert.deepEqual((await ws.search('agent')).map((r) => r.id), ['notes/agent.md'])
+  // The model was offered the tools with their JSON Schema.
+  const offered = model.doGenerateCalls[0].tools.map((t) => [t.name, t.inputSchema.required])
+  assert.deepEqual(offered, [['mastra_workspace_search', ['query']], ['mastra_workspace_index', ['path', 'content']]])
+})
+
+test("Mastra Agent: the tools run inside the agent loop; bad input is returned to the model, the loop goes on", async () => {
+  const ws = await ours()
+  const { model, prompts } = callingModel([
+    toolCall('c1', 'mastra_workspace_search', { query: 'router' }),
+    toolCall('c2', 'mastra_workspace_search', { topK: 'many' }),
+    toolCall('c3', 'mastra_workspace_index', { path: 'notes/mastra.md', content: 'indexed through mastra', metadata: { by: 'agent' } }),
+  ])
+  const agent = new Agent({ id: 'searcher', name: 'searcher', instructions: 'Use the workspace tools.', model, tools: createWorkspaceTools(ws) })
+  const result = await agent.generate('what about routers?', { maxSteps: 3 })
+  assert.equal(result.text, 'answered')
+  const results = toolResults(prompts)
+  assert.deepEqual(results.c1, { type: 'text', value: 'docs/router.md:1-1: Router setup guide\n---\n1 result (bm25 search)' })
+  assert.equal(results.c2.value.error, true)
+  assert.match(results.c2.value.message, /query is required \(string\)/)
+  assert.deepEqual(results.c3, { type: 'text', value: 'Indexed notes/mastra.md' })
+  const [hit] = await ws.search('mastra')
+  assert.deepEqual([hit.id, hit.metadata], ['notes/mastra.md', { by: 'agent' }])
+})
