@@ -226,11 +226,8 @@ impl Inner {
                     return Ok(vec![new(d, a)]);
                 }
                 blocking(move || {
-                    use rayon::prelude::*;
-                    docs.into_par_iter().map(|d| {
-                        let a = Analyzed::of_text(&tokenizer, &d.content);
-                        new(d, a)
-                    }).collect()
+                    let analyzed = workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
+                    docs.into_iter().zip(analyzed).map(|(d, a)| new(d, a)).collect()
                 })
                 .await
             }
@@ -275,11 +272,8 @@ impl Inner {
         let mut first_error: Option<Error> = None;
         let Some(v) = &self.vectors else {
             ticket.turn().await;
-            let mut index = self.index.write();
-            for d in docs {
-                index.upsert(d, ticket.seq());
-                report.indexed += 1;
-            }
+            report.indexed = docs.len();
+            self.index.write().upsert_many(docs, ticket.seq());
             return Ok(ManyOutcome { report: to_report(report, started), error: None });
         };
         let size = v.embedder.group_size().max(1);
@@ -317,10 +311,11 @@ impl Inner {
             match outcome {
                 Ok(()) => {
                     let mut index = self.index.write();
+                    let mut writer = index.writer();
                     for (d, _) in unit {
                         v.record(&d.id, [d.id.clone()]);
                         if self.keyword.is_some() {
-                            index.upsert(d, ticket.seq());
+                            writer.upsert(d, ticket.seq());
                         }
                         report.indexed += 1;
                     }

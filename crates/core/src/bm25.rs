@@ -8,11 +8,12 @@
 //! dropped by the next compaction, which runs once dead postings outnumber
 //! live ones (amortised O(document)).
 
-use crate::tokenizer::Tokenizer;
+pub use crate::analysis::{Analyzed, TermStats, Vocab};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25Params {
@@ -23,80 +24,6 @@ pub struct Bm25Params {
 impl Default for Bm25Params {
     fn default() -> Self {
         Bm25Params { k1: 1.5, b: 0.75 }
-    }
-}
-
-/// Per-document statistics of one term. Lines are 1-based; 0 means the
-/// line is unknown (a custom split pattern joined lines into one token).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TermStats {
-    pub tf: u32,
-    pub first_line: u32,
-    pub last_line: u32,
-}
-
-/// A tokenized text: its distinct terms in first-occurrence order, and its
-/// length in tokens.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Analyzed {
-    pub terms: Vec<(String, TermStats)>,
-    pub len: u32,
-}
-
-impl Analyzed {
-    /// Builds the term statistics from `(token, line)` pairs.
-    pub fn from_tokens<'t>(tokens: impl IntoIterator<Item = (&'t str, u32)>) -> Analyzed {
-        Analyzed::collect(|emit| tokens.into_iter().for_each(|(t, l)| emit(t, l)))
-    }
-
-    /// Tokenizes `text` with the built-in tokenizer.
-    pub fn of_text(tokenizer: &Tokenizer, text: &str) -> Analyzed {
-        Analyzed::collect(|emit| tokenizer.tokenize_lines(text, emit))
-    }
-
-    /// From a custom tokenizer's output: the tokens of the whole text and
-    /// of each line on its own (as Mastra computes line ranges).
-    pub fn from_whole_and_lines(whole: &[String], lines: &[Vec<String>]) -> Analyzed {
-        let mut line_of: FxHashMap<&str, u32> = FxHashMap::default();
-        let mut last_line: FxHashMap<&str, u32> = FxHashMap::default();
-        for (i, toks) in lines.iter().enumerate() {
-            for t in toks {
-                line_of.entry(t.as_str()).or_insert(i as u32 + 1);
-                last_line.insert(t.as_str(), i as u32 + 1);
-            }
-        }
-        let mut a = Analyzed::collect(|emit| whole.iter().for_each(|t| emit(t, line_of.get(t.as_str()).copied().unwrap_or(0))));
-        for (name, st) in &mut a.terms {
-            if let Some(&l) = last_line.get(name.as_str()) {
-                st.last_line = l;
-            }
-        }
-        a
-    }
-
-    fn collect(feed: impl FnOnce(&mut dyn FnMut(&str, u32))) -> Analyzed {
-        let mut a = Analyzed::default();
-        let mut index: FxHashMap<String, usize> = FxHashMap::default();
-        feed(&mut |tok, line| {
-            a.len += 1;
-            match index.get(tok) {
-                Some(&i) => {
-                    let s = &mut a.terms[i].1;
-                    s.tf += 1;
-                    if line != 0 {
-                        if s.first_line == 0 {
-                            s.first_line = line;
-                        }
-                        s.last_line = line;
-                    }
-                }
-                None => {
-                    index.insert(tok.to_string(), a.terms.len());
-                    a.terms.push((tok.to_string(), TermStats { tf: 1, first_line: line, last_line: line }));
-                }
-            }
-        });
-        a
     }
 }
 
@@ -160,6 +87,33 @@ pub struct IndexStats {
 }
 
 const DEAD: u32 = u32::MAX;
+
+/// See `Bm25Index::writer`.
+pub struct Writer<'a> {
+    index: &'a mut Bm25Index,
+    map: VocabMap,
+}
+
+impl Writer<'_> {
+    /// As `Bm25Index::upsert`.
+    pub fn upsert(&mut self, doc: NewDocument, seq: u64) -> bool {
+        let ix = &mut *self.index;
+        if !ix.is_current(&doc.id, seq) {
+            return false;
+        }
+        ix.remove_slot_of(&doc.id);
+        ix.tombstones.remove(&doc.id);
+        ix.add(doc, seq, &mut self.map);
+        true
+    }
+}
+
+/// Global ids of one vocabulary's terms, filled as they are met.
+#[derive(Default)]
+struct VocabMap {
+    vocab: Option<Arc<Vocab>>,
+    ids: Vec<u32>,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Bm25Index {
@@ -234,7 +188,7 @@ impl Bm25Index {
         }
         self.remove_slot_of(&doc.id);
         self.tombstones.remove(&doc.id);
-        self.add(doc, seq);
+        self.add(doc, seq, &mut VocabMap::default());
         true
     }
 
@@ -298,13 +252,14 @@ impl Bm25Index {
     /// postings.
     fn export(&self, d: &Document) -> NewDocument {
         let slot = self.by_id[&d.id];
+        let mut vocab = Vocab::default();
         let terms = d
             .terms
             .iter()
             .map(|&t| {
                 let postings = &self.terms[t as usize].postings;
                 let p = postings[postings.partition_point(|p| p.doc < slot)];
-                (self.names[t as usize].to_string(), TermStats { tf: p.tf, first_line: p.first_line, last_line: p.last_line })
+                (vocab.intern(&self.names[t as usize]), TermStats { tf: p.tf, first_line: p.first_line, last_line: p.last_line })
             })
             .collect();
         NewDocument {
@@ -312,26 +267,57 @@ impl Bm25Index {
             content: d.content.clone(),
             metadata: d.metadata.clone(),
             start_line_offset: d.start_line_offset,
-            analyzed: Analyzed { terms, len: d.len },
+            analyzed: Analyzed { vocab: Arc::new(vocab), terms, len: d.len },
         }
     }
 
-    fn add(&mut self, doc: NewDocument, seq: u64) {
+    /// The global id of a term of `vocab`, through a cache of the vocab's
+    /// ids (reset when the vocabulary changes).
+    fn global_id(&mut self, vocab: &Arc<Vocab>, local: u32, map: &mut VocabMap) -> u32 {
+        if !map.vocab.as_ref().is_some_and(|v| Arc::ptr_eq(v, vocab)) {
+            map.vocab = Some(vocab.clone());
+            map.ids.clear();
+            map.ids.resize(vocab.len(), u32::MAX);
+        }
+        let cached = map.ids[local as usize];
+        if cached != u32::MAX {
+            return cached;
+        }
+        let name = vocab.name(local);
+        let t = match self.dict.get(name) {
+            Some(&t) => t,
+            None => {
+                let t = self.terms.len() as u32;
+                let name: Box<str> = name.into();
+                self.dict.insert(name.clone(), t);
+                self.names.push(name);
+                self.terms.push(Term { min_len: u32::MAX, ..Default::default() });
+                t
+            }
+        };
+        map.ids[local as usize] = t;
+        t
+    }
+
+    /// A writer for many documents in a row: each vocabulary is mapped to
+    /// global term ids once, not once per document.
+    pub fn writer(&mut self) -> Writer<'_> {
+        Writer { index: self, map: VocabMap::default() }
+    }
+
+    /// Adds or replaces many documents; returns how many were written.
+    pub fn upsert_many(&mut self, docs: impl IntoIterator<Item = NewDocument>, seq: u64) -> usize {
+        let mut w = self.writer();
+        docs.into_iter().map(|d| w.upsert(d, seq)).filter(|&written| written).count()
+    }
+
+    fn add(&mut self, doc: NewDocument, seq: u64, map: &mut VocabMap) {
         let slot = self.docs.len() as u32;
         let len = doc.analyzed.len;
+        let vocab = doc.analyzed.vocab.clone();
         let mut term_ids = Vec::with_capacity(doc.analyzed.terms.len());
-        for (name, st) in doc.analyzed.terms {
-            let tid = match self.dict.get(name.as_str()) {
-                Some(&t) => t,
-                None => {
-                    let t = self.terms.len() as u32;
-                    let name: Box<str> = name.into_boxed_str();
-                    self.dict.insert(name.clone(), t);
-                    self.names.push(name);
-                    self.terms.push(Term { min_len: u32::MAX, ..Default::default() });
-                    t
-                }
-            };
+        for (local, st) in doc.analyzed.terms {
+            let tid = self.global_id(&vocab, local, map);
             let term = &mut self.terms[tid as usize];
             if term.df == 0 {
                 self.live_terms += 1;

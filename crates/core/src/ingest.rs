@@ -2,7 +2,9 @@
 //! binary files, decode UTF-8 with replacement characters (as Mastra),
 //! split large files into line chunks, tokenize.
 
-use crate::bm25::{Analyzed, Bm25Index, Bm25Params, NewDocument};
+use crate::analysis::{Analyzed, Analyzer};
+use crate::bm25::{Bm25Index, Bm25Params, NewDocument};
+use std::sync::Arc;
 use crate::chunk::{chunk_lines, needs_chunking};
 use crate::scan::FoundFile;
 use crate::tokenizer::Tokenizer;
@@ -49,13 +51,11 @@ fn read_text(path: &std::path::Path) -> std::io::Result<Option<String>> {
 }
 
 /// Splits one text into the documents it is indexed as: itself when small,
-/// else `id#chunk-N` chunks with `sourceFile` metadata. `analyze` tokenizes
-/// (None leaves the analysis empty for a caller that tokenizes elsewhere).
-pub fn documents_of(id: &str, text: String, chunking: ChunkOptions, tokenizer: Option<&Tokenizer>) -> (Vec<NewDocument>, bool) {
-    let analyze = |t: &str| tokenizer.map(|tk| Analyzed::of_text(tk, t)).unwrap_or_default();
+/// else `id#chunk-N` chunks with `sourceFile` metadata. Their analysis is
+/// left empty for the caller.
+pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewDocument>, bool) {
     if !needs_chunking(&text, chunking.max_chars) {
-        let analyzed = analyze(&text);
-        return (vec![NewDocument { id: id.to_string(), content: text, metadata: None, start_line_offset: None, analyzed }], false);
+        return (vec![NewDocument { id: id.to_string(), content: text, metadata: None, start_line_offset: None, analyzed: Analyzed::default() }], false);
     }
     let docs = chunk_lines(&text, chunking.max_chars, chunking.overlap_lines)
         .into_iter()
@@ -68,14 +68,16 @@ pub fn documents_of(id: &str, text: String, chunking: ChunkOptions, tokenizer: O
                 content: c.text.to_string(),
                 metadata: Some(meta),
                 start_line_offset: Some(c.start_line),
-                analyzed: analyze(c.text),
+                analyzed: Analyzed::default(),
             }
         })
         .collect();
     (docs, true)
 }
 
-/// Reads, chunks and tokenizes `files` in parallel, in their order.
+/// Reads, chunks and tokenizes `files` in parallel, in their order; the
+/// documents one thread tokenizes share a vocabulary. Without a tokenizer
+/// the analysis is left empty (a caller tokenizing elsewhere).
 /// `on_read(done, total, id)` is called as files finish.
 pub fn ingest(
     files: &[FoundFile],
@@ -85,21 +87,47 @@ pub fn ingest(
 ) -> Vec<FileOutcome> {
     let done = AtomicUsize::new(0);
     let total = files.len();
-    files
-        .par_iter()
-        .map(|f| {
-            let out = match read_text(&f.path) {
-                Ok(None) => FileOutcome::Skipped { id: f.id.clone(), reason: "binary".into() },
-                Ok(Some(text)) => {
-                    let (docs, chunked) = documents_of(&f.id, text, chunking, tokenizer);
-                    FileOutcome::Documents { id: f.id.clone(), docs, chunked }
+    let piece = 64.max(total / (rayon::current_num_threads() * 16).max(1));
+    let pieces: Vec<Vec<FileOutcome>> = files
+        .par_chunks(piece)
+        .map(|chunk| {
+            let mut analyzer = tokenizer.map(Analyzer::new);
+            let mut out: Vec<FileOutcome> = chunk
+                .iter()
+                .map(|f| {
+                    let outcome = match read_text(&f.path) {
+                        Ok(None) => FileOutcome::Skipped { id: f.id.clone(), reason: "binary".into() },
+                        Ok(Some(text)) => {
+                            let (mut docs, chunked) = documents_of(&f.id, text, chunking);
+                            if let Some(a) = analyzer.as_mut() {
+                                for d in docs.iter_mut() {
+                                    let (terms, len) = a.analyze(&d.content);
+                                    d.analyzed.terms = terms;
+                                    d.analyzed.len = len;
+                                }
+                            }
+                            FileOutcome::Documents { id: f.id.clone(), docs, chunked }
+                        }
+                        Err(e) => FileOutcome::Failed { id: f.id.clone(), error: e.to_string() },
+                    };
+                    on_read(done.fetch_add(1, Ordering::Relaxed) + 1, total, &f.id);
+                    outcome
+                })
+                .collect();
+            if let Some(a) = analyzer {
+                let vocab = Arc::new(a.into_vocab());
+                for o in out.iter_mut() {
+                    if let FileOutcome::Documents { docs, .. } = o {
+                        for d in docs.iter_mut() {
+                            d.analyzed.vocab = vocab.clone();
+                        }
+                    }
                 }
-                Err(e) => FileOutcome::Failed { id: f.id.clone(), error: e.to_string() },
-            };
-            on_read(done.fetch_add(1, Ordering::Relaxed) + 1, total, &f.id);
+            }
             out
         })
-        .collect()
+        .collect();
+    pieces.into_iter().flatten().collect()
 }
 
 /// What a rebuild did, for `IndexReport`.
@@ -119,6 +147,7 @@ pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, rep
     let mut index = Bm25Index::new(params);
     index.clear(seq);
     let total = outcomes.len();
+    let mut writer = index.writer();
     for (i, o) in outcomes.into_iter().enumerate() {
         match o {
             FileOutcome::Documents { id, docs, chunked } => {
@@ -126,7 +155,7 @@ pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, rep
                     report.chunks += docs.len();
                 }
                 for d in docs {
-                    index.upsert(d, seq);
+                    writer.upsert(d, seq);
                 }
                 report.indexed += 1;
                 on_index(i + 1, total, &id);
@@ -135,6 +164,7 @@ pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, rep
             FileOutcome::Failed { id, error } => report.failed.push((id, error)),
         }
     }
+    drop(writer);
     index
 }
 

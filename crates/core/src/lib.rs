@@ -2,6 +2,7 @@
 //! BM25 index with pruned top-k, chunking, file scanning and ingestion,
 //! metadata filters and the search results of every mode.
 
+pub mod analysis;
 pub mod bm25;
 pub mod chunk;
 pub mod filter;

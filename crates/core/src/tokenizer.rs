@@ -217,7 +217,7 @@ impl Tokenizer {
             t
         };
         for piece in re.split(t).filter(|p| !p.is_empty()) {
-            self.finish_token(piece, &mut |tok| emit(tok, 0));
+            self.finish_token(piece, &mut |p| self.final_filter(p, &mut |tok| emit(tok, 0)));
         }
         if self.config.split_identifiers {
             let raw = if self.config.remove_punctuation {
@@ -226,7 +226,7 @@ impl Tokenizer {
                 text.to_string()
             };
             for piece in re.split(&raw).filter(|p| !p.is_empty()) {
-                self.identifier_parts(piece, &mut |tok| emit(tok, 0));
+                self.identifier_parts(piece, &mut |p| self.final_filter(p, &mut |tok| emit(tok, 0)));
             }
         }
     }
@@ -235,6 +235,12 @@ impl Tokenizer {
     /// `toLowerCase` over the text, whose context rules stop at whitespace),
     /// then cut at punctuation.
     fn word_tokens(&self, word: &str, emit: &mut dyn FnMut(&str)) {
+        self.word_pieces(word, &mut |p| self.final_filter(p, emit));
+    }
+
+    /// The tokens of one word before the length, stopword and stemming
+    /// filter (`final_filter`), so that a caller can cache that step.
+    pub(crate) fn word_pieces(&self, word: &str, emit: &mut dyn FnMut(&str)) {
         let folded;
         let word = if self.config.fold_diacritics && !word.is_ascii() {
             folded = fold(word);
@@ -266,7 +272,7 @@ impl Tokenizer {
         }
     }
 
-    /// CJK bigrams, then length, stopwords and stemming.
+    /// CJK bigrams.
     fn finish_token(&self, token: &str, emit: &mut dyn FnMut(&str)) {
         if self.config.cjk_bigrams && !token.is_ascii() && token.chars().any(is_cjk) {
             let chars: Vec<(usize, char)> = token.char_indices().collect();
@@ -283,19 +289,20 @@ impl Tokenizer {
                     for k in i..j - 1 {
                         let bs = chars[k].0;
                         let be = if k + 2 < chars.len() { chars[k + 2].0 } else { token.len() };
-                        self.final_filter(&token[bs..be], emit);
+                        emit(&token[bs..be]);
                     }
                 } else {
-                    self.final_filter(&token[start..end], emit);
+                    emit(&token[start..end]);
                 }
                 i = j;
             }
         } else {
-            self.final_filter(token, emit);
+            emit(token);
         }
     }
 
-    fn final_filter(&self, token: &str, emit: &mut dyn FnMut(&str)) {
+    /// Length, stopwords and stemming: emits the final token, or nothing.
+    pub(crate) fn final_filter(&self, token: &str, emit: &mut dyn FnMut(&str)) {
         if utf16_len(token) < self.config.min_length || self.config.stopwords.contains(token) {
             return;
         }
@@ -312,6 +319,10 @@ impl Tokenizer {
     /// lower/upper case changes, letter/digit changes. Only when there are
     /// at least two parts; the whole identifier is emitted elsewhere.
     fn identifier_parts(&self, raw: &str, emit: &mut dyn FnMut(&str)) {
+        // Most words are one lowercase run: nothing to split.
+        if raw.bytes().all(|b| b.is_ascii_lowercase()) {
+            return;
+        }
         let parts = split_identifier(raw);
         if parts.len() < 2 {
             return;
@@ -319,7 +330,7 @@ impl Tokenizer {
         for p in parts {
             let lowered;
             let p = if self.config.lowercase { lowered = p.to_lowercase(); lowered.as_str() } else { p };
-            self.final_filter(p, emit);
+            emit(p);
         }
     }
 }

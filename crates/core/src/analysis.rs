@@ -1,0 +1,324 @@
+//! Turning texts into term statistics fast: terms become small integer ids
+//! in a vocabulary shared by the documents one thread analyses, and each
+//! distinct raw word is tokenized once (the tokens a whitespace-separated
+//! word yields never depend on its neighbours), so most words cost one hash
+//! look-up.
+
+use crate::tokenizer::{SplitRule, Tokenizer};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Per-document statistics of one term. Lines are 1-based; 0 means the
+/// line is unknown (a custom split pattern joined lines into one token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermStats {
+    pub tf: u32,
+    pub first_line: u32,
+    pub last_line: u32,
+}
+
+/// Term strings and their ids within one analysis.
+#[derive(Debug, Default, Clone)]
+pub struct Vocab {
+    ids: FxHashMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
+}
+
+impl Vocab {
+    pub fn intern(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        let name: Box<str> = term.into();
+        self.ids.insert(name.clone(), id);
+        self.names.push(name);
+        id
+    }
+
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// A tokenized text: its distinct terms (ids in `vocab`) in first-occurrence
+/// order with their statistics, and its length in tokens.
+#[derive(Debug, Clone, Default)]
+pub struct Analyzed {
+    pub vocab: Arc<Vocab>,
+    pub terms: Vec<(u32, TermStats)>,
+    pub len: u32,
+}
+
+impl PartialEq for Analyzed {
+    fn eq(&self, o: &Self) -> bool {
+        self.len == o.len && self.named() == o.named()
+    }
+}
+
+impl Analyzed {
+    /// The terms with their names (tests, export).
+    pub fn named(&self) -> Vec<(&str, TermStats)> {
+        self.terms.iter().map(|&(id, s)| (self.vocab.name(id), s)).collect()
+    }
+
+    /// Tokenizes one text.
+    pub fn of_text(tokenizer: &Tokenizer, text: &str) -> Analyzed {
+        let mut a = Analyzer::new(tokenizer);
+        let (terms, len) = a.analyze(text);
+        Analyzed { vocab: Arc::new(a.vocab), terms, len }
+    }
+
+    /// From `(token, line)` pairs.
+    pub fn from_tokens<'t>(tokens: impl IntoIterator<Item = (&'t str, u32)>) -> Analyzed {
+        let mut c = Collector::default();
+        let mut vocab = Vocab::default();
+        for (t, line) in tokens {
+            let id = vocab.intern(t);
+            c.add(id, line);
+        }
+        let (terms, len) = c.finish();
+        Analyzed { vocab: Arc::new(vocab), terms, len }
+    }
+
+    /// From a custom tokenizer's output: the tokens of the whole text and
+    /// of each line on its own (as Mastra computes line ranges).
+    pub fn from_whole_and_lines(whole: &[String], lines: &[Vec<String>]) -> Analyzed {
+        let mut first: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut last: FxHashMap<&str, u32> = FxHashMap::default();
+        for (i, toks) in lines.iter().enumerate() {
+            for t in toks {
+                first.entry(t.as_str()).or_insert(i as u32 + 1);
+                last.insert(t.as_str(), i as u32 + 1);
+            }
+        }
+        let mut a = Analyzed::from_tokens(whole.iter().map(|t| (t.as_str(), first.get(t.as_str()).copied().unwrap_or(0))));
+        for (id, st) in &mut a.terms {
+            if let Some(&l) = last.get(a.vocab.name(*id)) {
+                st.last_line = l;
+            }
+        }
+        a
+    }
+}
+
+/// Counts term occurrences of one document.
+#[derive(Default)]
+struct Collector {
+    /// Term id -> position in `terms` (u32::MAX: not in this document).
+    pos: Vec<u32>,
+    terms: Vec<(u32, TermStats)>,
+    len: u32,
+}
+
+impl Collector {
+    #[inline]
+    fn add(&mut self, id: u32, line: u32) {
+        self.len += 1;
+        if id as usize >= self.pos.len() {
+            self.pos.resize(id as usize + 1024, u32::MAX);
+        }
+        match self.pos[id as usize] {
+            p if p != u32::MAX => {
+                let s = &mut self.terms[p as usize].1;
+                s.tf += 1;
+                if line != 0 {
+                    if s.first_line == 0 {
+                        s.first_line = line;
+                    }
+                    s.last_line = line;
+                }
+            }
+            _ => {
+                self.pos[id as usize] = self.terms.len() as u32;
+                self.terms.push((id, TermStats { tf: 1, first_line: line, last_line: line }));
+            }
+        }
+    }
+
+    fn finish(&mut self) -> (Vec<(u32, TermStats)>, u32) {
+        for &(id, _) in &self.terms {
+            self.pos[id as usize] = u32::MAX;
+        }
+        let len = std::mem::take(&mut self.len);
+        (std::mem::take(&mut self.terms), len)
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Raw words longer than this are tokenized without being cached.
+const MAX_CACHED_WORD: usize = 64;
+/// Distinct raw words cached per analyzer.
+const MAX_CACHED_WORDS: usize = 1 << 20;
+
+/// Tokenizes many texts into one vocabulary, caching raw words.
+pub struct Analyzer<'t> {
+    tokenizer: &'t Tokenizer,
+    vocab: Vocab,
+    /// Raw word -> its term ids, as a range of `word_terms`.
+    words: FxHashMap<Box<str>, (u32, u32)>,
+    /// Token before the final filter -> its term id (`NONE`: filtered out).
+    pieces: FxHashMap<Box<str>, u32>,
+    word_terms: Vec<u32>,
+    collector: Collector,
+    scratch: Vec<u32>,
+}
+
+impl<'t> Analyzer<'t> {
+    pub fn new(tokenizer: &'t Tokenizer) -> Self {
+        Analyzer {
+            tokenizer,
+            vocab: Vocab::default(),
+            words: FxHashMap::default(),
+            pieces: FxHashMap::default(),
+            word_terms: Vec::new(),
+            collector: Collector::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn into_vocab(self) -> Vocab {
+        self.vocab
+    }
+
+    /// The distinct terms of `text` (ids in this analyzer's vocabulary) and its length.
+    pub fn analyze(&mut self, text: &str) -> (Vec<(u32, TermStats)>, u32) {
+        if let SplitRule::Pattern(_) = self.tokenizer.config().split {
+            let (vocab, collector) = (&mut self.vocab, &mut self.collector);
+            self.tokenizer.tokenize_lines(text, |t, line| collector.add(vocab.intern(t), line));
+            return self.collector.finish();
+        }
+        let mut line = 1u32;
+        let mut start = None;
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            // JavaScript's \s: ASCII fast path, the rest decoded.
+            let (space, width) = if b < 0x80 {
+                (matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C), 1)
+            } else {
+                let c = text[i..].chars().next().expect("char boundary");
+                (crate::tokenizer::is_js_space(c), c.len_utf8())
+            };
+            if space {
+                if let Some(s) = start.take() {
+                    self.word(&text[s..i], line);
+                }
+                if b == b'\n' {
+                    line += 1;
+                }
+            } else if start.is_none() {
+                start = Some(i);
+            }
+            i += width;
+        }
+        if let Some(s) = start {
+            self.word(&text[s..], line);
+        }
+        self.collector.finish()
+    }
+
+    #[inline]
+    fn word(&mut self, word: &str, line: u32) {
+        if let Some(&(from, n)) = self.words.get(word) {
+            for k in from..from + n {
+                self.collector.add(self.word_terms[k as usize], line);
+            }
+            return;
+        }
+        let (vocab, scratch, pieces, tokenizer) = (&mut self.vocab, &mut self.scratch, &mut self.pieces, self.tokenizer);
+        scratch.clear();
+        tokenizer.word_pieces(word, &mut |p| {
+            let id = match pieces.get(p) {
+                Some(&id) => id,
+                None => {
+                    let mut id = NONE;
+                    tokenizer.final_filter(p, &mut |t| id = vocab.intern(t));
+                    if pieces.len() < MAX_CACHED_WORDS {
+                        pieces.insert(p.into(), id);
+                    }
+                    id
+                }
+            };
+            if id != NONE {
+                scratch.push(id);
+            }
+        });
+        for &id in self.scratch.iter() {
+            self.collector.add(id, line);
+        }
+        if word.len() <= MAX_CACHED_WORD && self.words.len() < MAX_CACHED_WORDS {
+            let from = self.word_terms.len() as u32;
+            self.word_terms.extend_from_slice(&self.scratch);
+            self.words.insert(word.into(), (from, self.scratch.len() as u32));
+        }
+    }
+}
+
+/// Analyzes texts in parallel; the texts each thread handles share one
+/// vocabulary. Results keep the order of `texts`.
+pub fn analyze_all<T: Sync>(tokenizer: &Tokenizer, items: &[T], text_of: impl Fn(&T) -> &str + Sync) -> Vec<Analyzed> {
+    let pieces: Vec<Vec<Analyzed>> = items
+        .par_chunks(256.max(items.len() / (rayon::current_num_threads() * 8).max(1)))
+        .map(|chunk| {
+            let mut a = Analyzer::new(tokenizer);
+            let raw: Vec<(Vec<(u32, TermStats)>, u32)> = chunk.iter().map(|it| a.analyze(text_of(it))).collect();
+            let vocab = Arc::new(a.into_vocab());
+            raw.into_iter().map(|(terms, len)| Analyzed { vocab: vocab.clone(), terms, len }).collect()
+        })
+        .collect();
+    pieces.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokenizer::TokenizerConfig;
+
+    /// The cached analyzer gives what the plain tokenizer gives.
+    #[test]
+    fn same_as_tokenizer() {
+        let texts = [
+            "Hello, World! hello world\nparseUserId café 中文分词\n\nThe running Runners ran.",
+            "line one\r\nline two two\u{3000}three\u{A0}four",
+            "",
+        ];
+        for config in [TokenizerConfig::default(), TokenizerConfig::mastra()] {
+            let t = Tokenizer::new(config);
+            let mut a = Analyzer::new(&t);
+            for _ in 0..2 {
+                for text in texts {
+                    let (terms, len) = a.analyze(text);
+                    let fast: Vec<(String, TermStats)> = terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s)).collect();
+                    let mut plain = Vec::new();
+                    t.tokenize_lines(text, |tok, line| plain.push((tok.to_string(), line)));
+                    let slow: Vec<(String, TermStats)> = Analyzed::from_tokens(plain.iter().map(|(s, l)| (s.as_str(), *l))).named().into_iter().map(|(s, st)| (s.to_string(), st)).collect();
+                    assert_eq!(fast, slow, "{text}");
+                    assert_eq!(len as usize, plain.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_keeps_order() {
+        let t = Tokenizer::default();
+        let texts: Vec<String> = (0..2000).map(|i| format!("doc {i} word{} shared", i % 7)).collect();
+        let all = analyze_all(&t, &texts, |s| s.as_str());
+        assert_eq!(all.len(), 2000);
+        for (i, a) in all.iter().enumerate() {
+            assert_eq!(a, &Analyzed::of_text(&t, &texts[i]));
+        }
+    }
+}
