@@ -7,7 +7,7 @@
 use crate::tokenizer::{SplitRule, Tokenizer};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Per-document statistics of one term. Lines are 1-based; 0 means the
 /// line is unknown (a custom split pattern joined lines into one token).
@@ -266,19 +266,46 @@ impl<'t> Analyzer<'t> {
     }
 }
 
+/// One analyzer per rayon thread, so that each thread's caches and
+/// vocabulary serve all the texts it handles in a parallel run.
+pub struct ThreadAnalyzers<'t> {
+    slots: Vec<Mutex<Analyzer<'t>>>,
+}
+
+impl<'t> ThreadAnalyzers<'t> {
+    pub fn new(tokenizer: &'t Tokenizer) -> Self {
+        ThreadAnalyzers { slots: (0..rayon::current_num_threads().max(1)).map(|_| Mutex::new(Analyzer::new(tokenizer))).collect() }
+    }
+
+    /// Runs `f` with the calling thread's analyzer; returns its slot.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Analyzer<'t>) -> R) -> (usize, R) {
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
+        let mut a = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
+        (slot, f(&mut a))
+    }
+
+    /// The vocabulary of each slot.
+    pub fn into_vocabs(self) -> Vec<Arc<Vocab>> {
+        self.slots.into_iter().map(|m| Arc::new(m.into_inner().unwrap_or_else(|e| e.into_inner()).into_vocab())).collect()
+    }
+}
+
 /// Analyzes texts in parallel; the texts each thread handles share one
-/// vocabulary. Results keep the order of `texts`.
+/// vocabulary. Results keep the order of `items`.
 pub fn analyze_all<T: Sync>(tokenizer: &Tokenizer, items: &[T], text_of: impl Fn(&T) -> &str + Sync) -> Vec<Analyzed> {
-    let pieces: Vec<Vec<Analyzed>> = items
+    let analyzers = ThreadAnalyzers::new(tokenizer);
+    let pieces: Vec<(usize, Vec<(Vec<(u32, TermStats)>, u32)>)> = items
         .par_chunks(256.max(items.len() / (rayon::current_num_threads() * 8).max(1)))
-        .map(|chunk| {
-            let mut a = Analyzer::new(tokenizer);
-            let raw: Vec<(Vec<(u32, TermStats)>, u32)> = chunk.iter().map(|it| a.analyze(text_of(it))).collect();
-            let vocab = Arc::new(a.into_vocab());
-            raw.into_iter().map(|(terms, len)| Analyzed { vocab: vocab.clone(), terms, len }).collect()
-        })
+        .map(|chunk| analyzers.with(|a| chunk.iter().map(|it| a.analyze(text_of(it))).collect()))
         .collect();
-    pieces.into_iter().flatten().collect()
+    let vocabs = analyzers.into_vocabs();
+    pieces
+        .into_iter()
+        .flat_map(|(slot, raw)| {
+            let vocab = vocabs[slot].clone();
+            raw.into_iter().map(move |(terms, len)| Analyzed { vocab: vocab.clone(), terms, len })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,9 +2,8 @@
 //! binary files, decode UTF-8 with replacement characters (as Mastra),
 //! split large files into line chunks, tokenize.
 
-use crate::analysis::{Analyzed, Analyzer};
+use crate::analysis::{Analyzed, ThreadAnalyzers};
 use crate::bm25::{Bm25Index, Bm25Params, NewDocument};
-use std::sync::Arc;
 use crate::chunk::{chunk_lines, needs_chunking};
 use crate::scan::FoundFile;
 use crate::tokenizer::Tokenizer;
@@ -88,46 +87,59 @@ pub fn ingest(
     let done = AtomicUsize::new(0);
     let total = files.len();
     let piece = 64.max(total / (rayon::current_num_threads() * 16).max(1));
-    let pieces: Vec<Vec<FileOutcome>> = files
+    let analyzers = tokenizer.map(ThreadAnalyzers::new);
+    let read_one = |f: &FoundFile| -> FileOutcome {
+        let out = match read_text(&f.path) {
+            Ok(None) => FileOutcome::Skipped { id: f.id.clone(), reason: "binary".into() },
+            Ok(Some(text)) => {
+                let (docs, chunked) = documents_of(&f.id, text, chunking);
+                FileOutcome::Documents { id: f.id.clone(), docs, chunked }
+            }
+            Err(e) => FileOutcome::Failed { id: f.id.clone(), error: e.to_string() },
+        };
+        on_read(done.fetch_add(1, Ordering::Relaxed) + 1, total, &f.id);
+        out
+    };
+    let pieces: Vec<(usize, Vec<FileOutcome>)> = files
         .par_chunks(piece)
         .map(|chunk| {
-            let mut analyzer = tokenizer.map(Analyzer::new);
-            let mut out: Vec<FileOutcome> = chunk
-                .iter()
-                .map(|f| {
-                    let outcome = match read_text(&f.path) {
-                        Ok(None) => FileOutcome::Skipped { id: f.id.clone(), reason: "binary".into() },
-                        Ok(Some(text)) => {
-                            let (mut docs, chunked) = documents_of(&f.id, text, chunking);
-                            if let Some(a) = analyzer.as_mut() {
+            let mut out: Vec<FileOutcome> = chunk.iter().map(read_one).collect();
+            let slot = match &analyzers {
+                Some(a) => {
+                    a.with(|a| {
+                        for o in out.iter_mut() {
+                            if let FileOutcome::Documents { docs, .. } = o {
                                 for d in docs.iter_mut() {
                                     let (terms, len) = a.analyze(&d.content);
                                     d.analyzed.terms = terms;
                                     d.analyzed.len = len;
                                 }
                             }
-                            FileOutcome::Documents { id: f.id.clone(), docs, chunked }
                         }
-                        Err(e) => FileOutcome::Failed { id: f.id.clone(), error: e.to_string() },
-                    };
-                    on_read(done.fetch_add(1, Ordering::Relaxed) + 1, total, &f.id);
-                    outcome
-                })
-                .collect();
-            if let Some(a) = analyzer {
-                let vocab = Arc::new(a.into_vocab());
+                    })
+                    .0
+                }
+                None => 0,
+            };
+            (slot, out)
+        })
+        .collect();
+    let vocabs = analyzers.map(ThreadAnalyzers::into_vocabs);
+    pieces
+        .into_iter()
+        .flat_map(|(slot, mut out)| {
+            if let Some(vocabs) = &vocabs {
                 for o in out.iter_mut() {
                     if let FileOutcome::Documents { docs, .. } = o {
                         for d in docs.iter_mut() {
-                            d.analyzed.vocab = vocab.clone();
+                            d.analyzed.vocab = vocabs[slot].clone();
                         }
                     }
                 }
             }
             out
         })
-        .collect();
-    pieces.into_iter().flatten().collect()
+        .collect()
 }
 
 /// What a rebuild did, for `IndexReport`.
