@@ -165,7 +165,10 @@ const MAX_CACHED_WORDS: usize = 1 << 20;
 pub struct Analyzer<'t> {
     tokenizer: &'t Tokenizer,
     vocab: Vocab,
-    /// Raw word -> its term ids, as a range of `word_terms`.
+    /// Raw word -> its term ids, as a range of `word_terms`: words of up
+    /// to 15 bytes packed into an integer key (no string compare), longer
+    /// ones by string.
+    short_words: FxHashMap<u128, (u32, u32)>,
     words: FxHashMap<Box<str>, (u32, u32)>,
     /// Token before the final filter -> its term id (`NONE`: filtered out).
     pieces: FxHashMap<Box<str>, u32>,
@@ -179,6 +182,7 @@ impl<'t> Analyzer<'t> {
         Analyzer {
             tokenizer,
             vocab: Vocab::default(),
+            short_words: FxHashMap::default(),
             words: FxHashMap::default(),
             pieces: FxHashMap::default(),
             word_terms: Vec::new(),
@@ -231,7 +235,12 @@ impl<'t> Analyzer<'t> {
 
     #[inline]
     fn word(&mut self, word: &str, line: u32) {
-        if let Some(&(from, n)) = self.words.get(word) {
+        let key = pack(word);
+        let cached = match key {
+            Some(k) => self.short_words.get(&k),
+            None => self.words.get(word),
+        };
+        if let Some(&(from, n)) = cached {
             for k in from..from + n {
                 self.collector.add(self.word_terms[k as usize], line);
             }
@@ -258,10 +267,14 @@ impl<'t> Analyzer<'t> {
         for &id in self.scratch.iter() {
             self.collector.add(id, line);
         }
-        if word.len() <= MAX_CACHED_WORD && self.words.len() < MAX_CACHED_WORDS {
+        if word.len() <= MAX_CACHED_WORD && self.short_words.len() + self.words.len() < MAX_CACHED_WORDS {
             let from = self.word_terms.len() as u32;
             self.word_terms.extend_from_slice(&self.scratch);
-            self.words.insert(word.into(), (from, self.scratch.len() as u32));
+            let range = (from, self.scratch.len() as u32);
+            match key {
+                Some(k) => self.short_words.insert(k, range),
+                None => self.words.insert(word.into(), range),
+            };
         }
     }
 }
@@ -288,6 +301,19 @@ impl<'t> ThreadAnalyzers<'t> {
     pub fn into_vocabs(self) -> Vec<Arc<Vocab>> {
         self.slots.into_iter().map(|m| Arc::new(m.into_inner().unwrap_or_else(|e| e.into_inner()).into_vocab())).collect()
     }
+}
+
+/// A word of at most 15 bytes as one integer: its bytes, then its length.
+#[inline]
+fn pack(word: &str) -> Option<u128> {
+    let b = word.as_bytes();
+    if b.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..b.len()].copy_from_slice(b);
+    buf[15] = b.len() as u8;
+    Some(u128::from_le_bytes(buf))
 }
 
 /// Analyzes texts in parallel; the texts each thread handles share one
