@@ -23,12 +23,40 @@
     }
   }
   const errorClasses = { Error, TypeError, RangeError }
+  const DOC_FIELDS = ['path', 'content', 'type', 'mimeType', 'metadata', 'startLineOffset']
+  const describe = (v) =>
+    v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' ? (Number.isNaN(v) ? 'NaN' : `the number ${v}`) : typeof v === 'object' ? 'an object' : typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`
   return {
     WorkspaceError,
     SearchNotAvailableError,
     WorkspaceNotReadyError,
     makeError(kind, message) {
       return new errorClasses[kind](message)
+    },
+    // indexMany's documents, checked and split into parallel arrays (cheap
+    // to cross into Rust); `extras` lists the documents with more fields.
+    splitDocs(docs) {
+      if (!Array.isArray(docs)) throw new TypeError(`docs must be an array, got ${describe(docs)}`)
+      const n = docs.length
+      const paths = new Array(n)
+      const contents = new Array(n)
+      const extras = []
+      for (let i = 0; i < n; i++) {
+        const d = docs[i]
+        if (d === null || typeof d !== 'object' || Array.isArray(d)) throw new TypeError(`docs[${i}] must be an object, got ${describe(d)}`)
+        const { path, content } = d
+        if (typeof path !== 'string' || path === '') throw new TypeError(`docs[${i}].path must be a non-empty string`)
+        if (typeof content !== 'string') throw new TypeError(`docs[${i}].content must be a string`)
+        paths[i] = path
+        contents[i] = content
+        for (const key in d) {
+          if (key === 'path' || key === 'content' || d[key] === undefined) continue
+          if (!DOC_FIELDS.includes(key)) throw new TypeError(`Unknown option '${key}' in docs[${i}] (expected one of: ${DOC_FIELDS.join(', ')})`)
+          extras.push(i)
+          break
+        }
+      }
+      return { paths, contents, extras }
     },
     // The elements of a Set, or null for anything else.
     setValues(value) {

@@ -273,22 +273,26 @@ impl Workspace {
         let started = Instant::now();
         let checked = (|| -> Checked<Vec<DocArgs>> {
             self.searchable()?;
-            let items = to_array(&docs, "docs")?;
-            let mut out = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                let at = format!("docs[{i}]");
-                let o = to_object(item, &at)?;
-                check_keys(&o, &["path", "content", "type", "mimeType", "metadata", "startLineOffset"], &[], &at)?;
-                let id = match prop(&o, "path")? {
-                    Some(p) => options::doc_path(&p, &format!("{at}.path"))?,
-                    None => return Err(Fail::Type(format!("{at}.path must be a non-empty string"))),
-                };
-                let content = match prop(&o, "content")? {
-                    Some(c) => to_string(&c, &format!("{at}.content"))?,
-                    None => return Err(Fail::Type(format!("{at}.content must be a string"))),
-                };
-                let (metadata, start_line_offset) = options::doc_fields(env, &o, &at)?;
-                out.push(DocArgs { id, content, metadata, start_line_offset });
+            // Checked and split in JavaScript: two string arrays cross the
+            // boundary far cheaper than one object per document.
+            let split: Object = runtime_fn(env, "splitDocs")?.call(docs)?.coerce_to_object()?;
+            let paths: Vec<String> = split.get_named_property("paths")?;
+            let contents: Vec<String> = split.get_named_property("contents")?;
+            let extras: Vec<u32> = split.get_named_property("extras")?;
+            let mut out: Vec<DocArgs> = paths
+                .into_iter()
+                .zip(contents)
+                .map(|(id, content)| DocArgs { id, content, metadata: None, start_line_offset: None })
+                .collect();
+            if !extras.is_empty() {
+                let items = to_array(&docs, "docs")?;
+                for i in extras {
+                    let at = format!("docs[{i}]");
+                    let o = to_object(&items[i as usize], &at)?;
+                    let (metadata, start_line_offset) = options::doc_fields(env, &o, &at)?;
+                    out[i as usize].metadata = metadata;
+                    out[i as usize].start_line_offset = start_line_offset;
+                }
             }
             Ok(last_of_each_path(out))
         })();

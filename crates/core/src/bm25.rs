@@ -371,6 +371,16 @@ impl Bm25Index {
         }
     }
 
+    /// Gives back the spare capacity of growing vectors (after a bulk build).
+    pub fn shrink(&mut self) {
+        for t in &mut self.terms {
+            t.postings.shrink_to_fit();
+        }
+        self.terms.shrink_to_fit();
+        self.docs.shrink_to_fit();
+        self.lens.shrink_to_fit();
+    }
+
     /// Drops dead slots, dead postings and unused terms; renumbers both.
     pub fn compact(&mut self) {
         let mut new_slot = vec![DEAD; self.docs.len()];

@@ -177,6 +177,7 @@ pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, rep
         }
     }
     drop(writer);
+    index.shrink();
     index
 }
 

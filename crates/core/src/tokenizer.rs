@@ -8,7 +8,7 @@
 
 use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
@@ -77,7 +77,13 @@ impl Default for TokenizerConfig {
 pub struct Tokenizer {
     config: TokenizerConfig,
     stemmer: Option<Stemmer>,
+    /// Stems already computed: Snowball costs about a microsecond a word,
+    /// and a vocabulary is small next to the tokens that repeat it.
+    stems: std::sync::RwLock<FxHashMap<Box<str>, Box<str>>>,
 }
+
+/// Stems kept per tokenizer.
+const MAX_STEMS: usize = 1 << 18;
 
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -134,7 +140,7 @@ fn utf16_len(s: &str) -> usize {
 impl Tokenizer {
     pub fn new(config: TokenizerConfig) -> Self {
         let stemmer = config.stem_english.then(|| Stemmer::create(Algorithm::English));
-        Tokenizer { config, stemmer }
+        Tokenizer { config, stemmer, stems: Default::default() }
     }
 
     pub fn config(&self) -> &TokenizerConfig {
@@ -308,8 +314,15 @@ impl Tokenizer {
         }
         match &self.stemmer {
             Some(st) if token.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                if let Some(s) = self.stems.read().unwrap_or_else(|e| e.into_inner()).get(token) {
+                    return emit(s);
+                }
                 let stemmed = st.stem(token);
                 emit(&stemmed);
+                let mut cache = self.stems.write().unwrap_or_else(|e| e.into_inner());
+                if cache.len() < MAX_STEMS {
+                    cache.insert(token.into(), stemmed.as_ref().into());
+                }
             }
             _ => emit(token),
         }
