@@ -7,6 +7,7 @@ pub mod bm25;
 pub mod chunk;
 pub mod filter;
 pub mod gate;
+pub mod postings;
 pub mod hybrid;
 pub mod ingest;
 pub mod scan;

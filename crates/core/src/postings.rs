@@ -1,0 +1,180 @@
+//! Compact index storage. Per term: document slots and term frequencies in
+//! parallel arrays (6 bytes a posting) with a summary per block of 128
+//! postings, so top-k can skip blocks that cannot reach the threshold. Per
+//! document: its distinct terms with their first and last lines, as a
+//! varint byte string (line ranges come from it, not from re-tokenizing).
+
+/// Postings per skip block.
+pub const BLOCK: usize = 128;
+
+/// What bounds the scores inside one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockMax {
+    pub last_doc: u32,
+    pub max_tf: u32,
+    pub min_len: u32,
+    pub max_len: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Postings {
+    pub docs: Vec<u32>,
+    tfs: Vec<u16>,
+    /// (position, tf) of the rare frequencies that do not fit in a u16.
+    big: Vec<(u32, u32)>,
+    pub blocks: Vec<BlockMax>,
+}
+
+impl Postings {
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Appends a posting; `doc` must be above every slot already here.
+    pub fn push(&mut self, doc: u32, tf: u32, len: u32) {
+        let i = self.docs.len();
+        self.docs.push(doc);
+        if tf >= u16::MAX as u32 {
+            self.tfs.push(u16::MAX);
+            self.big.push((i as u32, tf));
+        } else {
+            self.tfs.push(tf as u16);
+        }
+        if i % BLOCK == 0 {
+            self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len: len, max_len: len });
+        } else {
+            let b = self.blocks.last_mut().expect("block");
+            b.last_doc = doc;
+            b.max_tf = b.max_tf.max(tf);
+            b.min_len = b.min_len.min(len);
+            b.max_len = b.max_len.max(len);
+        }
+    }
+
+    #[inline]
+    pub fn tf(&self, i: usize) -> u32 {
+        let t = self.tfs[i];
+        if t != u16::MAX {
+            return t as u32;
+        }
+        let k = self.big.partition_point(|&(p, _)| p < i as u32);
+        self.big[k].1
+    }
+
+    /// The position of `doc`, if it has a posting here.
+    pub fn find(&self, doc: u32) -> Option<usize> {
+        self.docs.binary_search(&doc).ok()
+    }
+
+    /// Keeps the postings whose slot maps to a new slot (compaction).
+    pub fn remap(&self, new_slot: impl Fn(u32) -> Option<u32>, len_of: impl Fn(u32) -> u32) -> Postings {
+        let mut out = Postings::default();
+        for (i, &d) in self.docs.iter().enumerate() {
+            if let Some(s) = new_slot(d) {
+                out.push(s, self.tf(i), len_of(s));
+            }
+        }
+        out
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        self.docs.shrink_to_fit();
+        self.tfs.shrink_to_fit();
+        self.big.shrink_to_fit();
+        self.blocks.shrink_to_fit();
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.docs.capacity() * 4 + self.tfs.capacity() * 2 + self.big.capacity() * 8 + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[inline]
+fn get_varint(bytes: &[u8], pos: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*pos];
+        *pos += 1;
+        v |= ((b & 0x7F) as u32) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// One document's `(term, first line, last line)` entries as bytes, sorted
+/// by term: term deltas, first lines and line spans as varints.
+pub fn encode_table(entries: &mut [(u32, u32, u32)]) -> Box<[u8]> {
+    entries.sort_unstable_by_key(|e| e.0);
+    let mut out = Vec::with_capacity(entries.len() * 4);
+    let mut prev = 0u32;
+    for &(t, first, last) in entries.iter() {
+        put_varint(&mut out, t - prev);
+        put_varint(&mut out, first);
+        put_varint(&mut out, last.saturating_sub(first));
+        prev = t;
+    }
+    out.into_boxed_slice()
+}
+
+/// The entries of an encoded table, in term order.
+pub fn decode_table(bytes: &[u8]) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+    let mut pos = 0;
+    let mut term = 0u32;
+    std::iter::from_fn(move || {
+        if pos >= bytes.len() {
+            return None;
+        }
+        term += get_varint(bytes, &mut pos);
+        let first = get_varint(bytes, &mut pos);
+        let span = get_varint(bytes, &mut pos);
+        Some((term, first, first + span))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postings_blocks_and_big_frequencies() {
+        let mut p = Postings::default();
+        for d in 0..300u32 {
+            p.push(d * 2, if d == 7 { 100_000 } else { d % 5 + 1 }, d + 10);
+        }
+        assert_eq!(p.len(), 300);
+        assert_eq!(p.tf(7), 100_000);
+        assert_eq!(p.tf(8), 4);
+        assert_eq!(p.blocks.len(), 3);
+        assert_eq!(p.blocks[0], BlockMax { last_doc: 254, max_tf: 100_000, min_len: 10, max_len: 137 });
+        assert_eq!(p.blocks[2].last_doc, 598);
+        assert_eq!(p.find(14), Some(7));
+        assert_eq!(p.find(15), None);
+        let q = p.remap(|d| (d % 4 == 0).then_some(d / 4), |s| s);
+        assert_eq!(q.len(), 150);
+        assert_eq!(q.tf(0), 1);
+    }
+
+    #[test]
+    fn tables_round_trip() {
+        let mut e = vec![(900, 3, 9), (5, 1, 1), (70_000, 0, 0), (6, 200, 100_000)];
+        let bytes = encode_table(&mut e);
+        let back: Vec<_> = decode_table(&bytes).collect();
+        assert_eq!(back, [(5, 1, 1), (6, 200, 100_000), (900, 3, 9), (70_000, 0, 0)]);
+        assert!(bytes.len() < 4 * 12);
+    }
+}
