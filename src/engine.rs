@@ -84,6 +84,13 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
         .map_err(panic_error)
 }
 
+/// Gives the memory that a bulk build freed back to the system: mimalloc
+/// keeps freed pages for reuse by each thread that used them.
+fn release_memory() {
+    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
 pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
     let msg = panic
         .downcast_ref::<&str>()
@@ -273,7 +280,11 @@ impl Inner {
         let Some(v) = &self.vectors else {
             ticket.turn().await;
             report.indexed = docs.len();
+            let large = docs.len() >= 10_000;
             self.index.write().upsert_many(docs, ticket.seq());
+            if large {
+                let _ = blocking(release_memory).await;
+            }
             return Ok(ManyOutcome { report: to_report(report, started), error: None });
         };
         let size = v.embedder.group_size().max(1);
@@ -388,6 +399,8 @@ impl Inner {
         let seq = ticket.seq();
         let (rebuilt, report) = blocking(move || {
             let rebuilt = ingest::build_index(params, seq, std::mem::take(&mut outcomes), &mut report, &|done, total, id| me.emit_throttled("index", done, total, id));
+            drop(outcomes);
+            release_memory();
             (rebuilt, report)
         })
         .await?;
