@@ -33,12 +33,13 @@ pub struct ScoreDetails {
     pub vector: Option<f64>,
 }
 
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct SearchResult {
     /// Document id: the path given to `index()`, a file path, or `path#chunk-N`.
     pub id: String,
     /// The whole indexed text of the document or chunk.
-    pub content: String,
+    #[napi(ts_type = "string")]
+    pub content: crate::shape::Text,
     /// In [0, 1]; the best BM25 match scores 1.
     pub score: f64,
     pub line_range: Option<LineRange>,
@@ -88,7 +89,7 @@ pub struct WorkspaceStats {
 pub fn to_result(h: SearchHit) -> SearchResult {
     SearchResult {
         id: h.id,
-        content: h.content,
+        content: crate::shape::Text(h.content),
         score: h.score,
         line_range: h.line_range.map(|(start, end)| LineRange { start, end }),
         metadata: h.metadata.map(serde_json::Value::Object),

@@ -57,10 +57,10 @@ pub struct Document {
 struct Term {
     postings: Postings,
     df: u32,
-    // Bounds for MaxScore; stay valid (if loose) after removals.
+    // Bounds for MaxScore (see postings::BlockMax); stay valid (if loose)
+    // after removals.
     max_tf: u32,
-    min_len: u32,
-    max_len: u32,
+    min_len_per_tf: f32,
 }
 
 /// A scored document.
@@ -81,6 +81,29 @@ pub struct IndexStats {
 }
 
 const DEAD: u32 = u32::MAX;
+
+/// BM25's term-frequency part, `tf·(k1+1) / (tf + k1·(1 − b + b·len/avgdl))`,
+/// with the constants of one query folded.
+#[derive(Clone, Copy)]
+struct Norm {
+    c1: f64,
+    c2: f64,
+    k1p1: f64,
+}
+
+impl Norm {
+    #[inline]
+    fn tf_part(&self, tf: u32, len: u32) -> f64 {
+        let tf = tf as f64;
+        tf * self.k1p1 / (tf + self.c1 + self.c2 * len as f64)
+    }
+
+    /// The largest `tf_part` of postings with frequencies up to `max_tf` and
+    /// `len/tf` of at least `min_len_per_tf` (needs k1 >= 0, 0 <= b <= 1).
+    fn bound(&self, max_tf: u32, min_len_per_tf: f32) -> f64 {
+        self.k1p1 / (1.0 + self.c1 / max_tf as f64 + self.c2 * min_len_per_tf as f64)
+    }
+}
 
 /// See `Bm25Index::writer`.
 pub struct Writer<'a> {
@@ -283,7 +306,7 @@ impl Bm25Index {
                 let name: Box<str> = name.into();
                 self.dict.insert(name.clone(), t);
                 self.names.push(name);
-                self.terms.push(Term { min_len: u32::MAX, ..Default::default() });
+                self.terms.push(Term { min_len_per_tf: f32::MAX, ..Default::default() });
                 t
             }
         };
@@ -316,8 +339,7 @@ impl Bm25Index {
             }
             term.df += 1;
             term.max_tf = term.max_tf.max(st.tf);
-            term.min_len = term.min_len.min(len);
-            term.max_len = term.max_len.max(len);
+            term.min_len_per_tf = term.min_len_per_tf.min(crate::postings::len_per_tf(len, st.tf));
             term.postings.push(slot, st.tf, len);
             entries.push((tid, st.first_line, st.last_line));
         }
@@ -395,13 +417,11 @@ impl Bm25Index {
                 continue;
             }
             new_term[old] = terms.len() as u32;
-            let mut t = Term { min_len: u32::MAX, df: term.df, ..Default::default() };
+            let mut t = Term { min_len_per_tf: f32::MAX, df: term.df, ..Default::default() };
             t.postings = term.postings.remap(|d| Some(new_slot[d as usize]).filter(|&s| s != DEAD), |s| lens[s as usize]);
-            for (i, &d) in t.postings.docs.iter().enumerate() {
-                let len = lens[d as usize];
-                t.max_tf = t.max_tf.max(t.postings.tf(i));
-                t.min_len = t.min_len.min(len);
-                t.max_len = t.max_len.max(len);
+            for b in &t.postings.blocks {
+                t.max_tf = t.max_tf.max(b.max_tf);
+                t.min_len_per_tf = t.min_len_per_tf.min(b.min_len_per_tf);
             }
             terms.push(t);
             names.push(name);
@@ -470,10 +490,10 @@ impl Bm25Index {
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
     }
 
-    fn tf_part(&self, tf: u32, len: u32, avgdl: f64) -> f64 {
+    /// The length normalisation of this query's scores, computed once.
+    fn norm(&self, avgdl: f64) -> Norm {
         let Bm25Params { k1, b } = self.params;
-        let tf = tf as f64;
-        tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len as f64 / avgdl))
+        Norm { c1: k1 * (1.0 - b), c2: k1 * b / avgdl, k1p1: k1 + 1.0 }
     }
 
     /// The top `k` documents for the query tokens, best first, ties by id;
@@ -484,6 +504,7 @@ impl Bm25Index {
             return Vec::new();
         }
         let avgdl = self.avg_doc_length();
+        let norm = self.norm(avgdl);
         let Bm25Params { k1, b } = self.params;
         let prunable = k1 > 0.0 && (0.0..=1.0).contains(&b);
 
@@ -494,6 +515,9 @@ impl Bm25Index {
             ub: f64,
             /// Upper bound of each block's scores (empty without pruning).
             block_ub: Vec<f64>,
+            /// The first block that may hold the current candidate (only
+            /// moves forward; non-essential cursors stay behind `pos`).
+            shallow: usize,
             qpos: usize,
         }
         let mut cursors: Vec<Cursor> = q
@@ -501,17 +525,15 @@ impl Bm25Index {
             .map(|&(t, w, qpos)| {
                 let term = &self.terms[t as usize];
                 let weight_idf = w * self.idf(t);
-                let bound = |max_tf: u32, min_len: u32, max_len: u32| {
-                    weight_idf * self.tf_part(max_tf, min_len, avgdl).max(self.tf_part(max_tf, max_len, avgdl)) * (1.0 + 1e-9)
-                };
+                let bound = |max_tf: u32, min_len_per_tf: f32| weight_idf * norm.bound(max_tf, min_len_per_tf) * (1.0 + 1e-9);
                 let (ub, block_ub) = if prunable {
                     let blocks = &term.postings.blocks;
-                    let per_block = if blocks.len() > 1 { blocks.iter().map(|b| bound(b.max_tf, b.min_len, b.max_len)).collect() } else { Vec::new() };
-                    (bound(term.max_tf, term.min_len, term.max_len), per_block)
+                    let per_block = if blocks.len() > 1 { blocks.iter().map(|b| bound(b.max_tf, b.min_len_per_tf)).collect() } else { Vec::new() };
+                    (bound(term.max_tf, term.min_len_per_tf), per_block)
                 } else {
                     (f64::INFINITY, Vec::new())
                 };
-                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, block_ub, qpos }
+                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, block_ub, shallow: 0, qpos }
             })
             .collect();
         // Ascending upper bound: the cheap terms become non-essential first.
@@ -528,7 +550,26 @@ impl Bm25Index {
         let mut threshold = f64::NEG_INFINITY;
         let mut essential = 0usize;
         let mut parts = vec![0.0f64; q.len()];
+        // The block bound is checked again only past this slot.
+        let mut checked_until: Option<u32> = None;
         loop {
+            // One essential list left (the usual case once the heap is
+            // full): pass over its postings that cannot reach the threshold
+            // in a tight loop, up to where the block bound is due again.
+            if let (true, Some(limit)) = (cursors.len() - essential == 1, checked_until) {
+                let need = threshold - if essential > 0 { prefix[essential - 1] } else { 0.0 };
+                let c = &mut cursors[essential];
+                while let Some(&doc) = c.postings.docs.get(c.pos) {
+                    if doc > limit {
+                        break;
+                    }
+                    let len = self.lens[doc as usize];
+                    if len != DEAD && c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len) >= need {
+                        break;
+                    }
+                    c.pos += 1;
+                }
+            }
             // Next candidate: the smallest slot among essential cursors.
             let mut d = u32::MAX;
             for c in &cursors[essential..] {
@@ -542,10 +583,24 @@ impl Bm25Index {
             // Block skip: if the blocks the essential cursors stand in, plus
             // every non-essential term, cannot reach the threshold, no
             // document up to the nearest block end can; jump past it.
-            if threshold > f64::NEG_INFINITY {
-                let mut bound = if essential > 0 { prefix[essential - 1] } else { 0.0 };
+            if threshold > f64::NEG_INFINITY && checked_until.map_or(true, |c| d > c) {
+                let mut bound = 0.0;
                 let mut block_end = u32::MAX;
                 let mut usable = true;
+                // Non-essential terms: the bound of the block that would
+                // hold `d` (block-max), or their global bound.
+                for c in &mut cursors[..essential] {
+                    if c.block_ub.is_empty() {
+                        bound += c.ub;
+                        continue;
+                    }
+                    let blocks = &c.postings.blocks;
+                    c.shallow += blocks[c.shallow..].partition_point(|b| b.last_doc < d);
+                    if let Some(b) = blocks.get(c.shallow) {
+                        bound += c.block_ub[c.shallow];
+                        block_end = block_end.min(b.last_doc);
+                    }
+                }
                 for c in &cursors[essential..] {
                     if c.pos < c.postings.len() {
                         if c.block_ub.is_empty() {
@@ -561,8 +616,12 @@ impl Bm25Index {
                     for c in &mut cursors[essential..] {
                         c.pos += c.postings.docs[c.pos..].partition_point(|&doc| doc <= block_end);
                     }
+                    checked_until = None;
                     continue;
                 }
+                // Within these blocks the bound holds; the threshold only
+                // rises, so the next check is due past the nearest block end.
+                checked_until = Some(if usable { block_end } else { u32::MAX });
             }
             let len = self.lens[d as usize];
             let mut partial = 0.0;
@@ -572,7 +631,7 @@ impl Bm25Index {
                     let i = c.pos;
                     c.pos += 1;
                     if len != DEAD {
-                        let s = c.weight_idf * self.tf_part(c.postings.tf(i), len, avgdl);
+                        let s = c.weight_idf * norm.tf_part(c.postings.tf(i), len);
                         parts[c.qpos] = s;
                         partial += s;
                     }
@@ -590,7 +649,7 @@ impl Bm25Index {
                 let c = &mut cursors[i];
                 c.pos += c.postings.docs[c.pos..].partition_point(|&doc| doc < d);
                 if c.postings.docs.get(c.pos) == Some(&d) {
-                    let s = c.weight_idf * self.tf_part(c.postings.tf(c.pos), len, avgdl);
+                    let s = c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len);
                     parts[c.qpos] = s;
                     partial += s;
                 }
@@ -628,7 +687,7 @@ impl Bm25Index {
     /// Scores every matching document (the reference for `top_k`).
     pub fn top_k_exhaustive(&self, tokens: &[String], k: usize, keep: Option<&dyn Fn(&Document) -> bool>) -> Vec<Hit<'_>> {
         let q = self.query_terms(tokens);
-        let avgdl = self.avg_doc_length();
+        let norm = self.norm(self.avg_doc_length());
         let mut scores: FxHashMap<u32, Vec<f64>> = FxHashMap::default();
         for &(t, w, qpos) in &q {
             let wi = w * self.idf(t);
@@ -636,7 +695,7 @@ impl Bm25Index {
             for (i, &doc) in postings.docs.iter().enumerate() {
                 let len = self.lens[doc as usize];
                 if len != DEAD {
-                    scores.entry(doc).or_insert_with(|| vec![0.0; q.len()])[qpos] = wi * self.tf_part(postings.tf(i), len, avgdl);
+                    scores.entry(doc).or_insert_with(|| vec![0.0; q.len()])[qpos] = wi * norm.tf_part(postings.tf(i), len);
                 }
             }
         }
@@ -666,8 +725,10 @@ impl Bm25Index {
     pub fn line_range(&self, slot: u32, tokens: &[String]) -> Option<(u32, u32)> {
         let doc = self.docs.get(slot as usize)?.as_ref()?;
         let wanted: Vec<u32> = tokens.iter().filter_map(|t| self.dict.get(t.as_str()).copied()).collect();
+        let Some(&max_wanted) = wanted.iter().max() else { return None };
         let mut range: Option<(u32, u32)> = None;
-        for (t, first, last) in decode_table(&doc.table) {
+        // The table is sorted by term: stop past the largest wanted term.
+        for (t, first, last) in decode_table(&doc.table).take_while(|e| e.0 <= max_wanted) {
             if first != 0 && wanted.contains(&t) {
                 range = Some(match range {
                     None => (first, last),

@@ -5,15 +5,23 @@
 //! varint byte string (line ranges come from it, not from re-tokenizing).
 
 /// Postings per skip block.
-pub const BLOCK: usize = 128;
+pub const BLOCK: usize = 32;
 
-/// What bounds the scores inside one block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What bounds the scores inside one block: BM25's frequency part is
+/// `(k1+1) / (1 + c1/tf + c2·len/tf)`, so the largest `tf` and the smallest
+/// `len/tf` bound it whatever the average length is.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BlockMax {
     pub last_doc: u32,
     pub max_tf: u32,
-    pub min_len: u32,
-    pub max_len: u32,
+    pub min_len_per_tf: f32,
+}
+
+/// `len / tf`, rounded down so that bounds built on it stay bounds.
+pub fn len_per_tf(len: u32, tf: u32) -> f32 {
+    let exact = len as f64 / tf as f64;
+    let r = exact as f32;
+    if r as f64 > exact { f32::from_bits(r.to_bits() - 1).max(0.0) } else { r }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -44,14 +52,14 @@ impl Postings {
         } else {
             self.tfs.push(tf as u16);
         }
+        let ratio = len_per_tf(len, tf);
         if i % BLOCK == 0 {
-            self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len: len, max_len: len });
+            self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: ratio });
         } else {
             let b = self.blocks.last_mut().expect("block");
             b.last_doc = doc;
             b.max_tf = b.max_tf.max(tf);
-            b.min_len = b.min_len.min(len);
-            b.max_len = b.max_len.max(len);
+            b.min_len_per_tf = b.min_len_per_tf.min(ratio);
         }
     }
 
@@ -159,9 +167,12 @@ mod tests {
         assert_eq!(p.len(), 300);
         assert_eq!(p.tf(7), 100_000);
         assert_eq!(p.tf(8), 4);
-        assert_eq!(p.blocks.len(), 3);
-        assert_eq!(p.blocks[0], BlockMax { last_doc: 254, max_tf: 100_000, min_len: 10, max_len: 137 });
-        assert_eq!(p.blocks[2].last_doc, 598);
+        assert_eq!(p.blocks.len(), 300usize.div_ceil(BLOCK));
+        assert_eq!(p.blocks[0].last_doc, 2 * (BLOCK as u32 - 1));
+        assert_eq!(p.blocks[0].max_tf, 100_000);
+        assert!(p.blocks[0].min_len_per_tf <= 17.0 / 100_000.0);
+        assert!(len_per_tf(10, 3) as f64 <= 10.0 / 3.0);
+        assert_eq!(p.blocks.last().unwrap().last_doc, 598);
         assert_eq!(p.find(14), Some(7));
         assert_eq!(p.find(15), None);
         let q = p.remap(|d| (d % 4 == 0).then_some(d / 4), |s| s);
