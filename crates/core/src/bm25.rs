@@ -614,7 +614,7 @@ impl Bm25Index {
                 }
                 if usable && bound < threshold {
                     for c in &mut cursors[essential..] {
-                        c.pos += c.postings.docs[c.pos..].partition_point(|&doc| doc <= block_end);
+                        c.pos = c.postings.advance(c.pos, block_end.saturating_add(1));
                     }
                     checked_until = None;
                     continue;
@@ -647,7 +647,7 @@ impl Bm25Index {
                     break;
                 }
                 let c = &mut cursors[i];
-                c.pos += c.postings.docs[c.pos..].partition_point(|&doc| doc < d);
+                c.pos = c.postings.advance(c.pos, d);
                 if c.postings.docs.get(c.pos) == Some(&d) {
                     let s = c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len);
                     parts[c.qpos] = s;

@@ -73,6 +73,25 @@ impl Postings {
         self.big[k].1
     }
 
+    /// The first position at or after `from` whose slot is at least
+    /// `target`: galloping, since targets are usually close.
+    #[inline]
+    pub fn advance(&self, from: usize, target: u32) -> usize {
+        let docs = &self.docs;
+        if from >= docs.len() || docs[from] >= target {
+            return from;
+        }
+        let mut step = 1;
+        let mut lo = from;
+        let mut hi = from + 1;
+        while hi < docs.len() && docs[hi] < target {
+            lo = hi;
+            step *= 2;
+            hi = (hi + step).min(docs.len());
+        }
+        lo + 1 + docs[lo + 1..hi.min(docs.len())].partition_point(|&d| d < target)
+    }
+
     /// The position of `doc`, if it has a posting here.
     pub fn find(&self, doc: u32) -> Option<usize> {
         self.docs.binary_search(&doc).ok()
@@ -174,6 +193,12 @@ mod tests {
         assert!(len_per_tf(10, 3) as f64 <= 10.0 / 3.0);
         assert_eq!(p.blocks.last().unwrap().last_doc, 598);
         assert_eq!(p.find(14), Some(7));
+        for from in [0, 3, 100, 299, 300] {
+            for target in [0, 1, 14, 15, 301, 598, 599, 10_000] {
+                let expect = from.min(300) + p.docs[from.min(300)..].partition_point(|&d| d < target);
+                assert_eq!(p.advance(from, target), expect, "{from} {target}");
+            }
+        }
         assert_eq!(p.find(15), None);
         let q = p.remap(|d| (d % 4 == 0).then_some(d / 4), |s| s);
         assert_eq!(q.len(), 150);
