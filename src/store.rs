@@ -9,7 +9,7 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use workspace_search_core::filter::Filter;
+use workspace_search_core::filter::{json_kind, Filter};
 use workspace_search_core::hybrid::StoreHit;
 use workspace_search_core::vector::{Metric, VectorStore};
 
@@ -191,15 +191,4 @@ fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
             Ok(StoreHit { id, score, metadata })
         })
         .collect()
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -741,16 +741,16 @@ impl Bm25Index {
 }
 
 /// Heap entry ordered so that the best result compares smallest: higher
-/// score first, then smaller id.
+/// score first, then smaller id (top-k here and in the vector store).
 #[derive(Debug)]
-struct Ranked<'a> {
-    score: f64,
-    id: &'a str,
-    slot: u32,
+pub(crate) struct Ranked<'a> {
+    pub score: f64,
+    pub id: &'a str,
+    pub slot: u32,
 }
 
 impl Ranked<'_> {
-    fn better_than(&self, other: &Ranked) -> bool {
+    pub fn better_than(&self, other: &Ranked) -> bool {
         self.cmp(other) == Ordering::Less
     }
 }

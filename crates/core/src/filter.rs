@@ -39,7 +39,7 @@ impl Filter {
         match v {
             Value::Null => Ok(Filter::All(vec![])),
             Value::Object(m) => parse_object(m),
-            other => Err(FilterError(format!("expected an object, got {}", kind(other)))),
+            other => Err(FilterError(format!("expected an object, got {}", json_kind(other)))),
         }
     }
 
@@ -57,7 +57,8 @@ impl Filter {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+/// How a JSON value reads in an error message.
+pub fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -73,7 +74,7 @@ fn parse_object(m: &Map<String, Value>) -> Result<Filter, FilterError> {
     for (k, v) in m {
         parts.push(match k.as_str() {
             "$and" | "$or" | "$nor" => {
-                let list = v.as_array().ok_or_else(|| FilterError(format!("{k} needs an array, got {}", kind(v))))?;
+                let list = v.as_array().ok_or_else(|| FilterError(format!("{k} needs an array, got {}", json_kind(v))))?;
                 let subs = list.iter().map(Filter::parse).collect::<Result<Vec<_>, _>>()?;
                 match k.as_str() {
                     "$and" => Filter::All(subs),
@@ -96,7 +97,7 @@ fn parse_cond(v: &Value) -> Result<Cond, FilterError> {
     let mut conds = Vec::with_capacity(m.len());
     for (op, arg) in m {
         let list = || -> Result<Vec<Value>, FilterError> {
-            arg.as_array().cloned().ok_or_else(|| FilterError(format!("{op} needs an array, got {}", kind(arg))))
+            arg.as_array().cloned().ok_or_else(|| FilterError(format!("{op} needs an array, got {}", json_kind(arg))))
         };
         conds.push(match op.as_str() {
             "$eq" => Cond::Eq(arg.clone()),
@@ -107,7 +108,7 @@ fn parse_cond(v: &Value) -> Result<Cond, FilterError> {
             "$lte" => Cond::Lte(arg.clone()),
             "$in" => Cond::In(list()?),
             "$nin" => Cond::Nin(list()?),
-            "$exists" => Cond::Exists(arg.as_bool().ok_or_else(|| FilterError(format!("$exists needs a boolean, got {}", kind(arg))))?),
+            "$exists" => Cond::Exists(arg.as_bool().ok_or_else(|| FilterError(format!("$exists needs a boolean, got {}", json_kind(arg))))?),
             "$not" => Cond::Not(Box::new(parse_cond(arg)?)),
             other => return Err(FilterError(format!("unknown operator {other}"))),
         });

@@ -2,11 +2,11 @@
 //! storage, exact top-k by cosine (or euclidean, dot product), metadata
 //! filters, and the operations of Mastra's `MastraVector`.
 
+use crate::bm25::Ranked;
 use crate::filter::Filter;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,30 +87,6 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         s += a[i] * b[i];
     }
     s
-}
-
-/// Heap entry: the worst of the kept results on top (lowest score, then
-/// largest id).
-struct Scored<'a> {
-    score: f64,
-    id: &'a str,
-    slot: usize,
-}
-impl PartialEq for Scored<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Scored<'_> {}
-impl PartialOrd for Scored<'_> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scored<'_> {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.score.total_cmp(&self.score).then_with(|| self.id.cmp(o.id))
-    }
 }
 
 /// Slots scored per rayon task.
@@ -238,17 +214,17 @@ impl VectorIndex {
         let qnorm = norm(q);
         let filter = filter.filter(|f| !f.is_empty());
         let top_of = |range: std::ops::Range<usize>| {
-            let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
+            let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(k + 1);
             for s in range {
                 if let Some(f) = filter {
                     if !f.matches(self.metadata[s].as_ref()) {
                         continue;
                     }
                 }
-                let cand = Scored { score: self.score(q, qnorm, s), id: &self.ids[s], slot: s };
+                let cand = Ranked { score: self.score(q, qnorm, s), id: &self.ids[s], slot: s as u32 };
                 if heap.len() < k {
                     heap.push(cand);
-                } else if cand < *heap.peek().unwrap() {
+                } else if cand.better_than(heap.peek().unwrap()) {
                     heap.pop();
                     heap.push(cand);
                 }
@@ -256,7 +232,7 @@ impl VectorIndex {
             heap.into_vec()
         };
         let n = self.ids.len();
-        let mut all: Vec<Scored> = if n * self.dim >= 256 * 1024 {
+        let mut all: Vec<Ranked> = if n * self.dim >= 256 * 1024 {
             (0..n.div_ceil(PARALLEL_BLOCK))
                 .into_par_iter()
                 .map(|b| top_of(b * PARALLEL_BLOCK..((b + 1) * PARALLEL_BLOCK).min(n)))
@@ -272,10 +248,10 @@ impl VectorIndex {
         Ok(all
             .into_iter()
             .map(|s| VectorMatch {
-                id: self.ids[s.slot].clone(),
+                id: self.ids[s.slot as usize].clone(),
                 score: s.score,
-                metadata: self.metadata[s.slot].clone(),
-                vector: include_vector.then(|| self.data[s.slot * self.dim..(s.slot + 1) * self.dim].to_vec()),
+                metadata: self.metadata[s.slot as usize].clone(),
+                vector: include_vector.then(|| self.data[s.slot as usize * self.dim..(s.slot as usize + 1) * self.dim].to_vec()),
             })
             .collect())
     }
