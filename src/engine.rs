@@ -504,25 +504,8 @@ impl Inner {
             })
             .await;
         // Upserts in units of at most 100 documents, whole files where they fit.
-        let mut units: Vec<Vec<(usize, usize)>> = Vec::new(); // (file, document index in file)
-        let mut unit = Vec::new();
-        for (file, range) in &runs {
-            if file_error.contains_key(file) {
-                continue;
-            }
-            if !unit.is_empty() && unit.len() + range.len() > MAX_UPSERT {
-                units.push(std::mem::take(&mut unit));
-            }
-            for j in 0..range.len() {
-                if unit.len() == MAX_UPSERT {
-                    units.push(std::mem::take(&mut unit));
-                }
-                unit.push((*file, j));
-            }
-        }
-        if !unit.is_empty() {
-            units.push(unit);
-        }
+        let counts: Vec<(usize, usize)> = runs.iter().filter(|(f, _)| !file_error.contains_key(f)).map(|(f, r)| (*f, r.len())).collect();
+        let units = ingest::write_units(&counts, MAX_UPSERT);
         let start_of: FxHashMap<usize, usize> = runs.iter().map(|(f, r)| (*f, r.start)).collect();
         for unit in units {
             let docs: Vec<&NewDocument> = unit
