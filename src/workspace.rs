@@ -68,10 +68,12 @@ where
 
 /// Keeps the last document of each path (as Mastra de-duplicates), in order.
 fn last_of_each_path(docs: Vec<DocArgs>) -> Vec<DocArgs> {
-    let mut seen = std::collections::HashSet::new();
-    let mut kept: Vec<DocArgs> = docs.into_iter().rev().filter(|d| seen.insert(d.id.clone())).collect();
-    kept.reverse();
-    kept
+    let mut seen = rustc_hash::FxHashSet::default();
+    let keep: Vec<bool> = docs.iter().rev().map(|d| seen.insert(d.id.as_str())).collect();
+    if keep.iter().all(|&k| k) {
+        return docs;
+    }
+    docs.into_iter().zip(keep.into_iter().rev()).filter_map(|(d, k)| k.then_some(d)).collect()
 }
 
 impl Workspace {

@@ -322,6 +322,8 @@ impl Bm25Index {
 
     /// Adds or replaces many documents; returns how many were written.
     pub fn upsert_many(&mut self, docs: impl IntoIterator<Item = NewDocument>, seq: u64) -> usize {
+        let docs = docs.into_iter();
+        self.reserve(docs.size_hint().0);
         let mut w = self.writer();
         docs.into_iter().map(|d| w.upsert(d, seq)).filter(|&written| written).count()
     }
@@ -385,6 +387,14 @@ impl Bm25Index {
         if self.dead_postings > 4096 && self.dead_postings > self.live_postings {
             self.compact();
         }
+    }
+
+    /// Room for `n` more documents, so a bulk write does not grow (and
+    /// copy) the document tables again and again.
+    pub fn reserve(&mut self, n: usize) {
+        self.docs.reserve(n);
+        self.lens.reserve(n);
+        self.by_id.reserve(n);
     }
 
     /// Gives back the spare capacity of growing vectors (after a bulk build).

@@ -183,6 +183,7 @@ pub struct Report {
 pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, report: &mut Report, on_index: &dyn Fn(usize, usize, &str)) -> Bm25Index {
     let mut index = Bm25Index::new(params);
     index.clear(seq);
+    index.reserve(outcomes.iter().map(|o| if let FileOutcome::Documents { docs, .. } = o { docs.len() } else { 0 }).sum());
     let total = outcomes.len();
     let mut writer = index.writer();
     for (i, o) in outcomes.into_iter().enumerate() {
