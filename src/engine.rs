@@ -183,7 +183,7 @@ impl Inner {
     /// Progress from many threads, at most about 100 events a phase.
     fn emit_throttled(&self, phase: &str, done: usize, total: usize, path: &str) {
         let step = (total / 100).max(1);
-        if done % step == 0 && done != total {
+        if done.is_multiple_of(step) && done != total {
             self.emit(phase, done, total, Some(path));
         }
     }

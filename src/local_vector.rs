@@ -181,7 +181,7 @@ impl LocalVector {
             let hits = ix.query(&name, &q, top_k, filter.as_ref(), include).map_err(core_err)?;
             Ok(hits
                 .into_iter()
-                .filter(|h| min_score.map_or(true, |m| h.score >= m))
+                .filter(|h| min_score.is_none_or(|m| h.score >= m))
                 .map(|h| VectorQueryResult {
                     id: h.id,
                     score: h.score,

@@ -21,6 +21,12 @@ pub const WORKSPACE_KEYS: &[&str] = &[
     "chunking", "respectGitignore", "embedConcurrency", "onProgress",
 ];
 
+/// A JavaScript function taken from the options.
+pub type JsFn<'e> = Function<'e, Unknown<'e>, Unknown<'e>>;
+
+/// Stored metadata and the start line of a document.
+pub type DocFields = (Option<serde_json::Map<String, serde_json::Value>>, Option<u32>);
+
 pub struct Bm25Options {
     pub params: Bm25Params,
     pub tokenizer: TokenizerConfig,
@@ -125,7 +131,7 @@ fn filesystem_base_path(v: &Unknown) -> Checked<(Option<PathBuf>, bool)> {
 }
 
 /// The three forms of `bm25`: `true`, `{ k1, b }`, `{ bm25: { k1, b }, tokenize }`.
-fn bm25_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(Option<Bm25Options>, Option<Function<'e, Unknown<'e>, Unknown<'e>>>)> {
+fn bm25_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(Option<Bm25Options>, Option<JsFn<'e>>)> {
     match v.get_type()? {
         napi::ValueType::Boolean | napi::ValueType::Null => {
             if v.get_type()? == napi::ValueType::Null || !to_bool(v, "bm25")? {
@@ -332,7 +338,7 @@ pub fn doc_path(v: &Unknown, name: &str) -> Checked<String> {
 
 /// `index()` options: stored metadata (`type`, `mimeType`, then the user's
 /// own keys, as Mastra) and the start line.
-pub fn index_options(env: &Env, options: Option<Unknown>, at: &str) -> Checked<(Option<serde_json::Map<String, serde_json::Value>>, Option<u32>)> {
+pub fn index_options(env: &Env, options: Option<Unknown>, at: &str) -> Checked<DocFields> {
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok((None, None)) };
     let o = to_object(&options, at)?;
     check_keys(&o, &["type", "mimeType", "metadata", "startLineOffset"], &[], at)?;
@@ -340,7 +346,7 @@ pub fn index_options(env: &Env, options: Option<Unknown>, at: &str) -> Checked<(
 }
 
 /// The optional fields shared by `index()` options and `indexMany()` items.
-pub fn doc_fields(env: &Env, o: &Object, at: &str) -> Checked<(Option<serde_json::Map<String, serde_json::Value>>, Option<u32>)> {
+pub fn doc_fields(env: &Env, o: &Object, at: &str) -> Checked<DocFields> {
     let mut meta = serde_json::Map::new();
     if let Some(t) = prop(o, "type")? {
         let t = to_string(&t, &format!("{at}.type"))?;

@@ -320,7 +320,8 @@ fn pack(word: &str) -> Option<u128> {
 /// vocabulary. Results keep the order of `items`.
 pub fn analyze_all<T: Sync>(tokenizer: &Tokenizer, items: &[T], text_of: impl Fn(&T) -> &str + Sync) -> Vec<Analyzed> {
     let analyzers = ThreadAnalyzers::new(tokenizer);
-    let pieces: Vec<(usize, Vec<(Vec<(u32, TermStats)>, u32)>)> = items
+    type Piece = (usize, Vec<(Vec<(u32, TermStats)>, u32)>);
+    let pieces: Vec<Piece> = items
         .par_chunks(256.max(items.len() / (rayon::current_num_threads() * 8).max(1)))
         .map(|chunk| analyzers.with(|a| chunk.iter().map(|it| a.analyze(text_of(it))).collect()))
         .collect();

@@ -194,7 +194,7 @@ impl Bm25Index {
         if let Some(d) = self.get(id) {
             return d.seq <= seq;
         }
-        self.tombstones.get(id).map_or(true, |&t| t <= seq)
+        self.tombstones.get(id).is_none_or(|&t| t <= seq)
     }
 
     /// Adds or replaces a document. Returns false (and changes nothing) when
@@ -593,7 +593,7 @@ impl Bm25Index {
             // Block skip: if the blocks the essential cursors stand in, plus
             // every non-essential term, cannot reach the threshold, no
             // document up to the nearest block end can; jump past it.
-            if threshold > f64::NEG_INFINITY && checked_until.map_or(true, |c| d > c) {
+            if threshold > f64::NEG_INFINITY && checked_until.is_none_or(|c| d > c) {
                 let mut bound = 0.0;
                 let mut block_end = u32::MAX;
                 let mut usable = true;
@@ -712,7 +712,7 @@ impl Bm25Index {
         let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
         for (d, parts) in scores {
             let doc = self.docs[d as usize].as_ref().unwrap();
-            if keep.map_or(true, |f| f(doc)) {
+            if keep.is_none_or(|f| f(doc)) {
                 heap.push(Ranked { score: parts.iter().sum(), id: &doc.id, slot: d });
                 if heap.len() > k {
                     heap.pop();
@@ -735,7 +735,7 @@ impl Bm25Index {
     pub fn line_range(&self, slot: u32, tokens: &[String]) -> Option<(u32, u32)> {
         let doc = self.docs.get(slot as usize)?.as_ref()?;
         let wanted: Vec<u32> = tokens.iter().filter_map(|t| self.dict.get(t.as_str()).copied()).collect();
-        let Some(&max_wanted) = wanted.iter().max() else { return None };
+        let &max_wanted = wanted.iter().max()?;
         let mut range: Option<(u32, u32)> = None;
         // The table is sorted by term: stop past the largest wanted term.
         for (t, first, last) in decode_table(&doc.table).take_while(|e| e.0 <= max_wanted) {

@@ -146,7 +146,7 @@ fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 
 /// Applies `f` to the value, or to any element when the value is an array.
 fn any_value(v: &Value, f: &dyn Fn(&Value) -> bool) -> bool {
-    f(v) || matches!(v, Value::Array(items) if items.iter().any(|i| f(i)))
+    f(v) || matches!(v, Value::Array(items) if items.iter().any(f))
 }
 
 impl Cond {
@@ -157,7 +157,7 @@ impl Cond {
             Cond::All(cs) => cs.iter().all(|c| c.test(v)),
             Cond::Ne(x) => !Cond::Eq(x.clone()).test(v),
             Cond::Nin(xs) => !Cond::In(xs.clone()).test(v),
-            Cond::Eq(Value::Null) => v.map_or(true, |v| v.is_null()),
+            Cond::Eq(Value::Null) => v.is_none_or(|v| v.is_null()),
             _ => {
                 let Some(v) = v else { return false };
                 match self {

@@ -76,7 +76,7 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
 /// Vector mode: ordered by score, ties by id, `minScore` on the clamped score.
 pub fn vector_results(mut hits: Vec<SearchHit>, top_k: usize, min_score: Option<f64>) -> Vec<SearchHit> {
     hits.sort_by(by_score_then_id);
-    hits.retain(|h| min_score.map_or(true, |m| h.score >= m));
+    hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
     hits.truncate(top_k);
     hits
 }
@@ -119,7 +119,7 @@ pub fn merge(bm25: Vec<SearchHit>, vector: Vec<SearchHit>, vector_weight: f64, f
         })
         .collect();
     out.sort_by(by_score_then_id);
-    out.retain(|h| min_score.map_or(true, |m| h.score >= m));
+    out.retain(|h| min_score.is_none_or(|m| h.score >= m));
     out.truncate(top_k);
     out
 }

@@ -53,7 +53,7 @@ impl Postings {
             self.tfs.push(tf as u16);
         }
         let ratio = len_per_tf(len, tf);
-        if i % BLOCK == 0 {
+        if i.is_multiple_of(BLOCK) {
             self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: ratio });
         } else {
             let b = self.blocks.last_mut().expect("block");

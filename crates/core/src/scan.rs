@@ -206,7 +206,7 @@ impl Scanner<'_> {
         let target_f = target.clone();
         builder.filter_entry(move |e| {
             let p = e.path();
-            if e.file_name() == ".git" && e.file_type().map_or(false, |t| t.is_dir()) {
+            if e.file_name() == ".git" && e.file_type().is_some_and(|t| t.is_dir()) {
                 return false;
             }
             // Only the way down to the entry, and the entry's subtree.

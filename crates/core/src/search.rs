@@ -40,7 +40,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
     hits.into_iter()
         .map(|h| (h, if best > 0.0 { h.score / best } else { 0.0 }))
-        .filter(|(_, score)| q.min_score.map_or(true, |m| *score >= m))
+        .filter(|(_, score)| q.min_score.is_none_or(|m| *score >= m))
         .map(|(h, score)| SearchHit {
             id: h.doc.id.clone(),
             content: h.doc.content.clone(),
