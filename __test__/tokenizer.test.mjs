@@ -77,6 +77,25 @@ test('a custom JavaScript tokenizer is used as it is, for documents, queries and
   assert.ok(seen.includes('Beta|Gamma'))
 })
 
+test('a custom tokenizer also serves auto-indexing, chunks included', async (t) => {
+  const { tree, LocalFilesystem } = await import('./helpers.mjs')
+  const long = Array.from({ length: 60 }, (_, i) => (i === 50 ? 'Needle|Here' : `row|${i}`)).join('\n')
+  const dir = tree(t, { 'a.md': 'Alpha|Beta', 'big.md': long })
+  const ws = new Workspace({
+    filesystem: new LocalFilesystem({ basePath: dir }),
+    autoIndexPaths: ['.'],
+    chunking: { maxChars: 200 },
+    bm25: { tokenize: { tokenizer: (text) => text.split(/[|\s]+/).filter(Boolean) } },
+  })
+  const report = await ws.init()
+  assert.equal(report.indexed, 2)
+  assert.ok(report.chunks > 1)
+  assert.deepEqual(ids(await ws.search('Beta')), ['a.md'])
+  const [hit] = await ws.search('Needle')
+  assert.match(hit.id, /^big\.md#chunk-\d+$/)
+  assert.deepEqual(hit.lineRange, { start: 51, end: 51 })
+})
+
 test('errors of a custom tokenizer reach the caller as the same Error object', async () => {
   class TokenizerFailure extends Error {
     code = 'E_TOK'

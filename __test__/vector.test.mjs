@@ -354,9 +354,12 @@ describe('configuration', () => {
         if (text.includes('POISON')) throw new Error('cannot embed poison')
       },
     })
-    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, embedder, autoIndexPaths: ['.'] })
+    const events = []
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, embedder, autoIndexPaths: ['.'], onProgress: (e) => events.push(e) })
     const report = await ws.init()
     assert.equal(ws.status, 'ready')
+    const embed = events.filter((e) => e.phase === 'embed')
+    assert.ok(embed.length > 0 && embed.every((e) => e.done <= e.total && e.total === 3), JSON.stringify(events))
     assert.equal(report.indexed, 2)
     assert.deepEqual(report.failed, [{ path: 'b.md', error: 'cannot embed poison' }])
     assert.deepEqual(ids(await ws.search('file', { mode: 'bm25', topK: 10 })).sort(), ['a.md', 'c.md'])
