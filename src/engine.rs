@@ -76,6 +76,13 @@ pub struct ManyOutcome {
     pub error: Option<Error>,
 }
 
+/// The default tokenizer, built once (workspaces without BM25 use it for
+/// the line ranges of vector hits).
+fn default_tokenizer() -> Arc<Tokenizer> {
+    static DEFAULT: std::sync::OnceLock<Arc<Tokenizer>> = std::sync::OnceLock::new();
+    DEFAULT.get_or_init(|| Arc::new(Tokenizer::default())).clone()
+}
+
 /// Runs CPU work off the JavaScript thread and the async runtime.
 pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     napi::bindgen_prelude::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f)))
@@ -246,7 +253,7 @@ impl Inner {
             Some(Keyword { js: Some(f), .. }) => Ok(f.call_async_catch(vec![query.to_string()]).await?.pop().unwrap_or_default()),
             Some(Keyword { tokenizer, js: None }) => Ok(tokenizer.tokenize(query)),
             // Line ranges of vector hits use the default tokenizer, as Mastra.
-            None => Ok(Tokenizer::default().tokenize(query)),
+            None => Ok(default_tokenizer().tokenize(query)),
         }
     }
 
@@ -557,7 +564,7 @@ impl Inner {
         let line_tokenizer = match &self.keyword {
             Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
             Some(_) => None,
-            None => Some(Arc::new(Tokenizer::default())),
+            None => Some(default_tokenizer()),
         };
         Ok(hits
             .into_iter()
