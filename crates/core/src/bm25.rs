@@ -105,6 +105,41 @@ impl Norm {
     }
 }
 
+/// A document with global term ids and its encoded line table: the part
+/// of adding it that does not touch the index, so bulk builds can do it in
+/// parallel.
+pub struct PreparedDocument {
+    id: String,
+    content: String,
+    metadata: Option<Map<String, Value>>,
+    start_line_offset: Option<u32>,
+    len: u32,
+    terms: Vec<(u32, u32)>,
+    table: Box<[u8]>,
+}
+
+/// Maps a document's terms to global ids (`global(local)`) and encodes its
+/// line table.
+pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocument {
+    let n = doc.analyzed.terms.len();
+    let mut terms = Vec::with_capacity(n);
+    let mut entries = Vec::with_capacity(n);
+    for &(local, st) in &doc.analyzed.terms {
+        let g = global(local);
+        terms.push((g, st.tf));
+        entries.push((g, st.first_line, st.last_line));
+    }
+    PreparedDocument {
+        id: doc.id,
+        content: doc.content,
+        metadata: doc.metadata,
+        start_line_offset: doc.start_line_offset,
+        len: doc.analyzed.len,
+        terms,
+        table: encode_table(&mut entries),
+    }
+}
+
 /// See `Bm25Index::writer`.
 pub struct Writer<'a> {
     index: &'a mut Bm25Index,
@@ -329,23 +364,40 @@ impl Bm25Index {
     }
 
     fn add(&mut self, doc: NewDocument, seq: u64, map: &mut VocabMap) {
-        let slot = self.docs.len() as u32;
-        let len = doc.analyzed.len;
         let vocab = doc.analyzed.vocab.clone();
-        let mut entries = Vec::with_capacity(doc.analyzed.terms.len());
-        for (local, st) in doc.analyzed.terms {
-            let tid = self.global_id(&vocab, local, map);
+        for &(local, _) in &doc.analyzed.terms {
+            self.global_id(&vocab, local, map);
+        }
+        let ids = &map.ids;
+        let prepared = prepare(doc, |local| ids[local as usize]);
+        self.add_prepared(prepared, seq);
+    }
+
+    /// Global ids for every term of `vocab` (terms are created as needed).
+    pub fn intern_vocab(&mut self, vocab: &Arc<Vocab>) -> Vec<u32> {
+        let mut map = VocabMap::default();
+        for local in 0..vocab.len() as u32 {
+            self.global_id(vocab, local, &mut map);
+        }
+        map.ids
+    }
+
+    /// Adds a prepared document (see `prepare`), replacing one of the same id.
+    pub fn add_prepared(&mut self, doc: PreparedDocument, seq: u64) {
+        self.remove_slot_of(&doc.id);
+        let slot = self.docs.len() as u32;
+        let len = doc.len;
+        for &(tid, tf) in &doc.terms {
             let term = &mut self.terms[tid as usize];
             if term.df == 0 {
                 self.live_terms += 1;
             }
             term.df += 1;
-            term.max_tf = term.max_tf.max(st.tf);
-            term.min_len_per_tf = term.min_len_per_tf.min(crate::postings::len_per_tf(len, st.tf));
-            term.postings.push(slot, st.tf, len);
-            entries.push((tid, st.first_line, st.last_line));
+            term.max_tf = term.max_tf.max(tf);
+            term.min_len_per_tf = term.min_len_per_tf.min(crate::postings::len_per_tf(len, tf));
+            term.postings.push(slot, tf, len);
         }
-        self.live_postings += entries.len() as u64;
+        self.live_postings += doc.terms.len() as u64;
         self.live_docs += 1;
         self.total_len += u64::from(len);
         self.content_bytes += doc.content.len() + doc.id.len();
@@ -358,7 +410,7 @@ impl Bm25Index {
             start_line_offset: doc.start_line_offset,
             len,
             seq,
-            table: encode_table(&mut entries),
+            table: doc.table,
         }));
     }
 
