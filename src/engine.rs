@@ -288,7 +288,7 @@ impl Inner {
             ticket.turn().await;
             report.indexed = docs.len();
             let large = docs.len() >= 10_000;
-            self.index.write().upsert_many(docs, ticket.seq());
+            self.index.write().add_bulk(docs, ticket.seq(), &mut |_| {});
             if large {
                 let _ = blocking(release_memory).await;
             }

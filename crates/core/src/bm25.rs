@@ -373,6 +373,37 @@ impl Bm25Index {
         self.add_prepared(prepared, seq);
     }
 
+    /// Adds or replaces many documents at once: each vocabulary is mapped
+    /// once, term ids and line tables are prepared in parallel, postings
+    /// are appended in order. `on_added(n)` follows progress. Returns how
+    /// many documents were current and written.
+    pub fn add_bulk(&mut self, docs: Vec<NewDocument>, seq: u64, on_added: &mut dyn FnMut(usize)) -> usize {
+        use rayon::prelude::*;
+        self.reserve(docs.len());
+        let docs: Vec<NewDocument> = docs.into_iter().filter(|d| self.is_current(&d.id, seq)).collect();
+        let mut maps: Vec<(Arc<Vocab>, Vec<u32>)> = Vec::new();
+        for d in &docs {
+            if !maps.iter().any(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)) {
+                let ids = self.intern_vocab(&d.analyzed.vocab);
+                maps.push((d.analyzed.vocab.clone(), ids));
+            }
+        }
+        let prepared: Vec<PreparedDocument> = docs
+            .into_par_iter()
+            .map(|d| {
+                let ids = &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1;
+                prepare(d, |local| ids[local as usize])
+            })
+            .collect();
+        let n = prepared.len();
+        for (i, p) in prepared.into_iter().enumerate() {
+            self.tombstones.remove(&p.id);
+            self.add_prepared(p, seq);
+            on_added(i + 1);
+        }
+        n
+    }
+
     /// Global ids for every term of `vocab` (terms are created as needed).
     pub fn intern_vocab(&mut self, vocab: &Arc<Vocab>) -> Vec<u32> {
         let mut map = VocabMap::default();
@@ -905,6 +936,38 @@ mod tests {
         ix.clear(10);
         assert!(!ix.upsert(doc(&t, "b", "before clear"), 9));
         assert!(ix.upsert(doc(&t, "b", "after clear"), 11));
+    }
+
+    #[test]
+    fn bulk_add_equals_one_by_one() {
+        let t = Tokenizer::default();
+        let texts: Vec<String> = (0..3000).map(|i| format!("doc {i} alpha{} beta{}\nline two gamma{}", i % 13, i % 7, i % 3)).collect();
+        let mut docs: Vec<NewDocument> = texts.iter().enumerate().map(|(i, s)| doc(&t, &format!("d{i}"), s)).collect();
+        // A parallel analysis: several vocabularies, as rebuilds have.
+        let analyzed = crate::analysis::analyze_all(&t, &texts, |s| s.as_str());
+        for (d, a) in docs.iter_mut().zip(analyzed) {
+            d.analyzed = a;
+        }
+        let mut one = Bm25Index::new(Bm25Params::default());
+        one.upsert(doc(&t, "d5", "old version"), 1);
+        let mut bulk = one.clone();
+        for d in docs.clone() {
+            one.upsert(d, 2);
+        }
+        let mut seen = 0;
+        assert_eq!(bulk.add_bulk(docs, 2, &mut |n| seen = n), 3000);
+        assert_eq!(seen, 3000);
+        assert_eq!(one.stats().documents, bulk.stats().documents);
+        assert_eq!(one.stats().terms, bulk.stats().terms);
+        assert_eq!(one.stats().tokens, bulk.stats().tokens);
+        for query in ["alpha3 beta4", "gamma1", "doc 17", "old version", "line"] {
+            let a: Vec<_> = one.top_k(&q(&t, query), 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+            let b: Vec<_> = bulk.top_k(&q(&t, query), 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+            assert_eq!(a, b, "{query}");
+            if let Some(h) = bulk.top_k(&q(&t, query), 1, None).first() {
+                assert_eq!(bulk.line_range(h.slot, &q(&t, query)), one.line_range(one.top_k(&q(&t, query), 1, None)[0].slot, &q(&t, query)));
+            }
+        }
     }
 
     #[test]

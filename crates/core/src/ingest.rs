@@ -3,9 +3,7 @@
 //! split large files into line chunks, tokenize.
 
 use crate::analysis::{Analyzed, ThreadAnalyzers};
-use crate::analysis::Vocab;
-use crate::bm25::{prepare, Bm25Index, Bm25Params, NewDocument, PreparedDocument};
-use std::sync::Arc;
+use crate::bm25::{Bm25Index, Bm25Params, NewDocument};
 use crate::chunk::{chunk_lines, needs_chunking};
 use crate::scan::FoundFile;
 use crate::tokenizer::Tokenizer;
@@ -181,8 +179,7 @@ pub struct Report {
 }
 
 /// Builds a fresh index from ingested files; writes older than `seq` are
-/// ignored by it from then on. Term ids are mapped and line tables encoded
-/// in parallel; only the postings are appended in order.
+/// ignored by it from then on (see `Bm25Index::add_bulk`).
 pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, report: &mut Report, on_index: &dyn Fn(usize, usize, &str)) -> Bm25Index {
     let mut index = Bm25Index::new(params);
     index.clear(seq);
@@ -204,30 +201,13 @@ pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, rep
             FileOutcome::Failed { id, error } => report.failed.push((id, error)),
         }
     }
-    index.reserve(docs.len());
-    // Each vocabulary (one per analysing thread) is mapped once.
-    let mut maps: Vec<(Arc<Vocab>, Vec<u32>)> = Vec::new();
-    for d in &docs {
-        if !maps.iter().any(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)) {
-            let ids = index.intern_vocab(&d.analyzed.vocab);
-            maps.push((d.analyzed.vocab.clone(), ids));
-        }
-    }
-    let prepared: Vec<PreparedDocument> = docs
-        .into_par_iter()
-        .map(|d| {
-            let ids = &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1;
-            prepare(d, |local| ids[local as usize])
-        })
-        .collect();
     let mut file = 0;
-    for (i, p) in prepared.into_iter().enumerate() {
-        index.add_prepared(p, seq);
-        while file < ends.len() && ends[file].1 == i + 1 {
+    index.add_bulk(docs, seq, &mut |added| {
+        while file < ends.len() && ends[file].1 == added {
             on_index(file + 1, total, &ends[file].0);
             file += 1;
         }
-    }
+    });
     index.shrink();
     index
 }
