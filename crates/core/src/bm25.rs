@@ -82,6 +82,9 @@ pub struct IndexStats {
 
 const DEAD: u32 = u32::MAX;
 
+/// Documents prepared at once by `add_bulk`.
+const BULK_BATCH: usize = 8192;
+
 /// BM25's term-frequency part, `tf·(k1+1) / (tf + k1·(1 − b + b·len/avgdl))`,
 /// with the constants of one query folded.
 #[derive(Clone, Copy)]
@@ -388,18 +391,29 @@ impl Bm25Index {
                 maps.push((d.analyzed.vocab.clone(), ids));
             }
         }
-        let prepared: Vec<PreparedDocument> = docs
-            .into_par_iter()
-            .map(|d| {
-                let ids = &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1;
-                prepare(d, |local| ids[local as usize])
-            })
-            .collect();
-        let n = prepared.len();
-        for (i, p) in prepared.into_iter().enumerate() {
-            self.tombstones.remove(&p.id);
-            self.add_prepared(p, seq);
-            on_added(i + 1);
+        let n = docs.len();
+        let mut added = 0;
+        let mut docs = docs.into_iter();
+        // In batches, so that the prepared term lists of the whole corpus
+        // never exist at once.
+        loop {
+            let batch: Vec<NewDocument> = docs.by_ref().take(BULK_BATCH).collect();
+            if batch.is_empty() {
+                break;
+            }
+            let prepared: Vec<PreparedDocument> = batch
+                .into_par_iter()
+                .map(|d| {
+                    let ids = &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1;
+                    prepare(d, |local| ids[local as usize])
+                })
+                .collect();
+            for p in prepared {
+                self.tombstones.remove(&p.id);
+                self.add_prepared(p, seq);
+                added += 1;
+                on_added(added);
+            }
         }
         n
     }
