@@ -546,6 +546,15 @@ impl Inner {
         }
     }
 
+    /// bm25-mode results (query without tokens: none).
+    pub fn bm25_results(index: &Bm25Index, tokens: &[String], opts: &SearchOptions) -> Vec<SearchResult> {
+        if tokens.is_empty() {
+            return Vec::new();
+        }
+        let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
+        keyword_search(index, &q).into_iter().map(to_result).collect()
+    }
+
     /// bm25-mode hits, ranked in Rust.
     pub fn keyword_hits(&self, tokens: &[String], top_k: usize, opts: &SearchOptions) -> Vec<SearchHit> {
         if tokens.is_empty() || self.keyword.is_none() {

@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::time::Instant;
 use workspace_search_core::bm25::Bm25Index;
 use workspace_search_core::gate::Gate;
-use workspace_search_core::search::{keyword_search, KeywordQuery};
 use workspace_search_core::tokenizer::Tokenizer;
 use workspace_search_core::vector::VectorStore;
 use workspace_search_core::{default_index_name, validate_index_name};
@@ -287,10 +286,11 @@ impl Workspace {
                 .map(|(id, content)| DocArgs { id, content, metadata: None, start_line_offset: None })
                 .collect();
             if !extras.is_empty() {
-                let items = to_array(&docs, "docs")?;
+                // splitDocs checked that `docs` is an array.
+                let items: Object = unsafe { docs.cast()? };
                 for i in extras {
                     let at = format!("docs[{i}]");
-                    let o = to_object(&items[i as usize], &at)?;
+                    let o = to_object(&items.get_element::<Unknown>(i)?, &at)?;
                     let (metadata, start_line_offset) = options::doc_fields(env, &o, &at)?;
                     out[i as usize].metadata = metadata;
                     out[i as usize].start_line_offset = start_line_offset;
@@ -380,11 +380,10 @@ impl Workspace {
                 return PromiseRaw::resolve(env, Vec::new());
             }
             if let Some(index) = self.inner.index.try_read() {
-                let q = KeywordQuery { tokens: &tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
-                let results = std::panic::catch_unwind(AssertUnwindSafe(|| keyword_search(&index, &q)));
+                let results = std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));
                 drop(index);
                 return match results {
-                    Ok(r) => PromiseRaw::resolve(env, r.into_iter().map(to_result).collect()),
+                    Ok(r) => PromiseRaw::resolve(env, r),
                     Err(p) => rejected(env, Fail::Napi(panic_error(p))),
                 };
             }
@@ -392,9 +391,7 @@ impl Workspace {
         let inner = self.inner.clone();
         spawn(env, async move {
             let tokens = inner.query_tokens(&query).await?;
-            let index = inner.index.read();
-            let q = KeywordQuery { tokens: &tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
-            Ok(if tokens.is_empty() { Vec::new() } else { keyword_search(&index, &q).into_iter().map(to_result).collect() })
+            Ok(Inner::bm25_results(&inner.index.read(), &tokens, &opts))
         })
     }
 

@@ -82,6 +82,10 @@ pub struct IndexStats {
 
 const DEAD: u32 = u32::MAX;
 
+/// Bounds are inflated this much so that float rounding never makes a
+/// bound smaller than a score it should cover.
+const BOUND_SLACK: f64 = 1.0 + 1e-9;
+
 /// Documents prepared at once by `add_bulk`.
 const BULK_BATCH: usize = 8192;
 
@@ -358,13 +362,6 @@ impl Bm25Index {
         Writer { index: self, map: VocabMap::default() }
     }
 
-    /// Adds or replaces many documents; returns how many were written.
-    pub fn upsert_many(&mut self, docs: impl IntoIterator<Item = NewDocument>, seq: u64) -> usize {
-        let docs = docs.into_iter();
-        self.reserve(docs.size_hint().0);
-        let mut w = self.writer();
-        docs.into_iter().map(|d| w.upsert(d, seq)).filter(|&written| written).count()
-    }
 
     fn add(&mut self, doc: NewDocument, seq: u64, map: &mut VocabMap) {
         let vocab = doc.analyzed.vocab.clone();
@@ -620,8 +617,8 @@ impl Bm25Index {
             pos: usize,
             weight_idf: f64,
             ub: f64,
-            /// Upper bound of each block's scores (empty without pruning).
-            block_ub: Vec<f64>,
+            /// Whether block bounds apply (pruning on, more than one block).
+            blocked: bool,
             /// The first block that may hold the current candidate (only
             /// moves forward; non-essential cursors stay behind `pos`).
             shallow: usize,
@@ -632,15 +629,9 @@ impl Bm25Index {
             .map(|&(t, w, qpos)| {
                 let term = &self.terms[t as usize];
                 let weight_idf = w * self.idf(t);
-                let bound = |max_tf: u32, min_len_per_tf: f32| weight_idf * norm.bound(max_tf, min_len_per_tf) * (1.0 + 1e-9);
-                let (ub, block_ub) = if prunable {
-                    let blocks = &term.postings.blocks;
-                    let per_block = if blocks.len() > 1 { blocks.iter().map(|b| bound(b.max_tf, b.min_len_per_tf)).collect() } else { Vec::new() };
-                    (bound(term.max_tf, term.min_len_per_tf), per_block)
-                } else {
-                    (f64::INFINITY, Vec::new())
-                };
-                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, block_ub, shallow: 0, qpos }
+                let ub = if prunable { weight_idf * norm.bound(term.max_tf, term.min_len_per_tf) * BOUND_SLACK } else { f64::INFINITY };
+                let blocked = prunable && term.postings.blocks.len() > 1;
+                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, blocked, shallow: 0, qpos }
             })
             .collect();
         // Ascending upper bound: the cheap terms become non-essential first.
@@ -696,27 +687,30 @@ impl Bm25Index {
                 let mut usable = true;
                 // Non-essential terms: the bound of the block that would
                 // hold `d` (block-max), or their global bound.
+                // Block bounds are computed when visited: no allocation per
+                // query that grows with the posting lists.
+                let block_bound = |c: &Cursor, b: &crate::postings::BlockMax| c.weight_idf * norm.bound(b.max_tf, b.min_len_per_tf) * BOUND_SLACK;
                 for c in &mut cursors[..essential] {
-                    if c.block_ub.is_empty() {
+                    if !c.blocked {
                         bound += c.ub;
                         continue;
                     }
                     let blocks = &c.postings.blocks;
                     c.shallow += blocks[c.shallow..].partition_point(|b| b.last_doc < d);
                     if let Some(b) = blocks.get(c.shallow) {
-                        bound += c.block_ub[c.shallow];
+                        bound += block_bound(c, b);
                         block_end = block_end.min(b.last_doc);
                     }
                 }
                 for c in &cursors[essential..] {
                     if c.pos < c.postings.len() {
-                        if c.block_ub.is_empty() {
+                        if !c.blocked {
                             usable = false;
                             break;
                         }
-                        let b = c.pos / BLOCK;
-                        bound += c.block_ub[b];
-                        block_end = block_end.min(c.postings.blocks[b].last_doc);
+                        let b = &c.postings.blocks[c.pos / BLOCK];
+                        bound += block_bound(c, b);
+                        block_end = block_end.min(b.last_doc);
                     }
                 }
                 if usable && bound < threshold {
