@@ -11,6 +11,7 @@ mod local_vector;
 mod options;
 mod shape;
 mod store;
+mod text;
 mod types;
 mod workspace;
 

@@ -118,29 +118,3 @@ impl<T: FromNapiValue> FromNapiValue for Lenient<T> {
         Ok(Lenient(T::from_napi_value(env, v).map_err(|e| e.reason)))
     }
 }
-
-/// Text handed to JavaScript: ASCII goes through `napi_create_string_latin1`
-/// (a plain copy), anything else through UTF-8 decoding.
-pub struct Text(pub String);
-
-impl ToNapiValue for Text {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let s = val.0;
-        if !s.is_ascii() {
-            return String::to_napi_value(env, s);
-        }
-        let mut out = std::ptr::null_mut();
-        check_status!(sys::napi_create_string_latin1(env, s.as_ptr().cast(), s.len() as isize, &mut out))?;
-        Ok(out)
-    }
-}
-
-impl TypeName for Text {
-    fn type_name() -> &'static str {
-        "String"
-    }
-
-    fn value_type() -> napi::ValueType {
-        napi::ValueType::String
-    }
-}

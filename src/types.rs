@@ -39,7 +39,7 @@ pub struct SearchResult {
     pub id: String,
     /// The whole indexed text of the document or chunk.
     #[napi(ts_type = "string")]
-    pub content: crate::shape::Text,
+    pub content: crate::text::Text,
     /// In [0, 1]; the best BM25 match scores 1.
     pub score: f64,
     pub line_range: Option<LineRange>,
@@ -89,7 +89,7 @@ pub struct WorkspaceStats {
 pub fn to_result(h: SearchHit) -> SearchResult {
     SearchResult {
         id: h.id,
-        content: crate::shape::Text(h.content),
+        content: crate::text::Text(h.content),
         score: h.score,
         line_range: h.line_range.map(|(start, end)| LineRange { start, end }),
         metadata: h.metadata.map(serde_json::Value::Object),

@@ -9,7 +9,8 @@
 //! live ones (amortised O(document)).
 
 pub use crate::analysis::{Analyzed, TermStats, Vocab};
-use crate::postings::{decode_table, encode_table, Postings, BLOCK};
+use crate::postings::{decode_table, encode_table, f32_up, BlockMax, Postings, BLOCK};
+use crate::text::SharedText;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -43,7 +44,7 @@ pub struct NewDocument {
 #[derive(Debug, Clone)]
 pub struct Document {
     pub id: String,
-    pub content: String,
+    pub content: SharedText,
     pub metadata: Option<Map<String, Value>>,
     pub start_line_offset: Option<u32>,
     pub len: u32,
@@ -61,6 +62,7 @@ struct Term {
     // after removals.
     max_tf: u32,
     min_len_per_tf: f32,
+    max_score: f32,
 }
 
 /// A scored document.
@@ -117,7 +119,7 @@ impl Norm {
 /// parallel.
 pub struct PreparedDocument {
     id: String,
-    content: String,
+    content: SharedText,
     metadata: Option<Map<String, Value>>,
     start_line_offset: Option<u32>,
     len: u32,
@@ -138,7 +140,7 @@ pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocumen
     }
     PreparedDocument {
         id: doc.id,
-        content: doc.content,
+        content: SharedText::new(doc.content),
         metadata: doc.metadata,
         start_line_offset: doc.start_line_offset,
         len: doc.analyzed.len,
@@ -195,6 +197,10 @@ pub struct Bm25Index {
     tombstones: FxHashMap<String, u64>,
     /// Writes older than this were wiped by `clear`.
     floor_seq: u64,
+    /// The average length that stored block scores are computed at (0 until
+    /// the first document): set by the first write or bulk build and by
+    /// compaction.
+    ref_avgdl: f64,
 }
 
 impl Bm25Index {
@@ -321,7 +327,7 @@ impl Bm25Index {
             .collect();
         NewDocument {
             id: d.id.clone(),
-            content: d.content.clone(),
+            content: d.content.to_string(),
             metadata: d.metadata.clone(),
             start_line_offset: d.start_line_offset,
             analyzed: Analyzed { vocab: Arc::new(vocab), terms, len: d.len },
@@ -381,6 +387,11 @@ impl Bm25Index {
         use rayon::prelude::*;
         self.reserve(docs.len());
         let docs: Vec<NewDocument> = docs.into_iter().filter(|d| self.is_current(&d.id, seq)).collect();
+        if self.docs.is_empty() && !docs.is_empty() {
+            // Block scores exact for the index this build makes.
+            let total: u64 = docs.iter().map(|d| u64::from(d.analyzed.len)).sum();
+            self.ref_avgdl = (total as f64 / docs.len() as f64).max(1.0);
+        }
         let mut maps: Vec<(Arc<Vocab>, Vec<u32>)> = Vec::new();
         for d in &docs {
             if !maps.iter().any(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)) {
@@ -429,6 +440,10 @@ impl Bm25Index {
         self.remove_slot_of(&doc.id);
         let slot = self.docs.len() as u32;
         let len = doc.len;
+        if self.ref_avgdl == 0.0 {
+            self.ref_avgdl = f64::from(len.max(1));
+        }
+        let ref_norm = self.norm(self.ref_avgdl);
         for &(tid, tf) in &doc.terms {
             let term = &mut self.terms[tid as usize];
             if term.df == 0 {
@@ -437,7 +452,9 @@ impl Bm25Index {
             term.df += 1;
             term.max_tf = term.max_tf.max(tf);
             term.min_len_per_tf = term.min_len_per_tf.min(crate::postings::len_per_tf(len, tf));
-            term.postings.push(slot, tf, len);
+            let score = f32_up(ref_norm.tf_part(tf, len));
+            term.max_score = term.max_score.max(score);
+            term.postings.push(slot, tf, len, score);
         }
         self.live_postings += doc.terms.len() as u64;
         self.live_docs += 1;
@@ -513,6 +530,10 @@ impl Bm25Index {
                 docs.push(Some(d));
             }
         }
+        if self.live_docs > 0 {
+            self.ref_avgdl = self.avg_doc_length().max(1.0);
+        }
+        let ref_norm = self.norm(self.ref_avgdl);
         let mut new_term = vec![DEAD; self.terms.len()];
         let mut terms = Vec::with_capacity(self.live_terms);
         let mut names = Vec::with_capacity(self.live_terms);
@@ -522,10 +543,11 @@ impl Bm25Index {
             }
             new_term[old] = terms.len() as u32;
             let mut t = Term { min_len_per_tf: f32::MAX, df: term.df, ..Default::default() };
-            t.postings = term.postings.remap(|d| Some(new_slot[d as usize]).filter(|&s| s != DEAD), |s| lens[s as usize]);
+            t.postings = term.postings.remap(|d| Some(new_slot[d as usize]).filter(|&s| s != DEAD), |s| lens[s as usize], |tf, len| f32_up(ref_norm.tf_part(tf, len)));
             for b in &t.postings.blocks {
                 t.max_tf = t.max_tf.max(b.max_tf);
                 t.min_len_per_tf = t.min_len_per_tf.min(b.min_len_per_tf);
+                t.max_score = t.max_score.max(b.max_score);
             }
             terms.push(t);
             names.push(name);
@@ -611,6 +633,11 @@ impl Bm25Index {
         let norm = self.norm(avgdl);
         let Bm25Params { k1, b } = self.params;
         let prunable = k1 > 0.0 && (0.0..=1.0).contains(&b);
+        // Stored scores (at `ref_avgdl`) bound today's scaled by how much
+        // the average has grown: a longer average only lowers the length
+        // penalty, by that ratio at most.
+        let growth = if self.ref_avgdl > 0.0 { (avgdl / self.ref_avgdl).max(1.0) } else { f64::INFINITY };
+        let term_bound = |max_tf: u32, min_len_per_tf: f32, max_score: f32| norm.bound(max_tf, min_len_per_tf).min(f64::from(max_score) * growth) * BOUND_SLACK;
 
         struct Cursor<'p> {
             postings: &'p Postings,
@@ -629,7 +656,7 @@ impl Bm25Index {
             .map(|&(t, w, qpos)| {
                 let term = &self.terms[t as usize];
                 let weight_idf = w * self.idf(t);
-                let ub = if prunable { weight_idf * norm.bound(term.max_tf, term.min_len_per_tf) * BOUND_SLACK } else { f64::INFINITY };
+                let ub = if prunable { weight_idf * term_bound(term.max_tf, term.min_len_per_tf, term.max_score) } else { f64::INFINITY };
                 let blocked = prunable && term.postings.blocks.len() > 1;
                 Cursor { postings: &term.postings, pos: 0, weight_idf, ub, blocked, shallow: 0, qpos }
             })
@@ -689,14 +716,14 @@ impl Bm25Index {
                 // hold `d` (block-max), or their global bound.
                 // Block bounds are computed when visited: no allocation per
                 // query that grows with the posting lists.
-                let block_bound = |c: &Cursor, b: &crate::postings::BlockMax| c.weight_idf * norm.bound(b.max_tf, b.min_len_per_tf) * BOUND_SLACK;
+                let block_bound = |c: &Cursor, b: &BlockMax| c.weight_idf * term_bound(b.max_tf, b.min_len_per_tf, b.max_score);
                 for c in &mut cursors[..essential] {
                     if !c.blocked {
                         bound += c.ub;
                         continue;
                     }
+                    c.shallow = crate::postings::gallop(&c.postings.blocks, c.shallow, |b| b.last_doc < d);
                     let blocks = &c.postings.blocks;
-                    c.shallow += blocks[c.shallow..].partition_point(|b| b.last_doc < d);
                     if let Some(b) = blocks.get(c.shallow) {
                         bound += block_bound(c, b);
                         block_end = block_end.min(b.last_doc);

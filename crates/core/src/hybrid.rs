@@ -64,7 +64,7 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
     let line_range = line_range(&content).map(|r| crate::search::shift_range(r, offset));
     SearchHit {
         id,
-        content,
+        content: content.into(),
         score: if hit.score.is_nan() { 0.0 } else { hit.score.clamp(0.0, 1.0) },
         bm25: None,
         vector: Some(hit.score),
@@ -130,7 +130,7 @@ mod tests {
     use serde_json::json;
 
     fn hit(id: &str, score: f64, bm25: Option<f64>, vector: Option<f64>) -> SearchHit {
-        SearchHit { id: id.into(), content: format!("content {id}"), score, bm25, vector, line_range: None, metadata: None }
+        SearchHit { id: id.into(), content: format!("content {id}").into(), score, bm25, vector, line_range: None, metadata: None }
     }
 
     #[test]

@@ -15,6 +15,16 @@ pub struct BlockMax {
     pub last_doc: u32,
     pub max_tf: u32,
     pub min_len_per_tf: f32,
+    /// The block's largest frequency part at the index's reference average
+    /// length (rounded up): exact while the average stays there, and scaled
+    /// up by how much it has grown since (see `Bm25Index::top_k`).
+    pub max_score: f32,
+}
+
+/// `x` as an f32 no smaller than `x`, so that bounds stored in f32 stay bounds.
+pub fn f32_up(x: f64) -> f32 {
+    let r = x as f32;
+    if (r as f64) < x { r.next_up() } else { r }
 }
 
 /// `len / tf`, rounded down so that bounds built on it stay bounds.
@@ -43,7 +53,8 @@ impl Postings {
     }
 
     /// Appends a posting; `doc` must be above every slot already here.
-    pub fn push(&mut self, doc: u32, tf: u32, len: u32) {
+    /// `score`: its frequency part at the reference average length.
+    pub fn push(&mut self, doc: u32, tf: u32, len: u32, score: f32) {
         let i = self.docs.len();
         self.docs.push(doc);
         if tf >= u16::MAX as u32 {
@@ -54,12 +65,13 @@ impl Postings {
         }
         let ratio = len_per_tf(len, tf);
         if i.is_multiple_of(BLOCK) {
-            self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: ratio });
+            self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: ratio, max_score: score });
         } else {
             let b = self.blocks.last_mut().expect("block");
             b.last_doc = doc;
             b.max_tf = b.max_tf.max(tf);
             b.min_len_per_tf = b.min_len_per_tf.min(ratio);
+            b.max_score = b.max_score.max(score);
         }
     }
 
@@ -74,22 +86,10 @@ impl Postings {
     }
 
     /// The first position at or after `from` whose slot is at least
-    /// `target`: galloping, since targets are usually close.
+    /// `target`.
     #[inline]
     pub fn advance(&self, from: usize, target: u32) -> usize {
-        let docs = &self.docs;
-        if from >= docs.len() || docs[from] >= target {
-            return from;
-        }
-        let mut step = 1;
-        let mut lo = from;
-        let mut hi = from + 1;
-        while hi < docs.len() && docs[hi] < target {
-            lo = hi;
-            step *= 2;
-            hi = (hi + step).min(docs.len());
-        }
-        lo + 1 + docs[lo + 1..hi.min(docs.len())].partition_point(|&d| d < target)
+        gallop(&self.docs, from, |&d| d < target)
     }
 
     /// The position of `doc`, if it has a posting here.
@@ -98,11 +98,13 @@ impl Postings {
     }
 
     /// Keeps the postings whose slot maps to a new slot (compaction).
-    pub fn remap(&self, new_slot: impl Fn(u32) -> Option<u32>, len_of: impl Fn(u32) -> u32) -> Postings {
+    /// `score_of(tf, len)`: the frequency part at the reference average.
+    pub fn remap(&self, new_slot: impl Fn(u32) -> Option<u32>, len_of: impl Fn(u32) -> u32, score_of: impl Fn(u32, u32) -> f32) -> Postings {
         let mut out = Postings::default();
         for (i, &d) in self.docs.iter().enumerate() {
             if let Some(s) = new_slot(d) {
-                out.push(s, self.tf(i), len_of(s));
+                let (tf, len) = (self.tf(i), len_of(s));
+                out.push(s, tf, len, score_of(tf, len));
             }
         }
         out
@@ -118,6 +120,25 @@ impl Postings {
     pub fn bytes(&self) -> usize {
         self.docs.capacity() * 4 + self.tfs.capacity() * 2 + self.big.capacity() * 8 + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
     }
+}
+
+/// The first position at or after `from` where `before` turns false
+/// (`before` must be true then false along `items`): galloping, since the
+/// position sought is usually close to `from`.
+#[inline]
+pub fn gallop<T>(items: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
+    if from >= items.len() || !before(&items[from]) {
+        return from;
+    }
+    let mut step = 1;
+    let mut lo = from;
+    let mut hi = from + 1;
+    while hi < items.len() && before(&items[hi]) {
+        lo = hi;
+        step *= 2;
+        hi = (hi + step).min(items.len());
+    }
+    lo + 1 + items[lo + 1..hi.min(items.len())].partition_point(before)
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u32) {
@@ -181,7 +202,7 @@ mod tests {
     fn postings_blocks_and_big_frequencies() {
         let mut p = Postings::default();
         for d in 0..300u32 {
-            p.push(d * 2, if d == 7 { 100_000 } else { d % 5 + 1 }, d + 10);
+            p.push(d * 2, if d == 7 { 100_000 } else { d % 5 + 1 }, d + 10, d as f32);
         }
         assert_eq!(p.len(), 300);
         assert_eq!(p.tf(7), 100_000);
@@ -191,6 +212,8 @@ mod tests {
         assert_eq!(p.blocks[0].max_tf, 100_000);
         assert!(p.blocks[0].min_len_per_tf <= 17.0 / 100_000.0);
         assert!(len_per_tf(10, 3) as f64 <= 10.0 / 3.0);
+        assert_eq!(p.blocks[0].max_score, (BLOCK - 1) as f32);
+        assert!(f32_up(0.1) as f64 >= 0.1 && f32_up(0.1) == 0.1f32.max(f32_up(0.1)));
         assert_eq!(p.blocks.last().unwrap().last_doc, 598);
         assert_eq!(p.find(14), Some(7));
         for from in [0, 3, 100, 299, 300] {
@@ -200,7 +223,7 @@ mod tests {
             }
         }
         assert_eq!(p.find(15), None);
-        let q = p.remap(|d| (d % 4 == 0).then_some(d / 4), |s| s);
+        let q = p.remap(|d| (d % 4 == 0).then_some(d / 4), |s| s, |tf, _| tf as f32);
         assert_eq!(q.len(), 150);
         assert_eq!(q.tf(0), 1);
     }

@@ -4,12 +4,13 @@
 
 use crate::bm25::Bm25Index;
 use crate::filter::Filter;
+use crate::text::SharedText;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
     pub id: String,
-    pub content: String,
+    pub content: SharedText,
     /// In [0, 1].
     pub score: f64,
     pub bm25: Option<f64>,

@@ -1,0 +1,37 @@
+//! Times the engine's top-k alone (no Node, no result conversion):
+//!   cargo run -p workspace-search-core --release --example topk -- <folder> <queries file> [k]
+//! The queries file has one query per line (`node bench/queries.mjs` writes
+//! the bench's). Builds the index as `init()` does, then runs every query
+//! once per pass, three passes, and prints the median and p99 per query.
+use std::path::Path;
+use std::time::Instant;
+use workspace_search_core::bm25::Bm25Params;
+use workspace_search_core::ingest::{build_index, ingest, ChunkOptions, Report};
+use workspace_search_core::scan::{scan, ScanOptions};
+use workspace_search_core::tokenizer::Tokenizer;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (dir, queries) = (Path::new(&args[1]), std::fs::read_to_string(&args[2]).expect("queries file"));
+    let k: usize = args.get(3).map_or(10, |s| s.parse().expect("k"));
+    let tokenizer = Tokenizer::default();
+    let t = Instant::now();
+    let found = scan(dir, &[".".to_string()], ScanOptions::default());
+    let outcomes = ingest(&found.files, ChunkOptions::default(), Some(&tokenizer), &|_, _, _| {});
+    let index = build_index(Bm25Params::default(), 1, outcomes, &mut Report::default(), &|_, _, _| {});
+    println!("built {} documents in {:.0} ms", index.len(), t.elapsed().as_secs_f64() * 1000.0);
+    let queries: Vec<Vec<String>> = queries.lines().map(|q| tokenizer.tokenize(q)).collect();
+    let mut samples = Vec::new();
+    let mut found = 0;
+    let passes: usize = std::env::var("PASSES").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    for _ in 0..passes {
+        for q in &queries {
+            let t = Instant::now();
+            found += index.top_k(q, k, None).len();
+            samples.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
+    println!("top-{k} over {} queries x 3: p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, mean {:.1} µs ({found} hits)", queries.len(), at(0.5), at(0.9), at(0.99), samples.iter().sum::<f64>() / samples.len() as f64);
+}
