@@ -547,12 +547,12 @@ impl Inner {
     }
 
     /// bm25-mode results (query without tokens: none).
-    pub fn bm25_results(index: &Bm25Index, tokens: &[String], opts: &SearchOptions) -> Vec<SearchResult> {
+    pub fn bm25_results(index: &Bm25Index, tokens: &[String], opts: &SearchOptions) -> SearchResults {
         if tokens.is_empty() {
-            return Vec::new();
+            return SearchResults(Vec::new());
         }
         let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
-        keyword_search(index, &q).into_iter().map(to_result).collect()
+        SearchResults(keyword_search(index, &q).into_iter().map(to_result).collect())
     }
 
     /// bm25-mode hits, ranked in Rust.
@@ -582,7 +582,7 @@ impl Inner {
     }
 
     /// Search in vector or hybrid mode.
-    pub async fn search_vectors(self: Arc<Self>, query: String, mode: &'static str, opts: SearchOptions) -> Result<Vec<SearchResult>> {
+    pub async fn search_vectors(self: Arc<Self>, query: String, mode: &'static str, opts: SearchOptions) -> Result<SearchResults> {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
         let results = if mode == "vector" {
@@ -597,6 +597,6 @@ impl Inner {
             let fusion = if opts.fusion == "rrf" { Fusion::Rrf } else { Fusion::Weighted };
             hybrid::merge(keyword, vector, opts.vector_weight, fusion, opts.top_k, opts.min_score)
         };
-        Ok(results.into_iter().map(to_result).collect())
+        Ok(SearchResults(results.into_iter().map(to_result).collect()))
     }
 }

@@ -1,5 +1,7 @@
 //! The objects the API returns, and their conversions from the engine.
 
+use napi::bindgen_prelude::*;
+use napi::{sys, JsValue};
 use napi_derive::napi;
 use std::time::Instant;
 use workspace_search_core::ingest::Report;
@@ -85,6 +87,47 @@ pub struct WorkspaceStats {
     pub memory_bytes: f64,
 }
 
+
+/// Results as JavaScript receives them: one flat array, eight slots a
+/// result, that runtime.js turns into objects. V8 builds object literals of
+/// one shape much faster than Node-API sets named properties one by one
+/// (a key lookup and a map transition each).
+pub struct SearchResults(pub Vec<SearchResult>);
+
+const SLOTS: usize = 8;
+
+impl ToNapiValue for SearchResults {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let mut undefined = std::ptr::null_mut();
+        check_status!(sys::napi_get_undefined(env, &mut undefined))?;
+        let mut flat = std::ptr::null_mut();
+        check_status!(sys::napi_create_array_with_length(env, val.0.len() * SLOTS, &mut flat))?;
+        let opt_f64 = |v: Option<f64>| v.map_or(Ok(undefined), |v| f64::to_napi_value(env, v));
+        for (i, r) in val.0.into_iter().enumerate() {
+            let (range, details) = (r.line_range, r.score_details.unwrap_or(ScoreDetails { bm25: None, vector: None }));
+            let slots = [
+                String::to_napi_value(env, r.id)?,
+                crate::text::Text::to_napi_value(env, r.content)?,
+                f64::to_napi_value(env, r.score)?,
+                range.as_ref().map_or(Ok(undefined), |l| u32::to_napi_value(env, l.start))?,
+                range.as_ref().map_or(Ok(undefined), |l| u32::to_napi_value(env, l.end))?,
+                r.metadata.map_or(Ok(undefined), |m| serde_json::Value::to_napi_value(env, m))?,
+                opt_f64(details.bm25)?,
+                opt_f64(details.vector)?,
+            ];
+            for (j, v) in slots.into_iter().enumerate() {
+                check_status!(sys::napi_set_element(env, flat, (i * SLOTS + j) as u32, v))?;
+            }
+        }
+        let env = Env::from_raw(env);
+        let make = crate::js::runtime_fn(&env, "results")?;
+        let mut global = std::ptr::null_mut();
+        check_status!(sys::napi_get_global(env.raw(), &mut global))?;
+        let mut out = std::ptr::null_mut();
+        check_status!(sys::napi_call_function(env.raw(), global, make.raw(), 1, &flat, &mut out))?;
+        Ok(out)
+    }
+}
 
 pub fn to_result(h: SearchHit) -> SearchResult {
     SearchResult {

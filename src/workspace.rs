@@ -353,7 +353,7 @@ impl Workspace {
 
     /// Ranked results for `query`.
     #[napi(ts_args_type = "query: string, options?: SearchOptions", ts_return_type = "Promise<SearchResult[]>")]
-    pub fn search<'e>(&self, env: &'e Env, query: Unknown, options: Option<Unknown>) -> Result<PromiseRaw<'e, Vec<SearchResult>>> {
+    pub fn search<'e>(&self, env: &'e Env, query: Unknown, options: Option<Unknown>) -> Result<PromiseRaw<'e, SearchResults>> {
         let checked = (|| -> Checked<(String, options::SearchOptions, &'static str)> {
             self.searchable()?;
             let query = to_string(&query, "query")?;
@@ -366,7 +366,7 @@ impl Workspace {
             Ok(x) => x,
         };
         if query.is_empty() || opts.top_k == 0 {
-            return PromiseRaw::resolve(env, Vec::new());
+            return PromiseRaw::resolve(env, SearchResults(Vec::new()));
         }
         if mode != "bm25" {
             return spawn(env, self.inner.clone().search_vectors(query, mode, opts));
@@ -377,7 +377,7 @@ impl Workspace {
             // the index; results come back as an already settled promise.
             let tokens = kw.tokenizer.tokenize(&query);
             if tokens.is_empty() {
-                return PromiseRaw::resolve(env, Vec::new());
+                return PromiseRaw::resolve(env, SearchResults(Vec::new()));
             }
             if let Some(index) = self.inner.index.try_read() {
                 let results = std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));

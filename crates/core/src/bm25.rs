@@ -9,8 +9,9 @@
 //! live ones (amortised O(document)).
 
 pub use crate::analysis::{Analyzed, TermStats, Vocab};
-use crate::postings::{decode_table, encode_table, f32_up, BlockMax, Postings, BLOCK};
+use crate::postings::{decode_table, encode_table, f32_up, gallop, BlockMax, Postings, BLOCK};
 use crate::text::SharedText;
+use crate::topk::TopK;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -624,6 +625,18 @@ impl Bm25Index {
 
     /// The top `k` documents for the query tokens, best first, ties by id;
     /// only documents accepted by `keep` count.
+    ///
+    /// Block-max MaxScore over windows of `WINDOW` slots. Terms whose
+    /// bounds together stay below the threshold are non-essential: only
+    /// looked up for documents the others bring. Per window, each essential
+    /// list is read in order, block by block; a block that cannot lift a
+    /// document to the threshold (with every other term at its best in the
+    /// window) is passed over, and the other postings add a bound from
+    /// their length codes into an array. Only documents whose bound reaches
+    /// the threshold are scored exactly, their lengths read from a window
+    /// of `lens` that stays in cache. Reading lists in order and scattering
+    /// into a small array is what keeps a cold query fast: the document-
+    /// at-a-time loop this replaced spent most of its time in cache misses.
     pub fn top_k(&self, tokens: &[String], k: usize, keep: Option<&dyn Fn(&Document) -> bool>) -> Vec<Hit<'_>> {
         let q = self.query_terms(tokens);
         if k == 0 || q.is_empty() || self.live_docs == 0 {
@@ -637,28 +650,34 @@ impl Bm25Index {
         // the average has grown: a longer average only lowers the length
         // penalty, by that ratio at most.
         let growth = if self.ref_avgdl > 0.0 { (avgdl / self.ref_avgdl).max(1.0) } else { f64::INFINITY };
-        let term_bound = |max_tf: u32, min_len_per_tf: f32, max_score: f32| norm.bound(max_tf, min_len_per_tf).min(f64::from(max_score) * growth) * BOUND_SLACK;
+        let block_bound = |w: f64, b: &BlockMax| {
+            if prunable {
+                w * norm.bound(b.max_tf, b.min_len_per_tf).min(f64::from(b.max_score) * growth) * BOUND_SLACK
+            } else {
+                f64::INFINITY
+            }
+        };
 
         struct Cursor<'p> {
             postings: &'p Postings,
             pos: usize,
             weight_idf: f64,
             ub: f64,
-            /// Whether block bounds apply (pruning on, more than one block).
-            blocked: bool,
-            /// The first block that may hold the current candidate (only
-            /// moves forward; non-essential cursors stay behind `pos`).
-            shallow: usize,
             qpos: usize,
+            /// Its best in the current window.
+            window_bound: f64,
         }
         let mut cursors: Vec<Cursor> = q
             .iter()
             .map(|&(t, w, qpos)| {
                 let term = &self.terms[t as usize];
                 let weight_idf = w * self.idf(t);
-                let ub = if prunable { weight_idf * term_bound(term.max_tf, term.min_len_per_tf, term.max_score) } else { f64::INFINITY };
-                let blocked = prunable && term.postings.blocks.len() > 1;
-                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, blocked, shallow: 0, qpos }
+                let ub = if prunable {
+                    weight_idf * norm.bound(term.max_tf, term.min_len_per_tf).min(f64::from(term.max_score) * growth) * BOUND_SLACK
+                } else {
+                    f64::INFINITY
+                };
+                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, qpos, window_bound: ub }
             })
             .collect();
         // Ascending upper bound: the cheap terms become non-essential first.
@@ -671,145 +690,142 @@ impl Bm25Index {
             })
             .collect();
 
-        let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(k + 1);
+        let id_of = |slot: u32| self.docs[slot as usize].as_ref().map_or("", |d| d.id.as_str());
+        let better = |a: (f64, u32), b: (f64, u32)| a.0 > b.0 || (a.0 == b.0 && id_of(a.1) < id_of(b.1));
+        let mut top = TopK::new(k);
         let mut threshold = f64::NEG_INFINITY;
         let mut essential = 0usize;
         let mut parts = vec![0.0f64; q.len()];
-        // The block bound is checked again only past this slot.
-        let mut checked_until: Option<u32> = None;
-        loop {
-            // One essential list left (the usual case once the heap is
-            // full): pass over its postings that cannot reach the threshold
-            // in a tight loop, up to where the block bound is due again.
-            if let (true, Some(limit)) = (cursors.len() - essential == 1, checked_until) {
-                let need = threshold - if essential > 0 { prefix[essential - 1] } else { 0.0 };
-                let c = &mut cursors[essential];
-                while let Some(&doc) = c.postings.docs.get(c.pos) {
-                    if doc > limit {
-                        break;
-                    }
-                    let len = self.lens[doc as usize];
-                    if len != DEAD && c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len) >= need {
-                        break;
-                    }
-                    c.pos += 1;
+        // Per window: bounds of the documents seen, which ones, and where
+        // each essential list stood when the window began.
+        let mut bounds = vec![0.0f64; WINDOW];
+        let mut seen = [0u64; WINDOW / 64];
+        let mut starts = vec![0usize; q.len()];
+        let mut rest_prefix = vec![0.0f64; q.len()];
+        while let Some(base) = cursors[essential..].iter().filter_map(|c| c.postings.docs.get(c.pos).copied()).min() {
+            let end = base.saturating_add(WINDOW as u32);
+            // Each term's best within the window, from the blocks it spans.
+            for c in cursors.iter_mut() {
+                c.window_bound = if prunable { window_bound(c.postings, c.pos, base, end, |b| block_bound(c.weight_idf, b)) } else { f64::INFINITY };
+            }
+            let all: f64 = cursors.iter().map(|c| c.window_bound).sum();
+            let mut sum = 0.0;
+            for (i, c) in cursors[..essential].iter().enumerate() {
+                sum += c.window_bound;
+                rest_prefix[i] = sum;
+            }
+            let non_essential = sum;
+            if all < threshold {
+                for c in cursors[essential..].iter_mut() {
+                    c.pos = c.postings.advance(c.pos, end);
                 }
+                continue;
             }
-            // Next candidate: the smallest slot among essential cursors.
-            let mut d = u32::MAX;
-            for c in &cursors[essential..] {
-                if let Some(&doc) = c.postings.docs.get(c.pos) {
-                    d = d.min(doc);
-                }
-            }
-            if d == u32::MAX {
-                break;
-            }
-            // Block skip: if the blocks the essential cursors stand in, plus
-            // every non-essential term, cannot reach the threshold, no
-            // document up to the nearest block end can; jump past it.
-            if threshold > f64::NEG_INFINITY && checked_until.is_none_or(|c| d > c) {
-                let mut bound = 0.0;
-                let mut block_end = u32::MAX;
-                let mut usable = true;
-                // Non-essential terms: the bound of the block that would
-                // hold `d` (block-max), or their global bound.
-                // Block bounds are computed when visited: no allocation per
-                // query that grows with the posting lists.
-                let block_bound = |c: &Cursor, b: &BlockMax| c.weight_idf * term_bound(b.max_tf, b.min_len_per_tf, b.max_score);
-                for c in &mut cursors[..essential] {
-                    if !c.blocked {
-                        bound += c.ub;
+            // Essential lists: bounds of their postings in the window.
+            for (e, c) in cursors[essential..].iter_mut().enumerate() {
+                starts[e] = c.pos;
+                let others = all - c.window_bound;
+                let blocks = &c.postings.blocks;
+                let docs = &c.postings.docs;
+                while c.pos < docs.len() && docs[c.pos] < end {
+                    let block_end = ((c.pos / BLOCK) + 1) * BLOCK;
+                    let stop = block_end.min(docs.len());
+                    let blocked = blocks.len() > 1 || !prunable;
+                    if blocked && prunable && block_bound(c.weight_idf, &blocks[c.pos / BLOCK]) + others < threshold {
+                        // Nothing here reaches the threshold, whatever the
+                        // other terms add.
+                        c.pos = if docs[stop - 1] < end { stop } else { c.pos + docs[c.pos..stop].partition_point(|&d| d < end) };
                         continue;
                     }
-                    c.shallow = crate::postings::gallop(&c.postings.blocks, c.shallow, |b| b.last_doc < d);
-                    let blocks = &c.postings.blocks;
-                    if let Some(b) = blocks.get(c.shallow) {
-                        bound += block_bound(c, b);
-                        block_end = block_end.min(b.last_doc);
-                    }
-                }
-                for c in &cursors[essential..] {
-                    if c.pos < c.postings.len() {
-                        if !c.blocked {
-                            usable = false;
+                    while c.pos < stop {
+                        let d = docs[c.pos];
+                        if d >= end {
                             break;
                         }
-                        let b = &c.postings.blocks[c.pos / BLOCK];
-                        bound += block_bound(c, b);
-                        block_end = block_end.min(b.last_doc);
-                    }
-                }
-                if usable && bound < threshold {
-                    for c in &mut cursors[essential..] {
-                        c.pos = c.postings.advance(c.pos, block_end.saturating_add(1));
-                    }
-                    checked_until = None;
-                    continue;
-                }
-                // Within these blocks the bound holds; the threshold only
-                // rises, so the next check is due past the nearest block end.
-                checked_until = Some(if usable { block_end } else { u32::MAX });
-            }
-            let len = self.lens[d as usize];
-            let mut partial = 0.0;
-            parts.iter_mut().for_each(|p| *p = 0.0);
-            for c in &mut cursors[essential..] {
-                if c.postings.docs.get(c.pos) == Some(&d) {
-                    let i = c.pos;
-                    c.pos += 1;
-                    if len != DEAD {
-                        let s = c.weight_idf * norm.tf_part(c.postings.tf(i), len);
-                        parts[c.qpos] = s;
-                        partial += s;
+                        let i = (d - base) as usize;
+                        let (tf, min_len) = c.postings.tf_and_min_len(c.pos);
+                        bounds[i] += if prunable { c.weight_idf * norm.tf_part(tf, min_len) * BOUND_SLACK } else { f64::INFINITY };
+                        seen[i / 64] |= 1 << (i % 64);
+                        c.pos += 1;
                     }
                 }
             }
-            if len == DEAD {
-                continue;
-            }
-            let mut pruned = false;
-            for i in (0..essential).rev() {
-                if partial + prefix[i] < threshold {
-                    pruned = true;
-                    break;
+            // Candidates, in slot order: scored exactly when their bound
+            // (plus the non-essential terms at their best) reaches the
+            // threshold.
+            let mut ptrs = starts.clone();
+            for (word, slot) in seen.iter_mut().enumerate() {
+                let mut bits = std::mem::take(slot);
+                while bits != 0 {
+                    let i = word * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let bound = std::mem::take(&mut bounds[i]);
+                    if bound + non_essential < threshold {
+                        continue;
+                    }
+                    let d = base + i as u32;
+                    let len = self.lens[d as usize];
+                    if len == DEAD {
+                        continue;
+                    }
+                    parts.iter_mut().for_each(|p| *p = 0.0);
+                    let mut partial = 0.0;
+                    for (e, c) in cursors[essential..].iter().enumerate() {
+                        let docs = &c.postings.docs;
+                        let p = &mut ptrs[e];
+                        while *p < c.pos && docs[*p] < d {
+                            *p += 1;
+                        }
+                        if *p < c.pos && docs[*p] == d {
+                            let s = c.weight_idf * norm.tf_part(c.postings.tf(*p), len);
+                            parts[c.qpos] = s;
+                            partial += s;
+                        }
+                    }
+                    let mut pruned = false;
+                    for i in (0..essential).rev() {
+                        if partial + rest_prefix[i] < threshold {
+                            pruned = true;
+                            break;
+                        }
+                        let c = &mut cursors[i];
+                        c.pos = c.postings.advance(c.pos, d);
+                        if c.postings.docs.get(c.pos) == Some(&d) {
+                            let s = c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len);
+                            parts[c.qpos] = s;
+                            partial += s;
+                        }
+                    }
+                    if pruned || partial < threshold {
+                        continue;
+                    }
+                    // The reported score sums in query order, so it does not
+                    // depend on which terms pruning visited first.
+                    let score: f64 = parts.iter().sum();
+                    if !top.admits((score, d), better) {
+                        continue;
+                    }
+                    if let Some(keep) = keep {
+                        if !keep(self.docs[d as usize].as_ref().expect("live slot")) {
+                            continue;
+                        }
+                    }
+                    top.push((score, d), better);
+                    if let (true, Some((worst, _))) = (top.is_full() && prunable, top.worst()) {
+                        threshold = worst;
+                    }
                 }
-                let c = &mut cursors[i];
-                c.pos = c.postings.advance(c.pos, d);
-                if c.postings.docs.get(c.pos) == Some(&d) {
-                    let s = c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len);
-                    parts[c.qpos] = s;
-                    partial += s;
-                }
             }
-            if pruned || partial < threshold {
-                continue;
+            // The threshold only rises: terms that cannot reach it together
+            // become non-essential for the next windows.
+            while essential < cursors.len() && prefix[essential] < threshold {
+                essential += 1;
             }
-            // The reported score sums in query order, so it does not depend
-            // on which terms pruning visited first.
-            let score: f64 = parts.iter().sum();
-            let doc = self.docs[d as usize].as_ref().expect("live slot");
-            let cand = Ranked { score, id: &doc.id, slot: d };
-            if heap.len() == k && !cand.better_than(heap.peek().unwrap()) {
-                continue;
-            }
-            if let Some(keep) = keep {
-                if !keep(doc) {
-                    continue;
-                }
-            }
-            heap.push(cand);
-            if heap.len() > k {
-                heap.pop();
-            }
-            if heap.len() == k && prunable {
-                threshold = heap.peek().unwrap().score;
-                while essential < cursors.len() && prefix[essential] < threshold {
-                    essential += 1;
-                }
+            if essential == cursors.len() {
+                break;
             }
         }
-        self.finish(heap)
+        self.finish(top.into_sorted(better))
     }
 
     /// Scores every matching document (the reference for `top_k`).
@@ -837,22 +853,29 @@ impl Bm25Index {
                 }
             }
         }
-        self.finish(heap)
+        // into_sorted_vec is ascending by Ord, and Ord puts the best first.
+        self.finish(heap.into_sorted_vec().into_iter().map(|r| (r.score, r.slot)).collect())
     }
 
-    fn finish<'a>(&'a self, heap: BinaryHeap<Ranked<'a>>) -> Vec<Hit<'a>> {
-        // into_sorted_vec is ascending by Ord, and Ord puts the best first.
-        heap.into_sorted_vec()
-            .into_iter()
-            .map(|r| Hit { doc: self.docs[r.slot as usize].as_ref().unwrap(), slot: r.slot, score: r.score })
-            .collect()
+    /// Hits from (score, slot) pairs, best first.
+    fn finish(&self, best: Vec<(f64, u32)>) -> Vec<Hit<'_>> {
+        best.into_iter().map(|(score, slot)| Hit { doc: self.docs[slot as usize].as_ref().unwrap(), slot, score }).collect()
     }
 
     /// First and last line (1-based, in the document's own lines) holding
     /// one of the query tokens, from positions recorded at indexing time.
     pub fn line_range(&self, slot: u32, tokens: &[String]) -> Option<(u32, u32)> {
+        self.line_range_of_terms(slot, &self.term_ids(tokens))
+    }
+
+    /// The term ids of the tokens the index knows (for `line_range_of_terms`).
+    pub fn term_ids(&self, tokens: &[String]) -> Vec<u32> {
+        tokens.iter().filter_map(|t| self.dict.get(t.as_str()).copied()).collect()
+    }
+
+    /// `line_range` with the query's term ids looked up once for all hits.
+    pub fn line_range_of_terms(&self, slot: u32, wanted: &[u32]) -> Option<(u32, u32)> {
         let doc = self.docs.get(slot as usize)?.as_ref()?;
-        let wanted: Vec<u32> = tokens.iter().filter_map(|t| self.dict.get(t.as_str()).copied()).collect();
         let &max_wanted = wanted.iter().max()?;
         let mut range: Option<(u32, u32)> = None;
         // The table is sorted by term: stop past the largest wanted term.
@@ -866,6 +889,28 @@ impl Bm25Index {
         }
         range
     }
+}
+
+/// Slots per window of `top_k`: its bound array and the lengths it reads
+/// stay in the first-level cache. Small in tests, so that their corpora
+/// span many windows.
+const WINDOW: usize = if cfg!(test) { 128 } else { 2048 };
+
+/// The largest block bound among the blocks of `postings` from position
+/// `pos` on that hold slots in `[base, end)`; 0 if none does.
+fn window_bound(postings: &Postings, pos: usize, base: u32, end: u32, bound: impl Fn(&BlockMax) -> f64) -> f64 {
+    let blocks = &postings.blocks;
+    let mut b = gallop(blocks, pos / BLOCK, |x| x.last_doc < base);
+    let mut best = 0.0f64;
+    while b < blocks.len() {
+        best = best.max(bound(&blocks[b]));
+        // The next block starts past this one's last slot.
+        if u64::from(blocks[b].last_doc) + 1 >= u64::from(end) {
+            break;
+        }
+        b += 1;
+    }
+    best
 }
 
 /// Heap entry ordered so that the best result compares smallest: higher
@@ -1069,9 +1114,10 @@ mod tests {
             query in prop::collection::vec(0u8..14, 1..5),
             k in 1usize..12,
             b in 0.0f64..=1.0,
+            k1 in prop_oneof![Just(0.0f64), Just(1.2f64), 0.01f64..3.0],
         ) {
             let t = Tokenizer::default();
-            let mut ix = Bm25Index::new(Bm25Params { k1: 1.2, b });
+            let mut ix = Bm25Index::new(Bm25Params { k1, b });
             let word = |w: u8| format!("w{w}");
             for (i, d) in docs.iter().enumerate() {
                 let text: Vec<String> = d.iter().map(|&w| word(w)).collect();

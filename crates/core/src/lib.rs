@@ -13,6 +13,7 @@ pub mod ingest;
 pub mod scan;
 pub mod search;
 pub mod text;
+pub mod topk;
 pub mod tokenizer;
 pub mod vector;
 

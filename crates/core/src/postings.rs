@@ -34,11 +34,48 @@ pub fn len_per_tf(len: u32, tf: u32) -> f32 {
     if r as f64 > exact { f32::from_bits(r.to_bits() - 1).max(0.0) } else { r }
 }
 
+/// A document length in one byte, rounded down (4 significant bits): a
+/// bound on the score read next to the frequency, so that most postings
+/// are ruled out without fetching the exact length from a scattered slot.
+pub fn len_code(len: u32) -> u8 {
+    if len < 16 {
+        return len as u8;
+    }
+    let e = 31 - len.leading_zeros(); // >= 4
+    let m = (len >> (e - 4)) & 15;
+    (16 + (e - 4) * 16 + m).min(255) as u8
+}
+
+/// The smallest length with this code (at most any length coded so).
+pub const fn len_of_code(code: u8) -> u32 {
+    let c = code as u32;
+    if c < 16 {
+        return c;
+    }
+    let (e, m) = ((c - 16) / 16 + 4, (c - 16) % 16);
+    (16 + m) << (e - 4)
+}
+
+static LEN_OF_CODE: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = len_of_code(c as u8);
+        c += 1;
+    }
+    t
+};
+
+/// Frequencies from here on live in `big` (the byte holds the marker).
+const TF_BIG: u16 = 255;
+
 #[derive(Debug, Clone, Default)]
 pub struct Postings {
     pub docs: Vec<u32>,
-    tfs: Vec<u16>,
-    /// (position, tf) of the rare frequencies that do not fit in a u16.
+    /// Per posting: the frequency in the low byte (`TF_BIG`: see `big`), the
+    /// length code (`len_code`) in the high byte.
+    packed: Vec<u16>,
+    /// (position, tf) of the rare frequencies that do not fit in a byte.
     big: Vec<(u32, u32)>,
     pub blocks: Vec<BlockMax>,
 }
@@ -57,11 +94,12 @@ impl Postings {
     pub fn push(&mut self, doc: u32, tf: u32, len: u32, score: f32) {
         let i = self.docs.len();
         self.docs.push(doc);
-        if tf >= u16::MAX as u32 {
-            self.tfs.push(u16::MAX);
+        let code = u16::from(len_code(len)) << 8;
+        if tf >= u32::from(TF_BIG) {
+            self.packed.push(code | TF_BIG);
             self.big.push((i as u32, tf));
         } else {
-            self.tfs.push(tf as u16);
+            self.packed.push(code | tf as u16);
         }
         let ratio = len_per_tf(len, tf);
         if i.is_multiple_of(BLOCK) {
@@ -75,11 +113,19 @@ impl Postings {
         }
     }
 
+    /// The frequency at `i` and a length no larger than its document's.
+    #[inline]
+    pub fn tf_and_min_len(&self, i: usize) -> (u32, u32) {
+        let p = self.packed[i];
+        let tf = if p & 0xff != TF_BIG { u32::from(p & 0xff) } else { self.tf(i) };
+        (tf, LEN_OF_CODE[usize::from(p >> 8)])
+    }
+
     #[inline]
     pub fn tf(&self, i: usize) -> u32 {
-        let t = self.tfs[i];
-        if t != u16::MAX {
-            return t as u32;
+        let t = self.packed[i] & 0xff;
+        if t != TF_BIG {
+            return u32::from(t);
         }
         let k = self.big.partition_point(|&(p, _)| p < i as u32);
         self.big[k].1
@@ -112,13 +158,13 @@ impl Postings {
 
     pub fn shrink_to_fit(&mut self) {
         self.docs.shrink_to_fit();
-        self.tfs.shrink_to_fit();
+        self.packed.shrink_to_fit();
         self.big.shrink_to_fit();
         self.blocks.shrink_to_fit();
     }
 
     pub fn bytes(&self) -> usize {
-        self.docs.capacity() * 4 + self.tfs.capacity() * 2 + self.big.capacity() * 8 + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
+        self.docs.capacity() * 4 + self.packed.capacity() * 2 + self.big.capacity() * 8 + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
     }
 }
 
@@ -199,6 +245,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn length_codes_round_down_and_keep_order() {
+        let mut last = 0;
+        for len in (0..5000).chain([65_535, 1 << 20, 507_904, 507_903, u32::MAX]) {
+            let (code, min) = (len_code(len), len_of_code(len_code(len)));
+            assert!(min <= len, "{len} -> {min}");
+            assert!(len < 16 || (len - min) as f64 <= len as f64 / 16.0 || code == 255, "{len} -> {min}");
+            if len < 5000 {
+                assert!(code >= last);
+                last = code;
+            }
+        }
+        assert_eq!(len_of_code(len_code(700)), 672);
+    }
+
+    #[test]
     fn postings_blocks_and_big_frequencies() {
         let mut p = Postings::default();
         for d in 0..300u32 {
@@ -206,6 +267,8 @@ mod tests {
         }
         assert_eq!(p.len(), 300);
         assert_eq!(p.tf(7), 100_000);
+        assert_eq!(p.tf_and_min_len(7), (100_000, 17));
+        assert_eq!(p.tf(300 - 1), 299 % 5 + 1);
         assert_eq!(p.tf(8), 4);
         assert_eq!(p.blocks.len(), 300usize.div_ceil(BLOCK));
         assert_eq!(p.blocks[0].last_doc, 2 * (BLOCK as u32 - 1));

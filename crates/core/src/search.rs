@@ -39,6 +39,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
     let keep = q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::bm25::Document| f.matches(d.metadata.as_ref()));
     let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::bm25::Document) -> bool));
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
+    let wanted = index.term_ids(q.tokens);
     hits.into_iter()
         .map(|h| (h, if best > 0.0 { h.score / best } else { 0.0 }))
         .filter(|(_, score)| q.min_score.is_none_or(|m| *score >= m))
@@ -48,7 +49,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             score,
             bm25: Some(h.score),
             vector: None,
-            line_range: index.line_range(h.slot, q.tokens).map(|r| shift_range(r, h.doc.start_line_offset)),
+            line_range: index.line_range_of_terms(h.slot, &wanted).map(|r| shift_range(r, h.doc.start_line_offset)),
             metadata: h.doc.metadata.clone(),
         })
         .collect()
