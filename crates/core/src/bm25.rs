@@ -9,7 +9,7 @@
 //! live ones (amortised O(document)).
 
 pub use crate::analysis::{Analyzed, TermStats, Vocab};
-use crate::postings::{decode_table, encode_table, f32_up, gallop, BlockMax, Postings, BLOCK};
+use crate::postings::{decode_table, encode_table, f32_up, gallop, lines_of_terms, table_terms, BlockMax, Postings, BLOCK};
 use crate::text::SharedText;
 use crate::topk::TopK;
 use rustc_hash::FxHashMap;
@@ -479,7 +479,7 @@ impl Bm25Index {
         let doc = self.docs[slot as usize].take().expect("live slot");
         self.lens[slot as usize] = DEAD;
         let mut n = 0u64;
-        for (t, _, _) in decode_table(&doc.table) {
+        for t in table_terms(&doc.table) {
             let term = &mut self.terms[t as usize];
             term.df -= 1;
             if term.df == 0 {
@@ -666,6 +666,10 @@ impl Bm25Index {
             qpos: usize,
             /// Its best in the current window.
             window_bound: f64,
+            /// The block that may hold the slot looked at (non-essential
+            /// terms; only moves forward) and its bound, once computed.
+            shallow: usize,
+            shallow_bound: Option<f64>,
         }
         let mut cursors: Vec<Cursor> = q
             .iter()
@@ -677,7 +681,7 @@ impl Bm25Index {
                 } else {
                     f64::INFINITY
                 };
-                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, qpos, window_bound: ub }
+                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, qpos, window_bound: ub, shallow: 0, shallow_bound: None }
             })
             .collect();
         // Ascending upper bound: the cheap terms become non-essential first.
@@ -764,12 +768,49 @@ impl Bm25Index {
                         continue;
                     }
                     let d = base + i as u32;
+                    // The non-essential terms at their best in the blocks
+                    // that would hold `d` (their summaries only).
+                    if essential > 0 {
+                        let mut sum = 0.0;
+                        for (j, c) in cursors[..essential].iter_mut().enumerate() {
+                            let blocks = &c.postings.blocks;
+                            let at = gallop(blocks, c.shallow, |b| b.last_doc < d);
+                            if at != c.shallow || c.shallow_bound.is_none() {
+                                c.shallow = at;
+                                c.shallow_bound = Some(blocks.get(at).map_or(0.0, |b| block_bound(c.weight_idf, b)));
+                            }
+                            sum += c.shallow_bound.unwrap_or(0.0);
+                            rest_prefix[j] = sum;
+                        }
+                        if bound + sum < threshold {
+                            continue;
+                        }
+                    }
+                    // Non-essential terms looked up next, bounded by their
+                    // length codes: the exact length (a likely cache miss)
+                    // is read only for documents that may still make it.
+                    let mut reach = bound;
+                    let mut pruned = false;
+                    for j in (0..essential).rev() {
+                        if reach + rest_prefix[j] < threshold {
+                            pruned = true;
+                            break;
+                        }
+                        let c = &mut cursors[j];
+                        c.pos = c.postings.advance(c.pos, d);
+                        if c.postings.docs.get(c.pos) == Some(&d) {
+                            let (tf, min_len) = c.postings.tf_and_min_len(c.pos);
+                            reach += if prunable { c.weight_idf * norm.tf_part(tf, min_len) * BOUND_SLACK } else { f64::INFINITY };
+                        }
+                    }
+                    if pruned || reach < threshold {
+                        continue;
+                    }
                     let len = self.lens[d as usize];
                     if len == DEAD {
                         continue;
                     }
                     parts.iter_mut().for_each(|p| *p = 0.0);
-                    let mut partial = 0.0;
                     for (e, c) in cursors[essential..].iter().enumerate() {
                         let docs = &c.postings.docs;
                         let p = &mut ptrs[e];
@@ -777,27 +818,13 @@ impl Bm25Index {
                             *p += 1;
                         }
                         if *p < c.pos && docs[*p] == d {
-                            let s = c.weight_idf * norm.tf_part(c.postings.tf(*p), len);
-                            parts[c.qpos] = s;
-                            partial += s;
+                            parts[c.qpos] = c.weight_idf * norm.tf_part(c.postings.tf(*p), len);
                         }
                     }
-                    let mut pruned = false;
-                    for i in (0..essential).rev() {
-                        if partial + rest_prefix[i] < threshold {
-                            pruned = true;
-                            break;
-                        }
-                        let c = &mut cursors[i];
-                        c.pos = c.postings.advance(c.pos, d);
+                    for c in &cursors[..essential] {
                         if c.postings.docs.get(c.pos) == Some(&d) {
-                            let s = c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len);
-                            parts[c.qpos] = s;
-                            partial += s;
+                            parts[c.qpos] = c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len);
                         }
-                    }
-                    if pruned || partial < threshold {
-                        continue;
                     }
                     // The reported score sums in query order, so it does not
                     // depend on which terms pruning visited first.
@@ -876,18 +903,7 @@ impl Bm25Index {
     /// `line_range` with the query's term ids looked up once for all hits.
     pub fn line_range_of_terms(&self, slot: u32, wanted: &[u32]) -> Option<(u32, u32)> {
         let doc = self.docs.get(slot as usize)?.as_ref()?;
-        let &max_wanted = wanted.iter().max()?;
-        let mut range: Option<(u32, u32)> = None;
-        // The table is sorted by term: stop past the largest wanted term.
-        for (t, first, last) in decode_table(&doc.table).take_while(|e| e.0 <= max_wanted) {
-            if first != 0 && wanted.contains(&t) {
-                range = Some(match range {
-                    None => (first, last),
-                    Some((a, b)) => (a.min(first), b.max(last)),
-                });
-            }
-        }
-        range
+        lines_of_terms(&doc.table, wanted)
     }
 }
 
