@@ -797,7 +797,12 @@ impl Bm25Index {
                             break;
                         }
                         let c = &mut cursors[j];
-                        c.pos = c.postings.advance(c.pos, d);
+                        // `d` can only be in block `shallow` (found above from
+                        // the summaries): search its 32 slots, not the list.
+                        let docs = &c.postings.docs;
+                        let from = c.pos.max(c.shallow * BLOCK).min(docs.len());
+                        let to = ((c.shallow + 1) * BLOCK).min(docs.len()).max(from);
+                        c.pos = from + docs[from..to].partition_point(|&x| x < d);
                         if c.postings.docs.get(c.pos) == Some(&d) {
                             let (tf, min_len) = c.postings.tf_and_min_len(c.pos);
                             reach += if prunable { c.weight_idf * norm.tf_part(tf, min_len) * BOUND_SLACK } else { f64::INFINITY };
