@@ -4,7 +4,30 @@
 //! the bench's). Builds the index as `init()` does, then runs every query
 //! once per pass (`PASSES`, default 3) and prints percentiles, the mean per
 //! number of query tokens, and the same queries warm.
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Counts the bytes held, to compare with the index's own account.
+struct Counting;
+static HELD: AtomicUsize = AtomicUsize::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        HELD.fetch_add(l.size(), Ordering::Relaxed);
+        System.alloc(l)
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        HELD.fetch_sub(l.size(), Ordering::Relaxed);
+        System.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        HELD.fetch_add(n, Ordering::Relaxed);
+        HELD.fetch_sub(l.size(), Ordering::Relaxed);
+        System.realloc(p, l, n)
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 use std::time::Instant;
 use workspace_search_core::bm25::Bm25Params;
 use workspace_search_core::ingest::{build_index, ingest, ChunkOptions, Report};
@@ -21,6 +44,10 @@ fn main() {
     let outcomes = ingest(&found.files, ChunkOptions::default(), Some(&tokenizer), &|_, _, _| {});
     let index = build_index(Bm25Params::default(), 1, outcomes, &mut Report::default(), &|_, _, _| {});
     println!("built {} documents in {:.0} ms", index.len(), t.elapsed().as_secs_f64() * 1000.0);
+    let n = index.len() as f64;
+    let parts: Vec<String> = index.memory_parts().iter().map(|(k, v)| format!("{k} {:.0}", *v as f64 / n)).collect();
+    println!("bytes per document: {}", parts.join(", "));
+    println!("allocated {:.0} bytes per document, accounted {:.0}", HELD.load(Ordering::Relaxed) as f64 / n, index.memory_parts().iter().map(|p| p.1).sum::<usize>() as f64 / n);
     let queries: Vec<Vec<String>> = queries.lines().map(|q| tokenizer.tokenize(q)).collect();
     let mut samples = Vec::new();
     let mut found = 0;

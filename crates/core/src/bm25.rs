@@ -400,6 +400,35 @@ impl Bm25Index {
                 maps.push((d.analyzed.vocab.clone(), ids));
             }
         }
+        // Exact room for every posting list first: no copies as lists grow,
+        // and no half-empty allocator pages left behind by them.
+        let map_of = |d: &NewDocument| &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1;
+        let terms = self.terms.len();
+        let counts = docs
+            .par_iter()
+            .fold(
+                || vec![0u32; terms],
+                |mut counts, d| {
+                    let ids = map_of(d);
+                    for &(local, _) in &d.analyzed.terms {
+                        counts[ids[local as usize] as usize] += 1;
+                    }
+                    counts
+                },
+            )
+            .reduce(
+                || vec![0u32; terms],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        for (term, &count) in self.terms.iter_mut().zip(&counts) {
+            if count > 0 {
+                term.postings.reserve_exact(count as usize);
+            }
+        }
+        drop(counts);
         let n = docs.len();
         let mut added = 0;
         let mut docs = docs.into_iter();
@@ -413,7 +442,7 @@ impl Bm25Index {
             let prepared: Vec<PreparedDocument> = batch
                 .into_par_iter()
                 .map(|d| {
-                    let ids = &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1;
+                    let ids = map_of(&d);
                     prepare(d, |local| ids[local as usize])
                 })
                 .collect();
@@ -574,14 +603,22 @@ impl Bm25Index {
         }
     }
 
+    /// Approximate bytes held, by part (for `stats` and profiling).
+    pub fn memory_parts(&self) -> Vec<(&'static str, usize)> {
+        let postings: usize = self.terms.iter().map(|t| t.postings.bytes()).sum();
+        vec![
+            ("content", self.content_bytes),
+            ("postings", postings),
+            ("terms", self.terms.capacity() * std::mem::size_of::<Term>()),
+            ("dictionary", self.names.iter().map(|n| n.len() * 2 + 40).sum::<usize>()),
+            ("document slots", self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)),
+            ("line tables", self.docs.iter().flatten().map(|d| d.table.len()).sum::<usize>()),
+            ("ids", self.docs.iter().flatten().map(|d| d.id.len()).sum::<usize>() + self.by_id.len() * 40),
+        ]
+    }
+
     pub fn stats(&self) -> IndexStats {
-        let memory_bytes = self.content_bytes
-            + self.terms.iter().map(|t| t.postings.bytes()).sum::<usize>()
-            + self.terms.capacity() * std::mem::size_of::<Term>()
-            + self.names.iter().map(|n| n.len() * 2 + 40).sum::<usize>()
-            + self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)
-            + self.docs.iter().flatten().map(|d| d.table.len() + d.id.len()).sum::<usize>()
-            + self.by_id.len() * 40;
+        let memory_bytes = self.memory_parts().iter().map(|p| p.1).sum();
         IndexStats {
             documents: self.live_docs,
             terms: self.live_terms,

@@ -156,6 +156,14 @@ impl Postings {
         out
     }
 
+    /// Room for exactly `n` more postings.
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.docs.reserve_exact(n);
+        self.packed.reserve_exact(n);
+        let blocks = (self.docs.len() + n).div_ceil(BLOCK);
+        self.blocks.reserve_exact(blocks.saturating_sub(self.blocks.len()));
+    }
+
     pub fn shrink_to_fit(&mut self) {
         self.docs.shrink_to_fit();
         self.packed.shrink_to_fit();
