@@ -41,9 +41,19 @@ fn main() {
     let tokenizer = Tokenizer::default();
     let t = Instant::now();
     let found = scan(dir, &[".".to_string()], ScanOptions::default());
+    let scanned = t.elapsed();
     let outcomes = ingest(&found.files, ChunkOptions::default(), Some(&tokenizer), &|_, _, _| {});
+    let ingested = t.elapsed();
     let index = build_index(Bm25Params::default(), 1, outcomes, &mut Report::default(), &|_, _, _| {});
-    println!("built {} documents in {:.0} ms", index.len(), t.elapsed().as_secs_f64() * 1000.0);
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "built {} documents in {:.0} ms (scan {:.0}, read and tokenize {:.0}, index {:.0})",
+        index.len(),
+        ms(t.elapsed()),
+        ms(scanned),
+        ms(ingested - scanned),
+        ms(t.elapsed() - ingested)
+    );
     let n = index.len() as f64;
     let parts: Vec<String> = index.memory_parts().iter().map(|(k, v)| format!("{k} {:.0}", *v as f64 / n)).collect();
     println!("bytes per document: {}", parts.join(", "));

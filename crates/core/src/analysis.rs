@@ -5,6 +5,7 @@
 //! look-up.
 
 use crate::tokenizer::{SplitRule, Tokenizer};
+use crate::word_table::{pack, WordTable};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
@@ -122,6 +123,17 @@ struct Collector {
 
 impl Collector {
     #[inline]
+    fn prefetch(&self, id: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(p) = self.pos.get(id as usize) {
+            // SAFETY: prefetching a valid address has no effect on memory.
+            unsafe { std::arch::x86_64::_mm_prefetch(p as *const u32 as *const i8, std::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = id;
+    }
+
+    #[inline]
     fn add(&mut self, id: u32, line: u32) {
         self.len += 1;
         if id as usize >= self.pos.len() {
@@ -168,8 +180,12 @@ pub struct Analyzer<'t> {
     /// Raw word -> its term ids, as a range of `word_terms`: words of up
     /// to 15 bytes packed into an integer key (no string compare), longer
     /// ones by string.
-    short_words: FxHashMap<u128, (u32, u32)>,
+    short_words: WordTable,
     words: FxHashMap<Box<str>, (u32, u32)>,
+    /// The words of the text being analysed: (start, end, line, key).
+    spans: Vec<(u32, u32, u32, Option<[u64; 2]>)>,
+    /// Its tokens as (term id, line), before they are counted.
+    tokens: Vec<(u32, u32)>,
     /// Token before the final filter -> its term id (`NONE`: filtered out).
     pieces: FxHashMap<Box<str>, u32>,
     word_terms: Vec<u32>,
@@ -182,8 +198,10 @@ impl<'t> Analyzer<'t> {
         Analyzer {
             tokenizer,
             vocab: Vocab::default(),
-            short_words: FxHashMap::default(),
+            short_words: WordTable::default(),
             words: FxHashMap::default(),
+            spans: Vec::new(),
+            tokens: Vec::new(),
             pieces: FxHashMap::default(),
             word_terms: Vec::new(),
             collector: Collector::default(),
@@ -202,6 +220,11 @@ impl<'t> Analyzer<'t> {
             self.tokenizer.tokenize_lines(text, |t, line| collector.add(vocab.intern(t), line));
             return self.collector.finish();
         }
+        // Words first, then their look-ups, each cache slot requested a few
+        // words ahead of its use.
+        let mut spans = std::mem::take(&mut self.spans);
+        spans.clear();
+        let mut push = |s: usize, e: usize, line: u32| spans.push((s as u32, e as u32, line, pack(&text[s..e])));
         let mut line = 1u32;
         let mut start = None;
         let bytes = text.as_bytes();
@@ -217,7 +240,7 @@ impl<'t> Analyzer<'t> {
             };
             if space {
                 if let Some(s) = start.take() {
-                    self.word(&text[s..i], line);
+                    push(s, i, line);
                 }
                 if b == b'\n' {
                     line += 1;
@@ -228,21 +251,39 @@ impl<'t> Analyzer<'t> {
             i += width;
         }
         if let Some(s) = start {
-            self.word(&text[s..], line);
+            push(s, text.len(), line);
         }
+        const AHEAD: usize = 8;
+        for k in 0..spans.len() {
+            if let Some(&(_, _, _, Some(key))) = spans.get(k + AHEAD) {
+                self.short_words.prefetch(key);
+            }
+            let (s, e, line, key) = spans[k];
+            self.word(&text[s as usize..e as usize], key, line);
+        }
+        self.spans = spans;
+        // Then counted, each term's counter requested ahead too.
+        let tokens = std::mem::take(&mut self.tokens);
+        for k in 0..tokens.len() {
+            if let Some(&(id, _)) = tokens.get(k + AHEAD) {
+                self.collector.prefetch(id);
+            }
+            self.collector.add(tokens[k].0, tokens[k].1);
+        }
+        self.tokens = tokens;
+        self.tokens.clear();
         self.collector.finish()
     }
 
     #[inline]
-    fn word(&mut self, word: &str, line: u32) {
-        let key = pack(word);
+    fn word(&mut self, word: &str, key: Option<[u64; 2]>, line: u32) {
         let cached = match key {
-            Some(k) => self.short_words.get(&k),
-            None => self.words.get(word),
+            Some(k) => self.short_words.get(k),
+            None => self.words.get(word).copied(),
         };
-        if let Some(&(from, n)) = cached {
+        if let Some((from, n)) = cached {
             for k in from..from + n {
-                self.collector.add(self.word_terms[k as usize], line);
+                self.tokens.push((self.word_terms[k as usize], line));
             }
             return;
         }
@@ -265,16 +306,18 @@ impl<'t> Analyzer<'t> {
             }
         });
         for &id in self.scratch.iter() {
-            self.collector.add(id, line);
+            self.tokens.push((id, line));
         }
         if word.len() <= MAX_CACHED_WORD && self.short_words.len() + self.words.len() < MAX_CACHED_WORDS {
             let from = self.word_terms.len() as u32;
             self.word_terms.extend_from_slice(&self.scratch);
             let range = (from, self.scratch.len() as u32);
             match key {
-                Some(k) => self.short_words.insert(k, range),
-                None => self.words.insert(word.into(), range),
-            };
+                Some(k) => self.short_words.insert(k, range.0, range.1),
+                None => {
+                    self.words.insert(word.into(), range);
+                }
+            }
         }
     }
 }
@@ -301,19 +344,6 @@ impl<'t> ThreadAnalyzers<'t> {
     pub fn into_vocabs(self) -> Vec<Arc<Vocab>> {
         self.slots.into_iter().map(|m| Arc::new(m.into_inner().unwrap_or_else(|e| e.into_inner()).into_vocab())).collect()
     }
-}
-
-/// A word of at most 15 bytes as one integer: its bytes, then its length.
-#[inline]
-fn pack(word: &str) -> Option<u128> {
-    let b = word.as_bytes();
-    if b.len() > 15 {
-        return None;
-    }
-    let mut buf = [0u8; 16];
-    buf[..b.len()].copy_from_slice(b);
-    buf[15] = b.len() as u8;
-    Some(u128::from_le_bytes(buf))
 }
 
 /// Analyzes texts in parallel; the texts each thread handles share one

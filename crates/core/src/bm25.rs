@@ -428,6 +428,18 @@ impl Bm25Index {
                 term.postings.reserve_exact(count as usize);
             }
         }
+        // Term ranges with about as many postings each, one per thread.
+        let parts = rayon::current_num_threads().max(1);
+        let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+        let mut bounds = vec![0usize];
+        let mut acc = 0u64;
+        for (t, &c) in counts.iter().enumerate() {
+            acc += u64::from(c);
+            if acc * parts as u64 >= total * bounds.len() as u64 && bounds.len() < parts {
+                bounds.push(t + 1);
+            }
+        }
+        bounds.push(self.terms.len());
         drop(counts);
         let n = docs.len();
         let mut added = 0;
@@ -446,9 +458,23 @@ impl Bm25Index {
                     prepare(d, |local| ids[local as usize])
                 })
                 .collect();
-            for p in prepared {
+            // Documents in order here; their postings in parallel below,
+            // each thread on its own range of terms.
+            let mut pending: Vec<(u32, u32, Vec<(u32, u32)>)> = Vec::with_capacity(prepared.len());
+            let batch_len = prepared.len();
+            for mut p in prepared {
                 self.tombstones.remove(&p.id);
-                self.add_prepared(p, seq);
+                if self.by_id.get(p.id.as_str()).is_some_and(|&slot| pending.first().is_some_and(|f| slot >= f.0)) {
+                    // Replaces a document of this batch: its postings first.
+                    self.add_postings(&pending, &bounds);
+                    pending.clear();
+                }
+                let terms = std::mem::take(&mut p.terms);
+                let (slot, len) = self.add_document(p, seq);
+                pending.push((slot, len, terms));
+            }
+            self.add_postings(&pending, &bounds);
+            for _ in 0..batch_len {
                 added += 1;
                 on_added(added);
             }
@@ -466,27 +492,58 @@ impl Bm25Index {
     }
 
     /// Adds a prepared document (see `prepare`), replacing one of the same id.
-    pub fn add_prepared(&mut self, doc: PreparedDocument, seq: u64) {
+    pub fn add_prepared(&mut self, mut doc: PreparedDocument, seq: u64) {
+        let terms = std::mem::take(&mut doc.terms);
+        let (slot, len) = self.add_document(doc, seq);
+        let bounds = [0, self.terms.len()];
+        self.add_postings(&[(slot, len, terms)], &bounds);
+    }
+
+    /// The postings of documents just added, as (slot, length, terms);
+    /// `bounds` splits the term ids into ranges handled in parallel.
+    fn add_postings(&mut self, docs: &[(u32, u32, Vec<(u32, u32)>)], bounds: &[usize]) {
+        use rayon::prelude::*;
+        let ref_norm = self.norm(self.ref_avgdl);
+        let mut ranges: Vec<(usize, &mut [Term])> = Vec::with_capacity(bounds.len());
+        let mut rest: &mut [Term] = &mut self.terms;
+        for w in bounds.windows(2) {
+            let (head, tail) = rest.split_at_mut((w[1] - w[0]).min(rest.len()));
+            ranges.push((w[0], head));
+            rest = tail;
+        }
+        let add = |(lo, terms): (usize, &mut [Term])| -> usize {
+            let mut new_terms = 0;
+            for (slot, len, doc_terms) in docs {
+                for &(tid, tf) in doc_terms {
+                    let Some(term) = (tid as usize).checked_sub(lo).and_then(|i| terms.get_mut(i)) else { continue };
+                    new_terms += usize::from(term.df == 0);
+                    term.df += 1;
+                    term.max_tf = term.max_tf.max(tf);
+                    term.min_len_per_tf = term.min_len_per_tf.min(crate::postings::len_per_tf(*len, tf));
+                    let score = f32_up(ref_norm.tf_part(tf, *len));
+                    term.max_score = term.max_score.max(score);
+                    term.postings.push(*slot, tf, *len, score);
+                }
+            }
+            new_terms
+        };
+        let postings: usize = docs.iter().map(|d| d.2.len()).sum();
+        // Threads only for enough work (always in tests, to test them).
+        let parallel = ranges.len() > 1 && (cfg!(test) || postings > 100_000);
+        let new_terms: usize = if parallel { ranges.into_par_iter().map(add).sum() } else { ranges.into_iter().map(add).sum() };
+        self.live_terms += new_terms;
+        self.live_postings += postings as u64;
+    }
+
+    /// Stores a prepared document (its postings apart) in a new slot,
+    /// replacing one of the same id; returns the slot and its length.
+    fn add_document(&mut self, doc: PreparedDocument, seq: u64) -> (u32, u32) {
         self.remove_slot_of(&doc.id);
         let slot = self.docs.len() as u32;
         let len = doc.len;
         if self.ref_avgdl == 0.0 {
             self.ref_avgdl = f64::from(len.max(1));
         }
-        let ref_norm = self.norm(self.ref_avgdl);
-        for &(tid, tf) in &doc.terms {
-            let term = &mut self.terms[tid as usize];
-            if term.df == 0 {
-                self.live_terms += 1;
-            }
-            term.df += 1;
-            term.max_tf = term.max_tf.max(tf);
-            term.min_len_per_tf = term.min_len_per_tf.min(crate::postings::len_per_tf(len, tf));
-            let score = f32_up(ref_norm.tf_part(tf, len));
-            term.max_score = term.max_score.max(score);
-            term.postings.push(slot, tf, len, score);
-        }
-        self.live_postings += doc.terms.len() as u64;
         self.live_docs += 1;
         self.total_len += u64::from(len);
         self.content_bytes += doc.content.len() + doc.id.len();
@@ -501,6 +558,7 @@ impl Bm25Index {
             seq,
             table: doc.table,
         }));
+        (slot, len)
     }
 
     fn remove_slot_of(&mut self, id: &str) -> bool {
@@ -1086,6 +1144,9 @@ mod tests {
         for (d, a) in docs.iter_mut().zip(analyzed) {
             d.analyzed = a;
         }
+        // Documents replaced within the same bulk write.
+        docs.push(doc(&t, "d10", "replaced in the same write alpha3"));
+        docs.push(doc(&t, "d2999", "the last one replaced too"));
         let mut one = Bm25Index::new(Bm25Params::default());
         one.upsert(doc(&t, "d5", "old version"), 1);
         let mut bulk = one.clone();
@@ -1093,12 +1154,13 @@ mod tests {
             one.upsert(d, 2);
         }
         let mut seen = 0;
-        assert_eq!(bulk.add_bulk(docs, 2, &mut |n| seen = n), 3000);
-        assert_eq!(seen, 3000);
+        assert_eq!(bulk.add_bulk(docs, 2, &mut |n| seen = n), 3002);
+        assert_eq!(seen, 3002);
         assert_eq!(one.stats().documents, bulk.stats().documents);
         assert_eq!(one.stats().terms, bulk.stats().terms);
         assert_eq!(one.stats().tokens, bulk.stats().tokens);
-        for query in ["alpha3 beta4", "gamma1", "doc 17", "old version", "line"] {
+        assert_eq!(bulk.get("d10").unwrap().content, "replaced in the same write alpha3");
+        for query in ["alpha3 beta4", "gamma1", "doc 17", "old version", "line", "replaced", "last"] {
             let a: Vec<_> = one.top_k(&q(&t, query), 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
             let b: Vec<_> = bulk.top_k(&q(&t, query), 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
             assert_eq!(a, b, "{query}");

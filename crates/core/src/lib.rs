@@ -16,6 +16,7 @@ pub mod text;
 pub mod topk;
 pub mod tokenizer;
 pub mod vector;
+pub mod word_table;
 
 /// Checks a vector index name as Mastra does (an SQL identifier of at most
 /// 63 characters); the error is Mastra's message.
