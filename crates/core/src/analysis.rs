@@ -173,17 +173,39 @@ const MAX_CACHED_WORD: usize = 64;
 /// Distinct raw words cached per analyzer.
 const MAX_CACHED_WORDS: usize = 1 << 20;
 
+/// A raw word's key in the word caches, by length.
+#[derive(Clone, Copy)]
+enum WordKey {
+    Short([u64; 2]),
+    Medium([u64; 4]),
+    Long,
+}
+
+impl WordKey {
+    #[inline]
+    fn of(word: &str) -> Self {
+        if let Some(k) = pack::<2>(word) {
+            WordKey::Short(k)
+        } else if let Some(k) = pack::<4>(word) {
+            WordKey::Medium(k)
+        } else {
+            WordKey::Long
+        }
+    }
+}
+
 /// Tokenizes many texts into one vocabulary, caching raw words.
 pub struct Analyzer<'t> {
     tokenizer: &'t Tokenizer,
     vocab: Vocab,
     /// Raw word -> its term ids, as a range of `word_terms`: words of up
-    /// to 15 bytes packed into an integer key (no string compare), longer
-    /// ones by string.
-    short_words: WordTable,
+    /// to 15 and 31 bytes packed into integer keys (no string compare),
+    /// longer ones by string.
+    short_words: WordTable<2>,
+    medium_words: WordTable<4>,
     words: FxHashMap<Box<str>, (u32, u32)>,
     /// The words of the text being analysed: (start, end, line, key).
-    spans: Vec<(u32, u32, u32, Option<[u64; 2]>)>,
+    spans: Vec<(u32, u32, u32, WordKey)>,
     /// Its tokens as (term id, line), before they are counted.
     tokens: Vec<(u32, u32)>,
     /// Token before the final filter -> its term id (`NONE`: filtered out).
@@ -199,6 +221,7 @@ impl<'t> Analyzer<'t> {
             tokenizer,
             vocab: Vocab::default(),
             short_words: WordTable::default(),
+            medium_words: WordTable::default(),
             words: FxHashMap::default(),
             spans: Vec::new(),
             tokens: Vec::new(),
@@ -224,7 +247,7 @@ impl<'t> Analyzer<'t> {
         // words ahead of its use.
         let mut spans = std::mem::take(&mut self.spans);
         spans.clear();
-        let mut push = |s: usize, e: usize, line: u32| spans.push((s as u32, e as u32, line, pack(&text[s..e])));
+        let mut push = |s: usize, e: usize, line: u32| spans.push((s as u32, e as u32, line, WordKey::of(&text[s..e])));
         let mut line = 1u32;
         let mut start = None;
         let bytes = text.as_bytes();
@@ -255,8 +278,10 @@ impl<'t> Analyzer<'t> {
         }
         const AHEAD: usize = 8;
         for k in 0..spans.len() {
-            if let Some(&(_, _, _, Some(key))) = spans.get(k + AHEAD) {
-                self.short_words.prefetch(key);
+            match spans.get(k + AHEAD) {
+                Some(&(_, _, _, WordKey::Short(key))) => self.short_words.prefetch(key),
+                Some(&(_, _, _, WordKey::Medium(key))) => self.medium_words.prefetch(key),
+                _ => {}
             }
             let (s, e, line, key) = spans[k];
             self.word(&text[s as usize..e as usize], key, line);
@@ -276,10 +301,11 @@ impl<'t> Analyzer<'t> {
     }
 
     #[inline]
-    fn word(&mut self, word: &str, key: Option<[u64; 2]>, line: u32) {
+    fn word(&mut self, word: &str, key: WordKey, line: u32) {
         let cached = match key {
-            Some(k) => self.short_words.get(k),
-            None => self.words.get(word).copied(),
+            WordKey::Short(k) => self.short_words.get(k),
+            WordKey::Medium(k) => self.medium_words.get(k),
+            WordKey::Long => self.words.get(word).copied(),
         };
         if let Some((from, n)) = cached {
             for k in from..from + n {
@@ -308,13 +334,14 @@ impl<'t> Analyzer<'t> {
         for &id in self.scratch.iter() {
             self.tokens.push((id, line));
         }
-        if word.len() <= MAX_CACHED_WORD && self.short_words.len() + self.words.len() < MAX_CACHED_WORDS {
+        if word.len() <= MAX_CACHED_WORD && self.short_words.len() + self.medium_words.len() + self.words.len() < MAX_CACHED_WORDS {
             let from = self.word_terms.len() as u32;
             self.word_terms.extend_from_slice(&self.scratch);
             let range = (from, self.scratch.len() as u32);
             match key {
-                Some(k) => self.short_words.insert(k, range.0, range.1),
-                None => {
+                WordKey::Short(k) => self.short_words.insert(k, range.0, range.1),
+                WordKey::Medium(k) => self.medium_words.insert(k, range.0, range.1),
+                WordKey::Long => {
                     self.words.insert(word.into(), range);
                 }
             }

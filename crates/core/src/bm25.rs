@@ -404,18 +404,20 @@ impl Bm25Index {
         // and no half-empty allocator pages left behind by them.
         let map_of = |d: &NewDocument| &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1;
         let terms = self.terms.len();
+        // One count array per thread (not per rayon split: they are big).
+        let per_thread = docs.len().div_ceil(rayon::current_num_threads().max(1)).max(1);
         let counts = docs
-            .par_iter()
-            .fold(
-                || vec![0u32; terms],
-                |mut counts, d| {
+            .par_chunks(per_thread)
+            .map(|chunk| {
+                let mut counts = vec![0u32; terms];
+                for d in chunk {
                     let ids = map_of(d);
                     for &(local, _) in &d.analyzed.terms {
                         counts[ids[local as usize] as usize] += 1;
                     }
-                    counts
-                },
-            )
+                }
+                counts
+            })
             .reduce(
                 || vec![0u32; terms],
                 |mut a, b| {

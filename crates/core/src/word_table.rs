@@ -1,49 +1,53 @@
-//! The raw-word cache of analysis: words of up to 15 bytes, packed into
-//! 16-byte keys, mapped to a range of term ids. An open-addressing table
-//! with the key and the value in one 24-byte slot, so that a look-up costs
-//! one cache line, and whose slot addresses are known from the key alone,
-//! so that the analyzer can ask for them ahead of use (most of indexing
-//! time was spent waiting for these look-ups).
+//! The raw-word cache of analysis: words packed into keys of `W` 8-byte
+//! words (up to `8W - 1` bytes), mapped to a range of term ids. An
+//! open-addressing table with the key and the value in one slot, so that a
+//! look-up costs one cache line, and whose slot addresses are known from
+//! the key alone, so that the analyzer can ask for them ahead of use (most
+//! of indexing time was spent waiting for these look-ups).
 
-/// A word of at most 15 bytes as a key: its bytes, then its length (never
-/// all zero: the length byte of a word is at least 1).
+/// A word of at most `8W - 1` bytes as a key: its bytes, then its length
+/// in the last byte (never all zero: a word has at least one byte).
 #[inline]
-pub fn pack(word: &str) -> Option<[u64; 2]> {
+pub fn pack<const W: usize>(word: &str) -> Option<[u64; W]> {
     let b = word.as_bytes();
-    if b.is_empty() || b.len() > 15 {
+    if b.is_empty() || b.len() > 8 * W - 1 {
         return None;
     }
-    let mut buf = [0u8; 16];
-    buf[..b.len()].copy_from_slice(b);
-    buf[15] = b.len() as u8;
-    Some([u64::from_le_bytes(buf[..8].try_into().expect("8")), u64::from_le_bytes(buf[8..].try_into().expect("8"))])
+    let mut key = [0u64; W];
+    for (i, chunk) in b.chunks(8).enumerate() {
+        let mut buf = [0u8; 8];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        key[i] = u64::from_le_bytes(buf);
+    }
+    key[W - 1] |= (b.len() as u64) << 56;
+    Some(key)
 }
 
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    key: [u64; 2],
+#[derive(Clone, Copy)]
+struct Slot<const W: usize> {
+    key: [u64; W],
     from: u32,
     n: u32,
 }
 
-pub struct WordTable {
-    slots: Vec<Slot>,
+pub struct WordTable<const W: usize> {
+    slots: Vec<Slot<W>>,
     len: usize,
     /// log2 of the slot count.
     bits: u32,
 }
 
-const EMPTY: [u64; 2] = [0, 0];
-
-impl Default for WordTable {
+impl<const W: usize> Default for WordTable<W> {
     fn default() -> Self {
         WordTable::with_bits(12)
     }
 }
 
-impl WordTable {
+impl<const W: usize> WordTable<W> {
+    const EMPTY: [u64; W] = [0; W];
+
     fn with_bits(bits: u32) -> Self {
-        WordTable { slots: vec![Slot::default(); 1 << bits], len: 0, bits }
+        WordTable { slots: vec![Slot { key: [0; W], from: 0, n: 0 }; 1 << bits], len: 0, bits }
     }
 
     pub fn len(&self) -> usize {
@@ -55,17 +59,20 @@ impl WordTable {
     }
 
     #[inline]
-    fn home(&self, key: [u64; 2]) -> usize {
-        let h = (key[0] ^ key[1].rotate_left(29) ^ (key[1] >> 17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    fn home(&self, key: [u64; W]) -> usize {
+        let mut h = 0u64;
+        for &k in &key {
+            h = (h.rotate_left(23) ^ k ^ (k >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
         (h >> (64 - self.bits)) as usize
     }
 
     /// Asks the CPU for the cache line where `key` would be.
     #[inline]
-    pub fn prefetch(&self, key: [u64; 2]) {
+    pub fn prefetch(&self, key: [u64; W]) {
         #[cfg(target_arch = "x86_64")]
         {
-            let p = &self.slots[self.home(key)] as *const Slot as *const i8;
+            let p = &self.slots[self.home(key)] as *const Slot<W> as *const i8;
             // SAFETY: prefetching a valid address has no effect on memory.
             unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
         }
@@ -74,7 +81,7 @@ impl WordTable {
     }
 
     #[inline]
-    pub fn get(&self, key: [u64; 2]) -> Option<(u32, u32)> {
+    pub fn get(&self, key: [u64; W]) -> Option<(u32, u32)> {
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
@@ -82,7 +89,7 @@ impl WordTable {
             if s.key == key {
                 return Some((s.from, s.n));
             }
-            if s.key == EMPTY {
+            if s.key == Self::EMPTY {
                 return None;
             }
             i = (i + 1) & mask;
@@ -90,21 +97,21 @@ impl WordTable {
     }
 
     /// Adds `key` (not present yet).
-    pub fn insert(&mut self, key: [u64; 2], from: u32, n: u32) {
+    pub fn insert(&mut self, key: [u64; W], from: u32, n: u32) {
         // At most 80% full: linear probing stays short.
         if (self.len + 1) * 5 > self.slots.len() * 4 {
             let old = std::mem::replace(self, WordTable::with_bits(self.bits + 1));
-            for s in old.slots.into_iter().filter(|s| s.key != EMPTY) {
+            for s in old.slots.into_iter().filter(|s| s.key != Self::EMPTY) {
                 self.put(s);
             }
         }
         self.put(Slot { key, from, n });
     }
 
-    fn put(&mut self, slot: Slot) {
+    fn put(&mut self, slot: Slot<W>) {
         let mask = self.slots.len() - 1;
         let mut i = self.home(slot.key);
-        while self.slots[i].key != EMPTY {
+        while self.slots[i].key != Self::EMPTY {
             i = (i + 1) & mask;
         }
         self.slots[i] = slot;
@@ -118,18 +125,25 @@ mod tests {
 
     #[test]
     fn keeps_every_word_through_growth() {
-        let mut t = WordTable::default();
-        let words: Vec<String> = (0..20_000).map(|i| format!("w{i}")).collect();
-        for (i, w) in words.iter().enumerate() {
-            assert_eq!(t.get(pack(w).unwrap()), None);
-            t.insert(pack(w).unwrap(), i as u32, 1);
+        fn check<const W: usize>(make: impl Fn(usize) -> String) {
+            let mut t = WordTable::<W>::default();
+            let words: Vec<String> = (0..20_000).map(make).collect();
+            for (i, w) in words.iter().enumerate() {
+                assert_eq!(t.get(pack(w).unwrap()), None);
+                t.insert(pack(w).unwrap(), i as u32, 1);
+            }
+            assert_eq!(t.len(), 20_000);
+            for (i, w) in words.iter().enumerate() {
+                assert_eq!(t.get(pack(w).unwrap()), Some((i as u32, 1)));
+            }
         }
-        assert_eq!(t.len(), 20_000);
-        for (i, w) in words.iter().enumerate() {
-            assert_eq!(t.get(pack(w).unwrap()), Some((i as u32, 1)));
-        }
-        assert_eq!(pack(""), None);
-        assert_eq!(pack("sixteen-bytes-xx"), None);
-        assert_ne!(pack("a"), pack("a\0"));
+        check::<2>(|i| format!("w{i}"));
+        check::<4>(|i| format!("a-longer-word-{i}"));
+        assert_eq!(pack::<2>(""), None);
+        assert_eq!(pack::<2>("sixteen-bytes-xx"), None);
+        assert!(pack::<4>("sixteen-bytes-xx").is_some());
+        assert_eq!(pack::<4>("thirty-two-bytes-thirty-two-byte"), None);
+        assert_ne!(pack::<2>("a"), pack::<2>("a\0"));
+        assert_ne!(pack::<4>("abcdefgh"), pack::<4>("abcdefgh\0"));
     }
 }
