@@ -10,6 +10,7 @@
 
 pub use crate::analysis::{Analyzed, TermStats, Vocab};
 use crate::postings::{decode_table, encode_table, f32_up, gallop, lines_of_terms, table_terms, BlockMax, Postings, BLOCK};
+use crate::slot_index::SlotIndex;
 use crate::text::SharedText;
 use crate::topk::TopK;
 use rustc_hash::FxHashMap;
@@ -46,7 +47,8 @@ pub struct NewDocument {
 pub struct Document {
     pub id: String,
     pub content: SharedText,
-    pub metadata: Option<Map<String, Value>>,
+    /// Boxed: most documents have none, and slots stay small.
+    pub metadata: Option<Box<Map<String, Value>>>,
     pub start_line_offset: Option<u32>,
     pub len: u32,
     /// Write sequence number: a later write wins whatever order writes land in.
@@ -121,7 +123,7 @@ impl Norm {
 pub struct PreparedDocument {
     id: String,
     content: SharedText,
-    metadata: Option<Map<String, Value>>,
+    metadata: Option<Box<Map<String, Value>>>,
     start_line_offset: Option<u32>,
     len: u32,
     terms: Vec<(u32, u32)>,
@@ -142,7 +144,7 @@ pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocumen
     PreparedDocument {
         id: doc.id,
         content: SharedText::new(doc.content),
-        metadata: doc.metadata,
+        metadata: doc.metadata.map(Box::new),
         start_line_offset: doc.start_line_offset,
         len: doc.analyzed.len,
         terms,
@@ -186,7 +188,7 @@ pub struct Bm25Index {
     docs: Vec<Option<Document>>,
     /// Length per slot, `DEAD` for a removed document (hot in scoring).
     lens: Vec<u32>,
-    by_id: FxHashMap<String, u32>,
+    by_id: SlotIndex,
     live_docs: usize,
     live_terms: usize,
     total_len: u64,
@@ -222,11 +224,11 @@ impl Bm25Index {
     }
 
     pub fn get(&self, id: &str) -> Option<&Document> {
-        self.by_id.get(id).and_then(|&s| self.docs[s as usize].as_ref())
+        self.slot_of(id).and_then(|s| self.docs[s as usize].as_ref())
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.slot_of(id).is_some()
     }
 
     /// Documents in slot order (indexing order).
@@ -317,7 +319,7 @@ impl Bm25Index {
     /// A stored document as it was given, its analysis read back from the
     /// postings.
     fn export(&self, d: &Document) -> NewDocument {
-        let slot = self.by_id[&d.id];
+        let slot = self.slot_of(&d.id).expect("stored document");
         let mut vocab = Vocab::default();
         let terms = decode_table(&d.table)
             .map(|(t, first_line, last_line)| {
@@ -329,7 +331,7 @@ impl Bm25Index {
         NewDocument {
             id: d.id.clone(),
             content: d.content.to_string(),
-            metadata: d.metadata.clone(),
+            metadata: d.metadata.as_deref().cloned(),
             start_line_offset: d.start_line_offset,
             analyzed: Analyzed { vocab: Arc::new(vocab), terms, len: d.len },
         }
@@ -462,11 +464,11 @@ impl Bm25Index {
                 .collect();
             // Documents in order here; their postings in parallel below,
             // each thread on its own range of terms.
-            let mut pending: Vec<(u32, u32, Vec<(u32, u32)>)> = Vec::with_capacity(prepared.len());
+            let mut pending: Vec<NewPostings> = Vec::with_capacity(prepared.len());
             let batch_len = prepared.len();
             for mut p in prepared {
                 self.tombstones.remove(&p.id);
-                if self.by_id.get(p.id.as_str()).is_some_and(|&slot| pending.first().is_some_and(|f| slot >= f.0)) {
+                if self.slot_of(&p.id).is_some_and(|slot| pending.first().is_some_and(|f| slot >= f.0)) {
                     // Replaces a document of this batch: its postings first.
                     self.add_postings(&pending, &bounds);
                     pending.clear();
@@ -503,7 +505,7 @@ impl Bm25Index {
 
     /// The postings of documents just added, as (slot, length, terms);
     /// `bounds` splits the term ids into ranges handled in parallel.
-    fn add_postings(&mut self, docs: &[(u32, u32, Vec<(u32, u32)>)], bounds: &[usize]) {
+    fn add_postings(&mut self, docs: &[NewPostings], bounds: &[usize]) {
         use rayon::prelude::*;
         let ref_norm = self.norm(self.ref_avgdl);
         let mut ranges: Vec<(usize, &mut [Term])> = Vec::with_capacity(bounds.len());
@@ -549,7 +551,6 @@ impl Bm25Index {
         self.live_docs += 1;
         self.total_len += u64::from(len);
         self.content_bytes += doc.content.len() + doc.id.len();
-        self.by_id.insert(doc.id.clone(), slot);
         self.lens.push(len);
         self.docs.push(Some(Document {
             id: doc.id,
@@ -560,11 +561,19 @@ impl Bm25Index {
             seq,
             table: doc.table,
         }));
+        let docs = &self.docs;
+        let id = docs[slot as usize].as_ref().expect("just stored").id.as_str();
+        self.by_id.insert(id, slot, |s| id_at(docs, s));
         (slot, len)
     }
 
+    fn slot_of(&self, id: &str) -> Option<u32> {
+        self.by_id.get(id, |s| id_at(&self.docs, s))
+    }
+
     fn remove_slot_of(&mut self, id: &str) -> bool {
-        let Some(slot) = self.by_id.remove(id) else { return false };
+        let docs = &self.docs;
+        let Some(slot) = self.by_id.remove(id, |s| id_at(docs, s)) else { return false };
         let doc = self.docs[slot as usize].take().expect("live slot");
         self.lens[slot as usize] = DEAD;
         let mut n = 0u64;
@@ -595,7 +604,8 @@ impl Bm25Index {
     pub fn reserve(&mut self, n: usize) {
         self.docs.reserve(n);
         self.lens.reserve(n);
-        self.by_id.reserve(n);
+        let docs = &self.docs;
+        self.by_id.reserve(n, |s| id_at(docs, s));
     }
 
     /// Gives back the spare capacity of growing vectors (after a bulk build).
@@ -647,7 +657,12 @@ impl Bm25Index {
             d.table = encode_table(&mut entries);
         }
         self.dict = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
-        self.by_id = docs.iter().enumerate().map(|(i, d)| (d.as_ref().unwrap().id.clone(), i as u32)).collect();
+        let mut by_id = SlotIndex::default();
+        by_id.reserve(docs.len(), |s| id_at(&docs, s));
+        for (i, d) in docs.iter().enumerate() {
+            by_id.insert(&d.as_ref().expect("live").id, i as u32, |s| id_at(&docs, s));
+        }
+        self.by_id = by_id;
         self.docs = docs;
         self.lens = lens;
         self.terms = terms;
@@ -673,7 +688,7 @@ impl Bm25Index {
             ("dictionary", self.names.iter().map(|n| n.len() * 2 + 40).sum::<usize>()),
             ("document slots", self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)),
             ("line tables", self.docs.iter().flatten().map(|d| d.table.len()).sum::<usize>()),
-            ("ids", self.docs.iter().flatten().map(|d| d.id.len()).sum::<usize>() + self.by_id.len() * 40),
+            ("ids", self.docs.iter().flatten().map(|d| d.id.len()).sum::<usize>() + self.by_id.bytes()),
         ]
     }
 
@@ -1007,6 +1022,14 @@ impl Bm25Index {
         let doc = self.docs.get(slot as usize)?.as_ref()?;
         lines_of_terms(&doc.table, wanted)
     }
+}
+
+/// A document's postings to add: its slot, its length, its (term, tf).
+type NewPostings = (u32, u32, Vec<(u32, u32)>);
+
+/// The id of the document at `slot` ("" for a removed one).
+fn id_at(docs: &[Option<Document>], slot: u32) -> &str {
+    docs.get(slot as usize).and_then(|d| d.as_ref()).map_or("", |d| d.id.as_str())
 }
 
 /// Slots per window of `top_k`: its bound array and the lengths it reads

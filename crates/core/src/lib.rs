@@ -12,6 +12,7 @@ pub mod hybrid;
 pub mod ingest;
 pub mod scan;
 pub mod search;
+pub mod slot_index;
 pub mod text;
 pub mod topk;
 pub mod tokenizer;

@@ -36,7 +36,7 @@ pub fn shift_range(range: (u32, u32), start_line_offset: Option<u32>) -> (u32, u
 }
 
 pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
-    let keep = q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::bm25::Document| f.matches(d.metadata.as_ref()));
+    let keep = q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::bm25::Document| f.matches(d.metadata.as_deref()));
     let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::bm25::Document) -> bool));
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
     let wanted = index.term_ids(q.tokens);
@@ -50,7 +50,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             bm25: Some(h.score),
             vector: None,
             line_range: index.line_range_of_terms(h.slot, &wanted).map(|r| shift_range(r, h.doc.start_line_offset)),
-            metadata: h.doc.metadata.clone(),
+            metadata: h.doc.metadata.as_deref().cloned(),
         })
         .collect()
 }

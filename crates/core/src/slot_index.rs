@@ -1,0 +1,69 @@
+//! Document id -> slot, without a second copy of every id: the table holds
+//! slots only and reads ids from the documents themselves (one allocation
+//! and one id copy less per document).
+
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+
+#[derive(Debug, Clone, Default)]
+pub struct SlotIndex {
+    table: HashTable<u32>,
+}
+
+fn hash(id: &str) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+impl SlotIndex {
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// The slot of `id`; `id_of(slot)` reads the id stored at a slot.
+    pub fn get<'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+        self.table.find(hash(id), |&s| id_of(s) == id).copied()
+    }
+
+    /// Records `slot` for `id` (not present).
+    pub fn insert<'a>(&mut self, id: &str, slot: u32, id_of: impl Fn(u32) -> &'a str) {
+        self.table.insert_unique(hash(id), slot, |&s| hash(id_of(s)));
+    }
+
+    pub fn remove<'a>(&mut self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+        self.table.find_entry(hash(id), |&s| id_of(s) == id).ok().map(|e| e.remove().0)
+    }
+
+    pub fn reserve<'a>(&mut self, n: usize, id_of: impl Fn(u32) -> &'a str) {
+        self.table.reserve(n, |&s| hash(id_of(s)));
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.table.capacity() * 5
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_ids_to_slots_through_the_stored_ids() {
+        let ids: Vec<String> = (0..5000).map(|i| format!("doc/{i}.md")).collect();
+        let id_of = |s: u32| ids[s as usize].as_str();
+        let mut ix = SlotIndex::default();
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(ix.get(id, id_of), None);
+            ix.insert(id, i as u32, id_of);
+        }
+        assert_eq!(ix.len(), 5000);
+        assert_eq!(ix.get("doc/77.md", id_of), Some(77));
+        assert_eq!(ix.remove("doc/77.md", id_of), Some(77));
+        assert_eq!(ix.get("doc/77.md", id_of), None);
+        assert_eq!(ix.get("doc/78.md", id_of), Some(78));
+        assert_eq!(ix.len(), 4999);
+    }
+}
