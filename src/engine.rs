@@ -112,7 +112,7 @@ pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
 fn store_metadata(doc: &NewDocument) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("id".into(), Value::String(doc.id.clone()));
-    m.insert("text".into(), Value::String(doc.content.clone()));
+    m.insert("text".into(), Value::String(doc.content.to_string()));
     if let Some(meta) = &doc.metadata {
         m.extend(meta.clone());
     }
@@ -221,7 +221,7 @@ impl Inner {
 
     /// BM25 analysis of documents (empty without BM25).
     async fn analyze_docs(&self, docs: Vec<DocArgs>) -> Result<Vec<NewDocument>> {
-        let new = |d: DocArgs, analyzed| NewDocument { id: d.id, content: d.content, metadata: d.metadata, start_line_offset: d.start_line_offset, analyzed };
+        let new = |d: DocArgs, analyzed| NewDocument { id: d.id, content: d.content.into(), metadata: d.metadata, start_line_offset: d.start_line_offset, analyzed };
         match &self.keyword {
             None => Ok(docs.into_iter().map(|d| new(d, Analyzed::default())).collect()),
             Some(Keyword { js: Some(f), .. }) => {
@@ -241,7 +241,9 @@ impl Inner {
                 }
                 blocking(move || {
                     let analyzed = workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
-                    docs.into_iter().zip(analyzed).map(|(d, a)| new(d, a)).collect()
+                    use rayon::prelude::*;
+                    // In parallel: each text is checked for ASCII on the way.
+                    docs.into_par_iter().zip(analyzed).map(|(d, a)| new(d, a)).collect()
                 })
                 .await
             }
@@ -263,7 +265,7 @@ impl Inner {
         let mut docs = self.analyze_docs(vec![doc]).await?;
         let doc = docs.pop().expect("one document");
         let vector = match &self.vectors {
-            Some(v) => Some(v.embedder.embed_group(vec![doc.content.clone()], "index()").await?),
+            Some(v) => Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?),
             None => None,
         };
         ticket.turn().await;
@@ -295,7 +297,7 @@ impl Inner {
             return Ok(ManyOutcome { report: to_report(report, started), error: None });
         };
         let size = v.embedder.group_size().max(1);
-        let groups = v.embedder.embed_groups(docs.iter().map(|d| d.content.clone()).collect()).await;
+        let groups = v.embedder.embed_groups(docs.iter().map(|d| d.content.to_string()).collect()).await;
         // Embeddings per document, or the message of its group's failure.
         let mut per_doc: Vec<std::result::Result<Vec<f32>, String>> = Vec::with_capacity(docs.len());
         for g in groups {
@@ -433,7 +435,7 @@ impl Inner {
         for (i, o) in outcomes.iter().enumerate() {
             if let FileOutcome::Documents { docs, .. } = o {
                 let start = texts.len();
-                texts.extend(docs.iter().map(|d| d.content.clone()));
+                texts.extend(docs.iter().map(|d| d.content.to_string()));
                 runs.push((i, start..texts.len()));
             }
         }
@@ -460,7 +462,7 @@ impl Inner {
             if embedded[range.clone()].iter().all(Option::is_some) {
                 continue;
             }
-            let file_texts: Vec<String> = docs_of(&outcomes[*file]).into_iter().map(|d| d.content).collect();
+            let file_texts: Vec<String> = docs_of(&outcomes[*file]).into_iter().map(|d| d.content.to_string()).collect();
             match v.embedder.embed_all(file_texts).await {
                 Ok(vs) => {
                     for (slot, vec) in embedded[range.clone()].iter_mut().zip(vs) {

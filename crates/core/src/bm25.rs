@@ -35,7 +35,7 @@ impl Default for Bm25Params {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewDocument {
     pub id: String,
-    pub content: String,
+    pub content: SharedText,
     pub metadata: Option<Map<String, Value>>,
     /// 1-based line of the file where `content` starts (chunks, and the
     /// `startLineOffset` option of `index()`).
@@ -143,7 +143,7 @@ pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocumen
     }
     PreparedDocument {
         id: doc.id,
-        content: SharedText::new(doc.content),
+        content: doc.content,
         metadata: doc.metadata.map(Box::new),
         start_line_offset: doc.start_line_offset,
         len: doc.analyzed.len,
@@ -330,7 +330,7 @@ impl Bm25Index {
             .collect();
         NewDocument {
             id: d.id.clone(),
-            content: d.content.to_string(),
+            content: d.content.clone(),
             metadata: d.metadata.as_deref().cloned(),
             start_line_offset: d.start_line_offset,
             analyzed: Analyzed { vocab: Arc::new(vocab), terms, len: d.len },

@@ -6,6 +6,7 @@ use crate::analysis::{Analyzed, ThreadAnalyzers};
 use crate::bm25::{Bm25Index, Bm25Params, NewDocument};
 use crate::chunk::{chunk_lines, needs_chunking};
 use crate::scan::FoundFile;
+use crate::text::SharedText;
 use crate::tokenizer::Tokenizer;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -54,9 +55,11 @@ fn read_text(path: &std::path::Path) -> std::io::Result<Option<String>> {
 /// left empty for the caller.
 pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewDocument>, bool) {
     if !needs_chunking(&text, chunking.max_chars) {
-        return (vec![NewDocument { id: id.to_string(), content: text, metadata: None, start_line_offset: None, analyzed: Analyzed::default() }], false);
+        return (vec![NewDocument { id: id.to_string(), content: text.into(), metadata: None, start_line_offset: None, analyzed: Analyzed::default() }], false);
     }
-    let docs = chunk_lines(&text, chunking.max_chars, chunking.overlap_lines)
+    // Chunks are ranges of the file's text, not copies.
+    let whole = SharedText::new(text);
+    let docs = chunk_lines(&whole, chunking.max_chars, chunking.overlap_lines)
         .into_iter()
         .enumerate()
         .map(|(n, c)| {
@@ -64,7 +67,7 @@ pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewD
             meta.insert("sourceFile".into(), Value::String(id.to_string()));
             NewDocument {
                 id: format!("{id}#chunk-{n}"),
-                content: c.text.to_string(),
+                content: whole.slice(c.text),
                 metadata: Some(meta),
                 start_line_offset: Some(c.start_line),
                 analyzed: Analyzed::default(),

@@ -1,14 +1,17 @@
 //! Document text shared between the index and the results it hands out:
-//! a search returns the stored text without copying it, and the binding
-//! can lend it to JavaScript as long as a result holds it.
+//! a search returns the stored text without copying it, and the chunks of
+//! a file are ranges of the file's one text (no copy of each chunk).
 
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-#[derive(Clone, PartialEq, Eq, Default)]
+#[derive(Clone, Default)]
 pub struct SharedText {
     text: Arc<String>,
+    /// The byte range of `text` this is.
+    start: u32,
+    end: u32,
     /// Known at creation, so each result does not scan the text again.
     ascii: bool,
 }
@@ -16,30 +19,47 @@ pub struct SharedText {
 impl SharedText {
     pub fn new(text: String) -> Self {
         let ascii = text.is_ascii();
-        SharedText { text: Arc::new(text), ascii }
+        let end = u32::try_from(text.len()).unwrap_or(u32::MAX);
+        SharedText { text: Arc::new(text), start: 0, end, ascii }
+    }
+
+    /// `part` of this text (a sub-slice of `as_str()`), sharing its bytes.
+    pub fn slice(&self, part: &str) -> SharedText {
+        let base = self.as_str();
+        let offset = (part.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
+        assert!(offset <= base.len() && offset + part.len() <= base.len(), "slice of another text");
+        let start = self.start + offset as u32;
+        SharedText { text: self.text.clone(), start, end: start + part.len() as u32, ascii: self.ascii || part.is_ascii() }
     }
 
     pub fn as_str(&self) -> &str {
-        &self.text
+        &self.text[self.start as usize..self.end as usize]
     }
 
     pub fn is_ascii(&self) -> bool {
         self.ascii
     }
 
-    /// The shared allocation (the binding keeps one alive while JavaScript
-    /// reads the bytes).
-    pub fn shared(&self) -> &Arc<String> {
-        &self.text
+    /// Whether both share one allocation.
+    pub fn shares_with(&self, other: &SharedText) -> bool {
+        Arc::ptr_eq(&self.text, &other.text)
     }
 }
 
 impl Deref for SharedText {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.text
+        self.as_str()
     }
 }
+
+impl PartialEq for SharedText {
+    fn eq(&self, other: &SharedText) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for SharedText {}
 
 impl From<String> for SharedText {
     fn from(s: String) -> Self {
@@ -79,9 +99,15 @@ mod tests {
     fn clones_share_the_text_and_know_if_it_is_ascii() {
         let a = SharedText::from("plain text");
         let b = a.clone();
-        assert!(Arc::ptr_eq(a.shared(), b.shared()));
+        assert!(a.shares_with(&b));
         assert!(a.is_ascii());
         assert_eq!(a, "plain text");
         assert!(!SharedText::from("café").is_ascii());
+        let whole = SharedText::from("café au lait\nsecond line");
+        let line = whole.slice(&whole.as_str()[whole.find('\n').unwrap() + 1..]);
+        assert_eq!(line, "second line");
+        assert!(line.is_ascii() && line.shares_with(&whole));
+        let part = line.slice(&line.as_str()[7..]);
+        assert_eq!(part, "line");
     }
 }
