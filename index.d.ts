@@ -367,6 +367,10 @@ export interface ScoreDetails {
   vector?: number
 }
 
+/**
+ * The shape of a result, for the TypeScript declarations; results are
+ * built from `SearchResults` (below) at run time.
+ */
 export interface SearchResult {
   /** Document id: the path given to `index()`, a file path, or `path#chunk-N`. */
   id: string

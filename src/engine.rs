@@ -554,7 +554,7 @@ impl Inner {
             return SearchResults(Vec::new());
         }
         let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
-        SearchResults(keyword_search(index, &q).into_iter().map(to_result).collect())
+        SearchResults(keyword_search(index, &q))
     }
 
     /// bm25-mode hits, ranked in Rust.
@@ -599,6 +599,6 @@ impl Inner {
             let fusion = if opts.fusion == "rrf" { Fusion::Rrf } else { Fusion::Weighted };
             hybrid::merge(keyword, vector, opts.vector_weight, fusion, opts.top_k, opts.min_score)
         };
-        Ok(SearchResults(results.into_iter().map(to_result).collect()))
+        Ok(SearchResults(results))
     }
 }

@@ -33,14 +33,15 @@
     makeError(kind, message) {
       return new errorClasses[kind](message)
     },
-    // Search results from the flat array types.rs builds (8 slots each);
-    // absent parts stay absent, as Mastra's results.
+    // Search results from the flat array types.rs builds (8 slots each:
+    // id, content, score, lineRange start and end, metadata as JSON text,
+    // bm25 and vector scores); absent parts stay absent, as Mastra's.
     results(flat) {
       const out = new Array(flat.length >> 3)
       for (let i = 0, j = 0; i < flat.length; i += 8, j++) {
         const r = { id: flat[i], content: flat[i + 1], score: flat[i + 2] }
         if (flat[i + 3] !== undefined) r.lineRange = { start: flat[i + 3], end: flat[i + 4] }
-        if (flat[i + 5] !== undefined) r.metadata = flat[i + 5]
+        if (flat[i + 5] !== undefined) r.metadata = JSON.parse(flat[i + 5])
         const details = {}
         if (flat[i + 6] !== undefined) details.bm25 = flat[i + 6]
         if (flat[i + 7] !== undefined) details.vector = flat[i + 7]

@@ -35,6 +35,9 @@ pub struct ScoreDetails {
     pub vector: Option<f64>,
 }
 
+/// The shape of a result, for the TypeScript declarations; results are
+/// built from `SearchResults` (below) at run time.
+#[allow(dead_code)]
 #[napi(object, object_from_js = false)]
 pub struct SearchResult {
     /// Document id: the path given to `index()`, a file path, or `path#chunk-N`.
@@ -92,7 +95,7 @@ pub struct WorkspaceStats {
 /// result, that runtime.js turns into objects. V8 builds object literals of
 /// one shape much faster than Node-API sets named properties one by one
 /// (a key lookup and a map transition each).
-pub struct SearchResults(pub Vec<SearchResult>);
+pub struct SearchResults(pub Vec<SearchHit>);
 
 const SLOTS: usize = 8;
 
@@ -103,23 +106,25 @@ impl ToNapiValue for SearchResults {
         let mut flat = std::ptr::null_mut();
         check_status!(sys::napi_create_array_with_length(env, val.0.len() * SLOTS, &mut flat))?;
         let opt_f64 = |v: Option<f64>| v.map_or(Ok(undefined), |v| f64::to_napi_value(env, v));
-        for (i, r) in val.0.into_iter().enumerate() {
-            let (range, details) = (r.line_range, r.score_details.unwrap_or(ScoreDetails { bm25: None, vector: None }));
+        let js_env = Env::from_raw(env);
+        for (i, h) in val.0.into_iter().enumerate() {
             let slots = [
-                String::to_napi_value(env, r.id)?,
-                crate::text::Text::to_napi_value(env, r.content)?,
-                f64::to_napi_value(env, r.score)?,
-                range.as_ref().map_or(Ok(undefined), |l| u32::to_napi_value(env, l.start))?,
-                range.as_ref().map_or(Ok(undefined), |l| u32::to_napi_value(env, l.end))?,
-                r.metadata.map_or(Ok(undefined), |m| serde_json::Value::to_napi_value(env, m))?,
-                opt_f64(details.bm25)?,
-                opt_f64(details.vector)?,
+                String::to_napi_value(env, h.id)?,
+                crate::text::Text::to_napi_value(env, crate::text::Text(h.content))?,
+                f64::to_napi_value(env, h.score)?,
+                h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.0))?,
+                h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.1))?,
+                // As JSON text, parsed in JavaScript: cheaper than building
+                // the object through Node-API, and no copy of the shared map.
+                h.metadata.as_deref().map_or(Ok(undefined), |m| String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into())))?,
+                opt_f64(h.bm25)?,
+                opt_f64(h.vector)?,
             ];
             for (j, v) in slots.into_iter().enumerate() {
                 check_status!(sys::napi_set_element(env, flat, (i * SLOTS + j) as u32, v))?;
             }
         }
-        let env = Env::from_raw(env);
+        let env = js_env;
         let make = crate::js::runtime_fn(&env, "results")?;
         let mut global = std::ptr::null_mut();
         check_status!(sys::napi_get_global(env.raw(), &mut global))?;
@@ -129,16 +134,6 @@ impl ToNapiValue for SearchResults {
     }
 }
 
-pub fn to_result(h: SearchHit) -> SearchResult {
-    SearchResult {
-        id: h.id,
-        content: crate::text::Text(h.content),
-        score: h.score,
-        line_range: h.line_range.map(|(start, end)| LineRange { start, end }),
-        metadata: h.metadata.map(serde_json::Value::Object),
-        score_details: Some(ScoreDetails { bm25: h.bm25, vector: h.vector }),
-    }
-}
 
 pub fn to_report(r: Report, started: Instant) -> IndexReport {
     IndexReport {

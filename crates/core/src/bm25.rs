@@ -47,8 +47,9 @@ pub struct NewDocument {
 pub struct Document {
     pub id: String,
     pub content: SharedText,
-    /// Boxed: most documents have none, and slots stay small.
-    pub metadata: Option<Box<Map<String, Value>>>,
+    /// Shared with the results that return it (no copy per result); a
+    /// pointer, so slots stay small.
+    pub metadata: Option<Arc<Map<String, Value>>>,
     pub start_line_offset: Option<u32>,
     pub len: u32,
     /// Write sequence number: a later write wins whatever order writes land in.
@@ -123,7 +124,7 @@ impl Norm {
 pub struct PreparedDocument {
     id: String,
     content: SharedText,
-    metadata: Option<Box<Map<String, Value>>>,
+    metadata: Option<Arc<Map<String, Value>>>,
     start_line_offset: Option<u32>,
     len: u32,
     terms: Vec<(u32, u32)>,
@@ -144,7 +145,7 @@ pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocumen
     PreparedDocument {
         id: doc.id,
         content: doc.content,
-        metadata: doc.metadata.map(Box::new),
+        metadata: doc.metadata.map(Arc::new),
         start_line_offset: doc.start_line_offset,
         len: doc.analyzed.len,
         terms,

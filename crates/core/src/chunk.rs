@@ -31,15 +31,16 @@ pub fn needs_chunking(text: &str, max_chars: usize) -> bool {
 pub fn chunk_lines(text: &str, max_chars: usize, overlap_lines: usize) -> Vec<Chunk<'_>> {
     let max_chars = max_chars.max(1);
     // (byte start, byte end, utf16 length) of every line split on '\n'
+    let ascii = text.is_ascii();
     let mut lines = Vec::new();
     let mut start = 0;
-    for (i, b) in text.bytes().enumerate() {
-        if b == b'\n' {
-            lines.push((start, i, js_len(&text[start..i])));
-            start = i + 1;
-        }
+    // `split` finds newlines with a fast byte search; ASCII lines need no
+    // UTF-16 count.
+    for line in text.split('\n') {
+        let end = start + line.len();
+        lines.push((start, end, if ascii { line.len() } else { js_len(line) }));
+        start = end + 1;
     }
-    lines.push((start, text.len(), js_len(&text[start..])));
 
     let mut chunks = Vec::new();
     let mut first = 0usize;

@@ -69,7 +69,7 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
         bm25: None,
         vector: Some(hit.score),
         line_range,
-        metadata: (!meta.is_empty()).then_some(meta),
+        metadata: (!meta.is_empty()).then(|| std::sync::Arc::new(meta)),
     }
 }
 
@@ -173,7 +173,7 @@ mod tests {
         assert_eq!(h.score, 1.0);
         assert_eq!(h.vector, Some(1.2));
         assert_eq!(h.line_range, Some((39, 39)));
-        assert_eq!(h.metadata, json!({"sourceFile": "docs/a.md"}).as_object().cloned());
+        assert_eq!(h.metadata.as_deref().cloned(), json!({"sourceFile": "docs/a.md"}).as_object().cloned());
         let bare = vector_result(StoreHit { id: "y".into(), score: -0.5, metadata: None }, |_| None);
         assert_eq!((bare.id.as_str(), bare.content.as_str(), bare.score, bare.metadata), ("y", "", 0.0, None));
         let ordered = vector_results(vec![hit("b", 0.5, None, Some(0.5)), hit("a", 0.5, None, Some(0.5)), hit("c", 0.9, None, Some(0.9))], 2, None);

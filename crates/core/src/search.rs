@@ -5,6 +5,7 @@
 use crate::bm25::Bm25Index;
 use crate::filter::Filter;
 use crate::text::SharedText;
+use std::sync::Arc;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -17,7 +18,7 @@ pub struct SearchHit {
     pub vector: Option<f64>,
     /// 1-based, inclusive, in the lines of the file.
     pub line_range: Option<(u32, u32)>,
-    pub metadata: Option<Map<String, Value>>,
+    pub metadata: Option<Arc<Map<String, Value>>>,
 }
 
 pub struct KeywordQuery<'a> {
@@ -50,7 +51,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             bm25: Some(h.score),
             vector: None,
             line_range: index.line_range_of_terms(h.slot, &wanted).map(|r| shift_range(r, h.doc.start_line_offset)),
-            metadata: h.doc.metadata.as_deref().cloned(),
+            metadata: h.doc.metadata.clone(),
         })
         .collect()
 }
