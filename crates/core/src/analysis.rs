@@ -198,7 +198,8 @@ impl WordKey {
 pub struct Analyzer<'t> {
     tokenizer: &'t Tokenizer,
     vocab: Vocab,
-    /// Raw word -> its term ids, as a range of `word_terms`: words of up
+    /// Raw word -> its term ids, as a range of `word_terms` (or, for a
+    /// word of one term, that term's id and 1): words of up
     /// to 15 and 31 bytes packed into integer keys (no string compare),
     /// longer ones by string.
     short_words: WordTable<2>,
@@ -308,8 +309,13 @@ impl<'t> Analyzer<'t> {
             WordKey::Long => self.words.get(word).copied(),
         };
         if let Some((from, n)) = cached {
-            for k in from..from + n {
-                self.tokens.push((self.word_terms[k as usize], line));
+            if n == 1 {
+                // The usual case: the term id itself, no second look-up.
+                self.tokens.push((from, line));
+            } else {
+                for k in from..from + n {
+                    self.tokens.push((self.word_terms[k as usize], line));
+                }
             }
             return;
         }
@@ -335,9 +341,14 @@ impl<'t> Analyzer<'t> {
             self.tokens.push((id, line));
         }
         if word.len() <= MAX_CACHED_WORD && self.short_words.len() + self.medium_words.len() + self.words.len() < MAX_CACHED_WORDS {
-            let from = self.word_terms.len() as u32;
-            self.word_terms.extend_from_slice(&self.scratch);
-            let range = (from, self.scratch.len() as u32);
+            // One term: its id in place of the range start.
+            let range = if let [id] = self.scratch[..] {
+                (id, 1)
+            } else {
+                let from = self.word_terms.len() as u32;
+                self.word_terms.extend_from_slice(&self.scratch);
+                (from, self.scratch.len() as u32)
+            };
             match key {
                 WordKey::Short(k) => self.short_words.insert(k, range.0, range.1),
                 WordKey::Medium(k) => self.medium_words.insert(k, range.0, range.1),
