@@ -67,7 +67,7 @@ where
 
 /// Keeps the last document of each path (as Mastra de-duplicates), in order.
 fn last_of_each_path(docs: Vec<DocArgs>) -> Vec<DocArgs> {
-    let mut seen = rustc_hash::FxHashSet::default();
+    let mut seen = rustc_hash::FxHashSet::with_capacity_and_hasher(docs.len(), Default::default());
     let keep: Vec<bool> = docs.iter().rev().map(|d| seen.insert(d.id.as_str())).collect();
     if keep.iter().all(|&k| k) {
         return docs;
