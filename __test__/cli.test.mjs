@@ -52,3 +52,20 @@ test('usage errors exit with 2; no results is not an error', (t) => {
   assert.match(none.stderr, /No results/)
   assert.match(run('--help').stdout, /Usage: workspace-search/)
 })
+
+test('a reader that stops early (| head) ends the command quietly', async (t) => {
+  // Many matching files, so that the output outlasts the reader.
+  const files = {}
+  for (let i = 0; i < 400; i++) files[`f${i}.md`] = `password reset line ${i}\n`.repeat(20)
+  const dir = tree(t, files)
+  const { spawn } = await import('node:child_process')
+  const child = spawn(process.execPath, [CLI, dir, 'password reset', '--top-k', '400'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  // Read the first chunk, then close the pipe as `head` does.
+  await new Promise((resolve) => child.stdout.once('data', resolve))
+  child.stdout.destroy()
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  assert.equal(code, 0, stderr)
+  assert.ok(!stderr.includes('EPIPE'), stderr)
+})

@@ -151,4 +151,9 @@ async function main() {
   }
 }
 
+// A reader that stops early (`| head`) is not an error.
+process.stdout.on('error', (err) => {
+  if (err.code === 'EPIPE') process.exit(0)
+  throw err
+})
 main().catch((err) => fail(err && err.message ? err.message : String(err), 1))
