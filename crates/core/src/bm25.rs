@@ -1,6 +1,7 @@
 //! The BM25 index: documents, postings and statistics, kept exact under
 //! add, replace and remove at O(document) cost, and top-k retrieval with
-//! MaxScore pruning whose results equal exhaustive scoring.
+//! block-max MaxScore pruning over windows of slots, whose results equal
+//! exhaustive scoring.
 //!
 //! Documents live in slots that are never reused until compaction, so every
 //! posting list stays sorted by slot. Removing a document only marks its slot

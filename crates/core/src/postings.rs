@@ -1,8 +1,10 @@
-//! Compact index storage. Per term: document slots and term frequencies in
-//! parallel arrays (6 bytes a posting) with a summary per block of 128
-//! postings, so top-k can skip blocks that cannot reach the threshold. Per
-//! document: its distinct terms with their first and last lines, as a
-//! varint byte string (line ranges come from it, not from re-tokenizing).
+//! Compact index storage. Per term: document slots, and per posting one
+//! byte of frequency and one byte of length code (a lower bound on the
+//! document's length), in parallel arrays (6 bytes a posting), with a
+//! summary per block of 32 postings, so top-k can skip blocks and bound
+//! postings without reading the documents' lengths. Per document: its
+//! distinct terms with their first and last lines, as a varint table with
+//! skip points (line ranges come from it, not from re-tokenizing).
 
 /// Postings per skip block.
 pub const BLOCK: usize = 32;
