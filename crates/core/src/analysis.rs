@@ -124,13 +124,9 @@ struct Collector {
 impl Collector {
     #[inline]
     fn prefetch(&self, id: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.pos.get(id as usize) {
-            // SAFETY: prefetching a valid address has no effect on memory.
-            unsafe { std::arch::x86_64::_mm_prefetch(p as *const u32 as *const i8, std::arch::x86_64::_MM_HINT_T0) };
+            crate::prefetch::prefetch(p);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = id;
     }
 
     #[inline]

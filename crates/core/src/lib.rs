@@ -8,6 +8,7 @@ pub mod chunk;
 pub mod filter;
 pub mod gate;
 pub mod postings;
+pub mod prefetch;
 pub mod hybrid;
 pub mod ingest;
 pub mod scan;

@@ -41,6 +41,9 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
     let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::bm25::Document) -> bool));
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
     let wanted = index.term_ids(q.tokens);
+    for h in &hits {
+        h.doc.prefetch();
+    }
     hits.into_iter()
         .map(|h| (h, if best > 0.0 { h.score / best } else { 0.0 }))
         .filter(|(_, score)| q.min_score.is_none_or(|m| *score >= m))

@@ -40,6 +40,12 @@ impl SharedText {
         self.ascii
     }
 
+    /// Requests the cache lines a reader of this text touches first.
+    pub fn prefetch(&self) {
+        crate::prefetch::prefetch(Arc::as_ptr(&self.text));
+        crate::prefetch::prefetch(self.as_str().as_ptr());
+    }
+
     /// Whether both share one allocation.
     pub fn shares_with(&self, other: &SharedText) -> bool {
         Arc::ptr_eq(&self.text, &other.text)

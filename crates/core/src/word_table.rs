@@ -70,14 +70,7 @@ impl<const W: usize> WordTable<W> {
     /// Asks the CPU for the cache line where `key` would be.
     #[inline]
     pub fn prefetch(&self, key: [u64; W]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let p = &self.slots[self.home(key)] as *const Slot<W> as *const i8;
-            // SAFETY: prefetching a valid address has no effect on memory.
-            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        crate::prefetch::prefetch(&self.slots[self.home(key)]);
     }
 
     #[inline]
