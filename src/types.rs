@@ -106,7 +106,6 @@ impl ToNapiValue for SearchResults {
         let mut flat = std::ptr::null_mut();
         check_status!(sys::napi_create_array_with_length(env, val.0.len() * SLOTS, &mut flat))?;
         let opt_f64 = |v: Option<f64>| v.map_or(Ok(undefined), |v| f64::to_napi_value(env, v));
-        let js_env = Env::from_raw(env);
         for (i, h) in val.0.into_iter().enumerate() {
             let slots = [
                 String::to_napi_value(env, h.id)?,
@@ -124,12 +123,12 @@ impl ToNapiValue for SearchResults {
                 check_status!(sys::napi_set_element(env, flat, (i * SLOTS + j) as u32, v))?;
             }
         }
-        let env = js_env;
-        let make = crate::js::runtime_fn(&env, "results")?;
+        let js_env = Env::from_raw(env);
+        let make = crate::js::runtime_fn(&js_env, "results")?;
         let mut global = std::ptr::null_mut();
-        check_status!(sys::napi_get_global(env.raw(), &mut global))?;
+        check_status!(sys::napi_get_global(env, &mut global))?;
         let mut out = std::ptr::null_mut();
-        check_status!(sys::napi_call_function(env.raw(), global, make.raw(), 1, &flat, &mut out))?;
+        check_status!(sys::napi_call_function(env, global, make.raw(), 1, &flat, &mut out))?;
         Ok(out)
     }
 }

@@ -779,13 +779,17 @@ impl Bm25Index {
         // the average has grown: a longer average only lowers the length
         // penalty, by that ratio at most.
         let growth = if self.ref_avgdl > 0.0 { (avgdl / self.ref_avgdl).max(1.0) } else { f64::INFINITY };
-        let block_bound = |w: f64, b: &BlockMax| {
+        // A term's (or block's) best, from its summary; a posting's best,
+        // from its frequency and length code. Infinite when not prunable.
+        let bound_of = |w: f64, max_tf: u32, min_len_per_tf: f32, max_score: f32| {
             if prunable {
-                w * norm.bound(b.max_tf, b.min_len_per_tf).min(f64::from(b.max_score) * growth) * BOUND_SLACK
+                w * norm.bound(max_tf, min_len_per_tf).min(f64::from(max_score) * growth) * BOUND_SLACK
             } else {
                 f64::INFINITY
             }
         };
+        let block_bound = |w: f64, b: &BlockMax| bound_of(w, b.max_tf, b.min_len_per_tf, b.max_score);
+        let posting_bound = |w: f64, (tf, min_len): (u32, u32)| if prunable { w * norm.tf_part(tf, min_len) * BOUND_SLACK } else { f64::INFINITY };
 
         struct Cursor<'p> {
             postings: &'p Postings,
@@ -805,11 +809,7 @@ impl Bm25Index {
             .map(|&(t, w, qpos)| {
                 let term = &self.terms[t as usize];
                 let weight_idf = w * self.idf(t);
-                let ub = if prunable {
-                    weight_idf * norm.bound(term.max_tf, term.min_len_per_tf).min(f64::from(term.max_score) * growth) * BOUND_SLACK
-                } else {
-                    f64::INFINITY
-                };
+                let ub = bound_of(weight_idf, term.max_tf, term.min_len_per_tf, term.max_score);
                 Cursor { postings: &term.postings, pos: 0, weight_idf, ub, qpos, window_bound: ub, shallow: 0, shallow_bound: None }
             })
             .collect();
@@ -829,8 +829,9 @@ impl Bm25Index {
         let mut threshold = f64::NEG_INFINITY;
         let mut essential = 0usize;
         let mut parts = vec![0.0f64; q.len()];
-        // Per window: bounds of the documents seen, which ones, and where
-        // each essential list stood when the window began.
+        // Per window: bounds of the documents seen, which ones, where each
+        // essential list stood when the window began; per candidate, the
+        // non-essential block bounds summed in visiting order.
         let mut bounds = vec![0.0f64; WINDOW];
         let mut seen = [0u64; WINDOW / 64];
         let mut starts = vec![0usize; q.len()];
@@ -842,12 +843,7 @@ impl Bm25Index {
                 c.window_bound = if prunable { window_bound(c.postings, c.pos, base, end, |b| block_bound(c.weight_idf, b)) } else { f64::INFINITY };
             }
             let all: f64 = cursors.iter().map(|c| c.window_bound).sum();
-            let mut sum = 0.0;
-            for (i, c) in cursors[..essential].iter().enumerate() {
-                sum += c.window_bound;
-                rest_prefix[i] = sum;
-            }
-            let non_essential = sum;
+            let non_essential: f64 = cursors[..essential].iter().map(|c| c.window_bound).sum();
             if all < threshold {
                 for c in cursors[essential..].iter_mut() {
                     c.pos = c.postings.advance(c.pos, end);
@@ -863,8 +859,7 @@ impl Bm25Index {
                 while c.pos < docs.len() && docs[c.pos] < end {
                     let block_end = ((c.pos / BLOCK) + 1) * BLOCK;
                     let stop = block_end.min(docs.len());
-                    let blocked = blocks.len() > 1 || !prunable;
-                    if blocked && prunable && block_bound(c.weight_idf, &blocks[c.pos / BLOCK]) + others < threshold {
+                    if block_bound(c.weight_idf, &blocks[c.pos / BLOCK]) + others < threshold {
                         // Nothing here reaches the threshold, whatever the
                         // other terms add.
                         c.pos = if docs[stop - 1] < end { stop } else { c.pos + docs[c.pos..stop].partition_point(|&d| d < end) };
@@ -876,8 +871,7 @@ impl Bm25Index {
                             break;
                         }
                         let i = (d - base) as usize;
-                        let (tf, min_len) = c.postings.tf_and_min_len(c.pos);
-                        bounds[i] += if prunable { c.weight_idf * norm.tf_part(tf, min_len) * BOUND_SLACK } else { f64::INFINITY };
+                        bounds[i] += posting_bound(c.weight_idf, c.postings.tf_and_min_len(c.pos));
                         seen[i / 64] |= 1 << (i % 64);
                         c.pos += 1;
                     }
@@ -933,8 +927,7 @@ impl Bm25Index {
                         let to = ((c.shallow + 1) * BLOCK).min(docs.len()).max(from);
                         c.pos = from + docs[from..to].partition_point(|&x| x < d);
                         if c.postings.docs.get(c.pos) == Some(&d) {
-                            let (tf, min_len) = c.postings.tf_and_min_len(c.pos);
-                            reach += if prunable { c.weight_idf * norm.tf_part(tf, min_len) * BOUND_SLACK } else { f64::INFINITY };
+                            reach += posting_bound(c.weight_idf, c.postings.tf_and_min_len(c.pos));
                         }
                     }
                     if pruned || reach < threshold {
