@@ -18,13 +18,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::bm25::{Analyzed, Bm25Index, NewDocument};
-use workspace_search_core::gate::{Gate, Ticket};
-use workspace_search_core::hybrid::{self, Fusion};
+use workspace_search_core::index::{Analyzed, Bm25Index, NewDocument};
+use workspace_search_core::index::gate::{Gate, Ticket};
+use workspace_search_core::search::hybrid::{self, Fusion};
 use workspace_search_core::ingest::{self, ChunkOptions, FileOutcome, Report};
-use workspace_search_core::scan::{self, ScanOptions};
+use workspace_search_core::ingest::scan::{self, ScanOptions};
 use workspace_search_core::search::{keyword_search, KeywordQuery, SearchHit};
-use workspace_search_core::tokenizer::Tokenizer;
+use workspace_search_core::analysis::tokenizer::Tokenizer;
 
 pub type ProgressFn = ThreadsafeFunction<ProgressEvent, UnknownReturnValue, ProgressEvent, Status, false, true>;
 pub type TokenizerFn = ThreadsafeFunction<Vec<String>, Vec<Vec<String>>, Vec<String>, Status, false, true>;
@@ -514,7 +514,7 @@ impl Inner {
             .await;
         // Upserts in units of at most 100 documents, whole files where they fit.
         let counts: Vec<(usize, usize)> = runs.iter().filter(|(f, _)| !file_error.contains_key(f)).map(|(f, r)| (*f, r.len())).collect();
-        let units = ingest::write_units(&counts, MAX_UPSERT);
+        let units = workspace_search_core::vectors::plan::write_units(&counts, MAX_UPSERT);
         let start_of: FxHashMap<usize, usize> = runs.iter().map(|(f, r)| (*f, r.start)).collect();
         for unit in units {
             let docs: Vec<&NewDocument> = unit

@@ -10,8 +10,8 @@ use parking_lot::RwLock;
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use workspace_search_core::filter::Filter;
-use workspace_search_core::vector::{Metric, VectorStore};
+use workspace_search_core::vectors::filter::Filter;
+use workspace_search_core::vectors::store::{Metric, VectorStore};
 
 #[napi(object)]
 pub struct VectorQueryResult {

@@ -4,10 +4,10 @@ use crate::js::*;
 use napi::bindgen_prelude::*;
 use napi::JsValue;
 use std::path::PathBuf;
-use workspace_search_core::bm25::Bm25Params;
-use workspace_search_core::filter::Filter;
+use workspace_search_core::index::Bm25Params;
+use workspace_search_core::vectors::filter::Filter;
 use workspace_search_core::ingest::ChunkOptions;
-use workspace_search_core::tokenizer::{SplitRule, TokenizerConfig};
+use workspace_search_core::analysis::tokenizer::{SplitRule, TokenizerConfig};
 
 /// Options of Mastra's `Workspace` that concern no search: accepted so that
 /// a Mastra configuration keeps working, and ignored.

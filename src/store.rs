@@ -9,9 +9,9 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use workspace_search_core::filter::{json_kind, Filter};
-use workspace_search_core::hybrid::StoreHit;
-use workspace_search_core::vector::{Metric, VectorStore};
+use workspace_search_core::vectors::filter::{json_kind, Filter};
+use workspace_search_core::search::hybrid::StoreHit;
+use workspace_search_core::vectors::store::{Metric, VectorStore};
 
 type StoreFn = ThreadsafeFunction<Js<Value>, MaybePromise<Lenient<Json>>, Js<Value>, Status, false, true>;
 

@@ -16,10 +16,10 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::bm25::Bm25Index;
-use workspace_search_core::gate::Gate;
-use workspace_search_core::tokenizer::Tokenizer;
-use workspace_search_core::vector::VectorStore;
+use workspace_search_core::index::Bm25Index;
+use workspace_search_core::index::gate::Gate;
+use workspace_search_core::analysis::tokenizer::Tokenizer;
+use workspace_search_core::vectors::store::VectorStore;
 use workspace_search_core::{default_index_name, validate_index_name};
 
 /// Mastra-compatible workspace search: BM25, vector and hybrid search over

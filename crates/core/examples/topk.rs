@@ -29,10 +29,10 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 use std::time::Instant;
-use workspace_search_core::bm25::Bm25Params;
+use workspace_search_core::index::Bm25Params;
 use workspace_search_core::ingest::{build_index, ingest, ChunkOptions, Report};
-use workspace_search_core::scan::{scan, ScanOptions};
-use workspace_search_core::tokenizer::Tokenizer;
+use workspace_search_core::ingest::scan::{scan, ScanOptions};
+use workspace_search_core::analysis::tokenizer::Tokenizer;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -3,22 +3,13 @@
 //! metadata filters and the search results of every mode.
 
 pub mod analysis;
-pub mod bm25;
-pub mod chunk;
-pub mod filter;
-pub mod gate;
-pub mod postings;
-pub mod prefetch;
-pub mod hybrid;
+pub mod index;
 pub mod ingest;
-pub mod scan;
+pub mod prefetch;
+pub mod scoring;
 pub mod search;
-pub mod slot_index;
 pub mod text;
-pub mod topk;
-pub mod tokenizer;
-pub mod vector;
-pub mod word_table;
+pub mod vectors;
 
 /// Checks a vector index name as Mastra does (an SQL identifier of at most
 /// 63 characters); the error is Mastra's message.

@@ -117,3 +117,12 @@ mod tests {
         assert_eq!(part, "line");
     }
 }
+
+/// Length in UTF-16 code units, the unit of JavaScript's `length`.
+pub fn js_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().map(char::len_utf16).sum()
+    }
+}

@@ -1,38 +1,18 @@
-//! Turning found files into documents: read in parallel (rayon), skip
-//! binary files, decode UTF-8 with replacement characters (as Mastra),
-//! split large files into line chunks, tokenize.
+//! Reading files in parallel into documents: binary files skipped,
+//! UTF-8 decoded with replacement characters, large files chunked, and the
+//! documents one thread reads tokenized with a shared vocabulary.
 
+use super::chunk::{chunk_id, chunk_lines, needs_chunking};
+use super::scan::FoundFile;
+use super::{ChunkOptions, FileOutcome};
+use crate::analysis::tokenizer::Tokenizer;
 use crate::analysis::{Analyzed, ThreadAnalyzers};
-use crate::bm25::{Bm25Index, Bm25Params, NewDocument};
-use crate::chunk::{chunk_lines, needs_chunking};
-use crate::scan::FoundFile;
+use crate::index::NewDocument;
 use crate::text::SharedText;
-use crate::tokenizer::Tokenizer;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChunkOptions {
-    pub max_chars: usize,
-    pub overlap_lines: usize,
-}
-
-impl Default for ChunkOptions {
-    fn default() -> Self {
-        ChunkOptions { max_chars: 4000, overlap_lines: 3 }
-    }
-}
-
-/// What became of one file.
-#[derive(Debug)]
-pub enum FileOutcome {
-    /// One document, or its chunks (`chunked` true).
-    Documents { id: String, docs: Vec<NewDocument>, chunked: bool },
-    Skipped { id: String, reason: String },
-    Failed { id: String, error: String },
-}
 
 /// Bytes looked at for a NUL byte (binary detection).
 const BINARY_PROBE: usize = 8192;
@@ -66,7 +46,7 @@ pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewD
             let mut meta = Map::new();
             meta.insert("sourceFile".into(), Value::String(id.to_string()));
             NewDocument {
-                id: format!("{id}#chunk-{n}"),
+                id: chunk_id(id, n),
                 content: whole.slice(c.text),
                 metadata: Some(meta),
                 start_line_offset: Some(c.start_line),
@@ -145,89 +125,8 @@ pub fn ingest(
         .collect()
 }
 
-/// Groups the documents of files into store writes of at most `max`
-/// documents, keeping each file's documents in one write where it fits (a
-/// file with more than `max` documents spans several). `files` gives each
-/// file's document count; the result lists `(file, document index)`.
-pub fn write_units(files: &[(usize, usize)], max: usize) -> Vec<Vec<(usize, usize)>> {
-    let max = max.max(1);
-    let mut units = Vec::new();
-    let mut unit: Vec<(usize, usize)> = Vec::new();
-    for &(file, count) in files {
-        if !unit.is_empty() && unit.len() + count > max {
-            units.push(std::mem::take(&mut unit));
-        }
-        for j in 0..count {
-            if unit.len() == max {
-                units.push(std::mem::take(&mut unit));
-            }
-            unit.push((file, j));
-        }
-    }
-    if !unit.is_empty() {
-        units.push(unit);
-    }
-    units
-}
-
-/// What a rebuild did, for `IndexReport`.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Report {
-    /// Files (or documents) now in the index.
-    pub indexed: usize,
-    /// Chunk documents that large files were split into.
-    pub chunks: usize,
-    pub skipped: Vec<(String, String)>,
-    pub failed: Vec<(String, String)>,
-}
-
-/// Builds a fresh index from ingested files; writes older than `seq` are
-/// ignored by it from then on (see `Bm25Index::add_bulk`).
-pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, report: &mut Report, on_index: &dyn Fn(usize, usize, &str)) -> Bm25Index {
-    let mut index = Bm25Index::new(params);
-    index.clear(seq);
-    let total = outcomes.len();
-    let mut docs = Vec::new();
-    // (file id, its last document's position) for progress.
-    let mut ends: Vec<(String, usize)> = Vec::new();
-    for o in outcomes {
-        match o {
-            FileOutcome::Documents { id, docs: d, chunked } => {
-                if chunked {
-                    report.chunks += d.len();
-                }
-                report.indexed += 1;
-                docs.extend(d);
-                ends.push((id, docs.len()));
-            }
-            FileOutcome::Skipped { id, reason } => report.skipped.push((id, reason)),
-            FileOutcome::Failed { id, error } => report.failed.push((id, error)),
-        }
-    }
-    let mut file = 0;
-    index.add_bulk(docs, seq, &mut |added| {
-        while file < ends.len() && ends[file].1 == added {
-            on_index(file + 1, total, &ends[file].0);
-            file += 1;
-        }
-    });
-    index.shrink();
-    index
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn write_units_keep_files_whole_where_they_fit() {
-        let units = super::write_units(&[(0, 2), (1, 2), (2, 3), (3, 7), (4, 1)], 4);
-        let shape: Vec<Vec<(usize, usize)>> = units;
-        assert_eq!(shape[0], [(0, 0), (0, 1), (1, 0), (1, 1)]);
-        assert_eq!(shape[1], [(2, 0), (2, 1), (2, 2)]);
-        assert_eq!(shape[2], [(3, 0), (3, 1), (3, 2), (3, 3)]);
-        assert_eq!(shape[3], [(3, 4), (3, 5), (3, 6), (4, 0)]);
-        assert!(super::write_units(&[], 100).is_empty());
-    }
-
     use super::*;
     use std::path::PathBuf;
 

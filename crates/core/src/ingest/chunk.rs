@@ -9,13 +9,12 @@ pub struct Chunk<'a> {
     pub start_line: u32,
 }
 
-/// Length in UTF-16 code units, the unit of JavaScript's `length`.
-pub fn js_len(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().map(char::len_utf16).sum()
-    }
+pub use crate::text::js_len;
+
+/// The id of chunk `n` of the file `id`: the one format, used when chunks
+/// are made and when a file's chunks are removed.
+pub fn chunk_id(id: &str, n: usize) -> String {
+    format!("{id}#chunk-{n}")
 }
 
 /// Whether a text of this size is split at all (`length > maxChars`).

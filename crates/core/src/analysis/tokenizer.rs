@@ -129,14 +129,6 @@ fn is_cjk(c: char) -> bool {
         | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F | 0x30000..=0x323AF)
 }
 
-fn utf16_len(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().map(char::len_utf16).sum()
-    }
-}
-
 impl Tokenizer {
     pub fn new(config: TokenizerConfig) -> Self {
         let stemmer = config.stem_english.then(|| Stemmer::create(Algorithm::English));
@@ -309,7 +301,7 @@ impl Tokenizer {
 
     /// Length, stopwords and stemming: emits the final token, or nothing.
     pub(crate) fn final_filter(&self, token: &str, emit: &mut dyn FnMut(&str)) {
-        if utf16_len(token) < self.config.min_length || self.config.stopwords.contains(token) {
+        if crate::text::js_len(token) < self.config.min_length || self.config.stopwords.contains(token) {
             return;
         }
         match &self.stemmer {

@@ -4,8 +4,11 @@
 //! word yields never depend on its neighbours), so most words cost one hash
 //! look-up.
 
-use crate::tokenizer::{SplitRule, Tokenizer};
-use crate::word_table::{pack, WordTable};
+pub mod tokenizer;
+pub mod word_table;
+
+use tokenizer::{SplitRule, Tokenizer};
+use word_table::{pack, WordTable};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
@@ -256,7 +259,7 @@ impl<'t> Analyzer<'t> {
                 (matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C), 1)
             } else {
                 let c = text[i..].chars().next().expect("char boundary");
-                (crate::tokenizer::is_js_space(c), c.len_utf8())
+                (tokenizer::is_js_space(c), c.len_utf8())
             };
             if space {
                 if let Some(s) = start.take() {
@@ -402,7 +405,7 @@ pub fn analyze_all<T: Sync>(tokenizer: &Tokenizer, items: &[T], text_of: impl Fn
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokenizer::TokenizerConfig;
+    use crate::analysis::tokenizer::TokenizerConfig;
 
     /// The cached analyzer gives what the plain tokenizer gives.
     #[test]

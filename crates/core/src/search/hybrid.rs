@@ -3,7 +3,7 @@
 //! reciprocal-rank fusion; ties broken by id in every mode.
 
 use crate::search::SearchHit;
-use crate::tokenizer::Tokenizer;
+use crate::analysis::tokenizer::Tokenizer;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;

@@ -2,8 +2,8 @@
 //! match (raw value kept), `minScore` on the normalised score, the metadata
 //! filter applied inside top-k, and line ranges shifted to file lines.
 
-use crate::bm25::Bm25Index;
-use crate::filter::Filter;
+use crate::index::Bm25Index;
+use crate::vectors::filter::Filter;
 use crate::text::SharedText;
 use std::sync::Arc;
 use serde_json::{Map, Value};
@@ -37,8 +37,8 @@ pub fn shift_range(range: (u32, u32), start_line_offset: Option<u32>) -> (u32, u
 }
 
 pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
-    let keep = q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::bm25::Document| f.matches(d.metadata.as_deref()));
-    let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::bm25::Document) -> bool));
+    let keep = q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::index::Document| f.matches(d.metadata.as_deref()));
+    let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::index::Document) -> bool));
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
     let wanted = index.term_ids(q.tokens);
     for h in &hits {
@@ -62,8 +62,8 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bm25::{Analyzed, Bm25Params, NewDocument};
-    use crate::tokenizer::Tokenizer;
+    use crate::index::{Analyzed, Bm25Params, NewDocument};
+    use crate::analysis::tokenizer::Tokenizer;
     use serde_json::json;
 
     #[test]

@@ -2,12 +2,11 @@
 //! storage, exact top-k by cosine (or euclidean, dot product), metadata
 //! filters, and the operations of Mastra's `MastraVector`.
 
-use crate::bm25::Ranked;
-use crate::filter::Filter;
+use crate::scoring::topk::{ranks_before, sort_best_first, TopK};
+use crate::vectors::filter::Filter;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
-use std::collections::BinaryHeap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
@@ -213,26 +212,22 @@ impl VectorIndex {
         }
         let qnorm = norm(q);
         let filter = filter.filter(|f| !f.is_empty());
+        let better = |a, b| ranks_before(a, b, |slot| self.ids[slot as usize].as_str());
         let top_of = |range: std::ops::Range<usize>| {
-            let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(k + 1);
+            let mut top = TopK::new(k);
             for s in range {
-                if let Some(f) = filter {
-                    if !f.matches(self.metadata[s].as_ref()) {
-                        continue;
-                    }
+                if filter.is_some_and(|f| !f.matches(self.metadata[s].as_ref())) {
+                    continue;
                 }
-                let cand = Ranked { score: self.score(q, qnorm, s), id: &self.ids[s], slot: s as u32 };
-                if heap.len() < k {
-                    heap.push(cand);
-                } else if cand.better_than(heap.peek().unwrap()) {
-                    heap.pop();
-                    heap.push(cand);
+                let cand = (self.score(q, qnorm, s), s as u32);
+                if top.admits(cand, better) {
+                    top.push(cand, better);
                 }
             }
-            heap.into_vec()
+            top.into_sorted(better)
         };
         let n = self.ids.len();
-        let mut all: Vec<Ranked> = if n * self.dim >= 256 * 1024 {
+        let mut all: Vec<(f64, u32)> = if n * self.dim >= 256 * 1024 {
             (0..n.div_ceil(PARALLEL_BLOCK))
                 .into_par_iter()
                 .map(|b| top_of(b * PARALLEL_BLOCK..((b + 1) * PARALLEL_BLOCK).min(n)))
@@ -243,15 +238,18 @@ impl VectorIndex {
         } else {
             top_of(0..n)
         };
-        all.sort();
+        sort_best_first(&mut all, better);
         all.truncate(k);
         Ok(all
             .into_iter()
-            .map(|s| VectorMatch {
-                id: self.ids[s.slot as usize].clone(),
-                score: s.score,
-                metadata: self.metadata[s.slot as usize].clone(),
-                vector: include_vector.then(|| self.data[s.slot as usize * self.dim..(s.slot as usize + 1) * self.dim].to_vec()),
+            .map(|(score, slot)| {
+                let s = slot as usize;
+                VectorMatch {
+                    id: self.ids[s].clone(),
+                    score,
+                    metadata: self.metadata[s].clone(),
+                    vector: include_vector.then(|| self.data[s * self.dim..(s + 1) * self.dim].to_vec()),
+                }
             })
             .collect())
     }

@@ -1,7 +1,34 @@
-//! The best `k` of a stream of (score, slot) pairs. The order is given per
+//! The best `k` of a stream of (score, slot) pairs: the one heap of BM25's
+//! top-k, its exhaustive reference and the embedded vector store. The order is given per
 //! call, so that ties on score can be broken by reading document ids only
 //! when they happen: on a large index every id read is a likely cache miss,
 //! and most candidates never tie.
+
+use std::cmp::Ordering;
+
+/// Whether `a` ranks before `b`: the higher score, then the smaller id
+/// (`id_of(slot)`), the order of every mode's results.
+#[inline]
+pub fn ranks_before<'a>(a: (f64, u32), b: (f64, u32), id_of: impl Fn(u32) -> &'a str) -> bool {
+    match a.0.total_cmp(&b.0) {
+        Ordering::Greater => true,
+        Ordering::Less => false,
+        Ordering::Equal => id_of(a.1) < id_of(b.1),
+    }
+}
+
+/// Sorts best first by `better` (a strict order).
+pub fn sort_best_first(items: &mut [(f64, u32)], better: impl Fn((f64, u32), (f64, u32)) -> bool) {
+    items.sort_by(|&a, &b| {
+        if better(a, b) {
+            Ordering::Less
+        } else if better(b, a) {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    });
+}
 
 pub struct TopK {
     k: usize,
@@ -70,15 +97,7 @@ impl TopK {
 
     /// The entries kept, best first.
     pub fn into_sorted(mut self, better: impl Fn((f64, u32), (f64, u32)) -> bool) -> Vec<(f64, u32)> {
-        self.heap.sort_by(|&a, &b| {
-            if better(a, b) {
-                std::cmp::Ordering::Less
-            } else if better(b, a) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
+        sort_best_first(&mut self.heap, better);
         self.heap
     }
 }

@@ -1,0 +1,126 @@
+//! Compaction (dead slots, dead postings and unused terms dropped, both
+//! renumbered), giving spare capacity back, and what the index holds:
+//! statistics and memory by part.
+
+use super::line_table::{decode_table, encode_table};
+use super::postings::f32_up;
+use super::slot_index::SlotIndex;
+use super::{id_at, Bm25Index, Document, IndexStats, Term, DEAD};
+
+impl Bm25Index {
+    /// Compacts once dead postings outnumber live ones (amortised
+    /// O(document) per removal).
+    pub(super) fn maybe_compact(&mut self) {
+        if self.dead_postings > 4096 && self.dead_postings > self.live_postings {
+            self.compact();
+        }
+    }
+
+    /// Gives back the spare capacity of growing vectors (after a bulk build).
+    pub fn shrink(&mut self) {
+        for t in &mut self.terms {
+            t.postings.shrink_to_fit();
+        }
+        self.terms.shrink_to_fit();
+        self.docs.shrink_to_fit();
+        self.lens.shrink_to_fit();
+    }
+
+    /// Drops dead slots, dead postings and unused terms; renumbers both.
+    pub fn compact(&mut self) {
+        let new_slot = self.compact_slots();
+        if self.live_docs > 0 {
+            self.ref_avgdl = self.avg_doc_length().max(1.0);
+        }
+        let new_term = self.compact_terms(&new_slot);
+        for d in self.docs.iter_mut().flatten() {
+            let mut entries: Vec<(u32, u32, u32)> = decode_table(&d.table).map(|(t, a, b)| (new_term[t as usize], a, b)).collect();
+            d.table = encode_table(&mut entries);
+        }
+        self.dict = self.names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        let docs = &self.docs;
+        let mut by_id = SlotIndex::default();
+        by_id.reserve(docs.len(), |s| id_at(docs, s));
+        for (i, d) in docs.iter().enumerate() {
+            by_id.insert(&d.as_ref().expect("live").id, i as u32, |s| id_at(docs, s));
+        }
+        self.by_id = by_id;
+        self.dead_postings = 0;
+    }
+
+    /// Moves the live documents to consecutive slots; returns each old
+    /// slot's new one (`DEAD` for removed documents).
+    fn compact_slots(&mut self) -> Vec<u32> {
+        let mut new_slot = vec![DEAD; self.docs.len()];
+        let mut docs: Vec<Option<Document>> = Vec::with_capacity(self.live_docs);
+        let mut lens = Vec::with_capacity(self.live_docs);
+        for (old, d) in std::mem::take(&mut self.docs).into_iter().enumerate() {
+            if let Some(d) = d {
+                new_slot[old] = docs.len() as u32;
+                lens.push(d.len);
+                docs.push(Some(d));
+            }
+        }
+        self.docs = docs;
+        self.lens = lens;
+        new_slot
+    }
+
+    /// Keeps the terms still in use, their postings moved to the new slots
+    /// and their block scores recomputed at the new reference average;
+    /// returns each old term id's new one.
+    fn compact_terms(&mut self, new_slot: &[u32]) -> Vec<u32> {
+        let ref_norm = self.norm(self.ref_avgdl);
+        let lens = &self.lens;
+        let mut new_term = vec![DEAD; self.terms.len()];
+        let mut terms = Vec::with_capacity(self.live_terms);
+        let mut names = Vec::with_capacity(self.live_terms);
+        for (old, (term, name)) in std::mem::take(&mut self.terms).into_iter().zip(std::mem::take(&mut self.names)).enumerate() {
+            if term.df == 0 {
+                continue;
+            }
+            new_term[old] = terms.len() as u32;
+            let mut t = Term { df: term.df, ..Term::new() };
+            t.postings = term.postings.remap(
+                |d| Some(new_slot[d as usize]).filter(|&s| s != DEAD),
+                |s| lens[s as usize],
+                |tf, len| f32_up(ref_norm.tf_part(tf, len)),
+            );
+            for b in &t.postings.blocks {
+                t.max_tf = t.max_tf.max(b.max_tf);
+                t.min_len_per_tf = t.min_len_per_tf.min(b.min_len_per_tf);
+                t.max_score = t.max_score.max(b.max_score);
+            }
+            terms.push(t);
+            names.push(name);
+        }
+        self.terms = terms;
+        self.names = names;
+        new_term
+    }
+
+    /// Approximate bytes held, by part (for `stats` and profiling).
+    pub fn memory_parts(&self) -> Vec<(&'static str, usize)> {
+        let postings: usize = self.terms.iter().map(|t| t.postings.bytes()).sum();
+        vec![
+            ("content", self.content_bytes),
+            ("postings", postings),
+            ("terms", self.terms.capacity() * std::mem::size_of::<Term>()),
+            ("dictionary", self.names.iter().map(|n| n.len() * 2 + 40).sum::<usize>()),
+            ("document slots", self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)),
+            ("line tables", self.docs.iter().flatten().map(|d| d.table.len()).sum::<usize>()),
+            ("ids", self.docs.iter().flatten().map(|d| d.id.len()).sum::<usize>() + self.by_id.bytes()),
+        ]
+    }
+
+    pub fn stats(&self) -> IndexStats {
+        let memory_bytes = self.memory_parts().iter().map(|p| p.1).sum();
+        IndexStats {
+            documents: self.live_docs,
+            terms: self.live_terms,
+            tokens: self.total_len,
+            avg_doc_length: self.avg_doc_length(),
+            memory_bytes,
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! A document as a caller gives it, as the index stores it, and as a
+//! query returns it.
+
+use crate::analysis::Analyzed;
+use crate::text::SharedText;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// What a caller gives to store one document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDocument {
+    pub id: String,
+    pub content: SharedText,
+    pub metadata: Option<Map<String, Value>>,
+    /// 1-based line of the file where `content` starts (chunks, and the
+    /// `startLineOffset` option of `index()`).
+    pub start_line_offset: Option<u32>,
+    pub analyzed: Analyzed,
+}
+
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub id: String,
+    pub content: SharedText,
+    /// Shared with the results that return it (no copy per result); a
+    /// pointer, so slots stay small.
+    pub metadata: Option<Arc<Map<String, Value>>>,
+    pub start_line_offset: Option<u32>,
+    pub len: u32,
+    /// Write sequence number: a later write wins whatever order writes land in.
+    pub seq: u64,
+    /// Distinct terms with their first and last lines (line_table.rs).
+    pub(crate) table: Box<[u8]>,
+}
+
+impl Document {
+    /// Requests what turning this document into a result reads (its id,
+    /// text, line table and metadata), so that the misses of all the hits
+    /// of a query overlap instead of coming one after another.
+    pub fn prefetch(&self) {
+        use crate::prefetch::prefetch;
+        prefetch(self.id.as_ptr());
+        self.content.prefetch();
+        prefetch(self.table.as_ptr());
+        if let Some(m) = &self.metadata {
+            prefetch(Arc::as_ptr(m));
+        }
+    }
+
+    /// The file this document is a chunk of, if it is one.
+    pub fn source_file(&self) -> Option<&str> {
+        self.metadata.as_ref()?.get("sourceFile")?.as_str()
+    }
+}
+
+/// A scored document.
+#[derive(Debug, Clone, Copy)]
+pub struct Hit<'a> {
+    pub doc: &'a Document,
+    pub slot: u32,
+    pub score: f64,
+}

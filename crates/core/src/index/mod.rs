@@ -1,0 +1,166 @@
+//! The BM25 index: documents, postings and statistics, kept exact under
+//! add, replace and remove at O(document) cost. Scoring and top-k are in
+//! `crate::scoring`; this module owns what is stored.
+//!
+//! Documents live in slots that are never reused until compaction, so every
+//! posting list stays sorted by slot. Removing a document only marks its slot
+//! dead and fixes the statistics; its postings are skipped by queries and
+//! dropped by the next compaction, which runs once dead postings outnumber
+//! live ones (amortised O(document)).
+//!
+//! - `document`: what a document is, given and stored;
+//! - `versioning`: write order (sequence numbers, tombstones, clear, carry-over);
+//! - `vocab`: term ids, global to the index, from each analysis' own ids;
+//! - `writer`: adding documents, one at a time or in parallel bulk builds;
+//! - `compact`: dropping dead slots, memory accounting, statistics;
+//! - `postings`, `line_table`, `slot_index`: the storage formats.
+
+mod compact;
+mod document;
+pub mod gate;
+pub mod line_table;
+pub mod postings;
+pub mod slot_index;
+mod versioning;
+mod vocab;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use crate::analysis::{Analyzed, TermStats, Vocab};
+pub use crate::scoring::bm25::Bm25Params;
+pub use document::{Document, Hit, NewDocument};
+pub use vocab::Writer;
+pub use writer::{prepare, PreparedDocument};
+
+use postings::Postings;
+use rustc_hash::FxHashMap;
+use slot_index::SlotIndex;
+
+/// The length stored for a removed document's slot.
+pub(crate) const DEAD: u32 = u32::MAX;
+
+/// One term's postings and the summaries that bound its scores.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Term {
+    pub postings: Postings,
+    pub df: u32,
+    // Bounds for MaxScore (see postings::BlockMax); stay valid (if loose)
+    // after removals.
+    pub max_tf: u32,
+    pub min_len_per_tf: f32,
+    pub max_score: f32,
+}
+
+impl Term {
+    fn new() -> Self {
+        Term { min_len_per_tf: f32::MAX, ..Default::default() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct IndexStats {
+    pub documents: usize,
+    pub terms: usize,
+    pub tokens: u64,
+    pub avg_doc_length: f64,
+    pub memory_bytes: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Bm25Index {
+    pub(crate) params: Bm25Params,
+    pub(crate) dict: FxHashMap<Box<str>, u32>,
+    pub(crate) terms: Vec<Term>,
+    pub(crate) names: Vec<Box<str>>,
+    pub(crate) docs: Vec<Option<Document>>,
+    /// Length per slot, `DEAD` for a removed document (hot in scoring).
+    pub(crate) lens: Vec<u32>,
+    by_id: SlotIndex,
+    pub(crate) live_docs: usize,
+    live_terms: usize,
+    total_len: u64,
+    live_postings: u64,
+    dead_postings: u64,
+    content_bytes: usize,
+    /// Sequence numbers of removals, so that an older write landing late
+    /// does not bring a removed document back.
+    tombstones: FxHashMap<String, u64>,
+    /// Writes older than this were wiped by `clear`.
+    floor_seq: u64,
+    /// The average length that stored block scores are computed at (0 until
+    /// the first document): set by the first write or bulk build and by
+    /// compaction.
+    pub(crate) ref_avgdl: f64,
+}
+
+impl Bm25Index {
+    pub fn new(params: Bm25Params) -> Self {
+        Bm25Index { params, ..Default::default() }
+    }
+
+    pub fn params(&self) -> Bm25Params {
+        self.params
+    }
+
+    pub fn len(&self) -> usize {
+        self.live_docs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live_docs == 0
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Document> {
+        self.slot_of(id).and_then(|s| self.docs[s as usize].as_ref())
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.slot_of(id).is_some()
+    }
+
+    /// Documents in slot order (indexing order).
+    pub fn documents(&self) -> impl Iterator<Item = &Document> {
+        self.docs.iter().flatten()
+    }
+
+    /// The live document in `slot`.
+    pub(crate) fn doc_at(&self, slot: u32) -> &Document {
+        self.docs[slot as usize].as_ref().expect("live slot")
+    }
+
+    pub fn avg_doc_length(&self) -> f64 {
+        if self.live_docs == 0 {
+            0.0
+        } else {
+            self.total_len as f64 / self.live_docs as f64
+        }
+    }
+
+    /// First and last line (1-based, in the document's own lines) holding
+    /// one of the query tokens, from positions recorded at indexing time.
+    pub fn line_range(&self, slot: u32, tokens: &[String]) -> Option<(u32, u32)> {
+        self.line_range_of_terms(slot, &self.term_ids(tokens))
+    }
+
+    /// The term ids of the tokens the index knows (for `line_range_of_terms`).
+    pub fn term_ids(&self, tokens: &[String]) -> Vec<u32> {
+        tokens.iter().filter_map(|t| self.dict.get(t.as_str()).copied()).collect()
+    }
+
+    /// `line_range` with the query's term ids looked up once for all hits.
+    pub fn line_range_of_terms(&self, slot: u32, wanted: &[u32]) -> Option<(u32, u32)> {
+        let doc = self.docs.get(slot as usize)?.as_ref()?;
+        line_table::lines_of_terms(&doc.table, wanted)
+    }
+
+    fn slot_of(&self, id: &str) -> Option<u32> {
+        self.by_id.get(id, |s| id_at(&self.docs, s))
+    }
+}
+
+/// The id of the document at `slot` ("" for a removed one).
+pub(crate) fn id_at(docs: &[Option<Document>], slot: u32) -> &str {
+    docs.get(slot as usize).and_then(|d| d.as_ref()).map_or("", |d| d.id.as_str())
+}

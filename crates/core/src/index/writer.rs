@@ -1,0 +1,295 @@
+//! Adding documents: one at a time (`upsert`), or many at once in a bulk
+//! build whose per-document work (term ids, line tables) runs in parallel,
+//! with every posting list reserved exactly first and postings appended by
+//! term range, one range per thread.
+
+use super::line_table::{encode_table, table_terms};
+use super::postings::{f32_up, len_per_tf};
+use super::vocab::VocabMap;
+use super::{id_at, Bm25Index, Document, NewDocument, Term, DEAD};
+use crate::analysis::Vocab;
+use crate::text::SharedText;
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Documents prepared at once by `add_bulk`.
+const BULK_BATCH: usize = 8192;
+
+/// A document's postings to add: its slot, its length, its (term, tf).
+type NewPostings = (u32, u32, Vec<(u32, u32)>);
+
+/// Each vocabulary of a bulk build with its global term ids.
+type VocabIds = Vec<(Arc<Vocab>, Vec<u32>)>;
+
+/// A document with global term ids and its encoded line table: the part
+/// of adding it that does not touch the index, so bulk builds can do it in
+/// parallel.
+pub struct PreparedDocument {
+    id: String,
+    content: SharedText,
+    metadata: Option<Arc<Map<String, Value>>>,
+    start_line_offset: Option<u32>,
+    len: u32,
+    terms: Vec<(u32, u32)>,
+    table: Box<[u8]>,
+}
+
+/// Maps a document's terms to global ids (`global(local)`) and encodes its
+/// line table.
+pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocument {
+    let n = doc.analyzed.terms.len();
+    let mut terms = Vec::with_capacity(n);
+    let mut entries = Vec::with_capacity(n);
+    for &(local, st) in &doc.analyzed.terms {
+        let g = global(local);
+        terms.push((g, st.tf));
+        entries.push((g, st.first_line, st.last_line));
+    }
+    PreparedDocument {
+        id: doc.id,
+        content: doc.content,
+        metadata: doc.metadata.map(Arc::new),
+        start_line_offset: doc.start_line_offset,
+        len: doc.analyzed.len,
+        terms,
+        table: encode_table(&mut entries),
+    }
+}
+
+fn ids_of<'m>(maps: &'m VocabIds, d: &NewDocument) -> &'m [u32] {
+    &maps.iter().find(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)).expect("mapped").1
+}
+
+impl Bm25Index {
+    pub(super) fn add(&mut self, doc: NewDocument, seq: u64, map: &mut VocabMap) {
+        let vocab = doc.analyzed.vocab.clone();
+        for &(local, _) in &doc.analyzed.terms {
+            self.global_id(&vocab, local, map);
+        }
+        let ids = &map.ids;
+        let prepared = prepare(doc, |local| ids[local as usize]);
+        self.add_prepared(prepared, seq);
+    }
+
+    /// Adds or replaces many documents at once: each vocabulary is mapped
+    /// once, term ids and line tables are prepared in parallel, postings
+    /// are appended in order. `on_added(n)` follows progress. Returns how
+    /// many documents were current and written.
+    pub fn add_bulk(&mut self, docs: Vec<NewDocument>, seq: u64, on_added: &mut dyn FnMut(usize)) -> usize {
+        self.reserve(docs.len());
+        let docs: Vec<NewDocument> = docs.into_iter().filter(|d| self.is_current(&d.id, seq)).collect();
+        let n = docs.len();
+        if self.docs.is_empty() && !docs.is_empty() {
+            // Block scores exact for the index this build makes.
+            let total: u64 = docs.iter().map(|d| u64::from(d.analyzed.len)).sum();
+            self.ref_avgdl = (total as f64 / docs.len() as f64).max(1.0);
+        }
+        let maps = self.map_vocabularies(&docs);
+        let bounds = self.reserve_postings(&docs, &maps);
+        let mut added = 0;
+        let mut docs = docs.into_iter();
+        // In batches, so that the prepared term lists of the whole corpus
+        // never exist at once.
+        loop {
+            let batch: Vec<NewDocument> = docs.by_ref().take(BULK_BATCH).collect();
+            if batch.is_empty() {
+                break;
+            }
+            let batch_len = batch.len();
+            self.add_batch(batch, &maps, &bounds, seq);
+            for _ in 0..batch_len {
+                added += 1;
+                on_added(added);
+            }
+        }
+        n
+    }
+
+    /// Global ids of every vocabulary the documents use.
+    fn map_vocabularies(&mut self, docs: &[NewDocument]) -> VocabIds {
+        let mut maps: VocabIds = Vec::new();
+        for d in docs {
+            if !maps.iter().any(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)) {
+                let ids = self.intern_vocab(&d.analyzed.vocab);
+                maps.push((d.analyzed.vocab.clone(), ids));
+            }
+        }
+        maps
+    }
+
+    /// Reserves exact room in every posting list the documents add to (no
+    /// copies as lists grow, no half-empty allocator pages left behind),
+    /// and splits the term ids into ranges of about as many postings each,
+    /// one per thread: the returned bounds.
+    fn reserve_postings(&mut self, docs: &[NewDocument], maps: &VocabIds) -> Vec<usize> {
+        let terms = self.terms.len();
+        // One count array per thread (not per rayon split: they are big).
+        let per_thread = docs.len().div_ceil(rayon::current_num_threads().max(1)).max(1);
+        let counts = docs
+            .par_chunks(per_thread)
+            .map(|chunk| {
+                let mut counts = vec![0u32; terms];
+                for d in chunk {
+                    let ids = ids_of(maps, d);
+                    for &(local, _) in &d.analyzed.terms {
+                        counts[ids[local as usize] as usize] += 1;
+                    }
+                }
+                counts
+            })
+            .reduce(
+                || vec![0u32; terms],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        for (term, &count) in self.terms.iter_mut().zip(&counts) {
+            if count > 0 {
+                term.postings.reserve_exact(count as usize);
+            }
+        }
+        let parts = rayon::current_num_threads().max(1);
+        let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+        let mut bounds = vec![0usize];
+        let mut acc = 0u64;
+        for (t, &c) in counts.iter().enumerate() {
+            acc += u64::from(c);
+            if acc * parts as u64 >= total * bounds.len() as u64 && bounds.len() < parts {
+                bounds.push(t + 1);
+            }
+        }
+        bounds.push(self.terms.len());
+        bounds
+    }
+
+    /// One batch of a bulk build: prepared in parallel, stored in order,
+    /// postings added in parallel by term range.
+    fn add_batch(&mut self, batch: Vec<NewDocument>, maps: &VocabIds, bounds: &[usize], seq: u64) {
+        let prepared: Vec<PreparedDocument> = batch
+            .into_par_iter()
+            .map(|d| {
+                let ids = ids_of(maps, &d);
+                prepare(d, |local| ids[local as usize])
+            })
+            .collect();
+        let mut pending: Vec<NewPostings> = Vec::with_capacity(prepared.len());
+        for mut p in prepared {
+            self.tombstones.remove(&p.id);
+            if self.slot_of(&p.id).is_some_and(|slot| pending.first().is_some_and(|f| slot >= f.0)) {
+                // Replaces a document of this batch: its postings first.
+                self.add_postings(&pending, bounds);
+                pending.clear();
+            }
+            let terms = std::mem::take(&mut p.terms);
+            let (slot, len) = self.add_document(p, seq);
+            pending.push((slot, len, terms));
+        }
+        self.add_postings(&pending, bounds);
+    }
+
+    /// Adds a prepared document (see `prepare`), replacing one of the same id.
+    pub fn add_prepared(&mut self, mut doc: PreparedDocument, seq: u64) {
+        let terms = std::mem::take(&mut doc.terms);
+        let (slot, len) = self.add_document(doc, seq);
+        let bounds = [0, self.terms.len()];
+        self.add_postings(&[(slot, len, terms)], &bounds);
+    }
+
+    /// The postings of documents just added, as (slot, length, terms);
+    /// `bounds` splits the term ids into ranges handled in parallel.
+    fn add_postings(&mut self, docs: &[NewPostings], bounds: &[usize]) {
+        let ref_norm = self.norm(self.ref_avgdl);
+        let mut ranges: Vec<(usize, &mut [Term])> = Vec::with_capacity(bounds.len());
+        let mut rest: &mut [Term] = &mut self.terms;
+        for w in bounds.windows(2) {
+            let (head, tail) = rest.split_at_mut((w[1] - w[0]).min(rest.len()));
+            ranges.push((w[0], head));
+            rest = tail;
+        }
+        let add = |(lo, terms): (usize, &mut [Term])| -> usize {
+            let mut new_terms = 0;
+            for (slot, len, doc_terms) in docs {
+                for &(tid, tf) in doc_terms {
+                    let Some(term) = (tid as usize).checked_sub(lo).and_then(|i| terms.get_mut(i)) else { continue };
+                    new_terms += usize::from(term.df == 0);
+                    term.df += 1;
+                    term.max_tf = term.max_tf.max(tf);
+                    term.min_len_per_tf = term.min_len_per_tf.min(len_per_tf(*len, tf));
+                    let score = f32_up(ref_norm.tf_part(tf, *len));
+                    term.max_score = term.max_score.max(score);
+                    term.postings.push(*slot, tf, *len, score);
+                }
+            }
+            new_terms
+        };
+        let postings: usize = docs.iter().map(|d| d.2.len()).sum();
+        // Threads only for enough work (always in tests, to test them).
+        let parallel = ranges.len() > 1 && (cfg!(test) || postings > 100_000);
+        let new_terms: usize = if parallel { ranges.into_par_iter().map(add).sum() } else { ranges.into_iter().map(add).sum() };
+        self.live_terms += new_terms;
+        self.live_postings += postings as u64;
+    }
+
+    /// Stores a prepared document (its postings apart) in a new slot,
+    /// replacing one of the same id; returns the slot and its length.
+    fn add_document(&mut self, doc: PreparedDocument, seq: u64) -> (u32, u32) {
+        self.remove_slot_of(&doc.id);
+        let slot = self.docs.len() as u32;
+        let len = doc.len;
+        if self.ref_avgdl == 0.0 {
+            self.ref_avgdl = f64::from(len.max(1));
+        }
+        self.live_docs += 1;
+        self.total_len += u64::from(len);
+        self.content_bytes += doc.content.len() + doc.id.len();
+        self.lens.push(len);
+        self.docs.push(Some(Document {
+            id: doc.id,
+            content: doc.content,
+            metadata: doc.metadata,
+            start_line_offset: doc.start_line_offset,
+            len,
+            seq,
+            table: doc.table,
+        }));
+        let docs = &self.docs;
+        let id = docs[slot as usize].as_ref().expect("just stored").id.as_str();
+        self.by_id.insert(id, slot, |s| id_at(docs, s));
+        (slot, len)
+    }
+
+    /// Marks the slot of `id` dead and takes its postings out of the
+    /// statistics (they stay in the lists until compaction).
+    pub(super) fn remove_slot_of(&mut self, id: &str) -> bool {
+        let docs = &self.docs;
+        let Some(slot) = self.by_id.remove(id, |s| id_at(docs, s)) else { return false };
+        let doc = self.docs[slot as usize].take().expect("live slot");
+        self.lens[slot as usize] = DEAD;
+        let mut n = 0u64;
+        for t in table_terms(&doc.table) {
+            let term = &mut self.terms[t as usize];
+            term.df -= 1;
+            if term.df == 0 {
+                self.live_terms -= 1;
+            }
+            n += 1;
+        }
+        self.live_postings -= n;
+        self.dead_postings += n;
+        self.live_docs -= 1;
+        self.total_len -= u64::from(doc.len);
+        self.content_bytes -= doc.content.len() + doc.id.len();
+        true
+    }
+
+    /// Room for `n` more documents, so a bulk write does not grow (and
+    /// copy) the document tables again and again.
+    pub fn reserve(&mut self, n: usize) {
+        self.docs.reserve(n);
+        self.lens.reserve(n);
+        let docs = &self.docs;
+        self.by_id.reserve(n, |s| id_at(docs, s));
+    }
+}

@@ -1,0 +1,79 @@
+//! Turning found files into documents: `scan` resolves `autoIndexPaths`
+//! to files inside `basePath`, `read` reads them in parallel (rayon), skips
+//! binary files, decodes UTF-8 with replacement characters (as Mastra) and
+//! tokenizes, `chunk` splits large files into line chunks; `build_index`
+//! makes a fresh index of the result.
+
+pub mod chunk;
+mod read;
+pub mod scan;
+
+pub use read::{documents_of, ingest};
+
+use crate::index::{Bm25Index, Bm25Params, NewDocument};
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkOptions {
+    pub max_chars: usize,
+    pub overlap_lines: usize,
+}
+
+impl Default for ChunkOptions {
+    fn default() -> Self {
+        ChunkOptions { max_chars: 4000, overlap_lines: 3 }
+    }
+}
+
+/// What became of one file.
+#[derive(Debug)]
+pub enum FileOutcome {
+    /// One document, or its chunks (`chunked` true).
+    Documents { id: String, docs: Vec<NewDocument>, chunked: bool },
+    Skipped { id: String, reason: String },
+    Failed { id: String, error: String },
+}
+
+/// What a rebuild did, for `IndexReport`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Report {
+    /// Files (or documents) now in the index.
+    pub indexed: usize,
+    /// Chunk documents that large files were split into.
+    pub chunks: usize,
+    pub skipped: Vec<(String, String)>,
+    pub failed: Vec<(String, String)>,
+}
+
+/// Builds a fresh index from ingested files; writes older than `seq` are
+/// ignored by it from then on (see `Bm25Index::add_bulk`).
+pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, report: &mut Report, on_index: &dyn Fn(usize, usize, &str)) -> Bm25Index {
+    let mut index = Bm25Index::new(params);
+    index.clear(seq);
+    let total = outcomes.len();
+    let mut docs = Vec::new();
+    // (file id, its last document's position) for progress.
+    let mut ends: Vec<(String, usize)> = Vec::new();
+    for o in outcomes {
+        match o {
+            FileOutcome::Documents { id, docs: d, chunked } => {
+                if chunked {
+                    report.chunks += d.len();
+                }
+                report.indexed += 1;
+                docs.extend(d);
+                ends.push((id, docs.len()));
+            }
+            FileOutcome::Skipped { id, reason } => report.skipped.push((id, reason)),
+            FileOutcome::Failed { id, error } => report.failed.push((id, error)),
+        }
+    }
+    let mut file = 0;
+    index.add_bulk(docs, seq, &mut |added| {
+        while file < ends.len() && ends[file].1 == added {
+            on_index(file + 1, total, &ends[file].0);
+            file += 1;
+        }
+    });
+    index.shrink();
+    index
+}
+

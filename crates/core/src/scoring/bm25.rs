@@ -1,0 +1,99 @@
+//! The BM25 formula: parameters, idf, the term-frequency part with one
+//! query's constants folded, and the bounds pruning relies on.
+
+use crate::index::Bm25Index;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    pub k1: f64,
+    pub b: f64,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: 1.5, b: 0.75 }
+    }
+}
+
+impl Bm25Params {
+    /// Whether scores can be bounded from block summaries (the bound of
+    /// `Norm::bound` needs k1 > 0 and 0 <= b <= 1).
+    pub fn prunable(&self) -> bool {
+        self.k1 > 0.0 && (0.0..=1.0).contains(&self.b)
+    }
+}
+
+/// Bounds are inflated this much so that float rounding never makes a
+/// bound smaller than a score it should cover.
+pub(crate) const BOUND_SLACK: f64 = 1.0 + 1e-9;
+
+/// BM25's term-frequency part, `tf·(k1+1) / (tf + k1·(1 − b + b·len/avgdl))`,
+/// with the constants of one query folded.
+#[derive(Clone, Copy)]
+pub(crate) struct Norm {
+    c1: f64,
+    c2: f64,
+    k1p1: f64,
+}
+
+impl Norm {
+    #[inline]
+    pub fn tf_part(&self, tf: u32, len: u32) -> f64 {
+        let tf = tf as f64;
+        tf * self.k1p1 / (tf + self.c1 + self.c2 * len as f64)
+    }
+
+    /// The largest `tf_part` of postings with frequencies up to `max_tf` and
+    /// `len/tf` of at least `min_len_per_tf` (needs k1 >= 0, 0 <= b <= 1).
+    pub fn bound(&self, max_tf: u32, min_len_per_tf: f32) -> f64 {
+        self.k1p1 / (1.0 + self.c1 / max_tf as f64 + self.c2 * min_len_per_tf as f64)
+    }
+}
+
+/// A distinct query term known to the index: its id, how often the query
+/// repeats it, and its position among the query's distinct terms.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QueryTerm {
+    pub term: u32,
+    pub weight: f64,
+    pub position: usize,
+}
+
+impl Bm25Index {
+    /// Distinct query terms known to the index, with their repeat counts
+    /// (Mastra sums over query tokens including repeats).
+    pub(crate) fn query_terms(&self, tokens: &[String]) -> Vec<QueryTerm> {
+        let mut out: Vec<QueryTerm> = Vec::new();
+        for tok in tokens {
+            let Some(&t) = self.dict.get(tok.as_str()) else { continue };
+            if self.terms[t as usize].df == 0 {
+                continue;
+            }
+            match out.iter_mut().find(|q| q.term == t) {
+                Some(q) => q.weight += 1.0,
+                None => {
+                    let position = out.len();
+                    out.push(QueryTerm { term: t, weight: 1.0, position });
+                }
+            }
+        }
+        out
+    }
+
+    pub(crate) fn idf(&self, t: u32) -> f64 {
+        let n = self.live_docs as f64;
+        let df = self.terms[t as usize].df as f64;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    /// The length normalisation of scores at average length `avgdl`.
+    pub(crate) fn norm(&self, avgdl: f64) -> Norm {
+        let Bm25Params { k1, b } = self.params;
+        Norm { c1: k1 * (1.0 - b), c2: k1 * b / avgdl, k1p1: k1 + 1.0 }
+    }
+
+    /// Whether `a` ranks before `b` (score, then id).
+    pub(crate) fn ranks_before(&self, a: (f64, u32), b: (f64, u32)) -> bool {
+        super::topk::ranks_before(a, b, |slot| crate::index::id_at(&self.docs, slot))
+    }
+}

@@ -1,0 +1,7 @@
+//! Vector search: the embedded store (`store`), Mastra's metadata filter
+//! (`filter`), and the plans of what to write to and delete from any store
+//! (`plan`).
+
+pub mod filter;
+pub mod plan;
+pub mod store;
