@@ -294,7 +294,10 @@ export declare class Workspace {
   clear(): Promise<void>
   /** Ranked results for `query`. */
   search(query: string, options?: SearchOptions): Promise<SearchResult[]>
-  /** Index statistics (synchronous). */
+  /**
+   * Index statistics (synchronous; during a bulk write, as they were
+   * before it).
+   */
   stats(): WorkspaceStats
   /**
    * Drops the in-process index (the user's vector store is left as it

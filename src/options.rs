@@ -5,6 +5,7 @@ use napi::bindgen_prelude::*;
 use napi::JsValue;
 use std::path::PathBuf;
 use workspace_search_core::index::Bm25Params;
+use workspace_search_core::search::{Fusion, Mode};
 use workspace_search_core::vectors::filter::Filter;
 use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::analysis::tokenizer::{SplitRule, TokenizerConfig};
@@ -274,17 +275,17 @@ fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
 /// `search()` options, checked.
 pub struct SearchOptions {
     pub top_k: usize,
-    pub mode: Option<String>,
+    pub mode: Option<Mode>,
     pub min_score: Option<f64>,
     pub vector_weight: f64,
-    pub fusion: String,
+    pub fusion: Fusion,
     pub filter: Option<Filter>,
     /// The filter as given, for a JavaScript vector store.
     pub filter_json: Option<serde_json::Value>,
 }
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
-    let mut out = SearchOptions { top_k: 5, mode: None, min_score: None, vector_weight: 0.5, fusion: "weighted".into(), filter: None, filter_json: None };
+    let mut out = SearchOptions { top_k: 5, mode: None, min_score: None, vector_weight: 0.5, fusion: Fusion::Weighted, filter: None, filter_json: None };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;
     check_keys(&o, &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion"], &[], "search() options")?;
@@ -292,11 +293,7 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
         out.top_k = to_integer(&v, "topK", 0.0)?.min(u32::MAX as f64) as usize;
     }
     if let Some(v) = prop(&o, "mode")? {
-        let m = to_string(&v, "mode")?;
-        if !["bm25", "vector", "hybrid"].contains(&m.as_str()) {
-            return Err(Fail::Type(format!("mode must be 'bm25', 'vector' or 'hybrid', got '{m}'")));
-        }
-        out.mode = Some(m);
+        out.mode = Some(to_string(&v, "mode")?.parse().map_err(|e| Fail::Type(format!("mode {e}")))?);
     }
     if let Some(v) = prop(&o, "minScore")? {
         out.min_score = Some(unit_interval(&v, "minScore")?);
@@ -305,11 +302,7 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
         out.vector_weight = unit_interval(&v, "vectorWeight")?;
     }
     if let Some(v) = prop(&o, "fusion")? {
-        let f = to_string(&v, "fusion")?;
-        if f != "weighted" && f != "rrf" {
-            return Err(Fail::Type(format!("fusion must be 'weighted' or 'rrf', got '{f}'")));
-        }
-        out.fusion = f;
+        out.fusion = to_string(&v, "fusion")?.parse().map_err(|e| Fail::Type(format!("fusion {e}")))?;
     }
     if let Some(v) = prop(&o, "filter")? {
         let json = to_json(env, &v, "filter")?;

@@ -28,8 +28,7 @@ pub enum Store {
     Js(JsStore),
 }
 
-/// At most this many vectors per `upsert` call, as Mastra.
-pub const MAX_UPSERT: usize = 100;
+use workspace_search_core::vectors::plan::MAX_UPSERT;
 
 fn method(obj: &Object, name: &str, required: bool) -> Checked<Option<StoreFn>> {
     let v: Unknown = obj.get_named_property_unchecked(name)?;

@@ -2,7 +2,7 @@
 //! a place in the write order, and hands the work to engine.rs.
 
 use crate::embedder::Embedder;
-use crate::engine::*;
+use crate::engine::{blocking, panic_error, DocArgs, Inner, Keyword, Lifecycle, ManyOutcome, VectorSide};
 use crate::js::*;
 use crate::local_vector::LocalVector;
 use crate::options::{self, Bm25Options};
@@ -20,7 +20,8 @@ use workspace_search_core::index::Bm25Index;
 use workspace_search_core::index::gate::Gate;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
 use workspace_search_core::vectors::store::VectorStore;
-use workspace_search_core::{default_index_name, validate_index_name};
+use workspace_search_core::search::Mode;
+use workspace_search_core::vectors::index_name;
 
 /// Mastra-compatible workspace search: BM25, vector and hybrid search over
 /// files and documents, run natively.
@@ -85,8 +86,8 @@ impl Workspace {
         let vectors = match &o.embedder {
             None => None,
             Some(e) => {
-                let index_name = o.search_index_name.clone().unwrap_or_else(|| default_index_name(&id));
-                validate_index_name(&index_name).map_err(|message| Fail::Config { message, workspace_id: Some(id.clone()) })?;
+                let index_name = o.search_index_name.clone().unwrap_or_else(|| index_name::default_for(&id));
+                index_name::validate(&index_name).map_err(|e| Fail::Config { message: e.to_string(), workspace_id: Some(id.clone()) })?;
                 let embedder = Embedder::from_js(e, o.embed_concurrency)?;
                 let store = match &o.vector_store {
                     // No store: the embedded one.
@@ -97,7 +98,7 @@ impl Workspace {
                     }
                     Some(s) => Store::Js(JsStore::from_js(s)?),
                 };
-                Some(VectorSide { embedder, store, index_name, upserted: AtomicBool::new(false), written: Mutex::default() })
+                Some(VectorSide { embedder, store, index_name, upserted: AtomicBool::new(false), ledger: Mutex::default() })
             }
         };
         let (keyword, params) = match o.bm25 {
@@ -134,8 +135,9 @@ impl Workspace {
                 progress,
                 index: RwLock::new(Bm25Index::new(params)),
                 gate: Arc::new(Gate::default()),
-                status: Mutex::new("pending"),
+                status: Mutex::new(Lifecycle::Pending),
                 destroyed: AtomicBool::new(false),
+                last_stats: Mutex::default(),
             }),
         })
     }
@@ -150,19 +152,8 @@ impl Workspace {
     }
 
     /// The mode to run: the one asked for, or hybrid > vector > bm25.
-    fn mode(&self, asked: Option<&str>) -> Checked<&'static str> {
-        let (kw, vec) = (self.inner.keyword.is_some(), self.inner.vectors.is_some());
-        match asked {
-            Some("bm25") if !kw => Err(Fail::Plain("BM25 search requires BM25 configuration.".into())),
-            Some("vector") if !vec => Err(Fail::Plain("Vector search requires vector configuration.".into())),
-            Some("hybrid") if !(kw && vec) => Err(Fail::Plain("Hybrid search requires both vector and BM25 configuration.".into())),
-            Some("bm25") => Ok("bm25"),
-            Some("vector") => Ok("vector"),
-            Some(_) => Ok("hybrid"),
-            None if kw && vec => Ok("hybrid"),
-            None if vec => Ok("vector"),
-            None => Ok("bm25"),
-        }
+    fn mode(&self, asked: Option<Mode>) -> Checked<Mode> {
+        Mode::select(asked, self.inner.keyword.is_some(), self.inner.vectors.is_some()).map_err(|e| Fail::Plain(e.to_string()))
     }
 }
 
@@ -204,7 +195,7 @@ impl Workspace {
 
     #[napi(getter, ts_return_type = "'pending' | 'initializing' | 'ready' | 'error' | 'destroyed'")]
     pub fn status(&self) -> String {
-        (*self.inner.status.lock()).to_string()
+        self.inner.status.lock().as_str().to_string()
     }
 
     /// Indexes `autoIndexPaths` (when search and a filesystem are configured).
@@ -213,7 +204,7 @@ impl Workspace {
         if let Err(f) = self.inner.check_ready() {
             return rejected(env, f);
         }
-        *self.inner.status.lock() = "initializing";
+        *self.inner.status.lock() = Lifecycle::Initializing;
         let inner = self.inner.clone();
         let paths = inner.auto_index_paths.clone();
         let ticket = inner.gate.ticket();
@@ -221,7 +212,7 @@ impl Workspace {
             let result = inner.clone().rebuild(ticket, paths).await;
             let mut status = inner.status.lock();
             if !inner.destroyed.load(Ordering::SeqCst) {
-                *status = if result.is_ok() { "ready" } else { "error" };
+                *status = if result.is_ok() { Lifecycle::Ready } else { Lifecycle::Error };
             }
             result
         })
@@ -354,11 +345,11 @@ impl Workspace {
     /// Ranked results for `query`.
     #[napi(ts_args_type = "query: string, options?: SearchOptions", ts_return_type = "Promise<SearchResult[]>")]
     pub fn search<'e>(&self, env: &'e Env, query: Unknown, options: Option<Unknown>) -> Result<PromiseRaw<'e, SearchResults>> {
-        let checked = (|| -> Checked<(String, options::SearchOptions, &'static str)> {
+        let checked = (|| -> Checked<(String, options::SearchOptions, Mode)> {
             self.searchable()?;
             let query = to_string(&query, "query")?;
             let opts = options::search_options(env, options)?;
-            let mode = self.mode(opts.mode.as_deref())?;
+            let mode = self.mode(opts.mode)?;
             Ok((query, opts, mode))
         })();
         let (query, opts, mode) = match checked {
@@ -368,7 +359,7 @@ impl Workspace {
         if query.is_empty() || opts.top_k == 0 {
             return PromiseRaw::resolve(env, SearchResults(Vec::new()));
         }
-        if mode != "bm25" {
+        if mode != Mode::Bm25 {
             return spawn(env, self.inner.clone().search_vectors(query, mode, opts));
         }
         let kw = self.inner.keyword.as_ref().expect("mode checked");
@@ -395,11 +386,12 @@ impl Workspace {
         })
     }
 
-    /// Index statistics (synchronous).
+    /// Index statistics (synchronous; during a bulk write, as they were
+    /// before it).
     #[napi]
     pub fn stats(&self, env: Env) -> Result<WorkspaceStats> {
         self.inner.check_ready().map_err(|f| f.throw(&env))?;
-        let s = self.inner.index.read().stats();
+        let s = self.inner.index_stats();
         let (vectors, vector_bytes) = match &self.inner.vectors {
             Some(v) => (v.count(), if let crate::store::Store::Local(s) = &v.store { s.read().memory_bytes() } else { 0 }),
             None => (0, 0),
@@ -420,9 +412,14 @@ impl Workspace {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn destroy<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         self.inner.destroyed.store(true, Ordering::SeqCst);
-        *self.inner.status.lock() = "destroyed";
+        *self.inner.status.lock() = Lifecycle::Destroyed;
         let seq = self.inner.gate.ticket().seq();
-        self.inner.index.write().clear(seq);
-        PromiseRaw::resolve(env, ())
+        if let Some(mut index) = self.inner.index.try_write() {
+            index.clear(seq);
+            return PromiseRaw::resolve(env, ());
+        }
+        // A writer holds the index: clear it once it lets go, off this thread.
+        let inner = self.inner.clone();
+        spawn(env, blocking(move || inner.index.write().clear(seq)))
     }
 }

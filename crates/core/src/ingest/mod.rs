@@ -9,6 +9,7 @@ mod read;
 pub mod scan;
 
 pub use read::{documents_of, ingest};
+pub use scan::{SkipReason, Skipped};
 
 use crate::index::{Bm25Index, Bm25Params, NewDocument};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +29,7 @@ impl Default for ChunkOptions {
 pub enum FileOutcome {
     /// One document, or its chunks (`chunked` true).
     Documents { id: String, docs: Vec<NewDocument>, chunked: bool },
-    Skipped { id: String, reason: String },
+    Skipped { id: String, reason: SkipReason },
     Failed { id: String, error: String },
 }
 
@@ -39,7 +40,7 @@ pub struct Report {
     pub indexed: usize,
     /// Chunk documents that large files were split into.
     pub chunks: usize,
-    pub skipped: Vec<(String, String)>,
+    pub skipped: Vec<Skipped>,
     pub failed: Vec<(String, String)>,
 }
 
@@ -62,7 +63,7 @@ pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, rep
                 docs.extend(d);
                 ends.push((id, docs.len()));
             }
-            FileOutcome::Skipped { id, reason } => report.skipped.push((id, reason)),
+            FileOutcome::Skipped { id, reason } => report.skipped.push(Skipped { path: id, reason }),
             FileOutcome::Failed { id, error } => report.failed.push((id, error)),
         }
     }

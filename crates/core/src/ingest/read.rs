@@ -4,7 +4,7 @@
 
 use super::chunk::{chunk_id, chunk_lines, needs_chunking};
 use super::scan::FoundFile;
-use super::{ChunkOptions, FileOutcome};
+use super::{ChunkOptions, FileOutcome, SkipReason};
 use crate::analysis::tokenizer::Tokenizer;
 use crate::analysis::{Analyzed, ThreadAnalyzers};
 use crate::index::NewDocument;
@@ -73,7 +73,7 @@ pub fn ingest(
     let analyzers = tokenizer.map(ThreadAnalyzers::new);
     let read_one = |f: &FoundFile| -> FileOutcome {
         let out = match read_text(&f.path) {
-            Ok(None) => FileOutcome::Skipped { id: f.id.clone(), reason: "binary".into() },
+            Ok(None) => FileOutcome::Skipped { id: f.id.clone(), reason: SkipReason::Binary },
             Ok(Some(text)) => {
                 let (docs, chunked) = documents_of(&f.id, text, chunking);
                 FileOutcome::Documents { id: f.id.clone(), docs, chunked }
@@ -141,7 +141,7 @@ mod tests {
         let files = vec![f("bin.dat"), f("bad.txt"), f("long.md"), FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x") }];
         let t = Tokenizer::default();
         let out = ingest(&files, ChunkOptions::default(), Some(&t), &|_, _, _| {});
-        assert!(matches!(&out[0], FileOutcome::Skipped { reason, .. } if reason == "binary"));
+        assert!(matches!(&out[0], FileOutcome::Skipped { reason, .. } if *reason == SkipReason::Binary));
         match &out[1] {
             FileOutcome::Documents { docs, chunked: false, .. } => {
                 assert_eq!(docs[0].content, "ok \u{FFFD} word");

@@ -21,10 +21,35 @@ pub struct FoundFile {
     pub path: PathBuf,
 }
 
+/// Why an entry or a file is not indexed (listed in `report.skipped`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkipReason {
+    #[error("outside basePath")]
+    OutsideBase,
+    #[error("outside basePath (symbolic link)")]
+    LinkOutsideBase,
+    #[error("not found")]
+    NotFound,
+    #[error("unreadable: {0}")]
+    Unreadable(String),
+    #[error("basePath unreadable: {0}")]
+    BaseUnreadable(String),
+    #[error("deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    #[error("symbolic link to a directory")]
+    LinkToDirectory,
+    #[error("broken symbolic link: {0}")]
+    BrokenLink(String),
+    #[error("invalid glob: {0}")]
+    InvalidGlob(String),
+    #[error("binary")]
+    Binary,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
     pub path: String,
-    pub reason: String,
+    pub reason: SkipReason,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -105,7 +130,7 @@ pub fn scan(base: &Path, entries: &[String], opts: ScanOptions) -> ScanResult {
         Ok(p) => p,
         Err(e) => {
             let mut out = ScanResult::default();
-            out.skipped.push(Skipped { path: base.display().to_string(), reason: format!("basePath unreadable: {e}") });
+            out.skipped.push(Skipped { path: base.display().to_string(), reason: SkipReason::BaseUnreadable(e.to_string()) });
             return out;
         }
     };
@@ -117,8 +142,8 @@ pub fn scan(base: &Path, entries: &[String], opts: ScanOptions) -> ScanResult {
 }
 
 impl Scanner<'_> {
-    fn skip(&mut self, path: impl Into<String>, reason: impl Into<String>) {
-        self.out.skipped.push(Skipped { path: path.into(), reason: reason.into() });
+    fn skip(&mut self, path: impl Into<String>, reason: SkipReason) {
+        self.out.skipped.push(Skipped { path: path.into(), reason });
     }
 
     fn resolve(&self, form: &str) -> Option<Resolved> {
@@ -154,14 +179,14 @@ impl Scanner<'_> {
         if is_glob(form) {
             return self.glob_entry(raw, form);
         }
-        let Some(r) = self.resolve(form) else { return self.skip(raw, "outside basePath") };
+        let Some(r) = self.resolve(form) else { return self.skip(raw, SkipReason::OutsideBase) };
         let abs = self.base.join(&r.rel);
         match std::fs::symlink_metadata(&abs) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.skip(raw, "not found"),
-            Err(e) => self.skip(raw, format!("unreadable: {e}")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.skip(raw, SkipReason::NotFound),
+            Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
             Ok(_) => match self.inside(&abs) {
-                Ok(false) => self.skip(raw, "outside basePath (symbolic link)"),
-                Err(e) => self.skip(raw, format!("unreadable: {e}")),
+                Ok(false) => self.skip(raw, SkipReason::LinkOutsideBase),
+                Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
                 Ok(true) => {
                     if abs.is_dir() {
                         let files = self.walk(&r.rel, &r.id_root);
@@ -222,7 +247,7 @@ impl Scanner<'_> {
                         ignore::Error::WithPath { path, .. } => path.display().to_string(),
                         _ => rel.display().to_string(),
                     };
-                    self.skip(path, format!("unreadable: {err}"));
+                    self.skip(path, SkipReason::Unreadable(err.to_string()));
                     continue;
                 }
             };
@@ -238,20 +263,20 @@ impl Scanner<'_> {
             if depth > MAX_DEPTH {
                 let top = to_slash(&rel_to_target.iter().take(MAX_DEPTH).collect::<PathBuf>());
                 if deep_reported.insert(top.clone()) {
-                    self.skip(join_id(id_root, &top), format!("deeper than {MAX_DEPTH} levels"));
+                    self.skip(join_id(id_root, &top), SkipReason::TooDeep);
                 }
                 continue;
             }
             match ft {
                 Some(t) if t.is_dir() => out.push((FoundFile { id, path: p.to_path_buf() }, true)),
                 Some(t) if t.is_symlink() => match std::fs::metadata(p) {
-                    Ok(m) if m.is_dir() => self.skip(id, "symbolic link to a directory"),
+                    Ok(m) if m.is_dir() => self.skip(id, SkipReason::LinkToDirectory),
                     Ok(_) => match self.inside(p) {
                         Ok(true) => out.push((FoundFile { id, path: p.to_path_buf() }, false)),
-                        Ok(false) => self.skip(id, "outside basePath (symbolic link)"),
-                        Err(err) => self.skip(id, format!("unreadable: {err}")),
+                        Ok(false) => self.skip(id, SkipReason::LinkOutsideBase),
+                        Err(err) => self.skip(id, SkipReason::Unreadable(err.to_string())),
                     },
-                    Err(err) => self.skip(id, format!("broken symbolic link: {err}")),
+                    Err(err) => self.skip(id, SkipReason::BrokenLink(err.to_string())),
                 },
                 Some(_) => out.push((FoundFile { id, path: p.to_path_buf() }, false)),
                 None => {}
@@ -268,15 +293,15 @@ impl Scanner<'_> {
             Some(i) => &form[..i],
             None => ".",
         };
-        let Some(root) = self.resolve(root_form) else { return self.skip(raw, "outside basePath") };
+        let Some(root) = self.resolve(root_form) else { return self.skip(raw, SkipReason::OutsideBase) };
         let root_abs = self.base.join(&root.rel);
         if !root_abs.is_dir() {
-            return self.skip(raw, "not found");
+            return self.skip(raw, SkipReason::NotFound);
         }
         match self.inside(&root_abs) {
             Ok(true) => {}
-            Ok(false) => return self.skip(raw, "outside basePath (symbolic link)"),
-            Err(e) => return self.skip(raw, format!("unreadable: {e}")),
+            Ok(false) => return self.skip(raw, SkipReason::LinkOutsideBase),
+            Err(e) => return self.skip(raw, SkipReason::Unreadable(e.to_string())),
         }
         // The pattern relative to basePath, as the candidates are.
         let rel_root = to_slash(&root.rel);
@@ -284,7 +309,7 @@ impl Scanner<'_> {
         let pattern = join_id(&rel_root, tail);
         let matcher: GlobMatcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
             Ok(g) => g.compile_matcher(),
-            Err(e) => return self.skip(raw, format!("invalid glob: {e}")),
+            Err(e) => return self.skip(raw, SkipReason::InvalidGlob(e.to_string())),
         };
         let explicit_dots: Vec<&str> = pattern.split('/').filter(|s| s.starts_with('.')).collect();
         let id_root = if root_form == "." { "" } else { root.id_root.as_str() };
@@ -397,7 +422,8 @@ mod tests {
         let r = scan(b, &["docs".into(), "../".into(), "linkdir".into(), "nope".into()], ScanOptions::default());
         let got: Vec<_> = r.files.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(got, ["docs/a.md", "docs/inner.md"]);
-        let reasons: Vec<_> = r.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+        let reasons: Vec<_> = r.skipped.iter().map(|s| (s.path.as_str(), s.reason.to_string())).collect();
+        let reasons: Vec<_> = reasons.iter().map(|(p, r)| (*p, r.as_str())).collect();
         assert!(reasons.contains(&("docs/link.md", "outside basePath (symbolic link)")));
         assert!(reasons.contains(&("../", "outside basePath")));
         assert!(reasons.contains(&("linkdir", "outside basePath (symbolic link)")));
@@ -412,6 +438,6 @@ mod tests {
         let d = tree(&[(&format!("{deep}/x.md"), "x"), ("d1/y.md", "y")]);
         let r = scan(d.path(), &["d1".into()], ScanOptions::default());
         assert_eq!(r.files.len(), 1);
-        assert!(r.skipped.iter().any(|s| s.reason.contains("deeper")));
+        assert!(r.skipped.iter().any(|s| s.reason == SkipReason::TooDeep));
     }
 }

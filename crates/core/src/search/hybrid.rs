@@ -2,7 +2,8 @@
 //! the vector score clamped to [0, 1] and BM25 divided by its best match, or
 //! reciprocal-rank fusion; ties broken by id in every mode.
 
-use crate::search::SearchHit;
+use crate::search::{shift_range, SearchHit};
+use crate::vectors::metadata;
 use crate::analysis::tokenizer::Tokenizer;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -16,11 +17,7 @@ pub struct StoreHit {
     pub metadata: Option<Map<String, Value>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fusion {
-    Weighted,
-    Rrf,
-}
+pub use super::mode::Fusion;
 
 /// The RRF constant: `score = 61 * (w / (60 + rank_v) + (1 - w) / (60 + rank_b))`.
 const RRF_K: f64 = 60.0;
@@ -51,25 +48,16 @@ pub fn line_range_of(content: &str, tokens: &[String], tokenizer: &Tokenizer) ->
 /// `metadata.text`, metadata without those and `_startLineOffset`, the
 /// score clamped to [0, 1] with the raw value kept.
 pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u32)>) -> SearchHit {
-    let mut meta = hit.metadata.unwrap_or_default();
-    let id = match meta.remove("id") {
-        Some(Value::String(s)) => s,
-        _ => hit.id,
-    };
-    let content = match meta.remove("text") {
-        Some(Value::String(s)) => s,
-        _ => String::new(),
-    };
-    let offset = meta.remove("_startLineOffset").and_then(|v| v.as_u64()).map(|v| v as u32).filter(|&v| v >= 1);
-    let line_range = line_range(&content).map(|r| crate::search::shift_range(r, offset));
+    let d = metadata::decode(hit.id, hit.metadata);
+    let line_range = line_range(&d.content).map(|r| shift_range(r, d.start_line_offset));
     SearchHit {
-        id,
-        content: content.into(),
+        id: d.id,
+        content: d.content.into(),
         score: if hit.score.is_nan() { 0.0 } else { hit.score.clamp(0.0, 1.0) },
         bm25: None,
         vector: Some(hit.score),
         line_range,
-        metadata: (!meta.is_empty()).then(|| std::sync::Arc::new(meta)),
+        metadata: (!d.metadata.is_empty()).then(|| std::sync::Arc::new(d.metadata)),
     }
 }
 

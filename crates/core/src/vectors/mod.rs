@@ -5,3 +5,6 @@
 pub mod filter;
 pub mod plan;
 pub mod store;
+pub mod ledger;
+pub mod metadata;
+pub mod index_name;

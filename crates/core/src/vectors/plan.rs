@@ -1,5 +1,172 @@
-//! What to write to a vector store, decided here and carried out by the
-//! binding: store writes grouped into units that keep files whole.
+//! What to write to and delete from a vector store, decided here and
+//! carried out by the binding (which owns the awaits): which texts a
+//! rebuild embeds, which files to retry after a failed group, which stale
+//! vectors to delete, how writes are grouped, which files fail, and what
+//! the ledger records. Writes are all or nothing per file (rebuilds) and
+//! per unit (`indexMany`).
+
+use super::ledger::Ledger;
+use crate::ingest::FileOutcome;
+use crate::index::NewDocument;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::ops::Range;
+
+/// At most this many vectors per `upsert` call, as Mastra.
+pub const MAX_UPSERT: usize = 100;
+
+/// One file's documents among the texts a rebuild embeds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRun {
+    /// The file's position in the rebuild's outcomes.
+    pub file: usize,
+    pub docs: Range<usize>,
+}
+
+/// The texts a rebuild embeds: every file's documents, in order.
+#[derive(Debug, Default)]
+pub struct EmbedPlan {
+    pub texts: Vec<String>,
+    pub runs: Vec<FileRun>,
+}
+
+/// The documents of a file outcome (none for a skipped or failed file).
+pub fn docs_of(o: &FileOutcome) -> &[NewDocument] {
+    match o {
+        FileOutcome::Documents { docs, .. } => docs,
+        _ => &[],
+    }
+}
+
+impl EmbedPlan {
+    pub fn new(outcomes: &[FileOutcome]) -> Self {
+        let mut plan = EmbedPlan::default();
+        for (file, o) in outcomes.iter().enumerate() {
+            if let FileOutcome::Documents { docs, .. } = o {
+                let start = plan.texts.len();
+                plan.texts.extend(docs.iter().map(|d| d.content.to_string()));
+                plan.runs.push(FileRun { file, docs: start..plan.texts.len() });
+            }
+        }
+        plan
+    }
+
+    /// Files with a document whose embedding group failed: each is retried
+    /// on its own, so that only the files at fault fail.
+    pub fn files_to_retry<V>(&self, embedded: &[Option<V>]) -> Vec<FileRun> {
+        self.runs.iter().filter(|r| embedded[r.docs.clone()].iter().any(Option::is_none)).cloned().collect()
+    }
+
+    /// The store writes of the files that did not fail: units of at most
+    /// `MAX_UPSERT` documents as `(file, document of the file, text index)`,
+    /// whole files where they fit.
+    pub fn upsert_units(&self, failed: &FxHashMap<usize, String>) -> Vec<Vec<(usize, usize, usize)>> {
+        let counts: Vec<(usize, usize)> = self.runs.iter().filter(|r| !failed.contains_key(&r.file)).map(|r| (r.file, r.docs.len())).collect();
+        let start: FxHashMap<usize, usize> = self.runs.iter().map(|r| (r.file, r.docs.start)).collect();
+        write_units(&counts, MAX_UPSERT)
+            .into_iter()
+            .map(|unit| unit.into_iter().map(|(f, j)| (f, j, start[&f] + j)).collect())
+            .collect()
+    }
+}
+
+/// Results per text from results per group of `group_size` texts: a failed
+/// group fails each of its texts with its error.
+pub fn spread<V, E: Clone>(groups: impl IntoIterator<Item = Result<Vec<V>, E>>, group_size: usize, total: usize) -> Vec<Result<V, E>> {
+    let mut out: Vec<Result<V, E>> = Vec::with_capacity(total);
+    for g in groups {
+        match g {
+            Ok(vs) => out.extend(vs.into_iter().map(Ok)),
+            Err(e) => {
+                let n = group_size.max(1).min(total - out.len());
+                out.extend((0..n).map(|_| Err(e.clone())));
+            }
+        }
+    }
+    out
+}
+
+/// A deletion a rebuild makes before writing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleDelete {
+    /// Vectors to delete by id.
+    pub ids: Vec<String>,
+    /// Also delete by `sourceFile` (the chunks another process wrote).
+    pub by_source: Option<String>,
+}
+
+/// Stale vectors of files still here: chunks this workspace wrote that the
+/// file no longer has, or, for a file this process never wrote on a store
+/// that outlives it, whatever an earlier process wrote (Mastra's per-file
+/// `deleteVector` and `deleteVectors` by `sourceFile`).
+pub fn stale_deletes(outcomes: &[FileOutcome], ledger: &Ledger, store_outlives_process: bool) -> Vec<StaleDelete> {
+    let mut out = Vec::new();
+    for o in outcomes {
+        let FileOutcome::Documents { id, docs, .. } = o else { continue };
+        let ids = match ledger.get(id) {
+            Some(before) => before.iter().filter(|b| !docs.iter().any(|d| &d.id == *b)).cloned().collect(),
+            None if store_outlives_process => vec![id.clone()],
+            None => continue,
+        };
+        if ids.is_empty() {
+            continue;
+        }
+        let by_source = (ids.len() == 1 && &ids[0] == id).then(|| id.clone());
+        out.push(StaleDelete { ids, by_source });
+    }
+    out
+}
+
+/// Sources this workspace wrote that a rebuild no longer has (files gone,
+/// documents added with `index()`).
+pub fn gone_sources(outcomes: &[FileOutcome], ledger: &Ledger) -> Vec<String> {
+    let present: FxHashSet<&str> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            FileOutcome::Documents { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    ledger.sources_absent_from(&present)
+}
+
+/// After a rebuild's writes: records each written file in the ledger, and
+/// turns each failed file into `FileOutcome::Failed` (absent from both
+/// indexes); returns the ids of the failed files' partial writes, to delete.
+pub fn settle(outcomes: &mut [FileOutcome], failed: &FxHashMap<usize, String>, ledger: &mut Ledger) -> Vec<Vec<String>> {
+    let mut partial = Vec::new();
+    for (i, o) in outcomes.iter_mut().enumerate() {
+        let FileOutcome::Documents { id, docs, .. } = o else { continue };
+        let ids: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
+        match failed.get(&i) {
+            None => ledger.replace(id, ids),
+            Some(err) => {
+                ledger.forget(id);
+                partial.push(ids);
+                *o = FileOutcome::Failed { id: id.clone(), error: err.clone() };
+            }
+        }
+    }
+    partial
+}
+
+/// One write of `indexMany`: documents `docs` with their vectors, or the
+/// message of the first failed embedding among them (the unit then fails
+/// whole).
+pub type ManyUnit<V> = (Range<usize>, Result<Vec<V>, String>);
+
+/// `indexMany`'s writes: units of at most `MAX_UPSERT` documents in order,
+/// each written whole or not at all.
+pub fn many_units<V>(per_doc: Vec<Result<V, String>>) -> Vec<ManyUnit<V>> {
+    let mut out = Vec::new();
+    let mut iter = per_doc.into_iter().enumerate().peekable();
+    while let Some(&(start, _)) = iter.peek() {
+        let unit: Vec<(usize, Result<V, String>)> = iter.by_ref().take(MAX_UPSERT).collect();
+        let range = start..start + unit.len();
+        let vectors: Result<Vec<V>, String> = unit.into_iter().map(|(_, r)| r).collect();
+        out.push((range, vectors));
+    }
+    out
+}
 
 /// Groups the documents of files into store writes of at most `max`
 /// documents, keeping each file's documents in one write where it fits (a
@@ -37,5 +204,18 @@ mod tests {
         assert_eq!(shape[2], [(3, 0), (3, 1), (3, 2), (3, 3)]);
         assert_eq!(shape[3], [(3, 4), (3, 5), (3, 6), (4, 0)]);
         assert!(super::write_units(&[], 100).is_empty());
+    }
+
+    #[test]
+    fn spread_and_units() {
+        let groups: Vec<Result<Vec<u8>, String>> = vec![Ok(vec![1, 2]), Err("bad".into()), Ok(vec![5])];
+        let per = super::spread(groups, 2, 5);
+        assert_eq!(per, [Ok(1), Ok(2), Err("bad".to_string()), Err("bad".to_string()), Ok(5)]);
+        let units = super::many_units((0..250).map(|i| if i == 130 { Err("e".to_string()) } else { Ok(i) }).collect());
+        assert_eq!(units.len(), 3);
+        assert_eq!(units[0].0, 0..100);
+        assert!(units[0].1.is_ok());
+        assert_eq!(units[1], (100..200, Err("e".to_string())));
+        assert_eq!(units[2].1.as_ref().unwrap().len(), 50);
     }
 }

@@ -1,0 +1,75 @@
+//! The metadata stored beside each vector, as Mastra writes it:
+//! `{ id, text, ...metadata }`, plus `_startLineOffset` for chunks and for
+//! documents given a `startLineOffset`. Written (`encode`) and read back
+//! from store hits (`decode`) here only.
+
+use crate::index::NewDocument;
+use serde_json::{Map, Value};
+
+const ID: &str = "id";
+const TEXT: &str = "text";
+const START_LINE: &str = "_startLineOffset";
+
+/// The metadata to store with `doc`'s vector.
+pub fn encode(doc: &NewDocument) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(ID.into(), Value::String(doc.id.clone()));
+    m.insert(TEXT.into(), Value::String(doc.content.to_string()));
+    if let Some(meta) = &doc.metadata {
+        m.extend(meta.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    if let Some(o) = doc.start_line_offset {
+        m.insert(START_LINE.into(), o.into());
+    }
+    m
+}
+
+/// A stored vector's document, read back from its metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    pub id: String,
+    pub content: String,
+    pub start_line_offset: Option<u32>,
+    /// The user's metadata (without the fields above).
+    pub metadata: Map<String, Value>,
+}
+
+/// Reads a hit's metadata; `store_id` stands in when `id` is missing (a
+/// vector another program wrote).
+pub fn decode(store_id: String, metadata: Option<Map<String, Value>>) -> Decoded {
+    let mut meta = metadata.unwrap_or_default();
+    let id = match meta.remove(ID) {
+        Some(Value::String(s)) => s,
+        _ => store_id,
+    };
+    let content = match meta.remove(TEXT) {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    };
+    let start_line_offset = meta.remove(START_LINE).and_then(|v| v.as_u64()).and_then(|v| u32::try_from(v).ok()).filter(|&v| v >= 1);
+    Decoded { id, content, start_line_offset, metadata: meta }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trip() {
+        let doc = NewDocument {
+            id: "a.md#chunk-1".into(),
+            content: "two\nlines".into(),
+            metadata: json!({"sourceFile": "a.md", "n": 1}).as_object().cloned(),
+            start_line_offset: Some(40),
+            analyzed: Default::default(),
+        };
+        let m = encode(&doc);
+        assert_eq!(Value::Object(m.clone()), json!({"id": "a.md#chunk-1", "text": "two\nlines", "sourceFile": "a.md", "n": 1, "_startLineOffset": 40}));
+        let d = decode("x".into(), Some(m));
+        assert_eq!((d.id.as_str(), d.content.as_str(), d.start_line_offset), ("a.md#chunk-1", "two\nlines", Some(40)));
+        assert_eq!(Value::Object(d.metadata), json!({"sourceFile": "a.md", "n": 1}));
+        let bare = decode("store-id".into(), None);
+        assert_eq!((bare.id.as_str(), bare.content.as_str(), bare.start_line_offset), ("store-id", "", None));
+    }
+}

@@ -1,0 +1,216 @@
+//! A workspace's state and the async flows that carry out core's plans with
+//! the user's embedder and vector store: writes (`write`), rebuilds from
+//! files (`rebuild`) and searches (`query`). Decisions (what to write,
+//! delete, retry, report) are core's; this module runs them, in call order
+//! (the gate), off the JavaScript thread.
+
+mod query;
+mod rebuild;
+mod write;
+
+pub use write::{DocArgs, ManyOutcome};
+
+use crate::embedder::Embedder;
+use crate::store::Store;
+use crate::types::ProgressEvent;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use parking_lot::{Mutex, RwLock};
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use workspace_search_core::analysis::tokenizer::Tokenizer;
+use workspace_search_core::index::gate::Gate;
+use workspace_search_core::index::{Bm25Index, IndexStats, NewDocument};
+use workspace_search_core::ingest::ChunkOptions;
+use workspace_search_core::vectors::ledger::Ledger;
+use workspace_search_core::vectors::metadata;
+
+pub type ProgressFn = ThreadsafeFunction<ProgressEvent, UnknownReturnValue, ProgressEvent, napi::Status, false, true>;
+pub type TokenizerFn = ThreadsafeFunction<Vec<String>, Vec<Vec<String>>, Vec<String>, napi::Status, false, true>;
+
+pub struct Keyword {
+    pub tokenizer: Arc<Tokenizer>,
+    /// A user `tokenize.tokenizer`, batched by lib/runtime.js (slow path).
+    pub js: Option<TokenizerFn>,
+}
+
+/// Vector search: the embedder, the store and what this workspace wrote.
+pub struct VectorSide {
+    pub embedder: Embedder,
+    pub store: Store,
+    pub index_name: String,
+    /// `createIndex` runs before upserts until one upsert has succeeded.
+    pub upserted: AtomicBool,
+    pub ledger: Mutex<Ledger>,
+}
+
+/// A workspace's lifecycle, as `status` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    Pending,
+    Initializing,
+    Ready,
+    Error,
+    Destroyed,
+}
+
+impl Lifecycle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lifecycle::Pending => "pending",
+            Lifecycle::Initializing => "initializing",
+            Lifecycle::Ready => "ready",
+            Lifecycle::Error => "error",
+            Lifecycle::Destroyed => "destroyed",
+        }
+    }
+}
+
+pub struct Inner {
+    pub id: String,
+    pub keyword: Option<Keyword>,
+    pub vectors: Option<VectorSide>,
+    pub base_path: Option<PathBuf>,
+    pub read_only: bool,
+    pub auto_index_paths: Vec<String>,
+    pub chunking: ChunkOptions,
+    pub respect_gitignore: bool,
+    pub progress: Option<ProgressFn>,
+    pub index: RwLock<Bm25Index>,
+    pub gate: Arc<Gate>,
+    pub status: Mutex<Lifecycle>,
+    pub destroyed: AtomicBool,
+    /// The statistics as of the last write or `stats()` call, answered by
+    /// `stats()` while a bulk write holds the index (no wait on the
+    /// JavaScript thread).
+    pub last_stats: Mutex<IndexStats>,
+}
+
+/// The default tokenizer, built once (workspaces without BM25 use it for
+/// the line ranges of vector hits).
+fn default_tokenizer() -> Arc<Tokenizer> {
+    static DEFAULT: std::sync::OnceLock<Arc<Tokenizer>> = std::sync::OnceLock::new();
+    DEFAULT.get_or_init(|| Arc::new(Tokenizer::default())).clone()
+}
+
+/// Runs CPU work (or work that waits on a lock) off the JavaScript thread
+/// and the async runtime; a panic becomes an error.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    napi::bindgen_prelude::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f)))
+        .await
+        .map_err(|e| Error::from_reason(format!("workspace-search internal error: {e}")))?
+        .map_err(panic_error)
+}
+
+/// Gives the memory that a bulk build freed back to the system: mimalloc
+/// keeps freed pages for reuse by each thread that used them.
+fn release_memory() {
+    // SAFETY: mi_collect only returns this allocator's free pages.
+    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+/// A caught panic as an error that says where it came from.
+pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    Error::from_reason(format!("workspace-search internal error: {msg}"))
+}
+
+impl VectorSide {
+    /// Writes one unit (at most `MAX_UPSERT` documents) to the store.
+    async fn upsert(&self, docs: &[&NewDocument], vectors: Vec<Vec<f32>>) -> Result<()> {
+        if !self.upserted.load(Ordering::SeqCst) {
+            if let Some(dim) = vectors.first().map(Vec::len) {
+                // Errors ignored, as Mastra: the index usually exists already.
+                let _ = self.store.create_index(&self.index_name, dim).await;
+            }
+        }
+        let ids = docs.iter().map(|d| d.id.clone()).collect();
+        let metadata = docs.iter().map(|d| metadata::encode(d)).collect();
+        self.store.upsert(&self.index_name, ids, vectors, metadata).await?;
+        self.upserted.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    pub fn count(&self) -> usize {
+        self.ledger.lock().count()
+    }
+
+    /// Removes what this workspace wrote for `source` (and, for a store
+    /// that outlives the process, its chunks by `sourceFile`).
+    async fn forget(&self, source: &str) -> Result<bool> {
+        let (ids, known) = {
+            let mut ledger = self.ledger.lock();
+            let removal = ledger.removal(source);
+            ledger.forget(source);
+            removal
+        };
+        self.store.delete_ids(&self.index_name, &ids).await?;
+        if !self.store.is_local() {
+            let _ = self.store.delete_source(&self.index_name, source).await;
+        }
+        Ok(known)
+    }
+}
+
+impl Inner {
+    pub fn check_ready(&self) -> crate::js::Checked<()> {
+        if self.destroyed.load(Ordering::SeqCst) {
+            return Err(crate::js::Fail::NotReady { workspace_id: self.id.clone(), status: self.status.lock().as_str().to_string() });
+        }
+        Ok(())
+    }
+
+    /// The index's statistics, or the last known ones while a writer holds
+    /// the index.
+    pub fn index_stats(&self) -> IndexStats {
+        match self.index.try_read() {
+            Some(index) => {
+                let s = index.stats();
+                *self.last_stats.lock() = s;
+                s
+            }
+            None => *self.last_stats.lock(),
+        }
+    }
+
+    /// Records the statistics before a long write takes the index (call
+    /// off the JavaScript thread).
+    fn remember_stats(&self) {
+        let s = self.index.read().stats();
+        *self.last_stats.lock() = s;
+    }
+
+    pub fn has_search(&self) -> bool {
+        self.keyword.is_some() || self.vectors.is_some()
+    }
+
+    fn emit(&self, phase: &str, done: usize, total: usize, path: Option<&str>) {
+        if let Some(p) = &self.progress {
+            let ev = ProgressEvent { phase: phase.into(), done: done.min(total) as u32, total: total as u32, path: path.map(str::to_string) };
+            p.call(ev, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+
+    /// Progress from many threads, at most about 100 events a phase.
+    fn emit_throttled(&self, phase: &str, done: usize, total: usize, path: &str) {
+        let step = (total / 100).max(1);
+        if done.is_multiple_of(step) && done != total {
+            self.emit(phase, done, total, Some(path));
+        }
+    }
+
+    /// The last event of a phase, delivered before the caller's promise settles.
+    async fn emit_final(&self, phase: &str, total: usize) {
+        if let Some(p) = &self.progress {
+            let ev = ProgressEvent { phase: phase.into(), done: total as u32, total: total as u32, path: None };
+            let _ = p.call_async(ev).await;
+        }
+    }
+}

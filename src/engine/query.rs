@@ -1,0 +1,74 @@
+//! Searches: bm25 mode ranked in core, vector mode through the user's
+//! embedder and store, hybrid mode merged in core.
+
+use super::{default_tokenizer, Inner, Keyword, VectorSide};
+use crate::options::SearchOptions;
+use crate::types::SearchResults;
+use napi::bindgen_prelude::*;
+use std::sync::Arc;
+use workspace_search_core::index::Bm25Index;
+use workspace_search_core::search::hybrid;
+use workspace_search_core::search::mode::hybrid_depth;
+use workspace_search_core::search::{keyword_search, KeywordQuery, Mode, SearchHit};
+
+impl Inner {
+    pub async fn query_tokens(&self, query: &str) -> Result<Vec<String>> {
+        match &self.keyword {
+            Some(Keyword { js: Some(f), .. }) => Ok(f.call_async_catch(vec![query.to_string()]).await?.pop().unwrap_or_default()),
+            Some(Keyword { tokenizer, js: None }) => Ok(tokenizer.tokenize(query)),
+            // Line ranges of vector hits use the default tokenizer, as Mastra.
+            None => Ok(default_tokenizer().tokenize(query)),
+        }
+    }
+
+    /// bm25-mode results (query without tokens: none).
+    pub fn bm25_results(index: &Bm25Index, tokens: &[String], opts: &SearchOptions) -> SearchResults {
+        if tokens.is_empty() {
+            return SearchResults(Vec::new());
+        }
+        let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
+        SearchResults(keyword_search(index, &q))
+    }
+
+    /// bm25-mode hits, ranked in Rust.
+    fn keyword_hits(&self, tokens: &[String], top_k: usize, opts: &SearchOptions) -> Vec<SearchHit> {
+        if tokens.is_empty() || self.keyword.is_none() {
+            return Vec::new();
+        }
+        let index = self.index.read();
+        keyword_search(&index, &KeywordQuery { tokens, top_k, min_score: None, filter: opts.filter.as_ref() })
+    }
+
+    /// vector-mode hits: the query embedded, the store queried.
+    async fn vector_hits(&self, v: &VectorSide, query: &str, tokens: &[String], top_k: usize, opts: &SearchOptions) -> Result<Vec<SearchHit>> {
+        let mut q = v.embedder.embed_group(vec![query.to_string()], "query").await?;
+        let vector = q.pop().unwrap_or_default();
+        let filter = opts.filter.as_ref().zip(opts.filter_json.as_ref());
+        let hits = v.store.query(&v.index_name, vector, top_k, filter).await?;
+        let line_tokenizer = match &self.keyword {
+            Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
+            Some(_) => None,
+            None => Some(default_tokenizer()),
+        };
+        Ok(hits
+            .into_iter()
+            .map(|h| hybrid::vector_result(h, |content| line_tokenizer.as_ref().and_then(|t| hybrid::line_range_of(content, tokens, t))))
+            .collect())
+    }
+
+    /// Search in vector or hybrid mode.
+    pub async fn search_vectors(self: Arc<Self>, query: String, mode: Mode, opts: SearchOptions) -> Result<SearchResults> {
+        let v = self.vectors.as_ref().expect("checked");
+        let tokens = self.query_tokens(&query).await?;
+        let results = if mode == Mode::Vector {
+            let hits = self.vector_hits(v, &query, &tokens, opts.top_k, &opts).await?;
+            hybrid::vector_results(hits, opts.top_k, opts.min_score)
+        } else {
+            let depth = hybrid_depth(opts.top_k);
+            let keyword = self.keyword_hits(&tokens, depth, &opts);
+            let vector = self.vector_hits(v, &query, &tokens, depth, &opts).await?;
+            hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, opts.top_k, opts.min_score)
+        };
+        Ok(SearchResults(results))
+    }
+}

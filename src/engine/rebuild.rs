@@ -1,0 +1,159 @@
+//! Rebuilding both indexes from the files of `paths` (SPEC 7 and 8): scan,
+//! read and tokenize before the turn; then embed and write vectors as core
+//! plans them, and swap in the new BM25 index with the writes that landed
+//! meanwhile carried over.
+
+use super::write::analyze_js;
+use super::{blocking, release_memory, Inner, Keyword, VectorSide};
+use crate::types::{to_report, IndexReport};
+use futures::stream::{self, StreamExt};
+use napi::bindgen_prelude::*;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+use std::time::Instant;
+use workspace_search_core::index::gate::Ticket;
+use workspace_search_core::index::NewDocument;
+use workspace_search_core::ingest::scan::{self, ScanOptions};
+use workspace_search_core::ingest::{self, FileOutcome, Report};
+use workspace_search_core::vectors::plan::{self, EmbedPlan};
+
+/// Why each file failed, by its position in the outcomes.
+type FileErrors = FxHashMap<usize, String>;
+
+impl Inner {
+    /// Rebuilds both indexes from the files of `paths`.
+    pub async fn rebuild(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
+        let started = Instant::now();
+        let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) else {
+            return Ok(to_report(Report::default(), started));
+        };
+        // Reading and tokenizing change nothing, so they run before our turn.
+        let (mut report, mut outcomes) = self.clone().read_files(base, paths).await?;
+        let total = outcomes.len();
+        if total > 0 {
+            self.emit("read", total, total, None);
+        }
+        if let Some(Keyword { js: Some(f), .. }) = &self.keyword {
+            for o in outcomes.iter_mut() {
+                if let FileOutcome::Documents { docs, .. } = o {
+                    for d in docs.iter_mut() {
+                        d.analyzed = analyze_js(f, &d.content).await?;
+                    }
+                }
+            }
+        }
+        ticket.turn().await;
+        if let Some(v) = &self.vectors {
+            self.rebuild_vectors(v, &mut outcomes).await;
+        }
+        let me = self.clone();
+        let params = self.index.read().params();
+        let seq = ticket.seq();
+        let (rebuilt, report) = blocking(move || {
+            let rebuilt = ingest::build_index(params, seq, std::mem::take(&mut outcomes), &mut report, &|done, total, id| me.emit_throttled("index", done, total, id));
+            drop(outcomes);
+            release_memory();
+            (rebuilt, report)
+        })
+        .await?;
+        if self.keyword.is_some() {
+            let me = self.clone();
+            // Carrying over takes the write lock: off the JavaScript thread.
+            blocking(move || {
+                me.remember_stats();
+                let mut index = me.index.write();
+                let mut rebuilt = rebuilt;
+                rebuilt.carry_over(&index, seq);
+                *index = rebuilt;
+            })
+            .await?;
+        }
+        if total > 0 {
+            self.emit_final("index", total).await;
+        }
+        Ok(to_report(report, started))
+    }
+
+    /// Scans `paths` and reads, chunks and tokenizes their files (with the
+    /// built-in tokenizer; a JavaScript one runs afterwards).
+    async fn read_files(self: Arc<Self>, base: std::path::PathBuf, paths: Vec<String>) -> Result<(Report, Vec<FileOutcome>)> {
+        let builtin = match &self.keyword {
+            Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
+            _ => None,
+        };
+        blocking(move || {
+            let scanned = scan::scan(&base, &paths, ScanOptions { respect_gitignore: self.respect_gitignore });
+            self.emit("scan", scanned.files.len(), scanned.files.len(), None);
+            let report = Report { skipped: scanned.skipped, ..Default::default() };
+            let outcomes = ingest::ingest(&scanned.files, self.chunking, builtin.as_deref(), &|done, total, id| self.emit_throttled("read", done, total, id));
+            (report, outcomes)
+        })
+        .await
+    }
+
+    /// Embeds and writes the documents of every file as core plans it; a
+    /// file whose embedding or upsert fails becomes `Failed` (absent from
+    /// both indexes). Vectors of files that are gone are deleted.
+    async fn rebuild_vectors(&self, v: &VectorSide, outcomes: &mut [FileOutcome]) {
+        let job = EmbedPlan::new(outcomes);
+        let (embedded, mut failed) = self.embed_files(v, &job, outcomes).await;
+        let gone = plan::gone_sources(outcomes, &v.ledger.lock());
+        for source in gone {
+            let _ = v.forget(&source).await;
+        }
+        let deletes = plan::stale_deletes(outcomes, &v.ledger.lock(), !v.store.is_local());
+        stream::iter(deletes)
+            .for_each_concurrent(8, |d| async move {
+                let _ = v.store.delete_ids(&v.index_name, &d.ids).await;
+                if let Some(source) = &d.by_source {
+                    let _ = v.store.delete_source(&v.index_name, source).await;
+                }
+            })
+            .await;
+        for unit in job.upsert_units(&failed) {
+            let docs: Vec<&NewDocument> = unit.iter().map(|&(f, j, _)| &plan::docs_of(&outcomes[f])[j]).collect();
+            let vectors: Vec<Vec<f32>> = unit.iter().map(|&(_, _, t)| embedded[t].clone().expect("embedded")).collect();
+            if let Err(e) = v.upsert(&docs, vectors).await {
+                for &(f, _, _) in &unit {
+                    failed.entry(f).or_insert_with(|| e.reason.clone());
+                }
+            }
+        }
+        let partial = plan::settle(outcomes, &failed, &mut v.ledger.lock());
+        for ids in partial {
+            let _ = v.store.delete_ids(&v.index_name, &ids).await;
+        }
+    }
+
+    /// Embeds every text of the plan; a failed group is retried file by
+    /// file, so that only the files at fault fail. Returns the vectors (by
+    /// text) and the failed files.
+    async fn embed_files(&self, v: &VectorSide, job: &EmbedPlan, outcomes: &[FileOutcome]) -> (Vec<Option<Vec<f32>>>, FileErrors) {
+        let total = job.texts.len();
+        let size = v.embedder.group_size().max(1);
+        let mut embedded: Vec<Option<Vec<f32>>> = Vec::with_capacity(total);
+        for g in v.embedder.embed_groups(job.texts.clone()).await {
+            let n = size.min(total - embedded.len());
+            match g {
+                Ok(vs) => embedded.extend(vs.into_iter().map(Some)),
+                Err(_) => embedded.extend((0..n).map(|_| None)),
+            }
+            self.emit("embed", embedded.len(), total, None);
+        }
+        let mut failed = FileErrors::default();
+        for run in job.files_to_retry(&embedded) {
+            let texts: Vec<String> = plan::docs_of(&outcomes[run.file]).iter().map(|d| d.content.to_string()).collect();
+            match v.embedder.embed_all(texts).await {
+                Ok(vs) => {
+                    for (slot, vec) in embedded[run.docs.clone()].iter_mut().zip(vs) {
+                        *slot = Some(vec);
+                    }
+                }
+                Err(e) => {
+                    failed.insert(run.file, e.reason);
+                }
+            }
+        }
+        (embedded, failed)
+    }
+}

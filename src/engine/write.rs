@@ -1,0 +1,194 @@
+//! Writes: `index()`, `indexMany()`, `unindex()`, `clear()`. Each prepares
+//! (tokenizes, embeds) before its turn, then writes the vector store and
+//! the BM25 index in call order; a failed write changes neither.
+
+use super::{blocking, release_memory, Inner, Keyword, TokenizerFn, VectorSide};
+use crate::types::{to_report, IndexReport};
+use napi::bindgen_prelude::*;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Instant;
+use workspace_search_core::index::gate::Ticket;
+use workspace_search_core::index::{Analyzed, NewDocument};
+use workspace_search_core::ingest::Report;
+use workspace_search_core::vectors::plan;
+
+/// One document to write, checked.
+pub struct DocArgs {
+    pub id: String,
+    pub content: String,
+    pub metadata: Option<Map<String, Value>>,
+    pub start_line_offset: Option<u32>,
+}
+
+/// What `indexMany` resolves or rejects with.
+pub struct ManyOutcome {
+    pub report: IndexReport,
+    pub error: Option<Error>,
+}
+
+/// Tokenizes a text with the user's JavaScript tokenizer: the whole text
+/// and each of its lines.
+pub(super) async fn analyze_js(f: &TokenizerFn, text: &str) -> Result<Analyzed> {
+    let mut texts = vec![text.to_string()];
+    if text.contains('\n') {
+        texts.extend(text.split('\n').map(str::to_string));
+    }
+    let mut out = f.call_async_catch(texts).await?;
+    if out.len() == 1 {
+        let whole = out.pop().unwrap_or_default();
+        return Ok(Analyzed::from_whole_and_lines(&whole, std::slice::from_ref(&whole)));
+    }
+    let lines = out.split_off(1);
+    Ok(Analyzed::from_whole_and_lines(&out[0], &lines))
+}
+
+fn new_document(d: DocArgs, analyzed: Analyzed) -> NewDocument {
+    NewDocument { id: d.id, content: d.content.into(), metadata: d.metadata, start_line_offset: d.start_line_offset, analyzed }
+}
+
+impl Inner {
+    /// BM25 analysis of documents (empty without BM25).
+    async fn analyze_docs(&self, docs: Vec<DocArgs>) -> Result<Vec<NewDocument>> {
+        match &self.keyword {
+            None => Ok(docs.into_iter().map(|d| new_document(d, Analyzed::default())).collect()),
+            Some(Keyword { js: Some(f), .. }) => {
+                let mut out = Vec::with_capacity(docs.len());
+                for d in docs {
+                    let a = analyze_js(f, &d.content).await?;
+                    out.push(new_document(d, a));
+                }
+                Ok(out)
+            }
+            Some(Keyword { tokenizer, js: None }) => {
+                let tokenizer = tokenizer.clone();
+                if docs.len() == 1 && docs[0].content.len() < 64 * 1024 {
+                    let d = docs.into_iter().next().expect("one document");
+                    let a = Analyzed::of_text(&tokenizer, &d.content);
+                    return Ok(vec![new_document(d, a)]);
+                }
+                blocking(move || {
+                    let analyzed = workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
+                    use rayon::prelude::*;
+                    // In parallel: each text is checked for ASCII on the way.
+                    docs.into_par_iter().zip(analyzed).map(|(d, a)| new_document(d, a)).collect()
+                })
+                .await
+            }
+        }
+    }
+
+    /// `index()`: embed (when vectors are configured), then in call order
+    /// write the vector and the BM25 entry; a failure changes nothing.
+    pub async fn index_one(self: Arc<Self>, ticket: Ticket, doc: DocArgs) -> Result<()> {
+        let mut docs = self.analyze_docs(vec![doc]).await?;
+        let doc = docs.pop().expect("one document");
+        let vector = match &self.vectors {
+            Some(v) => Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?),
+            None => None,
+        };
+        ticket.turn().await;
+        if let (Some(v), Some(vectors)) = (&self.vectors, vector) {
+            v.upsert(&[&doc], vectors).await?;
+            v.ledger.lock().record(&doc.id, [doc.id.clone()]);
+        }
+        if self.keyword.is_some() {
+            self.index.write().upsert(doc, ticket.seq());
+        }
+        Ok(())
+    }
+
+    /// `indexMany()`: embedding groups run concurrently; then, in call
+    /// order, the units core plans are written, each one all or nothing.
+    /// Failures are reported and the first one rejects.
+    pub async fn index_many(self: Arc<Self>, ticket: Ticket, docs: Vec<DocArgs>, started: Instant) -> Result<ManyOutcome> {
+        let docs = self.analyze_docs(docs).await?;
+        let Some(v) = &self.vectors else {
+            ticket.turn().await;
+            let report = Report { indexed: docs.len(), ..Default::default() };
+            let large = docs.len() >= 10_000;
+            let (me, seq) = (self.clone(), ticket.seq());
+            // The build holds the write lock: off the JavaScript thread.
+            blocking(move || {
+                me.remember_stats();
+                me.index.write().add_bulk(docs, seq, &mut |_| {});
+                if large {
+                    release_memory();
+                }
+            })
+            .await?;
+            return Ok(ManyOutcome { report: to_report(report, started), error: None });
+        };
+        let groups = v.embedder.embed_groups(docs.iter().map(|d| d.content.to_string()).collect()).await;
+        // The first failure rejects as the object it was; the others are
+        // reported by message.
+        let mut first_error: Option<Error> = None;
+        let messages = groups.into_iter().map(|g| {
+            g.map_err(|e| {
+                let msg = e.reason.clone();
+                first_error.get_or_insert(e);
+                msg
+            })
+        });
+        let per_doc = plan::spread(messages.collect::<Vec<_>>(), v.embedder.group_size(), docs.len());
+        ticket.turn().await;
+        let report = self.write_units(v, &ticket, docs, per_doc, &mut first_error).await;
+        Ok(ManyOutcome { report: to_report(report, started), error: first_error })
+    }
+
+    /// Writes `indexMany`'s units (core's `many_units`) in order.
+    async fn write_units(&self, v: &VectorSide, ticket: &Ticket, docs: Vec<NewDocument>, per_doc: Vec<std::result::Result<Vec<f32>, String>>, first_error: &mut Option<Error>) -> Report {
+        let mut report = Report::default();
+        let mut docs = docs.into_iter();
+        for (range, vectors) in plan::many_units(per_doc) {
+            let unit: Vec<NewDocument> = docs.by_ref().take(range.len()).collect();
+            let outcome = match vectors {
+                Err(msg) => Err(msg),
+                Ok(vectors) => {
+                    let refs: Vec<&NewDocument> = unit.iter().collect();
+                    v.upsert(&refs, vectors).await.map_err(|e| {
+                        let msg = e.reason.clone();
+                        first_error.get_or_insert(e);
+                        msg
+                    })
+                }
+            };
+            match outcome {
+                Ok(()) => {
+                    let mut index = self.index.write();
+                    let mut writer = index.writer();
+                    let mut ledger = v.ledger.lock();
+                    for d in unit {
+                        ledger.record(&d.id, [d.id.clone()]);
+                        if self.keyword.is_some() {
+                            writer.upsert(d, ticket.seq());
+                        }
+                        report.indexed += 1;
+                    }
+                }
+                Err(msg) => report.failed.extend(unit.into_iter().map(|d| (d.id, msg.clone()))),
+            }
+        }
+        report
+    }
+
+    pub async fn unindex(self: Arc<Self>, ticket: Ticket, id: String) -> Result<bool> {
+        ticket.turn().await;
+        let mut removed = self.index.write().remove_with_chunks(&id, ticket.seq());
+        if let Some(v) = &self.vectors {
+            removed |= v.forget(&id).await?;
+        }
+        Ok(removed)
+    }
+
+    pub async fn clear(self: Arc<Self>, ticket: Ticket) -> Result<()> {
+        ticket.turn().await;
+        if let Some(v) = &self.vectors {
+            let ids = v.ledger.lock().all_ids();
+            v.store.delete_ids(&v.index_name, &ids).await?;
+            v.ledger.lock().clear();
+        }
+        self.index.write().clear(ticket.seq());
+        Ok(())
+    }
+}
