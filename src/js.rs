@@ -33,7 +33,7 @@ impl From<napi::Error> for Fail {
 }
 
 thread_local! {
-    /// The object returned by runtime.js, set when the module loads.
+    /// lib/runtime.js's exports, set by index.js when the package loads.
     static RUNTIME: RefCell<Option<ObjectRef<false>>> = const { RefCell::new(None) };
 }
 
@@ -46,11 +46,11 @@ pub fn set_runtime(obj: &Object) -> Result<()> {
 fn runtime<'e>(env: &'e Env) -> Result<Object<'e>> {
     RUNTIME.with(|c| match c.borrow().as_ref() {
         Some(r) => r.get_value(env),
-        None => Err(Error::from_reason("workspace-search runtime not initialised")),
+        None => Err(Error::from_reason("workspace-search: load the package through its entry (index.js), not binding.js")),
     })
 }
 
-/// A function exported by runtime.js.
+/// A function exported by lib/runtime.js.
 pub fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<Function<'e, Unknown<'e>, Unknown<'e>>> {
     runtime(env)?.get_named_property(name)
 }
@@ -102,25 +102,14 @@ pub fn rejected<'e, T: ToNapiValue>(env: &'e Env, fail: Fail) -> Result<PromiseR
     PromiseRaw::reject(env, v)
 }
 
-/// How a value reads in an error message.
+/// How a value reads in an error message: lib/describe.js, so that
+/// messages read the same whichever side found the mistake.
 pub fn describe(v: &Unknown) -> String {
-    let t = v.get_type().unwrap_or(ValueType::Unknown);
-    match t {
-        ValueType::Undefined => "undefined".into(),
-        ValueType::Null => "null".into(),
-        ValueType::Boolean => format!("a boolean ({})", unsafe { v.cast::<bool>() }.unwrap_or(false)),
-        ValueType::Number => {
-            let n = unsafe { v.cast::<f64>() }.unwrap_or(f64::NAN);
-            if n.is_nan() { "NaN".into() } else { format!("the number {n}") }
-        }
-        ValueType::String => "a string".into(),
-        ValueType::Function => "a function".into(),
-        ValueType::Object if v.is_array().unwrap_or(false) => "an array".into(),
-        ValueType::Object => "an object".into(),
-        ValueType::BigInt => "a bigint".into(),
-        ValueType::Symbol => "a symbol".into(),
-        _ => "an unknown value".into(),
-    }
+    let env = Env::from_raw(v.env());
+    runtime_fn(&env, "describe")
+        .and_then(|f| f.call(*v))
+        .and_then(|s| unsafe { s.cast::<String>() })
+        .unwrap_or_else(|_| "a value".into())
 }
 
 pub fn is_nullish(v: &Unknown) -> bool {

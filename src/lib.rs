@@ -1,10 +1,11 @@
-//! Node.js binding of workspace-search: JavaScript conversions, the
-//! `#[napi]` classes and async orchestration. Every algorithm lives in
-//! `crates/core`.
+//! Node.js binding of workspace-search: `#[napi]` classes, conversions of
+//! JavaScript values, and the callbacks into JavaScript (the user's embedder
+//! and vector store) that carry out the plans `crates/core` makes. Every
+//! decision lives in core; the public JavaScript (errors, tools, result
+//! shaping) lives in `lib/`.
 
 mod embedder;
 mod engine;
-mod errors;
 mod filesystem;
 mod js;
 mod local_vector;
@@ -20,41 +21,33 @@ use napi_derive::napi;
 
 /// mimalloc: faster for the many small allocations of tokenizing and
 /// indexing, and it gives freed memory back to the system after a build.
+/// It serves this addon's own allocations only (statically linked); the
+/// host's allocator and process settings are left alone.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `mi_option_purge_delay` in the mimalloc v3 that libmimalloc-sys builds
-/// (its bindings name only the v2 options).
+/// `mi_option_purge_delay` of the mimalloc v3 that libmimalloc-sys builds
+/// (its position in `mi_option_e`, mimalloc.h; the crate's bindings name
+/// only the v2 options).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Runs runtime.js, exports its error classes in place of the placeholder
-/// classes declared in errors.rs, and keeps its helpers for the binding.
+/// Sets this addon's allocator options when the module loads.
 #[napi(module_exports)]
-pub fn module_exports(mut exports: Object, env: Env) -> Result<()> {
+pub fn module_exports(_exports: Object, _env: Env) -> Result<()> {
     // Freed pages are given back to the system after 1 s rather than 10 ms:
     // a build frees and allocates hundreds of MB in turn, and each page given
     // back too early came back zeroed by the kernel (a quarter of the CPU
     // time of init() over 50,000 files). mi_collect still gives everything
-    // back at the end of a build (engine.rs).
-    // SAFETY: sets a global mimalloc option; any value is valid.
+    // back at the end of a build (engine/mod.rs).
+    // SAFETY: sets an option of this addon's own mimalloc; any value is valid.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
-    let runtime: Object = env.run_script(include_str!("runtime.js"))?;
-    js::set_runtime(&runtime)?;
-    for name in ["WorkspaceError", "SearchNotAvailableError", "WorkspaceNotReadyError"] {
-        let class: Unknown = runtime.get_named_property(name)?;
-        exports.set_named_property(name, class)?;
-    }
-    let tools: Unknown = env.run_script(include_str!("tools.js"))?;
-    exports.set_named_property("createWorkspaceTools", tools)?;
     Ok(())
 }
 
-/// The agent tools of a workspace, named, described and shaped as
-/// Mastra's: `mastra_workspace_search` (when search is configured) and
-/// `mastra_workspace_index` (unless the filesystem is read-only). They work
-/// as tools of a Mastra `Agent` and of the AI SDK's `generateText`.
-/// Implemented in src/tools.js, which replaces this declaration on load.
-#[napi(ts_args_type = "workspace: Workspace", ts_return_type = "WorkspaceTools")]
-pub fn create_workspace_tools() -> Result<()> {
-    Err(Error::from_reason("createWorkspaceTools is provided by src/tools.js"))
+/// Hands the addon the JavaScript it calls back into (lib/runtime.js):
+/// error classes, the result builder and input checks. index.js calls it
+/// once per load; it is not part of the public API.
+#[napi(js_name = "__initRuntime", skip_typescript)]
+pub fn init_runtime(runtime: Object) -> Result<()> {
+    js::set_runtime(&runtime)
 }

@@ -35,7 +35,7 @@ test('npm pack, install into a fresh TypeScript ESM project, type-check and run'
   const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT))
   const tarball = path.join(work, packed[0].filename)
   const files = packed[0].files.map((f) => f.path)
-  for (const f of ['index.js', 'binding.js', 'index.d.ts', 'bin/workspace-search.js', 'package.json']) assert.ok(files.includes(f), `${f} packed`)
+  for (const f of ['index.js', 'binding.js', 'index.d.ts', 'binding.d.ts', 'lib/runtime.js', 'lib/tools.js', 'bin/workspace-search.js', 'package.json']) assert.ok(files.includes(f), `${f} packed`)
   assert.ok(files.some((f) => f.endsWith('.node')), 'native addon packed')
   assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('__test__/')), files.join())
 

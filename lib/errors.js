@@ -1,0 +1,44 @@
+// The error classes of the public API: real `Error` subclasses, so that
+// `instanceof`, `name` and stack traces behave as Mastra's. The addon
+// throws them through lib/runtime.js.
+'use strict'
+
+/** Base class of the errors with a `code`: `INVALID_SEARCH_CONFIG` for a bad search configuration (as Mastra). */
+class WorkspaceError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} code
+   * @param {string | undefined | null} [workspaceId]
+   */
+  constructor(message, code, workspaceId) {
+    super(message)
+    this.name = 'WorkspaceError'
+    /** @readonly */
+    this.code = code
+    /** @readonly @type {string | undefined} */
+    this.workspaceId = workspaceId ?? undefined
+  }
+}
+
+/** Search or indexing on a workspace without `bm25` (or vector search): code `NO_SEARCH`. */
+class SearchNotAvailableError extends WorkspaceError {
+  /** @param {string | undefined | null} [workspaceId] */
+  constructor(workspaceId) {
+    super('Workspace does not have search configured (enable bm25 or provide vectorStore + embedder)', 'NO_SEARCH', workspaceId)
+    this.name = 'SearchNotAvailableError'
+  }
+}
+
+/** Any call but the capability getters, `status` and `destroy()` after `destroy()`: code `NOT_READY`. */
+class WorkspaceNotReadyError extends WorkspaceError {
+  /**
+   * @param {string} workspaceId
+   * @param {string} status
+   */
+  constructor(workspaceId, status) {
+    super(`Workspace is not ready (status: ${status})`, 'NOT_READY', workspaceId)
+    this.name = 'WorkspaceNotReadyError'
+  }
+}
+
+module.exports = { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError }

@@ -1,0 +1,35 @@
+// Search results from the flat array the addon builds (src/types.rs): V8
+// builds object literals of one shape far faster than Node-API sets named
+// properties one by one.
+'use strict'
+
+/** Slots per result: id, content, score, lineRange start and end, metadata as JSON text, bm25 and vector scores. */
+const SLOTS = 8
+
+/**
+ * @typedef {{ id: string, content: string, score: number, lineRange?: { start: number, end: number }, metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number } }} Result
+ */
+
+/**
+ * Results from the flat array; absent parts stay absent, as Mastra's.
+ * @param {ReadonlyArray<any>} flat
+ * @returns {Result[]}
+ */
+function results(flat) {
+  const out = new Array(flat.length / SLOTS)
+  for (let i = 0, j = 0; i < flat.length; i += SLOTS, j++) {
+    /** @type {Partial<Result>} */
+    const r = { id: flat[i], content: flat[i + 1], score: flat[i + 2] }
+    if (flat[i + 3] !== undefined) r.lineRange = { start: flat[i + 3], end: flat[i + 4] }
+    if (flat[i + 5] !== undefined) r.metadata = JSON.parse(flat[i + 5])
+    /** @type {Result['scoreDetails']} */
+    const details = {}
+    if (flat[i + 6] !== undefined) details.bm25 = flat[i + 6]
+    if (flat[i + 7] !== undefined) details.vector = flat[i + 7]
+    r.scoreDetails = details
+    out[j] = /** @type {Result} */ (r)
+  }
+  return out
+}
+
+module.exports = { results, SLOTS }

@@ -1,0 +1,90 @@
+// What the addon calls back into JavaScript for, handed to it once when
+// the package loads (index.js): the error classes it throws, the result
+// builder, and the checks that are cheaper on this side of the boundary.
+'use strict'
+
+const { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError } = require('./errors.js')
+const { results } = require('./results.js')
+const { describe } = require('./describe.js')
+
+/** The keys an `indexMany()` document may have. */
+const DOC_FIELDS = ['path', 'content', 'type', 'mimeType', 'metadata', 'startLineOffset']
+
+const errorClasses = { Error, TypeError, RangeError }
+
+/**
+ * A plain error of one of the built-in kinds.
+ * @param {'Error' | 'TypeError' | 'RangeError'} kind
+ * @param {string} message
+ */
+function makeError(kind, message) {
+  return new errorClasses[kind](message)
+}
+
+/**
+ * indexMany's documents, checked and split into parallel arrays (cheap to
+ * cross into Rust); `extras` lists the documents with more fields.
+ * @param {unknown} docs
+ * @returns {{ paths: string[], contents: string[], extras: number[] }}
+ */
+function splitDocs(docs) {
+  if (!Array.isArray(docs)) throw new TypeError(`docs must be an array, got ${describe(docs)}`)
+  const n = docs.length
+  const paths = new Array(n)
+  const contents = new Array(n)
+  const extras = []
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]
+    if (d === null || typeof d !== 'object' || Array.isArray(d)) throw new TypeError(`docs[${i}] must be an object, got ${describe(d)}`)
+    const { path, content } = d
+    if (typeof path !== 'string' || path === '') throw new TypeError(`docs[${i}].path must be a non-empty string`)
+    if (typeof content !== 'string') throw new TypeError(`docs[${i}].content must be a string`)
+    paths[i] = path
+    contents[i] = content
+    for (const key in d) {
+      if (key === 'path' || key === 'content' || d[key] === undefined) continue
+      if (!DOC_FIELDS.includes(key)) throw new TypeError(`Unknown option '${key}' in docs[${i}] (expected one of: ${DOC_FIELDS.join(', ')})`)
+      extras.push(i)
+      break
+    }
+  }
+  return { paths, contents, extras }
+}
+
+/**
+ * The elements of a Set, or null for anything else.
+ * @param {unknown} value
+ * @returns {unknown[] | null}
+ */
+function setValues(value) {
+  return value instanceof Set ? [...value] : null
+}
+
+/**
+ * A user tokenizer `(text) => string[]` applied to many texts in one call
+ * from Rust (one boundary crossing per document, not per line).
+ * @param {(text: string) => unknown} tokenizer
+ * @returns {(texts: string[]) => string[][]}
+ */
+function tokenizeMany(tokenizer) {
+  return (texts) =>
+    texts.map((text) => {
+      const tokens = tokenizer(text)
+      if (!Array.isArray(tokens)) {
+        throw new TypeError(`tokenize.tokenizer must return an array of strings, got ${tokens === null ? 'null' : typeof tokens}`)
+      }
+      return tokens.map(String)
+    })
+}
+
+module.exports = {
+  WorkspaceError,
+  SearchNotAvailableError,
+  WorkspaceNotReadyError,
+  makeError,
+  results,
+  describe,
+  splitDocs,
+  setValues,
+  tokenizeMany,
+}

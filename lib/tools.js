@@ -1,0 +1,168 @@
+// createWorkspaceTools(workspace): Mastra's two search tools for agents.
+// Each input schema is a Standard Schema (`~standard` with `validate` and a
+// JSON Schema), which both Mastra's Agent and the AI SDK validate without a
+// wrapper and without zod.
+'use strict'
+
+const PREFIX = 'mastra_workspace'
+
+/**
+ * @typedef {import('../index').WorkspaceTools} WorkspaceTools
+ * @typedef {{ type: 'string' | 'number' | 'object', description: string, default?: unknown, enum?: readonly string[], additionalProperties?: object }} FieldSpec
+ * @typedef {{ message: string, path: PropertyKey[] }} Issue
+ */
+
+/** @param {unknown} v */
+const kind = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v)
+
+/**
+ * A Standard Schema for a flat object whose fields are described by a
+ * JSON Schema `properties` map (type string/number/object, enum, default).
+ * @template T
+ * @param {Record<string, FieldSpec>} properties
+ * @param {string[]} required
+ * @returns {import('../index').ToolInputSchema<T>}
+ */
+function objectSchema(properties, required) {
+  const json = { type: 'object', properties, required, additionalProperties: false }
+  /**
+   * @param {unknown} input
+   * @returns {{ value: T, issues?: undefined } | { issues: Issue[] }}
+   */
+  const validate = (input) => {
+    if (kind(input) !== 'object') return { issues: [{ message: `Expected an object, got ${kind(input)}`, path: [] }] }
+    const value = /** @type {Record<string, unknown>} */ (input)
+    /** @type {Issue[]} */
+    const issues = []
+    /** @type {Record<string, unknown>} */
+    const out = {}
+    for (const key of Object.keys(value)) {
+      if (!(key in properties)) issues.push({ message: `Unknown field ${key} (expected ${Object.keys(properties).join(', ')})`, path: [key] })
+    }
+    for (const [key, spec] of Object.entries(properties)) {
+      const v = value[key]
+      if (v === undefined) {
+        if (required.includes(key)) issues.push({ message: `${key} is required (${spec.type})`, path: [key] })
+        else if ('default' in spec) out[key] = spec.default
+        continue
+      }
+      if (spec.type === 'number' && (typeof v !== 'number' || !Number.isFinite(v))) {
+        issues.push({ message: `${key} must be a number, got ${kind(v)}`, path: [key] })
+      } else if (spec.type === 'string' && typeof v !== 'string') {
+        issues.push({ message: `${key} must be a string, got ${kind(v)}`, path: [key] })
+      } else if (spec.type === 'object' && kind(v) !== 'object') {
+        issues.push({ message: `${key} must be an object, got ${kind(v)}`, path: [key] })
+      } else if (spec.enum && !spec.enum.includes(/** @type {string} */ (v))) {
+        issues.push({ message: `${key} must be one of ${spec.enum.join(', ')}, got ${JSON.stringify(v)}`, path: [key] })
+      } else {
+        out[key] = v
+      }
+    }
+    return issues.length ? { issues } : { value: /** @type {T} */ (out) }
+  }
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'workspace-search',
+      validate,
+      jsonSchema: { input: () => structuredClone(json), output: () => structuredClone(json) },
+    },
+  }
+}
+
+/**
+ * Checks input again inside execute, for callers that do not validate.
+ * @template T
+ * @param {import('../index').ToolInputSchema<T>} schema
+ * @param {unknown} input
+ * @returns {T}
+ */
+function checked(schema, input) {
+  const result = schema['~standard'].validate(input)
+  if (result.issues) throw new TypeError(`Invalid tool input: ${result.issues.map((i) => i.message).join('; ')}`)
+  return result.value
+}
+
+/**
+ * The agent tools of a workspace, named, described and shaped as Mastra's:
+ * `mastra_workspace_search` (when search is configured) and
+ * `mastra_workspace_index` (unless the filesystem is read-only). They work
+ * as tools of a Mastra `Agent` and of the AI SDK's `generateText`.
+ * @param {import('../index').Workspace} workspace
+ * @returns {import('../index').WorkspaceTools}
+ */
+function createWorkspaceTools(workspace) {
+  /** @type {WorkspaceTools} */
+  const tools = {}
+  if (!workspace || typeof workspace.search !== 'function') throw new TypeError('createWorkspaceTools needs a Workspace')
+  if (!(workspace.canBM25 || workspace.canVector)) return tools
+  /** @type {Array<'bm25' | 'vector' | 'hybrid'>} */
+  const modes = []
+  if (workspace.canBM25) modes.push('bm25')
+  if (workspace.canVector) modes.push('vector')
+  if (workspace.canHybrid) modes.push('hybrid')
+
+  /**
+   * @param {ReadonlyArray<'bm25' | 'vector' | 'hybrid'>} modeEnum
+   * @returns {Record<string, FieldSpec>}
+   */
+  const searchFields = (modeEnum) => ({
+    query: { type: 'string', description: 'The search query string' },
+    topK: { type: 'number', default: 5, description: 'Maximum number of results to return' },
+    mode: { type: 'string', enum: modeEnum, description: `Search mode: ${modeEnum.join(', ')}` },
+    minScore: { type: 'number', description: 'Minimum score threshold (0-1 for normalized scores)' },
+  })
+  // The model is offered the modes this workspace has; execute() itself
+  // takes any mode and falls back, as Mastra's.
+  /** @type {import('../index').ToolInputSchema<import('../index').WorkspaceSearchToolInput>} */
+  const searchSchema = objectSchema(searchFields(modes), ['query'])
+  /** @type {typeof searchSchema} */
+  const anyModeSchema = objectSchema(searchFields(['bm25', 'vector', 'hybrid']), ['query'])
+  tools[`${PREFIX}_search`] = {
+    id: `${PREFIX}_search`,
+    description: 'Search indexed content in the workspace. Supports keyword (BM25), semantic (vector), and hybrid search modes.',
+    inputSchema: searchSchema,
+    /** @param {unknown} input */
+    async execute(input) {
+      const { query, topK, mode, minScore } = checked(anyModeSchema, input)
+      // Mastra's fallback: never run a mode this workspace does not have.
+      const effectiveMode =
+        mode === 'hybrid' && !workspace.canHybrid
+          ? workspace.canVector ? 'vector' : 'bm25'
+          : mode === 'vector' && !workspace.canVector
+            ? 'bm25'
+            : mode ?? (workspace.canHybrid ? 'hybrid' : workspace.canVector ? 'vector' : 'bm25')
+      const results = await workspace.search(query, { topK, mode: effectiveMode, minScore })
+      const lines = results.map((r) => `${r.id}${r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''}: ${r.content}`)
+      lines.push('---', `${results.length} result${results.length !== 1 ? 's' : ''} (${effectiveMode} search)`)
+      return lines.join('\n')
+    },
+  }
+
+  // Mastra leaves the index tool out when the filesystem is read-only.
+  if (!workspace.filesystem?.readOnly) {
+    /** @type {import('../index').ToolInputSchema<import('../index').WorkspaceIndexToolInput>} */
+    const indexSchema = objectSchema(
+      {
+        path: { type: 'string', description: 'The document ID/path for search results' },
+        content: { type: 'string', description: 'The text content to index' },
+        metadata: { type: 'object', additionalProperties: {}, description: 'Optional metadata to store with the document' },
+      },
+      ['path', 'content'],
+    )
+    tools[`${PREFIX}_index`] = {
+      id: `${PREFIX}_index`,
+      description: 'Index content for search. The path becomes the document ID in search results.',
+      inputSchema: indexSchema,
+      /** @param {unknown} input */
+      async execute(input) {
+        const { path, content, metadata } = checked(indexSchema, input)
+        await workspace.index(path, content, { metadata })
+        return `Indexed ${path}`
+      },
+    }
+  }
+  return tools
+}
+
+module.exports = { createWorkspaceTools }
