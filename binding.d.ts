@@ -182,8 +182,8 @@ export declare class LocalVector {
   constructor(options?: { id?: string })
   get id(): string
   createIndex(params: { indexName: string; dimension: number; metric?: 'cosine' | 'euclidean' | 'dotproduct' }): Promise<void>
-  upsert(params: { indexName: string; vectors: Array<number[] | Float32Array>; metadata?: Record<string, unknown>[]; ids?: string[] }): Promise<string[]>
-  query(params: { indexName: string; queryVector: number[] | Float32Array; topK?: number; filter?: MetadataFilter; includeVector?: boolean }): Promise<VectorQueryResult[]>
+  upsert(params: { indexName: string; vectors: Array<number[] | Float32Array>; metadata?: Record<string, unknown>[]; ids?: string[]; deleteFilter?: MetadataFilter }): Promise<string[]>
+  query(params: { indexName: string; queryVector: number[] | Float32Array; topK?: number; filter?: MetadataFilter; includeVector?: boolean; minScore?: number }): Promise<VectorQueryResult[]>
   updateVector(params: { indexName: string; id: string; update: { vector?: number[] | Float32Array; metadata?: Record<string, unknown> } }): Promise<void>
   deleteVector(params: { indexName: string; id: string }): Promise<void>
   deleteVectors(params: { indexName: string; ids?: string[]; filter?: MetadataFilter }): Promise<void>

@@ -33,7 +33,9 @@ impl Embedder {
         let call = if is_batch {
             let raw: Unknown = func.get_named_property_unchecked("maxBatchSize")?;
             let max_batch = match raw.get_type()? {
-                ValueType::Number => Some(unsafe { raw.cast::<f64>()? }).filter(|v| v.is_finite() && *v >= 1.0).map(|v| v.floor() as usize),
+                ValueType::Number => Some(unsafe { raw.cast::<f64>()? })
+                    .filter(|v| v.is_finite() && *v >= 1.0)
+                    .map(|v| v.floor() as usize),
                 _ => None,
             }
             .unwrap_or(DEFAULT_MAX_BATCH);
@@ -61,19 +63,27 @@ impl Embedder {
         let vectors = match &self.call {
             Call::Batch { f, .. } => {
                 let Lenient(answer) = f.call_async_catch(texts).await?.settle().await?;
-                let Vectors(v) = answer.map_err(|e| Error::from_reason(format!("Batch embedder returned an invalid value ({label}): {e}")))?;
+                let Vectors(v) = answer.map_err(|e| {
+                    Error::from_reason(format!("Batch embedder returned an invalid value ({label}): {e}"))
+                })?;
                 if v.len() != n {
                     if n == 1 && v.is_empty() {
-                        return Err(Error::from_reason(format!("Batch embedder returned no embedding for input text ({label}).")));
+                        return Err(Error::from_reason(format!(
+                            "Batch embedder returned no embedding for input text ({label})."
+                        )));
                     }
-                    return Err(Error::from_reason(format!("Batch embedder returned {} embeddings for {n} inputs ({label}).", v.len())));
+                    return Err(Error::from_reason(format!(
+                        "Batch embedder returned {} embeddings for {n} inputs ({label}).",
+                        v.len()
+                    )));
                 }
                 v
             }
             Call::Single(f) => {
                 let text = texts.into_iter().next().unwrap_or_default();
                 let Lenient(answer) = f.call_async_catch(text).await?.settle().await?;
-                let Vector(v) = answer.map_err(|e| Error::from_reason(format!("Embedder returned an invalid value ({label}): {e}")))?;
+                let Vector(v) = answer
+                    .map_err(|e| Error::from_reason(format!("Embedder returned an invalid value ({label}): {e}")))?;
                 vec![v]
             }
         };
@@ -117,10 +127,18 @@ fn check_vectors(vectors: &[Vec<f32>], label: &str) -> Result<()> {
     }
     for (i, v) in vectors.iter().enumerate() {
         if v.len() != dim {
-            return Err(Error::from_reason(format!("Embedder returned vectors of different dimensions ({label}): vector {} has {}, vector 1 has {dim}.", i + 1, v.len())));
+            return Err(Error::from_reason(format!(
+                "Embedder returned vectors of different dimensions ({label}): vector {} has {}, vector 1 has {dim}.",
+                i + 1,
+                v.len()
+            )));
         }
         if let Some(j) = v.iter().position(|x| !x.is_finite()) {
-            return Err(Error::from_reason(format!("Embedder returned a non-finite number ({label}): vector {}, element {j} is {}.", i + 1, v[j])));
+            return Err(Error::from_reason(format!(
+                "Embedder returned a non-finite number ({label}): vector {}, element {j} is {}.",
+                i + 1,
+                v[j]
+            )));
         }
     }
     Ok(())

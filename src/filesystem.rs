@@ -3,7 +3,6 @@
 use crate::js::*;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use std::path::PathBuf;
 
 /// A folder on the local disk. `basePath` is resolved against the current
 /// directory, as Mastra's `LocalFilesystem` does; nothing outside it is read.
@@ -33,18 +32,9 @@ impl LocalFilesystem {
             Some(v) => to_bool(&v, "readOnly")?,
             None => false,
         };
-        let cwd = std::env::current_dir().map_err(|e| Fail::Plain(format!("cannot read the current directory: {e}")))?;
-        // Lexical resolution, as Node's path.resolve.
-        let mut abs = PathBuf::new();
-        for c in cwd.join(&base).components() {
-            match c {
-                std::path::Component::ParentDir => {
-                    abs.pop();
-                }
-                std::path::Component::CurDir => {}
-                other => abs.push(other),
-            }
-        }
+        let cwd =
+            std::env::current_dir().map_err(|e| Fail::Plain(format!("cannot read the current directory: {e}")))?;
+        let abs = workspace_search_core::ingest::scan::resolve_base(&cwd, &base);
         Ok(LocalFilesystem { base_path: abs.to_string_lossy().into_owned(), read_only })
     }
 

@@ -46,7 +46,9 @@ pub fn set_runtime(obj: &Object) -> Result<()> {
 fn runtime<'e>(env: &'e Env) -> Result<Object<'e>> {
     RUNTIME.with(|c| match c.borrow().as_ref() {
         Some(r) => r.get_value(env),
-        None => Err(Error::from_reason("workspace-search: load the package through its entry (index.js), not binding.js")),
+        None => {
+            Err(Error::from_reason("workspace-search: load the package through its entry (index.js), not binding.js"))
+        }
     })
 }
 
@@ -68,7 +70,8 @@ impl Fail {
             Fail::Range(m) => make("RangeError", m),
             Fail::Plain(m) => make("Error", m),
             Fail::Config { message, workspace_id } => {
-                let c: Function<FnArgs<(String, String, Option<String>)>, Unknown> = rt.get_named_property("WorkspaceError")?;
+                let c: Function<FnArgs<(String, String, Option<String>)>, Unknown> =
+                    rt.get_named_property("WorkspaceError")?;
                 c.new_instance((message, "INVALID_SEARCH_CONFIG".to_string(), workspace_id).into())
             }
             Fail::NotReady { workspace_id, status } => {

@@ -53,13 +53,17 @@ fn index_name(o: &Object, method: &str) -> Checked<String> {
 }
 
 fn vector_of(v: &Unknown, name: &str) -> Checked<Vec<f32>> {
-    let Vector(x) = unsafe { Vector::from_napi_value(v.env(), v.raw()) }.map_err(|e| Fail::Type(format!("{name}: {}", e.reason)))?;
+    let Vector(x) = unsafe { Vector::from_napi_value(v.env(), v.raw()) }
+        .map_err(|e| Fail::Type(format!("{name}: {}", e.reason)))?;
     Ok(x)
 }
 
 fn filter_of(env: &Env, o: &Object) -> Checked<Option<Filter>> {
     match prop(o, "filter")? {
-        Some(f) => Ok(Some(Filter::parse(&to_json(env, &f, "filter")?).map_err(|e| Fail::Type(format!("filter is invalid: {}", e.0)))?)),
+        Some(f) => Ok(Some(
+            Filter::parse(&to_json(env, &f, "filter")?)
+                .map_err(|e| Fail::Type(format!("filter is invalid: {}", e.0)))?,
+        )),
         None => Ok(None),
     }
 }
@@ -103,7 +107,10 @@ impl LocalVector {
         self.id.clone()
     }
 
-    #[napi(ts_args_type = "params: { indexName: string; dimension: number; metric?: 'cosine' | 'euclidean' | 'dotproduct' }", ts_return_type = "Promise<void>")]
+    #[napi(
+        ts_args_type = "params: { indexName: string; dimension: number; metric?: 'cosine' | 'euclidean' | 'dotproduct' }",
+        ts_return_type = "Promise<void>"
+    )]
     pub fn create_index<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, ()>> {
         let r = (|| -> Checked<()> {
             let o = args(&params, "createIndex", &["indexName", "dimension", "metric"])?;
@@ -112,7 +119,9 @@ impl LocalVector {
             let metric = match prop(&o, "metric")? {
                 Some(m) => {
                     let m = to_string(&m, "metric")?;
-                    Metric::parse(&m).ok_or_else(|| Fail::Type(format!("metric must be 'cosine', 'euclidean' or 'dotproduct', got '{m}'")))?
+                    Metric::parse(&m).ok_or_else(|| {
+                        Fail::Type(format!("metric must be 'cosine', 'euclidean' or 'dotproduct', got '{m}'"))
+                    })?
                 }
                 None => Metric::Cosine,
             };
@@ -122,25 +131,34 @@ impl LocalVector {
     }
 
     #[napi(
-        ts_args_type = "params: { indexName: string; vectors: Array<number[] | Float32Array>; metadata?: Record<string, unknown>[]; ids?: string[] }",
+        ts_args_type = "params: { indexName: string; vectors: Array<number[] | Float32Array>; metadata?: Record<string, unknown>[]; ids?: string[]; deleteFilter?: MetadataFilter }",
         ts_return_type = "Promise<string[]>"
     )]
     pub fn upsert<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, Vec<String>>> {
         let r = (|| -> Checked<Vec<String>> {
-            let o = args(&params, "upsert", &["indexName", "vectors", "metadata", "ids", "sparseVectors", "deleteFilter"])?;
+            let o =
+                args(&params, "upsert", &["indexName", "vectors", "metadata", "ids", "deleteFilter"])?;
             let name = index_name(&o, "upsert")?;
             let raw = required(&o, "vectors", "upsert")?;
-            let Vectors(vectors) = unsafe { Vectors::from_napi_value(env.raw(), raw.raw()) }.map_err(|e| Fail::Type(format!("vectors: {}", e.reason)))?;
+            let Vectors(vectors) = unsafe { Vectors::from_napi_value(env.raw(), raw.raw()) }
+                .map_err(|e| Fail::Type(format!("vectors: {}", e.reason)))?;
             let ids = match prop(&o, "ids")? {
                 Some(v) => to_string_array(&v, "ids")?,
                 None => (0..vectors.len()).map(|_| generated_vector_id()).collect(),
             };
             let metadata: Vec<Option<Map<String, Value>>> = match prop(&o, "metadata")? {
-                Some(v) => to_array(&v, "metadata")?.iter().enumerate().map(|(i, m)| to_metadata(env, m, &format!("metadata[{i}]")).map(Some)).collect::<Checked<_>>()?,
+                Some(v) => to_array(&v, "metadata")?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| to_metadata(env, m, &format!("metadata[{i}]")).map(Some))
+                    .collect::<Checked<_>>()?,
                 None => vec![None; vectors.len()],
             };
             let delete_filter = match prop(&o, "deleteFilter")? {
-                Some(f) => Some(Filter::parse(&to_json(env, &f, "deleteFilter")?).map_err(|e| Fail::Type(format!("deleteFilter is invalid: {}", e.0)))?),
+                Some(f) => Some(
+                    Filter::parse(&to_json(env, &f, "deleteFilter")?)
+                        .map_err(|e| Fail::Type(format!("deleteFilter is invalid: {}", e.0)))?,
+                ),
                 None => None,
             };
             let mut store = self.store.write();
@@ -155,12 +173,13 @@ impl LocalVector {
     }
 
     #[napi(
-        ts_args_type = "params: { indexName: string; queryVector: number[] | Float32Array; topK?: number; filter?: MetadataFilter; includeVector?: boolean }",
+        ts_args_type = "params: { indexName: string; queryVector: number[] | Float32Array; topK?: number; filter?: MetadataFilter; includeVector?: boolean; minScore?: number }",
         ts_return_type = "Promise<VectorQueryResult[]>"
     )]
     pub fn query<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, Vec<VectorQueryResult>>> {
         let r = (|| -> Checked<Vec<VectorQueryResult>> {
-            let o = args(&params, "query", &["indexName", "queryVector", "topK", "filter", "includeVector", "minScore"])?;
+            let o =
+                args(&params, "query", &["indexName", "queryVector", "topK", "filter", "includeVector", "minScore"])?;
             let name = index_name(&o, "query")?;
             let q = vector_of(&required(&o, "queryVector", "query")?, "queryVector")?;
             let top_k = match prop(&o, "topK")? {
@@ -237,7 +256,10 @@ impl LocalVector {
         settle(env, r)
     }
 
-    #[napi(ts_args_type = "params: { indexName: string; ids?: string[]; filter?: MetadataFilter }", ts_return_type = "Promise<void>")]
+    #[napi(
+        ts_args_type = "params: { indexName: string; ids?: string[]; filter?: MetadataFilter }",
+        ts_return_type = "Promise<void>"
+    )]
     pub fn delete_vectors<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, ()>> {
         let r = (|| -> Checked<()> {
             let o = args(&params, "deleteVectors", &["indexName", "ids", "filter"])?;
@@ -275,7 +297,11 @@ impl LocalVector {
             let name = index_name(&o, "describeIndex")?;
             let store = self.store.read();
             let ix = store.index(&name).map_err(core_err)?;
-            Ok(VectorIndexStats { dimension: ix.dimension() as u32, count: ix.len() as u32, metric: ix.metric().name().into() })
+            Ok(VectorIndexStats {
+                dimension: ix.dimension() as u32,
+                count: ix.len() as u32,
+                metric: ix.metric().name().into(),
+            })
         })();
         settle(env, r)
     }

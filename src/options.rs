@@ -4,22 +4,43 @@ use crate::js::*;
 use napi::bindgen_prelude::*;
 use napi::JsValue;
 use std::path::PathBuf;
+use workspace_search_core::analysis::tokenizer::{SplitRule, TokenizerConfig};
 use workspace_search_core::index::Bm25Params;
+use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::search::{Fusion, Mode};
 use workspace_search_core::vectors::filter::Filter;
-use workspace_search_core::ingest::ChunkOptions;
-use workspace_search_core::analysis::tokenizer::{SplitRule, TokenizerConfig};
 
 /// Options of Mastra's `Workspace` that concern no search: accepted so that
 /// a Mastra configuration keeps working, and ignored.
 pub const MASTRA_IGNORED: &[&str] = &[
-    "name", "sandbox", "instructions", "sandboxCacheKey", "mounts", "onMount", "browser", "skills",
-    "skillSource", "checkSkillFileMtime", "lsp", "tools", "autoSync", "operationTimeout",
+    "name",
+    "sandbox",
+    "instructions",
+    "sandboxCacheKey",
+    "mounts",
+    "onMount",
+    "browser",
+    "skills",
+    "skillSource",
+    "checkSkillFileMtime",
+    "lsp",
+    "tools",
+    "autoSync",
+    "operationTimeout",
 ];
 
 pub const WORKSPACE_KEYS: &[&str] = &[
-    "id", "filesystem", "bm25", "vectorStore", "embedder", "searchIndexName", "autoIndexPaths",
-    "chunking", "respectGitignore", "embedConcurrency", "onProgress",
+    "id",
+    "filesystem",
+    "bm25",
+    "vectorStore",
+    "embedder",
+    "searchIndexName",
+    "autoIndexPaths",
+    "chunking",
+    "respectGitignore",
+    "embedConcurrency",
+    "onProgress",
 ];
 
 /// A JavaScript function taken from the options.
@@ -138,7 +159,10 @@ fn bm25_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(Option<Bm25Options>,
             if v.get_type()? == napi::ValueType::Null || !to_bool(v, "bm25")? {
                 return Ok((None, None));
             }
-            return Ok((Some(Bm25Options { params: Bm25Params::default(), tokenizer: TokenizerConfig::default() }), None));
+            return Ok((
+                Some(Bm25Options { params: Bm25Params::default(), tokenizer: TokenizerConfig::default() }),
+                None,
+            ));
         }
         napi::ValueType::Object if !v.is_array()? => {}
         _ => return Err(Fail::Type(format!("bm25 must be a boolean or an object, got {}", describe(v)))),
@@ -176,11 +200,23 @@ fn read_params(o: &Object, at: &str, p: &mut Bm25Params) -> Checked<()> {
 }
 
 const TOKENIZE_KEYS: &[&str] = &[
-    "preset", "lowercase", "removePunctuation", "minLength", "stopwords", "splitPattern", "tokenizer", "cjkBigrams",
-    "foldDiacritics", "splitIdentifiers", "stem",
+    "preset",
+    "lowercase",
+    "removePunctuation",
+    "minLength",
+    "stopwords",
+    "splitPattern",
+    "tokenizer",
+    "cjkBigrams",
+    "foldDiacritics",
+    "splitIdentifiers",
+    "stem",
 ];
 
-fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig, Option<Function<'e, Unknown<'e>, Unknown<'e>>>)> {
+fn tokenize_options<'e>(
+    env: &Env,
+    v: &Unknown<'e>,
+) -> Checked<(TokenizerConfig, Option<Function<'e, Unknown<'e>, Unknown<'e>>>)> {
     let o = to_object(v, "bm25.tokenize")?;
     check_keys(&o, TOKENIZE_KEYS, &[], "bm25.tokenize")?;
     let name = |k: &str| format!("bm25.tokenize.{k}");
@@ -190,7 +226,9 @@ fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig,
         Some(p) => match to_string(&p, &name("preset"))?.as_str() {
             "default" => TokenizerConfig::default(),
             "mastra" => TokenizerConfig::mastra(),
-            other => return Err(Fail::Type(format!("{} must be 'default' or 'mastra', got '{other}'", name("preset")))),
+            other => {
+                return Err(Fail::Type(format!("{} must be 'default' or 'mastra', got '{other}'", name("preset"))))
+            }
         },
     };
     if let Some(x) = prop(&o, "lowercase")? {
@@ -285,7 +323,15 @@ pub struct SearchOptions {
 }
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
-    let mut out = SearchOptions { top_k: 5, mode: None, min_score: None, vector_weight: 0.5, fusion: Fusion::Weighted, filter: None, filter_json: None };
+    let mut out = SearchOptions {
+        top_k: 5,
+        mode: None,
+        min_score: None,
+        vector_weight: 0.5,
+        fusion: Fusion::Weighted,
+        filter: None,
+        filter_json: None,
+    };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;
     check_keys(&o, &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion"], &[], "search() options")?;

@@ -44,7 +44,8 @@ impl FromNapiValue for Vector {
         let u = Unknown::from_napi_value(env, v)?;
         if u.get_type()? == ValueType::Object {
             if u.is_typedarray()? {
-                let arr = Float32Array::from_napi_value(env, v).map_err(|_| Error::from_reason("expected number[] or Float32Array, got another typed array"))?;
+                let arr = Float32Array::from_napi_value(env, v)
+                    .map_err(|_| Error::from_reason("expected number[] or Float32Array, got another typed array"))?;
                 return Ok(Vector(arr.to_vec()));
             }
             if u.is_array()? {
@@ -54,7 +55,10 @@ impl FromNapiValue for Vector {
                 for i in 0..n {
                     let e: Unknown = obj.get_element(i)?;
                     if e.get_type()? != ValueType::Number {
-                        return Err(Error::from_reason(format!("element {i} is {}, not a number", crate::js::describe(&e))));
+                        return Err(Error::from_reason(format!(
+                            "element {i} is {}, not a number",
+                            crate::js::describe(&e)
+                        )));
                     }
                     out.push(e.cast::<f64>()? as f32);
                 }
@@ -79,7 +83,8 @@ impl FromNapiValue for Vectors {
         let mut out = Vec::with_capacity(n as usize);
         for i in 0..n {
             let e: Unknown = obj.get_element(i)?;
-            let vec = Vector::from_napi_value(env, e.raw()).map_err(|err| Error::from_reason(format!("vector {i}: {}", err.reason)))?;
+            let vec = Vector::from_napi_value(env, e.raw())
+                .map_err(|err| Error::from_reason(format!("vector {i}: {}", err.reason)))?;
             out.push(vec.0);
         }
         Ok(Vectors(out))

@@ -9,8 +9,8 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use workspace_search_core::vectors::filter::{json_kind, Filter};
 use workspace_search_core::search::hybrid::StoreHit;
+use workspace_search_core::vectors::filter::{json_kind, Filter};
 use workspace_search_core::vectors::store::{Metric, VectorStore};
 
 type StoreFn = ThreadsafeFunction<Js<Value>, MaybePromise<Lenient<Json>>, Js<Value>, Status, false, true>;
@@ -74,13 +74,21 @@ impl Store {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Js(js) => match &js.create_index {
-                Some(f) => call(f, "createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop),
+                Some(f) => {
+                    call(f, "createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
+                }
                 None => Ok(()),
             },
         }
     }
 
-    pub async fn upsert(&self, index_name: &str, ids: Vec<String>, vectors: Vec<Vec<f32>>, metadata: Vec<Map<String, Value>>) -> Result<()> {
+    pub async fn upsert(
+        &self,
+        index_name: &str,
+        ids: Vec<String>,
+        vectors: Vec<Vec<f32>>,
+        metadata: Vec<Map<String, Value>>,
+    ) -> Result<()> {
         match self {
             Store::Local(s) => {
                 let mut store = s.write();
@@ -94,7 +102,13 @@ impl Store {
         }
     }
 
-    pub async fn query(&self, index_name: &str, vector: Vec<f32>, top_k: usize, filter: Option<(&Filter, &Value)>) -> Result<Vec<StoreHit>> {
+    pub async fn query(
+        &self,
+        index_name: &str,
+        vector: Vec<f32>,
+        top_k: usize,
+        filter: Option<(&Filter, &Value)>,
+    ) -> Result<Vec<StoreHit>> {
         match self {
             Store::Local(s) => {
                 let store = s.read();
@@ -157,7 +171,13 @@ impl Store {
                 Ok(())
             }
             Store::Js(js) => match &js.delete_vectors {
-                Some(f) => call(f, "deleteVectors", json!({ "indexName": index_name, "filter": { "sourceFile": source_file } })).await.map(drop),
+                Some(f) => call(
+                    f,
+                    "deleteVectors",
+                    json!({ "indexName": index_name, "filter": { "sourceFile": source_file } }),
+                )
+                .await
+                .map(drop),
                 None => Ok(()),
             },
         }
@@ -166,7 +186,11 @@ impl Store {
 
 /// `query` results: `Array<{ id, score, metadata? }>`.
 fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
-    let bad = |what: String| Error::from_reason(format!("vectorStore.query must resolve to Array<{{ id: string, score: number, metadata?: object }}>: {what}"));
+    let bad = |what: String| {
+        Error::from_reason(format!(
+            "vectorStore.query must resolve to Array<{{ id: string, score: number, metadata?: object }}>: {what}"
+        ))
+    };
     let Value::Array(items) = v else { return Err(bad(format!("got {}", json_kind(&v)))) };
     items
         .into_iter()
@@ -180,7 +204,9 @@ fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
             };
             let score = match o.remove("score") {
                 Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-                other => return Err(bad(format!("item {i} has score {}", other.as_ref().map_or("undefined", json_kind)))),
+                other => {
+                    return Err(bad(format!("item {i} has score {}", other.as_ref().map_or("undefined", json_kind))))
+                }
             };
             let metadata = match o.remove("metadata") {
                 Some(Value::Object(m)) => Some(m),

@@ -90,7 +90,6 @@ pub struct WorkspaceStats {
     pub memory_bytes: f64,
 }
 
-
 /// Results as JavaScript receives them: one flat array, eight slots a
 /// result, that runtime.js turns into objects. V8 builds object literals of
 /// one shape much faster than Node-API sets named properties one by one
@@ -115,7 +114,9 @@ impl ToNapiValue for SearchResults {
                 h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.1))?,
                 // As JSON text, parsed in JavaScript: cheaper than building
                 // the object through Node-API, and no copy of the shared map.
-                h.metadata.as_deref().map_or(Ok(undefined), |m| String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into())))?,
+                h.metadata.as_deref().map_or(Ok(undefined), |m| {
+                    String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into()))
+                })?,
                 opt_f64(h.bm25)?,
                 opt_f64(h.vector)?,
             ];
@@ -132,7 +133,6 @@ impl ToNapiValue for SearchResults {
         Ok(out)
     }
 }
-
 
 pub fn to_report(r: Report, started: Instant) -> IndexReport {
     IndexReport {

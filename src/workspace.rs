@@ -16,12 +16,12 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::index::Bm25Index;
-use workspace_search_core::index::gate::Gate;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
-use workspace_search_core::vectors::store::VectorStore;
+use workspace_search_core::index::gate::Gate;
+use workspace_search_core::index::Bm25Index;
 use workspace_search_core::search::Mode;
 use workspace_search_core::vectors::index_name;
+use workspace_search_core::vectors::store::VectorStore;
 
 /// Mastra-compatible workspace search: BM25, vector and hybrid search over
 /// files and documents, run natively.
@@ -45,7 +45,9 @@ fn generated_id() -> String {
         String::from_utf8(s).unwrap()
     };
     // splitmix64 over time, a counter and the pid: unique per process, no RNG crate.
-    let mut x = now ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (std::process::id() as u64) << 32;
+    let mut x = now
+        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (std::process::id() as u64) << 32;
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^= x >> 31;
@@ -58,12 +60,15 @@ where
     T: 'static + Send + ToNapiValue,
     F: 'static + Send + std::future::Future<Output = Result<T>>,
 {
-    env.spawn_future(async move {
-        match AssertUnwindSafe(fut).catch_unwind().await {
-            Ok(r) => r,
-            Err(panic) => Err(panic_error(panic)),
-        }
-    })
+    env.spawn_future(catch_panics(fut))
+}
+
+/// `fut`, with a panic inside turned into an error.
+async fn catch_panics<T>(fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(panic) => Err(panic_error(panic)),
+    }
 }
 
 /// Keeps the last document of each path (as Mastra de-duplicates), in order.
@@ -87,18 +92,26 @@ impl Workspace {
             None => None,
             Some(e) => {
                 let index_name = o.search_index_name.clone().unwrap_or_else(|| index_name::default_for(&id));
-                index_name::validate(&index_name).map_err(|e| Fail::Config { message: e.to_string(), workspace_id: Some(id.clone()) })?;
+                index_name::validate(&index_name)
+                    .map_err(|e| Fail::Config { message: e.to_string(), workspace_id: Some(id.clone()) })?;
                 let embedder = Embedder::from_js(e, o.embed_concurrency)?;
                 let store = match &o.vector_store {
                     // No store: the embedded one.
                     None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
                     Some(s) if LocalVector::instance_of(env, s)? => {
-                        let lv: ClassInstance<LocalVector> = unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
+                        let lv: ClassInstance<LocalVector> =
+                            unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
                         Store::Local(lv.store.clone())
                     }
                     Some(s) => Store::Js(JsStore::from_js(s)?),
                 };
-                Some(VectorSide { embedder, store, index_name, upserted: AtomicBool::new(false), ledger: Mutex::default() })
+                Some(VectorSide {
+                    embedder,
+                    store,
+                    index_name,
+                    upserted: AtomicBool::new(false),
+                    ledger: Mutex::default(),
+                })
             }
         };
         let (keyword, params) = match o.bm25 {
@@ -117,7 +130,8 @@ impl Workspace {
         };
         let progress = match o.on_progress {
             Some(f) => {
-                let f: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> = unsafe { f.to_unknown().cast()? };
+                let f: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
+                    unsafe { f.to_unknown().cast()? };
                 Some(f.build_threadsafe_function().weak::<true>().build()?)
             }
             None => None,
@@ -153,7 +167,8 @@ impl Workspace {
 
     /// The mode to run: the one asked for, or hybrid > vector > bm25.
     fn mode(&self, asked: Option<Mode>) -> Checked<Mode> {
-        Mode::select(asked, self.inner.keyword.is_some(), self.inner.vectors.is_some()).map_err(|e| Fail::Plain(e.to_string()))
+        Mode::select(asked, self.inner.keyword.is_some(), self.inner.vectors.is_some())
+            .map_err(|e| Fail::Plain(e.to_string()))
     }
 }
 
@@ -221,7 +236,11 @@ impl Workspace {
     /// Builds the index anew from the files of `paths` (default
     /// `autoIndexPaths`); documents added with `index()` are dropped, as Mastra.
     #[napi(ts_args_type = "paths?: string[]", ts_return_type = "Promise<IndexReport>")]
-    pub fn rebuild_search_index<'e>(&self, env: &'e Env, paths: Option<Unknown>) -> Result<PromiseRaw<'e, IndexReport>> {
+    pub fn rebuild_search_index<'e>(
+        &self,
+        env: &'e Env,
+        paths: Option<Unknown>,
+    ) -> Result<PromiseRaw<'e, IndexReport>> {
         let checked = (|| -> Checked<Vec<String>> {
             self.inner.check_ready()?;
             match paths.filter(|p| !is_nullish(p)) {
@@ -241,7 +260,13 @@ impl Workspace {
     /// Adds or replaces one document; its id is `path`, verbatim. A failure
     /// (embedder, store) leaves the previous version in place.
     #[napi(ts_args_type = "path: string, content: string, options?: IndexOptions", ts_return_type = "Promise<void>")]
-    pub fn index<'e>(&self, env: &'e Env, path: Unknown, content: Unknown, options: Option<Unknown>) -> Result<PromiseRaw<'e, ()>> {
+    pub fn index<'e>(
+        &self,
+        env: &'e Env,
+        path: Unknown,
+        content: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<PromiseRaw<'e, ()>> {
         let checked = (|| -> Checked<DocArgs> {
             self.searchable()?;
             let id = options::doc_path(&path, "path")?;
@@ -295,12 +320,7 @@ impl Workspace {
         };
         let ticket = self.inner.gate.ticket();
         let inner = self.inner.clone();
-        let fut = async move {
-            match AssertUnwindSafe(inner.index_many(ticket, docs, started)).catch_unwind().await {
-                Ok(r) => r,
-                Err(panic) => Err(panic_error(panic)),
-            }
-        };
+        let fut = catch_panics(inner.index_many(ticket, docs, started));
         // The first failure rejects, as its own Error object carrying the report.
         env.spawn_future_with_callback(fut, |env, outcome: ManyOutcome| match outcome.error {
             None => Ok(outcome.report),
@@ -344,7 +364,12 @@ impl Workspace {
 
     /// Ranked results for `query`.
     #[napi(ts_args_type = "query: string, options?: SearchOptions", ts_return_type = "Promise<SearchResult[]>")]
-    pub fn search<'e>(&self, env: &'e Env, query: Unknown, options: Option<Unknown>) -> Result<PromiseRaw<'e, SearchResults>> {
+    pub fn search<'e>(
+        &self,
+        env: &'e Env,
+        query: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<PromiseRaw<'e, SearchResults>> {
         let checked = (|| -> Checked<(String, options::SearchOptions, Mode)> {
             self.searchable()?;
             let query = to_string(&query, "query")?;
@@ -371,7 +396,8 @@ impl Workspace {
                 return PromiseRaw::resolve(env, SearchResults(Vec::new()));
             }
             if let Some(index) = self.inner.index.try_read() {
-                let results = std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));
+                let results =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));
                 drop(index);
                 return match results {
                     Ok(r) => PromiseRaw::resolve(env, r),
@@ -393,7 +419,9 @@ impl Workspace {
         self.inner.check_ready().map_err(|f| f.throw(&env))?;
         let s = self.inner.index_stats();
         let (vectors, vector_bytes) = match &self.inner.vectors {
-            Some(v) => (v.count(), if let crate::store::Store::Local(s) = &v.store { s.read().memory_bytes() } else { 0 }),
+            Some(v) => {
+                (v.count(), if let crate::store::Store::Local(s) = &v.store { s.read().memory_bytes() } else { 0 })
+            }
             None => (0, 0),
         };
         Ok(WorkspaceStats {

@@ -162,7 +162,10 @@ impl VectorSide {
 impl Inner {
     pub fn check_ready(&self) -> crate::js::Checked<()> {
         if self.destroyed.load(Ordering::SeqCst) {
-            return Err(crate::js::Fail::NotReady { workspace_id: self.id.clone(), status: self.status.lock().as_str().to_string() });
+            return Err(crate::js::Fail::NotReady {
+                workspace_id: self.id.clone(),
+                status: self.status.lock().as_str().to_string(),
+            });
         }
         Ok(())
     }
@@ -193,7 +196,12 @@ impl Inner {
 
     fn emit(&self, phase: &str, done: usize, total: usize, path: Option<&str>) {
         if let Some(p) = &self.progress {
-            let ev = ProgressEvent { phase: phase.into(), done: done.min(total) as u32, total: total as u32, path: path.map(str::to_string) };
+            let ev = ProgressEvent {
+                phase: phase.into(),
+                done: done.min(total) as u32,
+                total: total as u32,
+                path: path.map(str::to_string),
+            };
             p.call(ev, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }

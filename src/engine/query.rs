@@ -14,7 +14,9 @@ use workspace_search_core::search::{keyword_search, KeywordQuery, Mode, SearchHi
 impl Inner {
     pub async fn query_tokens(&self, query: &str) -> Result<Vec<String>> {
         match &self.keyword {
-            Some(Keyword { js: Some(f), .. }) => Ok(f.call_async_catch(vec![query.to_string()]).await?.pop().unwrap_or_default()),
+            Some(Keyword { js: Some(f), .. }) => {
+                Ok(f.call_async_catch(vec![query.to_string()]).await?.pop().unwrap_or_default())
+            }
             Some(Keyword { tokenizer, js: None }) => Ok(tokenizer.tokenize(query)),
             // Line ranges of vector hits use the default tokenizer, as Mastra.
             None => Ok(default_tokenizer().tokenize(query)),
@@ -40,7 +42,14 @@ impl Inner {
     }
 
     /// vector-mode hits: the query embedded, the store queried.
-    async fn vector_hits(&self, v: &VectorSide, query: &str, tokens: &[String], top_k: usize, opts: &SearchOptions) -> Result<Vec<SearchHit>> {
+    async fn vector_hits(
+        &self,
+        v: &VectorSide,
+        query: &str,
+        tokens: &[String],
+        top_k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
         let mut q = v.embedder.embed_group(vec![query.to_string()], "query").await?;
         let vector = q.pop().unwrap_or_default();
         let filter = opts.filter.as_ref().zip(opts.filter_json.as_ref());
@@ -52,12 +61,21 @@ impl Inner {
         };
         Ok(hits
             .into_iter()
-            .map(|h| hybrid::vector_result(h, |content| line_tokenizer.as_ref().and_then(|t| hybrid::line_range_of(content, tokens, t))))
+            .map(|h| {
+                hybrid::vector_result(h, |content| {
+                    line_tokenizer.as_ref().and_then(|t| hybrid::line_range_of(content, tokens, t))
+                })
+            })
             .collect())
     }
 
     /// Search in vector or hybrid mode.
-    pub async fn search_vectors(self: Arc<Self>, query: String, mode: Mode, opts: SearchOptions) -> Result<SearchResults> {
+    pub async fn search_vectors(
+        self: Arc<Self>,
+        query: String,
+        mode: Mode,
+        opts: SearchOptions,
+    ) -> Result<SearchResults> {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
         let results = if mode == Mode::Vector {

@@ -50,7 +50,10 @@ impl Inner {
         let params = self.index.read().params();
         let seq = ticket.seq();
         let (rebuilt, report) = blocking(move || {
-            let rebuilt = ingest::build_index(params, seq, std::mem::take(&mut outcomes), &mut report, &|done, total, id| me.emit_throttled("index", done, total, id));
+            let rebuilt =
+                ingest::build_index(params, seq, std::mem::take(&mut outcomes), &mut report, &|done, total, id| {
+                    me.emit_throttled("index", done, total, id)
+                });
             drop(outcomes);
             release_memory();
             (rebuilt, report)
@@ -76,7 +79,11 @@ impl Inner {
 
     /// Scans `paths` and reads, chunks and tokenizes their files (with the
     /// built-in tokenizer; a JavaScript one runs afterwards).
-    async fn read_files(self: Arc<Self>, base: std::path::PathBuf, paths: Vec<String>) -> Result<(Report, Vec<FileOutcome>)> {
+    async fn read_files(
+        self: Arc<Self>,
+        base: std::path::PathBuf,
+        paths: Vec<String>,
+    ) -> Result<(Report, Vec<FileOutcome>)> {
         let builtin = match &self.keyword {
             Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
             _ => None,
@@ -85,7 +92,9 @@ impl Inner {
             let scanned = scan::scan(&base, &paths, ScanOptions { respect_gitignore: self.respect_gitignore });
             self.emit("scan", scanned.files.len(), scanned.files.len(), None);
             let report = Report { skipped: scanned.skipped, ..Default::default() };
-            let outcomes = ingest::ingest(&scanned.files, self.chunking, builtin.as_deref(), &|done, total, id| self.emit_throttled("read", done, total, id));
+            let outcomes = ingest::ingest(&scanned.files, self.chunking, builtin.as_deref(), &|done, total, id| {
+                self.emit_throttled("read", done, total, id)
+            });
             (report, outcomes)
         })
         .await
@@ -128,7 +137,12 @@ impl Inner {
     /// Embeds every text of the plan; a failed group is retried file by
     /// file, so that only the files at fault fail. Returns the vectors (by
     /// text) and the failed files.
-    async fn embed_files(&self, v: &VectorSide, job: &EmbedPlan, outcomes: &[FileOutcome]) -> (Vec<Option<Vec<f32>>>, FileErrors) {
+    async fn embed_files(
+        &self,
+        v: &VectorSide,
+        job: &EmbedPlan,
+        outcomes: &[FileOutcome],
+    ) -> (Vec<Option<Vec<f32>>>, FileErrors) {
         let total = job.texts.len();
         let size = v.embedder.group_size().max(1);
         let mut embedded: Vec<Option<Vec<f32>>> = Vec::with_capacity(total);

@@ -44,7 +44,13 @@ pub(super) async fn analyze_js(f: &TokenizerFn, text: &str) -> Result<Analyzed> 
 }
 
 fn new_document(d: DocArgs, analyzed: Analyzed) -> NewDocument {
-    NewDocument { id: d.id, content: d.content.into(), metadata: d.metadata, start_line_offset: d.start_line_offset, analyzed }
+    NewDocument {
+        id: d.id,
+        content: d.content.into(),
+        metadata: d.metadata,
+        start_line_offset: d.start_line_offset,
+        analyzed,
+    }
 }
 
 impl Inner {
@@ -68,7 +74,8 @@ impl Inner {
                     return Ok(vec![new_document(d, a)]);
                 }
                 blocking(move || {
-                    let analyzed = workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
+                    let analyzed =
+                        workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
                     use rayon::prelude::*;
                     // In parallel: each text is checked for ASCII on the way.
                     docs.into_par_iter().zip(analyzed).map(|(d, a)| new_document(d, a)).collect()
@@ -101,7 +108,12 @@ impl Inner {
     /// `indexMany()`: embedding groups run concurrently; then, in call
     /// order, the units core plans are written, each one all or nothing.
     /// Failures are reported and the first one rejects.
-    pub async fn index_many(self: Arc<Self>, ticket: Ticket, docs: Vec<DocArgs>, started: Instant) -> Result<ManyOutcome> {
+    pub async fn index_many(
+        self: Arc<Self>,
+        ticket: Ticket,
+        docs: Vec<DocArgs>,
+        started: Instant,
+    ) -> Result<ManyOutcome> {
         let docs = self.analyze_docs(docs).await?;
         let Some(v) = &self.vectors else {
             ticket.turn().await;
@@ -137,7 +149,14 @@ impl Inner {
     }
 
     /// Writes `indexMany`'s units (core's `many_units`) in order.
-    async fn write_units(&self, v: &VectorSide, ticket: &Ticket, docs: Vec<NewDocument>, per_doc: Vec<std::result::Result<Vec<f32>, String>>, first_error: &mut Option<Error>) -> Report {
+    async fn write_units(
+        &self,
+        v: &VectorSide,
+        ticket: &Ticket,
+        docs: Vec<NewDocument>,
+        per_doc: Vec<std::result::Result<Vec<f32>, String>>,
+        first_error: &mut Option<Error>,
+    ) -> Report {
         let mut report = Report::default();
         let mut docs = docs.into_iter();
         for (range, vectors) in plan::many_units(per_doc) {

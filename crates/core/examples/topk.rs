@@ -29,10 +29,10 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 use std::time::Instant;
-use workspace_search_core::index::Bm25Params;
-use workspace_search_core::ingest::{build_index, ingest, ChunkOptions, Report};
-use workspace_search_core::ingest::scan::{scan, ScanOptions};
 use workspace_search_core::analysis::tokenizer::Tokenizer;
+use workspace_search_core::index::Bm25Params;
+use workspace_search_core::ingest::scan::{scan, ScanOptions};
+use workspace_search_core::ingest::{build_index, ingest, ChunkOptions, Report};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -57,7 +57,11 @@ fn main() {
     let n = index.len() as f64;
     let parts: Vec<String> = index.memory_parts().iter().map(|(k, v)| format!("{k} {:.0}", *v as f64 / n)).collect();
     println!("bytes per document: {}", parts.join(", "));
-    println!("allocated {:.0} bytes per document, accounted {:.0}", HELD.load(Ordering::Relaxed) as f64 / n, index.memory_parts().iter().map(|p| p.1).sum::<usize>() as f64 / n);
+    println!(
+        "allocated {:.0} bytes per document, accounted {:.0}",
+        HELD.load(Ordering::Relaxed) as f64 / n,
+        index.memory_parts().iter().map(|p| p.1).sum::<usize>() as f64 / n
+    );
     let queries: Vec<Vec<String>> = queries.lines().map(|q| tokenizer.tokenize(q)).collect();
     let mut samples = Vec::new();
     let mut found = 0;
@@ -83,7 +87,11 @@ fn main() {
         })
         .collect();
     warm.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!("warm (each query run 10 times in a row): p50 {:.1} µs, mean {:.1} µs", warm[warm.len() / 2], warm.iter().sum::<f64>() / warm.len() as f64);
+    println!(
+        "warm (each query run 10 times in a row): p50 {:.1} µs, mean {:.1} µs",
+        warm[warm.len() / 2],
+        warm.iter().sum::<f64>() / warm.len() as f64
+    );
     // Mean per number of query tokens (where the time goes).
     let mut by_len: std::collections::BTreeMap<usize, (f64, usize)> = Default::default();
     for (i, q) in queries.iter().enumerate() {
@@ -98,5 +106,12 @@ fn main() {
     }
     samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let at = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
-    println!("top-{k} over {} queries x 3: p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, mean {:.1} µs ({found} hits)", queries.len(), at(0.5), at(0.9), at(0.99), samples.iter().sum::<f64>() / samples.len() as f64);
+    println!(
+        "top-{k} over {} queries x 3: p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, mean {:.1} µs ({found} hits)",
+        queries.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        samples.iter().sum::<f64>() / samples.len() as f64
+    );
 }

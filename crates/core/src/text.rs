@@ -29,7 +29,12 @@ impl SharedText {
         let offset = (part.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
         assert!(offset <= base.len() && offset + part.len() <= base.len(), "slice of another text");
         let start = self.start + offset as u32;
-        SharedText { text: self.text.clone(), start, end: start + part.len() as u32, ascii: self.ascii || part.is_ascii() }
+        SharedText {
+            text: self.text.clone(),
+            start,
+            end: start + part.len() as u32,
+            ascii: self.ascii || part.is_ascii(),
+        }
     }
 
     pub fn as_str(&self) -> &str {
@@ -97,6 +102,15 @@ impl fmt::Debug for SharedText {
     }
 }
 
+/// Length in UTF-16 code units, the unit of JavaScript's `length`.
+pub fn js_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().map(char::len_utf16).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,14 +129,5 @@ mod tests {
         assert!(line.is_ascii() && line.shares_with(&whole));
         let part = line.slice(&line.as_str()[7..]);
         assert_eq!(part, "line");
-    }
-}
-
-/// Length in UTF-16 code units, the unit of JavaScript's `length`.
-pub fn js_len(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().map(char::len_utf16).sum()
     }
 }

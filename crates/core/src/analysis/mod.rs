@@ -7,11 +7,11 @@
 pub mod tokenizer;
 pub mod word_table;
 
-use tokenizer::{SplitRule, Tokenizer};
-use word_table::{pack, WordTable};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
+use tokenizer::{SplitRule, Tokenizer};
+use word_table::{pack, WordTable};
 
 /// Per-document statistics of one term. Lines are 1-based; 0 means the
 /// line is unknown (a custom split pattern joined lines into one token).
@@ -105,7 +105,8 @@ impl Analyzed {
                 last.insert(t.as_str(), i as u32 + 1);
             }
         }
-        let mut a = Analyzed::from_tokens(whole.iter().map(|t| (t.as_str(), first.get(t.as_str()).copied().unwrap_or(0))));
+        let mut a =
+            Analyzed::from_tokens(whole.iter().map(|t| (t.as_str(), first.get(t.as_str()).copied().unwrap_or(0))));
         for (id, st) in &mut a.terms {
             if let Some(&l) = last.get(a.vocab.name(*id)) {
                 st.last_line = l;
@@ -318,7 +319,8 @@ impl<'t> Analyzer<'t> {
             }
             return;
         }
-        let (vocab, scratch, pieces, tokenizer) = (&mut self.vocab, &mut self.scratch, &mut self.pieces, self.tokenizer);
+        let (vocab, scratch, pieces, tokenizer) =
+            (&mut self.vocab, &mut self.scratch, &mut self.pieces, self.tokenizer);
         scratch.clear();
         tokenizer.word_pieces(word, &mut |p| {
             let id = match pieces.get(p) {
@@ -339,7 +341,9 @@ impl<'t> Analyzer<'t> {
         for &id in self.scratch.iter() {
             self.tokens.push((id, line));
         }
-        if word.len() <= MAX_CACHED_WORD && self.short_words.len() + self.medium_words.len() + self.words.len() < MAX_CACHED_WORDS {
+        if word.len() <= MAX_CACHED_WORD
+            && self.short_words.len() + self.medium_words.len() + self.words.len() < MAX_CACHED_WORDS
+        {
             // One term: its id in place of the range start.
             let range = if let [id] = self.scratch[..] {
                 (id, 1)
@@ -367,7 +371,9 @@ pub struct ThreadAnalyzers<'t> {
 
 impl<'t> ThreadAnalyzers<'t> {
     pub fn new(tokenizer: &'t Tokenizer) -> Self {
-        ThreadAnalyzers { slots: (0..rayon::current_num_threads().max(1)).map(|_| Mutex::new(Analyzer::new(tokenizer))).collect() }
+        ThreadAnalyzers {
+            slots: (0..rayon::current_num_threads().max(1)).map(|_| Mutex::new(Analyzer::new(tokenizer))).collect(),
+        }
     }
 
     /// Runs `f` with the calling thread's analyzer; returns its slot.
@@ -379,7 +385,10 @@ impl<'t> ThreadAnalyzers<'t> {
 
     /// The vocabulary of each slot.
     pub fn into_vocabs(self) -> Vec<Arc<Vocab>> {
-        self.slots.into_iter().map(|m| Arc::new(m.into_inner().unwrap_or_else(|e| e.into_inner()).into_vocab())).collect()
+        self.slots
+            .into_iter()
+            .map(|m| Arc::new(m.into_inner().unwrap_or_else(|e| e.into_inner()).into_vocab()))
+            .collect()
     }
 }
 
@@ -421,10 +430,16 @@ mod tests {
             for _ in 0..2 {
                 for text in texts {
                     let (terms, len) = a.analyze(text);
-                    let fast: Vec<(String, TermStats)> = terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s)).collect();
+                    let fast: Vec<(String, TermStats)> =
+                        terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s)).collect();
                     let mut plain = Vec::new();
                     t.tokenize_lines(text, |tok, line| plain.push((tok.to_string(), line)));
-                    let slow: Vec<(String, TermStats)> = Analyzed::from_tokens(plain.iter().map(|(s, l)| (s.as_str(), *l))).named().into_iter().map(|(s, st)| (s.to_string(), st)).collect();
+                    let slow: Vec<(String, TermStats)> =
+                        Analyzed::from_tokens(plain.iter().map(|(s, l)| (s.as_str(), *l)))
+                            .named()
+                            .into_iter()
+                            .map(|(s, st)| (s.to_string(), st))
+                            .collect();
                     assert_eq!(fast, slow, "{text}");
                     assert_eq!(len as usize, plain.len());
                 }

@@ -14,8 +14,8 @@ use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
 /// Mastra's 26 default English stopwords, exactly.
 pub const MASTRA_STOPWORDS: [&str; 26] = [
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "he", "in", "is", "it",
-    "its", "of", "on", "or", "that", "the", "to", "was", "were", "will", "with",
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "he", "in", "is", "it", "its", "of", "on",
+    "or", "that", "the", "to", "was", "were", "will", "with",
 ];
 
 /// How text is cut into raw words before the per-word steps.
@@ -108,9 +108,8 @@ impl Default for Tokenizer {
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}'
-            | '\u{2000}'..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}'
-            | '\u{3000}' | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
     )
 }
 
@@ -127,6 +126,12 @@ fn is_cjk(c: char) -> bool {
         0x1100..=0x11FF | 0x3040..=0x309F | 0x30A0..=0x30FF | 0x3130..=0x318F | 0x31F0..=0x31FF
         | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xA960..=0xA97F | 0xAC00..=0xD7AF | 0xD7B0..=0xD7FF
         | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F | 0x30000..=0x323AF)
+}
+
+/// Mastra's punctuation step: every character that is not a word
+/// character or JavaScript whitespace becomes a space.
+fn punctuation_to_space(text: &str) -> String {
+    text.chars().map(|c| if is_word_char(c) || is_js_space(c) { c } else { ' ' }).collect()
 }
 
 impl Tokenizer {
@@ -204,12 +209,22 @@ impl Tokenizer {
     /// punctuation to space, split with the pattern).
     fn pattern_tokens(&self, re: &Regex, text: &str, emit: &mut dyn FnMut(&str, u32)) {
         let folded;
-        let text = if self.config.fold_diacritics { folded = fold(text); folded.as_str() } else { text };
+        let text = if self.config.fold_diacritics {
+            folded = fold(text);
+            folded.as_str()
+        } else {
+            text
+        };
         let lowered;
-        let t = if self.config.lowercase { lowered = text.to_lowercase(); lowered.as_str() } else { text };
+        let t = if self.config.lowercase {
+            lowered = text.to_lowercase();
+            lowered.as_str()
+        } else {
+            text
+        };
         let cleaned;
         let t = if self.config.remove_punctuation {
-            cleaned = t.chars().map(|c| if is_word_char(c) || is_js_space(c) { c } else { ' ' }).collect::<String>();
+            cleaned = punctuation_to_space(t);
             cleaned.as_str()
         } else {
             t
@@ -218,11 +233,7 @@ impl Tokenizer {
             self.finish_token(piece, &mut |p| self.final_filter(p, &mut |tok| emit(tok, 0)));
         }
         if self.config.split_identifiers {
-            let raw = if self.config.remove_punctuation {
-                text.chars().map(|c| if is_word_char(c) || is_js_space(c) { c } else { ' ' }).collect::<String>()
-            } else {
-                text.to_string()
-            };
+            let raw = if self.config.remove_punctuation { punctuation_to_space(text) } else { text.to_string() };
             for piece in re.split(&raw).filter(|p| !p.is_empty()) {
                 self.identifier_parts(piece, &mut |p| self.final_filter(p, &mut |tok| emit(tok, 0)));
             }
@@ -334,7 +345,12 @@ impl Tokenizer {
         }
         for p in parts {
             let lowered;
-            let p = if self.config.lowercase { lowered = p.to_lowercase(); lowered.as_str() } else { p };
+            let p = if self.config.lowercase {
+                lowered = p.to_lowercase();
+                lowered.as_str()
+            } else {
+                p
+            };
             emit(p);
         }
     }
@@ -343,10 +359,22 @@ impl Tokenizer {
 /// Cuts `parseUserID2_value` into `parse`, `User`, `ID`, `2`, `value`.
 pub fn split_identifier(raw: &str) -> Vec<&str> {
     #[derive(PartialEq, Clone, Copy)]
-    enum Kind { Lower, Upper, Digit, Other }
+    enum Kind {
+        Lower,
+        Upper,
+        Digit,
+        Other,
+    }
     let kind = |c: char| {
-        if c.is_lowercase() { Kind::Lower } else if c.is_uppercase() { Kind::Upper }
-        else if c.is_numeric() { Kind::Digit } else { Kind::Other }
+        if c.is_lowercase() {
+            Kind::Lower
+        } else if c.is_uppercase() {
+            Kind::Upper
+        } else if c.is_numeric() {
+            Kind::Digit
+        } else {
+            Kind::Other
+        }
     };
     let mut parts = Vec::new();
     for piece in raw.split('_').filter(|p| !p.is_empty()) {

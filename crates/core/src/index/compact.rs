@@ -34,7 +34,8 @@ impl Bm25Index {
         }
         let new_term = self.compact_terms(&new_slot);
         for d in self.docs.iter_mut().flatten() {
-            let mut entries: Vec<(u32, u32, u32)> = decode_table(&d.table).map(|(t, a, b)| (new_term[t as usize], a, b)).collect();
+            let mut entries: Vec<(u32, u32, u32)> =
+                decode_table(&d.table).map(|(t, a, b)| (new_term[t as usize], a, b)).collect();
             d.table = encode_table(&mut entries);
         }
         self.dict = self.names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
@@ -75,7 +76,9 @@ impl Bm25Index {
         let mut new_term = vec![DEAD; self.terms.len()];
         let mut terms = Vec::with_capacity(self.live_terms);
         let mut names = Vec::with_capacity(self.live_terms);
-        for (old, (term, name)) in std::mem::take(&mut self.terms).into_iter().zip(std::mem::take(&mut self.names)).enumerate() {
+        for (old, (term, name)) in
+            std::mem::take(&mut self.terms).into_iter().zip(std::mem::take(&mut self.names)).enumerate()
+        {
             if term.df == 0 {
                 continue;
             }

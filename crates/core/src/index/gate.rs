@@ -2,9 +2,9 @@
 //! JavaScript thread, may prepare (tokenize, embed) concurrently, then waits
 //! for its turn before it touches the index or the vector store.
 
-use std::sync::Mutex;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::Mutex;
 use tokio::sync::Notify;
 
 #[derive(Default)]

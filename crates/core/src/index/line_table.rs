@@ -37,7 +37,8 @@ const TABLE_SKIP: usize = 64;
 /// lookup decodes a few dozen term bytes, not the whole table.
 pub fn encode_table(entries: &mut [(u32, u32, u32)]) -> Box<[u8]> {
     entries.sort_unstable_by_key(|e| e.0);
-    let (mut terms, mut lines, mut skips) = (Vec::with_capacity(entries.len() * 2), Vec::with_capacity(entries.len() * 3), Vec::new());
+    let (mut terms, mut lines, mut skips) =
+        (Vec::with_capacity(entries.len() * 2), Vec::with_capacity(entries.len() * 3), Vec::new());
     let mut prev = 0u32;
     for (i, &(t, first, last)) in entries.iter().enumerate() {
         if i > 0 && i % TABLE_SKIP == 0 {
@@ -218,7 +219,10 @@ mod tests {
                     let known = next(2) == 0 && !terms.is_empty();
                     wanted.push(if known { terms[next(terms.len() as u64) as usize] } else { next(1 << 20) as u32 });
                 }
-                let want = e.iter().filter(|x| wanted.contains(&x.0) && x.1 != 0).fold(None, |r: Option<(u32, u32)>, x| Some(r.map_or((x.1, x.2), |(a, b)| (a.min(x.1), b.max(x.2)))));
+                let want =
+                    e.iter().filter(|x| wanted.contains(&x.0) && x.1 != 0).fold(None, |r: Option<(u32, u32)>, x| {
+                        Some(r.map_or((x.1, x.2), |(a, b)| (a.min(x.1), b.max(x.2))))
+                    });
                 assert_eq!(lines_of_terms(&bytes, &wanted), want);
             }
         }

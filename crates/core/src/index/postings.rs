@@ -25,14 +25,22 @@ pub struct BlockMax {
 /// `x` as an f32 no smaller than `x`, so that bounds stored in f32 stay bounds.
 pub fn f32_up(x: f64) -> f32 {
     let r = x as f32;
-    if (r as f64) < x { r.next_up() } else { r }
+    if (r as f64) < x {
+        r.next_up()
+    } else {
+        r
+    }
 }
 
 /// `len / tf`, rounded down so that bounds built on it stay bounds.
 pub fn len_per_tf(len: u32, tf: u32) -> f32 {
     let exact = len as f64 / tf as f64;
     let r = exact as f32;
-    if r as f64 > exact { f32::from_bits(r.to_bits() - 1).max(0.0) } else { r }
+    if r as f64 > exact {
+        f32::from_bits(r.to_bits() - 1).max(0.0)
+    } else {
+        r
+    }
 }
 
 /// A document length in one byte, rounded down (4 significant bits): a
@@ -146,7 +154,12 @@ impl Postings {
 
     /// Keeps the postings whose slot maps to a new slot (compaction).
     /// `score_of(tf, len)`: the frequency part at the reference average.
-    pub fn remap(&self, new_slot: impl Fn(u32) -> Option<u32>, len_of: impl Fn(u32) -> u32, score_of: impl Fn(u32, u32) -> f32) -> Postings {
+    pub fn remap(
+        &self,
+        new_slot: impl Fn(u32) -> Option<u32>,
+        len_of: impl Fn(u32) -> u32,
+        score_of: impl Fn(u32, u32) -> f32,
+    ) -> Postings {
         let mut out = Postings::default();
         for (i, &d) in self.docs.iter().enumerate() {
             if let Some(s) = new_slot(d) {
@@ -173,7 +186,10 @@ impl Postings {
     }
 
     pub fn bytes(&self) -> usize {
-        self.docs.capacity() * 4 + self.packed.capacity() * 2 + self.big.capacity() * 8 + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
+        self.docs.capacity() * 4
+            + self.packed.capacity() * 2
+            + self.big.capacity() * 8
+            + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
     }
 }
 
@@ -195,7 +211,6 @@ pub fn gallop<T>(items: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize
     }
     lo + 1 + items[lo + 1..hi.min(items.len())].partition_point(before)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -247,5 +262,4 @@ mod tests {
         assert_eq!(q.len(), 150);
         assert_eq!(q.tf(0), 1);
     }
-
 }

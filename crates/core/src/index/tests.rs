@@ -6,7 +6,13 @@ use super::*;
 use crate::analysis::tokenizer::Tokenizer;
 
 fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
-    NewDocument { id: id.into(), content: text.into(), metadata: None, start_line_offset: None, analyzed: Analyzed::of_text(t, text) }
+    NewDocument {
+        id: id.into(),
+        content: text.into(),
+        metadata: None,
+        start_line_offset: None,
+        analyzed: Analyzed::of_text(t, text),
+    }
 }
 
 fn q(t: &Tokenizer, s: &str) -> Vec<String> {
@@ -51,7 +57,8 @@ fn sequence_numbers_order_writes() {
 #[test]
 fn bulk_add_equals_one_by_one() {
     let t = Tokenizer::default();
-    let texts: Vec<String> = (0..3000).map(|i| format!("doc {i} alpha{} beta{}\nline two gamma{}", i % 13, i % 7, i % 3)).collect();
+    let texts: Vec<String> =
+        (0..3000).map(|i| format!("doc {i} alpha{} beta{}\nline two gamma{}", i % 13, i % 7, i % 3)).collect();
     let mut docs: Vec<NewDocument> = texts.iter().enumerate().map(|(i, s)| doc(&t, &format!("d{i}"), s)).collect();
     // A parallel analysis: several vocabularies, as rebuilds have.
     let analyzed = crate::analysis::analyze_all(&t, &texts, |s| s.as_str());
@@ -79,7 +86,10 @@ fn bulk_add_equals_one_by_one() {
         let b: Vec<_> = bulk.top_k(&q(&t, query), 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
         assert_eq!(a, b, "{query}");
         if let Some(h) = bulk.top_k(&q(&t, query), 1, None).first() {
-            assert_eq!(bulk.line_range(h.slot, &q(&t, query)), one.line_range(one.top_k(&q(&t, query), 1, None)[0].slot, &q(&t, query)));
+            assert_eq!(
+                bulk.line_range(h.slot, &q(&t, query)),
+                one.line_range(one.top_k(&q(&t, query), 1, None)[0].slot, &q(&t, query))
+            );
         }
     }
 }

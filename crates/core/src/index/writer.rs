@@ -227,7 +227,8 @@ impl Bm25Index {
         let postings: usize = docs.iter().map(|d| d.2.len()).sum();
         // Threads only for enough work (always in tests, to test them).
         let parallel = ranges.len() > 1 && (cfg!(test) || postings > 100_000);
-        let new_terms: usize = if parallel { ranges.into_par_iter().map(add).sum() } else { ranges.into_iter().map(add).sum() };
+        let new_terms: usize =
+            if parallel { ranges.into_par_iter().map(add).sum() } else { ranges.into_iter().map(add).sum() };
         self.live_terms += new_terms;
         self.live_postings += postings as u64;
     }

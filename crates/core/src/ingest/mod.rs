@@ -28,9 +28,19 @@ impl Default for ChunkOptions {
 #[derive(Debug)]
 pub enum FileOutcome {
     /// One document, or its chunks (`chunked` true).
-    Documents { id: String, docs: Vec<NewDocument>, chunked: bool },
-    Skipped { id: String, reason: SkipReason },
-    Failed { id: String, error: String },
+    Documents {
+        id: String,
+        docs: Vec<NewDocument>,
+        chunked: bool,
+    },
+    Skipped {
+        id: String,
+        reason: SkipReason,
+    },
+    Failed {
+        id: String,
+        error: String,
+    },
 }
 
 /// What a rebuild did, for `IndexReport`.
@@ -46,7 +56,13 @@ pub struct Report {
 
 /// Builds a fresh index from ingested files; writes older than `seq` are
 /// ignored by it from then on (see `Bm25Index::add_bulk`).
-pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, report: &mut Report, on_index: &dyn Fn(usize, usize, &str)) -> Bm25Index {
+pub fn build_index(
+    params: Bm25Params,
+    seq: u64,
+    outcomes: Vec<FileOutcome>,
+    report: &mut Report,
+    on_index: &dyn Fn(usize, usize, &str),
+) -> Bm25Index {
     let mut index = Bm25Index::new(params);
     index.clear(seq);
     let total = outcomes.len();
@@ -77,4 +93,3 @@ pub fn build_index(params: Bm25Params, seq: u64, outcomes: Vec<FileOutcome>, rep
     index.shrink();
     index
 }
-

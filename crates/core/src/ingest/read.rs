@@ -35,7 +35,16 @@ fn read_text(path: &std::path::Path) -> std::io::Result<Option<String>> {
 /// left empty for the caller.
 pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewDocument>, bool) {
     if !needs_chunking(&text, chunking.max_chars) {
-        return (vec![NewDocument { id: id.to_string(), content: text.into(), metadata: None, start_line_offset: None, analyzed: Analyzed::default() }], false);
+        return (
+            vec![NewDocument {
+                id: id.to_string(),
+                content: text.into(),
+                metadata: None,
+                start_line_offset: None,
+                analyzed: Analyzed::default(),
+            }],
+            false,
+        );
     }
     // Chunks are ranges of the file's text, not copies.
     let whole = SharedText::new(text);
@@ -138,7 +147,12 @@ mod tests {
         let long: String = (0..300).map(|i| format!("line number {i}\n")).collect();
         std::fs::write(d.path().join("long.md"), &long).unwrap();
         let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n) };
-        let files = vec![f("bin.dat"), f("bad.txt"), f("long.md"), FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x") }];
+        let files = vec![
+            f("bin.dat"),
+            f("bad.txt"),
+            f("long.md"),
+            FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x") },
+        ];
         let t = Tokenizer::default();
         let out = ingest(&files, ChunkOptions::default(), Some(&t), &|_, _, _| {});
         assert!(matches!(&out[0], FileOutcome::Skipped { reason, .. } if *reason == SkipReason::Binary));

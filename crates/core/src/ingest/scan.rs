@@ -74,20 +74,43 @@ pub fn is_glob(entry: &str) -> bool {
     entry.contains(['*', '?', '{', '}', '[', ']'])
 }
 
-/// Lexically normalised relative path (`a/./b/../c` -> `a/c`); `None` when
-/// it climbs out of its root.
+/// Lexically normalised relative path (`a/./b/../c` -> `a/c`, a leading
+/// `/` dropped); `None` when it climbs out of its root.
 fn normalize(rel: &str) -> Option<PathBuf> {
+    lexical(Path::new(rel), Root::Drop)
+}
+
+/// `base` resolved against `cwd` lexically, as Node's `path.resolve` (the
+/// basePath of a `LocalFilesystem`): `..` at the root stays at the root.
+pub fn resolve_base(cwd: &Path, base: &str) -> PathBuf {
+    lexical(&cwd.join(base), Root::Keep).unwrap_or_default()
+}
+
+/// What `lexical` does with a root (`/`, a drive prefix).
+#[derive(Clone, Copy, PartialEq)]
+enum Root {
+    /// Relative paths: roots dropped, a drive prefix or a `..` above the
+    /// start is an escape (`None`).
+    Drop,
+    /// Absolute paths: roots kept, a `..` at the root ignored.
+    Keep,
+}
+
+/// `path` with `.` and `..` applied lexically (no file system access).
+fn lexical(path: &Path, root: Root) -> Option<PathBuf> {
     let mut out = PathBuf::new();
-    for c in Path::new(rel).components() {
+    for c in path.components() {
         match c {
             Component::Normal(p) => out.push(p),
-            Component::CurDir | Component::RootDir => {}
+            Component::CurDir => {}
             Component::ParentDir => {
-                if !out.pop() {
+                if !out.pop() && root == Root::Drop {
                     return None;
                 }
             }
-            Component::Prefix(_) => return None,
+            Component::RootDir if root == Root::Drop => {}
+            Component::Prefix(_) if root == Root::Drop => return None,
+            Component::RootDir | Component::Prefix(_) => out.push(c),
         }
     }
     Some(out)
@@ -130,7 +153,8 @@ pub fn scan(base: &Path, entries: &[String], opts: ScanOptions) -> ScanResult {
         Ok(p) => p,
         Err(e) => {
             let mut out = ScanResult::default();
-            out.skipped.push(Skipped { path: base.display().to_string(), reason: SkipReason::BaseUnreadable(e.to_string()) });
+            out.skipped
+                .push(Skipped { path: base.display().to_string(), reason: SkipReason::BaseUnreadable(e.to_string()) });
             return out;
         }
     };
@@ -305,7 +329,11 @@ impl Scanner<'_> {
         }
         // The pattern relative to basePath, as the candidates are.
         let rel_root = to_slash(&root.rel);
-        let tail = if root_form == "." || root_form == "/" { form.trim_start_matches("./").trim_start_matches('/') } else { &form[root_form.len() + 1..] };
+        let tail = if root_form == "." || root_form == "/" {
+            form.trim_start_matches("./").trim_start_matches('/')
+        } else {
+            &form[root_form.len() + 1..]
+        };
         let pattern = join_id(&rel_root, tail);
         let matcher: GlobMatcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
             Ok(g) => g.compile_matcher(),
@@ -372,7 +400,13 @@ mod tests {
 
     #[test]
     fn entry_forms_and_ids() {
-        let d = tree(&[("root.md", "r"), ("docs/a.md", "a"), ("docs/sub/c.md", "c"), ("docs/sub/b.txt", "b"), ("docs/.hidden.md", "h")]);
+        let d = tree(&[
+            ("root.md", "r"),
+            ("docs/a.md", "a"),
+            ("docs/sub/c.md", "c"),
+            ("docs/sub/b.txt", "b"),
+            ("docs/.hidden.md", "h"),
+        ]);
         let b = d.path();
         assert_eq!(ids(b, &["docs"]), ["docs/.hidden.md", "docs/a.md", "docs/sub/b.txt", "docs/sub/c.md"]);
         assert_eq!(ids(b, &["docs/"]), ids(b, &["docs"]));
@@ -430,6 +464,9 @@ mod tests {
         assert!(reasons.contains(&("nope", "not found")));
         assert!(normalize("a/../../b").is_none());
         assert_eq!(normalize("./a/./b/../c").unwrap(), PathBuf::from("a/c"));
+        assert_eq!(normalize("/docs/x").unwrap(), PathBuf::from("docs/x"));
+        assert_eq!(resolve_base(Path::new("/w/app"), "../data/./x"), PathBuf::from("/w/data/x"));
+        assert_eq!(resolve_base(Path::new("/w"), "/abs/../../..//b"), PathBuf::from("/b"));
     }
 
     #[test]

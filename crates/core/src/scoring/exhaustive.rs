@@ -18,7 +18,8 @@ impl Bm25Index {
             for (i, &doc) in postings.docs.iter().enumerate() {
                 let len = self.lens[doc as usize];
                 if len != DEAD {
-                    scores.entry(doc).or_insert_with(|| vec![0.0; q.len()])[qt.position] = wi * norm.tf_part(postings.tf(i), len);
+                    scores.entry(doc).or_insert_with(|| vec![0.0; q.len()])[qt.position] =
+                        wi * norm.tf_part(postings.tf(i), len);
                 }
             }
         }

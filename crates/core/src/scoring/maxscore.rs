@@ -144,7 +144,16 @@ impl<'i> MaxScore<'i> {
                 let term = &index.terms[qt.term as usize];
                 let weight_idf = qt.weight * index.idf(qt.term);
                 let ub = bounds.of(weight_idf, term.max_tf, term.min_len_per_tf, term.max_score);
-                Cursor { postings: &term.postings, pos: 0, weight_idf, ub, qpos: qt.position, window_bound: ub, shallow: 0, shallow_bound: None }
+                Cursor {
+                    postings: &term.postings,
+                    pos: 0,
+                    weight_idf,
+                    ub,
+                    qpos: qt.position,
+                    window_bound: ub,
+                    shallow: 0,
+                    shallow_bound: None,
+                }
             })
             .collect();
         cursors.sort_by(|a, b| a.ub.partial_cmp(&b.ub).unwrap_or(Ordering::Equal));
@@ -183,7 +192,11 @@ impl<'i> MaxScore<'i> {
     fn window_bounds(&mut self, base: u32, end: u32) -> (f64, f64) {
         let bounds = self.bounds;
         for c in self.cursors.iter_mut() {
-            c.window_bound = if bounds.prunable { window_bound(c.postings, c.pos, base, end, |b| bounds.block(c.weight_idf, b)) } else { f64::INFINITY };
+            c.window_bound = if bounds.prunable {
+                window_bound(c.postings, c.pos, base, end, |b| bounds.block(c.weight_idf, b))
+            } else {
+                f64::INFINITY
+            };
         }
         let all = self.cursors.iter().map(|c| c.window_bound).sum();
         let non_essential = self.cursors[..self.essential].iter().map(|c| c.window_bound).sum();
@@ -211,7 +224,11 @@ impl<'i> MaxScore<'i> {
                 let block_end = ((c.pos / BLOCK) + 1) * BLOCK;
                 let stop = block_end.min(docs.len());
                 if bounds.block(c.weight_idf, &blocks[c.pos / BLOCK]) + others < threshold {
-                    c.pos = if docs[stop - 1] < end { stop } else { c.pos + docs[c.pos..stop].partition_point(|&d| d < end) };
+                    c.pos = if docs[stop - 1] < end {
+                        stop
+                    } else {
+                        c.pos + docs[c.pos..stop].partition_point(|&d| d < end)
+                    };
                     continue;
                 }
                 while c.pos < stop && docs[c.pos] < end {

@@ -8,7 +8,13 @@ use crate::index::{Bm25Index, Bm25Params, Document, NewDocument};
 use proptest::prelude::*;
 
 fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
-    NewDocument { id: id.into(), content: text.into(), metadata: None, start_line_offset: None, analyzed: Analyzed::of_text(t, text) }
+    NewDocument {
+        id: id.into(),
+        content: text.into(),
+        metadata: None,
+        start_line_offset: None,
+        analyzed: Analyzed::of_text(t, text),
+    }
 }
 
 fn q(t: &Tokenizer, s: &str) -> Vec<String> {

@@ -2,9 +2,9 @@
 //! the vector score clamped to [0, 1] and BM25 divided by its best match, or
 //! reciprocal-rank fusion; ties broken by id in every mode.
 
+use crate::analysis::tokenizer::Tokenizer;
 use crate::search::{shift_range, SearchHit};
 use crate::vectors::metadata;
-use crate::analysis::tokenizer::Tokenizer;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -71,7 +71,14 @@ pub fn vector_results(mut hits: Vec<SearchHit>, top_k: usize, min_score: Option<
 
 /// Merges bm25-mode candidates (scores already divided by the best match,
 /// raw values in `bm25`) with vector-mode candidates.
-pub fn merge(bm25: Vec<SearchHit>, vector: Vec<SearchHit>, vector_weight: f64, fusion: Fusion, top_k: usize, min_score: Option<f64>) -> Vec<SearchHit> {
+pub fn merge(
+    bm25: Vec<SearchHit>,
+    vector: Vec<SearchHit>,
+    vector_weight: f64,
+    fusion: Fusion,
+    top_k: usize,
+    min_score: Option<f64>,
+) -> Vec<SearchHit> {
     let w = vector_weight;
     let rank = |list: &[SearchHit]| -> HashMap<String, usize> {
         let mut sorted: Vec<&SearchHit> = list.iter().collect();
@@ -92,7 +99,9 @@ pub fn merge(bm25: Vec<SearchHit>, vector: Vec<SearchHit>, vector_weight: f64, f
         .into_iter()
         .map(|(id, (b, v))| {
             let score = match fusion {
-                Fusion::Weighted => w * v.as_ref().map_or(0.0, |h| h.score) + (1.0 - w) * b.as_ref().map_or(0.0, |h| h.score),
+                Fusion::Weighted => {
+                    w * v.as_ref().map_or(0.0, |h| h.score) + (1.0 - w) * b.as_ref().map_or(0.0, |h| h.score)
+                }
                 Fusion::Rrf => {
                     let part = |r: Option<&usize>, weight: f64| r.map_or(0.0, |&r| weight / (RRF_K + r as f64));
                     (RRF_K + 1.0) * (part(vector_rank.get(&id), w) + part(bm25_rank.get(&id), 1.0 - w))
@@ -103,7 +112,15 @@ pub fn merge(bm25: Vec<SearchHit>, vector: Vec<SearchHit>, vector_weight: f64, f
             let line_range = b.as_ref().and_then(|h| h.line_range).or_else(|| v.as_ref().and_then(|h| h.line_range));
             // Content and metadata from the vector hit when there is one, as Mastra.
             let base = v.or(b).expect("one side at least");
-            SearchHit { id, content: base.content, score: score.clamp(0.0, 1.0), bm25: bm25_raw, vector: vector_raw, line_range, metadata: base.metadata }
+            SearchHit {
+                id,
+                content: base.content,
+                score: score.clamp(0.0, 1.0),
+                bm25: bm25_raw,
+                vector: vector_raw,
+                line_range,
+                metadata: base.metadata,
+            }
         })
         .collect();
     out.sort_by(by_score_then_id);
@@ -118,7 +135,15 @@ mod tests {
     use serde_json::json;
 
     fn hit(id: &str, score: f64, bm25: Option<f64>, vector: Option<f64>) -> SearchHit {
-        SearchHit { id: id.into(), content: format!("content {id}").into(), score, bm25, vector, line_range: None, metadata: None }
+        SearchHit {
+            id: id.into(),
+            content: format!("content {id}").into(),
+            score,
+            bm25,
+            vector,
+            line_range: None,
+            metadata: None,
+        }
     }
 
     #[test]
@@ -164,7 +189,11 @@ mod tests {
         assert_eq!(h.metadata.as_deref().cloned(), json!({"sourceFile": "docs/a.md"}).as_object().cloned());
         let bare = vector_result(StoreHit { id: "y".into(), score: -0.5, metadata: None }, |_| None);
         assert_eq!((bare.id.as_str(), bare.content.as_str(), bare.score, bare.metadata), ("y", "", 0.0, None));
-        let ordered = vector_results(vec![hit("b", 0.5, None, Some(0.5)), hit("a", 0.5, None, Some(0.5)), hit("c", 0.9, None, Some(0.9))], 2, None);
+        let ordered = vector_results(
+            vec![hit("b", 0.5, None, Some(0.5)), hit("a", 0.5, None, Some(0.5)), hit("c", 0.9, None, Some(0.9))],
+            2,
+            None,
+        );
         assert_eq!(ordered.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["c", "a"]);
     }
 }

@@ -3,10 +3,10 @@
 //! filter applied inside top-k, and line ranges shifted to file lines.
 
 use crate::index::Bm25Index;
-use crate::vectors::filter::Filter;
 use crate::text::SharedText;
-use std::sync::Arc;
+use crate::vectors::filter::Filter;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
@@ -37,7 +37,8 @@ pub fn shift_range(range: (u32, u32), start_line_offset: Option<u32>) -> (u32, u
 }
 
 pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
-    let keep = q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::index::Document| f.matches(d.metadata.as_deref()));
+    let keep =
+        q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::index::Document| f.matches(d.metadata.as_deref()));
     let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::index::Document) -> bool));
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
     let wanted = index.term_ids(q.tokens);
@@ -62,8 +63,8 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{Analyzed, Bm25Params, NewDocument};
     use crate::analysis::tokenizer::Tokenizer;
+    use crate::index::{Analyzed, Bm25Params, NewDocument};
     use serde_json::json;
 
     #[test]
@@ -71,7 +72,16 @@ mod tests {
         let t = Tokenizer::default();
         let mut ix = Bm25Index::new(Bm25Params::default());
         let add = |ix: &mut Bm25Index, id: &str, text: &str, meta: Value, off: Option<u32>, seq| {
-            ix.upsert(NewDocument { id: id.into(), content: text.into(), metadata: meta.as_object().cloned(), start_line_offset: off, analyzed: Analyzed::of_text(&t, text) }, seq);
+            ix.upsert(
+                NewDocument {
+                    id: id.into(),
+                    content: text.into(),
+                    metadata: meta.as_object().cloned(),
+                    start_line_offset: off,
+                    analyzed: Analyzed::of_text(&t, text),
+                },
+                seq,
+            );
         };
         add(&mut ix, "a", "reset password\nreset", json!({"k": "x"}), None, 1);
         add(&mut ix, "b", "one\ntwo\npassword", json!({"k": "y"}), Some(10), 2);
@@ -85,10 +95,12 @@ mod tests {
         assert_eq!(hits[1].score, hits[1].bm25.unwrap() / hits[0].bm25.unwrap());
         assert_eq!(hits[0].line_range, Some((1, 2)));
         assert_eq!(hits[1].line_range, Some((12, 12)));
-        let only_b = keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: Some(0.99), filter: None });
+        let only_b =
+            keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: Some(0.99), filter: None });
         assert_eq!(only_b.len(), 1);
         let f = Filter::parse(&json!({"k": "y"})).unwrap();
-        let filtered = keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: Some(&f) });
+        let filtered =
+            keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: Some(&f) });
         assert_eq!(filtered.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b"]);
         assert_eq!(filtered[0].score, 1.0);
     }

@@ -74,7 +74,8 @@ fn parse_object(m: &Map<String, Value>) -> Result<Filter, FilterError> {
     for (k, v) in m {
         parts.push(match k.as_str() {
             "$and" | "$or" | "$nor" => {
-                let list = v.as_array().ok_or_else(|| FilterError(format!("{k} needs an array, got {}", json_kind(v))))?;
+                let list =
+                    v.as_array().ok_or_else(|| FilterError(format!("{k} needs an array, got {}", json_kind(v))))?;
                 let subs = list.iter().map(Filter::parse).collect::<Result<Vec<_>, _>>()?;
                 match k.as_str() {
                     "$and" => Filter::All(subs),
@@ -108,7 +109,9 @@ fn parse_cond(v: &Value) -> Result<Cond, FilterError> {
             "$lte" => Cond::Lte(arg.clone()),
             "$in" => Cond::In(list()?),
             "$nin" => Cond::Nin(list()?),
-            "$exists" => Cond::Exists(arg.as_bool().ok_or_else(|| FilterError(format!("$exists needs a boolean, got {}", json_kind(arg))))?),
+            "$exists" => Cond::Exists(
+                arg.as_bool().ok_or_else(|| FilterError(format!("$exists needs a boolean, got {}", json_kind(arg))))?,
+            ),
             "$not" => Cond::Not(Box::new(parse_cond(arg)?)),
             other => return Err(FilterError(format!("unknown operator {other}"))),
         });
@@ -164,7 +167,9 @@ impl Cond {
                     Cond::Eq(x) => any_value(v, &|e| equal(e, x)),
                     Cond::In(xs) => any_value(v, &|e| xs.iter().any(|x| equal(e, x))),
                     Cond::Gt(x) => any_value(v, &|e| compare(e, x) == Some(Ordering::Greater)),
-                    Cond::Gte(x) => any_value(v, &|e| matches!(compare(e, x), Some(Ordering::Greater | Ordering::Equal))),
+                    Cond::Gte(x) => {
+                        any_value(v, &|e| matches!(compare(e, x), Some(Ordering::Greater | Ordering::Equal)))
+                    }
                     Cond::Lt(x) => any_value(v, &|e| compare(e, x) == Some(Ordering::Less)),
                     Cond::Lte(x) => any_value(v, &|e| matches!(compare(e, x), Some(Ordering::Less | Ordering::Equal))),
                     _ => unreachable!("handled above"),

@@ -40,7 +40,10 @@ mod tests {
         for bad in ["", "1abc", "a-b", "a.b", "a b", "é"] {
             assert!(validate(bad).unwrap_err().to_string().starts_with("Invalid searchIndexName"), "{bad}");
         }
-        assert_eq!(validate(&"a".repeat(64)).unwrap_err().to_string(), "searchIndexName exceeds 63 characters (got 64)");
+        assert_eq!(
+            validate(&"a".repeat(64)).unwrap_err().to_string(),
+            "searchIndexName exceeds 63 characters (got 64)"
+        );
         assert!(validate(&"a".repeat(63)).is_ok());
     }
 }

@@ -46,7 +46,8 @@ pub fn decode(store_id: String, metadata: Option<Map<String, Value>>) -> Decoded
         Some(Value::String(s)) => s,
         _ => String::new(),
     };
-    let start_line_offset = meta.remove(START_LINE).and_then(|v| v.as_u64()).and_then(|v| u32::try_from(v).ok()).filter(|&v| v >= 1);
+    let start_line_offset =
+        meta.remove(START_LINE).and_then(|v| v.as_u64()).and_then(|v| u32::try_from(v).ok()).filter(|&v| v >= 1);
     Decoded { id, content, start_line_offset, metadata: meta }
 }
 
@@ -65,7 +66,10 @@ mod tests {
             analyzed: Default::default(),
         };
         let m = encode(&doc);
-        assert_eq!(Value::Object(m.clone()), json!({"id": "a.md#chunk-1", "text": "two\nlines", "sourceFile": "a.md", "n": 1, "_startLineOffset": 40}));
+        assert_eq!(
+            Value::Object(m.clone()),
+            json!({"id": "a.md#chunk-1", "text": "two\nlines", "sourceFile": "a.md", "n": 1, "_startLineOffset": 40})
+        );
         let d = decode("x".into(), Some(m));
         assert_eq!((d.id.as_str(), d.content.as_str(), d.start_line_offset), ("a.md#chunk-1", "two\nlines", Some(40)));
         assert_eq!(Value::Object(d.metadata), json!({"sourceFile": "a.md", "n": 1}));

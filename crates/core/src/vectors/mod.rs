@@ -3,8 +3,8 @@
 //! (`plan`).
 
 pub mod filter;
-pub mod plan;
-pub mod store;
+pub mod index_name;
 pub mod ledger;
 pub mod metadata;
-pub mod index_name;
+pub mod plan;
+pub mod store;

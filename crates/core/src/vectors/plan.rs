@@ -6,8 +6,8 @@
 //! per unit (`indexMany`).
 
 use super::ledger::Ledger;
-use crate::ingest::FileOutcome;
 use crate::index::NewDocument;
+use crate::ingest::FileOutcome;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
 
@@ -60,7 +60,8 @@ impl EmbedPlan {
     /// `MAX_UPSERT` documents as `(file, document of the file, text index)`,
     /// whole files where they fit.
     pub fn upsert_units(&self, failed: &FxHashMap<usize, String>) -> Vec<Vec<(usize, usize, usize)>> {
-        let counts: Vec<(usize, usize)> = self.runs.iter().filter(|r| !failed.contains_key(&r.file)).map(|r| (r.file, r.docs.len())).collect();
+        let counts: Vec<(usize, usize)> =
+            self.runs.iter().filter(|r| !failed.contains_key(&r.file)).map(|r| (r.file, r.docs.len())).collect();
         let start: FxHashMap<usize, usize> = self.runs.iter().map(|r| (r.file, r.docs.start)).collect();
         write_units(&counts, MAX_UPSERT)
             .into_iter()
@@ -71,7 +72,11 @@ impl EmbedPlan {
 
 /// Results per text from results per group of `group_size` texts: a failed
 /// group fails each of its texts with its error.
-pub fn spread<V, E: Clone>(groups: impl IntoIterator<Item = Result<Vec<V>, E>>, group_size: usize, total: usize) -> Vec<Result<V, E>> {
+pub fn spread<V, E: Clone>(
+    groups: impl IntoIterator<Item = Result<Vec<V>, E>>,
+    group_size: usize,
+    total: usize,
+) -> Vec<Result<V, E>> {
     let mut out: Vec<Result<V, E>> = Vec::with_capacity(total);
     for g in groups {
         match g {
@@ -132,7 +137,11 @@ pub fn gone_sources(outcomes: &[FileOutcome], ledger: &Ledger) -> Vec<String> {
 /// After a rebuild's writes: records each written file in the ledger, and
 /// turns each failed file into `FileOutcome::Failed` (absent from both
 /// indexes); returns the ids of the failed files' partial writes, to delete.
-pub fn settle(outcomes: &mut [FileOutcome], failed: &FxHashMap<usize, String>, ledger: &mut Ledger) -> Vec<Vec<String>> {
+pub fn settle(
+    outcomes: &mut [FileOutcome],
+    failed: &FxHashMap<usize, String>,
+    ledger: &mut Ledger,
+) -> Vec<Vec<String>> {
     let mut partial = Vec::new();
     for (i, o) in outcomes.iter_mut().enumerate() {
         let FileOutcome::Documents { id, docs, .. } = o else { continue };

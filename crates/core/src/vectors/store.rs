@@ -93,7 +93,15 @@ const PARALLEL_BLOCK: usize = 4096;
 
 impl VectorIndex {
     pub fn new(dim: usize, metric: Metric) -> Self {
-        VectorIndex { dim, metric, ids: Vec::new(), slot_of: FxHashMap::default(), data: Vec::new(), norms: Vec::new(), metadata: Vec::new() }
+        VectorIndex {
+            dim,
+            metric,
+            ids: Vec::new(),
+            slot_of: FxHashMap::default(),
+            data: Vec::new(),
+            norms: Vec::new(),
+            metadata: Vec::new(),
+        }
     }
 
     pub fn dimension(&self) -> usize {
@@ -124,9 +132,20 @@ impl VectorIndex {
     }
 
     /// Adds or replaces vectors (all checked before any is written).
-    pub fn upsert(&mut self, name: &str, ids: Vec<String>, vectors: Vec<Vec<f32>>, metadata: Vec<Option<Map<String, Value>>>) -> Result<(), VectorError> {
+    pub fn upsert(
+        &mut self,
+        name: &str,
+        ids: Vec<String>,
+        vectors: Vec<Vec<f32>>,
+        metadata: Vec<Option<Map<String, Value>>>,
+    ) -> Result<(), VectorError> {
         if ids.len() != vectors.len() || metadata.len() != vectors.len() {
-            return Err(VectorError::Invalid(format!("upsert needs one id and one metadata per vector ({} ids, {} vectors, {} metadata)", ids.len(), vectors.len(), metadata.len())));
+            return Err(VectorError::Invalid(format!(
+                "upsert needs one id and one metadata per vector ({} ids, {} vectors, {} metadata)",
+                ids.len(),
+                vectors.len(),
+                metadata.len()
+            )));
         }
         for v in &vectors {
             self.check_dim(name, v)?;
@@ -154,7 +173,13 @@ impl VectorIndex {
     }
 
     /// Replaces the vector and/or the metadata of one id.
-    pub fn update(&mut self, name: &str, id: &str, vector: Option<Vec<f32>>, metadata: Option<Map<String, Value>>) -> Result<bool, VectorError> {
+    pub fn update(
+        &mut self,
+        name: &str,
+        id: &str,
+        vector: Option<Vec<f32>>,
+        metadata: Option<Map<String, Value>>,
+    ) -> Result<bool, VectorError> {
         let Some(&s) = self.slot_of.get(id) else { return Ok(false) };
         if let Some(v) = vector {
             self.check_dim(name, &v)?;
@@ -185,7 +210,10 @@ impl VectorIndex {
 
     /// Removes every vector whose metadata matches; returns how many.
     pub fn remove_matching(&mut self, filter: &Filter) -> usize {
-        let doomed: Vec<String> = (0..self.ids.len()).filter(|&s| filter.matches(self.metadata[s].as_ref())).map(|s| self.ids[s].clone()).collect();
+        let doomed: Vec<String> = (0..self.ids.len())
+            .filter(|&s| filter.matches(self.metadata[s].as_ref()))
+            .map(|s| self.ids[s].clone())
+            .collect();
         doomed.iter().filter(|id| self.remove(id)).count()
     }
 
@@ -194,7 +222,11 @@ impl VectorIndex {
         match self.metric {
             Metric::Cosine => {
                 let d = qnorm * self.norms[s];
-                if d == 0.0 { 0.0 } else { (dot(q, v) / d) as f64 }
+                if d == 0.0 {
+                    0.0
+                } else {
+                    (dot(q, v) / d) as f64
+                }
             }
             Metric::DotProduct => dot(q, v) as f64,
             Metric::Euclidean => {
@@ -205,7 +237,14 @@ impl VectorIndex {
     }
 
     /// Exact top `k` by score, ties by id, among vectors the filter accepts.
-    pub fn query(&self, name: &str, q: &[f32], k: usize, filter: Option<&Filter>, include_vector: bool) -> Result<Vec<VectorMatch>, VectorError> {
+    pub fn query(
+        &self,
+        name: &str,
+        q: &[f32],
+        k: usize,
+        filter: Option<&Filter>,
+        include_vector: bool,
+    ) -> Result<Vec<VectorMatch>, VectorError> {
         self.check_dim(name, q)?;
         if k == 0 || self.ids.is_empty() {
             return Ok(Vec::new());
@@ -324,7 +363,10 @@ mod tests {
         )
         .unwrap();
         let r = ix.query("ix", &[1.0, 0.0, 0.0], 3, None, false).unwrap();
-        assert_eq!(r.iter().map(|m| (m.id.as_str(), m.score)).collect::<Vec<_>>(), [("a", 1.0), ("c", 1.0), ("b", 0.0)]);
+        assert_eq!(
+            r.iter().map(|m| (m.id.as_str(), m.score)).collect::<Vec<_>>(),
+            [("a", 1.0), ("c", 1.0), ("b", 0.0)]
+        );
         let f = Filter::parse(&json!({"k": 1})).unwrap();
         let r = ix.query("ix", &[1.0, 0.0, 0.0], 5, Some(&f), true).unwrap();
         assert_eq!(r.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["a", "d"]);
@@ -338,7 +380,10 @@ mod tests {
         assert_eq!(r[0].id, "c");
         assert_eq!(ix.remove_matching(&f), 1);
         assert!(matches!(ix.query("ix", &[1.0], 1, None, false), Err(VectorError::Dimension { .. })));
-        assert!(matches!(ix.upsert("ix", vec!["x".into()], vec![vec![f32::NAN, 0.0, 0.0]], vec![None]), Err(VectorError::Invalid(_))));
+        assert!(matches!(
+            ix.upsert("ix", vec!["x".into()], vec![vec![f32::NAN, 0.0, 0.0]], vec![None]),
+            Err(VectorError::Invalid(_))
+        ));
     }
 
     #[test]
@@ -360,6 +405,9 @@ mod tests {
         let got = ix.query("ix", &q, 10, None, false).unwrap();
         let mut expect: Vec<(f64, String)> = (0..n).map(|i| (ix.score(&q, norm(&q), i), format!("v{i:05}"))).collect();
         expect.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        assert_eq!(got.iter().map(|m| m.id.clone()).collect::<Vec<_>>(), expect[..10].iter().map(|e| e.1.clone()).collect::<Vec<_>>());
+        assert_eq!(
+            got.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
+            expect[..10].iter().map(|e| e.1.clone()).collect::<Vec<_>>()
+        );
     }
 }
