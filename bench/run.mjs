@@ -27,8 +27,15 @@ const engines = opt('engines', 'ws,mastra,minisearch,orama').split(',')
 const MASTRA_INDEX_MAX = Number(opt('mastra-index-max', '10000'))
 const ORAMA_MAX = Number(opt('orama-max', '10000'))
 
+// Each engine runs in its own process. The bench, as a host, turns
+// transparent huge pages off for mimalloc (the package itself never does;
+// see the README's Speed section); MIMALLOC_ALLOW_THP=1 in the bench's own
+// environment keeps them.
+const childEnv = { ...process.env, MIMALLOC_ALLOW_THP: process.env.MIMALLOC_ALLOW_THP ?? '0' }
+
 function child(task, info) {
   const out = execFileSync(process.execPath, ['--expose-gc', path.join(here, 'task.mjs'), task, JSON.stringify(info)], {
+    env: childEnv,
     encoding: 'utf8',
     maxBuffer: 1 << 26,
     stdio: ['ignore', 'pipe', 'inherit'],
