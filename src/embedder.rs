@@ -8,6 +8,7 @@ use futures::stream::{self, StreamExt};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::ValueType;
+use workspace_search_core::vectors::embedding;
 
 type SingleFn = ThreadsafeFunction<String, MaybePromise<Lenient<Vector>>, String, Status, false, true>;
 type BatchFn = ThreadsafeFunction<Vec<String>, MaybePromise<Lenient<Vectors>>, Vec<String>, Status, false, true>;
@@ -22,9 +23,6 @@ pub struct Embedder {
     concurrency: usize,
 }
 
-/// Mastra's group size when `maxBatchSize` is missing or not a finite number >= 1.
-pub const DEFAULT_MAX_BATCH: usize = 256;
-
 impl Embedder {
     pub fn from_js(f: &Unknown, concurrency: usize) -> Checked<Embedder> {
         let func = to_function(f, "embedder")?;
@@ -32,13 +30,11 @@ impl Embedder {
         let is_batch = batch.get_type()? == ValueType::Boolean && unsafe { batch.cast::<bool>()? };
         let call = if is_batch {
             let raw: Unknown = func.get_named_property_unchecked("maxBatchSize")?;
-            let max_batch = match raw.get_type()? {
-                ValueType::Number => Some(unsafe { raw.cast::<f64>()? })
-                    .filter(|v| v.is_finite() && *v >= 1.0)
-                    .map(|v| v.floor() as usize),
+            let given = match raw.get_type()? {
+                ValueType::Number => Some(unsafe { raw.cast::<f64>()? }),
                 _ => None,
-            }
-            .unwrap_or(DEFAULT_MAX_BATCH);
+            };
+            let max_batch = embedding::batch_size(given);
             let typed: Function<Vec<String>, MaybePromise<Lenient<Vectors>>> = unsafe { func.to_unknown().cast()? };
             Call::Batch { f: typed.build_threadsafe_function().weak::<true>().build()?, max_batch }
         } else {
@@ -66,17 +62,7 @@ impl Embedder {
                 let Vectors(v) = answer.map_err(|e| {
                     Error::from_reason(format!("Batch embedder returned an invalid value ({label}): {e}"))
                 })?;
-                if v.len() != n {
-                    if n == 1 && v.is_empty() {
-                        return Err(Error::from_reason(format!(
-                            "Batch embedder returned no embedding for input text ({label})."
-                        )));
-                    }
-                    return Err(Error::from_reason(format!(
-                        "Batch embedder returned {} embeddings for {n} inputs ({label}).",
-                        v.len()
-                    )));
-                }
+                embedding::check_count(v.len(), n, label).map_err(reason)?;
                 v
             }
             Call::Single(f) => {
@@ -87,7 +73,7 @@ impl Embedder {
                 vec![v]
             }
         };
-        check_vectors(&vectors, label)?;
+        embedding::check_vectors(&vectors, label).map_err(reason)?;
         Ok(vectors)
     }
 
@@ -100,7 +86,7 @@ impl Embedder {
         stream::iter(groups)
             .map(|(i, g)| async move {
                 let first = i * size + 1;
-                let label = format!("batch {} of {total}, texts {first}-{}", i + 1, first + g.len() - 1);
+                let label = embedding::group_label(i, total, first, g.len());
                 self.embed_group(g, &label).await
             })
             .buffered(self.concurrency.max(1))
@@ -114,32 +100,12 @@ impl Embedder {
         for group in self.embed_groups(texts).await {
             out.extend(group?);
         }
-        check_vectors(&out, "all texts")?;
+        embedding::check_vectors(&out, "all texts").map_err(reason)?;
         Ok(out)
     }
 }
 
-/// One dimension throughout, finite numbers only.
-fn check_vectors(vectors: &[Vec<f32>], label: &str) -> Result<()> {
-    let Some(dim) = vectors.first().map(Vec::len) else { return Ok(()) };
-    if dim == 0 {
-        return Err(Error::from_reason(format!("Embedder returned an empty vector ({label}).")));
-    }
-    for (i, v) in vectors.iter().enumerate() {
-        if v.len() != dim {
-            return Err(Error::from_reason(format!(
-                "Embedder returned vectors of different dimensions ({label}): vector {} has {}, vector 1 has {dim}.",
-                i + 1,
-                v.len()
-            )));
-        }
-        if let Some(j) = v.iter().position(|x| !x.is_finite()) {
-            return Err(Error::from_reason(format!(
-                "Embedder returned a non-finite number ({label}): vector {}, element {j} is {}.",
-                i + 1,
-                v[j]
-            )));
-        }
-    }
-    Ok(())
+/// A broken rule as the error the caller gets.
+fn reason(e: embedding::EmbeddingError) -> Error {
+    Error::from_reason(e.to_string())
 }

@@ -136,8 +136,7 @@ impl LocalVector {
     )]
     pub fn upsert<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, Vec<String>>> {
         let r = (|| -> Checked<Vec<String>> {
-            let o =
-                args(&params, "upsert", &["indexName", "vectors", "metadata", "ids", "deleteFilter"])?;
+            let o = args(&params, "upsert", &["indexName", "vectors", "metadata", "ids", "deleteFilter"])?;
             let name = index_name(&o, "upsert")?;
             let raw = required(&o, "vectors", "upsert")?;
             let Vectors(vectors) = unsafe { Vectors::from_napi_value(env.raw(), raw.raw()) }

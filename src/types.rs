@@ -139,7 +139,7 @@ pub fn to_report(r: Report, started: Instant) -> IndexReport {
         indexed: r.indexed as u32,
         chunks: r.chunks as u32,
         skipped: r.skipped.into_iter().map(|s| SkippedFile { path: s.path, reason: s.reason.to_string() }).collect(),
-        failed: r.failed.into_iter().map(|(path, error)| FailedFile { path, error }).collect(),
+        failed: r.failed.into_iter().map(|f| FailedFile { path: f.path, error: f.error }).collect(),
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
     }
 }

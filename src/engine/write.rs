@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::{Analyzed, NewDocument};
-use workspace_search_core::ingest::Report;
+use workspace_search_core::ingest::{Failed, Report};
 use workspace_search_core::vectors::plan;
 
 /// One document to write, checked.
@@ -185,7 +185,7 @@ impl Inner {
                         report.indexed += 1;
                     }
                 }
-                Err(msg) => report.failed.extend(unit.into_iter().map(|d| (d.id, msg.clone()))),
+                Err(msg) => report.failed.extend(unit.into_iter().map(|d| Failed { path: d.id, error: msg.clone() })),
             }
         }
         report

@@ -43,6 +43,14 @@ pub enum FileOutcome {
     },
 }
 
+/// A file or document that could not be indexed, and why (a read error,
+/// the embedder's or the vector store's message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub path: String,
+    pub error: String,
+}
+
 /// What a rebuild did, for `IndexReport`.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Report {
@@ -51,7 +59,7 @@ pub struct Report {
     /// Chunk documents that large files were split into.
     pub chunks: usize,
     pub skipped: Vec<Skipped>,
-    pub failed: Vec<(String, String)>,
+    pub failed: Vec<Failed>,
 }
 
 /// Builds a fresh index from ingested files; writes older than `seq` are
@@ -80,7 +88,7 @@ pub fn build_index(
                 ends.push((id, docs.len()));
             }
             FileOutcome::Skipped { id, reason } => report.skipped.push(Skipped { path: id, reason }),
-            FileOutcome::Failed { id, error } => report.failed.push((id, error)),
+            FileOutcome::Failed { id, error } => report.failed.push(Failed { path: id, error }),
         }
     }
     let mut file = 0;

@@ -2,6 +2,7 @@
 //! (`filter`), and the plans of what to write to and delete from any store
 //! (`plan`).
 
+pub mod embedding;
 pub mod filter;
 pub mod index_name;
 pub mod ledger;

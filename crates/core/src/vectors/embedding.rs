@@ -1,0 +1,88 @@
+//! The rules an embedder's answers are held to, and how texts are grouped
+//! for it: Mastra's batch size rule, one vector per text, one dimension,
+//! finite numbers, and group labels that say which texts a failure was about.
+
+/// Mastra's group size when `maxBatchSize` is missing or not a finite number >= 1.
+pub const DEFAULT_MAX_BATCH: usize = 256;
+
+/// Texts per call of a batch embedder: `maxBatchSize` floored when it is a
+/// finite number >= 1, else `DEFAULT_MAX_BATCH`.
+pub fn batch_size(max_batch_size: Option<f64>) -> usize {
+    max_batch_size.filter(|v| v.is_finite() && *v >= 1.0).map_or(DEFAULT_MAX_BATCH, |v| v.floor() as usize)
+}
+
+/// How errors name group `i` (0-based) of `groups`, of `len` texts from
+/// text `first` (1-based) on.
+pub fn group_label(i: usize, groups: usize, first: usize, len: usize) -> String {
+    format!("batch {} of {groups}, texts {first}-{}", i + 1, first + len - 1)
+}
+
+/// What was wrong with an embedder's answer; `label` names the group.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EmbeddingError {
+    #[error("Batch embedder returned no embedding for input text ({label}).")]
+    NoEmbedding { label: String },
+    #[error("Batch embedder returned {got} embeddings for {want} inputs ({label}).")]
+    WrongCount { got: usize, want: usize, label: String },
+    #[error("Embedder returned an empty vector ({label}).")]
+    Empty { label: String },
+    #[error("Embedder returned vectors of different dimensions ({label}): vector {at} has {got}, vector 1 has {dim}.")]
+    MixedDimensions { at: usize, got: usize, dim: usize, label: String },
+    #[error("Embedder returned a non-finite number ({label}): vector {at}, element {element} is {value}.")]
+    NonFinite { at: usize, element: usize, value: f32, label: String },
+}
+
+/// A batch embedder's answer has one vector per text.
+pub fn check_count(got: usize, want: usize, label: &str) -> Result<(), EmbeddingError> {
+    match (got, want) {
+        (g, w) if g == w => Ok(()),
+        (0, 1) => Err(EmbeddingError::NoEmbedding { label: label.into() }),
+        _ => Err(EmbeddingError::WrongCount { got, want, label: label.into() }),
+    }
+}
+
+/// One dimension throughout, finite numbers only.
+pub fn check_vectors(vectors: &[Vec<f32>], label: &str) -> Result<(), EmbeddingError> {
+    let Some(dim) = vectors.first().map(Vec::len) else { return Ok(()) };
+    if dim == 0 {
+        return Err(EmbeddingError::Empty { label: label.into() });
+    }
+    for (i, v) in vectors.iter().enumerate() {
+        if v.len() != dim {
+            return Err(EmbeddingError::MixedDimensions { at: i + 1, got: v.len(), dim, label: label.into() });
+        }
+        if let Some(j) = v.iter().position(|x| !x.is_finite()) {
+            return Err(EmbeddingError::NonFinite { at: i + 1, element: j, value: v[j], label: label.into() });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_and_messages() {
+        assert_eq!(batch_size(None), 256);
+        assert_eq!(batch_size(Some(0.5)), 256);
+        assert_eq!(batch_size(Some(f64::INFINITY)), 256);
+        assert_eq!(batch_size(Some(7.9)), 7);
+        assert_eq!(group_label(0, 4, 1, 3), "batch 1 of 4, texts 1-3");
+        assert_eq!(
+            check_count(2, 3, "b").unwrap_err().to_string(),
+            "Batch embedder returned 2 embeddings for 3 inputs (b)."
+        );
+        assert_eq!(
+            check_count(0, 1, "b").unwrap_err().to_string(),
+            "Batch embedder returned no embedding for input text (b)."
+        );
+        assert!(check_count(3, 3, "b").is_ok());
+        let mixed = check_vectors(&[vec![1.0, 2.0], vec![1.0]], "x").unwrap_err().to_string();
+        assert_eq!(mixed, "Embedder returned vectors of different dimensions (x): vector 2 has 1, vector 1 has 2.");
+        let nan = check_vectors(&[vec![1.0, f32::NAN]], "x").unwrap_err().to_string();
+        assert_eq!(nan, "Embedder returned a non-finite number (x): vector 1, element 1 is NaN.");
+        assert!(check_vectors(&[vec![]], "x").is_err());
+        assert!(check_vectors(&[], "x").is_ok());
+    }
+}
