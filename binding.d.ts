@@ -51,8 +51,15 @@ export interface ChunkingOptions {
 /** One embedding: `number[]` or `Float32Array`. */
 export type EmbeddingVector = number[] | Float32Array
 
-/** A single-text embedder, `(text) => Promise<number[]>`. */
-export type SingleEmbedder = (text: string) => Promise<EmbeddingVector> | EmbeddingVector
+/**
+ * A single-text embedder, `(text) => Promise<number[]>`. (`batch?: undefined`
+ * makes a batch embedder whose `batch` is not the literal `true` fail with
+ * "'boolean' is not assignable to type 'true'".)
+ */
+export interface SingleEmbedder {
+  (text: string): Promise<EmbeddingVector> | EmbeddingVector
+  readonly batch?: undefined
+}
 
 /**
  * A batch embedder: a function of many texts marked `batch: true`, called
@@ -60,8 +67,8 @@ export type SingleEmbedder = (text: string) => Promise<EmbeddingVector> | Embedd
  * `embedMany`. Write `batch: true as const` with `Object.assign`.
  */
 export type BatchEmbedder = ((texts: string[]) => Promise<EmbeddingVector[]> | EmbeddingVector[]) & {
-  batch: true
-  maxBatchSize?: number
+  readonly batch: true
+  readonly maxBatchSize?: number
 }
 
 export type Embedder = SingleEmbedder | BatchEmbedder
@@ -80,10 +87,11 @@ export interface VectorStoreQueryResult {
  */
 export interface VectorStoreAdapter {
   upsert(params: { indexName: string; vectors: number[][]; metadata?: Record<string, any>[]; ids?: string[] }): Promise<unknown>
-  query(params: { indexName: string; queryVector: number[]; topK?: number; filter?: MetadataFilter }): Promise<VectorStoreQueryResult[]>
+  /** `filter` is what `search()` was given, in the store's own filter dialect (Mastra's stores each type theirs). */
+  query(params: { indexName: string; queryVector: number[]; topK?: number; filter?: any }): Promise<VectorStoreQueryResult[]>
   createIndex?(params: { indexName: string; dimension: number }): Promise<unknown>
   deleteVector?(params: { indexName: string; id: string }): Promise<unknown>
-  deleteVectors?(params: { indexName: string; ids?: string[]; filter?: MetadataFilter }): Promise<unknown>
+  deleteVectors?(params: { indexName: string; ids?: string[]; filter?: any }): Promise<unknown>
 }
 
 export interface WorkspaceOptions {
