@@ -240,6 +240,17 @@ export declare class Workspace {
    */
   unindex(path: string): Promise<boolean>
   /**
+   * Documents whose id starts with `prefix` (synchronous; Mastra's
+   * `SearchEngine.countByPrefix`, which its Workspace calls on every
+   * search to hide skill documents).
+   */
+  countByPrefix(prefix: string): number
+  /**
+   * Removes every document whose id starts with `prefix` from every
+   * index; resolves how many were removed.
+   */
+  removeByPrefix(prefix: string): Promise<number>
+  /**
    * Removes every document of this workspace from every index, its
    * vectors in the vector store included (by id).
    */

@@ -152,6 +152,7 @@ impl Workspace {
                 status: Mutex::new(Lifecycle::Pending),
                 destroyed: AtomicBool::new(false),
                 last_stats: Mutex::default(),
+                prefix_counts: Mutex::default(),
             }),
         })
     }
@@ -347,6 +348,36 @@ impl Workspace {
             Ok(id) => {
                 let ticket = self.inner.gate.ticket();
                 spawn(env, self.inner.clone().unindex(ticket, id))
+            }
+        }
+    }
+
+    /// Documents whose id starts with `prefix` (synchronous; Mastra's
+    /// `SearchEngine.countByPrefix`, which its Workspace calls on every
+    /// search to hide skill documents).
+    #[napi(ts_args_type = "prefix: string")]
+    pub fn count_by_prefix(&self, env: Env, prefix: Unknown) -> Result<u32> {
+        let checked = (|| -> Checked<String> {
+            self.searchable()?;
+            to_string(&prefix, "prefix")
+        })();
+        let prefix = checked.map_err(|f| f.throw(&env))?;
+        Ok(self.inner.count_by_prefix(&prefix) as u32)
+    }
+
+    /// Removes every document whose id starts with `prefix` from every
+    /// index; resolves how many were removed.
+    #[napi(ts_args_type = "prefix: string", ts_return_type = "Promise<number>")]
+    pub fn remove_by_prefix<'e>(&self, env: &'e Env, prefix: Unknown) -> Result<PromiseRaw<'e, u32>> {
+        let checked = (|| -> Checked<String> {
+            self.searchable()?;
+            to_string(&prefix, "prefix")
+        })();
+        match checked {
+            Err(f) => rejected(env, f),
+            Ok(prefix) => {
+                let ticket = self.inner.gate.ticket();
+                spawn(env, self.inner.clone().remove_by_prefix(ticket, prefix))
             }
         }
     }

@@ -86,6 +86,9 @@ pub struct Inner {
     /// `stats()` while a bulk write holds the index (no wait on the
     /// JavaScript thread).
     pub last_stats: Mutex<IndexStats>,
+    /// The last count of each prefix asked for, for `count_by_prefix`
+    /// while a writer holds the index.
+    pub prefix_counts: Mutex<rustc_hash::FxHashMap<String, usize>>,
 }
 
 /// The default tokenizer, built once (workspaces without BM25 use it for
@@ -188,6 +191,30 @@ impl Inner {
     fn remember_stats(&self) {
         let s = self.index.read().stats();
         *self.last_stats.lock() = s;
+    }
+
+    /// Documents whose id starts with `prefix` (synchronous, as Mastra's):
+    /// tracked by the index after the first call, so O(1) from then on; the
+    /// last known count while a writer holds the index.
+    pub fn count_by_prefix(&self, prefix: &str) -> usize {
+        let counted = if self.keyword.is_none() {
+            self.vectors.as_ref().map(|v| v.ledger.lock().count_prefix(prefix))
+        } else if let Some(index) = self.index.try_read().filter(|ix| ix.tracks_prefix(prefix)) {
+            Some(index.count_prefix(prefix))
+        } else {
+            self.index.try_write().map(|mut index| {
+                index.track_prefix(prefix);
+                index.count_prefix(prefix)
+            })
+        };
+        let mut known = self.prefix_counts.lock();
+        match counted {
+            Some(n) => {
+                known.insert(prefix.to_string(), n);
+                n
+            }
+            None => known.get(prefix).copied().unwrap_or(0),
+        }
     }
 
     pub fn has_search(&self) -> bool {

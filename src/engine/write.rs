@@ -200,6 +200,28 @@ impl Inner {
         Ok(removed)
     }
 
+    /// Removes every document whose id starts with `prefix` from both
+    /// indexes; resolves how many ids were removed.
+    pub async fn remove_by_prefix(self: Arc<Self>, ticket: Ticket, prefix: String) -> Result<u32> {
+        ticket.turn().await;
+        let mut removed: Vec<String> = Vec::new();
+        if self.keyword.is_some() {
+            let mut index = self.index.write();
+            removed = index.ids_with_prefix(&prefix);
+            for id in &removed {
+                index.remove(id, ticket.seq());
+            }
+        }
+        if let Some(v) = &self.vectors {
+            let ids = v.ledger.lock().take_prefix(&prefix);
+            v.store.delete_ids(&v.index_name, &ids).await?;
+            removed.extend(ids);
+            removed.sort_unstable();
+            removed.dedup();
+        }
+        Ok(removed.len() as u32)
+    }
+
     pub async fn clear(self: Arc<Self>, ticket: Ticket) -> Result<()> {
         ticket.turn().await;
         if let Some(v) = &self.vectors {

@@ -20,6 +20,7 @@ mod document;
 pub mod gate;
 pub mod line_table;
 pub mod postings;
+mod prefix;
 pub mod slot_index;
 mod versioning;
 mod vocab;
@@ -93,6 +94,7 @@ pub struct Bm25Index {
     /// the first document): set by the first write or bulk build and by
     /// compaction.
     pub(crate) ref_avgdl: f64,
+    prefixes: prefix::PrefixCounts,
 }
 
 impl Bm25Index {

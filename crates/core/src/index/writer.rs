@@ -258,6 +258,7 @@ impl Bm25Index {
         let docs = &self.docs;
         let id = docs[slot as usize].as_ref().expect("just stored").id.as_str();
         self.by_id.insert(id, slot, |s| id_at(docs, s));
+        self.prefixes.update(id, true);
         (slot, len)
     }
 
@@ -268,6 +269,7 @@ impl Bm25Index {
         let Some(slot) = self.by_id.remove(id, |s| id_at(docs, s)) else { return false };
         let doc = self.docs[slot as usize].take().expect("live slot");
         self.lens[slot as usize] = DEAD;
+        self.prefixes.update(&doc.id, false);
         let mut n = 0u64;
         for t in table_terms(&doc.table) {
             let term = &mut self.terms[t as usize];

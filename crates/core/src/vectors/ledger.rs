@@ -63,6 +63,29 @@ impl Ledger {
         self.by_source.values().map(Vec::len).sum()
     }
 
+    /// Written ids starting with `prefix`.
+    pub fn count_prefix(&self, prefix: &str) -> usize {
+        self.by_source.values().flatten().filter(|id| id.starts_with(prefix)).count()
+    }
+
+    /// Forgets the written ids starting with `prefix` (and sources left
+    /// with none); returns them, to delete from the store.
+    pub fn take_prefix(&mut self, prefix: &str) -> Vec<String> {
+        let mut taken = Vec::new();
+        self.by_source.retain(|_, ids| {
+            ids.retain(|id| {
+                let hit = id.starts_with(prefix);
+                if hit {
+                    taken.push(id.clone());
+                }
+                !hit
+            });
+            !ids.is_empty()
+        });
+        taken.sort();
+        taken
+    }
+
     /// Sources written that are not in `present` (files gone since, or
     /// documents added with `index()` that a rebuild drops).
     pub fn sources_absent_from(&self, present: &FxHashSet<&str>) -> Vec<String> {
@@ -86,6 +109,10 @@ mod tests {
         assert_eq!(l.removal("other"), (vec!["other".into()], false));
         let present: FxHashSet<&str> = ["doc"].into_iter().collect();
         assert_eq!(l.sources_absent_from(&present), ["a.md"]);
+        assert_eq!(l.count_prefix("a.md#"), 2);
+        let mut m = l.clone();
+        assert_eq!(m.take_prefix("a.md#chunk-"), ["a.md#chunk-0", "a.md#chunk-1"]);
+        assert_eq!((m.count(), m.get("a.md")), (1, None));
         l.forget("a.md");
         assert_eq!(l.all_ids(), ["doc"]);
         l.replace("doc", vec![]);

@@ -1,0 +1,161 @@
+// workspace-search/mastra: Mastra's own Workspace with the native engine,
+// given to a real Mastra Agent driven by MockLanguageModelV3, with skills,
+// a non-local filesystem, and a Mastra of the wrong shape.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { simulateReadableStream } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import { Agent } from '@mastra/core/agent'
+import * as mastra from '@mastra/core/workspace'
+import * as ours from 'workspace-search/mastra'
+import { tree, ids } from './helpers.mjs'
+
+const require = createRequire(import.meta.url)
+const { NativeSearchEngine } = require('../lib/mastra/engine.js')
+const { createWorkspaceClass } = require('../lib/mastra/workspace.js')
+
+const FILES = {
+  'docs/重置.md': '帮助\n如何重置密码：打开设置，点击重置密码\n',
+  'docs/router.md': 'Router setup guide\nPlug the router in\n',
+}
+
+test('the entry exports what @mastra/core/workspace exports, its Workspace a subclass of Mastra’s', () => {
+  const names = [...Object.keys(mastra), 'lastIndexReport'].sort()
+  assert.deepEqual(Object.keys(ours).sort(), names)
+  assert.deepEqual(Object.keys(require('workspace-search/mastra')).sort(), names)
+  assert.notEqual(ours.Workspace, mastra.Workspace)
+  assert.equal(ours.LocalFilesystem, mastra.LocalFilesystem)
+  const ws = new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: '.' }), bm25: true })
+  assert.ok(ws instanceof mastra.Workspace)
+  assert.ok(ws._searchEngine instanceof NativeSearchEngine)
+  assert.equal(ws.canBM25, true)
+  assert.equal(ws.canVector, false)
+  // Without search configured nothing is swapped, as Mastra.
+  assert.equal(new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: '.' }) })._searchEngine, undefined)
+})
+
+test('init() indexes natively; Chinese found where Mastra’s own engine finds nothing', async (t) => {
+  const basePath = tree(t, FILES)
+  const config = () => ({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['docs'] })
+  const native = new ours.Workspace(config())
+  await native.init()
+  assert.equal(native.status, 'ready')
+  assert.equal(ours.lastIndexReport(native).indexed, 2)
+  assert.deepEqual(ids(await native.search('重置密码')), ['docs/重置.md'])
+  const theirs = new mastra.Workspace(config())
+  await theirs.init()
+  assert.deepEqual(ids(await theirs.search('重置密码')), [])
+  assert.deepEqual(ids(await theirs.search('router')), ['docs/router.md'])
+  await native.destroy()
+  assert.equal(native.status, 'destroyed')
+  await assert.rejects(native.index('x', 'y'), { name: 'WorkspaceNotReadyError' })
+})
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+const call = (id, toolName, input) => ({ type: 'tool-call', toolCallId: id, toolName, input: JSON.stringify(input) })
+
+/** A mock model that makes the given tool calls, one step each, then answers; records the tool results it saw. */
+function scriptedModel(steps) {
+  const results = {}
+  let step = 0
+  const next = (prompt) => {
+    for (const message of prompt) {
+      if (message.role !== 'tool') continue
+      for (const part of message.content) results[part.toolCallId] = part.output
+    }
+    const calls = steps[step++]
+    return calls
+      ? { content: calls, finishReason: { unified: 'tool-calls', raw: undefined } }
+      : { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined } }
+  }
+  const model = new MockLanguageModelV3({
+    doGenerate: async ({ prompt }) => ({ ...next(prompt), usage, warnings: [] }),
+    doStream: async ({ prompt }) => {
+      const { content, finishReason } = next(prompt)
+      const parts = content.flatMap((c) =>
+        c.type === 'text' ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: c.text }, { type: 'text-end', id: 't' }] : [c],
+      )
+      return { stream: simulateReadableStream({ chunks: [{ type: 'stream-start', warnings: [] }, ...parts, { type: 'finish', finishReason, usage }] }) }
+    },
+  })
+  return { model, results }
+}
+
+const text = (output) => (typeof output?.value === 'string' ? output.value : JSON.stringify(output))
+
+test('new Agent({ workspace }): native search, Mastra’s file tools, a write then a search', async (t) => {
+  const basePath = tree(t, FILES)
+  const workspace = new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['docs'] })
+  await workspace.init()
+  const { model, results } = scriptedModel([
+    [call('s1', 'mastra_workspace_search', { query: '重置密码' })],
+    [call('r1', 'mastra_workspace_read_file', { path: 'docs/router.md' })],
+    [
+      call('w1', 'mastra_workspace_write_file', { path: 'docs/k8s.md', content: 'Kubernetes ingress notes\n' }),
+      call('i1', 'mastra_workspace_index', { path: 'docs/k8s.md', content: 'Kubernetes ingress notes\n' }),
+    ],
+    [call('s2', 'mastra_workspace_search', { query: 'kubernetes ingress' })],
+  ])
+  const agent = new Agent({ id: 'helper', name: 'helper', instructions: 'Use the workspace.', model, workspace })
+  const out = await agent.generate('Find how to reset a password, read the router guide, note ingress.', { maxSteps: 8 })
+  assert.equal(out.text, 'done')
+  assert.match(text(results.s1), /docs\/重置\.md/)
+  assert.match(text(results.r1), /Router setup guide/)
+  assert.match(text(results.s2), /docs\/k8s\.md/)
+  const fs = await import('node:fs')
+  assert.equal(fs.readFileSync(`${basePath}/docs/k8s.md`, 'utf8'), 'Kubernetes ingress notes\n')
+  await workspace.destroy()
+})
+
+test('skills are searched by the native engine', async (t) => {
+  const basePath = tree(t, {
+    ...FILES,
+    'skills/brand/SKILL.md': '---\nname: brand\ndescription: 品牌指南 brand guidelines\n---\n\n# 品牌\n\n品牌颜色是深蓝色。\n',
+    'skills/deploy/SKILL.md': '---\nname: deploy\ndescription: How to deploy\n---\n\n# Deploy\n\nRun the release pipeline.\n',
+  })
+  const workspace = new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, skills: ['skills'] })
+  await workspace.init()
+  const found = await workspace.skills.search('品牌颜色')
+  assert.deepEqual(found.map((r) => r.skillName), ['brand'])
+  assert.equal(workspace._searchEngine.countByPrefix('skill:'), 2)
+  // Mastra's own engine does not find it (no CJK tokenization).
+  const theirs = new mastra.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, skills: ['skills'] })
+  await theirs.init()
+  assert.deepEqual(await theirs.skills.search('品牌颜色'), [])
+  await workspace.destroy()
+})
+
+test('a filesystem that is not a LocalFilesystem is read through Mastra and indexed natively', async (t) => {
+  const basePath = tree(t, FILES)
+  const workspace = new ours.Workspace({ mounts: { '/data': new mastra.LocalFilesystem({ basePath }) }, bm25: true, autoIndexPaths: ['/data/docs'] })
+  await workspace.init()
+  assert.equal(ours.lastIndexReport(workspace), undefined)
+  assert.deepEqual(ids(await workspace.search('重置密码')), ['/data/docs/重置.md'])
+  await workspace.destroy()
+})
+
+test('a Mastra whose Workspace is shaped otherwise fails at construction', () => {
+  class Elsewhere {
+    constructor() {
+      this.engine = {}
+    }
+    rebuildSearchIndex() {}
+  }
+  const Bad = createWorkspaceClass({ Workspace: Elsewhere, LocalFilesystem: class {}, WorkspaceError: mastra.WorkspaceError }, '9.0.0')
+  assert.throws(() => new Bad({ bm25: true }), (err) => {
+    assert.ok(err instanceof mastra.WorkspaceError)
+    assert.equal(err.code, 'UNSUPPORTED_MASTRA')
+    assert.match(err.message, /supports @mastra\/core >=1\.71\.0 <2; the installed @mastra\/core 9\.0\.0 does not keep its search engine/)
+    return true
+  })
+  class HalfEngine {
+    constructor() {
+      this._searchEngine = { search() {} }
+    }
+    rebuildSearchIndex() {}
+  }
+  const Half = createWorkspaceClass({ Workspace: HalfEngine, LocalFilesystem: class {} }, '1.99.0')
+  assert.throws(() => new Half({ bm25: true }), /a search engine without index, indexMany, remove, countByPrefix, removeByPrefix, removeSource, clear/)
+  assert.throws(() => createWorkspaceClass({}, '3.0.0'), /has no Workspace class/)
+})

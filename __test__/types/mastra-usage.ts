@@ -1,0 +1,60 @@
+// Type-checked with `tsc --noEmit` (npm run test:types) against the real
+// Mastra classes: every MastraVector subclass is a vectorStore of both
+// entries, and workspace-search/mastra's Workspace is the one Mastra's
+// Agent takes. (skipLibCheck: @mastra/core's own declarations do not
+// check cleanly on their own.)
+import { Agent } from '@mastra/core/agent'
+import { LibSQLVector } from '@mastra/libsql'
+import { PgVector } from '@mastra/pg'
+import { DuckDBVector } from '@mastra/duckdb'
+import { embedMany, type EmbeddingModel } from 'ai'
+import { Workspace, LocalFilesystem, type BatchEmbedder, type IndexReport } from 'workspace-search'
+import * as mastra from 'workspace-search/mastra'
+
+declare const model: EmbeddingModel
+const batch = Object.assign(async (texts: string[]) => (await embedMany({ model, values: texts })).embeddings, {
+  batch: true as const,
+  maxBatchSize: 2048,
+})
+const single = async (text: string): Promise<number[]> => [text.length]
+
+export const stores = [
+  new LibSQLVector({ id: 'libsql', url: 'file:vectors.db' }),
+  new PgVector({ id: 'pg', connectionString: 'postgres://localhost/db' }),
+  new DuckDBVector({ id: 'duck', path: ':memory:' }),
+]
+
+export function rootEntry(): Workspace[] {
+  return stores.map(
+    (vectorStore) =>
+      new Workspace({ filesystem: new LocalFilesystem({ basePath: '.' }), bm25: true, vectorStore, embedder: batch }),
+  )
+}
+
+export function mastraEntry(): mastra.Workspace[] {
+  return stores.map(
+    (vectorStore) =>
+      new mastra.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: '.' }), bm25: true, vectorStore, embedder: single }),
+  )
+}
+
+export async function agent(languageModel: ConstructorParameters<typeof Agent>[0]['model']): Promise<void> {
+  const workspace = new mastra.Workspace({
+    filesystem: new mastra.LocalFilesystem({ basePath: '.' }),
+    bm25: true,
+    autoIndexPaths: ['docs'],
+  })
+  const helper = new Agent({ id: 'a', name: 'a', instructions: 'help', model: languageModel, workspace })
+  await workspace.init()
+  const report: IndexReport | undefined = mastra.lastIndexReport(workspace)
+  const base: mastra.Workspace = workspace
+  void [helper, report, base]
+}
+
+export const typedBatch: BatchEmbedder = batch
+
+// A batch embedder whose `batch` is not the literal `true` is refused (the
+// message, "'boolean' is not assignable to type 'true'", is checked by
+// __test__/types.test.mjs).
+// @ts-expect-error
+new Workspace({ embedder: Object.assign(async (texts: string[]) => texts.map(() => [1]), { batch: true }) })

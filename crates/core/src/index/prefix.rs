@@ -1,0 +1,101 @@
+//! Documents counted and found by id prefix (Mastra's `countByPrefix` and
+//! `removeByPrefix`: skills keep their documents under `skill-scope:` and
+//! Mastra's Workspace counts them on every search). A prefix asked for once
+//! is tracked: its count is kept up to date by every write, so counting it
+//! again costs nothing.
+
+use super::Bm25Index;
+
+/// Tracked prefixes and their live document counts (a handful at most).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PrefixCounts(Vec<(Box<str>, usize)>);
+
+impl PrefixCounts {
+    pub fn get(&self, prefix: &str) -> Option<usize> {
+        self.0.iter().find(|(p, _)| &**p == prefix).map(|(_, n)| *n)
+    }
+
+    /// A document with this id was added (`delta` 1) or removed (-1).
+    pub fn update(&mut self, id: &str, added: bool) {
+        for (p, n) in &mut self.0 {
+            if id.starts_with(&**p) {
+                if added {
+                    *n += 1;
+                } else {
+                    *n -= 1;
+                }
+            }
+        }
+    }
+}
+
+impl Bm25Index {
+    /// Live documents whose id starts with `prefix`: O(1) for a tracked
+    /// prefix, a scan otherwise.
+    pub fn count_prefix(&self, prefix: &str) -> usize {
+        self.prefixes.get(prefix).unwrap_or_else(|| self.documents().filter(|d| d.id.starts_with(prefix)).count())
+    }
+
+    /// Whether `count_prefix(prefix)` is O(1).
+    pub fn tracks_prefix(&self, prefix: &str) -> bool {
+        self.prefixes.get(prefix).is_some()
+    }
+
+    /// Keeps the count of `prefix` from now on.
+    pub fn track_prefix(&mut self, prefix: &str) {
+        if !self.tracks_prefix(prefix) {
+            let n = self.count_prefix(prefix);
+            self.prefixes.0.push((prefix.into(), n));
+        }
+    }
+
+    /// The ids of live documents starting with `prefix`, in slot order.
+    pub fn ids_with_prefix(&self, prefix: &str) -> Vec<String> {
+        self.documents().filter(|d| d.id.starts_with(prefix)).map(|d| d.id.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::tokenizer::Tokenizer;
+    use crate::analysis::Analyzed;
+    use crate::index::{Bm25Index, Bm25Params, NewDocument};
+
+    fn doc(t: &Tokenizer, id: &str) -> NewDocument {
+        NewDocument {
+            id: id.into(),
+            content: "text".into(),
+            metadata: None,
+            start_line_offset: None,
+            analyzed: Analyzed::of_text(t, "text"),
+        }
+    }
+
+    #[test]
+    fn tracked_counts_follow_writes() {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        ix.upsert(doc(&t, "skill-scope:a"), 1);
+        ix.upsert(doc(&t, "docs/x.md"), 2);
+        assert_eq!(ix.count_prefix("skill-scope:"), 1);
+        ix.track_prefix("skill-scope:");
+        assert!(ix.tracks_prefix("skill-scope:"));
+        ix.upsert(doc(&t, "skill-scope:b"), 3);
+        ix.upsert(doc(&t, "skill-scope:b"), 4); // a replacement counts once
+        ix.add_bulk(vec![doc(&t, "skill-scope:c"), doc(&t, "other")], 5, &mut |_| {});
+        assert_eq!(ix.count_prefix("skill-scope:"), 3);
+        ix.remove("skill-scope:a", 6);
+        assert_eq!(ix.count_prefix("skill-scope:"), 2);
+        assert_eq!(ix.ids_with_prefix("skill-scope:"), ["skill-scope:b", "skill-scope:c"]);
+        for i in 0..5000 {
+            ix.upsert(doc(&t, &format!("n{i}")), 10 + i);
+        }
+        for i in 0..5000 {
+            ix.remove(&format!("n{i}"), 10_000 + i); // compactions on the way
+        }
+        assert_eq!(ix.count_prefix("skill-scope:"), 2);
+        assert_eq!(ix.count_prefix(""), 4); // b, c, other, docs/x.md
+        ix.clear(20_000);
+        assert_eq!(ix.count_prefix("skill-scope:"), 0);
+    }
+}

@@ -1,0 +1,128 @@
+// Mastra's `SearchEngine` interface (what its Workspace, skills and tools
+// call) over this package's native Workspace: every method runs in the
+// addon. Mastra 1.71's methods: index, indexMany, remove, countByPrefix,
+// removeByPrefix, removeSource, clear, search, canBM25/canVector/canHybrid,
+// bm25Index.
+'use strict'
+
+/**
+ * @typedef {import('../../index').Workspace} NativeWorkspace
+ * @typedef {{ id: string, content: string, metadata?: Record<string, unknown>, startLineOffset?: number }} IndexDocument
+ * @typedef {import('../../index').SearchOptions} SearchOptions
+ * @typedef {import('../../index').SearchResult} SearchResult
+ */
+
+/** Mastra's SearchEngine default `topK`. */
+const DEFAULT_TOP_K = 10
+
+/**
+ * Metadata without `undefined` values (Mastra's Workspace passes
+ * `{ type: undefined, mimeType: undefined, ...metadata }`); absent when empty.
+ * @param {Record<string, unknown> | undefined} metadata
+ * @returns {Record<string, unknown> | undefined}
+ */
+function definedMetadata(metadata) {
+  if (metadata === undefined || metadata === null) return undefined
+  /** @type {Record<string, unknown>} */
+  const out = {}
+  for (const [key, value] of Object.entries(metadata)) if (value !== undefined) out[key] = value
+  return Object.keys(out).length > 0 ? out : undefined
+}
+
+/** @param {IndexDocument} doc */
+function indexOptions(doc) {
+  return { metadata: definedMetadata(doc.metadata), startLineOffset: doc.startLineOffset }
+}
+
+class NativeSearchEngine {
+  /** @type {NativeWorkspace} */
+  #native
+
+  /** @param {NativeWorkspace} native */
+  constructor(native) {
+    this.#native = native
+  }
+
+  /** @param {IndexDocument} doc */
+  async index(doc) {
+    await this.#native.index(doc.id, doc.content, indexOptions(doc))
+  }
+
+  /**
+   * Many documents in one native call (embedder batched across them).
+   * Mastra's `concurrency`/`stopOnError` options do not apply: writes are
+   * all or nothing per unit, and the first failure rejects.
+   * @param {IndexDocument[]} docs
+   */
+  async indexMany(docs) {
+    await this.#native.indexMany(docs.map((d) => ({ path: d.id, content: d.content, ...indexOptions(d) })))
+  }
+
+  /**
+   * Removes the document `id` (and, as `removeSource`, chunks of a file
+   * indexed under that path; skills' documents have none).
+   * @param {string} id
+   */
+  async remove(id) {
+    await this.#native.unindex(id)
+  }
+
+  /** @param {string} prefix */
+  countByPrefix(prefix) {
+    return this.#native.countByPrefix(prefix)
+  }
+
+  /** @param {string} prefix */
+  async removeByPrefix(prefix) {
+    await this.#native.removeByPrefix(prefix)
+  }
+
+  /**
+   * Removes a file's document and its `#chunk-N` documents, and on a store
+   * that outlives the process its vectors by `sourceFile`.
+   * @param {string} sourceId
+   */
+  async removeSource(sourceId) {
+    await this.#native.unindex(sourceId)
+  }
+
+  /**
+   * Synchronous in Mastra: the native clear takes its place in the write
+   * order now (later writes land after it) and settles on its own.
+   */
+  clear() {
+    if (this.#native.status === 'destroyed') return
+    this.#native.clear().catch(() => {})
+  }
+
+  /**
+   * @param {string} query
+   * @param {SearchOptions} [options]
+   * @returns {Promise<SearchResult[]>}
+   */
+  search(query, options = {}) {
+    return this.#native.search(query, { ...options, topK: options.topK ?? DEFAULT_TOP_K })
+  }
+
+  get canBM25() {
+    return this.#native.canBM25
+  }
+
+  get canVector() {
+    return this.#native.canVector
+  }
+
+  get canHybrid() {
+    return this.#native.canHybrid
+  }
+
+  /** Mastra's JavaScript BM25 index does not exist here: the index is native. */
+  get bm25Index() {
+    return undefined
+  }
+}
+
+/** The methods Mastra's Workspace, skills and tools call on their engine. */
+const ENGINE_METHODS = ['index', 'indexMany', 'remove', 'countByPrefix', 'removeByPrefix', 'removeSource', 'clear', 'search']
+
+module.exports = { NativeSearchEngine, ENGINE_METHODS, definedMetadata }

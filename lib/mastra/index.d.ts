@@ -1,0 +1,37 @@
+// Types of `workspace-search/mastra`: @mastra/core/workspace's, with its
+// Workspace running search natively.
+export * from '@mastra/core/workspace'
+import type { Workspace as MastraWorkspace, WorkspaceConfig, WorkspaceFilesystem, WorkspaceSandbox } from '@mastra/core/workspace'
+import type { IndexReport } from '../../index.js'
+
+/**
+ * Mastra's Workspace (a subclass: `new Agent({ workspace })`, tools, skills,
+ * sandbox and LSP are Mastra's) whose indexing and search run in
+ * workspace-search's native engine. Its instances are typed as Mastra's own
+ * Workspace, so that every Mastra API that takes one takes it.
+ */
+export type Workspace<
+  TFilesystem extends WorkspaceFilesystem | undefined = WorkspaceFilesystem | undefined,
+  TSandbox extends WorkspaceSandbox | undefined = WorkspaceSandbox | undefined,
+  TMounts extends Record<string, WorkspaceFilesystem> | undefined = undefined,
+> = MastraWorkspace<TFilesystem, TSandbox, TMounts>
+
+export declare const Workspace: {
+  new <
+    TFilesystem extends WorkspaceFilesystem | undefined = WorkspaceFilesystem | undefined,
+    TSandbox extends WorkspaceSandbox | undefined = WorkspaceSandbox | undefined,
+    TMounts extends Record<string, WorkspaceFilesystem> | undefined = undefined,
+  >(
+    config: WorkspaceConfig<TFilesystem, TSandbox, TMounts>,
+  ): Workspace<TFilesystem, TSandbox, TMounts>
+  readonly prototype: MastraWorkspace
+}
+
+/**
+ * What the last native rebuild of `workspace` (`init()`,
+ * `rebuildSearchIndex()` over a LocalFilesystem) indexed, skipped and
+ * failed; undefined before one, or for a workspace of another class.
+ * (A function, not a member: instances keep Mastra's own type, which is
+ * what lets Mastra's Agent take them.)
+ */
+export declare function lastIndexReport(workspace: MastraWorkspace<any, any, any>): IndexReport | undefined
