@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { readmeBlocks, writeBlocks } from '../readme-blocks.mjs'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc')
@@ -62,4 +63,56 @@ test('npm pack, install into a fresh TypeScript ESM project, type-check and run'
   // The command line installed with the package.
   const cli = execFileSync(path.join(app, 'node_modules/.bin/workspace-search'), [path.join(app, 'data'), 'password'], { encoding: 'utf8' })
   assert.match(cli, /^docs\/reset\.md:2-2 {2}1\.000\n/)
+})
+
+/** The versions of a development dependency this repository tests with (installed, so in npm's cache). */
+const installed = (name) => `${name}@${JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version}`
+
+const AGENT = `import { Agent } from '@mastra/core/agent'
+import { MockLanguageModelV3 } from 'ai/test'
+import { Workspace, LocalFilesystem, lastIndexReport } from 'workspace-search/mastra'
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
+const seen = []
+let step = 0
+const model = new MockLanguageModelV3({
+  doGenerate: async ({ prompt }) => {
+    for (const m of prompt) if (m.role === 'tool') for (const p of m.content) seen.push(p.output.value)
+    return step++ === 0
+      ? { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'mastra_workspace_search', input: JSON.stringify({ query: '密码' }) }], finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] }
+      : { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] }
+  },
+})
+const workspace = new Workspace({ filesystem: new LocalFilesystem({ basePath: process.argv[2] }), bm25: true, autoIndexPaths: ['docs'] })
+await workspace.init()
+const agent = new Agent({ id: 'a', name: 'a', instructions: 'Use the workspace.', model, workspace })
+const out = await agent.generate('Where is the password page?')
+console.log(JSON.stringify({ text: out.text, indexed: lastIndexReport(workspace).indexed, tool: seen[0] }))
+await workspace.destroy()
+`
+
+test('inside a fresh Mastra project: the README compiles, an Agent({ workspace }) conversation runs', { timeout: 600_000 }, (t) => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-mastra-'))
+  t.after(() => fs.rmSync(work, { recursive: true, force: true }))
+  const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT))
+  const app = path.join(work, 'app')
+  fs.mkdirSync(path.join(app, 'data/docs'), { recursive: true })
+  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
+  fs.writeFileSync(path.join(app, 'data/docs/密码.md'), '如何重置密码\n打开设置\n')
+  fs.writeFileSync(path.join(app, 'data/docs/other.md'), 'Nothing to see\n')
+  const deps = ['@mastra/core', '@mastra/libsql', '@mastra/pg', '@mastra/duckdb', 'ai'].map(installed)
+  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(work, packed[0].filename), ...deps], app)
+
+  writeBlocks(app, readmeBlocks(path.join(ROOT, 'README.md')), { typeRoots: [path.join(ROOT, 'node_modules/@types')] })
+  try {
+    execFileSync(process.execPath, [TSC, '-p', app], { cwd: app, encoding: 'utf8' })
+  } catch (err) {
+    assert.fail(`tsc failed over the README's blocks:\n${err.stdout}`)
+  }
+  fs.writeFileSync(path.join(app, 'agent.mjs'), AGENT)
+  const out = execFileSync(process.execPath, ['agent.mjs', path.join(app, 'data')], { cwd: app, encoding: 'utf8' })
+  const result = JSON.parse(out.trim().split('\n').at(-1))
+  assert.equal(result.text, 'done')
+  assert.equal(result.indexed, 2)
+  assert.match(result.tool, /docs\/密码\.md/)
 })
