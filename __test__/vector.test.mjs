@@ -1,7 +1,9 @@
 // Vector and hybrid search with the real AI SDK (embed/embedMany over an
 // offline EmbeddingModelV3) against every store: the embedded one,
 // LocalVector, LibSQL, DuckDB and PostgreSQL with pgvector.
-import { describe, test, before, after } from 'node:test'
+import { describe, test as nodeTest, before, after } from 'node:test'
+
+const test = nodeTest
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -33,13 +35,17 @@ let names = 0
 const indexName = (kind) => `wss_${kind.toLowerCase()}_${process.pid}_${names++}`
 
 for (const kind of STORES) {
-  describe(`vector and hybrid search on ${kind}`, { skip: kind === 'pg' && !pgUp ? `no PostgreSQL with pgvector at ${PG_URL}` : false }, () => {
+  describe(`vector and hybrid search on ${kind}`, () => {
+    // Skipped per test (not per suite), so that the summary counts them.
+    const skip = kind === 'pg' && !pgUp ? `no PostgreSQL with pgvector at ${PG_URL}` : false
+    const test = (name, fn) => nodeTest(name, { skip }, fn)
     let store
     let close
     before(async () => {
+      if (skip) return
       ;({ store, close } = await makeStore(kind))
     })
-    after(async () => close?.())
+    after(async () => !skip && close?.())
 
     const workspace = (options = {}) => {
       const { embedder } = options.embedder ? options : batchEmbedder(hashModel(), { maxBatchSize: 4 })
