@@ -69,3 +69,15 @@ test('a reader that stops early (| head) ends the command quietly', async (t) =>
   assert.equal(code, 0, stderr)
   assert.ok(!stderr.includes('EPIPE'), stderr)
 })
+
+test('the progress bar fits any terminal width and keeps its counts', async () => {
+  const { createRequire } = await import('node:module')
+  const { render } = createRequire(import.meta.url)('../bin/progress.js')
+  const event = { phase: 'read', done: 5123, total: 10366, path: 'node_modules/some/deep/path/file.js' }
+  for (let width = 24; width <= 200; width++) {
+    const line = render(event, width)
+    assert.ok(line.length < width, `${width}: ${line}`)
+    assert.ok(line.includes('5123/10366'), `${width}: ${line}`)
+  }
+  assert.match(render({ phase: 'index', done: 10, total: 10 }, 80), /^index \[#{40}\] 10\/10$/)
+})

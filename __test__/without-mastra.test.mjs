@@ -17,11 +17,10 @@ function isolatedProject(t) {
   t.after(() => fs.rmSync(app, { recursive: true, force: true }))
   const pkg = path.join(app, 'node_modules/workspace-search')
   fs.mkdirSync(pkg, { recursive: true })
-  const { files } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
-  for (const entry of [...files, 'package.json']) {
-    const matches = entry.startsWith('*') ? fs.readdirSync(ROOT).filter((f) => f.endsWith(entry.slice(1))) : [entry.replace(/\/$/, '')]
-    for (const m of matches) fs.cpSync(path.join(ROOT, m), path.join(pkg, m), { recursive: true })
-  }
+  // What the root tarball ships, and this platform's binary beside it.
+  const shipped = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' }))[0].files
+  const binaries = fs.readdirSync(ROOT).filter((f) => f.endsWith('.node'))
+  for (const file of [...shipped.map((f) => f.path), ...binaries]) fs.cpSync(path.join(ROOT, file), path.join(pkg, file), { recursive: true })
   fs.mkdirSync(path.join(app, 'docs'))
   fs.writeFileSync(path.join(app, 'docs/a.md'), 'reset your password here\n')
   return app

@@ -7,6 +7,7 @@ const { parseArgs } = require('node:util')
 const fs = require('node:fs')
 const path = require('node:path')
 const { Workspace, LocalFilesystem } = require('..')
+const { progressBar } = require('./progress.js')
 
 const USAGE = `Usage: workspace-search <folder> "<query>" [options]
 
@@ -59,39 +60,6 @@ function parse(argv) {
 }
 
 /**
- * A progress bar on stderr, shown only on a terminal and only once indexing
- * has taken more than a moment.
- */
-function progressReporter() {
-  if (!process.stderr.isTTY) return { onProgress: undefined, stop() {} }
-  const cliProgress = require('cli-progress')
-  const started = Date.now()
-  let bar = null
-  let phase = null
-  return {
-    onProgress(event) {
-      if (!bar && Date.now() - started < 300) return
-      if (!bar) {
-        bar = new cliProgress.SingleBar(
-          { format: '{phase} [{bar}] {value}/{total} {file}', hideCursor: true, clearOnComplete: true, stream: process.stderr },
-          cliProgress.Presets.shades_classic,
-        )
-        bar.start(event.total, event.done, { phase: event.phase, file: '' })
-        phase = event.phase
-      }
-      if (event.phase !== phase) {
-        phase = event.phase
-        bar.setTotal(event.total)
-      }
-      bar.update(event.done, { phase: event.phase, file: event.path ?? '' })
-    },
-    stop() {
-      if (bar) bar.stop()
-    },
-  }
-}
-
-/**
  * The lines of a result that hold a query word, read from its file: the
  * first and last lines of `lineRange` (where the engine found query tokens)
  * and the lines between them that contain a query word.
@@ -119,7 +87,7 @@ function matchingLines(folder, result, words) {
 
 async function main() {
   const args = parse(process.argv.slice(2))
-  const progress = progressReporter()
+  const progress = progressBar()
   const workspace = new Workspace({
     filesystem: new LocalFilesystem({ basePath: args.folder }),
     bm25: true,

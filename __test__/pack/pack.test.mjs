@@ -1,7 +1,9 @@
-// The package as users get it: `npm pack`, installed into a fresh
-// TypeScript project (ES module, moduleResolution NodeNext), type-checked,
-// compiled and run.
-import test from 'node:test'
+// The package as users get it: the root and this platform's tarballs that
+// a release publishes (npm run pack:local), installed into fresh projects
+// with no Rust toolchain on PATH, then type-checked, compiled and run
+// through CommonJS, ESM and the CLI; and inside a fresh Mastra project.
+// .ci/run runs this file on Node 20, 22 and 24.
+import test, { before } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -12,7 +14,43 @@ import { readmeBlocks, writeBlocks } from '../readme-blocks.mjs'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc')
-const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+
+/** PATH without the Rust toolchain: a user's install must not build anything. */
+const USER_PATH = process.env.PATH.split(path.delimiter)
+  .filter((dir) => !['cargo', 'rustc'].some((tool) => fs.existsSync(path.join(dir, tool))))
+  .join(path.delimiter)
+const userEnv = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${USER_PATH}` }
+const npm = (args, cwd) => execFileSync('npm', args, { cwd, env: userEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+const node = (args, cwd) => execFileSync(process.execPath, args, { cwd, env: userEnv, encoding: 'utf8' })
+
+/** The two tarballs, packed once for all tests. */
+let tarballs
+let work
+before(() => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-pack-'))
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'scripts/pack-local.mjs'), '--no-build', '--out', work], { encoding: 'utf8' })
+  tarballs = JSON.parse(out.trim().split('\n').at(-1))
+})
+test.after(() => fs.rmSync(work, { recursive: true, force: true }))
+
+const listing = (tarball) => execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''))
+
+test('the root tarball holds no binary, the platform tarball only it', () => {
+  const root = listing(tarballs.root)
+  for (const f of ['index.js', 'binding.js', 'index.d.ts', 'binding.d.ts', 'lib/runtime.js', 'lib/tools.js', 'lib/mastra/index.mjs', 'lib/mastra/index.cjs', 'lib/mastra/index.d.mts', 'bin/workspace-search.js', 'bin/progress.js', 'LICENSE', 'README.md', 'package.json']) {
+    assert.ok(root.includes(f), `${f} in the root tarball`)
+  }
+  assert.deepEqual(root.filter((f) => f.endsWith('.node') || /^(src|crates|__test__|scripts|bench|eval)\//.test(f)), [])
+  const manifest = JSON.parse(execFileSync('tar', ['xzOf', tarballs.root, 'package/package.json'], { encoding: 'utf8' }))
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+  assert.deepEqual(Object.keys(manifest.optionalDependencies).sort(), fs.readdirSync(path.join(ROOT, 'npm')).map((d) => `workspace-search-${d}`).sort())
+  assert.ok(Object.values(manifest.optionalDependencies).every((v) => v === pkg.version))
+  assert.equal(manifest.scripts, undefined, 'no install scripts: nothing builds on a user machine')
+  assert.equal(manifest.dependencies, undefined)
+  const platform = listing(tarballs.platform)
+  assert.deepEqual(platform.filter((f) => f.endsWith('.node')).length, 1)
+  assert.ok(platform.includes('LICENSE'))
+})
 
 const PROGRAM = `import { Workspace, LocalFilesystem, SearchNotAvailableError, type SearchResult } from 'workspace-search'
 
@@ -30,16 +68,10 @@ try {
 console.log(JSON.stringify({ indexed: report.indexed, ids: results.map((r) => r.id), lineRange: results[0]?.lineRange, noSearch }))
 `
 
-test('npm pack, install into a fresh TypeScript ESM project, type-check and run', { timeout: 300_000 }, (t) => {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-pack-'))
-  t.after(() => fs.rmSync(work, { recursive: true, force: true }))
-  const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT))
-  const tarball = path.join(work, packed[0].filename)
-  const files = packed[0].files.map((f) => f.path)
-  for (const f of ['index.js', 'binding.js', 'index.d.ts', 'binding.d.ts', 'lib/runtime.js', 'lib/tools.js', 'bin/workspace-search.js', 'package.json']) assert.ok(files.includes(f), `${f} packed`)
-  assert.ok(files.some((f) => f.endsWith('.node')), 'native addon packed')
-  assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('__test__/')), files.join())
+const EXPECTED = { indexed: 2, ids: ['docs/reset.md'], lineRange: { start: 2, end: 2 }, noSearch: 'NO_SEARCH' }
 
+test('installed with no Rust on PATH: TypeScript ESM, CommonJS and the CLI work', { timeout: 300_000 }, () => {
+  assert.throws(() => execFileSync('cargo', ['--version'], { env: userEnv, stdio: 'ignore' }), 'cargo is not on the user PATH')
   const app = path.join(work, 'app')
   fs.mkdirSync(path.join(app, 'data/docs'), { recursive: true })
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
@@ -50,18 +82,25 @@ test('npm pack, install into a fresh TypeScript ESM project, type-check and run'
   fs.writeFileSync(path.join(app, 'main.ts'), PROGRAM)
   fs.writeFileSync(path.join(app, 'data/docs/reset.md'), 'Intro\nTo reset your password open settings\n')
   fs.writeFileSync(path.join(app, 'data/docs/other.md'), 'Nothing to see\n')
-  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], app)
+  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.root, tarballs.platform], app)
+  assert.ok(!fs.readdirSync(path.join(app, 'node_modules/workspace-search')).some((f) => f.endsWith('.node')))
 
   try {
-    execFileSync(process.execPath, [TSC, '-p', app], { cwd: app, encoding: 'utf8' })
+    node([TSC, '-p', app], app)
   } catch (err) {
     assert.fail(`tsc failed:\n${err.stdout}`)
   }
-  const out = execFileSync(process.execPath, [path.join(app, 'dist/main.js'), path.join(app, 'data')], { cwd: app, encoding: 'utf8' })
-  assert.deepEqual(JSON.parse(out), { indexed: 2, ids: ['docs/reset.md'], lineRange: { start: 2, end: 2 }, noSearch: 'NO_SEARCH' })
+  assert.deepEqual(JSON.parse(node([path.join(app, 'dist/main.js'), path.join(app, 'data')], app)), EXPECTED)
 
-  // The command line installed with the package.
-  const cli = execFileSync(path.join(app, 'node_modules/.bin/workspace-search'), [path.join(app, 'data'), 'password'], { encoding: 'utf8' })
+  fs.writeFileSync(
+    path.join(app, 'main.cjs'),
+    `const { Workspace, LocalFilesystem } = require('workspace-search')
+const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: process.argv[2] }), bm25: true, autoIndexPaths: ['docs'] })
+ws.init().then(() => ws.search('reset password')).then((r) => console.log(r.map((x) => x.id).join()))`,
+  )
+  assert.equal(node(['main.cjs', path.join(app, 'data')], app).trim(), 'docs/reset.md')
+
+  const cli = execFileSync(path.join(app, 'node_modules/.bin/workspace-search'), [path.join(app, 'data'), 'password'], { env: userEnv, encoding: 'utf8' })
   assert.match(cli, /^docs\/reset\.md:2-2 {2}1\.000\n/)
 })
 
@@ -91,26 +130,23 @@ console.log(JSON.stringify({ text: out.text, indexed: lastIndexReport(workspace)
 await workspace.destroy()
 `
 
-test('inside a fresh Mastra project: the README compiles, an Agent({ workspace }) conversation runs', { timeout: 600_000 }, (t) => {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-mastra-'))
-  t.after(() => fs.rmSync(work, { recursive: true, force: true }))
-  const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT))
-  const app = path.join(work, 'app')
+test('inside a fresh Mastra project: the README compiles, an Agent({ workspace }) conversation runs', { timeout: 600_000 }, () => {
+  const app = path.join(work, 'mastra-app')
   fs.mkdirSync(path.join(app, 'data/docs'), { recursive: true })
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
   fs.writeFileSync(path.join(app, 'data/docs/密码.md'), '如何重置密码\n打开设置\n')
   fs.writeFileSync(path.join(app, 'data/docs/other.md'), 'Nothing to see\n')
   const deps = ['@mastra/core', '@mastra/libsql', '@mastra/pg', '@mastra/duckdb', 'ai'].map(installed)
-  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(work, packed[0].filename), ...deps], app)
+  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.root, tarballs.platform, ...deps], app)
 
   writeBlocks(app, readmeBlocks(path.join(ROOT, 'README.md')), { typeRoots: [path.join(ROOT, 'node_modules/@types')] })
   try {
-    execFileSync(process.execPath, [TSC, '-p', app], { cwd: app, encoding: 'utf8' })
+    node([TSC, '-p', app], app)
   } catch (err) {
     assert.fail(`tsc failed over the README's blocks:\n${err.stdout}`)
   }
   fs.writeFileSync(path.join(app, 'agent.mjs'), AGENT)
-  const out = execFileSync(process.execPath, ['agent.mjs', path.join(app, 'data')], { cwd: app, encoding: 'utf8' })
+  const out = node(['agent.mjs', path.join(app, 'data')], app)
   const result = JSON.parse(out.trim().split('\n').at(-1))
   assert.equal(result.text, 'done')
   assert.equal(result.indexed, 2)
