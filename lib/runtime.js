@@ -6,6 +6,7 @@
 const { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError } = require('./errors.js')
 const { results } = require('./results.js')
 const { describe } = require('./describe.js')
+const { jsonText } = require('./json.js')
 
 /** The keys an `indexMany()` document may have. */
 const DOC_FIELDS = ['path', 'content', 'type', 'mimeType', 'metadata', 'startLineOffset']
@@ -77,13 +78,32 @@ function tokenizeMany(tokenizer) {
     })
 }
 
+/** What storeCaller answers for a method the store does not have (src/store.rs). */
+const MISSING_METHOD = 'workspace-search:missing-method'
+
+/**
+ * Calls a vector store's methods with `this` bound to it, looking each one
+ * up when it is called (as Mastra's `this.vectorStore.upsert(...)`), so that
+ * a method replaced or spied on after construction is the one used.
+ * @param {Record<string, unknown>} store
+ * @returns {(request: { method: string, args: unknown }) => unknown}
+ */
+function storeCaller(store) {
+  return ({ method, args }) => {
+    const f = store[method]
+    return typeof f === 'function' ? f.call(store, args) : MISSING_METHOD
+  }
+}
+
 module.exports = {
+  storeCaller,
   WorkspaceError,
   SearchNotAvailableError,
   WorkspaceNotReadyError,
   makeError,
   results,
   describe,
+  jsonText,
   splitDocs,
   setValues,
   tokenizeMany,

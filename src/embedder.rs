@@ -21,10 +21,12 @@ enum Call {
 pub struct Embedder {
     call: Call,
     concurrency: usize,
+    /// A call that has not answered by then fails like any embedder error.
+    timeout: std::time::Duration,
 }
 
 impl Embedder {
-    pub fn from_js(f: &Unknown, concurrency: usize) -> Checked<Embedder> {
+    pub fn from_js(f: &Unknown, concurrency: usize, timeout_ms: u64) -> Checked<Embedder> {
         let func = to_function(f, "embedder")?;
         let batch: Unknown = func.get_named_property_unchecked("batch")?;
         let is_batch = batch.get_type()? == ValueType::Boolean && unsafe { batch.cast::<bool>()? };
@@ -41,7 +43,7 @@ impl Embedder {
             let typed: Function<String, MaybePromise<Lenient<Vector>>> = unsafe { func.to_unknown().cast()? };
             Call::Single(typed.build_threadsafe_function().weak::<true>().build()?)
         };
-        Ok(Embedder { call, concurrency })
+        Ok(Embedder { call, concurrency, timeout: std::time::Duration::from_millis(timeout_ms) })
     }
 
     /// Texts per call: `maxBatchSize` for a batch embedder, 1 otherwise.
@@ -55,6 +57,14 @@ impl Embedder {
     /// Embeds one group of at most `group_size()` texts. `label` names the
     /// group in errors; a JavaScript error comes back as it was thrown.
     pub async fn embed_group(&self, texts: Vec<String>, label: &str) -> Result<Vec<Vec<f32>>> {
+        let ms = self.timeout.as_millis();
+        tokio::time::timeout(self.timeout, self.call_group(texts, label))
+            .await
+            .map_err(|_| Error::from_reason(format!("Embedder did not answer within {ms} ms ({label}).")))?
+    }
+
+    /// One call of the user's embedder, its answer checked.
+    async fn call_group(&self, texts: Vec<String>, label: &str) -> Result<Vec<Vec<f32>>> {
         let n = texts.len();
         let vectors = match &self.call {
             Call::Batch { f, .. } => {

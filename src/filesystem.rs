@@ -16,7 +16,7 @@ pub struct LocalFilesystem {
 impl LocalFilesystem {
     #[napi(constructor, ts_args_type = "options: LocalFilesystemOptions")]
     pub fn new(env: Env, options: Unknown) -> Result<Self> {
-        Self::parse(&options).map_err(|f| f.throw(&env))
+        guard(|| Self::parse(&options).map_err(|f| f.throw(&env)))
     }
 
     fn parse(options: &Unknown) -> Checked<Self> {

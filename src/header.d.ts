@@ -108,6 +108,10 @@ export interface WorkspaceOptions {
   searchIndexName?: string
   /** Embedder calls in flight at once (default 8). */
   embedConcurrency?: number
+  /** A call of the embedder that has not answered after this many milliseconds fails like an embedder error (default 120000). */
+  embedTimeoutMs?: number
+  /** Files larger than this many bytes are skipped by auto-indexing, with a reason in the report (default 10485760, 10 MiB). */
+  maxFileSize?: number
   /** Directories (recursive), files or glob patterns inside `basePath`, indexed by `init()`. */
   autoIndexPaths?: string[]
   chunking?: ChunkingOptions

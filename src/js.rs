@@ -99,6 +99,13 @@ impl Fail {
     }
 }
 
+/// Runs the body of a synchronous entry point: a panic inside becomes a
+/// thrown error, never an abort of the Node.js process.
+pub fn guard<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
+        .unwrap_or_else(|panic| Err(crate::engine::panic_error(panic)))
+}
+
 /// A promise rejected with the failure.
 pub fn rejected<'e, T: ToNapiValue>(env: &'e Env, fail: Fail) -> Result<PromiseRaw<'e, T>> {
     let v = fail.into_js(env)?;
@@ -210,10 +217,19 @@ pub fn check_keys(obj: &Object, allowed: &[&str], ignored: &[&str], what: &str) 
     Ok(())
 }
 
-/// A JSON-like value (metadata, filters) as serde_json.
+/// A JSON-like value (metadata, filters) as serde_json: checked by
+/// lib/json.js (plain data, at most 64 levels, no cycles; a `TypeError`
+/// naming the path otherwise) and handed over as JSON text, so no
+/// recursion here ever meets an unbounded value.
 pub fn to_json(env: &Env, v: &Unknown, name: &str) -> Checked<serde_json::Value> {
-    env.from_js_value::<serde_json::Value, _>(*v)
-        .map_err(|e| Fail::Type(format!("{name} must be JSON-compatible data: {}", e.reason)))
+    let text: String = json_text(env, v, name)?;
+    serde_json::from_str(&text).map_err(|e| Fail::Type(format!("{name} must be JSON-compatible data: {e}")))
+}
+
+/// lib/json.js's check and JSON text of a value; its TypeError as thrown.
+pub fn json_text(env: &Env, v: &Unknown, name: &str) -> Checked<String> {
+    let f: Function<FnArgs<(Unknown, String)>, String> = runtime(env)?.get_named_property("jsonText")?;
+    Ok(f.call((*v, name.to_string()).into())?)
 }
 
 /// A metadata object as a JSON map.

@@ -51,3 +51,10 @@ pub fn module_exports(_exports: Object, _env: Env) -> Result<()> {
 pub fn init_runtime(runtime: Object) -> Result<()> {
     js::set_runtime(&runtime)
 }
+
+/// Panics inside `guard` as the tests trigger them: a thrown error, not an
+/// abort (the guard every synchronous entry point runs its body in).
+#[napi(js_name = "__panicForTest", skip_typescript)]
+pub fn panic_for_test() -> Result<()> {
+    js::guard(|| panic!("a panic raised on purpose by a test"))
+}

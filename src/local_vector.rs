@@ -89,17 +89,19 @@ fn core_err(e: impl std::fmt::Display) -> Fail {
 impl LocalVector {
     #[napi(constructor, ts_args_type = "options?: { id?: string }")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-        let id = (|| -> Checked<String> {
-            let Some(o) = options.filter(|o| !is_nullish(o)) else { return Ok("local-vector".into()) };
-            let o = to_object(&o, "LocalVector options")?;
-            check_keys(&o, &["id"], &[], "LocalVector options")?;
-            match prop(&o, "id")? {
-                Some(v) => to_string(&v, "id"),
-                None => Ok("local-vector".into()),
-            }
-        })()
-        .map_err(|f| f.throw(&env))?;
-        Ok(LocalVector { id, store: Arc::default() })
+        guard(|| {
+            let id = (|| -> Checked<String> {
+                let Some(o) = options.filter(|o| !is_nullish(o)) else { return Ok("local-vector".into()) };
+                let o = to_object(&o, "LocalVector options")?;
+                check_keys(&o, &["id"], &[], "LocalVector options")?;
+                match prop(&o, "id")? {
+                    Some(v) => to_string(&v, "id"),
+                    None => Ok("local-vector".into()),
+                }
+            })()
+            .map_err(|f| f.throw(&env))?;
+            Ok(LocalVector { id, store: Arc::default() })
+        })
     }
 
     #[napi(getter)]
@@ -112,22 +114,24 @@ impl LocalVector {
         ts_return_type = "Promise<void>"
     )]
     pub fn create_index<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, ()>> {
-        let r = (|| -> Checked<()> {
-            let o = args(&params, "createIndex", &["indexName", "dimension", "metric"])?;
-            let name = index_name(&o, "createIndex")?;
-            let dim = to_integer(&required(&o, "dimension", "createIndex")?, "dimension", 1.0)? as usize;
-            let metric = match prop(&o, "metric")? {
-                Some(m) => {
-                    let m = to_string(&m, "metric")?;
-                    Metric::parse(&m).ok_or_else(|| {
-                        Fail::Type(format!("metric must be 'cosine', 'euclidean' or 'dotproduct', got '{m}'"))
-                    })?
-                }
-                None => Metric::Cosine,
-            };
-            self.store.write().create_index(&name, dim, metric).map_err(core_err)
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<()> {
+                let o = args(&params, "createIndex", &["indexName", "dimension", "metric"])?;
+                let name = index_name(&o, "createIndex")?;
+                let dim = to_integer(&required(&o, "dimension", "createIndex")?, "dimension", 1.0)? as usize;
+                let metric = match prop(&o, "metric")? {
+                    Some(m) => {
+                        let m = to_string(&m, "metric")?;
+                        Metric::parse(&m).ok_or_else(|| {
+                            Fail::Type(format!("metric must be 'cosine', 'euclidean' or 'dotproduct', got '{m}'"))
+                        })?
+                    }
+                    None => Metric::Cosine,
+                };
+                self.store.write().create_index(&name, dim, metric).map_err(core_err)
+            })();
+            settle(env, r)
+        })
     }
 
     #[napi(
@@ -135,40 +139,42 @@ impl LocalVector {
         ts_return_type = "Promise<string[]>"
     )]
     pub fn upsert<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, Vec<String>>> {
-        let r = (|| -> Checked<Vec<String>> {
-            let o = args(&params, "upsert", &["indexName", "vectors", "metadata", "ids", "deleteFilter"])?;
-            let name = index_name(&o, "upsert")?;
-            let raw = required(&o, "vectors", "upsert")?;
-            let Vectors(vectors) = unsafe { Vectors::from_napi_value(env.raw(), raw.raw()) }
-                .map_err(|e| Fail::Type(format!("vectors: {}", e.reason)))?;
-            let ids = match prop(&o, "ids")? {
-                Some(v) => to_string_array(&v, "ids")?,
-                None => (0..vectors.len()).map(|_| generated_vector_id()).collect(),
-            };
-            let metadata: Vec<Option<Map<String, Value>>> = match prop(&o, "metadata")? {
-                Some(v) => to_array(&v, "metadata")?
-                    .iter()
-                    .enumerate()
-                    .map(|(i, m)| to_metadata(env, m, &format!("metadata[{i}]")).map(Some))
-                    .collect::<Checked<_>>()?,
-                None => vec![None; vectors.len()],
-            };
-            let delete_filter = match prop(&o, "deleteFilter")? {
-                Some(f) => Some(
-                    Filter::parse(&to_json(env, &f, "deleteFilter")?)
-                        .map_err(|e| Fail::Type(format!("deleteFilter is invalid: {}", e.0)))?,
-                ),
-                None => None,
-            };
-            let mut store = self.store.write();
-            let ix = store.index_mut(&name).map_err(core_err)?;
-            if let Some(f) = delete_filter {
-                ix.remove_matching(&f);
-            }
-            ix.upsert(&name, ids.clone(), vectors, metadata).map_err(core_err)?;
-            Ok(ids)
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<Vec<String>> {
+                let o = args(&params, "upsert", &["indexName", "vectors", "metadata", "ids", "deleteFilter"])?;
+                let name = index_name(&o, "upsert")?;
+                let raw = required(&o, "vectors", "upsert")?;
+                let Vectors(vectors) = unsafe { Vectors::from_napi_value(env.raw(), raw.raw()) }
+                    .map_err(|e| Fail::Type(format!("vectors: {}", e.reason)))?;
+                let ids = match prop(&o, "ids")? {
+                    Some(v) => to_string_array(&v, "ids")?,
+                    None => (0..vectors.len()).map(|_| generated_vector_id()).collect(),
+                };
+                let metadata: Vec<Option<Map<String, Value>>> = match prop(&o, "metadata")? {
+                    Some(v) => to_array(&v, "metadata")?
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| to_metadata(env, m, &format!("metadata[{i}]")).map(Some))
+                        .collect::<Checked<_>>()?,
+                    None => vec![None; vectors.len()],
+                };
+                let delete_filter = match prop(&o, "deleteFilter")? {
+                    Some(f) => Some(
+                        Filter::parse(&to_json(env, &f, "deleteFilter")?)
+                            .map_err(|e| Fail::Type(format!("deleteFilter is invalid: {}", e.0)))?,
+                    ),
+                    None => None,
+                };
+                let mut store = self.store.write();
+                let ix = store.index_mut(&name).map_err(core_err)?;
+                if let Some(f) = delete_filter {
+                    ix.remove_matching(&f);
+                }
+                ix.upsert(&name, ids.clone(), vectors, metadata).map_err(core_err)?;
+                Ok(ids)
+            })();
+            settle(env, r)
+        })
     }
 
     #[napi(
@@ -176,39 +182,44 @@ impl LocalVector {
         ts_return_type = "Promise<VectorQueryResult[]>"
     )]
     pub fn query<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, Vec<VectorQueryResult>>> {
-        let r = (|| -> Checked<Vec<VectorQueryResult>> {
-            let o =
-                args(&params, "query", &["indexName", "queryVector", "topK", "filter", "includeVector", "minScore"])?;
-            let name = index_name(&o, "query")?;
-            let q = vector_of(&required(&o, "queryVector", "query")?, "queryVector")?;
-            let top_k = match prop(&o, "topK")? {
-                Some(v) => to_integer(&v, "topK", 0.0)? as usize,
-                None => 10,
-            };
-            let include = match prop(&o, "includeVector")? {
-                Some(v) => to_bool(&v, "includeVector")?,
-                None => false,
-            };
-            let min_score = match prop(&o, "minScore")? {
-                Some(v) => Some(to_number(&v, "minScore")?),
-                None => None,
-            };
-            let filter = filter_of(env, &o)?;
-            let store = self.store.read();
-            let ix = store.index(&name).map_err(core_err)?;
-            let hits = ix.query(&name, &q, top_k, filter.as_ref(), include).map_err(core_err)?;
-            Ok(hits
-                .into_iter()
-                .filter(|h| min_score.is_none_or(|m| h.score >= m))
-                .map(|h| VectorQueryResult {
-                    id: h.id,
-                    score: h.score,
-                    metadata: Some(Value::Object(h.metadata.unwrap_or_default())),
-                    vector: h.vector.map(|v| v.into_iter().map(f64::from).collect()),
-                })
-                .collect())
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<Vec<VectorQueryResult>> {
+                let o = args(
+                    &params,
+                    "query",
+                    &["indexName", "queryVector", "topK", "filter", "includeVector", "minScore"],
+                )?;
+                let name = index_name(&o, "query")?;
+                let q = vector_of(&required(&o, "queryVector", "query")?, "queryVector")?;
+                let top_k = match prop(&o, "topK")? {
+                    Some(v) => to_integer(&v, "topK", 0.0)? as usize,
+                    None => 10,
+                };
+                let include = match prop(&o, "includeVector")? {
+                    Some(v) => to_bool(&v, "includeVector")?,
+                    None => false,
+                };
+                let min_score = match prop(&o, "minScore")? {
+                    Some(v) => Some(to_number(&v, "minScore")?),
+                    None => None,
+                };
+                let filter = filter_of(env, &o)?;
+                let store = self.store.read();
+                let ix = store.index(&name).map_err(core_err)?;
+                let hits = ix.query(&name, &q, top_k, filter.as_ref(), include).map_err(core_err)?;
+                Ok(hits
+                    .into_iter()
+                    .filter(|h| min_score.is_none_or(|m| h.score >= m))
+                    .map(|h| VectorQueryResult {
+                        id: h.id,
+                        score: h.score,
+                        metadata: Some(Value::Object(h.metadata.unwrap_or_default())),
+                        vector: h.vector.map(|v| v.into_iter().map(f64::from).collect()),
+                    })
+                    .collect())
+            })();
+            settle(env, r)
+        })
     }
 
     #[napi(
@@ -216,43 +227,47 @@ impl LocalVector {
         ts_return_type = "Promise<void>"
     )]
     pub fn update_vector<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, ()>> {
-        let r = (|| -> Checked<()> {
-            let o = args(&params, "updateVector", &["indexName", "id", "update"])?;
-            let name = index_name(&o, "updateVector")?;
-            let id = to_string(&required(&o, "id", "updateVector")?, "id")?;
-            let u = to_object(&required(&o, "update", "updateVector")?, "update")?;
-            check_keys(&u, &["vector", "metadata"], &[], "update")?;
-            let vector = match prop(&u, "vector")? {
-                Some(v) => Some(vector_of(&v, "update.vector")?),
-                None => None,
-            };
-            let metadata = match prop(&u, "metadata")? {
-                Some(m) => Some(to_metadata(env, &m, "update.metadata")?),
-                None => None,
-            };
-            if vector.is_none() && metadata.is_none() {
-                return Err(Fail::Type("updateVector() needs update.vector or update.metadata".into()));
-            }
-            let mut store = self.store.write();
-            let ix = store.index_mut(&name).map_err(core_err)?;
-            if !ix.update(&name, &id, vector, metadata).map_err(core_err)? {
-                return Err(Fail::Plain(format!("no vector with id \"{id}\" in index \"{name}\"")));
-            }
-            Ok(())
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<()> {
+                let o = args(&params, "updateVector", &["indexName", "id", "update"])?;
+                let name = index_name(&o, "updateVector")?;
+                let id = to_string(&required(&o, "id", "updateVector")?, "id")?;
+                let u = to_object(&required(&o, "update", "updateVector")?, "update")?;
+                check_keys(&u, &["vector", "metadata"], &[], "update")?;
+                let vector = match prop(&u, "vector")? {
+                    Some(v) => Some(vector_of(&v, "update.vector")?),
+                    None => None,
+                };
+                let metadata = match prop(&u, "metadata")? {
+                    Some(m) => Some(to_metadata(env, &m, "update.metadata")?),
+                    None => None,
+                };
+                if vector.is_none() && metadata.is_none() {
+                    return Err(Fail::Type("updateVector() needs update.vector or update.metadata".into()));
+                }
+                let mut store = self.store.write();
+                let ix = store.index_mut(&name).map_err(core_err)?;
+                if !ix.update(&name, &id, vector, metadata).map_err(core_err)? {
+                    return Err(Fail::Plain(format!("no vector with id \"{id}\" in index \"{name}\"")));
+                }
+                Ok(())
+            })();
+            settle(env, r)
+        })
     }
 
     #[napi(ts_args_type = "params: { indexName: string; id: string }", ts_return_type = "Promise<void>")]
     pub fn delete_vector<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, ()>> {
-        let r = (|| -> Checked<()> {
-            let o = args(&params, "deleteVector", &["indexName", "id"])?;
-            let name = index_name(&o, "deleteVector")?;
-            let id = to_string(&required(&o, "id", "deleteVector")?, "id")?;
-            self.store.write().index_mut(&name).map_err(core_err)?.remove(&id);
-            Ok(())
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<()> {
+                let o = args(&params, "deleteVector", &["indexName", "id"])?;
+                let name = index_name(&o, "deleteVector")?;
+                let id = to_string(&required(&o, "id", "deleteVector")?, "id")?;
+                self.store.write().index_mut(&name).map_err(core_err)?.remove(&id);
+                Ok(())
+            })();
+            settle(env, r)
+        })
     }
 
     #[napi(
@@ -260,59 +275,65 @@ impl LocalVector {
         ts_return_type = "Promise<void>"
     )]
     pub fn delete_vectors<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, ()>> {
-        let r = (|| -> Checked<()> {
-            let o = args(&params, "deleteVectors", &["indexName", "ids", "filter"])?;
-            let name = index_name(&o, "deleteVectors")?;
-            let ids = match prop(&o, "ids")? {
-                Some(v) => Some(to_string_array(&v, "ids")?),
-                None => None,
-            };
-            let filter = filter_of(env, &o)?;
-            if ids.is_some() == filter.is_some() {
-                return Err(Fail::Type("deleteVectors() needs either ids or filter".into()));
-            }
-            let mut store = self.store.write();
-            let ix = store.index_mut(&name).map_err(core_err)?;
-            for id in ids.iter().flatten() {
-                ix.remove(id);
-            }
-            if let Some(f) = filter {
-                ix.remove_matching(&f);
-            }
-            Ok(())
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<()> {
+                let o = args(&params, "deleteVectors", &["indexName", "ids", "filter"])?;
+                let name = index_name(&o, "deleteVectors")?;
+                let ids = match prop(&o, "ids")? {
+                    Some(v) => Some(to_string_array(&v, "ids")?),
+                    None => None,
+                };
+                let filter = filter_of(env, &o)?;
+                if ids.is_some() == filter.is_some() {
+                    return Err(Fail::Type("deleteVectors() needs either ids or filter".into()));
+                }
+                let mut store = self.store.write();
+                let ix = store.index_mut(&name).map_err(core_err)?;
+                for id in ids.iter().flatten() {
+                    ix.remove(id);
+                }
+                if let Some(f) = filter {
+                    ix.remove_matching(&f);
+                }
+                Ok(())
+            })();
+            settle(env, r)
+        })
     }
 
     #[napi(ts_return_type = "Promise<string[]>")]
     pub fn list_indexes<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, Vec<String>>> {
-        PromiseRaw::resolve(env, self.store.read().list())
+        guard(|| PromiseRaw::resolve(env, self.store.read().list()))
     }
 
     #[napi(ts_args_type = "params: { indexName: string }", ts_return_type = "Promise<VectorIndexStats>")]
     pub fn describe_index<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, VectorIndexStats>> {
-        let r = (|| -> Checked<VectorIndexStats> {
-            let o = args(&params, "describeIndex", &["indexName"])?;
-            let name = index_name(&o, "describeIndex")?;
-            let store = self.store.read();
-            let ix = store.index(&name).map_err(core_err)?;
-            Ok(VectorIndexStats {
-                dimension: ix.dimension() as u32,
-                count: ix.len() as u32,
-                metric: ix.metric().name().into(),
-            })
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<VectorIndexStats> {
+                let o = args(&params, "describeIndex", &["indexName"])?;
+                let name = index_name(&o, "describeIndex")?;
+                let store = self.store.read();
+                let ix = store.index(&name).map_err(core_err)?;
+                Ok(VectorIndexStats {
+                    dimension: ix.dimension() as u32,
+                    count: ix.len() as u32,
+                    metric: ix.metric().name().into(),
+                })
+            })();
+            settle(env, r)
+        })
     }
 
     #[napi(ts_args_type = "params: { indexName: string }", ts_return_type = "Promise<void>")]
     pub fn delete_index<'e>(&self, env: &'e Env, params: Unknown) -> Result<PromiseRaw<'e, ()>> {
-        let r = (|| -> Checked<()> {
-            let o = args(&params, "deleteIndex", &["indexName"])?;
-            let name = index_name(&o, "deleteIndex")?;
-            self.store.write().delete_index(&name);
-            Ok(())
-        })();
-        settle(env, r)
+        guard(|| {
+            let r = (|| -> Checked<()> {
+                let o = args(&params, "deleteIndex", &["indexName"])?;
+                let name = index_name(&o, "deleteIndex")?;
+                self.store.write().delete_index(&name);
+                Ok(())
+            })();
+            settle(env, r)
+        })
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use workspace_search_core::analysis::tokenizer::{SplitRule, TokenizerConfig};
 use workspace_search_core::index::Bm25Params;
 use workspace_search_core::ingest::ChunkOptions;
+use workspace_search_core::search::keyword::MAX_START_LINE;
 use workspace_search_core::search::{Fusion, Mode};
 use workspace_search_core::vectors::filter::Filter;
 
@@ -40,8 +41,16 @@ pub const WORKSPACE_KEYS: &[&str] = &[
     "chunking",
     "respectGitignore",
     "embedConcurrency",
+    "embedTimeoutMs",
+    "maxFileSize",
     "onProgress",
 ];
+
+/// How long one embedder call may take before it fails (2 minutes).
+pub const DEFAULT_EMBED_TIMEOUT_MS: u64 = 120_000;
+
+/// Files larger than this are skipped by auto-indexing (10 MiB).
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 
 /// A JavaScript function taken from the options.
 pub type JsFn<'e> = Function<'e, Unknown<'e>, Unknown<'e>>;
@@ -67,6 +76,8 @@ pub struct WorkspaceOptions<'e> {
     pub chunking: ChunkOptions,
     pub respect_gitignore: bool,
     pub embed_concurrency: usize,
+    pub embed_timeout_ms: u64,
+    pub max_file_size: u64,
     pub on_progress: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
 }
 
@@ -84,6 +95,8 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         chunking: ChunkOptions::default(),
         respect_gitignore: true,
         embed_concurrency: 8,
+        embed_timeout_ms: DEFAULT_EMBED_TIMEOUT_MS,
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
         on_progress: None,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
@@ -127,6 +140,12 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     }
     if let Some(v) = prop(&o, "embedConcurrency")? {
         out.embed_concurrency = to_integer(&v, "embedConcurrency", 1.0)? as usize;
+    }
+    if let Some(v) = prop(&o, "embedTimeoutMs")? {
+        out.embed_timeout_ms = to_integer(&v, "embedTimeoutMs", 1.0)? as u64;
+    }
+    if let Some(v) = prop(&o, "maxFileSize")? {
+        out.max_file_size = to_integer(&v, "maxFileSize", 1.0)? as u64;
     }
     if let Some(v) = prop(&o, "onProgress")? {
         out.on_progress = Some(to_function(&v, "onProgress")?);
@@ -401,7 +420,14 @@ pub fn doc_fields(env: &Env, o: &Object, at: &str) -> Checked<DocFields> {
         meta.extend(to_metadata(env, &m, &format!("{at}.metadata"))?);
     }
     let offset = match prop(o, "startLineOffset")? {
-        Some(v) => Some(to_integer(&v, &format!("{at}.startLineOffset"), 1.0)?.min(u32::MAX as f64) as u32),
+        Some(v) => {
+            let name = format!("{at}.startLineOffset");
+            let n = to_integer(&v, &name, 1.0)?;
+            if n > f64::from(MAX_START_LINE) {
+                return Err(Fail::Range(format!("{name} must be at most {MAX_START_LINE}, got {n}")));
+            }
+            Some(n as u32)
+        }
         None => None,
     };
     Ok(((!meta.is_empty()).then_some(meta), offset))

@@ -100,7 +100,12 @@ impl FromNapiValue for Json {
         if matches!(u.get_type()?, ValueType::Undefined | ValueType::Null) {
             return Ok(Json(serde_json::Value::Null));
         }
-        Ok(Json(Env::from_raw(env).from_js_value::<serde_json::Value, _>(u)?))
+        // Through lib/json.js: plain data, bounded depth, no cycles.
+        let text = crate::js::json_text(&Env::from_raw(env), &u, "the value").map_err(|f| match f {
+            crate::js::Fail::Napi(e) => e,
+            other => Error::from_reason(format!("{other:?}")),
+        })?;
+        Ok(Json(serde_json::from_str(&text).map_err(|e| Error::from_reason(e.to_string()))?))
     }
 }
 

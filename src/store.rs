@@ -11,16 +11,16 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use workspace_search_core::search::hybrid::StoreHit;
 use workspace_search_core::vectors::filter::{json_kind, Filter};
+use workspace_search_core::vectors::plan::MAX_UPSERT;
 use workspace_search_core::vectors::store::{Metric, VectorStore};
 
 type StoreFn = ThreadsafeFunction<Js<Value>, MaybePromise<Lenient<Json>>, Js<Value>, Status, false, true>;
 
+/// A JavaScript store: one caller (lib/runtime.js `storeCaller`) that looks
+/// the method up on the store at each call, as Mastra's `this.vectorStore.x(...)`
+/// does, so that methods replaced or spied on later are the ones called.
 pub struct JsStore {
-    upsert: StoreFn,
-    query: StoreFn,
-    create_index: Option<StoreFn>,
-    delete_vector: Option<StoreFn>,
-    delete_vectors: Option<StoreFn>,
+    caller: StoreFn,
 }
 
 pub enum Store {
@@ -28,37 +28,37 @@ pub enum Store {
     Js(JsStore),
 }
 
-use workspace_search_core::vectors::plan::MAX_UPSERT;
-
-fn method(obj: &Object, name: &str, required: bool) -> Checked<Option<StoreFn>> {
-    let v: Unknown = obj.get_named_property_unchecked(name)?;
-    if v.get_type()? != napi::ValueType::Function {
-        if required {
-            return Err(Fail::Type(format!("vectorStore.{name} must be a function, got {}", describe(&v))));
-        }
-        return Ok(None);
-    }
-    let f: Function<Js<Value>, MaybePromise<Lenient<Json>>> = unsafe { v.cast()? };
-    let bound = f.bind(obj)?;
-    Ok(Some(bound.build_threadsafe_function().weak::<true>().build()?))
-}
+/// What `storeCaller` answers for a method the store does not have.
+const MISSING_METHOD: &str = "workspace-search:missing-method";
 
 impl JsStore {
-    pub fn from_js(v: &Unknown) -> Checked<JsStore> {
+    pub fn from_js(env: &Env, v: &Unknown) -> Checked<JsStore> {
         let obj = to_object(v, "vectorStore")?;
-        Ok(JsStore {
-            upsert: method(&obj, "upsert", true)?.expect("required"),
-            query: method(&obj, "query", true)?.expect("required"),
-            create_index: method(&obj, "createIndex", false)?,
-            delete_vector: method(&obj, "deleteVector", false)?,
-            delete_vectors: method(&obj, "deleteVectors", false)?,
-        })
+        for name in ["upsert", "query"] {
+            let m: Unknown = obj.get_named_property_unchecked(name)?;
+            if m.get_type()? != napi::ValueType::Function {
+                return Err(Fail::Type(format!("vectorStore.{name} must be a function, got {}", describe(&m))));
+            }
+        }
+        let caller = runtime_fn(env, "storeCaller")?.call(*v)?;
+        let f: Function<Js<Value>, MaybePromise<Lenient<Json>>> = unsafe { caller.cast()? };
+        Ok(JsStore { caller: f.build_threadsafe_function().weak::<true>().build()? })
     }
-}
 
-async fn call(f: &StoreFn, name: &str, args: Value) -> Result<Value> {
-    let Lenient(answer) = f.call_async_catch(Js(args)).await?.settle().await?;
-    answer.map(|j| j.0).map_err(|e| Error::from_reason(format!("vectorStore.{name} returned an invalid value: {e}")))
+    /// Calls `store[name](args)`; `None` when the store has no such method.
+    async fn call(&self, name: &str, args: Value) -> Result<Option<Value>> {
+        let request = json!({ "method": name, "args": args });
+        let Lenient(answer) = self.caller.call_async_catch(Js(request)).await?.settle().await?;
+        let value = answer
+            .map(|j| j.0)
+            .map_err(|e| Error::from_reason(format!("vectorStore.{name} returned an invalid value: {e}")))?;
+        Ok((value != Value::String(MISSING_METHOD.into())).then_some(value))
+    }
+
+    /// A method every store has (`upsert`, `query`).
+    async fn call_required(&self, name: &str, args: Value) -> Result<Value> {
+        self.call(name, args).await?.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
+    }
 }
 
 fn local_err(e: impl std::fmt::Display) -> Error {
@@ -73,12 +73,9 @@ impl Store {
     pub async fn create_index(&self, index_name: &str, dimension: usize) -> Result<()> {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
-            Store::Js(js) => match &js.create_index {
-                Some(f) => {
-                    call(f, "createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
-                }
-                None => Ok(()),
-            },
+            Store::Js(js) => {
+                js.call("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
+            }
         }
     }
 
@@ -97,7 +94,7 @@ impl Store {
             }
             Store::Js(js) => {
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
-                call(&js.upsert, "upsert", args).await.map(drop)
+                js.call_required("upsert", args).await.map(drop)
             }
         }
     }
@@ -124,8 +121,7 @@ impl Store {
                 if let Some((_, raw)) = filter {
                     args["filter"] = raw.clone();
                 }
-                let out = call(&js.query, "query", args).await?;
-                parse_hits(out)
+                parse_hits(js.call_required("query", args).await?)
             }
         }
     }
@@ -146,13 +142,12 @@ impl Store {
             }
             Store::Js(js) => {
                 // One call per 100 ids where the store can; else one per id.
-                if let Some(f) = &js.delete_vectors {
-                    for chunk in ids.chunks(MAX_UPSERT) {
-                        call(f, "deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?;
+                for chunk in ids.chunks(MAX_UPSERT) {
+                    if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
+                        continue;
                     }
-                } else if let Some(f) = &js.delete_vector {
-                    for id in ids {
-                        call(f, "deleteVector", json!({ "indexName": index_name, "id": id })).await?;
+                    for id in chunk {
+                        js.call("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
                     }
                 }
                 Ok(())
@@ -170,16 +165,10 @@ impl Store {
                 }
                 Ok(())
             }
-            Store::Js(js) => match &js.delete_vectors {
-                Some(f) => call(
-                    f,
-                    "deleteVectors",
-                    json!({ "indexName": index_name, "filter": { "sourceFile": source_file } }),
-                )
-                .await
-                .map(drop),
-                None => Ok(()),
-            },
+            Store::Js(js) => {
+                let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
+                js.call("deleteVectors", args).await.map(drop)
+            }
         }
     }
 }

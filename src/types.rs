@@ -100,37 +100,40 @@ const SLOTS: usize = 8;
 
 impl ToNapiValue for SearchResults {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let mut undefined = std::ptr::null_mut();
-        check_status!(sys::napi_get_undefined(env, &mut undefined))?;
-        let mut flat = std::ptr::null_mut();
-        check_status!(sys::napi_create_array_with_length(env, val.0.len() * SLOTS, &mut flat))?;
-        let opt_f64 = |v: Option<f64>| v.map_or(Ok(undefined), |v| f64::to_napi_value(env, v));
-        for (i, h) in val.0.into_iter().enumerate() {
-            let slots = [
-                String::to_napi_value(env, h.id)?,
-                crate::text::Text::to_napi_value(env, crate::text::Text(h.content))?,
-                f64::to_napi_value(env, h.score)?,
-                h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.0))?,
-                h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.1))?,
-                // As JSON text, parsed in JavaScript: cheaper than building
-                // the object through Node-API, and no copy of the shared map.
-                h.metadata.as_deref().map_or(Ok(undefined), |m| {
-                    String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into()))
-                })?,
-                opt_f64(h.bm25)?,
-                opt_f64(h.vector)?,
-            ];
-            for (j, v) in slots.into_iter().enumerate() {
-                check_status!(sys::napi_set_element(env, flat, (i * SLOTS + j) as u32, v))?;
+        // A panic here would abort Node.js: it becomes a thrown error.
+        crate::js::guard(|| {
+            let mut undefined = std::ptr::null_mut();
+            check_status!(sys::napi_get_undefined(env, &mut undefined))?;
+            let mut flat = std::ptr::null_mut();
+            check_status!(sys::napi_create_array_with_length(env, val.0.len() * SLOTS, &mut flat))?;
+            let opt_f64 = |v: Option<f64>| v.map_or(Ok(undefined), |v| f64::to_napi_value(env, v));
+            for (i, h) in val.0.into_iter().enumerate() {
+                let slots = [
+                    String::to_napi_value(env, h.id)?,
+                    crate::text::Text::to_napi_value(env, crate::text::Text(h.content))?,
+                    f64::to_napi_value(env, h.score)?,
+                    h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.0))?,
+                    h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.1))?,
+                    // As JSON text, parsed in JavaScript: cheaper than building
+                    // the object through Node-API, and no copy of the shared map.
+                    h.metadata.as_deref().map_or(Ok(undefined), |m| {
+                        String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into()))
+                    })?,
+                    opt_f64(h.bm25)?,
+                    opt_f64(h.vector)?,
+                ];
+                for (j, v) in slots.into_iter().enumerate() {
+                    check_status!(sys::napi_set_element(env, flat, (i * SLOTS + j) as u32, v))?;
+                }
             }
-        }
-        let js_env = Env::from_raw(env);
-        let make = crate::js::runtime_fn(&js_env, "results")?;
-        let mut global = std::ptr::null_mut();
-        check_status!(sys::napi_get_global(env, &mut global))?;
-        let mut out = std::ptr::null_mut();
-        check_status!(sys::napi_call_function(env, global, make.raw(), 1, &flat, &mut out))?;
-        Ok(out)
+            let js_env = Env::from_raw(env);
+            let make = crate::js::runtime_fn(&js_env, "results")?;
+            let mut global = std::ptr::null_mut();
+            check_status!(sys::napi_get_global(env, &mut global))?;
+            let mut out = std::ptr::null_mut();
+            check_status!(sys::napi_call_function(env, global, make.raw(), 1, &flat, &mut out))?;
+            Ok(out)
+        })
     }
 }
 

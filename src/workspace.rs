@@ -54,13 +54,46 @@ fn generated_id() -> String {
     format!("ws-{}-{}", base36(now, 1), base36(x % 36u64.pow(6), 6))
 }
 
-/// Spawns `fut` as a promise; a panic inside becomes a rejection.
-fn spawn<T, F>(env: &Env, fut: F) -> Result<PromiseRaw<'_, T>>
+/// Spawns `fut` as a promise: a panic inside becomes a rejection, and
+/// `destroy()` settles it at once with `WorkspaceNotReadyError` (the work is
+/// dropped: its place in the write order is released, nothing more reaches
+/// the user's store).
+fn spawn<'e, T, F>(env: &'e Env, inner: &Arc<Inner>, fut: F) -> Result<PromiseRaw<'e, T>>
 where
     T: 'static + Send + ToNapiValue,
     F: 'static + Send + std::future::Future<Output = Result<T>>,
 {
-    env.spawn_future(catch_panics(fut))
+    env.spawn_future_with_callback(raced(inner.clone(), fut), |env, result| {
+        result.map_err(|(e, status)| js_error(env, e, status))
+    })
+}
+
+/// A call's failure, and the status to report when `destroy()` cut it short.
+type Cut = (napi::Error, Option<&'static str>);
+
+/// `fut` with panics caught, raced against `destroy()`.
+async fn raced<T>(
+    inner: Arc<Inner>,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<std::result::Result<T, Cut>> {
+    let work = std::pin::pin!(catch_panics(fut));
+    let stop = std::pin::pin!(inner.until_destroyed());
+    Ok(match futures::future::select(work, stop).await {
+        futures::future::Either::Left((result, _)) => result.map_err(|e| (e, None)),
+        futures::future::Either::Right(_) => Err((inner.not_ready(), Some(inner.status.lock().as_str()))),
+    })
+}
+
+/// The JavaScript error a failed call rejects with: `WorkspaceNotReadyError`
+/// for a call cut short by `destroy()`, else the error as it was thrown.
+fn js_error(env: &Env, e: napi::Error, status: Option<&str>) -> napi::Error {
+    let fail = match status {
+        Some(status) if crate::engine::is_not_ready(&e) => {
+            Fail::NotReady { workspace_id: e.reason.clone(), status: status.to_string() }
+        }
+        _ => Fail::Napi(e),
+    };
+    fail.throw(env)
 }
 
 /// `fut`, with a panic inside turned into an error.
@@ -94,7 +127,7 @@ impl Workspace {
                 let index_name = o.search_index_name.clone().unwrap_or_else(|| index_name::default_for(&id));
                 index_name::validate(&index_name)
                     .map_err(|e| Fail::Config { message: e.to_string(), workspace_id: Some(id.clone()) })?;
-                let embedder = Embedder::from_js(e, o.embed_concurrency)?;
+                let embedder = Embedder::from_js(e, o.embed_concurrency, o.embed_timeout_ms)?;
                 let store = match &o.vector_store {
                     // No store: the embedded one.
                     None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
@@ -103,7 +136,7 @@ impl Workspace {
                             unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
                         Store::Local(lv.store.clone())
                     }
-                    Some(s) => Store::Js(JsStore::from_js(s)?),
+                    Some(s) => Store::Js(JsStore::from_js(env, s)?),
                 };
                 Some(VectorSide {
                     embedder,
@@ -153,6 +186,7 @@ impl Workspace {
                 destroyed: AtomicBool::new(false),
                 last_stats: Mutex::default(),
                 prefix_counts: Mutex::default(),
+                shutdown: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -177,7 +211,7 @@ impl Workspace {
 impl Workspace {
     #[napi(constructor, ts_args_type = "options?: WorkspaceOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-        Self::build(&env, options).map_err(|f| f.throw(&env))
+        guard(|| Self::build(&env, options).map_err(|f| f.throw(&env)))
     }
 
     /// The given id, or a generated `ws-...` one.
@@ -217,20 +251,22 @@ impl Workspace {
     /// Indexes `autoIndexPaths` (when search and a filesystem are configured).
     #[napi(ts_return_type = "Promise<IndexReport>")]
     pub fn init<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, IndexReport>> {
-        if let Err(f) = self.inner.check_ready() {
-            return rejected(env, f);
-        }
-        *self.inner.status.lock() = Lifecycle::Initializing;
-        let inner = self.inner.clone();
-        let paths = inner.auto_index_paths.clone();
-        let ticket = inner.gate.ticket();
-        spawn(env, async move {
-            let result = inner.clone().rebuild(ticket, paths).await;
-            let mut status = inner.status.lock();
-            if !inner.destroyed.load(Ordering::SeqCst) {
-                *status = if result.is_ok() { Lifecycle::Ready } else { Lifecycle::Error };
+        guard(|| {
+            if let Err(f) = self.inner.check_ready() {
+                return rejected(env, f);
             }
-            result
+            *self.inner.status.lock() = Lifecycle::Initializing;
+            let inner = self.inner.clone();
+            let paths = inner.auto_index_paths.clone();
+            let ticket = inner.gate.ticket();
+            spawn(env, &self.inner, async move {
+                let result = inner.clone().rebuild(ticket, paths).await;
+                let mut status = inner.status.lock();
+                if !inner.destroyed.load(Ordering::SeqCst) {
+                    *status = if result.is_ok() { Lifecycle::Ready } else { Lifecycle::Error };
+                }
+                result
+            })
         })
     }
 
@@ -242,20 +278,22 @@ impl Workspace {
         env: &'e Env,
         paths: Option<Unknown>,
     ) -> Result<PromiseRaw<'e, IndexReport>> {
-        let checked = (|| -> Checked<Vec<String>> {
-            self.inner.check_ready()?;
-            match paths.filter(|p| !is_nullish(p)) {
-                Some(p) => to_string_array(&p, "paths"),
-                None => Ok(self.inner.auto_index_paths.clone()),
+        guard(|| {
+            let checked = (|| -> Checked<Vec<String>> {
+                self.inner.check_ready()?;
+                match paths.filter(|p| !is_nullish(p)) {
+                    Some(p) => to_string_array(&p, "paths"),
+                    None => Ok(self.inner.auto_index_paths.clone()),
+                }
+            })();
+            match checked {
+                Err(f) => rejected(env, f),
+                Ok(paths) => {
+                    let ticket = self.inner.gate.ticket();
+                    spawn(env, &self.inner, self.inner.clone().rebuild(ticket, paths))
+                }
             }
-        })();
-        match checked {
-            Err(f) => rejected(env, f),
-            Ok(paths) => {
-                let ticket = self.inner.gate.ticket();
-                spawn(env, self.inner.clone().rebuild(ticket, paths))
-            }
-        }
+        })
     }
 
     /// Adds or replaces one document; its id is `path`, verbatim. A failure
@@ -268,70 +306,75 @@ impl Workspace {
         content: Unknown,
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'e, ()>> {
-        let checked = (|| -> Checked<DocArgs> {
-            self.searchable()?;
-            let id = options::doc_path(&path, "path")?;
-            let content = to_string(&content, "content")?;
-            let (metadata, start_line_offset) = options::index_options(env, options, "index() options")?;
-            Ok(DocArgs { id, content, metadata, start_line_offset })
-        })();
-        match checked {
-            Err(f) => rejected(env, f),
-            Ok(doc) => {
-                let ticket = self.inner.gate.ticket();
-                spawn(env, self.inner.clone().index_one(ticket, doc))
+        guard(|| {
+            let checked = (|| -> Checked<DocArgs> {
+                self.searchable()?;
+                let id = options::doc_path(&path, "path")?;
+                let content = to_string(&content, "content")?;
+                let (metadata, start_line_offset) = options::index_options(env, options, "index() options")?;
+                Ok(DocArgs { id, content, metadata, start_line_offset })
+            })();
+            match checked {
+                Err(f) => rejected(env, f),
+                Ok(doc) => {
+                    let ticket = self.inner.gate.ticket();
+                    spawn(env, &self.inner, self.inner.clone().index_one(ticket, doc))
+                }
             }
-        }
+        })
     }
 
     /// Adds or replaces many documents in one call, batching the embedder
     /// across them.
     #[napi(ts_args_type = "docs: IndexManyDocument[]", ts_return_type = "Promise<IndexReport>")]
     pub fn index_many<'e>(&self, env: &'e Env, docs: Unknown) -> Result<PromiseRaw<'e, IndexReport>> {
-        let started = Instant::now();
-        let checked = (|| -> Checked<Vec<DocArgs>> {
-            self.searchable()?;
-            // Checked and split in JavaScript: two string arrays cross the
-            // boundary far cheaper than one object per document.
-            let split: Object = runtime_fn(env, "splitDocs")?.call(docs)?.coerce_to_object()?;
-            let paths: Vec<String> = split.get_named_property("paths")?;
-            let contents: Vec<String> = split.get_named_property("contents")?;
-            let extras: Vec<u32> = split.get_named_property("extras")?;
-            let mut out: Vec<DocArgs> = paths
-                .into_iter()
-                .zip(contents)
-                .map(|(id, content)| DocArgs { id, content, metadata: None, start_line_offset: None })
-                .collect();
-            if !extras.is_empty() {
-                // splitDocs checked that `docs` is an array.
-                let items: Object = unsafe { docs.cast()? };
-                for i in extras {
-                    let at = format!("docs[{i}]");
-                    let o = to_object(&items.get_element::<Unknown>(i)?, &at)?;
-                    let (metadata, start_line_offset) = options::doc_fields(env, &o, &at)?;
-                    out[i as usize].metadata = metadata;
-                    out[i as usize].start_line_offset = start_line_offset;
+        guard(|| {
+            let started = Instant::now();
+            let checked = (|| -> Checked<Vec<DocArgs>> {
+                self.searchable()?;
+                // Checked and split in JavaScript: two string arrays cross the
+                // boundary far cheaper than one object per document.
+                let split: Object = runtime_fn(env, "splitDocs")?.call(docs)?.coerce_to_object()?;
+                let paths: Vec<String> = split.get_named_property("paths")?;
+                let contents: Vec<String> = split.get_named_property("contents")?;
+                let extras: Vec<u32> = split.get_named_property("extras")?;
+                let mut out: Vec<DocArgs> = paths
+                    .into_iter()
+                    .zip(contents)
+                    .map(|(id, content)| DocArgs { id, content, metadata: None, start_line_offset: None })
+                    .collect();
+                if !extras.is_empty() {
+                    // splitDocs checked that `docs` is an array.
+                    let items: Object = unsafe { docs.cast()? };
+                    for i in extras {
+                        let at = format!("docs[{i}]");
+                        let o = to_object(&items.get_element::<Unknown>(i)?, &at)?;
+                        let (metadata, start_line_offset) = options::doc_fields(env, &o, &at)?;
+                        out[i as usize].metadata = metadata;
+                        out[i as usize].start_line_offset = start_line_offset;
+                    }
                 }
-            }
-            Ok(last_of_each_path(out))
-        })();
-        let docs = match checked {
-            Err(f) => return rejected(env, f),
-            Ok(d) => d,
-        };
-        let ticket = self.inner.gate.ticket();
-        let inner = self.inner.clone();
-        let fut = catch_panics(inner.index_many(ticket, docs, started));
-        // The first failure rejects, as its own Error object carrying the report.
-        env.spawn_future_with_callback(fut, |env, outcome: ManyOutcome| match outcome.error {
-            None => Ok(outcome.report),
-            Some(e) => {
-                let value = Fail::Napi(e).into_js(env)?;
-                if let Ok(mut obj) = unsafe { value.cast::<Object>() } {
-                    obj.set_named_property("report", outcome.report)?;
+                Ok(last_of_each_path(out))
+            })();
+            let docs = match checked {
+                Err(f) => return rejected(env, f),
+                Ok(d) => d,
+            };
+            let ticket = self.inner.gate.ticket();
+            let inner = self.inner.clone();
+            let fut = raced(inner.clone(), inner.index_many(ticket, docs, started));
+            // The first failure rejects, as its own Error object carrying the report.
+            env.spawn_future_with_callback(fut, |env, outcome| match outcome {
+                Err((e, status)) => Err(js_error(env, e, status)),
+                Ok(ManyOutcome { error: None, report }) => Ok(report),
+                Ok(ManyOutcome { error: Some(e), report }) => {
+                    let value = Fail::Napi(e).into_js(env)?;
+                    if let Ok(mut obj) = unsafe { value.cast::<Object>() } {
+                        obj.set_named_property("report", report)?;
+                    }
+                    Err(napi::Error::from(value))
                 }
-                Err(napi::Error::from(value))
-            }
+            })
         })
     }
 
@@ -339,17 +382,19 @@ impl Workspace {
     /// from every index. Resolves whether anything was removed.
     #[napi(ts_args_type = "path: string", ts_return_type = "Promise<boolean>")]
     pub fn unindex<'e>(&self, env: &'e Env, path: Unknown) -> Result<PromiseRaw<'e, bool>> {
-        let checked = (|| -> Checked<String> {
-            self.searchable()?;
-            options::doc_path(&path, "path")
-        })();
-        match checked {
-            Err(f) => rejected(env, f),
-            Ok(id) => {
-                let ticket = self.inner.gate.ticket();
-                spawn(env, self.inner.clone().unindex(ticket, id))
+        guard(|| {
+            let checked = (|| -> Checked<String> {
+                self.searchable()?;
+                options::doc_path(&path, "path")
+            })();
+            match checked {
+                Err(f) => rejected(env, f),
+                Ok(id) => {
+                    let ticket = self.inner.gate.ticket();
+                    spawn(env, &self.inner, self.inner.clone().unindex(ticket, id))
+                }
             }
-        }
+        })
     }
 
     /// Documents whose id starts with `prefix` (synchronous; Mastra's
@@ -357,40 +402,46 @@ impl Workspace {
     /// search to hide skill documents).
     #[napi(ts_args_type = "prefix: string")]
     pub fn count_by_prefix(&self, env: Env, prefix: Unknown) -> Result<u32> {
-        let checked = (|| -> Checked<String> {
-            self.searchable()?;
-            to_string(&prefix, "prefix")
-        })();
-        let prefix = checked.map_err(|f| f.throw(&env))?;
-        Ok(self.inner.count_by_prefix(&prefix) as u32)
+        guard(|| {
+            let checked = (|| -> Checked<String> {
+                self.searchable()?;
+                to_string(&prefix, "prefix")
+            })();
+            let prefix = checked.map_err(|f| f.throw(&env))?;
+            Ok(self.inner.count_by_prefix(&prefix) as u32)
+        })
     }
 
     /// Removes every document whose id starts with `prefix` from every
     /// index; resolves how many were removed.
     #[napi(ts_args_type = "prefix: string", ts_return_type = "Promise<number>")]
     pub fn remove_by_prefix<'e>(&self, env: &'e Env, prefix: Unknown) -> Result<PromiseRaw<'e, u32>> {
-        let checked = (|| -> Checked<String> {
-            self.searchable()?;
-            to_string(&prefix, "prefix")
-        })();
-        match checked {
-            Err(f) => rejected(env, f),
-            Ok(prefix) => {
-                let ticket = self.inner.gate.ticket();
-                spawn(env, self.inner.clone().remove_by_prefix(ticket, prefix))
+        guard(|| {
+            let checked = (|| -> Checked<String> {
+                self.searchable()?;
+                to_string(&prefix, "prefix")
+            })();
+            match checked {
+                Err(f) => rejected(env, f),
+                Ok(prefix) => {
+                    let ticket = self.inner.gate.ticket();
+                    spawn(env, &self.inner, self.inner.clone().remove_by_prefix(ticket, prefix))
+                }
             }
-        }
+        })
     }
 
     /// Removes every document of this workspace from every index, its
     /// vectors in the vector store included (by id).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn clear<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
-        if let Err(f) = self.inner.check_ready() {
-            return rejected(env, f);
-        }
-        let ticket = self.inner.gate.ticket();
-        spawn(env, self.inner.clone().clear(ticket))
+        guard(|| {
+            if let Err(f) = self.inner.check_ready() {
+                return rejected(env, f);
+            }
+            let ticket = self.inner.gate.ticket();
+            spawn(env, &self.inner, self.inner.clone().clear(ticket))
+        })
     }
 
     /// Ranked results for `query`.
@@ -401,45 +452,47 @@ impl Workspace {
         query: Unknown,
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'e, SearchResults>> {
-        let checked = (|| -> Checked<(String, options::SearchOptions, Mode)> {
-            self.searchable()?;
-            let query = to_string(&query, "query")?;
-            let opts = options::search_options(env, options)?;
-            let mode = self.mode(opts.mode)?;
-            Ok((query, opts, mode))
-        })();
-        let (query, opts, mode) = match checked {
-            Err(f) => return rejected(env, f),
-            Ok(x) => x,
-        };
-        if query.is_empty() || opts.top_k == 0 {
-            return PromiseRaw::resolve(env, SearchResults(Vec::new()));
-        }
-        if mode != Mode::Bm25 {
-            return spawn(env, self.inner.clone().search_vectors(query, mode, opts));
-        }
-        let kw = self.inner.keyword.as_ref().expect("mode checked");
-        if kw.js.is_none() {
-            // Fast path: tokenize and rank right here unless a writer holds
-            // the index; results come back as an already settled promise.
-            let tokens = kw.tokenizer.tokenize(&query);
-            if tokens.is_empty() {
+        guard(|| {
+            let checked = (|| -> Checked<(String, options::SearchOptions, Mode)> {
+                self.searchable()?;
+                let query = to_string(&query, "query")?;
+                let opts = options::search_options(env, options)?;
+                let mode = self.mode(opts.mode)?;
+                Ok((query, opts, mode))
+            })();
+            let (query, opts, mode) = match checked {
+                Err(f) => return rejected(env, f),
+                Ok(x) => x,
+            };
+            if query.is_empty() || opts.top_k == 0 {
                 return PromiseRaw::resolve(env, SearchResults(Vec::new()));
             }
-            if let Some(index) = self.inner.index.try_read() {
-                let results =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));
-                drop(index);
-                return match results {
-                    Ok(r) => PromiseRaw::resolve(env, r),
-                    Err(p) => rejected(env, Fail::Napi(panic_error(p))),
-                };
+            if mode != Mode::Bm25 {
+                return spawn(env, &self.inner, self.inner.clone().search_vectors(query, mode, opts));
             }
-        }
-        let inner = self.inner.clone();
-        spawn(env, async move {
-            let tokens = inner.query_tokens(&query).await?;
-            Ok(Inner::bm25_results(&inner.index.read(), &tokens, &opts))
+            let kw = self.inner.keyword.as_ref().expect("mode checked");
+            if kw.js.is_none() {
+                // Fast path: tokenize and rank right here unless a writer holds
+                // the index; results come back as an already settled promise.
+                let tokens = kw.tokenizer.tokenize(&query);
+                if tokens.is_empty() {
+                    return PromiseRaw::resolve(env, SearchResults(Vec::new()));
+                }
+                if let Some(index) = self.inner.index.try_read() {
+                    let results =
+                        std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));
+                    drop(index);
+                    return match results {
+                        Ok(r) => PromiseRaw::resolve(env, r),
+                        Err(p) => rejected(env, Fail::Napi(panic_error(p))),
+                    };
+                }
+            }
+            let inner = self.inner.clone();
+            spawn(env, &self.inner, async move {
+                let tokens = inner.query_tokens(&query).await?;
+                Ok(Inner::bm25_results(&inner.index.read(), &tokens, &opts))
+            })
         })
     }
 
@@ -447,21 +500,23 @@ impl Workspace {
     /// before it).
     #[napi]
     pub fn stats(&self, env: Env) -> Result<WorkspaceStats> {
-        self.inner.check_ready().map_err(|f| f.throw(&env))?;
-        let s = self.inner.index_stats();
-        let (vectors, vector_bytes) = match &self.inner.vectors {
-            Some(v) => {
-                (v.count(), if let crate::store::Store::Local(s) = &v.store { s.read().memory_bytes() } else { 0 })
-            }
-            None => (0, 0),
-        };
-        Ok(WorkspaceStats {
-            documents: s.documents as u32,
-            terms: s.terms as u32,
-            tokens: s.tokens as f64,
-            avg_doc_length: s.avg_doc_length,
-            vectors: vectors as u32,
-            memory_bytes: (s.memory_bytes + vector_bytes) as f64,
+        guard(|| {
+            self.inner.check_ready().map_err(|f| f.throw(&env))?;
+            let s = self.inner.index_stats();
+            let (vectors, vector_bytes) = match &self.inner.vectors {
+                Some(v) => {
+                    (v.count(), if let crate::store::Store::Local(s) = &v.store { s.read().memory_bytes() } else { 0 })
+                }
+                None => (0, 0),
+            };
+            Ok(WorkspaceStats {
+                documents: s.documents as u32,
+                terms: s.terms as u32,
+                tokens: s.tokens as f64,
+                avg_doc_length: s.avg_doc_length,
+                vectors: vectors as u32,
+                memory_bytes: (s.memory_bytes + vector_bytes) as f64,
+            })
         })
     }
 
@@ -470,15 +525,16 @@ impl Workspace {
     /// `destroy()` rejects with `WorkspaceNotReadyError`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn destroy<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
-        self.inner.destroyed.store(true, Ordering::SeqCst);
-        *self.inner.status.lock() = Lifecycle::Destroyed;
-        let seq = self.inner.gate.ticket().seq();
-        if let Some(mut index) = self.inner.index.try_write() {
-            index.clear(seq);
-            return PromiseRaw::resolve(env, ());
-        }
-        // A writer holds the index: clear it once it lets go, off this thread.
-        let inner = self.inner.clone();
-        spawn(env, blocking(move || inner.index.write().clear(seq)))
+        guard(|| {
+            self.inner.shut_down();
+            let seq = self.inner.gate.ticket().seq();
+            if let Some(mut index) = self.inner.index.try_write() {
+                index.clear(seq);
+                return PromiseRaw::resolve(env, ());
+            }
+            // A writer holds the index: clear it once it lets go, off this thread.
+            let inner = self.inner.clone();
+            env.spawn_future(catch_panics(blocking(move || inner.index.write().clear(seq))))
+        })
     }
 }

@@ -89,13 +89,23 @@ pub struct Inner {
     /// The last count of each prefix asked for, for `count_by_prefix`
     /// while a writer holds the index.
     pub prefix_counts: Mutex<rustc_hash::FxHashMap<String, usize>>,
+    /// Woken by `destroy()`: every pending call settles at once.
+    pub shutdown: tokio::sync::Notify,
 }
+
+/// The status a `not_ready` error carries, read back by `js_error`.
+const NOT_READY: napi::Status = napi::Status::Cancelled;
 
 /// The default tokenizer, built once (workspaces without BM25 use it for
 /// the line ranges of vector hits).
 fn default_tokenizer() -> Arc<Tokenizer> {
     static DEFAULT: std::sync::OnceLock<Arc<Tokenizer>> = std::sync::OnceLock::new();
     DEFAULT.get_or_init(|| Arc::new(Tokenizer::default())).clone()
+}
+
+/// Whether `e` is a call cut short by `destroy()` (see `Inner::not_ready`).
+pub fn is_not_ready(e: &Error) -> bool {
+    e.status == NOT_READY
 }
 
 /// Runs CPU work (or work that waits on a lock) off the JavaScript thread
@@ -146,15 +156,13 @@ impl VectorSide {
     }
 
     /// Removes what this workspace wrote for `source` (and, for a store
-    /// that outlives the process, its chunks by `sourceFile`).
+    /// that outlives the process, its chunks by `sourceFile`). The ledger
+    /// forgets the source only once the store has deleted it, so a failed
+    /// deletion leaves everything as it was.
     async fn forget(&self, source: &str) -> Result<bool> {
-        let (ids, known) = {
-            let mut ledger = self.ledger.lock();
-            let removal = ledger.removal(source);
-            ledger.forget(source);
-            removal
-        };
+        let (ids, known) = self.ledger.lock().removal(source);
         self.store.delete_ids(&self.index_name, &ids).await?;
+        self.ledger.lock().forget(source);
         if !self.store.is_local() {
             let _ = self.store.delete_source(&self.index_name, source).await;
         }
@@ -215,6 +223,30 @@ impl Inner {
             }
             None => known.get(prefix).copied().unwrap_or(0),
         }
+    }
+
+    /// Marks the workspace destroyed and settles every pending call.
+    pub fn shut_down(&self) {
+        self.destroyed.store(true, Ordering::SeqCst);
+        *self.status.lock() = Lifecycle::Destroyed;
+        self.shutdown.notify_waiters();
+    }
+
+    /// Resolves once the workspace is destroyed.
+    pub async fn until_destroyed(&self) {
+        loop {
+            let woken = self.shutdown.notified();
+            if self.destroyed.load(Ordering::SeqCst) {
+                return;
+            }
+            woken.await;
+        }
+    }
+
+    /// The error of a call cut short by `destroy()`; the binding turns it
+    /// into a `WorkspaceNotReadyError` (`is_not_ready`).
+    pub fn not_ready(&self) -> Error {
+        Error::new(NOT_READY, self.id.clone())
     }
 
     pub fn has_search(&self) -> bool {

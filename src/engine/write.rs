@@ -191,12 +191,15 @@ impl Inner {
         report
     }
 
+    /// Removes a document (and a file's chunks) from both indexes: the
+    /// vectors first, so that a store that fails leaves both as they were.
     pub async fn unindex(self: Arc<Self>, ticket: Ticket, id: String) -> Result<bool> {
         ticket.turn().await;
-        let mut removed = self.index.write().remove_with_chunks(&id, ticket.seq());
+        let mut removed = false;
         if let Some(v) = &self.vectors {
-            removed |= v.forget(&id).await?;
+            removed = v.forget(&id).await?;
         }
+        removed |= self.index.write().remove_with_chunks(&id, ticket.seq());
         Ok(removed)
     }
 
@@ -205,20 +208,24 @@ impl Inner {
     pub async fn remove_by_prefix(self: Arc<Self>, ticket: Ticket, prefix: String) -> Result<u32> {
         ticket.turn().await;
         let mut removed: Vec<String> = Vec::new();
+        // Vectors first, forgotten only once deleted: a store that fails
+        // leaves both indexes as they were.
+        if let Some(v) = &self.vectors {
+            let ids = v.ledger.lock().with_prefix(&prefix);
+            v.store.delete_ids(&v.index_name, &ids).await?;
+            v.ledger.lock().take_prefix(&prefix);
+            removed = ids;
+        }
         if self.keyword.is_some() {
             let mut index = self.index.write();
-            removed = index.ids_with_prefix(&prefix);
-            for id in &removed {
+            let ids = index.ids_with_prefix(&prefix);
+            for id in &ids {
                 index.remove(id, ticket.seq());
             }
-        }
-        if let Some(v) = &self.vectors {
-            let ids = v.ledger.lock().take_prefix(&prefix);
-            v.store.delete_ids(&v.index_name, &ids).await?;
             removed.extend(ids);
-            removed.sort_unstable();
-            removed.dedup();
         }
+        removed.sort_unstable();
+        removed.dedup();
         Ok(removed.len() as u32)
     }
 

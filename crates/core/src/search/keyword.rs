@@ -28,10 +28,18 @@ pub struct KeywordQuery<'a> {
     pub filter: Option<&'a Filter>,
 }
 
-/// Maps a range in a document's own lines to file lines.
+/// The largest `startLineOffset` accepted: shifted line numbers stay far
+/// inside u32 for any text a JavaScript string can hold.
+pub const MAX_START_LINE: u32 = 1_000_000_000;
+
+/// Maps a range in a document's own lines to file lines (saturating: never
+/// wraps, whatever the offset).
 pub fn shift_range(range: (u32, u32), start_line_offset: Option<u32>) -> (u32, u32) {
     match start_line_offset {
-        Some(o) => (range.0 + o - 1, range.1 + o - 1),
+        Some(o) => {
+            let shift = o.saturating_sub(1);
+            (range.0.saturating_add(shift), range.1.saturating_add(shift))
+        }
         None => range,
     }
 }
@@ -62,6 +70,14 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shifted_ranges_never_wrap() {
+        assert_eq!(super::shift_range((2, 3), Some(10)), (11, 12));
+        assert_eq!(super::shift_range((2, 3), None), (2, 3));
+        assert_eq!(super::shift_range((2, 3), Some(u32::MAX)), (u32::MAX, u32::MAX));
+        assert_eq!(super::shift_range((2, 3), Some(0)), (2, 3));
+    }
+
     use super::*;
     use crate::analysis::tokenizer::Tokenizer;
     use crate::index::{Analyzed, Bm25Params, NewDocument};

@@ -68,6 +68,14 @@ impl Ledger {
         self.by_source.values().flatten().filter(|id| id.starts_with(prefix)).count()
     }
 
+    /// The written ids starting with `prefix`, sorted.
+    pub fn with_prefix(&self, prefix: &str) -> Vec<String> {
+        let mut ids: Vec<String> =
+            self.by_source.values().flatten().filter(|id| id.starts_with(prefix)).cloned().collect();
+        ids.sort();
+        ids
+    }
+
     /// Forgets the written ids starting with `prefix` (and sources left
     /// with none); returns them, to delete from the store.
     pub fn take_prefix(&mut self, prefix: &str) -> Vec<String> {
@@ -111,6 +119,7 @@ mod tests {
         assert_eq!(l.sources_absent_from(&present), ["a.md"]);
         assert_eq!(l.count_prefix("a.md#"), 2);
         let mut m = l.clone();
+        assert_eq!(m.with_prefix("a.md#chunk-"), ["a.md#chunk-0", "a.md#chunk-1"]);
         assert_eq!(m.take_prefix("a.md#chunk-"), ["a.md#chunk-0", "a.md#chunk-1"]);
         assert_eq!((m.count(), m.get("a.md")), (1, None));
         l.forget("a.md");

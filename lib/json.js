@@ -1,0 +1,64 @@
+// The one door for JSON-like values into the addon (metadata, filters, what
+// a vector store answers): checked here, then handed over as JSON text.
+// Bounded depth and cycle checks mean no recursion in the addon ever sees
+// an unbounded value; only plain data passes, so nothing is silently
+// altered (a Date, Map or class instance would be).
+'use strict'
+
+const { describe } = require('./describe.js')
+
+/** Deepest nesting accepted: far above real metadata and filters. */
+const MAX_DEPTH = 64
+
+/**
+ * @param {unknown} value
+ * @returns {string}
+ */
+function kindOf(value) {
+  if (typeof value !== 'object' || value === null) return describe(value)
+  const name = Object.getPrototypeOf(value)?.constructor?.name
+  return name ? `a ${name}` : 'an object'
+}
+
+/**
+ * Checks `value` (plain objects, arrays, strings, finite numbers, booleans,
+ * null; `undefined` properties dropped as JSON.stringify drops them) and
+ * returns it as JSON text. Throws a TypeError naming the path.
+ * @param {unknown} value
+ * @param {string} name what the value is, for messages (e.g. "metadata")
+ * @returns {string}
+ */
+function jsonText(value, name) {
+  /** @type {object[]} */
+  const ancestors = []
+  /**
+   * @param {unknown} v
+   * @param {string} at
+   */
+  const check = (v, at) => {
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') return
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new TypeError(`${at} must be a finite number, got ${describe(v)}`)
+      return
+    }
+    if (typeof v !== 'object') throw new TypeError(`${at} must be JSON data, got ${describe(v)}`)
+    if (ancestors.includes(v)) throw new TypeError(`${at} refers back to itself (a cycle): not JSON data`)
+    if (ancestors.length >= MAX_DEPTH) throw new TypeError(`${name} is nested more than ${MAX_DEPTH} levels deep`)
+    ancestors.push(v)
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) if (v[i] !== undefined) check(v[i], `${at}[${i}]`)
+    } else {
+      const proto = Object.getPrototypeOf(v)
+      if (proto !== Object.prototype && proto !== null) throw new TypeError(`${at} must be a plain object or array, got ${kindOf(v)}`)
+      for (const key of Object.keys(v)) {
+        const child = /** @type {Record<string, unknown>} */ (v)[key]
+        if (child !== undefined) check(child, `${at}.${key}`)
+      }
+    }
+    ancestors.pop()
+  }
+  check(value, name)
+  return JSON.stringify(value)
+}
+
+module.exports = { jsonText, MAX_DEPTH }
