@@ -163,7 +163,7 @@ for (const kind of STORES) {
       if (stored) assert.deepEqual(stored, { doc: 'original alpha text' })
     })
 
-    test('indexMany: a failing unit keeps its documents at their previous version; the error carries the report', async () => {
+    test('indexMany: a failed embedder group keeps its documents at their previous version, every other group is written; the error carries the report', async () => {
       const { embedder } = batchEmbedder(hashModel(), {
         maxBatchSize: 10,
         fail: (text) => {
@@ -175,16 +175,18 @@ for (const kind of STORES) {
       const docs = Array.from({ length: 150 }, (_, i) => ({ path: `d${i}`, content: i === 125 ? 'FAIL here' : `document number ${i} text` }))
       await assert.rejects(ws.indexMany(docs), (err) => {
         assert.equal(err.message, 'provider refused: FAIL here')
-        assert.equal(err.report.indexed, 100)
-        assert.equal(err.report.failed.length, 50)
-        assert.deepEqual(err.report.failed[0], { path: 'd100', error: 'provider refused: FAIL here' })
+        // Groups of 10: d120-d129 failed with d125, the 14 other groups are written (SPEC 8).
+        assert.equal(err.report.indexed, 140)
+        assert.deepEqual(err.report.failed.map((f) => f.path), Array.from({ length: 10 }, (_, i) => `d${120 + i}`))
+        assert.deepEqual(err.report.failed[0], { path: 'd120', error: 'provider refused: FAIL here' })
         return true
       })
       assert.equal((await ws.search('previous version', { mode: 'bm25' }))[0].id, 'd120')
       const [v] = await ws.search('previous version of document 120', { mode: 'vector', topK: 1 })
       assert.equal(v.content, 'previous version of document 120')
-      assert.equal(ws.stats().documents, 101)
-      assert.equal(ws.stats().vectors, 101)
+      assert.equal((await ws.search('document number 131', { mode: 'bm25', topK: 1 }))[0].id, 'd131')
+      assert.equal(ws.stats().documents, 141)
+      assert.equal(ws.stats().vectors, 141)
     })
 
     test('unindex() and clear() remove this workspace\'s vectors, and nothing else', async () => {

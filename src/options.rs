@@ -49,8 +49,7 @@ pub const WORKSPACE_KEYS: &[&str] = &[
 /// How long one embedder call may take before it fails (2 minutes).
 pub const DEFAULT_EMBED_TIMEOUT_MS: u64 = 120_000;
 
-/// Files larger than this are skipped by auto-indexing (10 MiB).
-pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
+pub use workspace_search_core::ingest::scan::DEFAULT_MAX_FILE_SIZE;
 
 /// A JavaScript function taken from the options.
 pub type JsFn<'e> = Function<'e, Unknown<'e>, Unknown<'e>>;
@@ -301,8 +300,8 @@ fn stopwords(env: &Env, v: &Unknown) -> Checked<Vec<String>> {
     to_string_array(&values, name)
 }
 
-/// `splitPattern`: a RegExp (or its source as a string), run by Rust's
-/// `regex` crate, which covers the patterns used for splitting.
+/// `splitPattern`: a RegExp (or its source as a string), any JavaScript
+/// pattern (look-around and back-references included; see SplitRule).
 fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
     let name = "bm25.tokenize.splitPattern";
     let (source, flags) = match v.get_type()? {
@@ -316,17 +315,7 @@ fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
         }
         _ => return Err(Fail::Type(format!("{name} must be a RegExp or a string, got {}", describe(v)))),
     };
-    let mut prefix = String::new();
-    for f in flags.chars() {
-        match f {
-            'i' | 'm' | 's' => prefix.push(f),
-            _ => {}
-        }
-    }
-    let pattern = if prefix.is_empty() { source.clone() } else { format!("(?{prefix}){source}") };
-    regex::Regex::new(&pattern)
-        .map(SplitRule::Pattern)
-        .map_err(|e| Fail::Type(format!("{name} /{source}/ is not supported: {e}")))
+    SplitRule::from_js(&source, &flags).map_err(|e| Fail::Type(format!("{name} {e}")))
 }
 
 /// `search()` options, checked.

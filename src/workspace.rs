@@ -179,6 +179,7 @@ impl Workspace {
                 auto_index_paths: o.auto_index_paths,
                 chunking: o.chunking,
                 respect_gitignore: o.respect_gitignore,
+                max_file_size: o.max_file_size,
                 progress,
                 index: RwLock::new(Bm25Index::new(params)),
                 gate: Arc::new(Gate::default()),

@@ -77,6 +77,7 @@ pub struct Inner {
     pub auto_index_paths: Vec<String>,
     pub chunking: ChunkOptions,
     pub respect_gitignore: bool,
+    pub max_file_size: u64,
     pub progress: Option<ProgressFn>,
     pub index: RwLock<Bm25Index>,
     pub gate: Arc<Gate>,

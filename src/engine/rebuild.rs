@@ -89,12 +89,17 @@ impl Inner {
             _ => None,
         };
         blocking(move || {
-            let scanned = scan::scan(&base, &paths, ScanOptions { respect_gitignore: self.respect_gitignore });
+            let options = ScanOptions { respect_gitignore: self.respect_gitignore, max_file_size: self.max_file_size };
+            let scanned = scan::scan(&base, &paths, options);
             self.emit("scan", scanned.files.len(), scanned.files.len(), None);
             let report = Report { skipped: scanned.skipped, ..Default::default() };
-            let outcomes = ingest::ingest(&scanned.files, self.chunking, builtin.as_deref(), &|done, total, id| {
-                self.emit_throttled("read", done, total, id)
-            });
+            let outcomes = ingest::ingest(
+                &scanned.files,
+                self.chunking,
+                self.max_file_size,
+                builtin.as_deref(),
+                &|done, total, id| self.emit_throttled("read", done, total, id),
+            );
             (report, outcomes)
         })
         .await

@@ -148,7 +148,9 @@ impl Inner {
         Ok(ManyOutcome { report: to_report(report, started), error: first_error })
     }
 
-    /// Writes `indexMany`'s units (core's `many_units`) in order.
+    /// Writes `indexMany`'s units (core's `many_units`) in order; the
+    /// documents of failed embedding groups, and of units the store
+    /// refused, are reported failed and keep their previous version.
     async fn write_units(
         &self,
         v: &VectorSide,
@@ -158,34 +160,31 @@ impl Inner {
         first_error: &mut Option<Error>,
     ) -> Report {
         let mut report = Report::default();
-        let mut docs = docs.into_iter();
-        for (range, vectors) in plan::many_units(per_doc) {
-            let unit: Vec<NewDocument> = docs.by_ref().take(range.len()).collect();
-            let outcome = match vectors {
-                Err(msg) => Err(msg),
-                Ok(vectors) => {
-                    let refs: Vec<&NewDocument> = unit.iter().collect();
-                    v.upsert(&refs, vectors).await.map_err(|e| {
-                        let msg = e.reason.clone();
-                        first_error.get_or_insert(e);
-                        msg
-                    })
+        let plan = plan::many_units(per_doc);
+        let mut docs: Vec<Option<NewDocument>> = docs.into_iter().map(Some).collect();
+        let mut take = |i: usize| docs[i].take().expect("each document in one place");
+        for (i, msg) in plan.failed {
+            report.failed.push(Failed { path: take(i).id, error: msg });
+        }
+        for unit in plan.units {
+            let (unit, vectors): (Vec<NewDocument>, Vec<Vec<f32>>) =
+                unit.into_iter().map(|(i, vec)| (take(i), vec)).unzip();
+            let refs: Vec<&NewDocument> = unit.iter().collect();
+            if let Err(e) = v.upsert(&refs, vectors).await {
+                let msg = e.reason.clone();
+                first_error.get_or_insert(e);
+                report.failed.extend(unit.into_iter().map(|d| Failed { path: d.id, error: msg.clone() }));
+                continue;
+            }
+            let mut index = self.index.write();
+            let mut writer = index.writer();
+            let mut ledger = v.ledger.lock();
+            for d in unit {
+                ledger.record(&d.id, [d.id.clone()]);
+                if self.keyword.is_some() {
+                    writer.upsert(d, ticket.seq());
                 }
-            };
-            match outcome {
-                Ok(()) => {
-                    let mut index = self.index.write();
-                    let mut writer = index.writer();
-                    let mut ledger = v.ledger.lock();
-                    for d in unit {
-                        ledger.record(&d.id, [d.id.clone()]);
-                        if self.keyword.is_some() {
-                            writer.upsert(d, ticket.seq());
-                        }
-                        report.indexed += 1;
-                    }
-                }
-                Err(msg) => report.failed.extend(unit.into_iter().map(|d| Failed { path: d.id, error: msg.clone() })),
+                report.indexed += 1;
             }
         }
         report

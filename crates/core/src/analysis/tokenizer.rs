@@ -6,7 +6,7 @@
 //! Every token carries the 1-based line it came from, so line ranges are
 //! known at indexing time and never need re-tokenizing.
 
-use regex::Regex;
+use fancy_regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::{FxHashMap, FxHashSet};
 use unicode_normalization::UnicodeNormalization;
@@ -23,10 +23,32 @@ pub const MASTRA_STOPWORDS: [&str; 26] = [
 pub enum SplitRule {
     /// JavaScript's `/\s+/`, Mastra's default.
     Whitespace,
-    /// A user pattern (translated from a JS RegExp). Tokens may then span
-    /// lines, so line numbers come from tokenizing each line on its own,
-    /// exactly as Mastra computes line ranges.
+    /// A user pattern (a JavaScript RegExp's source and flags). Tokens may
+    /// then span lines, so line numbers come from tokenizing each line on
+    /// its own, exactly as Mastra computes line ranges. `fancy-regex`:
+    /// look-around and back-references work as in JavaScript, and patterns
+    /// without them run on the `regex` crate's automata.
     Pattern(Regex),
+}
+
+/// A `splitPattern` that cannot be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("/{pattern}/ is not supported: {reason}")]
+pub struct PatternError {
+    pub pattern: String,
+    pub reason: String,
+}
+
+impl SplitRule {
+    /// A JavaScript RegExp's `source` and `flags` as a split rule (flags
+    /// `i`, `m`, `s` carried over; `g`, `u`, `y`, `d` do not change a split).
+    pub fn from_js(source: &str, flags: &str) -> Result<SplitRule, PatternError> {
+        let prefix: String = flags.chars().filter(|f| matches!(f, 'i' | 'm' | 's')).collect();
+        let pattern = if prefix.is_empty() { source.to_string() } else { format!("(?{prefix}){source}") };
+        Regex::new(&pattern)
+            .map(SplitRule::Pattern)
+            .map_err(|e| PatternError { pattern: source.to_string(), reason: e.to_string() })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +148,29 @@ fn is_cjk(c: char) -> bool {
         0x1100..=0x11FF | 0x3040..=0x309F | 0x30A0..=0x30FF | 0x3130..=0x318F | 0x31F0..=0x31FF
         | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xA960..=0xA97F | 0xAC00..=0xD7AF | 0xD7B0..=0xD7FF
         | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F | 0x30000..=0x323AF)
+}
+
+/// The non-empty pieces of `text` between matches of `re`. Where a
+/// pattern exceeds fancy-regex's backtracking limit, the rest of the text
+/// is one piece: never an error or a hang.
+fn split<'t>(re: &Regex, text: &'t str) -> Vec<&'t str> {
+    let mut out = Vec::new();
+    let mut end = 0;
+    for piece in re.split(text) {
+        match piece {
+            Ok(p) => {
+                end = p.as_ptr() as usize - text.as_ptr() as usize + p.len();
+                if !p.is_empty() {
+                    out.push(p);
+                }
+            }
+            Err(_) => {
+                out.extend(Some(&text[end..]).filter(|rest| !rest.is_empty()));
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Mastra's punctuation step: every character that is not a word
@@ -229,12 +274,12 @@ impl Tokenizer {
         } else {
             t
         };
-        for piece in re.split(t).filter(|p| !p.is_empty()) {
+        for piece in split(re, t) {
             self.finish_token(piece, &mut |p| self.final_filter(p, &mut |tok| emit(tok, 0)));
         }
         if self.config.split_identifiers {
             let raw = if self.config.remove_punctuation { punctuation_to_space(text) } else { text.to_string() };
-            for piece in re.split(&raw).filter(|p| !p.is_empty()) {
+            for piece in split(re, &raw) {
                 self.identifier_parts(piece, &mut |p| self.final_filter(p, &mut |tok| emit(tok, 0)));
             }
         }
@@ -477,7 +522,7 @@ mod tests {
         assert_eq!(toks(&t, "the big cats jumped"), ["jumped"]);
 
         let mut c = TokenizerConfig::mastra();
-        c.split = SplitRule::Pattern(Regex::new(",").unwrap());
+        c.split = SplitRule::from_js(",", "").unwrap();
         let t = Tokenizer::new(c.clone());
         // Punctuation becomes space before the split, as Mastra.
         assert_eq!(toks(&t, "red fox,blue whale"), ["red fox blue whale"]);

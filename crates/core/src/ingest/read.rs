@@ -17,14 +17,54 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Bytes looked at for a NUL byte (binary detection).
 const BINARY_PROBE: usize = 8192;
 
-fn read_text(path: &std::path::Path) -> std::io::Result<Option<String>> {
-    let mut f = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
-    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
-        return Ok(None);
+/// What reading a found file gave.
+enum Contents {
+    Text(String),
+    Skip(SkipReason),
+}
+
+/// Opens a found file for reading without ever blocking: a FIFO put in
+/// its place after the walk would otherwise block `open` until a writer
+/// comes.
+fn open(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
     }
-    Ok(Some(match String::from_utf8(bytes) {
+    options.open(path)
+}
+
+/// Reads a found file: the opened file must be the regular file the walk
+/// found (same device and inode: a link retargeted since is refused) and
+/// no larger than `max_size`; its first 8 KiB decide whether it is binary
+/// before the rest is read; UTF-8 is decoded with replacement characters.
+fn read_text(f: &FoundFile, max_size: u64) -> std::io::Result<Contents> {
+    let file = open(&f.path)?;
+    let m = file.metadata()?;
+    if !m.is_file() {
+        return Ok(Contents::Skip(SkipReason::NotRegular(super::scan::kind_of(m.file_type()))));
+    }
+    if f.identity.is_some() && super::scan::identity(&m) != f.identity {
+        return Ok(Contents::Skip(SkipReason::Replaced));
+    }
+    if m.len() > max_size {
+        return Ok(Contents::Skip(SkipReason::TooLarge { size: m.len(), max: max_size }));
+    }
+    // At most one byte more than allowed: a file that grew is caught too.
+    let mut reader = file.take(max_size.saturating_add(1));
+    let mut bytes = Vec::with_capacity(m.len().min(max_size) as usize);
+    (&mut reader).take(BINARY_PROBE as u64).read_to_end(&mut bytes)?;
+    if bytes.contains(&0) {
+        return Ok(Contents::Skip(SkipReason::Binary));
+    }
+    reader.read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_size {
+        return Ok(Contents::Skip(SkipReason::TooLarge { size: bytes.len() as u64, max: max_size }));
+    }
+    Ok(Contents::Text(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }))
@@ -73,6 +113,7 @@ pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewD
 pub fn ingest(
     files: &[FoundFile],
     chunking: ChunkOptions,
+    max_file_size: u64,
     tokenizer: Option<&Tokenizer>,
     on_read: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Vec<FileOutcome> {
@@ -81,9 +122,9 @@ pub fn ingest(
     let piece = 64.max(total / (rayon::current_num_threads() * 16).max(1));
     let analyzers = tokenizer.map(ThreadAnalyzers::new);
     let read_one = |f: &FoundFile| -> FileOutcome {
-        let out = match read_text(&f.path) {
-            Ok(None) => FileOutcome::Skipped { id: f.id.clone(), reason: SkipReason::Binary },
-            Ok(Some(text)) => {
+        let out = match read_text(f, max_file_size) {
+            Ok(Contents::Skip(reason)) => FileOutcome::Skipped { id: f.id.clone(), reason },
+            Ok(Contents::Text(text)) => {
                 let (docs, chunked) = documents_of(&f.id, text, chunking);
                 FileOutcome::Documents { id: f.id.clone(), docs, chunked }
             }
@@ -146,15 +187,15 @@ mod tests {
         std::fs::write(d.path().join("bad.txt"), b"ok \xff word").unwrap();
         let long: String = (0..300).map(|i| format!("line number {i}\n")).collect();
         std::fs::write(d.path().join("long.md"), &long).unwrap();
-        let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n) };
+        let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n), identity: None };
         let files = vec![
             f("bin.dat"),
             f("bad.txt"),
             f("long.md"),
-            FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x") },
+            FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x"), identity: None },
         ];
         let t = Tokenizer::default();
-        let out = ingest(&files, ChunkOptions::default(), Some(&t), &|_, _, _| {});
+        let out = ingest(&files, ChunkOptions::default(), 1 << 20, Some(&t), &|_, _, _| {});
         assert!(matches!(&out[0], FileOutcome::Skipped { reason, .. } if *reason == SkipReason::Binary));
         match &out[1] {
             FileOutcome::Documents { docs, chunked: false, .. } => {

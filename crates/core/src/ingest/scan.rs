@@ -19,6 +19,55 @@ pub struct FoundFile {
     /// Document id: the entry's form joined with the relative path.
     pub id: String,
     pub path: PathBuf,
+    /// The file that was found (device and inode where the platform has
+    /// them): reading checks that it opened that very file, so a link
+    /// retargeted after the walk is not followed out of basePath.
+    pub identity: Option<(u64, u64)>,
+}
+
+impl FoundFile {
+    fn new(id: String, path: PathBuf) -> Self {
+        FoundFile { id, path, identity: None }
+    }
+}
+
+/// Device and inode of a file's metadata (`None` where there are none).
+pub fn identity(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        None
+    }
+}
+
+/// What kind of file a non-regular file is, for the skip reason.
+pub fn kind_of(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
 }
 
 /// Why an entry or a file is not indexed (listed in `report.skipped`).
@@ -44,6 +93,14 @@ pub enum SkipReason {
     InvalidGlob(String),
     #[error("binary")]
     Binary,
+    #[error("not a regular file ({0})")]
+    NotRegular(&'static str),
+    #[error("larger than maxFileSize ({size} bytes > {max})")]
+    TooLarge { size: u64, max: u64 },
+    #[error("file name is not valid UTF-8")]
+    NonUtf8Name,
+    #[error("replaced while being indexed (not the file that was found)")]
+    Replaced,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,11 +118,16 @@ pub struct ScanResult {
 #[derive(Debug, Clone, Copy)]
 pub struct ScanOptions {
     pub respect_gitignore: bool,
+    /// Larger files are skipped (`SkipReason::TooLarge`).
+    pub max_file_size: u64,
 }
+
+/// The default `maxFileSize`: 10 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { respect_gitignore: true }
+        ScanOptions { respect_gitignore: true, max_file_size: DEFAULT_MAX_FILE_SIZE }
     }
 }
 
@@ -218,17 +280,33 @@ impl Scanner<'_> {
                             self.add(f);
                         }
                     } else {
-                        self.add(FoundFile { id: r.id_root.clone(), path: abs });
+                        self.add(FoundFile::new(r.id_root.clone(), abs));
                     }
                 }
             },
         }
     }
 
-    fn add(&mut self, f: FoundFile) {
-        if self.seen.insert(f.path.clone()) {
-            self.out.files.push(f);
+    /// Adds a file to index: a regular file (links followed: they were
+    /// checked to stay inside basePath) no larger than `max_file_size`,
+    /// with its identity for the read to check.
+    fn add(&mut self, mut f: FoundFile) {
+        if self.seen.contains(&f.path) {
+            return;
         }
+        let m = match std::fs::metadata(&f.path) {
+            Ok(m) => m,
+            Err(e) => return self.skip(f.id, SkipReason::Unreadable(e.to_string())),
+        };
+        if !m.is_file() {
+            return self.skip(f.id, SkipReason::NotRegular(kind_of(m.file_type())));
+        }
+        if m.len() > self.opts.max_file_size {
+            return self.skip(f.id, SkipReason::TooLarge { size: m.len(), max: self.opts.max_file_size });
+        }
+        f.identity = identity(&m);
+        self.seen.insert(f.path.clone());
+        self.out.files.push(f);
     }
 
     /// The files below `rel`, sorted, ids built from `id_root`.
@@ -280,6 +358,11 @@ impl Scanner<'_> {
                 continue;
             }
             let Ok(rel_to_target) = p.strip_prefix(&target) else { continue };
+            if rel_to_target.to_str().is_none() {
+                // Ids are strings: such a name would collide with others.
+                self.skip(join_id(id_root, &rel_to_target.to_string_lossy()), SkipReason::NonUtf8Name);
+                continue;
+            }
             let depth = rel_to_target.components().count();
             let rel_str = to_slash(rel_to_target);
             let id = join_id(id_root, &rel_str);
@@ -292,17 +375,17 @@ impl Scanner<'_> {
                 continue;
             }
             match ft {
-                Some(t) if t.is_dir() => out.push((FoundFile { id, path: p.to_path_buf() }, true)),
+                Some(t) if t.is_dir() => out.push((FoundFile::new(id, p.to_path_buf()), true)),
                 Some(t) if t.is_symlink() => match std::fs::metadata(p) {
                     Ok(m) if m.is_dir() => self.skip(id, SkipReason::LinkToDirectory),
                     Ok(_) => match self.inside(p) {
-                        Ok(true) => out.push((FoundFile { id, path: p.to_path_buf() }, false)),
+                        Ok(true) => out.push((FoundFile::new(id, p.to_path_buf()), false)),
                         Ok(false) => self.skip(id, SkipReason::LinkOutsideBase),
                         Err(err) => self.skip(id, SkipReason::Unreadable(err.to_string())),
                     },
                     Err(err) => self.skip(id, SkipReason::BrokenLink(err.to_string())),
                 },
-                Some(_) => out.push((FoundFile { id, path: p.to_path_buf() }, false)),
+                Some(_) => out.push((FoundFile::new(id, p.to_path_buf()), false)),
                 None => {}
             }
         }
@@ -441,7 +524,7 @@ mod tests {
         let b = d.path();
         assert_eq!(ids(b, &["docs"]), ["docs/keep.md", "docs/sub/.gitignore", "docs/sub/important.tmp"]);
         assert!(!ids(b, &["."]).iter().any(|i| i.starts_with(".git/")));
-        let all = scan(b, &["docs".into()], ScanOptions { respect_gitignore: false }).files;
+        let all = scan(b, &["docs".into()], ScanOptions { respect_gitignore: false, ..Default::default() }).files;
         assert_eq!(all.len(), 6);
     }
 

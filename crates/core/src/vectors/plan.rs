@@ -158,23 +158,32 @@ pub fn settle(
     partial
 }
 
-/// One write of `indexMany`: documents `docs` with their vectors, or the
-/// message of the first failed embedding among them (the unit then fails
-/// whole).
-pub type ManyUnit<V> = (Range<usize>, Result<Vec<V>, String>);
+/// `indexMany`'s writes: the documents whose embedding group succeeded, in
+/// order, in units of at most `MAX_UPSERT` (a store write succeeds or fails
+/// whole), as `(document index, vector)`; and the documents of failed
+/// groups with their group's message (SPEC 8: they keep their previous
+/// version, every other group is written).
+#[derive(Debug)]
+pub struct ManyPlan<V> {
+    pub units: Vec<Vec<(usize, V)>>,
+    pub failed: Vec<(usize, String)>,
+}
 
-/// `indexMany`'s writes: units of at most `MAX_UPSERT` documents in order,
-/// each written whole or not at all.
-pub fn many_units<V>(per_doc: Vec<Result<V, String>>) -> Vec<ManyUnit<V>> {
-    let mut out = Vec::new();
-    let mut iter = per_doc.into_iter().enumerate().peekable();
-    while let Some(&(start, _)) = iter.peek() {
-        let unit: Vec<(usize, Result<V, String>)> = iter.by_ref().take(MAX_UPSERT).collect();
-        let range = start..start + unit.len();
-        let vectors: Result<Vec<V>, String> = unit.into_iter().map(|(_, r)| r).collect();
-        out.push((range, vectors));
+pub fn many_units<V>(per_doc: Vec<Result<V, String>>) -> ManyPlan<V> {
+    let mut embedded = Vec::new();
+    let mut failed = Vec::new();
+    for (i, r) in per_doc.into_iter().enumerate() {
+        match r {
+            Ok(v) => embedded.push((i, v)),
+            Err(msg) => failed.push((i, msg)),
+        }
     }
-    out
+    let mut units = Vec::new();
+    let mut rest = embedded.into_iter().peekable();
+    while rest.peek().is_some() {
+        units.push(rest.by_ref().take(MAX_UPSERT).collect());
+    }
+    ManyPlan { units, failed }
 }
 
 /// Groups the documents of files into store writes of at most `max`
@@ -220,11 +229,11 @@ mod tests {
         let groups: Vec<Result<Vec<u8>, String>> = vec![Ok(vec![1, 2]), Err("bad".into()), Ok(vec![5])];
         let per = super::spread(groups, 2, 5);
         assert_eq!(per, [Ok(1), Ok(2), Err("bad".to_string()), Err("bad".to_string()), Ok(5)]);
-        let units = super::many_units((0..250).map(|i| if i == 130 { Err("e".to_string()) } else { Ok(i) }).collect());
-        assert_eq!(units.len(), 3);
-        assert_eq!(units[0].0, 0..100);
-        assert!(units[0].1.is_ok());
-        assert_eq!(units[1], (100..200, Err("e".to_string())));
-        assert_eq!(units[2].1.as_ref().unwrap().len(), 50);
+        let plan = super::many_units(
+            (0..250).map(|i| if (130..132).contains(&i) { Err("e".to_string()) } else { Ok(i) }).collect(),
+        );
+        assert_eq!(plan.failed, [(130, "e".to_string()), (131, "e".to_string())]);
+        assert_eq!(plan.units.iter().map(Vec::len).collect::<Vec<_>>(), [100, 100, 48]);
+        assert_eq!(plan.units[1][30], (132, 132));
     }
 }
