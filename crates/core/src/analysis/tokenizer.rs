@@ -566,4 +566,23 @@ mod tests {
         t.tokenize_lines("alpha beta\n\ngamma\r\nalpha", |tok, l| got.push((tok.to_string(), l)));
         assert_eq!(got, [("alpha".into(), 1), ("beta".into(), 1), ("gamma".into(), 3), ("alpha".into(), 4)]);
     }
+
+    proptest::proptest! {
+        /// Any text, any configuration: no panic, no empty token, lines
+        /// within the text's line count.
+        #[test]
+        fn any_text_tokenizes(text in "\\PC{0,200}", lines in 0usize..4, mastra in proptest::bool::ANY, fold in proptest::bool::ANY) {
+            let text = format!("{text}{}", "\n".repeat(lines));
+            let mut c = if mastra { TokenizerConfig::mastra() } else { TokenizerConfig::default() };
+            c.fold_diacritics = fold;
+            let t = Tokenizer::new(c);
+            let max_line = text.split('\n').count() as u32;
+            t.tokenize_lines(&text, |tok, line| {
+                assert!(!tok.is_empty());
+                assert!(line <= max_line);
+            });
+            let split = Tokenizer::new(TokenizerConfig { split: SplitRule::from_js("(?<=a)|[,;]", "i").unwrap(), ..TokenizerConfig::default() });
+            let _ = split.tokenize(&text);
+        }
+    }
 }

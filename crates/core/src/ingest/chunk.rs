@@ -156,4 +156,25 @@ mod tests {
         assert!(got.contains(&(5, "zzzzzzzzzz")));
         assert_eq!(got.last().unwrap().1, "e");
     }
+
+    proptest::proptest! {
+        /// Chunks are slices of the text, in order, covering every line.
+        #[test]
+        fn chunks_cover_the_text(lines in proptest::collection::vec("[a-z é]{0,30}", 1..60), max in 1usize..120, overlap in 0usize..4) {
+            let text = lines.join("\n");
+            if !needs_chunking(&text, max) {
+                return Ok(());
+            }
+            let chunks = chunk_lines(&text, max, overlap);
+            proptest::prop_assert!(!chunks.is_empty());
+            proptest::prop_assert_eq!(chunks[0].start_line, 1);
+            let mut last_line = 0;
+            for c in &chunks {
+                proptest::prop_assert!(text.contains(c.text));
+                proptest::prop_assert!(c.start_line >= 1 && c.start_line as usize <= lines.len());
+                last_line = last_line.max(c.start_line as usize + c.text.matches('\n').count());
+            }
+            proptest::prop_assert_eq!(last_line, lines.len());
+        }
+    }
 }

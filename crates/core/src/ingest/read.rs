@@ -214,4 +214,34 @@ mod tests {
         }
         assert!(matches!(&out[3], FileOutcome::Failed { .. }));
     }
+
+    /// A link retargeted outside basePath between the walk and the read is
+    /// not followed; a file replaced by a FIFO does not block the read.
+    #[cfg(unix)]
+    #[test]
+    fn files_changed_after_the_walk_are_refused() {
+        use crate::ingest::scan::{scan, ScanOptions};
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "outside secret").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("inside.md"), "inside text").unwrap();
+        std::fs::write(d.path().join("plain.md"), "plain text").unwrap();
+        std::os::unix::fs::symlink(d.path().join("inside.md"), d.path().join("link.md")).unwrap();
+        let found = scan(d.path(), &[".".into()], ScanOptions::default()).files;
+        assert_eq!(found.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["inside.md", "link.md", "plain.md"]);
+        // Retarget the link outside, and put a FIFO in place of a file.
+        std::fs::remove_file(d.path().join("link.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), d.path().join("link.md")).unwrap();
+        std::fs::remove_file(d.path().join("plain.md")).unwrap();
+        let fifo = std::ffi::CString::new(d.path().join("plain.md").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let out = ingest(&found, ChunkOptions::default(), 1 << 20, None, &|_, _, _| {});
+        assert!(matches!(&out[0], FileOutcome::Documents { .. }));
+        assert!(matches!(&out[1], FileOutcome::Skipped { reason: SkipReason::Replaced, .. }), "{:?}", out[1]);
+        assert!(
+            matches!(&out[2], FileOutcome::Skipped { reason: SkipReason::NotRegular("a FIFO"), .. }),
+            "{:?}",
+            out[2]
+        );
+    }
 }

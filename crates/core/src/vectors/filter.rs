@@ -218,4 +218,46 @@ mod tests {
         assert!(Filter::parse(&json!({"$and": 3})).is_err());
         assert!(Filter::parse(&json!("x")).is_err());
     }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-5i64..5).prop_map(Value::from),
+            "[a-c$]{0,4}".prop_map(Value::from),
+            Just(Value::from("$and")),
+        ];
+        leaf.prop_recursive(6, 64, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("$and".to_string()),
+                        Just("$or".to_string()),
+                        Just("$not".to_string()),
+                        Just("$in".to_string()),
+                        Just("$gt".to_string()),
+                        Just("$exists".to_string()),
+                        "[a-c]{1,2}".prop_map(String::from)
+                    ],
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any JSON (the boundary bounds its depth): parsing and matching
+        /// never panic.
+        #[test]
+        fn any_json_parses_or_errs(filter in json_value(), meta in json_value()) {
+            if let Ok(f) = Filter::parse(&filter) {
+                let _ = f.matches(meta.as_object());
+                let _ = f.matches(None);
+            }
+        }
+    }
 }
