@@ -250,6 +250,12 @@ export declare class Workspace {
    */
   countByPrefix(prefix: string): number
   /**
+   * The words of `text` that match `query` by this workspace's own
+   * tokens (stemmed, folded, identifier parts), as `[start, end)` offsets
+   * in JavaScript string units: what the command line highlights.
+   */
+  highlight(query: string, text: string): Array<[number, number]>
+  /**
    * Removes every document whose id starts with `prefix` from every
    * index; resolves how many were removed.
    */

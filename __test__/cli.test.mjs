@@ -2,6 +2,7 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { tree } from './helpers.mjs'
 
@@ -29,28 +30,57 @@ test('prints path:start-end  score and the matching lines', (t) => {
   assert.equal(out.stderr, '', 'no progress bar when stderr is not a terminal')
 })
 
-test('--json, --top-k and --glob', (t) => {
+test('--json prints one object per result; --top-k, --glob, --no-gitignore, --min-score', (t) => {
   const dir = tree(t, FILES)
-  const json = JSON.parse(run(dir, 'reset password', '--json', '--top-k', '1').stdout)
-  assert.equal(json.results.length, 1)
-  assert.equal(json.results[0].id, 'docs/reset.md')
-  assert.equal(json.indexed, 4)
-  const globbed = JSON.parse(run(dir, 'password', '--json', '--glob', '*.txt').stdout)
-  assert.deepEqual(globbed.results.map((r) => r.id), ['notes.txt'])
-  const all = JSON.parse(run(dir, 'secrets', '--json', '--no-gitignore').stdout)
-  assert.deepEqual(all.results.map((r) => r.id), ['ignored.md'])
+  const lines = run(dir, 'reset password', '--json', '--top-k', '1').stdout.trim().split('\n')
+  assert.equal(lines.length, 1)
+  const first = JSON.parse(lines[0])
+  assert.deepEqual(Object.keys(first), ['path', 'id', 'start', 'end', 'score', 'bm25', 'vector', 'content'])
+  assert.deepEqual([first.path, first.id, first.start, first.end, first.score, first.vector], ['docs/reset.md', 'docs/reset.md', 3, 4, 1, null])
+  const ids = (out) => out.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).id)
+  assert.deepEqual(ids(run(dir, 'password', '--json', '--glob', '*.txt')), ['notes.txt'])
+  assert.deepEqual(ids(run(dir, 'secrets', '--json', '--no-gitignore')), ['ignored.md'])
+  assert.deepEqual(ids(run(dir, 'reset password', '--json', '--min-score', '0.9')), ['docs/reset.md'])
 })
 
-test('usage errors exit with 2; no results is not an error', (t) => {
+test('exit status: 0 with results, 1 with none, 2 on a usage error with a message a person reads', (t) => {
   const dir = tree(t, FILES)
-  assert.equal(run().status, 2)
-  assert.equal(run(dir).status, 2)
-  assert.equal(run(dir, 'x', '--top-k', 'many').status, 2)
-  assert.equal(run('/nonexistent-folder', 'x').status, 2)
   const none = run(dir, 'zebra')
-  assert.equal(none.status, 0)
-  assert.match(none.stderr, /No results/)
-  assert.match(run('--help').stdout, /Usage: workspace-search/)
+  assert.equal(none.status, 1)
+  assert.match(none.stderr, /^No results for "zebra" \(4 files indexed\)\.$/m)
+  const cases = [
+    [[], 'expected a folder and a query'],
+    [[dir], 'expected a folder and a query'],
+    [[dir, 'x', '--top-k', 'many'], '--top-k must be a whole number of at least 1, got many'],
+    [[dir, 'x', '--top-k', '-1'], '--top-k needs a value (write --name=value for a value starting with -)'],
+    [[dir, 'x', '--min-score', '2'], '--min-score must be a number from 0 to 1, got 2'],
+    [[dir, 'x', '--mode', 'fuzzy'], '--mode must be bm25, vector or hybrid, got fuzzy'],
+    [[dir, 'x', '--mode', 'vector'], '--mode vector needs an embedder: --embedder MODULE or WORKSPACE_SEARCH_EMBEDDER'],
+    [[dir, 'x', '--bogus'], 'unknown option --bogus'],
+    [['/nonexistent-folder', 'x'], 'not a folder: /nonexistent-folder'],
+    [['mcp'], 'expected a folder'],
+  ]
+  for (const [args, message] of cases) {
+    const out = run(...args)
+    assert.equal(out.status, 2, args.join(' '))
+    assert.equal(out.stderr, `workspace-search: ${message}\nTry "workspace-search --help".\n`)
+  }
+  assert.match(run('--help').stdout, /^Usage: workspace-search \[search\] <folder>/)
+  assert.equal(run('--version').stdout, `${JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url))).version}\n`)
+  assert.equal(run('search', dir, 'router').status, 0)
+})
+
+test('chunks print their file path with file lines; long lines are elided; no colour when piped', (t) => {
+  const long = `${'filler words here '.repeat(40)}needle${' and more'.repeat(200)}`
+  const body = Array.from({ length: 400 }, (_, i) => (i === 300 ? 'the needle is here' : `line ${i} of text`)).join('\n')
+  const dir = tree(t, { 'big.md': body, 'wide.md': long })
+  const out = run(dir, 'needle')
+  assert.equal(out.status, 0)
+  assert.match(out.stdout, /^big\.md:301-301 {2}\d\.\d{3}\n {3}301 {2}the needle is here\n/m)
+  assert.ok(!out.stdout.includes('#chunk-'))
+  for (const line of out.stdout.split('\n')) assert.ok([...line].length < 200, `${line.length} columns`)
+  assert.match(out.stdout, /wide\.md:1-1 .*\n {5}1 {2}filler words .*…/)
+  assert.ok(!out.stdout.includes('\x1b['), 'no escape codes when not a terminal')
 })
 
 test('a reader that stops early (| head) ends the command quietly', async (t) => {

@@ -1,122 +1,146 @@
 #!/usr/bin/env node
 'use strict'
-// workspace-search <folder> "<query>" [--top-k N] [--json] [--glob PATTERN]...
-// Indexes a folder with BM25 and prints the ranked results.
+// workspace-search [search] <folder> "<query>" [options]
+// workspace-search mcp <folder> [options]
+// Indexes a folder and prints the best matches, or serves it to coding
+// agents over the Model Context Protocol (bin/mcp.js).
 
 const { parseArgs } = require('node:util')
 const fs = require('node:fs')
 const path = require('node:path')
+const { pathToFileURL } = require('node:url')
 const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
+const { matchLines, printer, jsonLine } = require('./format.js')
 
-const USAGE = `Usage: workspace-search <folder> "<query>" [options]
+const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
+       workspace-search mcp <folder> [options]
 
 Indexes the files of <folder> (honouring .gitignore) and prints the best
-BM25 matches for <query> as "path:start-end  score" and the matching lines.
+matches as "path:start-end  score" with the matching lines; "mcp" serves the
+folder to coding agents over the Model Context Protocol (stdio).
 
 Options:
+  --mode MODE        bm25 (default), or vector / hybrid with an embedder
   --top-k N          number of results (default 5)
-  --glob PATTERN     index only files matching PATTERN (repeatable; default: the whole folder)
-  --json             print the results as JSON
+  --min-score X      drop results scoring below X (0 to 1)
+  --glob PATTERN     index only files matching PATTERN (repeatable)
+  --json             one JSON object per result: { path, id, start, end, score, bm25, vector, content }
   --no-gitignore     index files that .gitignore excludes too
-  -h, --help         show this help`
+  --embedder MODULE  a JavaScript module whose default export is an embedder
+                     (also WORKSPACE_SEARCH_EMBEDDER); enables vector and hybrid
+  -v, --version      print the version
+  -h, --help         show this help
 
-/** Lines shown per result before eliding the middle. */
-const MAX_LINES = 8
+Exit status: 0 with results, 1 with none, 2 on a usage error.`
 
-function fail(message, code = 2) {
-  process.stderr.write(`workspace-search: ${message}\n`)
-  process.exit(code)
+const OPTIONS = {
+  mode: { type: 'string' },
+  'top-k': { type: 'string' },
+  'min-score': { type: 'string' },
+  glob: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+  'no-gitignore': { type: 'boolean' },
+  embedder: { type: 'string' },
+  version: { type: 'boolean', short: 'v' },
+  help: { type: 'boolean', short: 'h' },
+}
+
+class UsageError extends Error {}
+
+/** A parseArgs error as a person reads it. */
+function explain(err) {
+  const m = String(err.message)
+  const unknown = m.match(/Unknown option '([^']+)'/)
+  if (unknown) return `unknown option ${unknown[1]}`
+  const missing = m.match(/Option '(?:-\w, )?(--[\w-]+)(?: <value>)?' argument (?:missing|is ambiguous)/)
+  if (missing) return `${missing[1]} needs a value (write --name=value for a value starting with -)`
+  return m
 }
 
 function parse(argv) {
   let parsed
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'top-k': { type: 'string' },
-        glob: { type: 'string', multiple: true },
-        json: { type: 'boolean' },
-        'no-gitignore': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    })
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS })
   } catch (err) {
-    fail(`${err.message}\n\n${USAGE}`)
+    throw new UsageError(explain(err))
   }
   const { values, positionals } = parsed
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`)
-    process.exit(0)
-  }
-  if (positionals.length !== 2) fail(`expected a folder and a query\n\n${USAGE}`)
-  const topK = values['top-k'] === undefined ? 5 : Number(values['top-k'])
-  if (!Number.isInteger(topK) || topK < 0) fail(`--top-k must be an integer >= 0, got ${values['top-k']}`)
+  if (values.help || values.version) return { info: values.help ? 'help' : 'version' }
+  const command = positionals[0] === 'mcp' || positionals[0] === 'search' ? positionals.shift() : 'search'
+  const wanted = command === 'mcp' ? 1 : 2
+  if (positionals.length !== wanted) throw new UsageError(command === 'mcp' ? 'expected a folder' : 'expected a folder and a query')
   const [folder, query] = positionals
-  if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) fail(`not a folder: ${folder}`)
-  return { folder, query, topK, globs: values.glob ?? [], json: Boolean(values.json), gitignore: !values['no-gitignore'] }
+  if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new UsageError(`not a folder: ${folder}`)
+  const topK = values['top-k'] === undefined ? 5 : Number(values['top-k'])
+  if (!Number.isInteger(topK) || topK < 1) throw new UsageError(`--top-k must be a whole number of at least 1, got ${values['top-k']}`)
+  const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score'])
+  if (minScore !== undefined && !(minScore >= 0 && minScore <= 1)) throw new UsageError(`--min-score must be a number from 0 to 1, got ${values['min-score']}`)
+  const mode = values.mode
+  if (mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(mode)) throw new UsageError(`--mode must be bm25, vector or hybrid, got ${mode}`)
+  const embedderModule = values.embedder ?? process.env.WORKSPACE_SEARCH_EMBEDDER
+  if (mode && mode !== 'bm25' && !embedderModule) throw new UsageError(`--mode ${mode} needs an embedder: --embedder MODULE or WORKSPACE_SEARCH_EMBEDDER`)
+  return { command, folder, query, topK, minScore, mode, embedderModule, json: Boolean(values.json), globs: values.glob ?? [], gitignore: !values['no-gitignore'] }
 }
 
-/**
- * The lines of a result that hold a query word, read from its file: the
- * first and last lines of `lineRange` (where the engine found query tokens)
- * and the lines between them that contain a query word.
- */
-function matchingLines(folder, result, words) {
-  if (!result.lineRange) return []
-  const file = result.metadata?.sourceFile ?? result.id
-  let text
-  try {
-    text = fs.readFileSync(path.join(folder, file), 'utf8')
-  } catch {
-    return []
-  }
-  const lines = text.split('\n')
-  const { start, end } = result.lineRange
-  const numbered = []
-  for (let n = start; n <= end && n <= lines.length; n++) {
-    const line = lines[n - 1].replace(/\r$/, '')
-    const lower = line.toLowerCase()
-    if (n === start || n === end || words.some((w) => lower.includes(w))) numbered.push(`${String(n).padStart(6)}  ${line}`)
-  }
-  if (numbered.length <= MAX_LINES) return numbered
-  return [...numbered.slice(0, MAX_LINES - 3), '        …', ...numbered.slice(-2)]
+/** The embedder a module exports (default export, or `embedder`). */
+async function loadEmbedder(module) {
+  if (!module) return undefined
+  const loaded = await import(pathToFileURL(path.resolve(module)).href)
+  const embedder = loaded.default?.default ?? loaded.default ?? loaded.embedder
+  if (typeof embedder !== 'function') throw new UsageError(`${module} must export an embedder function as its default export`)
+  return embedder
 }
 
-async function main() {
-  const args = parse(process.argv.slice(2))
-  const progress = progressBar()
-  const workspace = new Workspace({
+/** The workspace the command searches: BM25 always, vectors with an embedder. */
+async function openWorkspace(args, onProgress) {
+  const embedder = await loadEmbedder(args.embedderModule)
+  return new Workspace({
     filesystem: new LocalFilesystem({ basePath: args.folder }),
     bm25: true,
+    ...(embedder ? { embedder } : {}),
     autoIndexPaths: args.globs.length ? args.globs : ['.'],
     respectGitignore: args.gitignore,
-    onProgress: progress.onProgress,
+    onProgress,
   })
+}
+
+async function search(args) {
+  const progress = progressBar()
+  const workspace = await openWorkspace(args, progress.onProgress)
   let report
   try {
     report = await workspace.init()
   } finally {
     progress.stop()
   }
-  const results = await workspace.search(args.query, { topK: args.topK })
-  if (args.json) {
-    process.stdout.write(`${JSON.stringify({ results, indexed: report.indexed, skipped: report.skipped, failed: report.failed }, null, 2)}\n`)
-    return
-  }
+  const results = await workspace.search(args.query, { topK: args.topK, minScore: args.minScore, mode: args.mode ?? 'bm25' })
   if (results.length === 0) {
     process.stderr.write(`No results for "${args.query}" (${report.indexed} files indexed).\n`)
-    return
+    return 1
   }
-  const words = args.query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length >= 2)
+  if (args.json) {
+    for (const r of results) process.stdout.write(`${jsonLine(r)}\n`)
+    return 0
+  }
+  const out = printer(process.stdout)
   for (const r of results) {
-    const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
-    process.stdout.write(`${r.id}${range}  ${r.score.toFixed(3)}\n`)
-    for (const line of matchingLines(args.folder, r, words)) process.stdout.write(`${line}\n`)
-    process.stdout.write('\n')
+    out.header(r)
+    for (const line of matchLines(r, workspace.highlight(args.query, r.content))) {
+      if (line) out.numbered(line)
+      else out.gap()
+    }
+    out.blank()
   }
+  return 0
+}
+
+async function main() {
+  const args = parse(process.argv.slice(2))
+  if (args.info === 'help') return process.stdout.write(`${USAGE}\n`), 0
+  if (args.info === 'version') return process.stdout.write(`${require('../package.json').version}\n`), 0
+  if (args.command === 'mcp') return require('./mcp.js').serve(args, { openWorkspace })
+  return search(args)
 }
 
 // A reader that stops early (`| head`) is not an error.
@@ -124,4 +148,13 @@ process.stdout.on('error', (err) => {
   if (err.code === 'EPIPE') process.exit(0)
   throw err
 })
-main().catch((err) => fail(err && err.message ? err.message : String(err), 1))
+main().then(
+  (code) => {
+    if (typeof code === 'number') process.exitCode = code
+  },
+  (err) => {
+    const usage = err instanceof UsageError
+    process.stderr.write(`workspace-search: ${err && err.message ? err.message : String(err)}${usage ? '\nTry "workspace-search --help".' : ''}\n`)
+    process.exitCode = usage ? 2 : 1
+  },
+)

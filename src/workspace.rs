@@ -413,6 +413,29 @@ impl Workspace {
         })
     }
 
+    /// The words of `text` that match `query` by this workspace's own
+    /// tokens (stemmed, folded, identifier parts), as `[start, end)` offsets
+    /// in JavaScript string units: what the command line highlights.
+    #[napi(ts_args_type = "query: string, text: string", ts_return_type = "Array<[number, number]>")]
+    pub fn highlight(&self, env: Env, query: Unknown, text: Unknown) -> Result<Vec<Vec<u32>>> {
+        guard(|| {
+            let checked = (|| -> Checked<(String, String)> {
+                self.inner.check_ready()?;
+                Ok((to_string(&query, "query")?, to_string(&text, "text")?))
+            })();
+            let (query, text) = checked.map_err(|f| f.throw(&env))?;
+            let ranges = self.inner.line_tokenizer().matching_words(&text, &query);
+            // Byte offsets to UTF-16 units, in one pass over the text.
+            let (mut units, mut at) = (0u32, 0usize);
+            let mut to_units = |byte: usize| {
+                units += text[at..byte].encode_utf16().count() as u32;
+                at = byte;
+                units
+            };
+            Ok(ranges.into_iter().map(|(a, b)| vec![to_units(a), to_units(b)]).collect())
+        })
+    }
+
     /// Removes every document whose id starts with `prefix` from every
     /// index; resolves how many were removed.
     #[napi(ts_args_type = "prefix: string", ts_return_type = "Promise<number>")]

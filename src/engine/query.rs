@@ -23,6 +23,15 @@ impl Inner {
         }
     }
 
+    /// The tokenizer of line ranges and highlights: the workspace's own, or
+    /// the default one (no BM25, or a JavaScript tokenizer).
+    pub fn line_tokenizer(&self) -> std::sync::Arc<workspace_search_core::analysis::tokenizer::Tokenizer> {
+        match &self.keyword {
+            Some(Keyword { tokenizer, .. }) => tokenizer.clone(),
+            None => default_tokenizer(),
+        }
+    }
+
     /// bm25-mode results (query without tokens: none).
     pub fn bm25_results(index: &Bm25Index, tokens: &[String], opts: &SearchOptions) -> SearchResults {
         if tokens.is_empty() {

@@ -4,6 +4,7 @@
 //! word yields never depend on its neighbours), so most words cost one hash
 //! look-up.
 
+mod highlight;
 pub mod tokenizer;
 pub mod word_table;
 

@@ -1,0 +1,83 @@
+// `workspace-search mcp <folder>` driven by the MCP TypeScript SDK's own
+// client over stdio, as Claude Code, Cursor or Codex start it.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { tree } from './helpers.mjs'
+
+const CLI = fileURLToPath(new URL('../bin/workspace-search.js', import.meta.url))
+
+async function connect(t, dir, extra = []) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, ...extra], stderr: 'pipe' })
+  const client = new Client({ name: 'test-client', version: '1.0.0' })
+  await client.connect(transport)
+  t.after(() => client.close())
+  return client
+}
+
+const text = (result) => result.content.map((c) => c.text).join('\n')
+
+test('mcp: lists its tools, searches, reports status, and answers bad arguments with a tool error', async (t) => {
+  const files = {
+    'src/auth/reset.ts': 'export function resetPassword(user) {\n  // send the reset link\n}\n',
+    'docs/guide.md': '# Guide\n\nRouters and switches.\n',
+    'docs/密码.md': '如何重置密码\n',
+  }
+  for (let i = 0; i < 30; i++) files[`notes/n${i}.md`] = `note ${i} about routers\n`
+  const dir = tree(t, files)
+  const client = await connect(t, dir)
+  const { tools } = await client.listTools()
+  assert.deepEqual(tools.map((x) => x.name), ['workspace_search', 'workspace_index_status'])
+  assert.deepEqual(tools[0].inputSchema.required, ['query'])
+
+  const progress = []
+  const found = await client.callTool({ name: 'workspace_search', arguments: { query: 'reset password', topK: 3 } }, undefined, { onprogress: (p) => progress.push(p) })
+  assert.equal(found.isError, undefined)
+  assert.match(text(found), /^src\/auth\/reset\.ts:1-2 {2}1\.000\n {5}1 {2}export function resetPassword\(user\) \{\n {5}2 {2}  \/\/ send the reset link/)
+
+  const cjk = await client.callTool({ name: 'workspace_search', arguments: { query: '重置密码' } })
+  assert.match(text(cjk), /^docs\/密码\.md:1-1/)
+  const scoped = await client.callTool({ name: 'workspace_search', arguments: { query: 'routers', path: 'docs/' } })
+  assert.match(text(scoped), /^docs\/guide\.md:3-3/)
+  assert.doesNotMatch(text(scoped), /notes\//)
+
+  const status = await client.callTool({ name: 'workspace_index_status', arguments: {} })
+  assert.match(text(status), /status: ready\n.*\nfiles indexed: 33 \(33 documents, 0 chunks\)/)
+
+  for (const [args, message] of [
+    [{ topK: 3 }, 'query must be a non-empty string'],
+    [{ query: 'x', topK: 0 }, 'topK must be a whole number from 1 to 50'],
+    [{ query: 'x', mode: 'vector' }, /mode vector needs an embedder/],
+    [{ query: 'x', bogus: 1 }, 'unknown argument "bogus"'],
+  ]) {
+    const bad = await client.callTool({ name: 'workspace_search', arguments: args })
+    assert.equal(bad.isError, true)
+    if (typeof message === 'string') assert.equal(text(bad), message)
+    else assert.match(text(bad), message)
+  }
+  const none = await client.callTool({ name: 'workspace_search', arguments: { query: 'zebra' } })
+  assert.equal(text(none), 'No results for "zebra".')
+})
+
+test('mcp: results beyond the budget are cut with a truncated marker', async (t) => {
+  const files = {}
+  for (let i = 0; i < 20; i++) files[`big${i}.md`] = `${'alpha '.repeat(300)}\n`.repeat(8)
+  const dir = tree(t, files)
+  const client = await connect(t, dir)
+  const out = text(await client.callTool({ name: 'workspace_search', arguments: { query: 'alpha', topK: 20 } }))
+  assert.ok(out.length <= 16_000 + 300, `${out.length} characters`)
+  assert.match(out, /\[truncated: \d+ more result\(s\) left out to stay within 16000 characters/)
+})
+
+test('mcp: an embedder module enables vector and hybrid search', async (t) => {
+  const dir = tree(t, {
+    'a.md': 'cats and kittens\n',
+    'b.md': 'dogs and puppies\n',
+    'embedder.mjs': `export default async (text) => [text.includes('cat') || text.includes('kitten') ? 1 : 0, text.includes('dog') || text.includes('pupp') ? 1 : 0, 0.1]\n`,
+  })
+  const client = await connect(t, dir, ['--embedder', `${dir}/embedder.mjs`])
+  const out = text(await client.callTool({ name: 'workspace_search', arguments: { query: 'kitten', mode: 'vector', topK: 1 } }))
+  assert.match(out, /^a\.md/)
+})

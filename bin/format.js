@@ -1,0 +1,102 @@
+// How the command line prints results: `path:start-end  score` (the file's
+// path, chunks included, so editors and terminals open it at the line),
+// then the lines of the match with the matching words highlighted from the
+// engine's own tokens, every line elided to the width it may take.
+'use strict'
+
+/** Lines shown per result before eliding the middle. */
+const MAX_LINES = 8
+/** Columns a line may take when stdout is not a terminal. */
+const PIPE_WIDTH = 200
+
+/** The file a result comes from: its source file for a chunk. */
+const fileOf = (r) => (typeof r.metadata?.sourceFile === 'string' ? r.metadata.sourceFile : r.id)
+
+/**
+ * `text` cut to `width` columns (code points) with `…` in the middle.
+ * @param {string} text
+ * @param {number} width
+ */
+function elide(text, width) {
+  const chars = [...text]
+  if (chars.length <= width) return text
+  const keep = Math.max(1, width - 1)
+  const head = Math.ceil(keep * 0.7)
+  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (keep - head)).join('')}`
+}
+
+/**
+ * The result's lines to show, numbered as in its file, with the spans to
+ * highlight: the first and last lines of `lineRange` and the lines between
+ * holding a matching word. Read from the result's content, not the disk.
+ * @param {{ content: string, lineRange?: { start: number, end: number } }} r
+ * @param {Array<[number, number]>} spans matching words, offsets in `r.content`
+ */
+function matchLines(r, spans) {
+  if (!r.lineRange || spans.length === 0) return []
+  const lines = r.content.split('\n')
+  const starts = [0]
+  for (const line of lines) starts.push(starts.at(-1) + line.length + 1)
+  const lineOf = (offset) => starts.findLastIndex((s) => s <= offset)
+  const hit = new Map()
+  for (const [a, b] of spans) {
+    const i = lineOf(a)
+    if (!hit.has(i)) hit.set(i, [])
+    hit.get(i).push([a - starts[i], Math.min(b, starts[i + 1] - 1) - starts[i]])
+  }
+  // The first line with a match is lineRange.start in the file's numbering.
+  const first = Math.min(...hit.keys())
+  const offset = r.lineRange.start - first
+  const shown = [...hit.keys()].sort((a, b) => a - b).map((i) => ({ number: i + offset, text: lines[i].replace(/\r$/, ''), spans: hit.get(i) }))
+  if (shown.length <= MAX_LINES) return shown
+  return [...shown.slice(0, MAX_LINES - 3), null, ...shown.slice(-2)]
+}
+
+/**
+ * A printer for results on `stream`: colours only on a terminal and never
+ * with NO_COLOR; lines fitted to the terminal (or PIPE_WIDTH).
+ */
+function printer(stream) {
+  const tty = Boolean(stream.isTTY)
+  const colour = tty && !process.env.NO_COLOR // no-color.org: set and not empty
+  const width = tty ? stream.columns || 80 : PIPE_WIDTH
+  const paint = (code, text) => (colour ? `\x1b[${code}m${text}\x1b[0m` : text)
+  const line = (text) => stream.write(`${elide(text, width - 1)}\n`)
+  return {
+    header(r) {
+      const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
+      stream.write(`${paint('35', elide(`${fileOf(r)}${range}`, width - 9))}  ${r.score.toFixed(3)}\n`)
+    },
+    /** A numbered line with its matching words highlighted (elided first, so spans are kept only where whole). */
+    numbered({ number, text, spans }) {
+      const prefix = `${String(number).padStart(6)}  `
+      const room = width - 1 - prefix.length
+      if (!colour || [...text].length > room) return line(`${prefix}${text}`)
+      let out = ''
+      let at = 0
+      for (const [a, b] of spans) {
+        out += text.slice(at, a) + paint('1;31', text.slice(a, b))
+        at = b
+      }
+      stream.write(`${prefix}${out}${text.slice(at)}\n`)
+    },
+    gap: () => line('        …'),
+    blank: () => stream.write('\n'),
+  }
+}
+
+/** One result as a JSON line: a stable shape for scripts. */
+function jsonLine(r) {
+  return JSON.stringify({
+    path: fileOf(r),
+    id: r.id,
+    start: r.lineRange?.start ?? null,
+    end: r.lineRange?.end ?? null,
+    score: r.score,
+    bm25: r.scoreDetails?.bm25 ?? null,
+    vector: r.scoreDetails?.vector ?? null,
+    content: r.content,
+  })
+}
+
+module.exports = { elide, matchLines, printer, jsonLine, fileOf, PIPE_WIDTH }

@@ -1,0 +1,155 @@
+// `workspace-search mcp <folder>`: the folder served to coding agents over
+// the Model Context Protocol (stdio), on the official TypeScript SDK (an
+// optional peer dependency, loaded only here). Two tools:
+// workspace_search (ranked matches as text an agent reads well, capped to a
+// budget) and workspace_index_status. The folder is indexed at start; calls
+// made meanwhile wait for it, with progress notifications.
+'use strict'
+
+const { matchLines, fileOf } = require('./format.js')
+
+/** Characters of result text per call (about 4,000 tokens). */
+const BUDGET = 16_000
+
+const SEARCH_TOOL = {
+  name: 'workspace_search',
+  title: 'Search the workspace',
+  description:
+    'Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns the best matches as "path:start-end  score" followed by the matching lines, best first.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: { type: 'string', description: 'What to look for: words, identifiers, a question' },
+      topK: { type: 'integer', minimum: 1, maximum: 50, default: 5, description: 'Number of results (1-50, default 5)' },
+      mode: { type: 'string', enum: ['bm25', 'vector', 'hybrid'], description: 'bm25 (keywords, default), vector or hybrid (need an embedder)' },
+      minScore: { type: 'number', minimum: 0, maximum: 1, description: 'Drop results scoring below this (0-1)' },
+      path: { type: 'string', description: 'Only files whose path starts with this (e.g. "src/")' },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  },
+}
+
+const STATUS_TOOL = {
+  name: 'workspace_index_status',
+  title: 'Index status',
+  description: 'How many files and chunks of the workspace are indexed, what was skipped and why, and whether indexing is still running.',
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+}
+
+/** A tool error the agent reads (isError), not a protocol error. */
+const toolError = (message) => ({ content: [{ type: 'text', text: message }], isError: true })
+
+/** The search arguments, checked; a message for the agent otherwise. */
+function searchArgs(args, canVector) {
+  const a = args ?? {}
+  for (const key of Object.keys(a)) if (!(key in SEARCH_TOOL.inputSchema.properties)) return `unknown argument "${key}"`
+  if (typeof a.query !== 'string' || a.query.trim() === '') return 'query must be a non-empty string'
+  if (a.topK !== undefined && !(Number.isInteger(a.topK) && a.topK >= 1 && a.topK <= 50)) return 'topK must be a whole number from 1 to 50'
+  if (a.mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(a.mode)) return 'mode must be bm25, vector or hybrid'
+  if (a.mode && a.mode !== 'bm25' && !canVector) return `mode ${a.mode} needs an embedder (start the server with --embedder or WORKSPACE_SEARCH_EMBEDDER); use bm25`
+  if (a.minScore !== undefined && !(typeof a.minScore === 'number' && a.minScore >= 0 && a.minScore <= 1)) return 'minScore must be a number from 0 to 1'
+  if (a.path !== undefined && typeof a.path !== 'string') return 'path must be a string'
+  return null
+}
+
+/** Results as text: header lines and matching lines, cut at the budget with a marker. */
+function resultsText(workspace, query, results) {
+  if (results.length === 0) return `No results for "${query}".`
+  const parts = []
+  let used = 0
+  for (const [i, r] of results.entries()) {
+    const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
+    const lines = matchLines(r, workspace.highlight(query, r.content)).map((l) => (l ? `${String(l.number).padStart(6)}  ${l.text}` : '        …'))
+    const block = [`${fileOf(r)}${range}  ${r.score.toFixed(3)}`, ...lines].join('\n')
+    if (used + block.length > BUDGET) {
+      parts.push(`[truncated: ${results.length - i} more result(s) left out to stay within ${BUDGET} characters; ask with a smaller topK or a narrower query]`)
+      break
+    }
+    parts.push(block)
+    used += block.length
+  }
+  return parts.join('\n\n')
+}
+
+async function loadSdk() {
+  try {
+    return {
+      ...require('@modelcontextprotocol/sdk/server/index.js'),
+      ...require('@modelcontextprotocol/sdk/server/stdio.js'),
+      ...require('@modelcontextprotocol/sdk/types.js'),
+    }
+  } catch (err) {
+    if (err.code !== 'MODULE_NOT_FOUND') throw err
+    throw new Error('workspace-search mcp needs @modelcontextprotocol/sdk (an optional peer dependency): npm install @modelcontextprotocol/sdk')
+  }
+}
+
+async function serve(args, { openWorkspace }) {
+  const sdk = await loadSdk()
+  const version = require('../package.json').version
+  const server = new sdk.Server({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
+  const waiting = new Set() // progress listeners of calls made while indexing
+  const started = Date.now()
+  const workspace = await openWorkspace(args, (event) => {
+    for (const notify of waiting) notify(event)
+  })
+  let report
+  let failure
+  const indexing = workspace.init().then(
+    (r) => {
+      report = r
+      server.sendLoggingMessage({ level: 'info', data: `workspace-search indexed ${r.indexed} files in ${Date.now() - started} ms` }).catch(() => {})
+    },
+    (err) => {
+      failure = err
+    },
+  )
+
+  /** Waits for indexing, sending progress to the caller when it asked for it. */
+  async function ready(extra) {
+    const token = extra?._meta?.progressToken
+    if (report || failure || token === undefined) return indexing
+    const notify = (event) =>
+      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: event.done, total: event.total, message: `${event.phase} ${event.done}/${event.total}` } }).catch(() => {})
+    waiting.add(notify)
+    try {
+      await indexing
+    } finally {
+      waiting.delete(notify)
+    }
+  }
+
+  server.setRequestHandler(sdk.ListToolsRequestSchema, async () => ({ tools: [SEARCH_TOOL, STATUS_TOOL] }))
+  server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: input } = request.params
+    if (name === STATUS_TOOL.name) {
+      const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'
+      const stats = workspace.stats()
+      const skipped = (report?.skipped ?? []).slice(0, 20).map((s) => `  ${s.path}: ${s.reason}`)
+      const text = [`status: ${state}`, `folder: ${require('node:path').resolve(args.folder)}`, `files indexed: ${report?.indexed ?? 0} (${stats.documents} documents, ${report?.chunks ?? 0} chunks)`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
+      return { content: [{ type: 'text', text }] }
+    }
+    if (name !== SEARCH_TOOL.name) return toolError(`unknown tool "${name}"`)
+    const problem = searchArgs(input, workspace.canVector)
+    if (problem) return toolError(problem)
+    await ready(extra)
+    if (failure) return toolError(`indexing failed: ${failure.message}`)
+    const filterPath = input.path
+    const options = { topK: input.topK ?? 5, mode: input.mode ?? 'bm25', minScore: input.minScore }
+    let results = await workspace.search(input.query, filterPath ? { ...options, topK: 1000 } : options)
+    if (filterPath) results = results.filter((r) => fileOf(r).startsWith(filterPath.replace(/^\.\//, ''))).slice(0, options.topK)
+    return { content: [{ type: 'text', text: resultsText(workspace, input.query, results) }] }
+  })
+
+  await server.connect(new sdk.StdioServerTransport())
+  const stop = async () => {
+    await workspace.destroy()
+    process.exit(0)
+  }
+  process.stdin.on('end', stop)
+  process.on('SIGTERM', stop)
+  return new Promise(() => {}) // serves until stdin closes
+}
+
+module.exports = { serve, resultsText, BUDGET }
