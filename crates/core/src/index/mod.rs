@@ -27,7 +27,7 @@ mod vocab;
 mod writer;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use crate::analysis::{Analyzed, TermStats, Vocab};
 pub use crate::scoring::bm25::Bm25Params;

@@ -5,7 +5,7 @@
 use super::*;
 use crate::analysis::tokenizer::Tokenizer;
 
-fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
+pub(crate) fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
     NewDocument {
         id: id.into(),
         content: text.into(),
@@ -15,7 +15,7 @@ fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
     }
 }
 
-fn q(t: &Tokenizer, s: &str) -> Vec<String> {
+pub(crate) fn q(t: &Tokenizer, s: &str) -> Vec<String> {
     t.tokenize(s)
 }
 

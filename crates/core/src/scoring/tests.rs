@@ -3,23 +3,9 @@
 //! small corpora span many).
 
 use crate::analysis::tokenizer::{Tokenizer, TokenizerConfig};
-use crate::analysis::Analyzed;
-use crate::index::{Bm25Index, Bm25Params, Document, NewDocument};
+use crate::index::tests::{doc, q};
+use crate::index::{Bm25Index, Bm25Params, Document};
 use proptest::prelude::*;
-
-fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
-    NewDocument {
-        id: id.into(),
-        content: text.into(),
-        metadata: None,
-        start_line_offset: None,
-        analyzed: Analyzed::of_text(t, text),
-    }
-}
-
-fn q(t: &Tokenizer, s: &str) -> Vec<String> {
-    t.tokenize(s)
-}
 
 #[test]
 fn hand_computed_scores() {
