@@ -4,12 +4,14 @@
 //! decision lives in core; the public JavaScript (errors, tools, result
 //! shaping) lives in `lib/`.
 
+mod construct;
 mod embedder;
 mod engine;
 mod filesystem;
 mod js;
 mod local_vector;
 mod options;
+mod promise;
 mod shape;
 mod store;
 mod text;

@@ -1,0 +1,134 @@
+//! Tests of tokenizer.rs.
+
+use super::*;
+
+fn toks(t: &Tokenizer, s: &str) -> Vec<String> {
+    t.tokenize(s)
+}
+
+#[test]
+fn mastra_basics() {
+    let t = Tokenizer::new(TokenizerConfig::mastra());
+    assert_eq!(toks(&t, "password-reset?"), ["password", "reset"]);
+    assert_eq!(toks(&t, "don't"), ["don"]);
+    assert_eq!(toks(&t, "snake_case 404 a I"), ["snake_case", "404"]);
+    assert_eq!(toks(&t, "The cat IS on the mat"), ["cat", "mat"]);
+    assert_eq!(toks(&t, "this not but"), ["this", "not", "but"]);
+}
+
+#[test]
+fn unicode_letters_and_lowercase() {
+    let t = Tokenizer::new(TokenizerConfig::mastra());
+    assert_eq!(toks(&t, "Éclair Привет мир"), ["éclair", "привет", "мир"]);
+    // Greek final sigma follows JavaScript's toLowerCase.
+    assert_eq!(toks(&t, "ΟΔΟΣ"), ["οδος"]);
+    // Without bigrams a CJK run is one token, a lone ideograph is too short.
+    assert_eq!(toks(&t, "中文分词 字"), ["中文分词"]);
+    // U+00A0 and U+3000 are JS whitespace; U+0085 is not.
+    assert_eq!(toks(&t, "ab\u{A0}cd\u{3000}ef"), ["ab", "cd", "ef"]);
+    // U+0085 is neither \s nor a letter: punctuation.
+    assert_eq!(toks(&t, "ab\u{85}cd"), ["ab", "cd"]);
+    // Combining marks are not letters: Mastra splits there.
+    assert_eq!(toks(&t, "cafe\u{301}s"), ["cafe"]);
+    // minLength counts UTF-16 units: an astral ideograph is 2 units.
+    assert_eq!(toks(&t, "𠀀"), ["𠀀"]);
+}
+
+#[test]
+fn defaults_stem_and_split_identifiers() {
+    let t = Tokenizer::default();
+    assert_eq!(toks(&t, "Running parseUserId"), ["run", "parseuserid", "pars", "user", "id"]);
+}
+
+#[test]
+fn cjk_bigrams() {
+    let t = Tokenizer::default();
+    assert_eq!(toks(&t, "中文分词"), ["中文", "文分", "分词"]);
+    assert_eq!(toks(&t, "東京タワー"), ["東京", "京タ", "タワ", "ワー"]);
+    assert_eq!(toks(&t, "한국어 검색"), ["한국", "국어", "검색"]);
+    assert_eq!(toks(&t, "abc中文def"), ["abc", "中文", "def"]);
+    assert_eq!(toks(&t, "字"), Vec::<String>::new());
+}
+
+#[test]
+fn options() {
+    let mut c = TokenizerConfig::mastra();
+    c.lowercase = false;
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "The Cat the"), ["The", "Cat"]);
+
+    let mut c = TokenizerConfig::mastra();
+    c.remove_punctuation = false;
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "password-reset? a"), ["password-reset?"]);
+
+    let mut c = TokenizerConfig::mastra();
+    c.min_length = 4;
+    c.stopwords = ["cats"].iter().map(|s| s.to_string()).collect();
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "the big cats jumped"), ["jumped"]);
+
+    let mut c = TokenizerConfig::mastra();
+    c.split = SplitRule::from_js(",", "").unwrap();
+    let t = Tokenizer::new(c.clone());
+    // Punctuation becomes space before the split, as Mastra.
+    assert_eq!(toks(&t, "red fox,blue whale"), ["red fox blue whale"]);
+    c.remove_punctuation = false;
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "red fox,blue whale"), ["red fox", "blue whale"]);
+}
+
+#[test]
+fn folding_identifiers_stemming() {
+    let mut c = TokenizerConfig::mastra();
+    c.fold_diacritics = true;
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "Café naïve cafe\u{301}"), ["cafe", "naive", "cafe"]);
+
+    let mut c = TokenizerConfig::mastra();
+    c.split_identifiers = true;
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "parseUserId"), ["parseuserid", "parse", "user", "id"]);
+    assert_eq!(toks(&t, "parse_user_id"), ["parse_user_id", "parse", "user", "id"]);
+    assert_eq!(toks(&t, "HTTPServer2"), ["httpserver2", "http", "server"]);
+    assert_eq!(split_identifier("HTTPServer2"), ["HTTP", "Server", "2"]);
+    assert_eq!(toks(&t, "plain"), ["plain"]);
+
+    let mut c = TokenizerConfig::mastra();
+    c.stem_english = true;
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "running connections"), ["run", "connect"]);
+    // Words with letters outside ASCII are not stemmed as English.
+    assert_eq!(toks(&t, "häuser überraschungen"), ["häuser", "überraschungen"]);
+    assert_eq!(toks(&t, "бегущие собаки"), ["бегущие", "собаки"]);
+    assert_eq!(toks(&t, "canciones célebres"), ["cancion", "célebres"]);
+    let t = Tokenizer::default();
+    assert_eq!(toks(&t, "学习中文 läuft connections"), ["学习", "习中", "中文", "läuft", "connect"]);
+}
+
+#[test]
+fn lines() {
+    let t = Tokenizer::default();
+    let mut got = Vec::new();
+    t.tokenize_lines("alpha beta\n\ngamma\r\nalpha", |tok, l| got.push((tok.to_string(), l)));
+    assert_eq!(got, [("alpha".into(), 1), ("beta".into(), 1), ("gamma".into(), 3), ("alpha".into(), 4)]);
+}
+
+proptest::proptest! {
+    /// Any text, any configuration: no panic, no empty token, lines
+    /// within the text's line count.
+    #[test]
+    fn any_text_tokenizes(text in "\\PC{0,200}", lines in 0usize..4, mastra in proptest::bool::ANY, fold in proptest::bool::ANY) {
+        let text = format!("{text}{}", "\n".repeat(lines));
+        let mut c = if mastra { TokenizerConfig::mastra() } else { TokenizerConfig::default() };
+        c.fold_diacritics = fold;
+        let t = Tokenizer::new(c);
+        let max_line = text.split('\n').count() as u32;
+        t.tokenize_lines(&text, |tok, line| {
+            assert!(!tok.is_empty());
+            assert!(line <= max_line);
+        });
+        let split = Tokenizer::new(TokenizerConfig { split: SplitRule::from_js("(?<=a)|[,;]", "i").unwrap(), ..TokenizerConfig::default() });
+        let _ = split.tokenize(&text);
+    }
+}

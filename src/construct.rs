@@ -1,0 +1,124 @@
+//! Building a `Workspace` from its checked options: the embedder, the
+//! vector store (embedded, a LocalVector, or the user's), the tokenizer
+//! (built in, or the user's through lib/runtime.js) and the initial state.
+
+use crate::embedder::Embedder;
+use crate::engine::{Inner, Keyword, Lifecycle, VectorSide};
+use crate::js::*;
+use crate::local_vector::LocalVector;
+use crate::options::{self, Bm25Options};
+use crate::store::{JsStore, Store};
+use crate::types::ProgressEvent;
+use crate::workspace::Workspace;
+use napi::bindgen_prelude::*;
+use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use workspace_search_core::analysis::tokenizer::Tokenizer;
+use workspace_search_core::index::gate::Gate;
+use workspace_search_core::index::Bm25Index;
+use workspace_search_core::vectors::index_name;
+use workspace_search_core::vectors::store::VectorStore;
+
+fn generated_id() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let base36 = |mut n: u64, width: usize| {
+        const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        let mut s = Vec::new();
+        while n > 0 || s.len() < width {
+            s.push(DIGITS[(n % 36) as usize]);
+            n /= 36;
+        }
+        s.reverse();
+        String::from_utf8(s).unwrap()
+    };
+    // splitmix64 over time, a counter and the pid: unique per process, no RNG crate.
+    let mut x = now
+        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (std::process::id() as u64) << 32;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    format!("ws-{}-{}", base36(now, 1), base36(x % 36u64.pow(6), 6))
+}
+
+impl Workspace {
+    pub(crate) fn build(env: &Env, options: Option<Unknown>) -> Checked<Self> {
+        let o = options::workspace_options(env, options)?;
+        let id = o.id.unwrap_or_else(generated_id);
+        if o.vector_store.is_some() && o.embedder.is_none() {
+            return Err(Fail::Config { message: "vectorStore requires an embedder".into(), workspace_id: None });
+        }
+        let vectors = match &o.embedder {
+            None => None,
+            Some(e) => {
+                let index_name = o.search_index_name.clone().unwrap_or_else(|| index_name::default_for(&id));
+                index_name::validate(&index_name)
+                    .map_err(|e| Fail::Config { message: e.to_string(), workspace_id: Some(id.clone()) })?;
+                let embedder = Embedder::from_js(e, o.embed_concurrency, o.embed_timeout_ms)?;
+                let store = match &o.vector_store {
+                    // No store: the embedded one.
+                    None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
+                    Some(s) if LocalVector::instance_of(env, s)? => {
+                        let lv: ClassInstance<LocalVector> =
+                            unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
+                        Store::Local(lv.store.clone())
+                    }
+                    Some(s) => Store::Js(JsStore::from_js(env, s)?),
+                };
+                Some(VectorSide {
+                    embedder,
+                    store,
+                    index_name,
+                    upserted: AtomicBool::new(false),
+                    ledger: Mutex::default(),
+                })
+            }
+        };
+        let (keyword, params) = match o.bm25 {
+            Some(Bm25Options { params, tokenizer }) => {
+                let js = match o.js_tokenizer {
+                    Some(user_fn) => {
+                        let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
+                        let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
+                        Some(f.build_threadsafe_function().weak::<true>().build()?)
+                    }
+                    None => None,
+                };
+                (Some(Keyword { tokenizer: Arc::new(Tokenizer::new(tokenizer)), js }), params)
+            }
+            None => (None, Default::default()),
+        };
+        let progress = match o.on_progress {
+            Some(f) => {
+                let f: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
+                    unsafe { f.to_unknown().cast()? };
+                Some(f.build_threadsafe_function().weak::<true>().build()?)
+            }
+            None => None,
+        };
+        Ok(Workspace {
+            inner: Arc::new(Inner {
+                id,
+                keyword,
+                vectors,
+                base_path: o.base_path,
+                read_only: o.read_only,
+                auto_index_paths: o.auto_index_paths,
+                chunking: o.chunking,
+                respect_gitignore: o.respect_gitignore,
+                max_file_size: o.max_file_size,
+                progress,
+                index: RwLock::new(Bm25Index::new(params)),
+                gate: Arc::new(Gate::default()),
+                status: Mutex::new(Lifecycle::Pending),
+                destroyed: AtomicBool::new(false),
+                last_stats: Mutex::default(),
+                prefix_counts: Mutex::default(),
+                shutdown: tokio::sync::Notify::new(),
+            }),
+        })
+    }
+}

@@ -1,0 +1,60 @@
+//! How a call of the API becomes a promise: panics caught, raced against
+//! `destroy()` (which settles it with `WorkspaceNotReadyError`), and a
+//! failure turned into the JavaScript error the caller gets.
+
+use crate::engine::{panic_error, Inner};
+use crate::js::Fail;
+use futures::FutureExt;
+use napi::bindgen_prelude::*;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// Spawns `fut` as a promise: a panic inside becomes a rejection, and
+/// `destroy()` settles it at once with `WorkspaceNotReadyError` (the work is
+/// dropped: its place in the write order is released, nothing more reaches
+/// the user's store).
+pub fn spawn<'e, T, F>(env: &'e Env, inner: &Arc<Inner>, fut: F) -> Result<PromiseRaw<'e, T>>
+where
+    T: 'static + Send + ToNapiValue,
+    F: 'static + Send + std::future::Future<Output = Result<T>>,
+{
+    env.spawn_future_with_callback(raced(inner.clone(), fut), |env, result| {
+        result.map_err(|(e, status)| js_error(env, e, status))
+    })
+}
+
+/// A call's failure, and the status to report when `destroy()` cut it short.
+pub type Cut = (napi::Error, Option<&'static str>);
+
+/// `fut` with panics caught, raced against `destroy()`.
+pub async fn raced<T>(
+    inner: Arc<Inner>,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<std::result::Result<T, Cut>> {
+    let work = std::pin::pin!(catch_panics(fut));
+    let stop = std::pin::pin!(inner.until_destroyed());
+    Ok(match futures::future::select(work, stop).await {
+        futures::future::Either::Left((result, _)) => result.map_err(|e| (e, None)),
+        futures::future::Either::Right(_) => Err((inner.not_ready(), Some(inner.status.lock().as_str()))),
+    })
+}
+
+/// The JavaScript error a failed call rejects with: `WorkspaceNotReadyError`
+/// for a call cut short by `destroy()`, else the error as it was thrown.
+pub fn js_error(env: &Env, e: napi::Error, status: Option<&str>) -> napi::Error {
+    let fail = match status {
+        Some(status) if crate::engine::is_not_ready(&e) => {
+            Fail::NotReady { workspace_id: e.reason.clone(), status: status.to_string() }
+        }
+        _ => Fail::Napi(e),
+    };
+    fail.throw(env)
+}
+
+/// `fut`, with a panic inside turned into an error.
+pub async fn catch_panics<T>(fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(panic) => Err(panic_error(panic)),
+    }
+}
