@@ -1,4 +1,9 @@
-// npm run bench [-- --sizes 1000,10000,50000 --runs 3 --engines ws,mastra,minisearch,orama]
+// npm run bench [-- --sizes 1000,10000,50000 --runs 3 --engines ws,tantivy,mastra,minisearch,orama --corpus prose,mixed]
+//
+// Two corpora: prose (SciFact abstracts and node_modules' JS/TS/Markdown in
+// ~6 KB files, corpus.mjs) and mixed-language code (Python, Rust, C
+// headers, Rust's docs as text, JS/TS, mixed-corpus.mjs). tantivy (1 and 2
+// indexing threads, top-10 ids) runs from bench/tantivy, built here.
 //
 // Builds corpora of ~6 KB files from real text (bench/corpus.mjs) and
 // measures, one engine at a time in a fresh child process per run:
@@ -12,7 +17,9 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { corpus } from './corpus.mjs'
+import { corpus, documents, queries } from './corpus.mjs'
+import { mixedCorpus } from './mixed-corpus.mjs'
+import os from 'node:os'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const args = process.argv.slice(2)
@@ -22,7 +29,9 @@ const opt = (name, def) => {
 }
 const sizes = opt('sizes', '1000,10000,50000').split(',').map(Number)
 const runs = Number(opt('runs', '3'))
-const engines = opt('engines', 'ws,mastra,minisearch,orama').split(',')
+const engines = opt('engines', 'ws,tantivy,mastra,minisearch,orama').split(',')
+const corpora = opt('corpus', 'prose,mixed').split(',')
+const CORPORA = { prose: corpus, mixed: mixedCorpus }
 // Engines too slow for a size are run once there (noted in the table).
 const MASTRA_INDEX_MAX = Number(opt('mastra-index-max', '10000'))
 const ORAMA_MAX = Number(opt('orama-max', '10000'))
@@ -52,40 +61,64 @@ function medianOf(results) {
 
 const TASKS = {
   ws: ['ws-init', 'ws-indexmany'],
+  tantivy: ['tantivy-1', 'tantivy-2'],
   mastra: ['mastra-init', 'mastra-index'],
   minisearch: ['minisearch'],
   orama: ['orama'],
 }
 
+/** The tantivy program, built once (release) outside the Cargo workspace. */
+let tantivyBinary
+function tantivy(task, info) {
+  const dir = path.join(here, 'tantivy')
+  if (!tantivyBinary) {
+    execFileSync('cargo', ['build', '--release', '--quiet'], { cwd: dir, stdio: 'inherit' })
+    tantivyBinary = path.join(dir, 'target/release/tantivy-bench')
+  }
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-tantivy-'))
+  try {
+    fs.writeFileSync(path.join(work, 'queries.txt'), queries(documents(info)).join('\n'))
+    fs.mkdirSync(path.join(work, 'index'))
+    const threads = task.split('-')[1]
+    const out = execFileSync(tantivyBinary, [info.dir, path.join(work, 'queries.txt'), threads, path.join(work, 'index')], { encoding: 'utf8', maxBuffer: 1 << 24 })
+    return JSON.parse(out.trim().split('\n').at(-1))
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true })
+  }
+}
+
 const all = {}
-for (const size of sizes) {
-  const info = corpus(size)
-  console.error(`\n# ${size} files, ${(info.bytes / 1e6).toFixed(1)} MB in ${info.dir}`)
-  all[size] = { files: size, mb: info.bytes / 1e6 }
-  for (const engine of engines) {
-    for (const task of TASKS[engine] ?? []) {
-      let n = runs
-      if (task === 'mastra-index' && size > MASTRA_INDEX_MAX) continue
-      if (task === 'orama' && size > ORAMA_MAX) continue
-      if (task.startsWith('mastra') && size >= 50000) n = 1
-      const results = []
-      for (let i = 0; i < n; i++) {
-        const r = child(task, info)
-        results.push(r)
-        console.error(`  ${task} run ${i + 1}: ${JSON.stringify(r)}`)
+for (const name of corpora) {
+  all[name] = {}
+  for (const size of sizes) {
+    const info = CORPORA[name](size)
+    console.error(`\n# ${name}: ${size} files, ${(info.bytes / 1e6).toFixed(1)} MB in ${info.dir}`)
+    const at = (all[name][size] = { files: size, mb: info.bytes / 1e6 })
+    for (const engine of engines) {
+      for (const task of TASKS[engine] ?? []) {
+        let n = runs
+        if (task === 'mastra-index' && size > MASTRA_INDEX_MAX) continue
+        if (task === 'orama' && size > ORAMA_MAX) continue
+        if (task.startsWith('mastra') && size >= 50000) n = 1
+        const results = []
+        for (let i = 0; i < n; i++) {
+          const r = task.startsWith('tantivy') ? tantivy(task, info) : child(task, info)
+          results.push(r)
+          console.error(`  ${task} run ${i + 1}: ${JSON.stringify(r)}`)
+        }
+        at[task] = { ...medianOf(results), runs: n }
       }
-      all[size][task] = { ...medianOf(results), runs: n }
     }
   }
 }
 
 const f = (x, d = 0) => (x === undefined ? '–' : x.toFixed(d))
 const lines = []
-for (const [size, r] of Object.entries(all)) {
-  lines.push(`\n### ${size} files (${r.mb.toFixed(0)} MB)\n`)
+for (const [name, bySize] of Object.entries(all)) for (const [size, r] of Object.entries(bySize)) {
+  lines.push(`\n### ${name}: ${size} files (${r.mb.toFixed(0)} MB)\n`)
   lines.push('| engine | build ms | MB/s wall | MB/s per CPU-s | RSS MB | heap MB | bytes/doc beyond the text | query p50 µs | query p99 µs | runs |')
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-  const label = { 'ws-init': 'workspace-search init()', 'ws-indexmany': 'workspace-search indexMany()', 'mastra-init': 'Mastra Workspace init()', 'mastra-index': 'Mastra Workspace index() per doc', minisearch: 'MiniSearch addAll', orama: 'Orama insertMultiple' }
+  const label = { 'ws-init': 'workspace-search init()', 'ws-indexmany': 'workspace-search indexMany()', 'tantivy-1': 'tantivy, 1 indexing thread (top-10 ids)', 'tantivy-2': 'tantivy, 2 indexing threads (top-10 ids)', 'mastra-init': 'Mastra Workspace init()', 'mastra-index': 'Mastra Workspace index() per doc', minisearch: 'MiniSearch addAll', orama: 'Orama insertMultiple' }
   for (const [task, name] of Object.entries(label)) {
     const t = r[task]
     if (!t) continue
@@ -93,6 +126,11 @@ for (const [size, r] of Object.entries(all)) {
   }
   const ws = r['ws-init']
   const m = r['mastra-init']
+  const tv = r['tantivy-2']
+  const tv1 = r['tantivy-1']
+  if (ws && tv && tv1) {
+    lines.push(`\nAgainst tantivy (same run): init() ${f(tv.buildMs / ws.buildMs, 2)}x tantivy-2's wall speed, ${f(tv1.cpuMs / ws.cpuMs, 2)}x tantivy-1's speed per CPU-second; query p50 ${f(ws.p50Us / tv.p50Us, 2)}x tantivy's, p99 ${f(ws.p99Us / tv.p99Us, 2)}x.`)
+  }
   if (ws && m) {
     lines.push(`\nRatios against Mastra (same run): init() ${f(m.buildMs / ws.buildMs, 1)}x faster; query p50 ${f(m.p50Us / ws.p50Us)}x faster, p99 ${f(m.p99Us / ws.p99Us)}x faster.`)
   }
