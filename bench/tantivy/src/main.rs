@@ -32,7 +32,8 @@ fn percentile(samples: &mut [f64], p: f64) -> f64 {
 
 fn main() -> tantivy::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let (dir, queries_file, threads, index_dir) = (&args[1], &args[2], args[3].parse::<usize>().expect("threads"), &args[4]);
+    let (dir, queries_file, threads, index_dir) =
+        (&args[1], &args[2], args[3].parse::<usize>().expect("threads"), &args[4]);
     let mut docs = Vec::new();
     for sub in sorted(std::path::Path::new(dir)) {
         if !sub.is_dir() {
@@ -59,7 +60,8 @@ fn main() -> tantivy::Result<()> {
     let reader = index.reader()?;
     let searcher = reader.searcher();
     let parser = QueryParser::for_index(&index, vec![body]);
-    let queries: Vec<String> = std::fs::read_to_string(queries_file).expect("queries").lines().map(str::to_string).collect();
+    let queries: Vec<String> =
+        std::fs::read_to_string(queries_file).expect("queries").lines().map(str::to_string).collect();
     let run = |q: &str| {
         let query = parser.parse_query(q).expect("query");
         std::hint::black_box(searcher.search(&query, &TopDocs::with_limit(10).order_by_score()).expect("search"));
@@ -77,7 +79,8 @@ fn main() -> tantivy::Result<()> {
     }
     let p50 = percentile(&mut samples, 0.5);
     let p99 = percentile(&mut samples, 0.99);
-    let index_bytes: u64 = std::fs::read_dir(index_dir).expect("index").map(|e| e.expect("entry").metadata().map_or(0, |m| m.len())).sum();
+    let index_bytes: u64 =
+        std::fs::read_dir(index_dir).expect("index").map(|e| e.expect("entry").metadata().map_or(0, |m| m.len())).sum();
     println!(
         "{{\"buildMs\":{build_ms:.1},\"cpuMs\":{cpu:.1},\"p50Us\":{p50:.1},\"p99Us\":{p99:.1},\"bytes\":{bytes},\"indexBytes\":{index_bytes},\"threads\":{threads}}}"
     );
