@@ -38,7 +38,13 @@ impl Bm25Index {
                 decode_table(&d.table).map(|(t, a, b)| (new_term[t as usize], a, b)).collect();
             d.table = encode_table(&mut entries);
         }
-        self.dict = self.names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        let names = &self.names;
+        let mut dict = SlotIndex::default();
+        dict.reserve(names.len(), |t| &names[t as usize]);
+        for (i, n) in names.iter().enumerate() {
+            dict.insert(n, i as u32, |t| &names[t as usize]);
+        }
+        self.dict = dict;
         let docs = &self.docs;
         let mut by_id = SlotIndex::default();
         by_id.reserve(docs.len(), |s| id_at(docs, s));
@@ -109,7 +115,7 @@ impl Bm25Index {
             ("content", self.content_bytes),
             ("postings", postings),
             ("terms", self.terms.capacity() * std::mem::size_of::<Term>()),
-            ("dictionary", self.names.iter().map(|n| n.len() * 2 + 40).sum::<usize>()),
+            ("dictionary", self.names.iter().map(|n| n.len() + 16).sum::<usize>() + self.dict.bytes()),
             ("document slots", self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)),
             ("line tables", self.docs.iter().flatten().map(|d| d.table.len()).sum::<usize>()),
             ("ids", self.docs.iter().flatten().map(|d| d.id.len()).sum::<usize>() + self.by_id.bytes()),

@@ -72,7 +72,8 @@ pub struct IndexStats {
 #[derive(Debug, Clone, Default)]
 pub struct Bm25Index {
     pub(crate) params: Bm25Params,
-    pub(crate) dict: FxHashMap<Box<str>, u32>,
+    /// Term -> term id, reading names from `names`.
+    pub(crate) dict: SlotIndex,
     pub(crate) terms: Vec<Term>,
     pub(crate) names: Vec<Box<str>>,
     pub(crate) docs: Vec<Option<Document>>,
@@ -148,13 +149,18 @@ impl Bm25Index {
 
     /// The term ids of the tokens the index knows (for `line_range_of_terms`).
     pub fn term_ids(&self, tokens: &[String]) -> Vec<u32> {
-        tokens.iter().filter_map(|t| self.dict.get(t.as_str()).copied()).collect()
+        tokens.iter().filter_map(|t| self.term_id(t)).collect()
     }
 
     /// `line_range` with the query's term ids looked up once for all hits.
     pub fn line_range_of_terms(&self, slot: u32, wanted: &[u32]) -> Option<(u32, u32)> {
         let doc = self.docs.get(slot as usize)?.as_ref()?;
         line_table::lines_of_terms(&doc.table, wanted)
+    }
+
+    /// The id of a term the index has (live or not yet compacted away).
+    pub(crate) fn term_id(&self, name: &str) -> Option<u32> {
+        self.dict.get(name, |t| &self.names[t as usize])
     }
 
     fn slot_of(&self, id: &str) -> Option<u32> {

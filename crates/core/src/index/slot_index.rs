@@ -1,6 +1,7 @@
-//! Document id -> slot, without a second copy of every id: the table holds
-//! slots only and reads ids from the documents themselves (one allocation
-//! and one id copy less per document).
+//! A string -> u32 map that holds the u32s only and reads the strings from
+//! where they are stored: document id -> slot (the ids live in the
+//! documents) and term -> term id (the names live in the term table). No
+//! second copy of every id or term, and one allocation less each.
 
 use hashbrown::HashTable;
 use std::hash::BuildHasher;

@@ -55,13 +55,13 @@ impl Bm25Index {
             return cached;
         }
         let name = vocab.name(local);
-        let t = match self.dict.get(name) {
-            Some(&t) => t,
+        let t = match self.term_id(name) {
+            Some(t) => t,
             None => {
                 let t = self.terms.len() as u32;
-                let name: Box<str> = name.into();
-                self.dict.insert(name.clone(), t);
-                self.names.push(name);
+                self.names.push(name.into());
+                let names = &self.names;
+                self.dict.insert(name, t, |s| &names[s as usize]);
                 self.terms.push(Term::new());
                 t
             }

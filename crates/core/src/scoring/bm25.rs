@@ -65,7 +65,7 @@ impl Bm25Index {
     pub(crate) fn query_terms(&self, tokens: &[String]) -> Vec<QueryTerm> {
         let mut out: Vec<QueryTerm> = Vec::new();
         for tok in tokens {
-            let Some(&t) = self.dict.get(tok.as_str()) else { continue };
+            let Some(t) = self.term_id(tok) else { continue };
             if self.terms[t as usize].df == 0 {
                 continue;
             }
