@@ -3,12 +3,12 @@
 // with mock language models that call them.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { generateText, stepCountIs, simulateReadableStream } from 'ai'
-import { MockLanguageModelV3 } from 'ai/test'
+import { generateText, stepCountIs } from 'ai'
 import { Agent } from '@mastra/core/agent'
 import * as mastra from '@mastra/core/workspace'
 import { Workspace, LocalFilesystem, lib, tree } from './helpers.mjs'
 import { hashModel, batchEmbedder } from './vector-helpers.mjs'
+import { scriptedModel, call as toolCall } from './mock-model.mjs'
 
 const { createWorkspaceTools } = lib
 const DOCS = [
@@ -21,34 +21,6 @@ async function ours(options = {}) {
   for (const [p, c] of DOCS) await ws.index(p, c)
   return ws
 }
-
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
-const toolCall = (id, toolName, input) => ({ type: 'tool-call', toolCallId: id, toolName, input: JSON.stringify(input) })
-
-/** A mock model: first step calls the given tools, second step answers; records its prompts. */
-function callingModel(calls) {
-  const prompts = []
-  const step = (prompt) => {
-    prompts.push(prompt)
-    return prompts.length === 1
-      ? { content: calls, finishReason: { unified: 'tool-calls', raw: undefined } }
-      : { content: [{ type: 'text', text: 'answered' }], finishReason: { unified: 'stop', raw: undefined } }
-  }
-  const model = new MockLanguageModelV3({
-    doGenerate: async ({ prompt }) => ({ ...step(prompt), usage, warnings: [] }),
-    doStream: async ({ prompt }) => {
-      const { content, finishReason } = step(prompt)
-      const parts = content.flatMap((c) =>
-        c.type === 'text' ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: c.text }, { type: 'text-end', id: 't' }] : [c],
-      )
-      return { stream: simulateReadableStream({ chunks: [{ type: 'stream-start', warnings: [] }, ...parts, { type: 'finish', finishReason, usage }] }) }
-    },
-  })
-  return { model, prompts }
-}
-
-/** The tool results the model saw in its second step. */
-const toolResults = (prompts) => Object.fromEntries(prompts[1].at(-1).content.map((p) => [p.toolCallId, p.output]))
 
 test('names, descriptions and input fields as Mastra; only the modes this workspace has', async (t) => {
   const ws = await ours()
@@ -108,14 +80,13 @@ test('a read-only filesystem leaves the index tool out, as Mastra', (t) => {
 
 test("AI SDK generateText: the tool's output reaches the next model step; bad input becomes an error result", async () => {
   const ws = await ours()
-  const { model, prompts } = callingModel([
+  const { model, results } = scriptedModel([[
     toolCall('c1', 'mastra_workspace_search', { query: 'reset password', topK: 3 }),
     toolCall('c2', 'mastra_workspace_search', { topK: 'many' }),
     toolCall('c3', 'mastra_workspace_index', { path: 'notes/agent.md', content: 'written by the agent' }),
-  ])
+  ]])
   const result = await generateText({ model, tools: createWorkspaceTools(ws), prompt: 'find the reset docs', stopWhen: stepCountIs(3) })
-  assert.equal(result.text, 'answered')
-  const results = toolResults(prompts)
+  assert.equal(result.text, 'done')
   assert.deepEqual(results.c1, { type: 'text', value: 'docs/reset.md:1-3: How to reset your password\nOpen settings\nClick reset password\n---\n1 result (bm25 search)' })
   assert.equal(results.c2.type, 'error-text')
   assert.match(results.c2.value, /query is required \(string\)/)
@@ -129,15 +100,14 @@ test("AI SDK generateText: the tool's output reaches the next model step; bad in
 
 test("Mastra Agent: the tools run inside the agent loop; bad input is returned to the model, the loop goes on", async () => {
   const ws = await ours()
-  const { model, prompts } = callingModel([
+  const { model, results } = scriptedModel([[
     toolCall('c1', 'mastra_workspace_search', { query: 'router' }),
     toolCall('c2', 'mastra_workspace_search', { topK: 'many' }),
     toolCall('c3', 'mastra_workspace_index', { path: 'notes/mastra.md', content: 'indexed through mastra', metadata: { by: 'agent' } }),
-  ])
+  ]])
   const agent = new Agent({ id: 'searcher', name: 'searcher', instructions: 'Use the workspace tools.', model, tools: createWorkspaceTools(ws) })
   const result = await agent.generate('what about routers?', { maxSteps: 3 })
-  assert.equal(result.text, 'answered')
-  const results = toolResults(prompts)
+  assert.equal(result.text, 'done')
   assert.deepEqual(results.c1, { type: 'text', value: 'docs/router.md:1-1: Router setup guide\n---\n1 result (bm25 search)' })
   assert.equal(results.c2.value.error, true)
   assert.match(results.c2.value.message, /query is required \(string\)/)

@@ -4,12 +4,11 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { simulateReadableStream } from 'ai'
-import { MockLanguageModelV3 } from 'ai/test'
 import { Agent } from '@mastra/core/agent'
 import * as mastra from '@mastra/core/workspace'
 import * as ours from 'workspace-search/mastra'
 import { tree, ids } from './helpers.mjs'
+import { scriptedModel, call } from './mock-model.mjs'
 
 const require = createRequire(import.meta.url)
 const { NativeSearchEngine } = require('../lib/mastra/engine.js')
@@ -51,36 +50,6 @@ test('init() indexes natively; Chinese found where Mastra’s own engine finds n
   assert.equal(native.status, 'destroyed')
   await assert.rejects(native.index('x', 'y'), { name: 'WorkspaceNotReadyError' })
 })
-
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
-const call = (id, toolName, input) => ({ type: 'tool-call', toolCallId: id, toolName, input: JSON.stringify(input) })
-
-/** A mock model that makes the given tool calls, one step each, then answers; records the tool results it saw. */
-function scriptedModel(steps) {
-  const results = {}
-  let step = 0
-  const next = (prompt) => {
-    for (const message of prompt) {
-      if (message.role !== 'tool') continue
-      for (const part of message.content) results[part.toolCallId] = part.output
-    }
-    const calls = steps[step++]
-    return calls
-      ? { content: calls, finishReason: { unified: 'tool-calls', raw: undefined } }
-      : { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined } }
-  }
-  const model = new MockLanguageModelV3({
-    doGenerate: async ({ prompt }) => ({ ...next(prompt), usage, warnings: [] }),
-    doStream: async ({ prompt }) => {
-      const { content, finishReason } = next(prompt)
-      const parts = content.flatMap((c) =>
-        c.type === 'text' ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: c.text }, { type: 'text-end', id: 't' }] : [c],
-      )
-      return { stream: simulateReadableStream({ chunks: [{ type: 'stream-start', warnings: [] }, ...parts, { type: 'finish', finishReason, usage }] }) }
-    },
-  })
-  return { model, results }
-}
 
 const text = (output) => (typeof output?.value === 'string' ? output.value : JSON.stringify(output))
 
