@@ -184,12 +184,13 @@ test('9, 10: destroy() settles pending calls at once; nothing reaches the store 
   })
   const store = { upsert: async (args) => calls.push(['upsert', args.ids]), query: async () => [] }
   const ws = new Workspace({ bm25: true, vectorStore: store, embedder: async (t) => (await late, hashEmbed(t)) })
-  const pending = ws.index('doc', 'late text')
-  const pendingSearch = ws.search('late', { mode: 'vector' })
+  // Handlers attached at once: the calls may reject before they are awaited.
+  const pending = assert.rejects(ws.index('doc', 'late text'), (err) => err instanceof WorkspaceNotReadyError && err.message === 'Workspace is not ready (status: destroyed)')
+  const pendingSearch = assert.rejects(ws.search('late', { mode: 'vector' }), WorkspaceNotReadyError)
   await new Promise((resolve) => setTimeout(resolve, 20))
   await ws.destroy()
-  await assert.rejects(pending, (err) => err instanceof WorkspaceNotReadyError && err.message === 'Workspace is not ready (status: destroyed)')
-  await assert.rejects(pendingSearch, WorkspaceNotReadyError)
+  await pending
+  await pendingSearch
   release()
   await new Promise((resolve) => setTimeout(resolve, 50))
   assert.deepEqual(calls, [])
