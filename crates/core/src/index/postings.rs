@@ -84,8 +84,10 @@ pub struct Postings {
     /// Per posting: the frequency in the low byte (`TF_BIG`: see `big`), the
     /// length code (`len_code`) in the high byte.
     packed: Vec<u16>,
-    /// (position, tf) of the rare frequencies that do not fit in a byte.
-    big: Vec<(u32, u32)>,
+    /// (position, tf) of the rare frequencies that do not fit in a byte;
+    /// boxed, so that the many terms without any pay one pointer, not a Vec.
+    #[allow(clippy::box_collection)] // the point: 8 bytes per term instead of 24
+    big: Option<Box<Vec<(u32, u32)>>>,
     pub blocks: Vec<BlockMax>,
 }
 
@@ -106,7 +108,7 @@ impl Postings {
         let code = u16::from(len_code(len)) << 8;
         if tf >= u32::from(TF_BIG) {
             self.packed.push(code | TF_BIG);
-            self.big.push((i as u32, tf));
+            self.big.get_or_insert_with(Default::default).push((i as u32, tf));
         } else {
             self.packed.push(code | tf as u16);
         }
@@ -136,8 +138,8 @@ impl Postings {
         if t != TF_BIG {
             return u32::from(t);
         }
-        let k = self.big.partition_point(|&(p, _)| p < i as u32);
-        self.big[k].1
+        let big = self.big.as_deref().expect("a TF_BIG marker has its entry");
+        big[big.partition_point(|&(p, _)| p < i as u32)].1
     }
 
     /// The first position at or after `from` whose slot is at least
@@ -181,14 +183,16 @@ impl Postings {
     pub fn shrink_to_fit(&mut self) {
         self.docs.shrink_to_fit();
         self.packed.shrink_to_fit();
-        self.big.shrink_to_fit();
+        if let Some(big) = &mut self.big {
+            big.shrink_to_fit();
+        }
         self.blocks.shrink_to_fit();
     }
 
     pub fn bytes(&self) -> usize {
         self.docs.capacity() * 4
             + self.packed.capacity() * 2
-            + self.big.capacity() * 8
+            + self.big.as_ref().map_or(0, |b| std::mem::size_of::<Vec<(u32, u32)>>() + b.capacity() * 8)
             + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
     }
 }
