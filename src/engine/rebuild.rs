@@ -109,8 +109,10 @@ impl Inner {
     /// file whose embedding or upsert fails becomes `Failed` (absent from
     /// both indexes). Vectors of files that are gone are deleted.
     async fn rebuild_vectors(&self, v: &VectorSide, outcomes: &mut [FileOutcome]) {
-        let job = EmbedPlan::new(outcomes);
-        let (embedded, mut failed) = self.embed_files(v, &job, outcomes).await;
+        let mut job = EmbedPlan::new(outcomes);
+        // The texts go to the embedder; the plan keeps the runs.
+        let texts = std::mem::take(&mut job.texts);
+        let (embedded, mut failed) = self.embed_files(v, texts, &job, outcomes).await;
         let gone = plan::gone_sources(outcomes, &v.ledger.lock());
         for source in gone {
             let _ = v.forget(&source).await;
@@ -145,20 +147,23 @@ impl Inner {
     async fn embed_files(
         &self,
         v: &VectorSide,
+        texts: Vec<String>,
         job: &EmbedPlan,
         outcomes: &[FileOutcome],
     ) -> (Vec<Option<Vec<f32>>>, FileErrors) {
-        let total = job.texts.len();
+        let total = texts.len();
         let size = v.embedder.group_size().max(1);
-        let mut embedded: Vec<Option<Vec<f32>>> = Vec::with_capacity(total);
-        for g in v.embedder.embed_groups(job.texts.clone()).await {
-            let n = size.min(total - embedded.len());
-            match g {
-                Ok(vs) => embedded.extend(vs.into_iter().map(Some)),
-                Err(_) => embedded.extend((0..n).map(|_| None)),
-            }
-            self.emit("embed", embedded.len(), total, None);
+        let groups = v.embedder.embed_groups(texts).await;
+        let mut done = 0;
+        for _ in &groups {
+            done = (done + size).min(total);
+            self.emit("embed", done, total, None);
         }
+        let mut embedded: Vec<Option<Vec<f32>>> =
+            plan::spread(groups.into_iter().map(|g| g.map_err(drop)), size, total)
+                .into_iter()
+                .map(std::result::Result::ok)
+                .collect();
         let mut failed = FileErrors::default();
         for run in job.files_to_retry(&embedded) {
             let texts: Vec<String> = plan::docs_of(&outcomes[run.file]).iter().map(|d| d.content.to_string()).collect();
