@@ -12,12 +12,16 @@
 //!   to and delete from any store (the binding runs them with the user's
 //!   embedder and store).
 //!
+//! - `persist`: snapshots of all of it on disk, and the plan of an
+//!   incremental `init()` that re-reads only changed files.
+//!
 //! Every decision (what to write, delete, retry, report) is made here; the
 //! binding in `src/` converts values and carries plans out.
 
 pub mod analysis;
 pub mod index;
 pub mod ingest;
+pub mod persist;
 pub mod prefetch;
 pub mod scoring;
 pub mod search;

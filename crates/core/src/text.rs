@@ -37,6 +37,19 @@ impl SharedText {
         }
     }
 
+    /// The whole text this is a range of, and the range (for snapshots,
+    /// which store each shared text once).
+    pub fn parts(&self) -> (&Arc<String>, u32, u32) {
+        (&self.text, self.start, self.end)
+    }
+
+    /// The text `parts` gave; `None` for a range that is not one of `text`.
+    pub fn from_parts(text: Arc<String>, start: u32, end: u32) -> Option<SharedText> {
+        let part = text.get(start as usize..end as usize)?;
+        let ascii = part.is_ascii();
+        Some(SharedText { text, start, end, ascii })
+    }
+
     pub fn as_str(&self) -> &str {
         &self.text[self.start as usize..self.end as usize]
     }

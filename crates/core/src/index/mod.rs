@@ -22,6 +22,7 @@ pub mod line_table;
 pub mod postings;
 mod prefix;
 pub mod slot_index;
+mod snapshot;
 mod versioning;
 mod vocab;
 mod writer;

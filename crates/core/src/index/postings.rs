@@ -5,6 +5,8 @@
 //! postings without reading the documents' lengths. (Per-document line
 //! tables are in line_table.rs.)
 
+use crate::persist::SnapshotError;
+
 /// Postings per skip block.
 pub const BLOCK: usize = 32;
 
@@ -194,6 +196,62 @@ impl Postings {
             + self.packed.capacity() * 2
             + self.big.as_ref().map_or(0, |b| std::mem::size_of::<Vec<(u32, u32)>>() + b.capacity() * 8)
             + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
+    }
+}
+
+impl Postings {
+    pub fn encode(&self, e: &mut crate::persist::codec::Encoder) {
+        e.u32s(&self.docs);
+        e.u16s(&self.packed);
+        let big: &[(u32, u32)] = self.big.as_deref().map_or(&[], |b| b.as_slice());
+        e.len(big.len());
+        for &(i, tf) in big {
+            e.u32(i);
+            e.u32(tf);
+        }
+        e.len(self.blocks.len());
+        for b in &self.blocks {
+            e.u32(b.last_doc);
+            e.u32(b.max_tf);
+            e.f32(b.min_len_per_tf);
+            e.f32(b.max_score);
+        }
+    }
+
+    /// Postings as `encode` wrote them, checked against the slot count.
+    pub fn decode(d: &mut crate::persist::codec::Decoder, slots: usize) -> Result<Postings, SnapshotError> {
+        let bad = |what: &str| SnapshotError::Corrupt(format!("postings: {what}"));
+        let docs = d.u32s("postings")?;
+        let packed = d.u16s("frequencies")?;
+        if packed.len() != docs.len() || docs.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad("unsorted or uneven"));
+        }
+        if docs.last().is_some_and(|&s| s as usize >= slots) {
+            return Err(bad("slot out of range"));
+        }
+        let n = d.len(8, "big frequencies")?;
+        let mut big = Vec::with_capacity(n);
+        for _ in 0..n {
+            big.push((d.u32("a big frequency")?, d.u32("a big frequency")?));
+        }
+        let n = d.len(16, "blocks")?;
+        if n != docs.len().div_ceil(BLOCK) {
+            return Err(bad("block count"));
+        }
+        let mut blocks = Vec::with_capacity(n);
+        for _ in 0..n {
+            blocks.push(BlockMax {
+                last_doc: d.u32("a block")?,
+                max_tf: d.u32("a block")?,
+                min_len_per_tf: d.f32("a block")?,
+                max_score: d.f32("a block")?,
+            });
+        }
+        let markers = packed.iter().filter(|&&p| p & 0xff == TF_BIG).count();
+        if markers != big.len() || big.iter().any(|&(i, _)| i as usize >= docs.len()) {
+            return Err(bad("big frequencies"));
+        }
+        Ok(Postings { docs, packed, big: (!big.is_empty()).then(|| Box::new(big)), blocks })
     }
 }
 

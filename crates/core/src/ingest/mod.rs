@@ -32,6 +32,8 @@ pub enum FileOutcome {
         id: String,
         docs: Vec<NewDocument>,
         chunked: bool,
+        /// `content_hash` of the file's text.
+        hash: u64,
     },
     Skipped {
         id: String,
@@ -49,6 +51,12 @@ pub enum FileOutcome {
 pub struct Failed {
     pub path: String,
     pub error: String,
+}
+
+/// The hash that tells whether a text changed (files, and the texts a
+/// vector store holds): xxh3, 64 bits.
+pub fn content_hash(text: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
 /// What a rebuild did, for `IndexReport`.
@@ -79,7 +87,7 @@ pub fn build_index(
     let mut ends: Vec<(String, usize)> = Vec::new();
     for o in outcomes {
         match o {
-            FileOutcome::Documents { id, docs: d, chunked } => {
+            FileOutcome::Documents { id, docs: d, chunked, .. } => {
                 if chunked {
                     report.chunks += d.len();
                 }

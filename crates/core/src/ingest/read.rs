@@ -125,8 +125,9 @@ pub fn ingest(
         let out = match read_text(f, max_file_size) {
             Ok(Contents::Skip(reason)) => FileOutcome::Skipped { id: f.id.clone(), reason },
             Ok(Contents::Text(text)) => {
+                let hash = super::content_hash(&text);
                 let (docs, chunked) = documents_of(&f.id, text, chunking);
-                FileOutcome::Documents { id: f.id.clone(), docs, chunked }
+                FileOutcome::Documents { id: f.id.clone(), docs, chunked, hash }
             }
             Err(e) => FileOutcome::Failed { id: f.id.clone(), error: e.to_string() },
         };
@@ -187,12 +188,12 @@ mod tests {
         std::fs::write(d.path().join("bad.txt"), b"ok \xff word").unwrap();
         let long: String = (0..300).map(|i| format!("line number {i}\n")).collect();
         std::fs::write(d.path().join("long.md"), &long).unwrap();
-        let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n), identity: None };
+        let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n), identity: None, stamp: None };
         let files = vec![
             f("bin.dat"),
             f("bad.txt"),
             f("long.md"),
-            FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x"), identity: None },
+            FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x"), identity: None, stamp: None },
         ];
         let t = Tokenizer::default();
         let out = ingest(&files, ChunkOptions::default(), 1 << 20, Some(&t), &|_, _, _| {});

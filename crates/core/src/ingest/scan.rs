@@ -23,11 +23,33 @@ pub struct FoundFile {
     /// them): reading checks that it opened that very file, so a link
     /// retargeted after the walk is not followed out of basePath.
     pub identity: Option<(u64, u64)>,
+    /// Size and modification time when found (an incremental `init()`
+    /// reuses a file whose stamp is unchanged).
+    pub stamp: Option<FileStamp>,
+}
+
+/// A file's size and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub size: u64,
+    /// Nanoseconds since the epoch.
+    pub modified_ns: i128,
+}
+
+impl FileStamp {
+    pub fn of(m: &std::fs::Metadata) -> Option<FileStamp> {
+        let modified = m.modified().ok()?;
+        let modified_ns = match modified.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(e) => -(e.duration().as_nanos() as i128),
+        };
+        Some(FileStamp { size: m.len(), modified_ns })
+    }
 }
 
 impl FoundFile {
     fn new(id: String, path: PathBuf) -> Self {
-        FoundFile { id, path, identity: None }
+        FoundFile { id, path, identity: None, stamp: None }
     }
 }
 
@@ -305,6 +327,7 @@ impl Scanner<'_> {
             return self.skip(f.id, SkipReason::TooLarge { size: m.len(), max: self.opts.max_file_size });
         }
         f.identity = identity(&m);
+        f.stamp = FileStamp::of(&m);
         self.seen.insert(f.path.clone());
         self.out.files.push(f);
     }

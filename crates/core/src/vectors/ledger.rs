@@ -4,14 +4,43 @@
 //! keeps vectors of documents the workspace no longer has, and never loses
 //! vectors of another workspace sharing it.
 
+use crate::persist::codec::{Decoder, Encoder};
+use crate::persist::SnapshotError;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Ledger {
     by_source: FxHashMap<String, Vec<String>>,
+    /// The hash of the text each id's vector was embedded from
+    /// (`ingest::content_hash`): an unchanged text is not embedded again.
+    texts: FxHashMap<String, u64>,
 }
 
 impl Ledger {
+    /// Notes that the vector of `id` was embedded from a text with this hash.
+    pub fn note_text(&mut self, id: &str, hash: u64) {
+        self.texts.insert(id.to_string(), hash);
+    }
+
+    /// Whether the store holds a vector of `id`, written for `source`, of a
+    /// text with this hash (so embedding it again would give the same).
+    pub fn holds(&self, source: &str, id: &str, hash: u64) -> bool {
+        self.texts.get(id) == Some(&hash) && self.get(source).is_some_and(|ids| ids.iter().any(|i| i == id))
+    }
+
+    /// Forgets every text hash: each text is embedded again (another
+    /// embedder).
+    pub fn forget_texts(&mut self) {
+        self.texts.clear();
+    }
+
+    /// Forgets the text hashes of `ids` (vectors deleted or never whole).
+    pub fn drop_texts(&mut self, ids: &[String]) {
+        for id in ids {
+            self.texts.remove(id);
+        }
+    }
+
     /// Adds `ids` to what `source` has in the store.
     pub fn record(&mut self, source: &str, ids: impl IntoIterator<Item = String>) {
         let entry = self.by_source.entry(source.to_string()).or_default();
@@ -46,7 +75,9 @@ impl Ledger {
 
     /// Forgets `source` (after its vectors were deleted).
     pub fn forget(&mut self, source: &str) {
-        self.by_source.remove(source);
+        if let Some(ids) = self.by_source.remove(source) {
+            self.drop_texts(&ids);
+        }
     }
 
     /// Every id written, to delete on `clear()`.
@@ -56,6 +87,7 @@ impl Ledger {
 
     pub fn clear(&mut self) {
         self.by_source.clear();
+        self.texts.clear();
     }
 
     /// Vectors written.
@@ -85,6 +117,7 @@ impl Ledger {
                 let hit = id.starts_with(prefix);
                 if hit {
                     taken.push(id.clone());
+                    self.texts.remove(id.as_str());
                 }
                 !hit
             });
@@ -98,6 +131,48 @@ impl Ledger {
     /// documents added with `index()` that a rebuild drops).
     pub fn sources_absent_from(&self, present: &FxHashSet<&str>) -> Vec<String> {
         self.by_source.keys().filter(|s| !present.contains(s.as_str())).cloned().collect()
+    }
+}
+
+impl Ledger {
+    pub fn encode(&self, e: &mut Encoder) {
+        let mut sources: Vec<&String> = self.by_source.keys().collect();
+        sources.sort();
+        e.len(sources.len());
+        for s in sources {
+            e.str(s);
+            let ids = &self.by_source[s];
+            e.len(ids.len());
+            for id in ids {
+                e.str(id);
+                match self.texts.get(id) {
+                    Some(&h) => {
+                        e.u8(1);
+                        e.u64(h);
+                    }
+                    None => e.u8(0),
+                }
+            }
+        }
+    }
+
+    pub fn decode(d: &mut Decoder) -> Result<Ledger, SnapshotError> {
+        let mut ledger = Ledger::default();
+        let n = d.len(16, "the ledger")?;
+        for _ in 0..n {
+            let source = d.string("a ledger source")?;
+            let m = d.len(9, "a ledger entry")?;
+            let mut ids = Vec::with_capacity(m);
+            for _ in 0..m {
+                let id = d.string("a ledger id")?;
+                if d.u8("a text hash")? == 1 {
+                    ledger.texts.insert(id.clone(), d.u64("a text hash")?);
+                }
+                ids.push(id);
+            }
+            ledger.by_source.insert(source, ids);
+        }
+        Ok(ledger)
     }
 }
 
@@ -122,7 +197,14 @@ mod tests {
         assert_eq!(m.with_prefix("a.md#chunk-"), ["a.md#chunk-0", "a.md#chunk-1"]);
         assert_eq!(m.take_prefix("a.md#chunk-"), ["a.md#chunk-0", "a.md#chunk-1"]);
         assert_eq!((m.count(), m.get("a.md")), (1, None));
+        l.note_text("doc", 42);
+        l.note_text("a.md#chunk-0", 7);
+        assert!(l.holds("doc", "doc", 42) && !l.holds("doc", "doc", 43) && !l.holds("a.md", "doc", 42));
+        let mut e = Encoder::default();
+        l.encode(&mut e);
+        assert_eq!(Ledger::decode(&mut Decoder::new(&e.buf)).unwrap(), l);
         l.forget("a.md");
+        assert!(!l.holds("a.md", "a.md#chunk-0", 7));
         assert_eq!(l.all_ids(), ["doc"]);
         l.replace("doc", vec![]);
         assert_eq!(l.count(), 0);

@@ -294,6 +294,47 @@ impl VectorIndex {
     }
 }
 
+impl VectorIndex {
+    /// For snapshots (`persist`).
+    pub fn encode(&self, e: &mut crate::persist::codec::Encoder) {
+        e.len(self.dim);
+        e.str(self.metric.name());
+        e.len(self.ids.len());
+        for (id, m) in self.ids.iter().zip(&self.metadata) {
+            e.str(id);
+            let json = m.as_ref().map(|m| serde_json::to_string(m).unwrap_or_default());
+            e.opt_str(json.as_deref());
+        }
+        e.f32s(&self.data);
+    }
+
+    pub fn decode(d: &mut crate::persist::codec::Decoder) -> Result<VectorIndex, crate::persist::SnapshotError> {
+        use crate::persist::SnapshotError::Corrupt;
+        let dim = d.len(0, "a vector dimension")?;
+        let metric = Metric::parse(d.str("a metric")?).ok_or_else(|| Corrupt("a metric".into()))?;
+        let mut ix = VectorIndex::new(dim, metric);
+        let n = d.len(9, "vectors")?;
+        for _ in 0..n {
+            let id = d.string("a vector id")?;
+            let meta = match d.opt_string("vector metadata")? {
+                None => None,
+                Some(j) => Some(serde_json::from_str(&j).map_err(|_| Corrupt("vector metadata".into()))?),
+            };
+            if ix.slot_of.insert(id.clone(), ix.ids.len()).is_some() {
+                return Err(Corrupt("a vector id twice".into()));
+            }
+            ix.ids.push(id);
+            ix.metadata.push(meta);
+        }
+        ix.data = d.f32s("vectors")?;
+        if dim == 0 || ix.data.len() != n * dim || ix.data.iter().any(|x| !x.is_finite()) {
+            return Err(Corrupt("vectors".into()));
+        }
+        ix.norms = ix.data.chunks_exact(dim).map(norm).collect();
+        Ok(ix)
+    }
+}
+
 /// Named indexes: what `LocalVector` holds.
 #[derive(Debug, Default, Clone)]
 pub struct VectorStore {
@@ -336,6 +377,11 @@ impl VectorStore {
 
     pub fn memory_bytes(&self) -> usize {
         self.indexes.values().map(VectorIndex::memory_bytes).sum()
+    }
+
+    /// Puts a whole index in place (loaded from a snapshot).
+    pub fn put_index(&mut self, name: &str, index: VectorIndex) {
+        self.indexes.insert(name.to_string(), index);
     }
 }
 

@@ -1,0 +1,181 @@
+//! The index in a snapshot: terms with their postings, documents with
+//! their text (each shared text once: the chunks of a file are ranges of
+//! it), line tables, lengths and statistics. The two hash tables (ids and
+//! terms) are rebuilt on load. Write order starts afresh: loaded
+//! documents carry sequence number 0, so any write of the new process wins.
+
+use super::postings::Postings;
+use super::{Bm25Index, Document, Term, DEAD};
+use crate::persist::codec::{Decoder, Encoder};
+use crate::persist::SnapshotError;
+use crate::scoring::bm25::Bm25Params;
+use crate::text::SharedText;
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+fn corrupt(what: &str) -> SnapshotError {
+    SnapshotError::Corrupt(what.to_string())
+}
+
+impl Bm25Index {
+    pub fn encode(&self, e: &mut Encoder) {
+        e.f64(self.params.k1);
+        e.f64(self.params.b);
+        e.f64(self.ref_avgdl);
+        for n in [self.live_docs, self.live_terms, self.content_bytes] {
+            e.len(n);
+        }
+        for n in [self.total_len, self.live_postings, self.dead_postings] {
+            e.u64(n);
+        }
+        self.encode_texts(e);
+        e.u32s(&self.lens);
+        e.len(self.terms.len());
+        for (t, name) in self.terms.iter().zip(&self.names) {
+            e.str(name);
+            e.u32(t.df);
+            e.u32(t.max_tf);
+            e.f32(t.min_len_per_tf);
+            e.f32(t.max_score);
+            t.postings.encode(e);
+        }
+    }
+
+    /// Each shared text once, then the documents referring to them.
+    fn encode_texts(&self, e: &mut Encoder) {
+        let mut text_ids: FxHashMap<*const String, u32> = FxHashMap::default();
+        let mut texts: Vec<&Arc<String>> = Vec::new();
+        for d in self.docs.iter().flatten() {
+            let (text, _, _) = d.content.parts();
+            text_ids.entry(Arc::as_ptr(text)).or_insert_with(|| {
+                texts.push(text);
+                texts.len() as u32 - 1
+            });
+        }
+        e.len(texts.len());
+        for t in &texts {
+            e.str(t);
+        }
+        e.len(self.docs.len());
+        for slot in &self.docs {
+            let Some(d) = slot else {
+                e.u8(0);
+                continue;
+            };
+            e.u8(1);
+            e.str(&d.id);
+            let (text, start, end) = d.content.parts();
+            e.u32(text_ids[&Arc::as_ptr(text)]);
+            e.u32(start);
+            e.u32(end);
+            let meta = d.metadata.as_ref().map(|m| serde_json::to_string(&**m).unwrap_or_default());
+            e.opt_str(meta.as_deref());
+            e.opt_u32(d.start_line_offset);
+            e.u32(d.len);
+            e.bytes(&d.table);
+        }
+    }
+
+    pub fn decode(d: &mut Decoder) -> Result<Bm25Index, SnapshotError> {
+        let params = Bm25Params { k1: d.f64("k1")?, b: d.f64("b")? };
+        let mut ix = Bm25Index::new(params);
+        ix.ref_avgdl = d.f64("the average length")?;
+        ix.live_docs = d.len(0, "statistics")?;
+        ix.live_terms = d.len(0, "statistics")?;
+        ix.content_bytes = d.len(0, "statistics")?;
+        ix.total_len = d.u64("statistics")?;
+        ix.live_postings = d.u64("statistics")?;
+        ix.dead_postings = d.u64("statistics")?;
+        ix.docs = decode_documents(d)?;
+        ix.lens = d.u32s("document lengths")?;
+        if ix.lens.len() != ix.docs.len() {
+            return Err(corrupt("one length per document"));
+        }
+        for (slot, len) in ix.docs.iter().zip(&ix.lens) {
+            if slot.as_ref().map_or(DEAD, |doc| doc.len) != *len {
+                return Err(corrupt("document lengths"));
+            }
+        }
+        let n = d.len(20, "terms")?;
+        ix.terms.reserve_exact(n);
+        ix.names.reserve_exact(n);
+        for _ in 0..n {
+            let name: Box<str> = d.str("a term")?.into();
+            let term = Term {
+                df: d.u32("a term")?,
+                max_tf: d.u32("a term")?,
+                min_len_per_tf: d.f32("a term")?,
+                max_score: d.f32("a term")?,
+                postings: Postings::decode(d, ix.docs.len())?,
+            };
+            ix.push_term(name, term)?;
+        }
+        ix.index_ids()?;
+        Ok(ix)
+    }
+
+    fn push_term(&mut self, name: Box<str>, term: Term) -> Result<(), SnapshotError> {
+        if self.term_id(&name).is_some() {
+            return Err(corrupt("a term twice"));
+        }
+        let t = self.terms.len() as u32;
+        self.names.push(name);
+        let names = &self.names;
+        self.dict.insert(&names[t as usize], t, |s| &names[s as usize]);
+        self.terms.push(term);
+        Ok(())
+    }
+
+    fn index_ids(&mut self) -> Result<(), SnapshotError> {
+        let docs = &self.docs;
+        self.by_id.reserve(docs.len(), |s| super::id_at(docs, s));
+        for (slot, d) in docs.iter().enumerate() {
+            let Some(d) = d else { continue };
+            if self.by_id.get(&d.id, |s| super::id_at(docs, s)).is_some() {
+                return Err(corrupt("a document id twice"));
+            }
+            self.by_id.insert(&d.id, slot as u32, |s| super::id_at(docs, s));
+        }
+        Ok(())
+    }
+}
+
+fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotError> {
+    let n = d.len(8, "texts")?;
+    let mut texts = Vec::with_capacity(n);
+    for _ in 0..n {
+        texts.push(Arc::new(d.string("a text")?));
+    }
+    let n = d.len(1, "documents")?;
+    let mut docs = Vec::with_capacity(n);
+    for _ in 0..n {
+        docs.push(match d.u8("a document")? {
+            0 => None,
+            _ => Some(decode_document(d, &texts)?),
+        });
+    }
+    Ok(docs)
+}
+
+fn decode_document(d: &mut Decoder, texts: &[Arc<String>]) -> Result<Document, SnapshotError> {
+    let id = d.string("a document id")?;
+    let text = texts.get(d.u32("a text reference")? as usize).ok_or_else(|| corrupt("a text reference"))?;
+    let (start, end) = (d.u32("a text range")?, d.u32("a text range")?);
+    let content = SharedText::from_parts(text.clone(), start, end).ok_or_else(|| corrupt("a text range"))?;
+    let metadata = match d.opt_string("metadata")? {
+        None => None,
+        Some(json) => {
+            Some(Arc::new(serde_json::from_str::<Map<String, Value>>(&json).map_err(|_| corrupt("metadata"))?))
+        }
+    };
+    Ok(Document {
+        id,
+        content,
+        metadata,
+        start_line_offset: d.opt_u32("a start line")?,
+        len: d.u32("a length")?,
+        seq: 0,
+        table: d.bytes("a line table")?.into(),
+    })
+}

@@ -1,0 +1,119 @@
+//! Carrying out an incremental `init()` on a loaded index: files read
+//! again whose content is unchanged only get their new stamp; changed
+//! files replace their documents; files gone, or now skipped or failing,
+//! lose them, as a full rebuild would.
+
+use super::files::{FileRecord, FileTable, Reconcile};
+use crate::index::Bm25Index;
+use crate::ingest::scan::FoundFile;
+use crate::ingest::{Failed, FileOutcome, Report, Skipped};
+use rustc_hash::FxHashMap;
+
+/// What an incremental `init()` did with the files, for `IndexReport`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FileCounts {
+    /// Files kept from the snapshot without reading them.
+    pub reused: usize,
+    /// Files read again (changed stamp, new, or in doubt).
+    pub reread: usize,
+    /// Files read again whose content was unchanged.
+    pub unchanged: usize,
+    /// Files whose documents were removed (gone, or now skipped or failing).
+    pub removed: usize,
+}
+
+impl FileTable {
+    /// Keeps the outcomes of files whose content changed (or that are new,
+    /// skipped or failing); the others only get their new stamp.
+    pub fn changed_only(
+        &mut self,
+        found: &[FoundFile],
+        plan: &Reconcile,
+        outcomes: Vec<FileOutcome>,
+        counts: &mut FileCounts,
+    ) -> Vec<FileOutcome> {
+        counts.reused = plan.reused.len();
+        counts.reread = outcomes.len();
+        let stamps = stamps(found);
+        let mut changed = Vec::new();
+        for o in outcomes {
+            if let FileOutcome::Documents { id, hash, .. } = &o {
+                if let (Some(r), Some(&stamp)) = (self.get(id).copied(), stamps.get(id.as_str())) {
+                    if r.hash == *hash {
+                        self.set(id, FileRecord { stamp, hash: *hash });
+                        counts.unchanged += 1;
+                        continue;
+                    }
+                }
+            }
+            changed.push(o);
+        }
+        changed
+    }
+
+    /// Records the files a build indexed (with their stamps when found).
+    pub fn record(&mut self, found: &[FoundFile], outcomes: &[FileOutcome]) {
+        let stamps = stamps(found);
+        for o in outcomes {
+            match o {
+                FileOutcome::Documents { id, hash, .. } => match stamps.get(id.as_str()) {
+                    Some(&stamp) => self.set(id, FileRecord { stamp, hash: *hash }),
+                    None => {
+                        self.remove(id);
+                    }
+                },
+                FileOutcome::Skipped { id, .. } | FileOutcome::Failed { id, .. } => {
+                    self.remove(id);
+                }
+            }
+        }
+    }
+}
+
+fn stamps(found: &[FoundFile]) -> FxHashMap<&str, crate::ingest::scan::FileStamp> {
+    found.iter().filter_map(|f| Some((f.id.as_str(), f.stamp?))).collect()
+}
+
+/// Applies changed outcomes and removes gone files (write `seq`); fills
+/// `report` as a full rebuild would (indexed counts every file now in).
+pub fn apply_changes(
+    index: &mut Bm25Index,
+    table: &mut FileTable,
+    found: &[FoundFile],
+    changed: Vec<FileOutcome>,
+    gone: &[String],
+    seq: u64,
+    report: &mut Report,
+) -> usize {
+    let mut removed = 0;
+    for id in gone {
+        index.remove_with_chunks(id, seq);
+        table.remove(id);
+        removed += 1;
+    }
+    table.record(found, &changed);
+    let mut writer_docs = Vec::new();
+    for o in changed {
+        match o {
+            FileOutcome::Documents { id, docs, .. } => {
+                index.remove_with_chunks(&id, seq);
+                writer_docs.extend(docs);
+            }
+            FileOutcome::Skipped { id, reason } => {
+                removed += usize::from(index.remove_with_chunks(&id, seq));
+                report.skipped.push(Skipped { path: id, reason });
+            }
+            FileOutcome::Failed { id, error } => {
+                removed += usize::from(index.remove_with_chunks(&id, seq));
+                report.failed.push(Failed { path: id, error });
+            }
+        }
+    }
+    let mut writer = index.writer();
+    for d in writer_docs {
+        writer.upsert(d, seq);
+    }
+    report.indexed = table.len();
+    report.chunks = index.documents().filter(|d| d.source_file().is_some()).count();
+    removed
+}

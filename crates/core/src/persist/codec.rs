@@ -1,0 +1,236 @@
+//! The byte format of snapshots: little-endian integers and floats,
+//! length-prefixed strings and arrays. Reading never panics on bad bytes:
+//! every read checks what is left and says what was being read.
+
+use super::SnapshotError;
+
+/// Bytes being written.
+#[derive(Default)]
+pub struct Encoder {
+    pub buf: Vec<u8>,
+}
+
+impl Encoder {
+    pub fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+
+    pub fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn u64(&mut self, v: u64) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn f32(&mut self, v: f32) {
+        self.u32(v.to_bits());
+    }
+
+    pub fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+
+    pub fn len(&mut self, n: usize) {
+        self.u64(n as u64);
+    }
+
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.len(b.len());
+        self.buf.extend_from_slice(b);
+    }
+
+    pub fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+
+    pub fn opt_u32(&mut self, v: Option<u32>) {
+        match v {
+            Some(x) => {
+                self.u8(1);
+                self.u32(x);
+            }
+            None => self.u8(0),
+        }
+    }
+
+    pub fn opt_str(&mut self, v: Option<&str>) {
+        match v {
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+            None => self.u8(0),
+        }
+    }
+
+    pub fn u32s(&mut self, v: &[u32]) {
+        self.len(v.len());
+        self.buf.reserve(v.len() * 4);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    pub fn u16s(&mut self, v: &[u16]) {
+        self.len(v.len());
+        self.buf.reserve(v.len() * 2);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    pub fn f32s(&mut self, v: &[f32]) {
+        self.len(v.len());
+        self.buf.reserve(v.len() * 4);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+}
+
+/// Bytes being read.
+pub struct Decoder<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+fn truncated(what: &str) -> SnapshotError {
+    SnapshotError::Corrupt(format!("ends inside {what}"))
+}
+
+impl<'a> Decoder<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Decoder { bytes, pos: 0 }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.pos == self.bytes.len()
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], SnapshotError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| truncated(what))?;
+        let out = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], SnapshotError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N, what)?);
+        Ok(out)
+    }
+
+    pub fn u8(&mut self, what: &str) -> Result<u8, SnapshotError> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    pub fn u32(&mut self, what: &str) -> Result<u32, SnapshotError> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+
+    pub fn u64(&mut self, what: &str) -> Result<u64, SnapshotError> {
+        Ok(u64::from_le_bytes(self.array(what)?))
+    }
+
+    pub fn f32(&mut self, what: &str) -> Result<f32, SnapshotError> {
+        Ok(f32::from_bits(self.u32(what)?))
+    }
+
+    pub fn f64(&mut self, what: &str) -> Result<f64, SnapshotError> {
+        Ok(f64::from_bits(self.u64(what)?))
+    }
+
+    /// A count of items of at least `item_size` bytes each: never more than
+    /// the bytes left could hold, so that a bad count cannot make a reader
+    /// allocate without bound.
+    pub fn len(&mut self, item_size: usize, what: &str) -> Result<usize, SnapshotError> {
+        let n = self.u64(what)?;
+        let left = (self.bytes.len() - self.pos) as u64;
+        if n.saturating_mul(item_size.max(1) as u64) > left {
+            return Err(truncated(what));
+        }
+        Ok(n as usize)
+    }
+
+    pub fn bytes(&mut self, what: &str) -> Result<&'a [u8], SnapshotError> {
+        let n = self.len(1, what)?;
+        self.take(n, what)
+    }
+
+    pub fn str(&mut self, what: &str) -> Result<&'a str, SnapshotError> {
+        std::str::from_utf8(self.bytes(what)?).map_err(|_| SnapshotError::Corrupt(format!("{what} is not UTF-8")))
+    }
+
+    pub fn string(&mut self, what: &str) -> Result<String, SnapshotError> {
+        self.str(what).map(str::to_string)
+    }
+
+    pub fn opt_u32(&mut self, what: &str) -> Result<Option<u32>, SnapshotError> {
+        Ok(match self.u8(what)? {
+            0 => None,
+            _ => Some(self.u32(what)?),
+        })
+    }
+
+    pub fn opt_string(&mut self, what: &str) -> Result<Option<String>, SnapshotError> {
+        Ok(match self.u8(what)? {
+            0 => None,
+            _ => Some(self.string(what)?),
+        })
+    }
+
+    pub fn u32s(&mut self, what: &str) -> Result<Vec<u32>, SnapshotError> {
+        let n = self.len(4, what)?;
+        let raw = self.take(n * 4, what)?;
+        Ok(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+
+    pub fn u16s(&mut self, what: &str) -> Result<Vec<u16>, SnapshotError> {
+        let n = self.len(2, what)?;
+        let raw = self.take(n * 2, what)?;
+        Ok(raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect())
+    }
+
+    pub fn f32s(&mut self, what: &str) -> Result<Vec<f32>, SnapshotError> {
+        Ok(self.u32s(what)?.into_iter().map(f32::from_bits).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_short_or_oversized_input() {
+        let mut e = Encoder::default();
+        e.u32(7);
+        e.str("héllo");
+        e.u32s(&[1, 2, u32::MAX]);
+        e.opt_u32(None);
+        e.f64(0.25);
+        let mut d = Decoder::new(&e.buf);
+        assert_eq!(d.u32("a").unwrap(), 7);
+        assert_eq!(d.str("b").unwrap(), "héllo");
+        assert_eq!(d.u32s("c").unwrap(), [1, 2, u32::MAX]);
+        assert_eq!(d.opt_u32("d").unwrap(), None);
+        assert_eq!(d.f64("e").unwrap(), 0.25);
+        assert!(d.is_done());
+        for cut in 0..e.buf.len() {
+            let mut d = Decoder::new(&e.buf[..cut]);
+            let all = (|| -> Result<(), SnapshotError> {
+                d.u32("a")?;
+                d.str("b")?;
+                d.u32s("c")?;
+                d.opt_u32("d")?;
+                d.f64("e")?;
+                Ok(())
+            })();
+            assert!(all.is_err(), "cut at {cut}");
+        }
+        // A huge count is refused before anything is allocated.
+        let mut e = Encoder::default();
+        e.u64(u64::MAX / 2);
+        assert!(Decoder::new(&e.buf).u32s("x").is_err());
+    }
+}

@@ -1,0 +1,177 @@
+//! A snapshot on disk: `snapshot.wss` in the persist directory, replaced
+//! atomically (written to a temporary file in the same directory, synced,
+//! renamed over the old one, directory synced), so that a reader or a
+//! process killed in the middle always finds the previous snapshot or the
+//! next one, whole. The header carries a magic, the format version, the
+//! payload's length and its xxh3 checksum. `lock` is held by the one
+//! process that writes a directory.
+
+use super::{SnapshotError, FORMAT_VERSION};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const MAGIC: &[u8; 8] = b"WSSNAP\r\n";
+const HEADER: usize = 8 + 4 + 4 + 8 + 8;
+pub const SNAPSHOT_FILE: &str = "snapshot.wss";
+const LOCK_FILE: &str = "lock";
+const TEMP_MARK: &str = ".tmp-";
+
+pub fn snapshot_path(dir: &Path) -> PathBuf {
+    dir.join(SNAPSHOT_FILE)
+}
+
+/// The header and payload as written.
+fn framed(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The payload of a snapshot file's bytes, checked.
+pub fn unframe(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
+    if bytes.len() < 12 || &bytes[..8] != MAGIC {
+        return Err(SnapshotError::NotSnapshot);
+    }
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let version = word(8);
+    if version != FORMAT_VERSION {
+        return Err(SnapshotError::Version { found: version, expected: FORMAT_VERSION });
+    }
+    if bytes.len() < HEADER {
+        return Err(SnapshotError::Truncated { got: bytes.len() as u64, expected: HEADER as u64 });
+    }
+    let long = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let (len, checksum) = (long(16), long(24));
+    let payload = &bytes[HEADER..];
+    if payload.len() as u64 != len {
+        return Err(SnapshotError::Truncated { got: bytes.len() as u64, expected: HEADER as u64 + len });
+    }
+    if xxhash_rust::xxh3::xxh3_64(payload) != checksum {
+        return Err(SnapshotError::Checksum);
+    }
+    Ok(payload)
+}
+
+/// Reads the snapshot file of `dir` (its checked payload is `unframe`'s).
+pub fn read(dir: &Path) -> Result<Vec<u8>, SnapshotError> {
+    match fs::read(snapshot_path(dir)) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(SnapshotError::Missing),
+        Err(e) => Err(SnapshotError::Io(e.to_string())),
+    }
+}
+
+/// Replaces the snapshot of `dir` with `payload`, atomically and durably.
+pub fn write(dir: &Path, payload: &[u8]) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let temp = dir.join(format!("{SNAPSHOT_FILE}{TEMP_MARK}{}-{n}", std::process::id()));
+    let result = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        f.write_all(&framed(payload))?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&temp, snapshot_path(dir))?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Makes a rename in `dir` durable (a no-op where directories cannot be
+/// opened).
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()?;
+    }
+    let _ = dir;
+    Ok(())
+}
+
+/// The writer's lock on a persist directory: one process (one workspace)
+/// writes a directory at a time; the others read it. Released when
+/// dropped, and by the system when the process dies (even by SIGKILL).
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+}
+
+/// Takes the writer's lock of `dir` (created if needed), or says who holds it.
+pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
+    fs::create_dir_all(dir)?;
+    let path = dir.join(LOCK_FILE);
+    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            let holder = fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim();
+            return Ok(Err(if holder.is_empty() { "another workspace".into() } else { holder.to_string() }));
+        }
+        Err(fs::TryLockError::Error(e)) => return Err(e),
+    }
+    file.set_len(0)?;
+    write!(file, "process {}", std::process::id())?;
+    remove_stale_temps(dir);
+    Ok(Ok(DirLock { _file: file }))
+}
+
+/// Temporary files left by a writer that died mid-save (only the lock
+/// holder writes, so any there now is stale).
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}")) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_atomically_and_refuses_damaged_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read(dir.path()), Err(SnapshotError::Missing));
+        write(dir.path(), b"first").unwrap();
+        write(dir.path(), b"second payload").unwrap();
+        let bytes = read(dir.path()).unwrap();
+        assert_eq!(unframe(&bytes).unwrap(), b"second payload");
+        let names: Vec<String> =
+            fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        assert_eq!(names, [SNAPSHOT_FILE]);
+        assert!(matches!(unframe(&bytes[..bytes.len() - 1]), Err(SnapshotError::Truncated { .. })));
+        assert!(matches!(unframe(&bytes[..20]), Err(SnapshotError::Truncated { .. })));
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert_eq!(unframe(&flipped), Err(SnapshotError::Checksum));
+        let mut other = bytes.clone();
+        other[8] = 99;
+        assert_eq!(unframe(&other), Err(SnapshotError::Version { found: 99, expected: FORMAT_VERSION }));
+        assert_eq!(unframe(b"{\"json\": true}"), Err(SnapshotError::NotSnapshot));
+    }
+
+    #[test]
+    fn one_writer_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(format!("{SNAPSHOT_FILE}{TEMP_MARK}1-0")), b"stale").unwrap();
+        let first = lock(dir.path()).unwrap().unwrap();
+        assert!(!dir.path().join(format!("{SNAPSHOT_FILE}{TEMP_MARK}1-0")).exists());
+        let second = lock(dir.path()).unwrap();
+        assert_eq!(second.unwrap_err(), format!("process {}", std::process::id()));
+        drop(first);
+        assert!(lock(dir.path()).unwrap().is_ok());
+    }
+}

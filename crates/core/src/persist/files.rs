@@ -1,0 +1,167 @@
+//! What was indexed from each file, and the plan of an incremental
+//! `init()`: files whose size and modification time are unchanged are
+//! reused without reading; the others are read, and those whose content
+//! hash is unchanged too cost nothing more (no re-indexing, no embedding).
+//!
+//! A file modified in the same instant as it was scanned could keep its
+//! size and time (git's "racy" case): files modified within `RACY_NS` of
+//! the last scan are read again and compared by hash.
+
+use super::codec::{Decoder, Encoder};
+use super::SnapshotError;
+use crate::ingest::scan::{FileStamp, FoundFile};
+use rustc_hash::FxHashMap;
+
+/// How close to the last scan a modification time must be to be doubted.
+pub const RACY_NS: i128 = 2_000_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRecord {
+    pub stamp: FileStamp,
+    /// xxh3 of the file's bytes as decoded (see `ingest::content_hash`).
+    pub hash: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileTable {
+    records: FxHashMap<String, FileRecord>,
+    /// When the files were last scanned (nanoseconds since the epoch).
+    pub scanned_at: i128,
+}
+
+/// What an incremental `init()` does with the files found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Reconcile {
+    /// Positions (in the found files) of files reused without reading.
+    pub reused: Vec<usize>,
+    /// Positions of files to read (new, changed, or in doubt).
+    pub to_read: Vec<usize>,
+    /// Recorded files no longer found.
+    pub gone: Vec<String>,
+}
+
+impl FileTable {
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub fn get(&self, id: &str) -> Option<&FileRecord> {
+        self.records.get(id)
+    }
+
+    pub fn set(&mut self, id: &str, record: FileRecord) {
+        self.records.insert(id.to_string(), record);
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<FileRecord> {
+        self.records.remove(id)
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.records.contains_key(id)
+    }
+
+    pub fn clear(&mut self) {
+        self.records.clear();
+    }
+
+    /// Which found files to reuse, which to read, and which recorded files
+    /// are gone.
+    pub fn plan(&self, found: &[FoundFile]) -> Reconcile {
+        let mut out = Reconcile::default();
+        let mut seen: FxHashMap<&str, ()> = FxHashMap::default();
+        for (i, f) in found.iter().enumerate() {
+            seen.insert(f.id.as_str(), ());
+            let unchanged = match (self.records.get(&f.id), f.stamp) {
+                (Some(r), Some(s)) => r.stamp == s && s.modified_ns < self.scanned_at - RACY_NS,
+                _ => false,
+            };
+            if unchanged {
+                out.reused.push(i);
+            } else {
+                out.to_read.push(i);
+            }
+        }
+        out.gone = self.records.keys().filter(|id| !seen.contains_key(id.as_str())).cloned().collect();
+        out.gone.sort();
+        out
+    }
+
+    pub fn encode(&self, e: &mut Encoder) {
+        e.u64(self.scanned_at as u64);
+        e.u64((self.scanned_at >> 64) as u64);
+        e.len(self.records.len());
+        let mut ids: Vec<&String> = self.records.keys().collect();
+        ids.sort();
+        for id in ids {
+            let r = &self.records[id];
+            e.str(id);
+            e.u64(r.stamp.size);
+            e.u64(r.stamp.modified_ns as u64);
+            e.u64((r.stamp.modified_ns >> 64) as u64);
+            e.u64(r.hash);
+        }
+    }
+
+    pub fn decode(d: &mut Decoder) -> Result<FileTable, SnapshotError> {
+        let wide = |d: &mut Decoder| -> Result<i128, SnapshotError> {
+            let lo = d.u64("a time")?;
+            let hi = d.u64("a time")?;
+            Ok(((hi as i128) << 64) | lo as i128)
+        };
+        let scanned_at = wide(d)?;
+        let n = d.len(40, "the file table")?;
+        let mut records = FxHashMap::default();
+        records.reserve(n);
+        for _ in 0..n {
+            let id = d.string("a file id")?;
+            let size = d.u64("a file size")?;
+            let modified_ns = wide(d)?;
+            let hash = d.u64("a file hash")?;
+            records.insert(id, FileRecord { stamp: FileStamp { size, modified_ns }, hash });
+        }
+        Ok(FileTable { records, scanned_at })
+    }
+}
+
+/// Now, in nanoseconds since the epoch (the `scanned_at` of a scan).
+pub fn now_ns() -> i128 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn found(id: &str, size: u64, modified_ns: i128) -> FoundFile {
+        FoundFile {
+            id: id.into(),
+            path: PathBuf::from(id),
+            identity: None,
+            stamp: Some(FileStamp { size, modified_ns }),
+        }
+    }
+
+    #[test]
+    fn reuses_unchanged_files_and_doubts_recent_ones() {
+        let old = 1_000 * RACY_NS;
+        let mut t = FileTable { scanned_at: old + 10 * RACY_NS, ..Default::default() };
+        for (id, size) in [("a", 1), ("b", 2), ("gone", 3)] {
+            t.set(id, FileRecord { stamp: FileStamp { size, modified_ns: old }, hash: 9 });
+        }
+        t.set("racy", FileRecord { stamp: FileStamp { size: 4, modified_ns: t.scanned_at - 1 }, hash: 9 });
+        let files = [found("a", 1, old), found("b", 5, old), found("racy", 4, t.scanned_at - 1), found("new", 1, old)];
+        let plan = t.plan(&files);
+        assert_eq!(plan, Reconcile { reused: vec![0], to_read: vec![1, 2, 3], gone: vec!["gone".into()] });
+        let mut e = Encoder::default();
+        t.encode(&mut e);
+        let back = FileTable::decode(&mut Decoder::new(&e.buf)).unwrap();
+        assert_eq!(back, t);
+    }
+}

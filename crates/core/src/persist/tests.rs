@@ -1,0 +1,121 @@
+//! Snapshots give back the index they were made of (same results, same
+//! statistics, same memory), damaged ones are refused, and an incremental
+//! update of a loaded index equals a fresh build of the same files.
+
+use super::*;
+use crate::analysis::tokenizer::Tokenizer;
+use crate::analysis::Analyzed;
+use crate::index::tests::{doc, q};
+use crate::index::{Bm25Index, Bm25Params};
+use crate::ingest::scan::{FileStamp, FoundFile};
+use crate::ingest::{documents_of, ChunkOptions, FileOutcome, Report};
+
+fn results(ix: &Bm25Index, t: &Tokenizer, query: &str) -> Vec<(String, u64, String)> {
+    ix.top_k(&q(t, query), 10, None)
+        .iter()
+        .map(|h| {
+            (
+                h.doc.id.clone(),
+                h.score.to_bits(),
+                format!("{:?}{:?}", h.doc.metadata, ix.line_range(h.slot, &q(t, query))),
+            )
+        })
+        .collect()
+}
+
+fn file(t: &Tokenizer, id: &str, text: &str) -> FileOutcome {
+    let (mut docs, chunked) = documents_of(id, text.to_string(), ChunkOptions { max_chars: 60, overlap_lines: 1 });
+    for d in docs.iter_mut() {
+        d.analyzed = Analyzed::of_text(t, &d.content);
+    }
+    FileOutcome::Documents { id: id.into(), docs, chunked, hash: crate::ingest::content_hash(text) }
+}
+
+fn found(id: &str, size: u64) -> FoundFile {
+    FoundFile { id: id.into(), path: id.into(), identity: None, stamp: Some(FileStamp { size, modified_ns: 1 }) }
+}
+
+fn long_text(word: &str) -> String {
+    (0..12).map(|i| format!("line {i} of {word} about searching indexes\n")).collect()
+}
+
+#[test]
+fn a_snapshot_gives_back_the_same_index() {
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params { k1: 1.2, b: 0.7 });
+    ix.upsert(doc(&t, "a.md", "alpha beta gamma\nsecond line beta"), 1);
+    ix.upsert(doc(&t, "b.md", "beta delta ünïcode 重置密码"), 2);
+    ix.upsert(doc(&t, "gone.md", "alpha"), 3);
+    ix.remove("gone.md", 4);
+    let FileOutcome::Documents { docs, .. } = file(&t, "big.md", &long_text("chunked")) else { panic!() };
+    assert!(docs.len() > 1);
+    for d in docs {
+        ix.upsert(d, 5);
+    }
+    let snap = Snapshot { fingerprint: "options".into(), index: ix.clone(), ..Default::default() };
+    let back = Snapshot::decode(&snap.encode()).unwrap();
+    assert_eq!(back.fingerprint, "options");
+    for query in ["beta", "alpha gamma", "重置", "chunked searching", "line 7"] {
+        assert_eq!(results(&back.index, &t, query), results(&ix, &t, query), "{query}");
+    }
+    let (a, b) = (back.index.stats(), ix.stats());
+    assert_eq!((a.documents, a.terms, a.tokens, a.avg_doc_length), (b.documents, b.terms, b.tokens, b.avg_doc_length));
+    assert!(a.memory_bytes <= b.memory_bytes, "loaded: exact capacities");
+    let chunks: Vec<_> = back.index.documents().filter(|d| d.source_file().is_some()).collect();
+    assert!(chunks.windows(2).all(|w| w[0].content.shares_with(&w[1].content)), "one text per file");
+    // Writes of the new process (any sequence number) win over loaded ones.
+    let mut loaded = back.index;
+    assert!(loaded.upsert(doc(&t, "a.md", "replaced"), 1));
+    assert_eq!(loaded.get("a.md").unwrap().content, "replaced");
+    // Every cut and every flipped byte is refused, never misread.
+    let bytes = snap.encode();
+    for cut in (0..bytes.len()).step_by(7) {
+        assert!(Snapshot::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+}
+
+#[test]
+fn incremental_update_equals_a_fresh_build() {
+    let t = Tokenizer::default();
+    let v1 = [
+        ("keep.md", "stays the same forever".to_string()),
+        ("edit.md", long_text("before")),
+        ("drop.md", "goes away".into()),
+    ];
+    let v2 = [
+        ("keep.md", "stays the same forever".to_string()),
+        ("edit.md", long_text("after")),
+        ("new.md", "brand new file".into()),
+    ];
+    let outcomes = |files: &[(&str, String)]| files.iter().map(|(id, text)| file(&t, id, text)).collect::<Vec<_>>();
+    let founds =
+        |files: &[(&str, String)]| files.iter().map(|(id, text)| found(id, text.len() as u64)).collect::<Vec<_>>();
+    let mut report = Report::default();
+    let mut ix = crate::ingest::build_index(Bm25Params::default(), 1, outcomes(&v1), &mut report, &|_, _, _| {});
+    let mut table = FileTable::default();
+    table.scanned_at = 10 * files::RACY_NS;
+    table.record(&founds(&v1), &outcomes(&v1));
+    let snap = Snapshot::decode(&Snapshot { index: ix, files: table, ..Default::default() }.encode()).unwrap();
+    (ix, table) = (snap.index, snap.files);
+
+    let found2 = founds(&v2);
+    let plan = table.plan(&found2);
+    assert_eq!(plan.gone, ["drop.md"]);
+    assert_eq!(plan.reused, [0], "same size and time");
+    let read: Vec<FileOutcome> = plan.to_read.iter().map(|&i| file(&t, v2[i].0, &v2[i].1)).collect();
+    let mut counts = FileCounts::default();
+    let changed = table.changed_only(&found2, &plan, read, &mut counts);
+    let mut report = Report::default();
+    counts.removed = apply_changes(&mut ix, &mut table, &found2, changed, &plan.gone, 2, &mut report);
+    assert_eq!((counts.reused, counts.reread, counts.removed), (1, 2, 1));
+
+    let fresh =
+        crate::ingest::build_index(Bm25Params::default(), 1, outcomes(&v2), &mut Report::default(), &|_, _, _| {});
+    assert_eq!(report.indexed, 3);
+    assert_eq!(ix.stats().documents, fresh.stats().documents);
+    assert_eq!(ix.stats().tokens, fresh.stats().tokens);
+    for query in ["after", "before", "same forever", "brand new", "goes away", "line searching"] {
+        let ids = |r: Vec<(String, u64, String)>| r.into_iter().map(|x| x.0).collect::<Vec<_>>();
+        assert_eq!(ids(results(&ix, &t, query)), ids(results(&fresh, &t, query)), "{query}");
+    }
+}
