@@ -94,6 +94,12 @@ export interface VectorStoreAdapter {
   deleteVectors?(params: { indexName: string; ids?: string[]; filter?: any }): Promise<unknown>
 }
 
+/** Where `persist` keeps the index. */
+export interface PersistOptions {
+  /** The directory (created if needed); relative paths are relative to the process's working directory. */
+  dir?: string
+}
+
 export interface WorkspaceOptions {
   id?: string
   /** Where auto-indexing reads files: a `LocalFilesystem` (this package's or Mastra's). */
@@ -119,6 +125,20 @@ export interface WorkspaceOptions {
   respectGitignore?: boolean
   /** Called during auto-indexing. */
   onProgress?: (event: ProgressEvent) => void
+  /**
+   * Keep the index on disk between runs. `true`: a directory per `basePath` under the user's cache
+   * directory (`$XDG_CACHE_HOME/workspace-search` or `~/.cache/workspace-search` on Linux, `~/Library/Caches/workspace-search`
+   * on macOS, `%LOCALAPPDATA%\workspace-search` on Windows); `{ dir }`: that directory. `init()` loads it and reads
+   * only files that changed; the index is saved after `init()`, a second after writes, on `save()` and at `destroy()`.
+   */
+  persist?: boolean | PersistOptions
+  /**
+   * Names the embedder (e.g. `'openai:text-embedding-3-small'`), so that saved vectors are reused only with the same
+   * one. Without it, one short text is embedded at each start and compared with the saved one's vector.
+   */
+  embedderId?: string
+  /** Files created, changed, renamed or deleted under `autoIndexPaths` reach the index within about a second (after `init()`, until `destroy()`). */
+  watch?: boolean
   /** Options of Mastra's Workspace that do not concern search: accepted and ignored. */
   name?: string
   sandbox?: unknown
@@ -273,9 +293,17 @@ export declare class Workspace {
    */
   stats(): WorkspaceStats
   /**
+   * With `persist`: writes the snapshot now (after the writes called
+   * before it). Resolves `true` when it was written, `false` when there
+   * is nothing to save to (no `persist`, or another process writes the
+   * directory, or `init()` has not run yet).
+   */
+  save(): Promise<boolean>
+  /**
    * Drops the in-process index (the user's vector store is left as it
    * is); every later call but the capability getters, `status` and
-   * `destroy()` rejects with `WorkspaceNotReadyError`.
+   * `destroy()` rejects with `WorkspaceNotReadyError`. With `persist`,
+   * what changed since the last save is saved first; the watcher stops.
    */
   destroy(): Promise<void>
 }
@@ -293,6 +321,25 @@ export interface IndexReport {
   skipped: Array<SkippedFile>
   failed: Array<FailedFile>
   durationMs: number
+  /**
+   * Texts sent to the embedder (0 without one; texts whose vector the
+   * store already holds are not sent again).
+   */
+  embedded: number
+  /** Files reused from the saved index without reading them (`persist`). */
+  reused: number
+  /**
+   * Files read again because their size or modification time changed
+   * (or they are new); those whose content is unchanged cost nothing more.
+   */
+  reread: number
+  /** Files whose documents were removed: gone, or now skipped or failing. */
+  removed: number
+  /**
+   * Why the saved index could not be used or saved (`persist`): the
+   * index was then rebuilt from the files, or is kept in memory only.
+   */
+  warnings: Array<string>
 }
 
 /** Lines of the content holding a query token (1-based, inclusive, file lines). */

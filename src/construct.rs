@@ -3,7 +3,7 @@
 //! (built in, or the user's through lib/runtime.js) and the initial state.
 
 use crate::embedder::Embedder;
-use crate::engine::{Inner, Keyword, Lifecycle, VectorSide};
+use crate::engine::{Inner, Keyword, Lifecycle, Persist, VectorSide};
 use crate::js::*;
 use crate::local_vector::LocalVector;
 use crate::options::{self, Bm25Options};
@@ -17,6 +17,7 @@ use std::sync::Arc;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
 use workspace_search_core::index::gate::Gate;
 use workspace_search_core::index::Bm25Index;
+use workspace_search_core::persist;
 use workspace_search_core::vectors::index_name;
 use workspace_search_core::vectors::store::VectorStore;
 
@@ -44,10 +45,35 @@ fn generated_id() -> String {
     format!("ws-{}-{}", base36(now, 1), base36(x % 36u64.pow(6), 6))
 }
 
+/// Where `persist: true` keeps the index (`persist::default_dir`).
+fn default_persist_dir(base: Option<&std::path::Path>, id: Option<&str>) -> Checked<std::path::PathBuf> {
+    let Some(base) = base else {
+        return Err(Fail::Config {
+            message: "persist: true needs a filesystem with a basePath; give persist: { dir } otherwise".into(),
+            workspace_id: id.map(str::to_string),
+        });
+    };
+    persist::default_dir(base, id).ok_or_else(|| Fail::Config {
+        message: "persist: true found no cache directory on this system; give persist: { dir }".into(),
+        workspace_id: id.map(str::to_string),
+    })
+}
+
 impl Workspace {
     pub(crate) fn build(env: &Env, options: Option<Unknown>) -> Checked<Self> {
         let o = options::workspace_options(env, options)?;
-        let id = o.id.unwrap_or_else(generated_id);
+        let explicit_id = o.id.clone();
+        let persist_dir = match &o.persist {
+            None => None,
+            Some(Some(dir)) => Some(dir.clone()),
+            Some(None) => Some(default_persist_dir(o.base_path.as_deref(), explicit_id.as_deref())?),
+        };
+        // A persisted workspace keeps its id (and so its vector index name) across starts.
+        let id = match (o.id, &persist_dir) {
+            (Some(id), _) => id,
+            (None, Some(dir)) => persist::stable_id(dir),
+            (None, None) => generated_id(),
+        };
         if o.vector_store.is_some() && o.embedder.is_none() {
             return Err(Fail::Config { message: "vectorStore requires an embedder".into(), workspace_id: None });
         }
@@ -77,6 +103,11 @@ impl Workspace {
                 })
             }
         };
+        let js_source = match &o.js_tokenizer {
+            Some(f) => Some(f.to_unknown().coerce_to_string()?.into_utf8()?.as_str()?.to_string()),
+            None => None,
+        };
+        let tokenizer_config = o.bm25.as_ref().map(|b| b.tokenizer.clone());
         let (keyword, params) = match o.bm25 {
             Some(Bm25Options { params, tokenizer }) => {
                 let js = match o.js_tokenizer {
@@ -99,6 +130,21 @@ impl Workspace {
             }
             None => None,
         };
+        let persist = match persist_dir {
+            None => None,
+            Some(dir) => {
+                let vectors_desc = match &vectors {
+                    None => "none".to_string(),
+                    Some(v) if v.store.is_local() => format!("{} in the embedded store", v.index_name),
+                    Some(v) => format!("{} in the vector store given", v.index_name),
+                };
+                let fingerprint = format!(
+                    "{}; vectors: {vectors_desc}",
+                    persist::fingerprint(tokenizer_config.as_ref(), params, o.chunking, js_source.as_deref())
+                );
+                Some(Persist::new(dir, fingerprint, o.embedder_id.clone()))
+            }
+        };
         Ok(Workspace {
             inner: Arc::new(Inner {
                 id,
@@ -118,6 +164,9 @@ impl Workspace {
                 last_stats: Mutex::default(),
                 prefix_counts: Mutex::default(),
                 shutdown: tokio::sync::Notify::new(),
+                persist,
+                watch: o.watch,
+                watcher: parking_lot::Mutex::new(None),
             }),
         })
     }

@@ -94,6 +94,12 @@ export interface VectorStoreAdapter {
   deleteVectors?(params: { indexName: string; ids?: string[]; filter?: any }): Promise<unknown>
 }
 
+/** Where `persist` keeps the index. */
+export interface PersistOptions {
+  /** The directory (created if needed); relative paths are relative to the process's working directory. */
+  dir?: string
+}
+
 export interface WorkspaceOptions {
   id?: string
   /** Where auto-indexing reads files: a `LocalFilesystem` (this package's or Mastra's). */
@@ -119,6 +125,20 @@ export interface WorkspaceOptions {
   respectGitignore?: boolean
   /** Called during auto-indexing. */
   onProgress?: (event: ProgressEvent) => void
+  /**
+   * Keep the index on disk between runs. `true`: a directory per `basePath` under the user's cache
+   * directory (`$XDG_CACHE_HOME/workspace-search` or `~/.cache/workspace-search` on Linux, `~/Library/Caches/workspace-search`
+   * on macOS, `%LOCALAPPDATA%\workspace-search` on Windows); `{ dir }`: that directory. `init()` loads it and reads
+   * only files that changed; the index is saved after `init()`, a second after writes, on `save()` and at `destroy()`.
+   */
+  persist?: boolean | PersistOptions
+  /**
+   * Names the embedder (e.g. `'openai:text-embedding-3-small'`), so that saved vectors are reused only with the same
+   * one. Without it, one short text is embedded at each start and compared with the saved one's vector.
+   */
+  embedderId?: string
+  /** Files created, changed, renamed or deleted under `autoIndexPaths` reach the index within about a second (after `init()`, until `destroy()`). */
+  watch?: boolean
   /** Options of Mastra's Workspace that do not concern search: accepted and ignored. */
   name?: string
   sandbox?: unknown

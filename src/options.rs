@@ -44,6 +44,9 @@ pub const WORKSPACE_KEYS: &[&str] = &[
     "embedTimeoutMs",
     "maxFileSize",
     "onProgress",
+    "persist",
+    "embedderId",
+    "watch",
 ];
 
 /// How long one embedder call may take before it fails (2 minutes).
@@ -78,6 +81,10 @@ pub struct WorkspaceOptions<'e> {
     pub embed_timeout_ms: u64,
     pub max_file_size: u64,
     pub on_progress: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
+    /// `persist`: `None` off; `Some(None)` the default directory.
+    pub persist: Option<Option<PathBuf>>,
+    pub embedder_id: Option<String>,
+    pub watch: bool,
 }
 
 pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked<WorkspaceOptions<'e>> {
@@ -97,6 +104,9 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         embed_timeout_ms: DEFAULT_EMBED_TIMEOUT_MS,
         max_file_size: DEFAULT_MAX_FILE_SIZE,
         on_progress: None,
+        persist: None,
+        embedder_id: None,
+        watch: false,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "Workspace options")?;
@@ -149,7 +159,42 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     if let Some(v) = prop(&o, "onProgress")? {
         out.on_progress = Some(to_function(&v, "onProgress")?);
     }
+    if let Some(v) = prop(&o, "persist")? {
+        out.persist = persist_option(&v)?;
+    }
+    if let Some(v) = prop(&o, "embedderId")? {
+        let id = to_string(&v, "embedderId")?;
+        if id.is_empty() {
+            return Err(Fail::Type("embedderId must be a non-empty string".into()));
+        }
+        out.embedder_id = Some(id);
+    }
+    if let Some(v) = prop(&o, "watch")? {
+        out.watch = to_bool(&v, "watch")?;
+    }
     Ok(out)
+}
+
+/// `persist`: `true` (the default directory), `false`, or `{ dir }`.
+fn persist_option(v: &Unknown) -> Checked<Option<Option<PathBuf>>> {
+    if v.get_type()? == napi::ValueType::Boolean {
+        return Ok(to_bool(v, "persist")?.then_some(None));
+    }
+    if v.get_type()? != napi::ValueType::Object || v.is_array()? {
+        return Err(Fail::Type(format!("persist must be true, false or {{ dir: string }}, got {}", describe(v))));
+    }
+    let o = to_object(v, "persist")?;
+    check_keys(&o, &["dir"], &[], "persist")?;
+    match prop(&o, "dir")? {
+        None => Ok(Some(None)),
+        Some(d) => {
+            let dir = to_string(&d, "persist.dir")?;
+            if dir.is_empty() {
+                return Err(Fail::Type("persist.dir must be a non-empty string".into()));
+            }
+            Ok(Some(Some(PathBuf::from(dir))))
+        }
+    }
 }
 
 /// `filesystem`: a `LocalFilesystem` (ours or Mastra's: anything with a

@@ -74,6 +74,19 @@ pub struct IndexReport {
     pub skipped: Vec<SkippedFile>,
     pub failed: Vec<FailedFile>,
     pub duration_ms: f64,
+    /// Texts sent to the embedder (0 without one; texts whose vector the
+    /// store already holds are not sent again).
+    pub embedded: u32,
+    /// Files reused from the saved index without reading them (`persist`).
+    pub reused: u32,
+    /// Files read again because their size or modification time changed
+    /// (or they are new); those whose content is unchanged cost nothing more.
+    pub reread: u32,
+    /// Files whose documents were removed: gone, or now skipped or failing.
+    pub removed: u32,
+    /// Why the saved index could not be used or saved (`persist`): the
+    /// index was then rebuilt from the files, or is kept in memory only.
+    pub warnings: Vec<String>,
 }
 
 #[napi(object)]
@@ -144,5 +157,10 @@ pub fn to_report(r: Report, started: Instant) -> IndexReport {
         skipped: r.skipped.into_iter().map(|s| SkippedFile { path: s.path, reason: s.reason.to_string() }).collect(),
         failed: r.failed.into_iter().map(|f| FailedFile { path: f.path, error: f.error }).collect(),
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        embedded: 0,
+        reused: 0,
+        reread: 0,
+        removed: 0,
+        warnings: Vec::new(),
     }
 }

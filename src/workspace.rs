@@ -385,12 +385,43 @@ impl Workspace {
         })
     }
 
+    /// With `persist`: writes the snapshot now (after the writes called
+    /// before it). Resolves `true` when it was written, `false` when there
+    /// is nothing to save to (no `persist`, or another process writes the
+    /// directory, or `init()` has not run yet).
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn save<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, bool>> {
+        guard(|| {
+            if let Err(f) = self.inner.check_ready() {
+                return rejected(env, f);
+            }
+            let inner = self.inner.clone();
+            let ticket = inner.gate.ticket();
+            spawn(env, &self.inner, async move {
+                ticket.turn().await;
+                inner.save(true).await
+            })
+        })
+    }
+
     /// Drops the in-process index (the user's vector store is left as it
     /// is); every later call but the capability getters, `status` and
-    /// `destroy()` rejects with `WorkspaceNotReadyError`.
+    /// `destroy()` rejects with `WorkspaceNotReadyError`. With `persist`,
+    /// what changed since the last save is saved first; the watcher stops.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn destroy<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         guard(|| {
+            self.inner.stop_watching();
+            if self.inner.persist.is_some() && !self.inner.destroyed.load(Ordering::SeqCst) {
+                let inner = self.inner.clone();
+                inner.shut_down();
+                return env.spawn_future(catch_panics(async move {
+                    let saved = inner.save(false).await;
+                    let seq = inner.gate.ticket().seq();
+                    blocking(move || inner.index.write().clear(seq)).await?;
+                    saved.map(drop)
+                }));
+            }
             self.inner.shut_down();
             let seq = self.inner.gate.ticket().seq();
             if let Some(mut index) = self.inner.index.try_write() {

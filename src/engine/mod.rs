@@ -4,9 +4,14 @@
 //! delete, retry, report) are core's; this module runs them, in call order
 //! (the gate), off the JavaScript thread.
 
+mod incremental;
+mod persist;
 mod query;
 mod rebuild;
+mod watch;
 mod write;
+
+pub use persist::Persist;
 
 pub use write::{DocArgs, ManyOutcome};
 
@@ -25,6 +30,7 @@ use workspace_search_core::index::gate::Gate;
 use workspace_search_core::index::{Bm25Index, IndexStats, NewDocument};
 use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::vectors::ledger::Ledger;
+use workspace_search_core::ingest::content_hash;
 use workspace_search_core::vectors::metadata;
 
 pub type ProgressFn = ThreadsafeFunction<ProgressEvent, UnknownReturnValue, ProgressEvent, napi::Status, false, true>;
@@ -92,6 +98,12 @@ pub struct Inner {
     pub prefix_counts: Mutex<rustc_hash::FxHashMap<String, usize>>,
     /// Woken by `destroy()`: every pending call settles at once.
     pub shutdown: tokio::sync::Notify,
+    /// `persist`: the snapshot directory and what was indexed from files.
+    pub persist: Option<Persist>,
+    /// `watch`: file changes under `autoIndexPaths` reach the index.
+    pub watch: bool,
+    /// The running watcher (after `init()`), stopped by `destroy()`.
+    pub watcher: Mutex<Option<watch::Watcher>>,
 }
 
 /// The status a `not_ready` error carries, read back by `js_error`.
@@ -149,6 +161,10 @@ impl VectorSide {
         let metadata = docs.iter().map(|d| metadata::encode(d)).collect();
         self.store.upsert(&self.index_name, ids, vectors, metadata).await?;
         self.upserted.store(true, Ordering::SeqCst);
+        let mut ledger = self.ledger.lock();
+        for d in docs {
+            ledger.note_text(&d.id, content_hash(&d.content));
+        }
         Ok(())
     }
 

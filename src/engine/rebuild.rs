@@ -1,7 +1,7 @@
 //! Rebuilding both indexes from the files of `paths` (SPEC 7 and 8): scan,
 //! read and tokenize before the turn; then embed and write vectors as core
 //! plans them, and swap in the new BM25 index with the writes that landed
-//! meanwhile carried over.
+//! meanwhile carried over. With `persist`, `incremental.rs` takes over.
 
 use super::write::analyze_js;
 use super::{blocking, release_memory, Inner, Keyword, VectorSide};
@@ -9,11 +9,12 @@ use crate::types::{to_report, IndexReport};
 use futures::stream::{self, StreamExt};
 use napi::bindgen_prelude::*;
 use rustc_hash::FxHashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::NewDocument;
-use workspace_search_core::ingest::scan::{self, ScanOptions};
+use workspace_search_core::ingest::scan::{self, FoundFile, ScanOptions};
 use workspace_search_core::ingest::{self, FileOutcome, Report};
 use workspace_search_core::vectors::plan::{self, EmbedPlan};
 
@@ -23,42 +24,57 @@ type FileErrors = FxHashMap<usize, String>;
 impl Inner {
     /// Rebuilds both indexes from the files of `paths`.
     pub async fn rebuild(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
+        if self.persist.is_some() {
+            return self.rebuild_persisted(ticket, paths).await;
+        }
         let started = Instant::now();
         let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) else {
             return Ok(to_report(Report::default(), started));
         };
         // Reading and tokenizing change nothing, so they run before our turn.
-        let (mut report, mut outcomes) = self.clone().read_files(base, paths).await?;
+        let (mut report, found) = self.clone().scan_files(base, paths).await?;
+        let outcomes = self.clone().read_found(found).await?;
+        let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
+        let mut out = to_report(report, started);
+        out.embedded = embedded as u32;
+        Ok(out)
+    }
+
+    /// Embeds, builds a fresh index of `outcomes` and swaps it in (in
+    /// turn); returns how many texts were embedded. With `found`, the
+    /// files indexed are recorded for `persist`.
+    pub(super) async fn fresh_build(
+        self: Arc<Self>,
+        ticket: &Ticket,
+        mut outcomes: Vec<FileOutcome>,
+        report: &mut Report,
+        found: Option<&[FoundFile]>,
+    ) -> Result<usize> {
         let total = outcomes.len();
-        if total > 0 {
-            self.emit("read", total, total, None);
-        }
-        if let Some(Keyword { js: Some(f), .. }) = &self.keyword {
-            for o in outcomes.iter_mut() {
-                if let FileOutcome::Documents { docs, .. } = o {
-                    for d in docs.iter_mut() {
-                        d.analyzed = analyze_js(f, &d.content).await?;
-                    }
-                }
-            }
-        }
         ticket.turn().await;
+        let mut embedded = 0;
         if let Some(v) = &self.vectors {
-            self.rebuild_vectors(v, &mut outcomes).await;
+            let gone = plan::gone_sources(&outcomes, &v.ledger.lock());
+            embedded = self.rebuild_vectors(v, &mut outcomes, gone).await;
+        }
+        if let (Some(p), Some(found)) = (&self.persist, found) {
+            p.state.lock().files.record(found, &outcomes);
         }
         let me = self.clone();
         let params = self.index.read().params();
         let seq = ticket.seq();
-        let (rebuilt, report) = blocking(move || {
+        let mut taken = std::mem::take(report);
+        let (rebuilt, taken) = blocking(move || {
             let rebuilt =
-                ingest::build_index(params, seq, std::mem::take(&mut outcomes), &mut report, &|done, total, id| {
+                ingest::build_index(params, seq, std::mem::take(&mut outcomes), &mut taken, &|done, total, id| {
                     me.emit_throttled("index", done, total, id)
                 });
             drop(outcomes);
             release_memory();
-            (rebuilt, report)
+            (rebuilt, taken)
         })
         .await?;
+        *report = taken;
         if self.keyword.is_some() {
             let me = self.clone();
             // Carrying over takes the write lock: off the JavaScript thread.
@@ -74,46 +90,65 @@ impl Inner {
         if total > 0 {
             self.emit_final("index", total).await;
         }
-        Ok(to_report(report, started))
+        Ok(embedded)
     }
 
-    /// Scans `paths` and reads, chunks and tokenizes their files (with the
-    /// built-in tokenizer; a JavaScript one runs afterwards).
-    async fn read_files(
-        self: Arc<Self>,
-        base: std::path::PathBuf,
-        paths: Vec<String>,
-    ) -> Result<(Report, Vec<FileOutcome>)> {
-        let builtin = match &self.keyword {
-            Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
-            _ => None,
-        };
+    /// Resolves `paths` to the files to index.
+    pub(super) async fn scan_files(self: Arc<Self>, base: PathBuf, paths: Vec<String>) -> Result<(Report, Vec<FoundFile>)> {
         blocking(move || {
             let options = ScanOptions { respect_gitignore: self.respect_gitignore, max_file_size: self.max_file_size };
             let scanned = scan::scan(&base, &paths, options);
             self.emit("scan", scanned.files.len(), scanned.files.len(), None);
-            let report = Report { skipped: scanned.skipped, ..Default::default() };
-            let outcomes = ingest::ingest(
-                &scanned.files,
-                self.chunking,
-                self.max_file_size,
-                builtin.as_deref(),
-                &|done, total, id| self.emit_throttled("read", done, total, id),
-            );
-            (report, outcomes)
+            (Report { skipped: scanned.skipped, ..Default::default() }, scanned.files)
         })
         .await
     }
 
-    /// Embeds and writes the documents of every file as core plans it; a
-    /// file whose embedding or upsert fails becomes `Failed` (absent from
-    /// both indexes). Vectors of files that are gone are deleted.
-    async fn rebuild_vectors(&self, v: &VectorSide, outcomes: &mut [FileOutcome]) {
-        let mut job = EmbedPlan::new(outcomes);
+    /// Reads, chunks and tokenizes `files` (with the built-in tokenizer in
+    /// parallel, or the user's JavaScript one afterwards).
+    pub(super) async fn read_found(self: Arc<Self>, files: Vec<FoundFile>) -> Result<Vec<FileOutcome>> {
+        let builtin = match &self.keyword {
+            Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
+            _ => None,
+        };
+        let me = self.clone();
+        let mut outcomes = blocking(move || {
+            ingest::ingest(&files, me.chunking, me.max_file_size, builtin.as_deref(), &|done, total, id| {
+                me.emit_throttled("read", done, total, id)
+            })
+        })
+        .await?;
+        if !outcomes.is_empty() {
+            self.emit("read", outcomes.len(), outcomes.len(), None);
+        }
+        if let Some(Keyword { js: Some(f), .. }) = &self.keyword {
+            for o in outcomes.iter_mut() {
+                if let FileOutcome::Documents { docs, .. } = o {
+                    for d in docs.iter_mut() {
+                        d.analyzed = analyze_js(f, &d.content).await?;
+                    }
+                }
+            }
+        }
+        Ok(outcomes)
+    }
+
+    /// Embeds and writes the documents of every file as core plans it
+    /// (texts whose vector the store holds are not embedded again); a file
+    /// whose embedding or upsert fails becomes `Failed` (absent from both
+    /// indexes). Vectors of the `gone` sources are deleted. Returns how
+    /// many texts were embedded.
+    pub(super) async fn rebuild_vectors(
+        &self,
+        v: &VectorSide,
+        outcomes: &mut [FileOutcome],
+        gone: Vec<String>,
+    ) -> usize {
+        let mut job = EmbedPlan::new(outcomes, &v.ledger.lock());
         // The texts go to the embedder; the plan keeps the runs.
         let texts = std::mem::take(&mut job.texts);
+        let embedded_texts = texts.len();
         let (embedded, mut failed) = self.embed_files(v, texts, &job, outcomes).await;
-        let gone = plan::gone_sources(outcomes, &v.ledger.lock());
         for source in gone {
             let _ = v.forget(&source).await;
         }
@@ -139,6 +174,7 @@ impl Inner {
         for ids in partial {
             let _ = v.store.delete_ids(&v.index_name, &ids).await;
         }
+        embedded_texts
     }
 
     /// Embeds every text of the plan; a failed group is retried file by
@@ -166,7 +202,8 @@ impl Inner {
                 .collect();
         let mut failed = FileErrors::default();
         for run in job.files_to_retry(&embedded) {
-            let texts: Vec<String> = plan::docs_of(&outcomes[run.file]).iter().map(|d| d.content.to_string()).collect();
+            let docs = plan::docs_of(&outcomes[run.file]);
+            let texts: Vec<String> = run.members.iter().map(|&j| docs[j].content.to_string()).collect();
             match v.embedder.embed_all(texts).await {
                 Ok(vs) => {
                     for (slot, vec) in embedded[run.docs.clone()].iter_mut().zip(vs) {

@@ -102,6 +102,7 @@ impl Inner {
         if self.keyword.is_some() {
             self.index.write().upsert(doc, ticket.seq());
         }
+        self.save_soon();
         Ok(())
     }
 
@@ -129,6 +130,7 @@ impl Inner {
                 }
             })
             .await?;
+            self.save_soon();
             return Ok(ManyOutcome { report: to_report(report, started), error: None });
         };
         let groups = v.embedder.embed_groups(docs.iter().map(|d| d.content.to_string()).collect()).await;
@@ -144,8 +146,12 @@ impl Inner {
         });
         let per_doc = plan::spread(messages.collect::<Vec<_>>(), v.embedder.group_size(), docs.len());
         ticket.turn().await;
+        let embedded = docs.len() as u32;
         let report = self.write_units(v, &ticket, docs, per_doc, &mut first_error).await;
-        Ok(ManyOutcome { report: to_report(report, started), error: first_error })
+        self.save_soon();
+        let mut report = to_report(report, started);
+        report.embedded = embedded;
+        Ok(ManyOutcome { report, error: first_error })
     }
 
     /// Writes `indexMany`'s units (core's `many_units`) in order; the
@@ -199,6 +205,7 @@ impl Inner {
             removed = v.forget(&id).await?;
         }
         removed |= self.index.write().remove_with_chunks(&id, ticket.seq());
+        self.save_soon();
         Ok(removed)
     }
 
@@ -225,6 +232,7 @@ impl Inner {
         }
         removed.sort_unstable();
         removed.dedup();
+        self.save_soon();
         Ok(removed.len() as u32)
     }
 
@@ -236,6 +244,10 @@ impl Inner {
             v.ledger.lock().clear();
         }
         self.index.write().clear(ticket.seq());
+        if let Some(p) = &self.persist {
+            p.state.lock().files.clear();
+        }
+        self.save_soon();
         Ok(())
     }
 }

@@ -4,13 +4,64 @@
 
 use super::SnapshotError;
 
-/// Bytes being written.
+/// Bytes being written: kept in `buf`, or streamed to a sink in pieces
+/// (`to_sink`), so that saving a large index does not hold a second copy
+/// of it in memory.
 #[derive(Default)]
 pub struct Encoder {
     pub buf: Vec<u8>,
+    sink: Option<Sink>,
 }
 
+struct Sink {
+    out: Box<dyn std::io::Write>,
+    hasher: xxhash_rust::xxh3::Xxh3,
+    written: u64,
+    error: Option<std::io::Error>,
+}
+
+/// Bytes kept before they go to the sink.
+const PIECE: usize = 1 << 20;
+
 impl Encoder {
+    pub fn to_sink(out: Box<dyn std::io::Write>) -> Self {
+        let sink = Sink { out, hasher: xxhash_rust::xxh3::Xxh3::new(), written: 0, error: None };
+        Encoder { buf: Vec::with_capacity(PIECE * 2), sink: Some(sink) }
+    }
+
+    fn spill(&mut self, force: bool) {
+        let Some(s) = &mut self.sink else { return };
+        if self.buf.len() < PIECE && !force {
+            return;
+        }
+        s.hasher.update(&self.buf);
+        s.written += self.buf.len() as u64;
+        if s.error.is_none() {
+            if let Err(e) = s.out.write_all(&self.buf) {
+                s.error = Some(e);
+            }
+        }
+        self.buf.clear();
+    }
+
+    /// Ends a streamed encoding: the bytes written and their xxh3, or the
+    /// first write error.
+    pub fn finish(mut self) -> std::io::Result<(u64, u64)> {
+        self.spill(true);
+        let mut s = self.sink.take().expect("a streaming encoder");
+        if let Some(e) = s.error.take() {
+            return Err(e);
+        }
+        s.out.flush()?;
+        Ok((s.written, s.hasher.digest()))
+    }
+
+    /// Bytes as they are (no length).
+    pub fn raw(&mut self, b: &[u8]) {
+        self.spill(false);
+        self.buf.extend_from_slice(b);
+    }
+
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
@@ -36,6 +87,7 @@ impl Encoder {
     }
 
     pub fn bytes(&mut self, b: &[u8]) {
+        self.spill(false);
         self.len(b.len());
         self.buf.extend_from_slice(b);
     }
@@ -65,6 +117,7 @@ impl Encoder {
     }
 
     pub fn u32s(&mut self, v: &[u32]) {
+        self.spill(false);
         self.len(v.len());
         self.buf.reserve(v.len() * 4);
         for x in v {
@@ -73,6 +126,7 @@ impl Encoder {
     }
 
     pub fn u16s(&mut self, v: &[u16]) {
+        self.spill(false);
         self.len(v.len());
         self.buf.reserve(v.len() * 2);
         for x in v {
@@ -81,6 +135,7 @@ impl Encoder {
     }
 
     pub fn f32s(&mut self, v: &[f32]) {
+        self.spill(false);
         self.len(v.len());
         self.buf.reserve(v.len() * 4);
         for x in v {

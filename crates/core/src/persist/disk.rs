@@ -6,6 +6,7 @@
 //! payload's length and its xxh3 checksum. `lock` is held by the one
 //! process that writes a directory.
 
+use super::codec::Encoder;
 use super::{SnapshotError, FORMAT_VERSION};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -20,18 +21,6 @@ const TEMP_MARK: &str = ".tmp-";
 
 pub fn snapshot_path(dir: &Path) -> PathBuf {
     dir.join(SNAPSHOT_FILE)
-}
-
-/// The header and payload as written.
-fn framed(payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes());
-    out.extend_from_slice(payload);
-    out
 }
 
 /// The payload of a snapshot file's bytes, checked.
@@ -70,21 +59,55 @@ pub fn read(dir: &Path) -> Result<Vec<u8>, SnapshotError> {
 
 /// Replaces the snapshot of `dir` with `payload`, atomically and durably.
 pub fn write(dir: &Path, payload: &[u8]) -> std::io::Result<()> {
+    begin(dir, |e| e.raw(payload))?.commit()
+}
+
+/// A snapshot written to its temporary file, not yet in place.
+pub struct Pending {
+    temp: PathBuf,
+    dir: PathBuf,
+    file: File,
+}
+
+/// Streams a snapshot's payload (`encode` fills the encoder) to a
+/// temporary file in `dir`, then writes its header. `commit` puts it in
+/// place; dropping it instead removes it.
+pub fn begin(dir: &Path, encode: impl FnOnce(&mut Encoder)) -> std::io::Result<Pending> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let temp = dir.join(format!("{SNAPSHOT_FILE}{TEMP_MARK}{}-{n}", std::process::id()));
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&temp)?;
-        f.write_all(&framed(payload))?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&temp, snapshot_path(dir))?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
+    let file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+    let mut pending = Pending { temp, dir: dir.to_path_buf(), file };
+    pending.file.write_all(&[0u8; HEADER])?;
+    let sink = std::io::BufWriter::with_capacity(1 << 20, pending.file.try_clone()?);
+    let mut e = Encoder::to_sink(Box::new(sink));
+    encode(&mut e);
+    let (len, checksum) = e.finish()?;
+    let mut header = Vec::with_capacity(HEADER);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&len.to_le_bytes());
+    header.extend_from_slice(&checksum.to_le_bytes());
+    std::io::Seek::seek(&mut pending.file, std::io::SeekFrom::Start(0))?;
+    pending.file.write_all(&header)?;
+    Ok(pending)
+}
+
+impl Pending {
+    /// Syncs the file, renames it over the snapshot, syncs the directory.
+    pub fn commit(self) -> std::io::Result<()> {
+        self.file.sync_all()?;
+        fs::rename(&self.temp, snapshot_path(&self.dir))?;
+        sync_dir(&self.dir)
     }
-    result
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // After a commit the temporary name is gone and this does nothing.
+        let _ = fs::remove_file(&self.temp);
+    }
 }
 
 /// Makes a rename in `dir` durable (a no-op where directories cannot be

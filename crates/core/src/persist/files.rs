@@ -70,8 +70,9 @@ impl FileTable {
     }
 
     /// Which found files to reuse, which to read, and which recorded files
-    /// are gone.
-    pub fn plan(&self, found: &[FoundFile]) -> Reconcile {
+    /// are gone. `has_docs(id)`: whether the index still holds the file's
+    /// documents (a file removed by hand is read again).
+    pub fn plan(&self, found: &[FoundFile], has_docs: impl Fn(&str) -> bool) -> Reconcile {
         let mut out = Reconcile::default();
         let mut seen: FxHashMap<&str, ()> = FxHashMap::default();
         for (i, f) in found.iter().enumerate() {
@@ -80,7 +81,7 @@ impl FileTable {
                 (Some(r), Some(s)) => r.stamp == s && s.modified_ns < self.scanned_at - RACY_NS,
                 _ => false,
             };
-            if unchanged {
+            if unchanged && has_docs(&f.id) {
                 out.reused.push(i);
             } else {
                 out.to_read.push(i);
@@ -157,7 +158,7 @@ mod tests {
         }
         t.set("racy", FileRecord { stamp: FileStamp { size: 4, modified_ns: t.scanned_at - 1 }, hash: 9 });
         let files = [found("a", 1, old), found("b", 5, old), found("racy", 4, t.scanned_at - 1), found("new", 1, old)];
-        let plan = t.plan(&files);
+        let plan = t.plan(&files, |_| true);
         assert_eq!(plan, Reconcile { reused: vec![0], to_read: vec![1, 2, 3], gone: vec!["gone".into()] });
         let mut e = Encoder::default();
         t.encode(&mut e);

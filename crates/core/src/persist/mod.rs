@@ -18,7 +18,10 @@ pub mod files;
 #[cfg(test)]
 mod tests;
 
-use crate::index::Bm25Index;
+use crate::analysis::tokenizer::{Pattern, SplitRule, TokenizerConfig};
+use crate::index::{Bm25Index, Bm25Params};
+use crate::ingest::ChunkOptions;
+use std::path::{Path, PathBuf};
 use crate::vectors::ledger::Ledger;
 use crate::vectors::store::VectorIndex;
 pub use apply::{apply_changes, FileCounts};
@@ -82,29 +85,136 @@ pub struct Snapshot {
     pub vectors: Option<VectorState>,
 }
 
-impl Snapshot {
+/// What the index depends on besides the files: a snapshot made with
+/// other options is rebuilt. `js_tokenizer`: the source text of a
+/// JavaScript tokenizer, if one is used.
+pub fn fingerprint(
+    tokenizer: Option<&TokenizerConfig>,
+    params: Bm25Params,
+    chunking: ChunkOptions,
+    js_tokenizer: Option<&str>,
+) -> String {
+    let tokenizer = tokenizer.map(|c| {
+        let mut stopwords: Vec<&String> = c.stopwords.iter().collect();
+        stopwords.sort();
+        let split = match &c.split {
+            SplitRule::Whitespace => "whitespace".to_string(),
+            SplitRule::Pattern(Pattern::Automaton(r)) => format!("/{}/", r.as_str()),
+            SplitRule::Pattern(Pattern::Backtracking(r)) => format!("/{}/", r.as_str()),
+        };
+        format!(
+            "lowercase={} punctuation={} min={} stopwords={:?} split={} cjk={} fold={} identifiers={} stem={}",
+            c.lowercase,
+            c.remove_punctuation,
+            c.min_length,
+            stopwords,
+            split,
+            c.cjk_bigrams,
+            c.fold_diacritics,
+            c.split_identifiers,
+            c.stem_english
+        )
+    });
+    format!(
+        "tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap",
+        tokenizer.as_deref().unwrap_or("none"),
+        js_tokenizer.map_or("none".to_string(), |s| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(s.as_bytes()))),
+        params.k1,
+        params.b,
+        chunking.max_chars,
+        chunking.overlap_lines
+    )
+}
+
+/// The id of a persisted workspace given none: the same at every start
+/// (so is its default vector index name, `<id>_search`), from its directory.
+pub fn stable_id(dir: &Path) -> String {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    format!("ws_{:012x}", xxhash_rust::xxh3::xxh3_64(dir.to_string_lossy().as_bytes()) >> 16)
+}
+
+/// The parts of two fingerprints that differ, for the warning.
+pub fn fingerprint_difference(saved: &str, now: &str) -> String {
+    let now_parts: Vec<&str> = now.split("; ").collect();
+    let saved_parts: Vec<&str> = saved.split("; ").collect();
+    let changed: Vec<String> = now_parts
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| saved_parts.get(*i) != Some(*p))
+        .map(|(i, p)| format!("{} (saved: {})", p, saved_parts.get(i).unwrap_or(&"nothing")))
+        .collect();
+    changed.join("; ")
+}
+
+/// The directory `persist: true` uses: one per `basePath` (and explicit
+/// workspace id) under the user's cache directory (`$XDG_CACHE_HOME` or
+/// `~/.cache` on Linux, `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on
+/// Windows), never inside the workspace, so git status stays clean.
+pub fn default_dir(base: &Path, id: Option<&str>) -> Option<PathBuf> {
+    let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let key = format!("{}\0{}", base.display(), id.unwrap_or(""));
+    let name = base.file_name().map_or("root".into(), |n| n.to_string_lossy().into_owned());
+    let name: String = name.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(40).collect();
+    let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
+    Some(dirs::cache_dir()?.join("workspace-search").join(format!("{name}-{hash:016x}")))
+}
+
+/// A snapshot's parts, borrowed from a live workspace for saving.
+pub struct Parts<'a> {
+    pub fingerprint: &'a str,
+    pub index: &'a Bm25Index,
+    pub files: &'a FileTable,
+    pub vectors: Option<VectorParts<'a>>,
+}
+
+pub struct VectorParts<'a> {
+    pub embedder: &'a EmbedderIdentity,
+    pub ledger: &'a Ledger,
+    pub local: Option<&'a VectorIndex>,
+}
+
+impl Parts<'_> {
     /// The payload (without the header `disk` adds).
-    pub fn encode(&self) -> Vec<u8> {
-        let mut e = Encoder { buf: Vec::with_capacity(self.index.stats().memory_bytes) };
-        e.str(&self.fingerprint);
-        self.index.encode(&mut e);
-        self.files.encode(&mut e);
+    pub fn encode(&self, e: &mut Encoder) {
+        e.str(self.fingerprint);
+        self.index.encode(e);
+        self.files.encode(e);
         match &self.vectors {
             None => e.u8(0),
             Some(v) => {
                 e.u8(1);
                 e.opt_str(v.embedder.id.as_deref());
                 e.f32s(&v.embedder.canary);
-                v.ledger.encode(&mut e);
-                match &v.local {
+                v.ledger.encode(e);
+                match v.local {
                     None => e.u8(0),
                     Some(ix) => {
                         e.u8(1);
-                        ix.encode(&mut e);
+                        ix.encode(e);
                     }
                 }
             }
         }
+    }
+}
+
+impl Snapshot {
+    pub fn parts(&self) -> Parts<'_> {
+        Parts {
+            fingerprint: &self.fingerprint,
+            index: &self.index,
+            files: &self.files,
+            vectors: self.vectors.as_ref().map(|v| VectorParts {
+                embedder: &v.embedder,
+                ledger: &v.ledger,
+                local: v.local.as_ref(),
+            }),
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut e = Encoder::default();
+        self.parts().encode(&mut e);
         e.buf
     }
 

@@ -2,6 +2,8 @@
 //! for it: Mastra's batch size rule, one vector per text, one dimension,
 //! finite numbers, and group labels that say which texts a failure was about.
 
+use crate::persist::EmbedderIdentity;
+
 /// Mastra's group size when `maxBatchSize` is missing or not a finite number >= 1.
 pub const DEFAULT_MAX_BATCH: usize = 256;
 
@@ -56,6 +58,28 @@ pub fn check_vectors(vectors: &[Vec<f32>], label: &str) -> Result<(), EmbeddingE
         }
     }
     Ok(())
+}
+
+/// How close the canary's vector must be to the saved one for the
+/// embedder to count as the same (remote embedders are not bit-exact from
+/// one call to the next; another model gives an unrelated vector).
+pub const SAME_EMBEDDER_COSINE: f64 = 0.999;
+
+/// Whether the embedder `now` is the one that made the `saved` vectors:
+/// the same `embedderId` when one was given, else canary vectors of the
+/// same dimension and a cosine of at least `SAME_EMBEDDER_COSINE`.
+pub fn same_embedder(saved: &EmbedderIdentity, now: &EmbedderIdentity) -> bool {
+    if saved.id.is_some() || now.id.is_some() {
+        return saved.id == now.id;
+    }
+    let (a, b) = (&saved.canary, &now.canary);
+    if a.is_empty() || a.len() != b.len() {
+        return false;
+    }
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let n = norm(a) * norm(b);
+    n > 0.0 && dot / n >= SAME_EMBEDDER_COSINE
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use super::ledger::Ledger;
 use crate::index::NewDocument;
-use crate::ingest::FileOutcome;
+use crate::ingest::{content_hash, FileOutcome};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
 
@@ -19,10 +19,15 @@ pub const MAX_UPSERT: usize = 100;
 pub struct FileRun {
     /// The file's position in the rebuild's outcomes.
     pub file: usize,
+    /// Its texts' positions among the plan's texts.
     pub docs: Range<usize>,
+    /// For each of those texts, the document of the file it is (documents
+    /// whose vector the store already holds are left out).
+    pub members: Vec<usize>,
 }
 
-/// The texts a rebuild embeds: every file's documents, in order.
+/// The texts a rebuild embeds: the documents of every file, in order,
+/// but those whose vector the store already holds for the same text.
 #[derive(Debug, Default)]
 pub struct EmbedPlan {
     pub texts: Vec<String>,
@@ -38,13 +43,22 @@ pub fn docs_of(o: &FileOutcome) -> &[NewDocument] {
 }
 
 impl EmbedPlan {
-    pub fn new(outcomes: &[FileOutcome]) -> Self {
+    /// `ledger` tells which vectors the store holds, of which text.
+    pub fn new(outcomes: &[FileOutcome], ledger: &Ledger) -> Self {
         let mut plan = EmbedPlan::default();
         for (file, o) in outcomes.iter().enumerate() {
-            if let FileOutcome::Documents { docs, .. } = o {
+            if let FileOutcome::Documents { id, docs, .. } = o {
                 let start = plan.texts.len();
-                plan.texts.extend(docs.iter().map(|d| d.content.to_string()));
-                plan.runs.push(FileRun { file, docs: start..plan.texts.len() });
+                let mut members = Vec::new();
+                for (j, d) in docs.iter().enumerate() {
+                    if !ledger.holds(id, &d.id, content_hash(&d.content)) {
+                        plan.texts.push(d.content.to_string());
+                        members.push(j);
+                    }
+                }
+                if !members.is_empty() {
+                    plan.runs.push(FileRun { file, docs: start..plan.texts.len(), members });
+                }
             }
         }
         plan
@@ -62,10 +76,10 @@ impl EmbedPlan {
     pub fn upsert_units(&self, failed: &FxHashMap<usize, String>) -> Vec<Vec<(usize, usize, usize)>> {
         let counts: Vec<(usize, usize)> =
             self.runs.iter().filter(|r| !failed.contains_key(&r.file)).map(|r| (r.file, r.docs.len())).collect();
-        let start: FxHashMap<usize, usize> = self.runs.iter().map(|r| (r.file, r.docs.start)).collect();
+        let runs: FxHashMap<usize, &FileRun> = self.runs.iter().map(|r| (r.file, r)).collect();
         write_units(&counts, MAX_UPSERT)
             .into_iter()
-            .map(|unit| unit.into_iter().map(|(f, j)| (f, j, start[&f] + j)).collect())
+            .map(|unit| unit.into_iter().map(|(f, k)| (f, runs[&f].members[k], runs[&f].docs.start + k)).collect())
             .collect()
     }
 }
@@ -150,6 +164,7 @@ pub fn settle(
             None => ledger.replace(id, ids),
             Some(err) => {
                 ledger.forget(id);
+                ledger.drop_texts(&ids);
                 partial.push(ids);
                 *o = FileOutcome::Failed { id: id.clone(), error: err.clone() };
             }

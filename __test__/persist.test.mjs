@@ -1,0 +1,241 @@
+// persist: the index saved by one real process and loaded by the next, with
+// files changed, added and deleted in between; damaged snapshots; a process
+// killed (SIGKILL) while saving; two processes on one directory; and the
+// embedder never called again for unchanged texts, with the embedded store,
+// a LibSQL file and PostgreSQL + pgvector.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFile, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { pgAvailable, PG_URL } from './vector-helpers.mjs'
+
+const CHILD = fileURLToPath(new URL('./persist-child.mjs', import.meta.url))
+const CANARY = 'workspace-search embedder check: the quick brown fox jumps over the lazy dog'
+const QUERIES = ['alpha topic', 'gamma searching', 'chapter forty', 'renamed subject']
+
+/** Runs one job in a new node process; resolves its JSON line. */
+function run(job) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [CHILD, JSON.stringify(job)], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`child failed: ${err.message}\n${stderr}`))
+      resolve(JSON.parse(stdout.trim().split('\n')[0]))
+    })
+  })
+}
+
+const HOUR_AGO = new Date(Date.now() - 3600_000)
+
+/** Writes files with a modification time an hour ago (older than any scan). */
+function put(base, rel, content, when = HOUR_AGO) {
+  const p = path.join(base, rel)
+  fs.mkdirSync(path.dirname(p), { recursive: true })
+  fs.writeFileSync(p, content)
+  fs.utimesSync(p, when, when)
+}
+
+/** A workspace folder of 40 small files and one large (chunked) one, and a persist dir. */
+function corpus(t) {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wss-persist-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'ws')
+  const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon']
+  for (let i = 0; i < 40; i++) {
+    put(base, `docs/note-${i}.md`, `# Note ${i}\n${words[i % 5]} topic number ${i}\nsearching files ${'word'.repeat(i % 3)}\n`)
+  }
+  const chapters = Array.from({ length: 600 }, (_, i) => `chapter ${['ten', 'twenty', 'forty'][i % 3]} line ${i} of the long book`)
+  put(base, 'docs/book.md', chapters.join('\n') + '\n')
+  return { root, base, dir: path.join(root, 'snap') }
+}
+
+const sorted = (results) => Object.fromEntries(Object.entries(results).map(([q, r]) => [q, [...r].sort()]))
+
+test('a second process reuses the saved index: nothing read again, the same results', async (t) => {
+  const { base, dir } = corpus(t)
+  const first = await run({ base, dir, queries: QUERIES })
+  assert.equal(first.report.reread, 41)
+  assert.equal(first.report.reused, 0)
+  assert.deepEqual(first.report.warnings, [])
+  assert.ok(fs.statSync(path.join(dir, 'snapshot.wss')).size > 1000)
+  const second = await run({ base, dir, queries: QUERIES })
+  assert.equal(second.report.reused, 41)
+  assert.equal(second.report.reread, 0)
+  assert.equal(second.report.indexed, 41)
+  assert.equal(second.report.chunks, first.report.chunks)
+  assert.ok(first.report.chunks > 1, 'the book is chunked')
+  assert.deepEqual(second.results, first.results)
+  assert.deepEqual(second.stats.documents, first.stats.documents)
+  assert.ok(second.stats.memoryBytes <= first.stats.memoryBytes, `${second.stats.memoryBytes} <= ${first.stats.memoryBytes}`)
+})
+
+test('files changed, touched, added and deleted between processes: only they are read, results as a fresh build', async (t) => {
+  const { base, dir, root } = corpus(t)
+  await run({ base, dir, queries: QUERIES })
+  const later = new Date(HOUR_AGO.getTime() + 60_000)
+  put(base, 'docs/note-1.md', '# Note 1\nrenamed subject entirely\n', later)
+  put(base, 'docs/note-2.md', fs.readFileSync(path.join(base, 'docs/note-2.md')), later) // touched, same content
+  fs.rmSync(path.join(base, 'docs/note-3.md'))
+  put(base, 'docs/added.md', 'a renamed subject appears in a new note\n', later)
+  const warm = await run({ base, dir, queries: QUERIES })
+  assert.equal(warm.report.reread, 3)
+  assert.equal(warm.report.reused, 38)
+  assert.equal(warm.report.removed, 1)
+  assert.equal(warm.report.indexed, 41)
+  const fresh = await run({ base, dir: path.join(root, 'fresh'), queries: QUERIES })
+  assert.equal(fresh.report.reread, 41)
+  assert.deepEqual(sorted(warm.results), sorted(fresh.results))
+  assert.ok(warm.results['renamed subject'].some((r) => r.startsWith('docs/added.md')))
+  assert.ok(!JSON.stringify(warm.results).includes('note-3.md'))
+  assert.equal(warm.stats.documents, fresh.stats.documents)
+  assert.equal(warm.stats.tokens, fresh.stats.tokens)
+  // The next start reuses everything again (the changes were saved).
+  const again = await run({ base, dir, queries: QUERIES })
+  assert.equal(again.report.reread, 0)
+  assert.deepEqual(again.results, warm.results)
+})
+
+test('a damaged, truncated, foreign or other-version snapshot is rebuilt and reported, never misread', async (t) => {
+  const { base, dir, root } = corpus(t)
+  const reference = await run({ base, dir: path.join(root, 'reference'), queries: QUERIES })
+  const file = path.join(dir, 'snapshot.wss')
+  const damages = {
+    checksum: (b) => {
+      b[b.length - 10] ^= 0x40
+      return b
+    },
+    truncated: (b) => b.subarray(0, Math.floor(b.length / 2)),
+    'format version': (b) => {
+      b[8] = 77
+      return b
+    },
+    'not a workspace-search snapshot': () => Buffer.from('{"index": "something else"}'),
+  }
+  for (const [why, damage] of Object.entries(damages)) {
+    await run({ base, dir, queries: QUERIES })
+    fs.writeFileSync(file, damage(fs.readFileSync(file)))
+    const out = await run({ base, dir, queries: QUERIES })
+    assert.equal(out.report.warnings.length, 1, why)
+    assert.match(out.report.warnings[0], new RegExp(why))
+    assert.match(out.report.warnings[0], /rebuilt from the files/)
+    assert.equal(out.report.reread, 41, why)
+    assert.deepEqual(out.results, reference.results, why)
+    const next = await run({ base, dir, queries: QUERIES })
+    assert.deepEqual([next.report.reused, next.report.warnings], [41, []], `${why}: saved whole again`)
+  }
+  // Other options (here the chunk size) make another index: rebuilt, said so.
+  const other = await run({ base, dir, queries: QUERIES, chunking: { maxChars: 500 } })
+  assert.match(other.report.warnings[0] ?? '', /built with other options/)
+})
+
+test('a process killed (SIGKILL) while saving leaves a snapshot the next one loads', async (t) => {
+  const { base, dir } = corpus(t)
+  // A larger index, so that a save takes a while.
+  for (let i = 0; i < 400; i++) put(base, `docs/bulk/${i}.md`, `bulk file ${i} ${'filler text for size '.repeat(200)}`)
+  const reference = await run({ base, dir, queries: QUERIES })
+  let killedMidSave = 0
+  for (let round = 0; round < 6; round++) {
+    const child = spawn(process.execPath, [CHILD, JSON.stringify({ base, dir, queries: [], loop: 'save' })], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    await new Promise((resolve) => {
+      child.stdout.on('data', (d) => {
+        out += d
+        const saves = (out.match(/saving/g) ?? []).length
+        if (saves >= 2 + round) resolve()
+      })
+    })
+    // Somewhere inside the next save.
+    await new Promise((r) => setTimeout(r, 1 + round * 3))
+    child.kill('SIGKILL')
+    await new Promise((r) => child.on('exit', r))
+    if (fs.readdirSync(dir).some((f) => f.includes('.tmp-'))) killedMidSave++
+    const after = await run({ base, dir, queries: QUERIES })
+    assert.deepEqual(after.report.warnings, [], `round ${round}`)
+    assert.equal(after.report.reread, 0, `round ${round}: the snapshot was loaded`)
+    // The saved state is one the killed process had: the files, and 0-50 of its extra documents.
+    const extra = after.stats.documents - reference.stats.documents
+    assert.ok(extra >= 0 && extra <= 50, `round ${round}: ${extra} extra documents`)
+    const idsOf = (r) => r.map((line) => line.split(' ')[0])
+    for (const q of QUERIES) assert.deepEqual(idsOf(after.results[q]), idsOf(reference.results[q]), `round ${round}: ${q}`)
+    assert.ok(!fs.readdirSync(dir).some((f) => f.includes('.tmp-')), 'stale temporary files are removed')
+  }
+  assert.ok(killedMidSave > 0, 'at least one kill landed inside a save')
+})
+
+test('two processes on one directory: one writes, the other loads and does not save', async (t) => {
+  const { base, dir } = corpus(t)
+  await run({ base, dir, queries: QUERIES })
+  const holder = spawn(process.execPath, [CHILD, JSON.stringify({ base, dir, queries: [], loop: 'hold' })], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  let out = ''
+  await new Promise((resolve) => holder.stdout.on('data', (d) => (out += d).includes('holding') && resolve()))
+  const before = fs.statSync(path.join(dir, 'snapshot.wss')).mtimeMs
+  put(base, 'docs/while-held.md', 'written while another process holds the directory', new Date(HOUR_AGO.getTime() + 1000))
+  const reader = await run({ base, dir, queries: ['while held'], save: true })
+  assert.match(reader.report.warnings.join(' '), new RegExp(`written by process ${holder.pid}; this workspace loads it but does not save`))
+  assert.equal(reader.report.reused, 41)
+  assert.ok(reader.results['while held'][0].startsWith('docs/while-held.md'), 'its own index is up to date')
+  assert.equal(reader.saved, false)
+  assert.equal(fs.statSync(path.join(dir, 'snapshot.wss')).mtimeMs, before)
+  holder.stdin.end()
+  await new Promise((r) => holder.on('exit', r))
+  const next = await run({ base, dir, queries: [] })
+  assert.deepEqual(next.report.warnings, [])
+  assert.equal(next.report.reread, 1)
+})
+
+test('the embedded store: no embedder call for unchanged texts across restarts; another embedder re-embeds once', async (t) => {
+  const { base, dir, root } = corpus(t)
+  const first = await run({ base, dir, queries: QUERIES, embedder: { id: 'hash-32' } })
+  assert.ok(first.embedded.length > 41, 'every document embedded once')
+  assert.ok(!first.embedded.includes(CANARY), 'with embedderId, no canary')
+  const second = await run({ base, dir, queries: QUERIES, embedder: { id: 'hash-32' } })
+  assert.deepEqual(second.embedded, [])
+  assert.equal(second.report.embedded, 0)
+  assert.deepEqual(second.results, first.results)
+  assert.equal(second.stats.vectors, first.stats.vectors)
+  // One line of the book changes: only the chunk(s) holding it are embedded.
+  const book = fs.readFileSync(path.join(base, 'docs/book.md'), 'utf8').replace('line 599 of', 'line 599 (edited) of')
+  put(base, 'docs/book.md', book, new Date(HOUR_AGO.getTime() + 1000))
+  const edited = await run({ base, dir, queries: QUERIES, embedder: { id: 'hash-32' } })
+  assert.ok(edited.embedded.length >= 1 && edited.embedded.length < first.report.chunks / 2, `${edited.embedded.length} texts`)
+  assert.ok(edited.embedded.some((t) => t.includes('line 599 (edited)')))
+  // Without embedderId: one canary per start, nothing else.
+  const canaryDir = path.join(root, 'canary')
+  const c1 = await run({ base, dir: canaryDir, queries: [], embedder: {} })
+  assert.equal(c1.embedded.filter((t) => t === CANARY).length, 1)
+  const c2 = await run({ base, dir: canaryDir, queries: QUERIES, embedder: {} })
+  assert.deepEqual(c2.embedded, [CANARY])
+  const other = await run({ base, dir: canaryDir, queries: QUERIES, embedder: { model: 'b' } })
+  assert.match(other.report.warnings.join(' '), /the embedder changed/)
+  assert.equal(other.embedded.length, c1.embedded.length)
+  const otherAgain = await run({ base, dir: canaryDir, queries: [], embedder: { model: 'b' } })
+  assert.deepEqual(otherAgain.embedded, [CANARY])
+})
+
+const pgUp = await pgAvailable()
+for (const kind of ['libsql', 'pg']) {
+  const skip = kind === 'pg' && !pgUp ? `no PostgreSQL with pgvector at ${PG_URL}` : false
+  test(`${kind} across restarts: unchanged texts not embedded again, a deleted file's vectors gone`, { skip }, async (t) => {
+    const { base, dir, root } = corpus(t)
+    const indexName = `persist_${kind}_${process.pid}_${Date.now() % 100000}`
+    const store = kind === 'libsql' ? `libsql:${path.join(root, 'vectors.db')}` : 'pg:'
+    const job = { base, dir, store, indexName, pgUrl: PG_URL, embedder: { id: 'hash-32' }, queries: QUERIES }
+    const first = await run(job)
+    assert.ok(first.stored.includes('docs/note-3.md'))
+    assert.ok(first.stored.length > 41)
+    fs.rmSync(path.join(base, 'docs/note-3.md'))
+    const second = await run(job)
+    assert.deepEqual(second.embedded, [])
+    assert.equal(second.report.removed, 1)
+    assert.ok(!second.stored.includes('docs/note-3.md'), 'the deleted file has no vector left')
+    assert.equal(second.stored.length, first.stored.length - 1)
+    const third = await run(job)
+    assert.deepEqual(third.embedded, [])
+    assert.deepEqual(third.stored, second.stored)
+  })
+}

@@ -1,0 +1,143 @@
+//! `init()` with `persist`: the snapshot is loaded (once), the tree is
+//! walked, and only files whose size or modification time changed are read
+//! again; of those, only the ones whose content changed are indexed and
+//! embedded again (chunk by chunk: a chunk whose text the store already
+//! holds is not embedded). Files gone lose their documents and vectors.
+//! Without a usable snapshot it is a full build, recorded for next time.
+
+use super::{blocking, Inner};
+use crate::types::{to_report, IndexReport};
+use napi::bindgen_prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+use workspace_search_core::index::gate::Ticket;
+use workspace_search_core::index::Bm25Index;
+use workspace_search_core::ingest::chunk::chunk_id;
+use workspace_search_core::ingest::scan::FoundFile;
+use workspace_search_core::ingest::{FileOutcome, Report};
+use workspace_search_core::persist::{apply_changes, now_ns, FileCounts, Snapshot};
+
+impl Inner {
+    pub(super) async fn rebuild_persisted(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
+        let started = Instant::now();
+        ticket.turn().await;
+        let mut warnings = Vec::new();
+        if let Some(snapshot) = self.open_snapshot(&mut warnings).await? {
+            self.install(snapshot, &mut warnings).await?;
+        }
+        if let Some(v) = &self.vectors {
+            // Known now, so that the next save records it.
+            self.embedder_identity(v, &mut warnings).await;
+        }
+        let mut counts = FileCounts::default();
+        let mut embedded = 0;
+        let mut report = Report::default();
+        if let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) {
+            let scanned_at = now_ns();
+            let (scan_report, found) = self.clone().scan_files(base, paths).await?;
+            report = scan_report;
+            let fresh = self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty())
+                && self.index.read().is_empty();
+            embedded = if fresh {
+                self.clone().build_recorded(&ticket, found, &mut report, &mut counts).await?
+            } else {
+                self.clone().update(&ticket, found, &mut report, &mut counts).await?
+            };
+            if let Some(p) = &self.persist {
+                p.state.lock().files.scanned_at = scanned_at;
+                p.changed();
+            }
+        }
+        if let Err(e) = self.save(false).await {
+            warnings.push(e.reason.clone());
+        }
+        let mut out = to_report(report, started);
+        (out.embedded, out.reused, out.reread, out.removed) =
+            (embedded as u32, counts.reused as u32, counts.reread as u32, counts.removed as u32);
+        out.warnings = warnings;
+        Ok(out)
+    }
+
+    /// Puts a usable snapshot in place: the index and the file table, and
+    /// the vectors when the embedder is the same (else nothing is reused:
+    /// the files are read and embedded again, once).
+    async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
+        let Snapshot { index, files, vectors, .. } = snapshot;
+        if let (Some(v), Some(saved)) = (&self.vectors, vectors) {
+            if !self.install_vectors(v, saved, warnings).await {
+                return Ok(());
+            }
+        }
+        let me = self.clone();
+        blocking(move || {
+            if me.keyword.is_some() {
+                let old = std::mem::replace(&mut *me.index.write(), index);
+                drop(old);
+            }
+            if let Some(p) = &me.persist {
+                p.state.lock().files = files;
+            }
+        })
+        .await
+    }
+
+    /// A full build of `found`, whose files are recorded for next time.
+    async fn build_recorded(
+        self: Arc<Self>,
+        ticket: &Ticket,
+        found: Vec<FoundFile>,
+        report: &mut Report,
+        counts: &mut FileCounts,
+    ) -> Result<usize> {
+        counts.reread = found.len();
+        let outcomes = self.clone().read_found(found.clone()).await?;
+        self.fresh_build(ticket, outcomes, report, Some(&found)).await
+    }
+
+    /// Reads only what changed and applies it to the loaded index.
+    async fn update(
+        self: Arc<Self>,
+        ticket: &Ticket,
+        found: Vec<FoundFile>,
+        report: &mut Report,
+        counts: &mut FileCounts,
+    ) -> Result<usize> {
+        let p = self.persist.as_ref().expect("persist");
+        let plan = {
+            let index = self.index.read();
+            let with_docs = |id: &str| self.keyword.is_none() || index.contains(id) || index.contains(&chunk_id(id, 0));
+            p.state.lock().files.plan(&found, with_docs)
+        };
+        let to_read: Vec<FoundFile> = plan.to_read.iter().map(|&i| found[i].clone()).collect();
+        let outcomes = self.clone().read_found(to_read).await?;
+        let mut changed = p.state.lock().files.changed_only(&found, &plan, outcomes, counts);
+        let mut embedded = 0;
+        if let Some(v) = &self.vectors {
+            let dropped = changed.iter().filter_map(|o| match o {
+                FileOutcome::Skipped { id, .. } | FileOutcome::Failed { id, .. } => Some(id),
+                FileOutcome::Documents { .. } => None,
+            });
+            let gone: Vec<String> = {
+                let ledger = v.ledger.lock();
+                plan.gone.iter().chain(dropped).filter(|id| ledger.get(id).is_some()).cloned().collect()
+            };
+            embedded = self.rebuild_vectors(v, &mut changed, gone).await;
+        }
+        let me = self.clone();
+        let seq = ticket.seq();
+        let mut taken = std::mem::take(report);
+        let (taken, removed) = blocking(move || {
+            let p = me.persist.as_ref().expect("persist");
+            let mut state = p.state.lock();
+            let mut unused = Bm25Index::default();
+            let mut index = me.index.write();
+            let target = if me.keyword.is_some() { &mut *index } else { &mut unused };
+            let removed = apply_changes(target, &mut state.files, &found, changed, &plan.gone, seq, &mut taken);
+            (taken, removed)
+        })
+        .await?;
+        *report = taken;
+        counts.removed = removed;
+        Ok(embedded)
+    }
+}

@@ -1,0 +1,230 @@
+//! `persist`: the snapshot directory of a workspace. The first `init()`
+//! takes the directory's writer lock (or reads only, when another process
+//! holds it) and loads the snapshot; saves run after `init()`, a second
+//! after writes, at `destroy()` and on `save()`, each off the JavaScript
+//! thread, streamed to a temporary file and renamed into place.
+
+use super::{blocking, Inner, VectorSide};
+use crate::store::Store;
+use napi::bindgen_prelude::*;
+use parking_lot::Mutex;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use workspace_search_core::persist::disk::{self, DirLock};
+use workspace_search_core::persist::{fingerprint_difference, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts};
+use workspace_search_core::vectors::embedding::same_embedder;
+
+/// Embedded once per process start (without `embedderId`) to tell whether
+/// the embedder is the one that made the saved vectors.
+pub const CANARY: &str = "workspace-search embedder check: the quick brown fox jumps over the lazy dog";
+
+/// How long after a write the snapshot is saved (writes in a burst share one save).
+const SAVE_DELAY: Duration = Duration::from_millis(1000);
+
+pub struct Persist {
+    pub dir: PathBuf,
+    /// The options the index depends on (`persist::fingerprint`).
+    pub fingerprint: String,
+    pub embedder_id: Option<String>,
+    pub state: Mutex<PersistState>,
+    /// One save at a time.
+    saving: tokio::sync::Mutex<()>,
+    /// Writes so far.
+    changes: AtomicU64,
+    save_queued: AtomicBool,
+}
+
+#[derive(Default)]
+pub struct PersistState {
+    pub files: FileTable,
+    /// The snapshot was looked for (at the first `init()`).
+    pub loaded: bool,
+    writer: Option<DirLock>,
+    /// Which embedder made the vectors (known after the first `init()`).
+    pub embedder: Option<EmbedderIdentity>,
+    /// `changes` as of the last save.
+    saved_changes: u64,
+}
+
+impl Persist {
+    pub fn new(dir: PathBuf, fingerprint: String, embedder_id: Option<String>) -> Self {
+        Persist {
+            dir,
+            fingerprint,
+            embedder_id,
+            state: Mutex::default(),
+            saving: tokio::sync::Mutex::new(()),
+            changes: AtomicU64::new(0),
+            save_queued: AtomicBool::new(false),
+        }
+    }
+
+    /// Notes a change to save.
+    pub fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Inner {
+    fn persisted(&self) -> &Persist {
+        self.persist.as_ref().expect("persist is configured")
+    }
+
+    /// Takes the writer lock and loads the snapshot, once. Returns the
+    /// snapshot when it can be used, else pushes why to `warnings`.
+    pub(super) async fn open_snapshot(self: &Arc<Self>, warnings: &mut Vec<String>) -> Result<Option<Snapshot>> {
+        let p = self.persisted();
+        if p.state.lock().loaded {
+            return Ok(None);
+        }
+        let dir = p.dir.clone();
+        let (lock, snapshot) = blocking(move || {
+            let lock = disk::lock(&dir);
+            let snapshot = disk::read(&dir).and_then(|bytes| Snapshot::decode(disk::unframe(&bytes)?));
+            (lock, snapshot)
+        })
+        .await?;
+        let mut state = p.state.lock();
+        state.loaded = true;
+        match lock {
+            Ok(Ok(l)) => state.writer = Some(l),
+            Ok(Err(holder)) => warnings.push(format!(
+                "persist: {} is written by {holder}; this workspace loads it but does not save",
+                p.dir.display()
+            )),
+            Err(e) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", p.dir.display())),
+        }
+        match snapshot {
+            Err(SnapshotError::Missing) => Ok(None),
+            Err(e) => {
+                warnings.push(format!("persist: {e}; the index was rebuilt from the files"));
+                Ok(None)
+            }
+            Ok(s) if s.fingerprint != p.fingerprint => {
+                let why = SnapshotError::OtherOptions(fingerprint_difference(&s.fingerprint, &p.fingerprint));
+                warnings.push(format!("persist: {why}; the index was rebuilt from the files"));
+                Ok(None)
+            }
+            Ok(s) => Ok(Some(s)),
+        }
+    }
+
+    /// Which embedder this process has: `embedderId`, or the canary's
+    /// vector (one embedder call per process start).
+    pub(super) async fn embedder_identity(&self, v: &VectorSide, warnings: &mut Vec<String>) -> Option<EmbedderIdentity> {
+        let p = self.persisted();
+        if let Some(known) = p.state.lock().embedder.clone() {
+            return Some(known);
+        }
+        let identity = match &p.embedder_id {
+            Some(id) => EmbedderIdentity { id: Some(id.clone()), canary: Vec::new() },
+            None => match v.embedder.embed_all(vec![CANARY.to_string()]).await {
+                Ok(mut vs) => EmbedderIdentity { id: None, canary: vs.pop().unwrap_or_default() },
+                Err(e) => {
+                    warnings.push(format!("persist: the embedder could not be checked ({}); no vector is reused", e.reason));
+                    return None;
+                }
+            },
+        };
+        p.state.lock().embedder = Some(identity.clone());
+        Some(identity)
+    }
+
+    /// Puts a loaded snapshot's vector side in place; false when the
+    /// embedder changed (then every text is embedded again, once).
+    pub(super) async fn install_vectors(
+        &self,
+        v: &VectorSide,
+        saved: workspace_search_core::persist::VectorState,
+        warnings: &mut Vec<String>,
+    ) -> bool {
+        let now = self.embedder_identity(v, warnings).await;
+        let same = now.as_ref().is_some_and(|now| same_embedder(&saved.embedder, now));
+        let mut ledger = saved.ledger;
+        if !same {
+            if now.is_some() {
+                warnings.push("persist: the embedder changed since the index was saved; every text is embedded again".into());
+            }
+            ledger.forget_texts();
+        }
+        match (&v.store, saved.local) {
+            (Store::Local(store), Some(ix)) if same => {
+                store.write().put_index(&v.index_name, ix);
+                v.upserted.store(true, Ordering::SeqCst);
+            }
+            // The embedded store's vectors are not loaded: nothing of them is held.
+            (Store::Local(_), _) => ledger.clear(),
+            _ => {}
+        }
+        *v.ledger.lock() = ledger;
+        same
+    }
+
+    /// Saves the snapshot if anything changed since the last save (and this
+    /// workspace holds the directory's writer lock).
+    pub async fn save(self: &Arc<Self>, force: bool) -> Result<bool> {
+        let Some(p) = &self.persist else { return Ok(false) };
+        let _one = p.saving.lock().await;
+        let changes = p.changes.load(Ordering::SeqCst);
+        {
+            let state = p.state.lock();
+            if state.writer.is_none() || !state.loaded || (!force && state.saved_changes == changes) {
+                return Ok(false);
+            }
+        }
+        let me = self.clone();
+        blocking(move || me.write_snapshot()).await?.map_err(|e| {
+            Error::from_reason(format!("persist: could not save to {}: {e}", p.dir.display()))
+        })?;
+        p.state.lock().saved_changes = changes;
+        Ok(true)
+    }
+
+    /// Streams the snapshot to a temporary file under the read locks, then
+    /// (locks released) syncs it and renames it into place.
+    fn write_snapshot(&self) -> std::io::Result<()> {
+        let p = self.persisted();
+        let pending = {
+            let index = self.index.read();
+            let state = p.state.lock();
+            let ledger = self.vectors.as_ref().map(|v| v.ledger.lock());
+            let local = match &self.vectors {
+                Some(VectorSide { store: Store::Local(s), .. }) => Some(s.read()),
+                _ => None,
+            };
+            let unknown = EmbedderIdentity::default();
+            let vectors = match (&self.vectors, &ledger) {
+                (Some(v), Some(ledger)) => Some(VectorParts {
+                    embedder: state.embedder.as_ref().unwrap_or(&unknown),
+                    ledger,
+                    local: local.as_ref().and_then(|s| s.index(&v.index_name).ok()),
+                }),
+                _ => None,
+            };
+            let parts = Parts { fingerprint: &p.fingerprint, index: &index, files: &state.files, vectors };
+            disk::begin(&p.dir, |e| parts.encode(e))?
+        };
+        pending.commit()
+    }
+
+    /// After a write: a save a second later (writes meanwhile share it).
+    pub fn save_soon(self: &Arc<Self>) {
+        let Some(p) = &self.persist else { return };
+        p.changed();
+        if p.save_queued.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let me = self.clone();
+        napi::bindgen_prelude::spawn(async move {
+            tokio::time::sleep(SAVE_DELAY).await;
+            if let Some(p) = &me.persist {
+                p.save_queued.store(false, Ordering::SeqCst);
+            }
+            if !me.destroyed.load(Ordering::SeqCst) {
+                let _ = me.save(false).await;
+            }
+        });
+    }
+}
