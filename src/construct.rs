@@ -130,9 +130,9 @@ impl Workspace {
             }
             None => None,
         };
-        let persist = match persist_dir {
-            None => None,
-            Some(dir) => {
+        let persist = match (persist_dir, o.watch) {
+            (None, false) => None,
+            (dir, _) => {
                 let vectors_desc = match &vectors {
                     None => "none".to_string(),
                     Some(v) if v.store.is_local() => format!("{} in the embedded store", v.index_name),

@@ -29,25 +29,7 @@ impl Inner {
             // Known now, so that the next save records it.
             self.embedder_identity(v, &mut warnings).await;
         }
-        let mut counts = FileCounts::default();
-        let mut embedded = 0;
-        let mut report = Report::default();
-        if let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) {
-            let scanned_at = now_ns();
-            let (scan_report, found) = self.clone().scan_files(base, paths).await?;
-            report = scan_report;
-            let fresh = self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty())
-                && self.index.read().is_empty();
-            embedded = if fresh {
-                self.clone().build_recorded(&ticket, found, &mut report, &mut counts).await?
-            } else {
-                self.clone().update(&ticket, found, &mut report, &mut counts).await?
-            };
-            if let Some(p) = &self.persist {
-                p.state.lock().files.scanned_at = scanned_at;
-                p.changed();
-            }
-        }
+        let (report, counts, embedded) = self.clone().reconcile(&ticket, paths).await?;
         if let Err(e) = self.save(false).await {
             warnings.push(e.reason.clone());
         }
@@ -55,7 +37,39 @@ impl Inner {
         (out.embedded, out.reused, out.reread, out.removed) =
             (embedded as u32, counts.reused as u32, counts.reread as u32, counts.removed as u32);
         out.warnings = warnings;
+        if self.watch {
+            self.start_watching(&mut out.warnings);
+        }
         Ok(out)
+    }
+
+    /// Brings the index up to date with the files of `paths` (in turn):
+    /// a full build when nothing is recorded yet, else only what changed.
+    pub(super) async fn reconcile(
+        self: Arc<Self>,
+        ticket: &Ticket,
+        paths: Vec<String>,
+    ) -> Result<(Report, FileCounts, usize)> {
+        let mut counts = FileCounts::default();
+        let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) else {
+            return Ok((Report::default(), counts, 0));
+        };
+        let scanned_at = now_ns();
+        let (mut report, found) = self.clone().scan_files(base, paths).await?;
+        let fresh =
+            self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty()) && self.index.read().is_empty();
+        let embedded = if fresh {
+            self.clone().build_recorded(ticket, found, &mut report, &mut counts).await?
+        } else {
+            self.clone().update(ticket, found, &mut report, &mut counts).await?
+        };
+        if let Some(p) = &self.persist {
+            p.state.lock().files.scanned_at = scanned_at;
+            if fresh || counts.reread > 0 || counts.removed > 0 {
+                p.changed();
+            }
+        }
+        Ok((report, counts, embedded))
     }
 
     /// Puts a usable snapshot in place: the index and the file table, and

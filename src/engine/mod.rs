@@ -28,9 +28,9 @@ use std::sync::Arc;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
 use workspace_search_core::index::gate::Gate;
 use workspace_search_core::index::{Bm25Index, IndexStats, NewDocument};
+use workspace_search_core::ingest::content_hash;
 use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::vectors::ledger::Ledger;
-use workspace_search_core::ingest::content_hash;
 use workspace_search_core::vectors::metadata;
 
 pub type ProgressFn = ThreadsafeFunction<ProgressEvent, UnknownReturnValue, ProgressEvent, napi::Status, false, true>;

@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use workspace_search_core::persist::disk::{self, DirLock};
-use workspace_search_core::persist::{fingerprint_difference, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts};
+use workspace_search_core::persist::{
+    fingerprint_difference, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
+};
 use workspace_search_core::vectors::embedding::same_embedder;
 
 /// Embedded once per process start (without `embedderId`) to tell whether
@@ -23,8 +25,12 @@ pub const CANARY: &str = "workspace-search embedder check: the quick brown fox j
 /// How long after a write the snapshot is saved (writes in a burst share one save).
 const SAVE_DELAY: Duration = Duration::from_millis(1000);
 
+/// What a workspace remembers of its files: with `persist`, in a directory
+/// too; with only `watch`, in memory (for the watcher's incremental
+/// updates).
 pub struct Persist {
-    pub dir: PathBuf,
+    /// `None`: in memory only (`watch` without `persist`).
+    pub dir: Option<PathBuf>,
     /// The options the index depends on (`persist::fingerprint`).
     pub fingerprint: String,
     pub embedder_id: Option<String>,
@@ -49,7 +55,7 @@ pub struct PersistState {
 }
 
 impl Persist {
-    pub fn new(dir: PathBuf, fingerprint: String, embedder_id: Option<String>) -> Self {
+    pub fn new(dir: Option<PathBuf>, fingerprint: String, embedder_id: Option<String>) -> Self {
         Persist {
             dir,
             fingerprint,
@@ -76,13 +82,14 @@ impl Inner {
     /// snapshot when it can be used, else pushes why to `warnings`.
     pub(super) async fn open_snapshot(self: &Arc<Self>, warnings: &mut Vec<String>) -> Result<Option<Snapshot>> {
         let p = self.persisted();
-        if p.state.lock().loaded {
+        let Some(dir) = p.dir.clone().filter(|_| !p.state.lock().loaded) else {
+            p.state.lock().loaded = true;
             return Ok(None);
-        }
-        let dir = p.dir.clone();
+        };
+        let at = dir.clone();
         let (lock, snapshot) = blocking(move || {
-            let lock = disk::lock(&dir);
-            let snapshot = disk::read(&dir).and_then(|bytes| Snapshot::decode(disk::unframe(&bytes)?));
+            let lock = disk::lock(&at);
+            let snapshot = disk::read(&at).and_then(|bytes| Snapshot::decode(disk::unframe(&bytes)?));
             (lock, snapshot)
         })
         .await?;
@@ -92,9 +99,9 @@ impl Inner {
             Ok(Ok(l)) => state.writer = Some(l),
             Ok(Err(holder)) => warnings.push(format!(
                 "persist: {} is written by {holder}; this workspace loads it but does not save",
-                p.dir.display()
+                dir.display()
             )),
-            Err(e) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", p.dir.display())),
+            Err(e) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", dir.display())),
         }
         match snapshot {
             Err(SnapshotError::Missing) => Ok(None),
@@ -113,7 +120,11 @@ impl Inner {
 
     /// Which embedder this process has: `embedderId`, or the canary's
     /// vector (one embedder call per process start).
-    pub(super) async fn embedder_identity(&self, v: &VectorSide, warnings: &mut Vec<String>) -> Option<EmbedderIdentity> {
+    pub(super) async fn embedder_identity(
+        &self,
+        v: &VectorSide,
+        warnings: &mut Vec<String>,
+    ) -> Option<EmbedderIdentity> {
         let p = self.persisted();
         if let Some(known) = p.state.lock().embedder.clone() {
             return Some(known);
@@ -123,7 +134,10 @@ impl Inner {
             None => match v.embedder.embed_all(vec![CANARY.to_string()]).await {
                 Ok(mut vs) => EmbedderIdentity { id: None, canary: vs.pop().unwrap_or_default() },
                 Err(e) => {
-                    warnings.push(format!("persist: the embedder could not be checked ({}); no vector is reused", e.reason));
+                    warnings.push(format!(
+                        "persist: the embedder could not be checked ({}); no vector is reused",
+                        e.reason
+                    ));
                     return None;
                 }
             },
@@ -145,7 +159,9 @@ impl Inner {
         let mut ledger = saved.ledger;
         if !same {
             if now.is_some() {
-                warnings.push("persist: the embedder changed since the index was saved; every text is embedded again".into());
+                warnings.push(
+                    "persist: the embedder changed since the index was saved; every text is embedded again".into(),
+                );
             }
             ledger.forget_texts();
         }
@@ -165,7 +181,7 @@ impl Inner {
     /// Saves the snapshot if anything changed since the last save (and this
     /// workspace holds the directory's writer lock).
     pub async fn save(self: &Arc<Self>, force: bool) -> Result<bool> {
-        let Some(p) = &self.persist else { return Ok(false) };
+        let Some((p, dir)) = self.persist.as_ref().and_then(|p| Some((p, p.dir.clone()?))) else { return Ok(false) };
         let _one = p.saving.lock().await;
         let changes = p.changes.load(Ordering::SeqCst);
         {
@@ -175,16 +191,17 @@ impl Inner {
             }
         }
         let me = self.clone();
-        blocking(move || me.write_snapshot()).await?.map_err(|e| {
-            Error::from_reason(format!("persist: could not save to {}: {e}", p.dir.display()))
-        })?;
+        let to = dir.clone();
+        blocking(move || me.write_snapshot(&to))
+            .await?
+            .map_err(|e| Error::from_reason(format!("persist: could not save to {}: {e}", dir.display())))?;
         p.state.lock().saved_changes = changes;
         Ok(true)
     }
 
     /// Streams the snapshot to a temporary file under the read locks, then
     /// (locks released) syncs it and renames it into place.
-    fn write_snapshot(&self) -> std::io::Result<()> {
+    fn write_snapshot(&self, dir: &std::path::Path) -> std::io::Result<()> {
         let p = self.persisted();
         let pending = {
             let index = self.index.read();
@@ -204,15 +221,25 @@ impl Inner {
                 _ => None,
             };
             let parts = Parts { fingerprint: &p.fingerprint, index: &index, files: &state.files, vectors };
-            disk::begin(&p.dir, |e| parts.encode(e))?
+            disk::begin(dir, |e| parts.encode(e))?
         };
         pending.commit()
     }
 
     /// After a write: a save a second later (writes meanwhile share it).
     pub fn save_soon(self: &Arc<Self>) {
+        if let Some(p) = &self.persist {
+            p.changed();
+        }
+        self.save_soon_if_changed();
+    }
+
+    /// A save a second later, if anything changed since the last one.
+    pub fn save_soon_if_changed(self: &Arc<Self>) {
         let Some(p) = &self.persist else { return };
-        p.changed();
+        if p.dir.is_none() || p.changes.load(Ordering::SeqCst) == p.state.lock().saved_changes {
+            return;
+        }
         if p.save_queued.swap(true, Ordering::SeqCst) {
             return;
         }

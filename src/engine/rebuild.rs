@@ -94,7 +94,11 @@ impl Inner {
     }
 
     /// Resolves `paths` to the files to index.
-    pub(super) async fn scan_files(self: Arc<Self>, base: PathBuf, paths: Vec<String>) -> Result<(Report, Vec<FoundFile>)> {
+    pub(super) async fn scan_files(
+        self: Arc<Self>,
+        base: PathBuf,
+        paths: Vec<String>,
+    ) -> Result<(Report, Vec<FoundFile>)> {
         blocking(move || {
             let options = ScanOptions { respect_gitignore: self.respect_gitignore, max_file_size: self.max_file_size };
             let scanned = scan::scan(&base, &paths, options);

@@ -7,6 +7,7 @@
 pub mod chunk;
 mod read;
 pub mod scan;
+pub mod watch;
 
 pub use read::{documents_of, ingest};
 pub use scan::{SkipReason, Skipped};

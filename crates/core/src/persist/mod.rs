@@ -21,12 +21,12 @@ mod tests;
 use crate::analysis::tokenizer::{Pattern, SplitRule, TokenizerConfig};
 use crate::index::{Bm25Index, Bm25Params};
 use crate::ingest::ChunkOptions;
-use std::path::{Path, PathBuf};
 use crate::vectors::ledger::Ledger;
 use crate::vectors::store::VectorIndex;
 pub use apply::{apply_changes, FileCounts};
 use codec::{Decoder, Encoder};
 pub use files::{now_ns, FileRecord, FileTable, Reconcile};
+use std::path::{Path, PathBuf};
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
@@ -154,7 +154,8 @@ pub fn default_dir(base: &Path, id: Option<&str>) -> Option<PathBuf> {
     let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
     let key = format!("{}\0{}", base.display(), id.unwrap_or(""));
     let name = base.file_name().map_or("root".into(), |n| n.to_string_lossy().into_owned());
-    let name: String = name.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(40).collect();
+    let name: String =
+        name.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(40).collect();
     let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
     Some(dirs::cache_dir()?.join("workspace-search").join(format!("{name}-{hash:016x}")))
 }

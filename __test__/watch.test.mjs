@@ -1,0 +1,90 @@
+// watch: true with real file changes: created, modified, deleted, renamed,
+// and saved the way editors do (write a temporary file, rename it over the
+// old one). Results are polled with a deadline, never a fixed sleep.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { tree, Workspace, LocalFilesystem, WorkspaceNotReadyError } from './helpers.mjs'
+
+/** Polls `check` until it returns true, or fails after `ms`. */
+async function eventually(what, check, ms = 10_000) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    if (await check()) return
+    if (Date.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+const idsFor = async (ws, q) => (await ws.search(q, { topK: 10 })).map((r) => r.id)
+
+test('changes under autoIndexPaths reach the index; index() documents and other folders are left alone', async (t) => {
+  const dir = tree(t, {
+    'docs/a.md': 'alpha original text',
+    'docs/keep.md': 'kept document',
+    'other/x.md': 'outside the watched paths',
+    '.gitignore': 'docs/ignored/\n',
+  })
+  const ws = new Workspace({
+    filesystem: new LocalFilesystem({ basePath: dir }),
+    bm25: true,
+    autoIndexPaths: ['docs'],
+    watch: true,
+    maxFileSize: 1000,
+  })
+  t.after(() => ws.destroy())
+  const report = await ws.init()
+  assert.deepEqual(report.warnings, [])
+  await ws.index('manual/note', 'a zebra written by hand')
+
+  fs.writeFileSync(path.join(dir, 'docs/new.md'), 'a giraffe appears')
+  await eventually('a created file is found', async () => (await idsFor(ws, 'giraffe')).includes('docs/new.md'))
+
+  fs.writeFileSync(path.join(dir, 'docs/a.md'), 'alpha rewritten with walrus')
+  await eventually('a modified file is found by its new words', async () => (await idsFor(ws, 'walrus')).includes('docs/a.md'))
+  assert.deepEqual(await idsFor(ws, 'original'), [])
+
+  // An editor's save: a temporary file renamed over the old one.
+  fs.writeFileSync(path.join(dir, 'docs/.a.md.swp'), 'alpha saved by an editor with pelican')
+  fs.renameSync(path.join(dir, 'docs/.a.md.swp'), path.join(dir, 'docs/a.md'))
+  await eventually('an atomic save is seen', async () => (await idsFor(ws, 'pelican')).includes('docs/a.md'))
+  assert.ok(!(await idsFor(ws, 'pelican')).includes('docs/.a.md.swp'))
+
+  fs.renameSync(path.join(dir, 'docs/new.md'), path.join(dir, 'docs/renamed.md'))
+  await eventually('a renamed file moves', async () => {
+    const ids = await idsFor(ws, 'giraffe')
+    return ids.includes('docs/renamed.md') && !ids.includes('docs/new.md')
+  })
+
+  fs.rmSync(path.join(dir, 'docs/keep.md'))
+  await eventually('a deleted file is gone', async () => (await idsFor(ws, 'kept')).length === 0)
+
+  // Ignored, binary and oversized files stay out; a new normal file marks the update.
+  fs.mkdirSync(path.join(dir, 'docs/ignored'))
+  fs.writeFileSync(path.join(dir, 'docs/ignored/secret.md'), 'hidden okapi')
+  fs.writeFileSync(path.join(dir, 'docs/blob.bin'), Buffer.from([0x6f, 0x6b, 0x61, 0x70, 0x69, 0, 1, 2]))
+  fs.writeFileSync(path.join(dir, 'docs/huge.md'), 'okapi '.repeat(400))
+  fs.writeFileSync(path.join(dir, 'docs/marker.md'), 'okapi marker')
+  await eventually('the marker is found', async () => (await idsFor(ws, 'okapi')).includes('docs/marker.md'))
+  assert.deepEqual(await idsFor(ws, 'okapi'), ['docs/marker.md'])
+
+  fs.writeFileSync(path.join(dir, 'other/y.md'), 'zebra outside')
+  assert.deepEqual(await idsFor(ws, 'zebra'), ['manual/note'], 'index() documents are not touched')
+  assert.equal(ws.stats().documents, 4)
+})
+
+test('destroy() stops the watcher; later changes reach nothing and nothing throws', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'first' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  await ws.init()
+  await ws.destroy()
+  fs.writeFileSync(path.join(dir, 'docs/b.md'), 'after destroy')
+  await assert.rejects(ws.search('after'), WorkspaceNotReadyError)
+  // A second workspace on the same folder watches on its own.
+  const again = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  t.after(() => again.destroy())
+  await again.init()
+  fs.writeFileSync(path.join(dir, 'docs/c.md'), 'heron arrives')
+  await eventually('the new workspace sees changes', async () => (await idsFor(again, 'heron')).includes('docs/c.md'))
+})
