@@ -27,7 +27,7 @@ test('capabilities and status', async () => {
   assert.deepEqual([none.canBM25, none.canVector, none.canHybrid], [false, false, false])
   assert.equal(ws.status, 'pending')
   const report = await ws.init()
-  assert.deepEqual({ ...report, durationMs: 0 }, { indexed: 0, chunks: 0, skipped: [], failed: [], durationMs: 0 })
+  assert.deepEqual({ ...report, durationMs: 0 }, { indexed: 0, chunks: 0, skipped: [], failed: [], durationMs: 0, embedded: 0, reused: 0, reread: 0, removed: 0, warnings: [] })
   assert.equal(ws.status, 'ready')
   await ws.destroy()
   assert.equal(ws.status, 'destroyed')

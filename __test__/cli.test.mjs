@@ -3,11 +3,17 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { tree } from './helpers.mjs'
 
 const CLI = fileURLToPath(new URL('../bin/workspace-search.js', import.meta.url))
-const run = (...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' })
+// The index each run keeps goes to a temporary cache folder, not the user's.
+const CACHE = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-cli-cache-'))
+process.on('exit', () => fs.rmSync(CACHE, { recursive: true, force: true }))
+const ENV = { ...process.env, XDG_CACHE_HOME: CACHE }
+const run = (...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: ENV })
 
 const FILES = {
   'docs/reset.md': '# Accounts\n\nTo reset your password, open settings.\nThen click reset.\n',
@@ -89,7 +95,7 @@ test('a reader that stops early (| head) ends the command quietly', async (t) =>
   for (let i = 0; i < 400; i++) files[`f${i}.md`] = `password reset line ${i}\n`.repeat(20)
   const dir = tree(t, files)
   const { spawn } = await import('node:child_process')
-  const child = spawn(process.execPath, [CLI, dir, 'password reset', '--top-k', '400'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [CLI, dir, 'password reset', '--top-k', '400'], { stdio: ['ignore', 'pipe', 'pipe'], env: ENV })
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))
   // Read the first chunk, then close the pipe as `head` does.
@@ -110,4 +116,27 @@ test('the progress bar fits any terminal width and keeps its counts', async () =
     assert.ok(line.includes('5123/10366'), `${width}: ${line}`)
   }
   assert.match(render({ phase: 'index', done: 10, total: 10 }, 80), /^index \[#{40}\] 10\/10$/)
+})
+
+test('a second run over the same folder reuses the saved index and sees changed files', (t) => {
+  const dir = tree(t, { 'docs/a.md': 'the heron flies', 'docs/b.md': 'the crane waits' })
+  const indexDir = path.join(CACHE, 'explicit')
+  const first = run(dir, 'heron', '--index-dir', indexDir, '--json')
+  assert.equal(first.status, 0, first.stderr)
+  assert.ok(fs.existsSync(path.join(indexDir, 'snapshot.wss')))
+  fs.writeFileSync(path.join(dir, 'docs/b.md'), 'the crane and a heron')
+  const second = run(dir, 'heron', '--index-dir', indexDir, '--json')
+  assert.equal(second.status, 0, second.stderr)
+  const paths = second.stdout.trim().split('\n').map((l) => JSON.parse(l).path).sort()
+  assert.deepEqual(paths, ['docs/a.md', 'docs/b.md'])
+  // The default: a folder under the cache directory, one per searched folder.
+  const before = fs.existsSync(path.join(CACHE, 'workspace-search')) ? fs.readdirSync(path.join(CACHE, 'workspace-search')).length : 0
+  assert.equal(run(dir, 'crane').status, 0)
+  assert.equal(fs.readdirSync(path.join(CACHE, 'workspace-search')).length, before + 1)
+  const off = tree(t, { 'x.md': 'heron' })
+  assert.equal(run(off, 'heron', '--no-persist').status, 0)
+  assert.equal(fs.readdirSync(path.join(CACHE, 'workspace-search')).length, before + 1, '--no-persist keeps nothing')
+  const both = run(off, 'heron', '--no-persist', '--index-dir', indexDir)
+  assert.equal(both.status, 2)
+  assert.match(both.stderr, /--index-dir and --no-persist cannot go together/)
 })

@@ -4,6 +4,8 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import fs from 'node:fs'
+import os from 'node:os'
 import { Agent } from '@mastra/core/agent'
 import * as mastra from '@mastra/core/workspace'
 import * as ours from 'workspace-search/mastra'
@@ -49,6 +51,30 @@ test('init() indexes natively; Chinese found where Mastra’s own engine finds n
   await native.destroy()
   assert.equal(native.status, 'destroyed')
   await assert.rejects(native.index('x', 'y'), { name: 'WorkspaceNotReadyError' })
+})
+
+test('persist and watch through Mastra’s Workspace: the next instance reuses the saved index, changes reach it', async (t) => {
+  const basePath = tree(t, FILES)
+  const past = new Date(Date.now() - 3600_000)
+  for (const f of Object.keys(FILES)) fs.utimesSync(`${basePath}/${f}`, past, past)
+  const dir = fs.mkdtempSync(`${os.tmpdir()}/wss-mastra-persist-`)
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const config = () => ({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['docs'], persist: { dir }, watch: true })
+  const first = new ours.Workspace(config())
+  await first.init()
+  assert.equal(ours.lastIndexReport(first).reread, 2)
+  await first.destroy()
+  const second = new ours.Workspace(config())
+  t.after(() => second.destroy())
+  await second.init()
+  assert.deepEqual([ours.lastIndexReport(second).reused, ours.lastIndexReport(second).reread], [2, 0])
+  assert.deepEqual(ids(await second.search('重置密码')), ['docs/重置.md'])
+  fs.writeFileSync(`${basePath}/docs/new.md`, 'a router manual, second edition')
+  const deadline = Date.now() + 10_000
+  while (!ids(await second.search('edition')).includes('docs/new.md')) {
+    assert.ok(Date.now() < deadline, 'the watcher brought the new file within 10 s')
+    await new Promise((r) => setTimeout(r, 25))
+  }
 })
 
 const text = (output) => (typeof output?.value === 'string' ? output.value : JSON.stringify(output))

@@ -1,5 +1,6 @@
 // `workspace-search mcp <folder>` driven by the MCP TypeScript SDK's own
 // client over stdio, as Claude Code, Cursor or Codex start it.
+import path from 'node:path'
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
@@ -10,7 +11,9 @@ import { tree } from './helpers.mjs'
 const CLI = fileURLToPath(new URL('../bin/workspace-search.js', import.meta.url))
 
 async function connect(t, dir, extra = []) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, ...extra], stderr: 'pipe' })
+  // The saved index goes to a temporary cache folder, not the user's.
+  const env = { ...process.env, XDG_CACHE_HOME: path.join(dir, '.cache-for-test') }
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, ...extra], stderr: 'pipe', env })
   const client = new Client({ name: 'test-client', version: '1.0.0' })
   await client.connect(transport)
   t.after(() => client.close())

@@ -91,9 +91,14 @@ async function serve(args, { openWorkspace }) {
   const server = new sdk.Server({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
   const waiting = new Set() // progress listeners of calls made while indexing
   const started = Date.now()
-  const workspace = await openWorkspace(args, (event) => {
-    for (const notify of waiting) notify(event)
-  })
+  // A server lives long: files edited meanwhile reach the index (watch).
+  const workspace = await openWorkspace(
+    args,
+    (event) => {
+      for (const notify of waiting) notify(event)
+    },
+    { watch: true },
+  )
   let report
   let failure
   const indexing = workspace.init().then(

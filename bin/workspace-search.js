@@ -27,6 +27,10 @@ Options:
   --glob PATTERN     index only files matching PATTERN (repeatable)
   --json             one JSON object per result: { path, id, start, end, score, bm25, vector, content }
   --no-gitignore     index files that .gitignore excludes too
+  --index-dir DIR    keep the index in DIR (default: a folder per <folder>
+                     under ~/.cache/workspace-search); a second run over
+                     the same folder reads only the files that changed
+  --no-persist       keep nothing between runs
   --embedder MODULE  a JavaScript module whose default export is an embedder
                      (also WORKSPACE_SEARCH_EMBEDDER); enables vector and hybrid
   -v, --version      print the version
@@ -41,6 +45,8 @@ const OPTIONS = {
   glob: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   'no-gitignore': { type: 'boolean' },
+  'index-dir': { type: 'string' },
+  'no-persist': { type: 'boolean' },
   embedder: { type: 'string' },
   version: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
@@ -80,7 +86,16 @@ function parse(argv) {
   if (mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(mode)) throw new UsageError(`--mode must be bm25, vector or hybrid, got ${mode}`)
   const embedderModule = values.embedder ?? process.env.WORKSPACE_SEARCH_EMBEDDER
   if (mode && mode !== 'bm25' && !embedderModule) throw new UsageError(`--mode ${mode} needs an embedder: --embedder MODULE or WORKSPACE_SEARCH_EMBEDDER`)
-  return { command, folder, query, topK, minScore, mode, embedderModule, json: Boolean(values.json), globs: values.glob ?? [], gitignore: !values['no-gitignore'] }
+  return { command, folder, query, topK, minScore, mode, embedderModule, json: Boolean(values.json), globs: values.glob ?? [], gitignore: !values['no-gitignore'], persist: persistOption(values) }
+}
+
+/** `persist` for the workspace: the cache folder by default, --index-dir, or off. */
+function persistOption(values) {
+  if (values['no-persist']) {
+    if (values['index-dir'] !== undefined) throw new UsageError('--index-dir and --no-persist cannot go together')
+    return false
+  }
+  return values['index-dir'] === undefined ? true : { dir: path.resolve(values['index-dir']) }
 }
 
 /** The embedder a module exports (default export, or `embedder`). */
@@ -93,7 +108,7 @@ async function loadEmbedder(module) {
 }
 
 /** The workspace the command searches: BM25 always, vectors with an embedder. */
-async function openWorkspace(args, onProgress) {
+async function openWorkspace(args, onProgress, { watch = false } = {}) {
   const embedder = await loadEmbedder(args.embedderModule)
   return new Workspace({
     filesystem: new LocalFilesystem({ basePath: args.folder }),
@@ -101,6 +116,8 @@ async function openWorkspace(args, onProgress) {
     ...(embedder ? { embedder } : {}),
     autoIndexPaths: args.globs.length ? args.globs : ['.'],
     respectGitignore: args.gitignore,
+    persist: args.persist,
+    watch,
     onProgress,
   })
 }

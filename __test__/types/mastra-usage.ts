@@ -43,6 +43,8 @@ export async function agent(languageModel: ConstructorParameters<typeof Agent>[0
     filesystem: new mastra.LocalFilesystem({ basePath: '.' }),
     bm25: true,
     autoIndexPaths: ['docs'],
+    persist: { dir: '.workspace-search' },
+    watch: true,
   })
   const helper = new Agent({ id: 'a', name: 'a', instructions: 'help', model: languageModel, workspace })
   await workspace.init()

@@ -155,4 +155,13 @@ export function rejected(): void {
   new Workspace({ embedder: async (text: string) => [text.length], vectorStore: { upsert: async () => [] } })
   // @ts-expect-error the search tool needs a query
   void createWorkspaceTools(ws).mastra_workspace_search?.execute({ topK: 1 })
+  // persist, embedderId and watch
+  const kept = new Workspace({ filesystem: new LocalFilesystem({ basePath: '.' }), bm25: true, persist: { dir: '.index' }, embedderId: 'hash', watch: true })
+  void kept.init().then((r: IndexReport) => [r.reused, r.reread, r.removed, r.embedded, ...r.warnings] satisfies (number | string)[])
+  void kept.save().then((saved: boolean) => saved)
+  new Workspace({ persist: true })
+  // @ts-expect-error persist is a boolean or { dir }
+  new Workspace({ persist: '.index' })
+  // @ts-expect-error watch is a boolean
+  new Workspace({ watch: 'yes' })
 }

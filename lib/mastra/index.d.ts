@@ -2,7 +2,18 @@
 // Workspace running search natively.
 export * from '@mastra/core/workspace'
 import type { Workspace as MastraWorkspace, WorkspaceConfig, WorkspaceFilesystem, WorkspaceSandbox } from '@mastra/core/workspace'
-import type { IndexReport } from '../../index.js'
+import type { IndexReport, PersistOptions } from '../../index.js'
+
+/**
+ * workspace-search's options that Mastra's config does not have: the index
+ * kept on disk between runs, the embedder's name for reusing vectors, and
+ * file watching (see the root entry's `WorkspaceOptions`).
+ */
+export interface NativeSearchOptions {
+  persist?: boolean | PersistOptions
+  embedderId?: string
+  watch?: boolean
+}
 
 /**
  * Mastra's Workspace (a subclass: `new Agent({ workspace })`, tools, skills,
@@ -22,7 +33,7 @@ export declare const Workspace: {
     TSandbox extends WorkspaceSandbox | undefined = WorkspaceSandbox | undefined,
     TMounts extends Record<string, WorkspaceFilesystem> | undefined = undefined,
   >(
-    config: WorkspaceConfig<TFilesystem, TSandbox, TMounts>,
+    config: WorkspaceConfig<TFilesystem, TSandbox, TMounts> & NativeSearchOptions,
   ): Workspace<TFilesystem, TSandbox, TMounts>
   readonly prototype: MastraWorkspace
 }

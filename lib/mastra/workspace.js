@@ -26,8 +26,12 @@ function lastIndexReport(workspace) {
   return reports.get(workspace)
 }
 
-/** The options of the native Workspace that Mastra's config also has. */
+/**
+ * The options of the native Workspace that Mastra's config also has, and
+ * ours that it does not (Mastra ignores them).
+ */
 const SHARED_OPTIONS = ['bm25', 'vectorStore', 'embedder', 'searchIndexName', 'autoIndexPaths']
+const NATIVE_OPTIONS = ['persist', 'embedderId', 'watch']
 
 /**
  * Mastra's WorkspaceError (code `UNSUPPORTED_MASTRA`) for a Mastra whose
@@ -85,8 +89,10 @@ function createWorkspaceClass(mastra, version) {
       const missing = ENGINE_METHODS.filter((m) => typeof engine[m] !== 'function')
       if (missing.length > 0) throw unsupported(mastra, `has a search engine without ${missing.join(', ')}`, version)
       /** @type {Record<string, unknown>} */
-      const options = { id: this.id }
-      for (const key of SHARED_OPTIONS) if (config[key] !== undefined) options[key] = config[key]
+      // A persisted workspace without an id of its own keeps the native one's
+      // (stable across starts, so is its vector index name); Mastra's is new each time.
+      const options = config.id === undefined && config.persist ? {} : { id: this.id }
+      for (const key of [...SHARED_OPTIONS, ...NATIVE_OPTIONS]) if (config[key] !== undefined) options[key] = config[key]
       const basePath = nativeBasePath(self._fs)
       if (basePath !== undefined) options.filesystem = { basePath }
       this.#native = new NativeWorkspace(/** @type {any} */ (options))

@@ -100,7 +100,12 @@ impl Inner {
         paths: Vec<String>,
     ) -> Result<(Report, Vec<FoundFile>)> {
         blocking(move || {
-            let options = ScanOptions { respect_gitignore: self.respect_gitignore, max_file_size: self.max_file_size };
+            let persist_dir = self.persist.as_ref().and_then(|p| p.dir.as_deref());
+            let options = ScanOptions {
+                respect_gitignore: self.respect_gitignore,
+                max_file_size: self.max_file_size,
+                exclude: persist_dir.and_then(|d| scan::excluded_dir(&base, d)),
+            };
             let scanned = scan::scan(&base, &paths, options);
             self.emit("scan", scanned.files.len(), scanned.files.len(), None);
             (Report { skipped: scanned.skipped, ..Default::default() }, scanned.files)

@@ -137,11 +137,21 @@ pub struct ScanResult {
     pub skipped: Vec<Skipped>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ScanOptions {
     pub respect_gitignore: bool,
     /// Larger files are skipped (`SkipReason::TooLarge`).
     pub max_file_size: u64,
+    /// A directory never walked (the `persist` directory, when it is
+    /// inside `basePath`), as a path below `base` (see `excluded_dir`).
+    pub exclude: Option<PathBuf>,
+}
+
+/// `dir` as a path below `base` (as the walk meets it), if it is inside.
+pub fn excluded_dir(base: &Path, dir: &Path) -> Option<PathBuf> {
+    let canonical_base = base.canonicalize().ok()?;
+    let rel = dir.canonicalize().ok()?.strip_prefix(&canonical_base).ok()?.to_path_buf();
+    (!rel.as_os_str().is_empty()).then(|| base.join(rel))
 }
 
 /// The default `maxFileSize`: 10 MiB.
@@ -149,7 +159,7 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { respect_gitignore: true, max_file_size: DEFAULT_MAX_FILE_SIZE }
+        ScanOptions { respect_gitignore: true, max_file_size: DEFAULT_MAX_FILE_SIZE, exclude: None }
     }
 }
 
@@ -354,9 +364,13 @@ impl Scanner<'_> {
             .follow_links(false)
             .sort_by_file_name(|a, b| a.cmp(b));
         let target_f = target.clone();
+        let exclude = self.opts.exclude.clone();
         builder.filter_entry(move |e| {
             let p = e.path();
             if e.file_name() == ".git" && e.file_type().is_some_and(|t| t.is_dir()) {
+                return false;
+            }
+            if exclude.as_deref() == Some(p) {
                 return false;
             }
             // Only the way down to the entry, and the entry's subtree.

@@ -97,3 +97,16 @@ fn depth_limit_reported() {
     assert_eq!(r.files.len(), 1);
     assert!(r.skipped.iter().any(|s| s.reason == SkipReason::TooDeep));
 }
+
+#[test]
+fn the_persist_directory_inside_base_is_not_walked() {
+    let d = tree(&[("docs/a.md", "a"), ("docs/.index/lock", "process 1"), ("docs/.index/snapshot.wss", "x")]);
+    let b = d.path();
+    let exclude = excluded_dir(b, &b.join("docs/.index"));
+    assert_eq!(exclude, Some(b.join("docs/.index")));
+    let e = vec!["docs".to_string()];
+    let files: Vec<String> =
+        scan(b, &e, ScanOptions { exclude, ..Default::default() }).files.into_iter().map(|f| f.id).collect();
+    assert_eq!(files, ["docs/a.md"]);
+    assert_eq!(excluded_dir(b, Path::new("/")), None, "outside base");
+}
