@@ -1,4 +1,4 @@
-// npm run bench [-- --sizes 1000,10000,50000 --runs 3 --engines ws,tantivy,mastra,minisearch,orama --corpus prose,mixed]
+// npm run bench [-- --sizes 1000,10000,50000 --runs 3 --engines ws,persist,tantivy,mastra,minisearch,orama --corpus prose,mixed]
 //
 // Two corpora: prose (SciFact abstracts and node_modules' JS/TS/Markdown in
 // ~6 KB files, corpus.mjs) and mixed-language code (Python, Rust, C
@@ -29,7 +29,7 @@ const opt = (name, def) => {
 }
 const sizes = opt('sizes', '1000,10000,50000').split(',').map(Number)
 const runs = Number(opt('runs', '3'))
-const engines = opt('engines', 'ws,tantivy,mastra,minisearch,orama').split(',')
+const engines = opt('engines', 'ws,persist,tantivy,mastra,minisearch,orama').split(',')
 const corpora = opt('corpus', 'prose,mixed').split(',')
 const CORPORA = { prose: corpus, mixed: mixedCorpus }
 // Engines too slow for a size are run once there (noted in the table).
@@ -65,6 +65,31 @@ const TASKS = {
   mastra: ['mastra-init', 'mastra-index'],
   minisearch: ['minisearch'],
   orama: ['orama'],
+  persist: ['ws-persist-cold', 'ws-persist-warm', 'ws-persist-1pct'],
+}
+
+/**
+ * persist: a cold init() into an empty directory (save included), warm
+ * init()s of the unchanged folder, and one after 1% of the files changed
+ * (restored afterwards; the warm runs of the next engine re-read them once).
+ */
+function persistTask(task, info, run) {
+  const dir = path.join(os.tmpdir(), `wss-bench-persist-${path.basename(path.dirname(info.dir))}-${path.basename(info.dir)}`)
+  if (task === 'ws-persist-cold') {
+    fs.rmSync(dir, { recursive: true, force: true })
+    fs.mkdirSync(dir, { recursive: true })
+    return child('ws-persist', { ...info, persistDir: dir })
+  }
+  if (task === 'ws-persist-warm') return child('ws-persist', { ...info, persistDir: dir })
+  // 1% of the files get a line more, then come back as they were.
+  const files = documents(info).filter((_, i) => i % 100 === run % 100).map((d) => path.join(info.dir, d.path))
+  const saved = files.map((f) => fs.readFileSync(f))
+  files.forEach((f, i) => fs.writeFileSync(f, Buffer.concat([saved[i], Buffer.from(`\nchanged in run ${run}\n`)])))
+  try {
+    return child('ws-persist', { ...info, persistDir: dir })
+  } finally {
+    files.forEach((f, i) => fs.writeFileSync(f, saved[i]))
+  }
 }
 
 /** The tantivy program, built once (release) outside the Cargo workspace. */
@@ -100,9 +125,14 @@ for (const name of corpora) {
         if (task === 'mastra-index' && size > MASTRA_INDEX_MAX) continue
         if (task === 'orama' && size > ORAMA_MAX) continue
         if (task.startsWith('mastra') && size >= 50000) n = 1
+        if (task === 'ws-persist-cold') n = 1
         const results = []
         for (let i = 0; i < n; i++) {
-          const r = task.startsWith('tantivy') ? tantivy(task, info) : child(task, info)
+          const r = task.startsWith('tantivy')
+            ? tantivy(task, info)
+            : task.startsWith('ws-persist')
+              ? persistTask(task, info, i)
+              : child(task, info)
           results.push(r)
           console.error(`  ${task} run ${i + 1}: ${JSON.stringify(r)}`)
         }
@@ -138,6 +168,10 @@ for (const [name, bySize] of Object.entries(all)) for (const [size, r] of Object
   const wm = r['ws-indexmany']
   if (wm) {
     lines.push(`workspace-search indexMany: ${f(r.mb / (wm.buildMs / 1000), 1)} MB/s; boundary cost ${f(wm.boundaryUsPerDoc, 2)} µs/doc (indexMany of the same documents with empty content); one more index() on the full index ${f(wm.addOneUs, 1)} µs (median of 200 ${'`'}index()${'`'} calls) vs ${f(wm.addOneEmptyUs, 1)} µs on an empty index; time outside an instant embedder ${f(wm.embedOutsideMs)} ms per 10,000 documents.`)
+  }
+  const [pc, pw, p1] = ['ws-persist-cold', 'ws-persist-warm', 'ws-persist-1pct'].map((k) => r[k])
+  if (pc && pw) {
+    lines.push(`\npersist (same run): cold init() with save ${f(pc.buildMs)} ms (save alone ${f(pc.saveMs)} ms), RSS ${f(pc.rssMb)} MB; warm init() ${f(pw.buildMs)} ms (${f(pc.buildMs / pw.buildMs, 1)}x faster than cold${ws ? `, ${f(ws.buildMs / pw.buildMs, 1)}x faster than init() without persist` : ''}), RSS ${f(pw.rssMb)} MB, ${f(pw.reused)} files reused, ${f(pw.reread)} read; ${p1 ? `1% of the files changed: ${f(p1.buildMs)} ms (${f(p1.reread)} read, save included); ` : ''}snapshot ${f(pw.snapshotBytesPerDoc)} bytes/doc on disk vs ${f(pw.statsBytesPerDoc)} bytes/doc in memory (the index's own account); query p50 ${f(pw.p50Us, 1)} µs warm vs ${f(pc.p50Us, 1)} µs cold.`)
   }
   if (mi && wm) lines.push(`Mastra index() per document: ${f(mi.buildMs)} ms for all (${f(r.mb / (mi.buildMs / 1000), 2)} MB/s).`)
 }

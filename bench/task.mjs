@@ -112,6 +112,25 @@ if (task === 'ws-init' || task === 'ws-indexmany') {
     const e = await timed(() => new Workspace({ bm25: true, embedder }).indexMany(docs.slice(0, n)))
     result.embedOutsideMs = ((e.buildMs - inEmbedder) * 10000) / n
   }
+} else if (task === 'ws-persist') {
+  // init() with persist over info.persistDir: cold when the directory is
+  // empty (the save included), warm when it holds a snapshot.
+  const { Workspace, LocalFilesystem } = require('..')
+  const fs = require('node:fs')
+  settle()
+  const base = process.memoryUsage()
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: info.dir }), bm25: true, autoIndexPaths: ['.'], persist: { dir: info.persistDir } })
+  let report
+  Object.assign(result, await timed(async () => (report = await ws.init())))
+  Object.assign(result, memory(base, docs.length, contentBytes))
+  Object.assign(result, { reused: report.reused, reread: report.reread, removed: report.removed, warnings: report.warnings.length })
+  result.snapshotBytesPerDoc = fs.statSync(path.join(info.persistDir, 'snapshot.wss')).size / docs.length
+  result.statsBytesPerDoc = ws.stats().memoryBytes / docs.length
+  // What saving alone costs (forced, nothing changed).
+  const t = performance.now()
+  await ws.save()
+  result.saveMs = performance.now() - t
+  Object.assign(result, await latency((q) => ws.search(q, { topK: 10 }), qs))
 } else if (task === 'mastra-init' || task === 'mastra-index') {
   const { Workspace, LocalFilesystem } = await import('@mastra/core/workspace')
   settle()
