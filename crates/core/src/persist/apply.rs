@@ -109,10 +109,8 @@ pub fn apply_changes(
             }
         }
     }
-    let mut writer = index.writer();
-    for d in writer_docs {
-        writer.upsert(d, seq);
-    }
+    // In bulk: term ids mapped once per vocabulary, documents prepared in parallel.
+    index.add_bulk(writer_docs, seq, &mut |_| {});
     report.indexed = table.len();
     report.chunks = index.documents().filter(|d| d.source_file().is_some()).count();
     removed

@@ -48,12 +48,37 @@ pub fn unframe(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
     Ok(payload)
 }
 
+/// A snapshot file's bytes: mapped from the file (no copy of a file
+/// that may be hundreds of megabytes, and no heap left behind once the
+/// index is decoded from it), or read where mapping fails.
+pub enum SnapshotBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for SnapshotBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            SnapshotBytes::Mapped(m) => m,
+            SnapshotBytes::Read(v) => v,
+        }
+    }
+}
+
 /// Reads the snapshot file of `dir` (its checked payload is `unframe`'s).
-pub fn read(dir: &Path) -> Result<Vec<u8>, SnapshotError> {
-    match fs::read(snapshot_path(dir)) {
-        Ok(b) => Ok(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(SnapshotError::Missing),
-        Err(e) => Err(SnapshotError::Io(e.to_string())),
+pub fn read(dir: &Path) -> Result<SnapshotBytes, SnapshotError> {
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => SnapshotError::Missing,
+        _ => SnapshotError::Io(e.to_string()),
+    };
+    let file = File::open(snapshot_path(dir)).map_err(io)?;
+    // SAFETY: a snapshot file is never changed in place: writers make a new
+    // file and rename it over the old name, so the mapped inode stays as it
+    // was while mapped (an empty file cannot be mapped: read instead).
+    match unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+        Ok(m) => Ok(SnapshotBytes::Mapped(m)),
+        Err(_) => fs::read(snapshot_path(dir)).map(SnapshotBytes::Read).map_err(io),
     }
 }
 
@@ -167,7 +192,7 @@ mod tests {
     #[test]
     fn writes_atomically_and_refuses_damaged_files() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(read(dir.path()), Err(SnapshotError::Missing));
+        assert!(matches!(read(dir.path()), Err(SnapshotError::Missing)));
         write(dir.path(), b"first").unwrap();
         write(dir.path(), b"second payload").unwrap();
         let bytes = read(dir.path()).unwrap();
@@ -177,10 +202,10 @@ mod tests {
         assert_eq!(names, [SNAPSHOT_FILE]);
         assert!(matches!(unframe(&bytes[..bytes.len() - 1]), Err(SnapshotError::Truncated { .. })));
         assert!(matches!(unframe(&bytes[..20]), Err(SnapshotError::Truncated { .. })));
-        let mut flipped = bytes.clone();
+        let mut flipped = bytes.to_vec();
         *flipped.last_mut().unwrap() ^= 1;
         assert_eq!(unframe(&flipped), Err(SnapshotError::Checksum));
-        let mut other = bytes.clone();
+        let mut other = bytes.to_vec();
         other[8] = 99;
         assert_eq!(unframe(&other), Err(SnapshotError::Version { found: 99, expected: FORMAT_VERSION }));
         assert_eq!(unframe(b"{\"json\": true}"), Err(SnapshotError::NotSnapshot));

@@ -1,0 +1,30 @@
+//! Where a warm start's time goes: cargo run --release -p workspace-search-core --example snapshot_profile <persist dir> <corpus dir>
+use std::time::Instant;
+use workspace_search_core::ingest::scan::{scan, ScanOptions};
+use workspace_search_core::persist::{disk, Snapshot};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = std::path::Path::new(&args[1]);
+    let t = Instant::now();
+    let bytes = disk::read(dir).unwrap();
+    eprintln!("read {} MB: {:?}", bytes.len() >> 20, t.elapsed());
+    let t = Instant::now();
+    let payload = disk::unframe(&bytes).unwrap();
+    eprintln!("checksum: {:?}", t.elapsed());
+    let t = Instant::now();
+    let s = Snapshot::decode(payload).unwrap();
+    eprintln!("decode: {:?} ({} docs)", t.elapsed(), s.index.len());
+    let t = Instant::now();
+    drop(bytes);
+    eprintln!("free buffer: {:?}", t.elapsed());
+    let t = Instant::now();
+    let found = scan(std::path::Path::new(&args[2]), &[".".to_string()], ScanOptions::default());
+    eprintln!("scan: {:?} ({} files)", t.elapsed(), found.files.len());
+    let t = Instant::now();
+    let plan = s.files.plan(&found.files, |_| true);
+    eprintln!("plan: {:?} ({} reused)", t.elapsed(), plan.reused.len());
+    let t = Instant::now();
+    drop(s);
+    eprintln!("drop: {:?}", t.elapsed());
+}
