@@ -239,3 +239,44 @@ for (const kind of ['libsql', 'pg']) {
     assert.deepEqual(third.stored, second.stored)
   })
 }
+
+test('index() and indexMany() do not embed a document the store already holds as it is', async () => {
+  const { Workspace } = await import('./helpers.mjs')
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const texts = []
+  const embedder = Object.assign(
+    async (batch) => {
+      texts.push(...batch)
+      return batch.map((t) => hashEmbed(t, 16))
+    },
+    { batch: true, maxBatchSize: 8 },
+  )
+  const ws = new Workspace({ bm25: true, embedder })
+  await ws.index('a', 'the first text')
+  await ws.index('a', 'the first text')
+  assert.deepEqual(texts, ['the first text'])
+  await ws.index('a', 'the first text', { metadata: { tag: 'new' } })
+  assert.equal(texts.length, 2, 'other metadata is written again')
+  const docs = Array.from({ length: 20 }, (_, i) => ({ path: `d${i}`, content: `document number ${i}` }))
+  const first = await ws.indexMany(docs)
+  const again = await ws.indexMany(docs)
+  assert.deepEqual([first.embedded, again.embedded, again.indexed], [20, 0, 20])
+  await ws.unindex('d3')
+  const third = await ws.indexMany(docs)
+  assert.equal(third.embedded, 1, 'only the removed one')
+  assert.deepEqual((await ws.search('number 3', { mode: 'vector', topK: 1 })).map((r) => r.id), ['d3'])
+  await ws.destroy()
+})
+
+test('a chunk whose text moved to other lines is written again, so vector hits keep their line ranges', async (t) => {
+  const { base, dir } = corpus(t)
+  const job = { base, dir, queries: ['line 599'], embedder: { id: 'hash-32' }, mode: 'vector' }
+  const before = await run(job)
+  const book = path.join(base, 'docs/book.md')
+  put(base, 'docs/book.md', `preface\n${fs.readFileSync(book, 'utf8')}`, new Date(HOUR_AGO.getTime() + 1000))
+  const after = await run(job)
+  assert.ok(after.embedded.length >= 1)
+  const range = (out) => out.results['line 599'].find((r) => r.startsWith('docs/book.md')).split(' ')[2]
+  const [s1, e1] = range(before).split('-').map(Number)
+  assert.equal(range(after), `${s1 + 1}-${e1 + 1}`)
+})

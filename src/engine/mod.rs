@@ -28,7 +28,6 @@ use std::sync::Arc;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
 use workspace_search_core::index::gate::Gate;
 use workspace_search_core::index::{Bm25Index, IndexStats, NewDocument};
-use workspace_search_core::ingest::content_hash;
 use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::vectors::ledger::Ledger;
 use workspace_search_core::vectors::metadata;
@@ -163,13 +162,19 @@ impl VectorSide {
         self.upserted.store(true, Ordering::SeqCst);
         let mut ledger = self.ledger.lock();
         for d in docs {
-            ledger.note_text(&d.id, content_hash(&d.content));
+            ledger.note_text(&d.id, metadata::written_hash(d));
         }
         Ok(())
     }
 
     pub fn count(&self) -> usize {
         self.ledger.lock().count()
+    }
+
+    /// Whether the store already holds this very document's vector (same
+    /// text, same metadata, written for its own id): no need to embed it.
+    pub fn holds(&self, doc: &NewDocument) -> bool {
+        self.ledger.lock().holds(&doc.id, &doc.id, metadata::written_hash(doc))
     }
 
     /// Removes what this workspace wrote for `source` (and, for a store

@@ -90,14 +90,21 @@ impl Inner {
     pub async fn index_one(self: Arc<Self>, ticket: Ticket, doc: DocArgs) -> Result<()> {
         let mut docs = self.analyze_docs(vec![doc]).await?;
         let doc = docs.pop().expect("one document");
-        let vector = match &self.vectors {
-            Some(v) => Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?),
-            None => None,
+        // A document the store already holds as it is is not embedded again.
+        let mut vector = match &self.vectors {
+            Some(v) if !v.holds(&doc) => Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?),
+            _ => None,
         };
         ticket.turn().await;
-        if let (Some(v), Some(vectors)) = (&self.vectors, vector) {
-            v.upsert(&[&doc], vectors).await?;
-            v.ledger.lock().record(&doc.id, [doc.id.clone()]);
+        if let Some(v) = &self.vectors {
+            if vector.is_none() && !v.holds(&doc) {
+                // Its vector went meanwhile (an earlier write removed it).
+                vector = Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?);
+            }
+            if let Some(vectors) = vector {
+                v.upsert(&[&doc], vectors).await?;
+                v.ledger.lock().record(&doc.id, [doc.id.clone()]);
+            }
         }
         if self.keyword.is_some() {
             self.index.write().upsert(doc, ticket.seq());
@@ -133,10 +140,44 @@ impl Inner {
             self.save_soon();
             return Ok(ManyOutcome { report: to_report(report, started), error: None });
         };
-        let groups = v.embedder.embed_groups(docs.iter().map(|d| d.content.to_string()).collect()).await;
-        // The first failure rejects as the object it was; the others are
-        // reported by message.
+        // Documents the store already holds as they are are not embedded again.
+        let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
         let mut first_error: Option<Error> = None;
+        let per_doc = Self::embed_many(v, &docs, &mut first_error).await;
+        ticket.turn().await;
+        // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
+        let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
+        let lost_per_doc = Self::embed_many(v, &lost, &mut first_error).await;
+        let embedded = (docs.len() + lost.len()) as u32;
+        let mut report = self.write_units(v, &ticket, docs, per_doc, &mut first_error).await;
+        let more = self.write_units(v, &ticket, lost, lost_per_doc, &mut first_error).await;
+        report.indexed += more.indexed;
+        report.failed.extend(more.failed);
+        report.indexed += held.len();
+        if self.keyword.is_some() {
+            let mut index = self.index.write();
+            let mut writer = index.writer();
+            for d in held {
+                writer.upsert(d, ticket.seq());
+            }
+        }
+        self.save_soon();
+        let mut report = to_report(report, started);
+        report.embedded = embedded;
+        Ok(ManyOutcome { report, error: first_error })
+    }
+
+    /// Embeds `docs` in groups: a vector or the group's message per
+    /// document; the first failure is kept to reject with, as the object it was.
+    async fn embed_many(
+        v: &VectorSide,
+        docs: &[NewDocument],
+        first_error: &mut Option<Error>,
+    ) -> Vec<std::result::Result<Vec<f32>, String>> {
+        if docs.is_empty() {
+            return Vec::new();
+        }
+        let groups = v.embedder.embed_groups(docs.iter().map(|d| d.content.to_string()).collect()).await;
         let messages = groups.into_iter().map(|g| {
             g.map_err(|e| {
                 let msg = e.reason.clone();
@@ -144,14 +185,7 @@ impl Inner {
                 msg
             })
         });
-        let per_doc = plan::spread(messages.collect::<Vec<_>>(), v.embedder.group_size(), docs.len());
-        ticket.turn().await;
-        let embedded = docs.len() as u32;
-        let report = self.write_units(v, &ticket, docs, per_doc, &mut first_error).await;
-        self.save_soon();
-        let mut report = to_report(report, started);
-        report.embedded = embedded;
-        Ok(ManyOutcome { report, error: first_error })
+        plan::spread(messages.collect::<Vec<_>>(), v.embedder.group_size(), docs.len())
     }
 
     /// Writes `indexMany`'s units (core's `many_units`) in order; the

@@ -11,8 +11,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Ledger {
     by_source: FxHashMap<String, Vec<String>>,
-    /// The hash of the text each id's vector was embedded from
-    /// (`ingest::content_hash`): an unchanged text is not embedded again.
+    /// The hash of what was written for each id (`metadata::written_hash`:
+    /// text and metadata): an unchanged document is not embedded again.
     texts: FxHashMap<String, u64>,
 }
 

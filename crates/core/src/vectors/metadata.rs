@@ -24,6 +24,22 @@ pub fn encode(doc: &NewDocument) -> Map<String, Value> {
     m
 }
 
+/// The hash of what a vector store holds for `doc`: its text and the
+/// metadata written beside it (a text moved to other lines, or given
+/// other metadata, is written again). The ledger keeps it per id, so that
+/// an unchanged document is never embedded twice.
+pub fn written_hash(doc: &NewDocument) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(doc.content.as_bytes());
+    h.update(&[0]);
+    if let Some(meta) = &doc.metadata {
+        h.update(serde_json::to_string(meta).unwrap_or_default().as_bytes());
+    }
+    h.update(&[0]);
+    h.update(&doc.start_line_offset.map_or(u64::MAX, u64::from).to_le_bytes());
+    h.digest()
+}
+
 /// A stored vector's document, read back from its metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decoded {

@@ -7,7 +7,8 @@
 
 use super::ledger::Ledger;
 use crate::index::NewDocument;
-use crate::ingest::{content_hash, FileOutcome};
+use crate::ingest::FileOutcome;
+use crate::vectors::metadata::written_hash;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
 
@@ -51,7 +52,7 @@ impl EmbedPlan {
                 let start = plan.texts.len();
                 let mut members = Vec::new();
                 for (j, d) in docs.iter().enumerate() {
-                    if !ledger.holds(id, &d.id, content_hash(&d.content)) {
+                    if !ledger.holds(id, &d.id, written_hash(d)) {
                         plan.texts.push(d.content.to_string());
                         members.push(j);
                     }
@@ -237,6 +238,32 @@ mod tests {
         assert_eq!(shape[2], [(3, 0), (3, 1), (3, 2), (3, 3)]);
         assert_eq!(shape[3], [(3, 4), (3, 5), (3, 6), (4, 0)]);
         assert!(super::write_units(&[], 100).is_empty());
+    }
+
+    #[test]
+    fn a_held_text_is_not_embedded_again_unless_it_moved() {
+        use crate::index::NewDocument;
+        use crate::ingest::FileOutcome;
+        use crate::vectors::ledger::Ledger;
+        use crate::vectors::metadata::written_hash;
+        let doc = |id: &str, line: u32| NewDocument {
+            id: id.into(),
+            content: "same text".into(),
+            metadata: None,
+            start_line_offset: Some(line),
+            analyzed: Default::default(),
+        };
+        let file = |docs| FileOutcome::Documents { id: "f".into(), docs, chunked: true, hash: 0 };
+        let mut ledger = Ledger::default();
+        ledger.replace("f", vec!["f#chunk-0".into(), "f#chunk-1".into()]);
+        ledger.note_text("f#chunk-0", written_hash(&doc("f#chunk-0", 1)));
+        ledger.note_text("f#chunk-1", written_hash(&doc("f#chunk-1", 40)));
+        // chunk-0 unchanged; chunk-1 has the same text on other lines.
+        let plan = super::EmbedPlan::new(&[file(vec![doc("f#chunk-0", 1), doc("f#chunk-1", 41)])], &ledger);
+        assert_eq!(plan.texts.len(), 1);
+        assert_eq!(plan.runs[0].members, [1]);
+        let units = plan.upsert_units(&Default::default());
+        assert_eq!(units, [vec![(0, 1, 0)]]);
     }
 
     #[test]
