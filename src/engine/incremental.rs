@@ -91,6 +91,8 @@ impl Inner {
             if let Some(p) = &me.persist {
                 p.state.lock().files = files;
             }
+            // What decoding left free goes back to the system.
+            super::release_memory();
         })
         .await
     }

@@ -218,6 +218,12 @@ impl Postings {
         }
     }
 
+    /// The bytes `encode` writes.
+    pub fn encoded_len(&self) -> usize {
+        let big = self.big.as_ref().map_or(0, |b| b.len());
+        8 + 4 * self.docs.len() + 8 + 2 * self.packed.len() + 8 + 8 * big + 8 + 16 * self.blocks.len()
+    }
+
     /// Postings as `encode` wrote them, checked against the slot count.
     pub fn decode(d: &mut crate::persist::codec::Decoder, slots: usize) -> Result<Postings, SnapshotError> {
         let bad = |what: &str| SnapshotError::Corrupt(format!("postings: {what}"));

@@ -5,6 +5,7 @@
 //! documents carry sequence number 0, so any write of the new process wins.
 
 use super::postings::Postings;
+use super::slot_index::SlotIndex;
 use super::{Bm25Index, Document, Term, DEAD};
 use crate::persist::codec::{Decoder, Encoder};
 use crate::persist::SnapshotError;
@@ -29,8 +30,15 @@ impl Bm25Index {
         for n in [self.total_len, self.live_postings, self.dead_postings] {
             e.u64(n);
         }
-        self.encode_texts(e);
-        e.u32s(&self.lens);
+        // The terms first, behind their byte length, so that a loader
+        // decodes them and the documents at the same time.
+        let term_bytes: usize = 8 + self
+            .terms
+            .iter()
+            .zip(&self.names)
+            .map(|(t, n)| 8 + n.len() + 16 + t.postings.encoded_len())
+            .sum::<usize>();
+        e.len(term_bytes);
         e.len(self.terms.len());
         for (t, name) in self.terms.iter().zip(&self.names) {
             e.str(name);
@@ -40,6 +48,8 @@ impl Bm25Index {
             e.f32(t.max_score);
             t.postings.encode(e);
         }
+        self.encode_texts(e);
+        e.u32s(&self.lens);
     }
 
     /// Each shared text once, then the documents referring to them.
@@ -87,8 +97,18 @@ impl Bm25Index {
         ix.total_len = d.u64("statistics")?;
         ix.live_postings = d.u64("statistics")?;
         ix.dead_postings = d.u64("statistics")?;
-        ix.docs = decode_documents(d)?;
-        ix.lens = d.u32s("document lengths")?;
+        let n = d.len(1, "the terms")?;
+        let term_bytes = d.take_bytes(n)?;
+        let (terms, docs) = rayon::join(
+            || decode_terms(term_bytes),
+            || -> Result<_, SnapshotError> { Ok((decode_documents(d)?, d.u32s("document lengths")?)) },
+        );
+        let (terms, names, dict) = terms?;
+        (ix.docs, ix.lens) = docs?;
+        if terms.iter().any(|t| t.postings.docs.last().is_some_and(|&s| s as usize >= ix.docs.len())) {
+            return Err(corrupt("postings: slot out of range"));
+        }
+        (ix.terms, ix.names, ix.dict) = (terms, names, dict);
         if ix.lens.len() != ix.docs.len() {
             return Err(corrupt("one length per document"));
         }
@@ -97,34 +117,8 @@ impl Bm25Index {
                 return Err(corrupt("document lengths"));
             }
         }
-        let n = d.len(20, "terms")?;
-        ix.terms.reserve_exact(n);
-        ix.names.reserve_exact(n);
-        for _ in 0..n {
-            let name: Box<str> = d.str("a term")?.into();
-            let term = Term {
-                df: d.u32("a term")?,
-                max_tf: d.u32("a term")?,
-                min_len_per_tf: d.f32("a term")?,
-                max_score: d.f32("a term")?,
-                postings: Postings::decode(d, ix.docs.len())?,
-            };
-            ix.push_term(name, term)?;
-        }
         ix.index_ids()?;
         Ok(ix)
-    }
-
-    fn push_term(&mut self, name: Box<str>, term: Term) -> Result<(), SnapshotError> {
-        if self.term_id(&name).is_some() {
-            return Err(corrupt("a term twice"));
-        }
-        let t = self.terms.len() as u32;
-        self.names.push(name);
-        let names = &self.names;
-        self.dict.insert(&names[t as usize], t, |s| &names[s as usize]);
-        self.terms.push(term);
-        Ok(())
     }
 
     fn index_ids(&mut self) -> Result<(), SnapshotError> {
@@ -139,6 +133,35 @@ impl Bm25Index {
         }
         Ok(())
     }
+}
+
+/// The term table: terms with their postings, names, and the dictionary
+/// over the names.
+fn decode_terms(bytes: &[u8]) -> Result<(Vec<Term>, Vec<Box<str>>, SlotIndex), SnapshotError> {
+    let d = &mut Decoder::new(bytes);
+    let n = d.len(20, "terms")?;
+    let (mut terms, mut names) = (Vec::with_capacity(n), Vec::<Box<str>>::with_capacity(n));
+    let mut dict = SlotIndex::default();
+    for t in 0..n as u32 {
+        let name: Box<str> = d.str("a term")?.into();
+        if dict.get(&name, |s| &names[s as usize]).is_some() {
+            return Err(corrupt("a term twice"));
+        }
+        terms.push(Term {
+            df: d.u32("a term")?,
+            max_tf: d.u32("a term")?,
+            min_len_per_tf: d.f32("a term")?,
+            max_score: d.f32("a term")?,
+            // Slots are checked against the documents once they are decoded too.
+            postings: Postings::decode(d, usize::MAX)?,
+        });
+        names.push(name);
+        dict.insert(&names[t as usize], t, |s| &names[s as usize]);
+    }
+    if !d.is_done() {
+        return Err(corrupt("bytes after the terms"));
+    }
+    Ok((terms, names, dict))
 }
 
 fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotError> {

@@ -176,6 +176,11 @@ impl<'a> Decoder<'a> {
         Ok(out)
     }
 
+    /// The next `n` bytes, as they are.
+    pub fn take_bytes(&mut self, n: usize) -> Result<&'a [u8], SnapshotError> {
+        self.take(n, "a section")
+    }
+
     pub fn u8(&mut self, what: &str) -> Result<u8, SnapshotError> {
         Ok(self.take(1, what)?[0])
     }
