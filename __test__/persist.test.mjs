@@ -70,6 +70,18 @@ test('a second process reuses the saved index: nothing read again, the same resu
   assert.ok(second.stats.memoryBytes <= first.stats.memoryBytes, `${second.stats.memoryBytes} <= ${first.stats.memoryBytes}`)
 })
 
+test('a directory built for one basePath works for a copy of the project elsewhere (build ahead, attach later)', async (t) => {
+  const { base, dir, root } = corpus(t)
+  const built = await run({ base, dir, queries: QUERIES })
+  const elsewhere = path.join(root, 'tenant', 'project')
+  fs.cpSync(base, elsewhere, { recursive: true, preserveTimestamps: true })
+  const copied = path.join(root, 'tenant', 'index')
+  fs.cpSync(dir, copied, { recursive: true })
+  const attached = await run({ base: elsewhere, dir: copied, queries: QUERIES })
+  assert.deepEqual([attached.report.reused, attached.report.reread, attached.report.warnings], [41, 0, []])
+  assert.deepEqual(attached.results, built.results)
+})
+
 test('files changed, touched, added and deleted between processes: only they are read, results as a fresh build', async (t) => {
   const { base, dir, root } = corpus(t)
   await run({ base, dir, queries: QUERIES })

@@ -135,9 +135,10 @@ impl Bm25Index {
     }
 }
 
-/// The term table: terms with their postings, names, and the dictionary
-/// over the names.
-fn decode_terms(bytes: &[u8]) -> Result<(Vec<Term>, Vec<Box<str>>, SlotIndex), SnapshotError> {
+/// Terms with their postings, their names, and the dictionary over the names.
+type TermTable = (Vec<Term>, Vec<Box<str>>, SlotIndex);
+
+fn decode_terms(bytes: &[u8]) -> Result<TermTable, SnapshotError> {
     let d = &mut Decoder::new(bytes);
     let n = d.len(20, "terms")?;
     let (mut terms, mut names) = (Vec::with_capacity(n), Vec::<Box<str>>::with_capacity(n));
