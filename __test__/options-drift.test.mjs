@@ -72,3 +72,11 @@ test('LocalVector method parameters: declared = accepted', async () => {
   }
   await assert.rejects(lv.upsert({ indexName: 'drift', vectors: [[1, 0]], sparseVectors: [] }), { message: /Unknown option 'sparseVectors'/ })
 })
+
+test('the engine crates carry the package version (a saved index records it and is rebuilt by another version)', () => {
+  const version = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
+  for (const toml of ['../Cargo.toml', '../crates/core/Cargo.toml']) {
+    const found = fs.readFileSync(new URL(toml, import.meta.url), 'utf8').match(/^version = "([^"]+)"/m)?.[1]
+    assert.equal(found, version, `${toml} version`)
+  }
+})

@@ -5,7 +5,7 @@
 // a LibSQL file and PostgreSQL + pgvector.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -74,7 +74,9 @@ test('a directory built for one basePath works for a copy of the project elsewhe
   const { base, dir, root } = corpus(t)
   const built = await run({ base, dir, queries: QUERIES })
   const elsewhere = path.join(root, 'tenant', 'project')
-  fs.cpSync(base, elsewhere, { recursive: true, preserveTimestamps: true })
+  // cp -a keeps modification times to the nanosecond (fs.cpSync rounds them through a float).
+  fs.mkdirSync(path.dirname(elsewhere), { recursive: true })
+  execFileSync('cp', ['-a', base, elsewhere])
   const copied = path.join(root, 'tenant', 'index')
   fs.cpSync(dir, copied, { recursive: true })
   const attached = await run({ base: elsewhere, dir: copied, queries: QUERIES })
@@ -291,4 +293,20 @@ test('a chunk whose text moved to other lines is written again, so vector hits k
   const range = (out) => out.results['line 599'].find((r) => r.startsWith('docs/book.md')).split(' ')[2]
   const [s1, e1] = range(before).split('-').map(Number)
   assert.equal(range(after), `${s1 + 1}-${e1 + 1}`)
+})
+
+test('destroy() saves and gives the directory up: the next workspace of the same process writes it', async (t) => {
+  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
+  const { base, dir } = corpus(t)
+  const open = () => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  const first = open()
+  await first.init()
+  await first.index('manual/kept', 'a document indexed by hand survives restarts')
+  await first.destroy()
+  const second = open()
+  const report = await second.init()
+  assert.deepEqual([report.reused, report.reread, report.warnings], [41, 0, []])
+  assert.deepEqual((await second.search('indexed by hand')).map((r) => r.id), ['manual/kept'])
+  assert.equal(await second.save(), true)
+  await second.destroy()
 })

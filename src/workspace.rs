@@ -417,6 +417,9 @@ impl Workspace {
                 inner.shut_down();
                 return env.spawn_future(catch_panics(async move {
                     let saved = inner.save(false).await;
+                    if let Some(p) = &inner.persist {
+                        p.release();
+                    }
                     let seq = inner.gate.ticket().seq();
                     blocking(move || inner.index.write().clear(seq)).await?;
                     saved.map(drop)

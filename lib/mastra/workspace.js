@@ -115,12 +115,16 @@ function createWorkspaceClass(mastra, version) {
       reports.set(this, await this.#native.rebuildSearchIndex(wanted))
     }
 
-    /** Mastra's teardown, then the native index is released. */
+    /**
+     * The native workspace first (it saves a persisted index and releases
+     * it), then Mastra's teardown: Mastra clears its search engine there,
+     * which must not reach a persisted index as a write.
+     */
     async destroy() {
       try {
-        await super.destroy()
-      } finally {
         await this.#native?.destroy()
+      } finally {
+        await super.destroy()
       }
     }
   }

@@ -67,6 +67,13 @@ impl Persist {
         }
     }
 
+    /// Gives up the directory's writer lock (at `destroy()`, after the
+    /// last save), so that another workspace can write it.
+    pub fn release(&self) {
+        let lock = self.state.lock().writer.take();
+        drop(lock);
+    }
+
     /// Notes a change to save.
     pub fn changed(&self) {
         self.changes.fetch_add(1, Ordering::SeqCst);

@@ -86,7 +86,8 @@ pub struct Snapshot {
 }
 
 /// What the index depends on besides the files: a snapshot made with
-/// other options is rebuilt. `js_tokenizer`: the source text of a
+/// other options, or by another version of the engine (whose tokenizer
+/// may differ), is rebuilt. `js_tokenizer`: the source text of a
 /// JavaScript tokenizer, if one is used.
 pub fn fingerprint(
     tokenizer: Option<&TokenizerConfig>,
@@ -116,7 +117,8 @@ pub fn fingerprint(
         )
     });
     format!(
-        "tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap",
+        "engine: {}; tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap",
+        env!("CARGO_PKG_VERSION"),
         tokenizer.as_deref().unwrap_or("none"),
         js_tokenizer.map_or("none".to_string(), |s| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(s.as_bytes()))),
         params.k1,
