@@ -1,4 +1,5 @@
-//! Where a warm start's time goes: cargo run --release -p workspace-search-core --example snapshot_profile <persist dir> <corpus dir>
+//! Where a warm start's time goes: cargo run --release -p workspace-search-core --example snapshot_profile <persist dir> <corpus dir> [scan]
+//! (`scan`: time the walk alone, five times).
 use std::time::Instant;
 use workspace_search_core::ingest::scan::{scan, ScanOptions};
 use workspace_search_core::persist::{disk, Snapshot};
@@ -6,6 +7,14 @@ use workspace_search_core::persist::{disk, Snapshot};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = std::path::Path::new(&args[1]);
+    if args.get(3).is_some_and(|a| a == "scan") {
+        for _ in 0..5 {
+            let t = Instant::now();
+            let found = scan(std::path::Path::new(&args[2]), &[".".to_string()], ScanOptions::default());
+            eprintln!("scan: {:?} ({} files)", t.elapsed(), found.files.len());
+        }
+        return;
+    }
     let t = Instant::now();
     let bytes = disk::read(dir).unwrap();
     eprintln!("read {} MB: {:?}", bytes.len() >> 20, t.elapsed());

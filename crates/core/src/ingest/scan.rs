@@ -168,6 +168,27 @@ pub fn is_glob(entry: &str) -> bool {
     entry.contains(['*', '?', '{', '}', '[', ']'])
 }
 
+/// Whether `p` is `target`, below it, or on the way down to it. The walk
+/// joins names with one separator, so a byte prefix that ends at a
+/// separator is a component prefix (cheaper than `Path::starts_with`).
+fn on_the_way(p: &Path, target: &Path) -> bool {
+    let (p, t) = (p.as_os_str().as_encoded_bytes(), target.as_os_str().as_encoded_bytes());
+    let prefix = |long: &[u8], short: &[u8]| {
+        long.starts_with(short)
+            && (long.len() == short.len() || short.last() == Some(&b'/') || long[short.len()] == b'/' || {
+                #[cfg(windows)]
+                {
+                    long[short.len()] == b'\\'
+                }
+                #[cfg(not(windows))]
+                {
+                    false
+                }
+            })
+    };
+    prefix(p, t) || prefix(t, p)
+}
+
 /// Lexically normalised relative path (`a/./b/../c` -> `a/c`, a leading
 /// `/` dropped); `None` when it climbs out of its root.
 fn normalize(rel: &str) -> Option<PathBuf> {
@@ -237,7 +258,7 @@ struct Scanner<'a> {
     base: &'a Path,
     canonical_base: PathBuf,
     opts: ScanOptions,
-    seen: HashSet<PathBuf>,
+    seen: rustc_hash::FxHashSet<PathBuf>,
     out: ScanResult,
 }
 
@@ -252,7 +273,7 @@ pub fn scan(base: &Path, entries: &[String], opts: ScanOptions) -> ScanResult {
             return out;
         }
     };
-    let mut s = Scanner { base, canonical_base, opts, seen: HashSet::new(), out: ScanResult::default() };
+    let mut s = Scanner { base, canonical_base, opts, seen: Default::default(), out: ScanResult::default() };
     for entry in entries {
         s.entry(entry);
     }
@@ -308,25 +329,42 @@ impl Scanner<'_> {
                 Ok(true) => {
                     if abs.is_dir() {
                         let files = self.walk(&r.rel, &r.id_root);
-                        for f in files {
-                            self.add(f);
-                        }
+                        self.add_all(files);
                     } else {
-                        self.add(FoundFile::new(r.id_root.clone(), abs));
+                        self.add_all(vec![FoundFile::new(r.id_root.clone(), abs)]);
                     }
                 }
             },
         }
     }
 
-    /// Adds a file to index: a regular file (links followed: they were
+    /// Adds files to index: regular files (links followed: they were
     /// checked to stay inside basePath) no larger than `max_file_size`,
-    /// with its identity for the read to check.
-    fn add(&mut self, mut f: FoundFile) {
+    /// with their identity for the read to check. The files are stat-ed in
+    /// parallel (a warm `init()` is mostly this walk), then kept in order.
+    fn add_all(&mut self, files: Vec<FoundFile>) {
+        use rayon::prelude::*;
+        let stats: Vec<std::io::Result<std::fs::Metadata>> = files
+            .par_iter()
+            .with_min_len(256)
+            .map(|f| {
+                if self.seen.contains(&f.path) {
+                    Err(std::io::ErrorKind::AlreadyExists.into())
+                } else {
+                    std::fs::metadata(&f.path)
+                }
+            })
+            .collect();
+        for (f, m) in files.into_iter().zip(stats) {
+            self.add(f, m);
+        }
+    }
+
+    fn add(&mut self, mut f: FoundFile, m: std::io::Result<std::fs::Metadata>) {
         if self.seen.contains(&f.path) {
             return;
         }
-        let m = match std::fs::metadata(&f.path) {
+        let m = match m {
             Ok(m) => m,
             Err(e) => return self.skip(f.id, SkipReason::Unreadable(e.to_string())),
         };
@@ -367,14 +405,13 @@ impl Scanner<'_> {
         let exclude = self.opts.exclude.clone();
         builder.filter_entry(move |e| {
             let p = e.path();
-            if e.file_name() == ".git" && e.file_type().is_some_and(|t| t.is_dir()) {
+            // Directories only (the name and path comparisons cost more than the type check).
+            if e.file_type().is_some_and(|t| t.is_dir())
+                && (e.file_name() == ".git" || exclude.as_deref() == Some(p) || !on_the_way(p, &target_f))
+            {
                 return false;
             }
-            if exclude.as_deref() == Some(p) {
-                return false;
-            }
-            // Only the way down to the entry, and the entry's subtree.
-            p.starts_with(&target_f) || target_f.starts_with(p)
+            on_the_way(p, &target_f)
         });
         let mut out = Vec::new();
         let mut deep_reported = HashSet::new();
@@ -480,9 +517,7 @@ impl Scanner<'_> {
                 files.push(f);
             }
         }
-        for f in files {
-            self.add(f);
-        }
+        self.add_all(files);
         // A matched directory is indexed in full; nested matches once.
         let mut done: Vec<PathBuf> = Vec::new();
         for d in dirs {
@@ -490,9 +525,8 @@ impl Scanner<'_> {
                 continue;
             }
             let rel = d.path.strip_prefix(self.base).unwrap_or(&d.path).to_path_buf();
-            for f in self.walk(&rel, &d.id.clone()) {
-                self.add(f);
-            }
+            let files = self.walk(&rel, &d.id.clone());
+            self.add_all(files);
             done.push(d.path);
         }
     }
