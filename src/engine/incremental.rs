@@ -14,8 +14,9 @@ use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::Bm25Index;
 use workspace_search_core::ingest::chunk::chunk_id;
 use workspace_search_core::ingest::scan::FoundFile;
-use workspace_search_core::ingest::{FileOutcome, Report};
+use workspace_search_core::ingest::Report;
 use workspace_search_core::persist::{apply_changes, now_ns, FileCounts, Snapshot};
+use workspace_search_core::vectors::plan::dropped_sources;
 
 impl Inner {
     pub(super) async fn rebuild_persisted(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
@@ -129,14 +130,7 @@ impl Inner {
         let mut changed = p.state.lock().files.changed_only(&found, &plan, outcomes, counts);
         let mut embedded = 0;
         if let Some(v) = &self.vectors {
-            let dropped = changed.iter().filter_map(|o| match o {
-                FileOutcome::Skipped { id, .. } | FileOutcome::Failed { id, .. } => Some(id),
-                FileOutcome::Documents { .. } => None,
-            });
-            let gone: Vec<String> = {
-                let ledger = v.ledger.lock();
-                plan.gone.iter().chain(dropped).filter(|id| ledger.get(id).is_some()).cloned().collect()
-            };
+            let gone = dropped_sources(&plan.gone, &changed, &v.ledger.lock());
             embedded = self.rebuild_vectors(v, &mut changed, gone).await;
         }
         let me = self.clone();

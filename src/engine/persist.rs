@@ -163,23 +163,14 @@ impl Inner {
     ) -> bool {
         let now = self.embedder_identity(v, warnings).await;
         let same = now.as_ref().is_some_and(|now| same_embedder(&saved.embedder, now));
-        let mut ledger = saved.ledger;
-        if !same {
-            if now.is_some() {
-                warnings.push(
-                    "persist: the embedder changed since the index was saved; every text is embedded again".into(),
-                );
-            }
-            ledger.forget_texts();
+        if !same && now.is_some() {
+            warnings
+                .push("persist: the embedder changed since the index was saved; every text is embedded again".into());
         }
-        match (&v.store, saved.local) {
-            (Store::Local(store), Some(ix)) if same => {
-                store.write().put_index(&v.index_name, ix);
-                v.upserted.store(true, Ordering::SeqCst);
-            }
-            // The embedded store's vectors are not loaded: nothing of them is held.
-            (Store::Local(_), _) => ledger.clear(),
-            _ => {}
+        let (ledger, local) = saved.adopt(same, v.store.is_local());
+        if let (Store::Local(store), Some(ix)) = (&v.store, local) {
+            store.write().put_index(&v.index_name, ix);
+            v.upserted.store(true, Ordering::SeqCst);
         }
         *v.ledger.lock() = ledger;
         same

@@ -74,6 +74,26 @@ pub struct VectorState {
     pub local: Option<VectorIndex>,
 }
 
+impl VectorState {
+    /// What of a saved vector side a workspace keeps. With the same
+    /// embedder, everything. With another (or one that could not be
+    /// checked), the record of what the store holds, for deletions, but no
+    /// text hash: every text is embedded again. For the embedded store,
+    /// its vectors only with the same embedder; without them the ledger
+    /// holds nothing either.
+    pub fn adopt(self, same_embedder: bool, embedded_store: bool) -> (Ledger, Option<VectorIndex>) {
+        let mut ledger = self.ledger;
+        if !same_embedder {
+            ledger.forget_texts();
+        }
+        let local = self.local.filter(|_| same_embedder && embedded_store);
+        if embedded_store && local.is_none() {
+            ledger.clear();
+        }
+        (ledger, local)
+    }
+}
+
 /// Everything a workspace saves.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {

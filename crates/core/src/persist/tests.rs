@@ -119,3 +119,23 @@ fn incremental_update_equals_a_fresh_build() {
         assert_eq!(ids(results(&ix, &t, query)), ids(results(&fresh, &t, query)), "{query}");
     }
 }
+
+#[test]
+fn a_saved_vector_side_is_kept_whole_only_with_the_same_embedder() {
+    use crate::vectors::ledger::Ledger;
+    use crate::vectors::store::{Metric, VectorIndex};
+    let mut ledger = Ledger::default();
+    ledger.record("a.md", ["a.md".to_string()]);
+    ledger.note_text("a.md", 7);
+    let saved =
+        VectorState { embedder: EmbedderIdentity::default(), ledger, local: Some(VectorIndex::new(4, Metric::Cosine)) };
+    let (l, local) = saved.clone().adopt(true, true);
+    assert!(l.holds("a.md", "a.md", 7) && local.is_some());
+    let (l, local) = saved.clone().adopt(false, false);
+    assert!(
+        !l.holds("a.md", "a.md", 7) && l.get("a.md").is_some() && local.is_none(),
+        "external store: deletions still known"
+    );
+    let (l, local) = saved.adopt(false, true);
+    assert!(l.count() == 0 && local.is_none(), "embedded store: nothing held");
+}

@@ -149,6 +149,17 @@ pub fn gone_sources(outcomes: &[FileOutcome], ledger: &Ledger) -> Vec<String> {
     ledger.sources_absent_from(&present)
 }
 
+/// Sources whose vectors an incremental update deletes: files gone, and
+/// files read again that are now skipped or failing, that this workspace
+/// wrote.
+pub fn dropped_sources(gone: &[String], changed: &[FileOutcome], ledger: &Ledger) -> Vec<String> {
+    let dropped = changed.iter().filter_map(|o| match o {
+        FileOutcome::Skipped { id, .. } | FileOutcome::Failed { id, .. } => Some(id),
+        FileOutcome::Documents { .. } => None,
+    });
+    gone.iter().chain(dropped).filter(|id| ledger.get(id).is_some()).cloned().collect()
+}
+
 /// After a rebuild's writes: records each written file in the ledger, and
 /// turns each failed file into `FileOutcome::Failed` (absent from both
 /// indexes); returns the ids of the failed files' partial writes, to delete.
