@@ -310,3 +310,32 @@ test('destroy() saves and gives the directory up: the next workspace of the same
   assert.equal(await second.save(), true)
   await second.destroy()
 })
+
+test('bad persist, embedderId and watch values are typed errors; an unusable directory is a warning, not a failure', async (t) => {
+  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
+  const { base, root } = corpus(t)
+  const fsys = new LocalFilesystem({ basePath: base })
+  const bad = [
+    [{ persist: '.index' }, /persist must be true, false or \{ dir: string \}, got/],
+    [{ persist: { dir: '' } }, /persist.dir must be a non-empty string/],
+    [{ persist: { dir: 7 } }, /persist.dir/],
+    [{ persist: { folder: 'x' } }, /Unknown option/],
+    [{ embedderId: '' }, /embedderId must be a non-empty string/],
+    [{ watch: 'yes' }, /watch/],
+  ]
+  for (const [options, message] of bad) {
+    assert.throws(() => new Workspace({ filesystem: fsys, bm25: true, ...options }), { name: 'TypeError', message }, JSON.stringify(options))
+  }
+  assert.throws(() => new Workspace({ bm25: true, persist: true }), /persist: true needs a filesystem with a basePath/)
+  // A directory path that is a file: the workspace works, in memory, and says why nothing is saved.
+  const file = path.join(root, 'not-a-dir')
+  fs.writeFileSync(file, 'x')
+  const ws = new Workspace({ filesystem: fsys, bm25: true, autoIndexPaths: ['docs'], persist: { dir: file } })
+  const report = await ws.init()
+  assert.equal(report.indexed, 41)
+  assert.match(report.warnings.join(' '), /cannot be used .*nothing is saved/)
+  assert.equal(await ws.save(), false)
+  assert.equal((await ws.search('alpha topic')).length > 0, true)
+  await ws.destroy()
+  assert.equal(fs.readFileSync(file, 'utf8'), 'x')
+})
