@@ -339,3 +339,27 @@ test('bad persist, embedderId and watch values are typed errors; an unusable dir
   await ws.destroy()
   assert.equal(fs.readFileSync(file, 'utf8'), 'x')
 })
+
+test('writes made before the first init() land on top of the loaded index (BM25, vectors, ledger)', async (t) => {
+  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const { base, dir } = corpus(t)
+  const embedder = Object.assign(async (texts) => texts.map((x) => hashEmbed(x, 16)), { batch: true })
+  const open = () =>
+    new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, embedder, embedderId: 'h16', autoIndexPaths: ['docs'], persist: { dir } })
+  const first = open()
+  await first.init()
+  const documents = first.stats().documents
+  await first.destroy()
+  const second = open()
+  await second.index('manual/early', 'a pelican written before init')
+  await second.unindex('docs/note-7.md')
+  const report = await second.init()
+  // A file removed by hand is read again by init(), as a full build would.
+  assert.deepEqual([report.reused, report.reread], [40, 1])
+  assert.deepEqual((await second.search('pelican', { mode: 'bm25' })).map((r) => r.id), ['manual/early'])
+  assert.equal((await second.search('pelican written before init', { mode: 'vector', topK: 1 }))[0].id, 'manual/early')
+  assert.ok((await second.search('alpha topic', { mode: 'bm25', topK: 50 })).some((r) => r.id === 'docs/note-5.md'), 'the loaded documents are there')
+  assert.equal(second.stats().documents, documents + 1, 'the saved documents and the early one')
+  await second.destroy()
+})

@@ -86,7 +86,12 @@ impl Inner {
         let me = self.clone();
         blocking(move || {
             if me.keyword.is_some() {
-                let old = std::mem::replace(&mut *me.index.write(), index);
+                // Writes made before this first init() land on top of what was saved.
+                let mut index = index;
+                let mut current = me.index.write();
+                index.carry_over(&current, 0);
+                let old = std::mem::replace(&mut *current, index);
+                drop(current);
                 drop(old);
             }
             if let Some(p) = &me.persist {

@@ -167,11 +167,17 @@ impl Inner {
             warnings
                 .push("persist: the embedder changed since the index was saved; every text is embedded again".into());
         }
-        let (ledger, local) = saved.adopt(same, v.store.is_local());
-        if let (Store::Local(store), Some(ix)) = (&v.store, local) {
-            store.write().put_index(&v.index_name, ix);
+        let (mut ledger, local) = saved.adopt(same, v.store.is_local());
+        if let (Store::Local(store), Some(mut ix)) = (&v.store, local) {
+            // Vectors written before this first init() stay, over the saved ones.
+            let mut store = store.write();
+            if let Ok(current) = store.index(&v.index_name) {
+                ix.absorb(current);
+            }
+            store.put_index(&v.index_name, ix);
             v.upserted.store(true, Ordering::SeqCst);
         }
+        ledger.absorb(std::mem::take(&mut *v.ledger.lock()));
         *v.ledger.lock() = ledger;
         same
     }

@@ -38,7 +38,8 @@ impl FileTable {
         let mut changed = Vec::new();
         for o in outcomes {
             if let FileOutcome::Documents { id, hash, .. } = &o {
-                if let (Some(r), Some(&stamp)) = (self.get(id).copied(), stamps.get(id.as_str())) {
+                let recorded = self.get(id).copied().filter(|_| !plan.missing.contains(id));
+                if let (Some(r), Some(&stamp)) = (recorded, stamps.get(id.as_str())) {
                     if r.hash == *hash {
                         self.set(id, FileRecord { stamp, hash: *hash });
                         counts.unchanged += 1;

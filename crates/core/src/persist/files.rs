@@ -38,6 +38,9 @@ pub struct Reconcile {
     pub to_read: Vec<usize>,
     /// Recorded files no longer found.
     pub gone: Vec<String>,
+    /// Recorded files whose documents the index no longer holds (removed
+    /// by hand): indexed again even when their content is unchanged.
+    pub missing: rustc_hash::FxHashSet<String>,
 }
 
 impl FileTable {
@@ -77,11 +80,17 @@ impl FileTable {
         let mut seen: FxHashMap<&str, ()> = FxHashMap::default();
         for (i, f) in found.iter().enumerate() {
             seen.insert(f.id.as_str(), ());
-            let unchanged = match (self.records.get(&f.id), f.stamp) {
+            let recorded = self.records.get(&f.id);
+            if recorded.is_some() && !has_docs(&f.id) {
+                out.missing.insert(f.id.clone());
+                out.to_read.push(i);
+                continue;
+            }
+            let unchanged = match (recorded, f.stamp) {
                 (Some(r), Some(s)) => r.stamp == s && s.modified_ns < self.scanned_at - RACY_NS,
                 _ => false,
             };
-            if unchanged && has_docs(&f.id) {
+            if unchanged {
                 out.reused.push(i);
             } else {
                 out.to_read.push(i);
@@ -159,7 +168,20 @@ mod tests {
         t.set("racy", FileRecord { stamp: FileStamp { size: 4, modified_ns: t.scanned_at - 1 }, hash: 9 });
         let files = [found("a", 1, old), found("b", 5, old), found("racy", 4, t.scanned_at - 1), found("new", 1, old)];
         let plan = t.plan(&files, |_| true);
-        assert_eq!(plan, Reconcile { reused: vec![0], to_read: vec![1, 2, 3], gone: vec!["gone".into()] });
+        assert_eq!(
+            plan,
+            Reconcile {
+                reused: vec![0],
+                to_read: vec![1, 2, 3],
+                gone: vec!["gone".into()],
+                missing: Default::default()
+            }
+        );
+        let plan = t.plan(&files, |id| id != "a");
+        assert_eq!(
+            (plan.to_read, plan.missing.into_iter().collect::<Vec<_>>()),
+            (vec![0, 1, 2, 3], vec!["a".to_string()])
+        );
         let mut e = Encoder::default();
         t.encode(&mut e);
         let back = FileTable::decode(&mut Decoder::new(&e.buf)).unwrap();

@@ -28,6 +28,17 @@ impl Ledger {
         self.texts.get(id) == Some(&hash) && self.get(source).is_some_and(|ids| ids.iter().any(|i| i == id))
     }
 
+    /// Takes in what `newer` recorded (its sources replace these ones):
+    /// a saved ledger absorbing the writes made before it was loaded.
+    pub fn absorb(&mut self, newer: Ledger) {
+        for (source, ids) in newer.by_source {
+            if let Some(old) = self.by_source.insert(source, ids) {
+                self.drop_texts(&old);
+            }
+        }
+        self.texts.extend(newer.texts);
+    }
+
     /// Forgets every text hash: each text is embedded again (another
     /// embedder).
     pub fn forget_texts(&mut self) {

@@ -335,6 +335,22 @@ impl VectorIndex {
     }
 }
 
+impl VectorIndex {
+    /// Takes in the vectors of `newer` (same dimension), replacing those of
+    /// the same ids: a loaded index absorbing the writes made before it was
+    /// loaded. An index of another dimension is left out.
+    pub fn absorb(&mut self, newer: &VectorIndex) {
+        if newer.dim != self.dim {
+            return;
+        }
+        for (s, id) in newer.ids.iter().enumerate() {
+            let v = newer.data[s * newer.dim..(s + 1) * newer.dim].to_vec();
+            // Checked when first written: same dimension, finite numbers.
+            let _ = self.upsert("", vec![id.clone()], vec![v], vec![newer.metadata[s].clone()]);
+        }
+    }
+}
+
 /// Named indexes: what `LocalVector` holds.
 #[derive(Debug, Default, Clone)]
 pub struct VectorStore {
