@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Instant;
 use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::Bm25Index;
-use workspace_search_core::ingest::chunk::chunk_id;
 use workspace_search_core::ingest::scan::FoundFile;
 use workspace_search_core::ingest::Report;
 use workspace_search_core::persist::{apply_changes, now_ns, FileCounts, Snapshot};
@@ -26,8 +25,9 @@ impl Inner {
         if let Some(snapshot) = self.open_snapshot(&mut warnings).await? {
             self.install(snapshot, &mut warnings).await?;
         }
-        if let Some(v) = &self.vectors {
-            // Known now, so that the next save records it.
+        let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some());
+        if let Some(v) = self.vectors.as_ref().filter(|_| saves) {
+            // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
             self.embedder_identity(v, &mut warnings).await;
         }
         let (report, counts, embedded) = self.clone().reconcile(&ticket, paths).await?;
@@ -127,7 +127,7 @@ impl Inner {
         let p = self.persist.as_ref().expect("persist");
         let plan = {
             let index = self.index.read();
-            let with_docs = |id: &str| self.keyword.is_none() || index.contains(id) || index.contains(&chunk_id(id, 0));
+            let with_docs = |id: &str| self.keyword.is_none() || index.holds_file(id);
             p.state.lock().files.plan(&found, with_docs)
         };
         let to_read: Vec<FoundFile> = plan.to_read.iter().map(|&i| found[i].clone()).collect();

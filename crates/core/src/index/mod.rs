@@ -124,6 +124,12 @@ impl Bm25Index {
         self.slot_of(id).is_some()
     }
 
+    /// Whether the documents of a file indexed under `id` are here: the
+    /// file itself, or its first chunk.
+    pub fn holds_file(&self, id: &str) -> bool {
+        self.contains(id) || self.contains(&crate::ingest::chunk::chunk_id(id, 0))
+    }
+
     /// Documents in slot order (indexing order).
     pub fn documents(&self) -> impl Iterator<Item = &Document> {
         self.docs.iter().flatten()

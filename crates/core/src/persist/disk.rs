@@ -82,7 +82,9 @@ pub fn read(dir: &Path) -> Result<SnapshotBytes, SnapshotError> {
     }
 }
 
-/// Replaces the snapshot of `dir` with `payload`, atomically and durably.
+/// Replaces the snapshot of `dir` with `payload`, atomically and durably
+/// (the tests' way to write raw payloads; workspaces stream with `begin`).
+#[cfg(test)]
 pub fn write(dir: &Path, payload: &[u8]) -> std::io::Result<()> {
     begin(dir, |e| e.raw(payload))?.commit()
 }

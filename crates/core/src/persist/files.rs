@@ -64,10 +64,6 @@ impl FileTable {
         self.records.remove(id)
     }
 
-    pub fn contains(&self, id: &str) -> bool {
-        self.records.contains_key(id)
-    }
-
     pub fn clear(&mut self) {
         self.records.clear();
     }

@@ -99,7 +99,7 @@ fn incremental_update_equals_a_fresh_build() {
     (ix, table) = (snap.index, snap.files);
 
     let found2 = founds(&v2);
-    let plan = table.plan(&found2, |id| ix.contains(id) || ix.contains(&crate::ingest::chunk::chunk_id(id, 0)));
+    let plan = table.plan(&found2, |id| ix.holds_file(id));
     assert_eq!(plan.gone, ["drop.md"]);
     assert_eq!(plan.reused, [0], "same size and time");
     let read: Vec<FileOutcome> = plan.to_read.iter().map(|&i| file(&t, v2[i].0, &v2[i].1)).collect();
