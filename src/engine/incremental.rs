@@ -17,12 +17,21 @@ use workspace_search_core::ingest::Report;
 use workspace_search_core::persist::{apply_changes, now_ns, FileCounts, Snapshot};
 use workspace_search_core::vectors::plan::dropped_sources;
 
+/// A walk of the indexed paths: what it found and skipped, and when it began.
+pub(super) struct Walked {
+    report: Report,
+    found: Vec<FoundFile>,
+    scanned_at: i128,
+}
+
 impl Inner {
     pub(super) async fn rebuild_persisted(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
         let started = Instant::now();
         ticket.turn().await;
         let mut warnings = Vec::new();
-        if let Some(snapshot) = self.open_snapshot(&mut warnings).await? {
+        // The walk runs beside the snapshot's loading: neither needs the other.
+        let (opened, walked) = futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths));
+        if let Some(snapshot) = opened? {
             self.install(snapshot, &mut warnings).await?;
         }
         let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some());
@@ -30,7 +39,7 @@ impl Inner {
             // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
             self.embedder_identity(v, &mut warnings).await;
         }
-        let (report, counts, embedded) = self.clone().reconcile(&ticket, paths).await?;
+        let (report, counts, embedded) = self.clone().reconcile(&ticket, walked?).await?;
         if let Err(e) = self.save(false).await {
             warnings.push(e.reason.clone());
         }
@@ -44,19 +53,28 @@ impl Inner {
         Ok(out)
     }
 
-    /// Brings the index up to date with the files of `paths` (in turn):
-    /// a full build when nothing is recorded yet, else only what changed.
+    /// The files of `paths` as they are now (`None`: nothing to index).
+    pub(super) async fn walk(self: Arc<Self>, paths: Vec<String>) -> Result<Option<Walked>> {
+        let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) else {
+            return Ok(None);
+        };
+        // Taken before the walk: a file changed during it is read again next time.
+        let scanned_at = now_ns();
+        let (report, found) = self.scan_files(base, paths).await?;
+        Ok(Some(Walked { report, found, scanned_at }))
+    }
+
+    /// Brings the index up to date with the `walked` files (in turn): a
+    /// full build when nothing is recorded yet, else only what changed.
     pub(super) async fn reconcile(
         self: Arc<Self>,
         ticket: &Ticket,
-        paths: Vec<String>,
+        walked: Option<Walked>,
     ) -> Result<(Report, FileCounts, usize)> {
         let mut counts = FileCounts::default();
-        let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) else {
+        let Some(Walked { mut report, found, scanned_at }) = walked else {
             return Ok((Report::default(), counts, 0));
         };
-        let scanned_at = now_ns();
-        let (mut report, found) = self.clone().scan_files(base, paths).await?;
         let fresh =
             self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty()) && self.index.read().is_empty();
         let embedded = if fresh {

@@ -72,7 +72,9 @@ impl Inner {
         ticket.turn().await;
         let paths = self.auto_index_paths.clone();
         let updated = {
-            let work = self.clone().reconcile(&ticket, paths);
+            let me = self.clone();
+            let ticket = &ticket;
+            let work = async move { me.clone().reconcile(ticket, me.walk(paths).await?).await };
             let stop = self.until_destroyed();
             futures::pin_mut!(work, stop);
             matches!(futures::future::select(work, stop).await, futures::future::Either::Left((Ok(_), _)))

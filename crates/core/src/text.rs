@@ -44,9 +44,10 @@ impl SharedText {
     }
 
     /// The text `parts` gave; `None` for a range that is not one of `text`.
-    pub fn from_parts(text: Arc<String>, start: u32, end: u32) -> Option<SharedText> {
+    /// `all_ascii`: `text` is known to be ASCII (then the range is not scanned).
+    pub fn from_parts(text: Arc<String>, start: u32, end: u32, all_ascii: bool) -> Option<SharedText> {
         let part = text.get(start as usize..end as usize)?;
-        let ascii = part.is_ascii();
+        let ascii = all_ascii || part.is_ascii();
         Some(SharedText { text, start, end, ascii })
     }
 

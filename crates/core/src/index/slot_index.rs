@@ -38,6 +38,18 @@ impl SlotIndex {
         self.table.find_entry(hash(id), |&s| id_of(s) == id).ok().map(|e| e.remove().0)
     }
 
+    /// Records `slot` for `id` unless `id` is present (then returns false):
+    /// one hash, one probe (loading a snapshot checks every name this way).
+    pub fn insert_new<'a>(&mut self, id: &str, slot: u32, id_of: impl Fn(u32) -> &'a str) -> bool {
+        match self.table.entry(hash(id), |&s| id_of(s) == id, |&s| hash(id_of(s))) {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(slot);
+                true
+            }
+        }
+    }
+
     pub fn reserve<'a>(&mut self, n: usize, id_of: impl Fn(u32) -> &'a str) {
         self.table.reserve(n, |&s| hash(id_of(s)));
     }
@@ -66,5 +78,8 @@ mod tests {
         assert_eq!(ix.get("doc/77.md", id_of), None);
         assert_eq!(ix.get("doc/78.md", id_of), Some(78));
         assert_eq!(ix.len(), 4999);
+        assert!(!ix.insert_new("doc/78.md", 9, id_of));
+        assert!(ix.insert_new("doc/77.md", 77, id_of));
+        assert_eq!(ix.get("doc/77.md", id_of), Some(77));
     }
 }

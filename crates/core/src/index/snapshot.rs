@@ -143,11 +143,9 @@ fn decode_terms(bytes: &[u8]) -> Result<TermTable, SnapshotError> {
     let n = d.len(20, "terms")?;
     let (mut terms, mut names) = (Vec::with_capacity(n), Vec::<Box<str>>::with_capacity(n));
     let mut dict = SlotIndex::default();
+    dict.reserve(n, |s| &names[s as usize]);
     for t in 0..n as u32 {
-        let name: Box<str> = d.str("a term")?.into();
-        if dict.get(&name, |s| &names[s as usize]).is_some() {
-            return Err(corrupt("a term twice"));
-        }
+        names.push(d.str("a term")?.into());
         terms.push(Term {
             df: d.u32("a term")?,
             max_tf: d.u32("a term")?,
@@ -156,8 +154,9 @@ fn decode_terms(bytes: &[u8]) -> Result<TermTable, SnapshotError> {
             // Slots are checked against the documents once they are decoded too.
             postings: Postings::decode(d, usize::MAX)?,
         });
-        names.push(name);
-        dict.insert(&names[t as usize], t, |s| &names[s as usize]);
+        if !dict.insert_new(&names[t as usize], t, |s| &names[s as usize]) {
+            return Err(corrupt("a term twice"));
+        }
     }
     if !d.is_done() {
         return Err(corrupt("bytes after the terms"));
@@ -169,7 +168,10 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
     let n = d.len(8, "texts")?;
     let mut texts = Vec::with_capacity(n);
     for _ in 0..n {
-        texts.push(Arc::new(d.string("a text")?));
+        let text = d.string("a text")?;
+        // Known per text, so that each of its chunks is not scanned again.
+        let ascii = text.is_ascii();
+        texts.push((Arc::new(text), ascii));
     }
     let n = d.len(1, "documents")?;
     let mut docs = Vec::with_capacity(n);
@@ -182,11 +184,11 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
     Ok(docs)
 }
 
-fn decode_document(d: &mut Decoder, texts: &[Arc<String>]) -> Result<Document, SnapshotError> {
+fn decode_document(d: &mut Decoder, texts: &[(Arc<String>, bool)]) -> Result<Document, SnapshotError> {
     let id = d.string("a document id")?;
-    let text = texts.get(d.u32("a text reference")? as usize).ok_or_else(|| corrupt("a text reference"))?;
+    let (text, ascii) = texts.get(d.u32("a text reference")? as usize).ok_or_else(|| corrupt("a text reference"))?;
     let (start, end) = (d.u32("a text range")?, d.u32("a text range")?);
-    let content = SharedText::from_parts(text.clone(), start, end).ok_or_else(|| corrupt("a text range"))?;
+    let content = SharedText::from_parts(text.clone(), start, end, *ascii).ok_or_else(|| corrupt("a text range"))?;
     let metadata = match d.opt_string("metadata")? {
         None => None,
         Some(json) => {

@@ -231,6 +231,33 @@ fn lexical(path: &Path, root: Root) -> Option<PathBuf> {
     Some(out)
 }
 
+/// `p` relative to `target` when strictly below it. The walk joins names
+/// with one separator, so a byte prefix that ends at a separator is the
+/// answer (per file, this is cheaper than `Path::strip_prefix`); other
+/// spellings of `target` (`a/./b`) take the component-wise way.
+fn below<'a>(p: &'a Path, target: &Path) -> Option<&'a Path> {
+    let (pb, tb) = (p.as_os_str().as_encoded_bytes(), target.as_os_str().as_encoded_bytes());
+    if pb.len() > tb.len() + 1 && pb.starts_with(tb) && is_separator(pb[tb.len()]) && !is_separator(pb[tb.len() + 1]) {
+        if let Some(s) = p.to_str() {
+            return Some(Path::new(&s[tb.len() + 1..]));
+        }
+    }
+    p.strip_prefix(target).ok().filter(|r| !r.as_os_str().is_empty())
+}
+
+fn is_separator(b: u8) -> bool {
+    b == b'/' || (cfg!(windows) && b == b'\\')
+}
+
+/// A relative path as the walk gives it, with `/` between names.
+fn slashed(rel: &str) -> std::borrow::Cow<'_, str> {
+    if cfg!(windows) {
+        rel.replace('\\', "/").into()
+    } else {
+        rel.into()
+    }
+}
+
 fn to_slash(p: &Path) -> String {
     p.components().filter_map(|c| c.as_os_str().to_str()).collect::<Vec<_>>().join("/")
 }
@@ -428,18 +455,14 @@ impl Scanner<'_> {
                 }
             };
             let p = e.path();
-            if !p.starts_with(&target) || p == target {
-                continue;
-            }
-            let Ok(rel_to_target) = p.strip_prefix(&target) else { continue };
-            if rel_to_target.to_str().is_none() {
+            let Some(rel_to_target) = below(p, &target) else { continue };
+            let Some(rel_str) = rel_to_target.to_str() else {
                 // Ids are strings: such a name would collide with others.
                 self.skip(join_id(id_root, &rel_to_target.to_string_lossy()), SkipReason::NonUtf8Name);
                 continue;
-            }
-            let depth = rel_to_target.components().count();
-            let rel_str = to_slash(rel_to_target);
-            let id = join_id(id_root, &rel_str);
+            };
+            let depth = rel_str.bytes().filter(|&b| is_separator(b)).count() + 1;
+            let id = join_id(id_root, &slashed(rel_str));
             let ft = e.file_type();
             if depth > MAX_DEPTH {
                 let top = to_slash(&rel_to_target.iter().take(MAX_DEPTH).collect::<PathBuf>());

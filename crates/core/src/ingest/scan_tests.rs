@@ -110,3 +110,26 @@ fn the_persist_directory_inside_base_is_not_walked() {
     assert_eq!(files, ["docs/a.md"]);
     assert_eq!(excluded_dir(b, Path::new("/")), None, "outside base");
 }
+
+#[test]
+fn below_gives_the_path_under_target_by_bytes_or_by_components() {
+    let t = Path::new("/w/docs");
+    assert_eq!(below(Path::new("/w/docs/a/b.md"), t), Some(Path::new("a/b.md")));
+    assert_eq!(below(Path::new("/w/docs"), t), None);
+    assert_eq!(below(Path::new("/w/docsx/a.md"), t), None);
+    assert_eq!(below(Path::new("/w/other/a.md"), t), None);
+    // Another spelling of the target: the component-wise way.
+    assert_eq!(below(Path::new("/w/docs/a.md"), Path::new("/w/./docs")), Some(Path::new("a.md")));
+    assert_eq!(below(Path::new("/w/docs//a.md"), t), Some(Path::new("a.md")));
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_names_are_reported_not_dropped() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tree(&[("docs/ok.md", "fine")]);
+    fs::write(dir.path().join("docs").join(std::ffi::OsStr::from_bytes(b"bad\xff.md")), "x").unwrap();
+    let r = scan(dir.path(), &["docs".to_string()], ScanOptions::default());
+    assert_eq!(r.files.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["docs/ok.md"]);
+    assert!(r.skipped.iter().any(|s| matches!(s.reason, SkipReason::NonUtf8Name)), "{:?}", r.skipped);
+}

@@ -34,6 +34,9 @@ impl FileTable {
     ) -> Vec<FileOutcome> {
         counts.reused = plan.reused.len();
         counts.reread = outcomes.len();
+        if outcomes.is_empty() {
+            return Vec::new(); // (an unchanged workspace: no table of 50k stamps to build)
+        }
         let stamps = stamps(found);
         let mut changed = Vec::new();
         for o in outcomes {
@@ -54,6 +57,9 @@ impl FileTable {
 
     /// Records the files a build indexed (with their stamps when found).
     pub fn record(&mut self, found: &[FoundFile], outcomes: &[FileOutcome]) {
+        if outcomes.is_empty() {
+            return;
+        }
         let stamps = stamps(found);
         for o in outcomes {
             match o {
