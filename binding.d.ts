@@ -410,4 +410,10 @@ export interface WorkspaceStats {
   vectors: number
   /** Approximate memory held by the index, content included. */
   memoryBytes: number
+  /**
+   * With `persist`: why the last save failed (a save after writes runs
+   * in the background, so its failure is kept here); absent once a
+   * save succeeds.
+   */
+  saveError?: string
 }

@@ -311,6 +311,37 @@ test('destroy() saves and gives the directory up: the next workspace of the same
   await second.destroy()
 })
 
+/** Polls `check` until it returns a truthy value (10 s deadline). */
+async function eventually(check, what) {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const value = check()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+test('a background save that fails is kept in stats().saveError until a save succeeds', async (t) => {
+  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
+  const { base, dir } = corpus(t)
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  await ws.init()
+  assert.equal(ws.stats().saveError, undefined)
+  // The directory disappears under the running workspace (root ignores modes, so it is removed).
+  fs.rmSync(dir, { recursive: true })
+  await ws.index('manual/one', 'written while the directory is gone')
+  const error = await eventually(() => ws.stats().saveError, 'saveError after the background save')
+  assert.match(error, /persist: could not save to .*snap/)
+  assert.deepEqual((await ws.search('directory is gone')).map((r) => r.id), ['manual/one'])
+  await assert.rejects(ws.save(), /could not save/)
+  fs.mkdirSync(dir)
+  await ws.index('manual/two', 'written once the directory is back')
+  await eventually(() => ws.stats().saveError === undefined, 'saveError cleared by the next background save')
+  assert.ok(fs.existsSync(path.join(dir, 'snapshot.wss')))
+  await ws.destroy()
+})
+
 test('bad persist, embedderId and watch values are typed errors; an unusable directory is a warning, not a failure', async (t) => {
   const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
   const { base, root } = corpus(t)

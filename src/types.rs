@@ -101,6 +101,10 @@ pub struct WorkspaceStats {
     pub vectors: u32,
     /// Approximate memory held by the index, content included.
     pub memory_bytes: f64,
+    /// With `persist`: why the last save failed (a save after writes runs
+    /// in the background, so its failure is kept here); absent once a
+    /// save succeeds.
+    pub save_error: Option<String>,
 }
 
 /// Results as JavaScript receives them: one flat array, eight slots a

@@ -381,6 +381,7 @@ impl Workspace {
                 avg_doc_length: s.avg_doc_length,
                 vectors: vectors as u32,
                 memory_bytes: (s.memory_bytes + vector_bytes) as f64,
+                save_error: self.inner.persist.as_ref().and_then(|p| p.state.lock().save_error.clone()),
             })
         })
     }

@@ -79,7 +79,8 @@ export async function usage(): Promise<void> {
   await ws.rebuildSearchIndex(['docs'])
   await ws.search('q', { filter: { category: { $in: ['api'] } }, fusion: 'rrf', vectorWeight: 0.3 })
   await ws.destroy()
-  void [many, removed, stats.avgDocLength, flags, status, ws.id]
+  const saveError: string | undefined = stats.saveError
+  void [many, removed, stats.avgDocLength, saveError, flags, status, ws.id]
 
   try {
     await ws.search('x')

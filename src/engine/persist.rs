@@ -52,6 +52,8 @@ pub struct PersistState {
     pub embedder: Option<EmbedderIdentity>,
     /// `changes` as of the last save.
     saved_changes: u64,
+    /// Why the last save failed (until one succeeds): `stats().saveError`.
+    pub save_error: Option<String>,
 }
 
 impl Persist {
@@ -196,11 +198,15 @@ impl Inner {
         }
         let me = self.clone();
         let to = dir.clone();
-        blocking(move || me.write_snapshot(&to))
+        let written = blocking(move || me.write_snapshot(&to))
             .await?
-            .map_err(|e| Error::from_reason(format!("persist: could not save to {}: {e}", dir.display())))?;
-        p.state.lock().saved_changes = changes;
-        Ok(true)
+            .map_err(|e| format!("persist: could not save to {}: {e}", dir.display()));
+        let mut state = p.state.lock();
+        match written {
+            Ok(()) => (state.saved_changes, state.save_error) = (changes, None),
+            Err(e) => state.save_error = Some(e),
+        }
+        state.save_error.clone().map_or(Ok(true), |e| Err(Error::from_reason(e)))
     }
 
     /// Streams the snapshot to a temporary file under the read locks, then
