@@ -44,7 +44,7 @@ const initEmbedded = embedded.splice(0)
 const results = {}
 for (const q of job.queries ?? []) {
   const hits = await ws.search(q, { topK: 5, ...(embedder ? { mode: job.mode ?? 'hybrid' } : {}) })
-  results[q] = hits.map((h) => `${h.id} ${h.score.toFixed(6)} ${h.lineRange?.start}-${h.lineRange?.end}`)
+  results[q] = hits.map((h) => `${h.id} ${h.score.toFixed(6)} ${h.lineRange?.start}-${h.lineRange?.end} ${h.content}`)
 }
 let stored
 if (vectorStore && job.indexName) {

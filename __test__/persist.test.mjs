@@ -342,6 +342,37 @@ test('a background save that fails is kept in stats().saveError until a save suc
   await ws.destroy()
 })
 
+test('texts stay in the snapshot file until used; a file rewritten in place underneath gives blanks and a failed save, never a crash', async (t) => {
+  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
+  const { base, dir } = corpus(t)
+  const open = () => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  const cold = open()
+  await cold.init()
+  const expected = await cold.search('alpha topic', { topK: 3 })
+  await cold.destroy()
+  const warm = open()
+  assert.equal((await warm.init()).reread, 0)
+  const got = await warm.search('alpha topic', { topK: 3 })
+  assert.deepEqual(got.map((r) => [r.id, r.content, r.lineRange]), expected.map((r) => [r.id, r.content, r.lineRange]))
+  // Another program rewrites the snapshot in place (same inode, other bytes), as `cp` over it would.
+  const file = path.join(dir, 'snapshot.wss')
+  fs.writeFileSync(file, Buffer.alloc(fs.statSync(file).size, 0x78))
+  const later = await warm.search('gamma searching', { topK: 3 })
+  assert.ok(later.length > 0)
+  for (const r of later) assert.match(r.content, /^ *$/, 'a text not read before the rewrite comes back blank')
+  await warm.index('manual/after', 'written after the rewrite')
+  await assert.rejects(warm.save(), /changed since it was loaded/)
+  await warm.destroy().catch(() => {})
+  // The next process finds the damaged file, says so and rebuilds from the files.
+  const next = open()
+  const report = await next.init()
+  assert.equal(report.reread, 41, JSON.stringify(report))
+  assert.match(report.warnings.join('\n'), /persist: /)
+  const again = await next.search('gamma searching', { topK: 3 })
+  assert.ok(again.every((r) => r.content.trim().length > 0))
+  await next.destroy()
+})
+
 test('bad persist, embedderId and watch values are typed errors; an unusable directory is a warning, not a failure', async (t) => {
   const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
   const { base, root } = corpus(t)

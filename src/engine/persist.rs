@@ -98,7 +98,7 @@ impl Inner {
         let at = dir.clone();
         let (lock, snapshot) = blocking(move || {
             let lock = disk::lock(&at);
-            let snapshot = disk::read(&at).and_then(|bytes| Snapshot::decode(disk::unframe(&bytes)?));
+            let snapshot = Snapshot::load(&at);
             (lock, snapshot)
         })
         .await?;

@@ -16,7 +16,7 @@ fn main() {
         return;
     }
     let t = Instant::now();
-    let bytes = disk::read(dir).unwrap();
+    let (bytes, _file) = disk::read(dir).unwrap();
     eprintln!("read {} MB: {:?}", bytes.len() >> 20, t.elapsed());
     let t = Instant::now();
     let payload = disk::unframe(&bytes).unwrap();

@@ -2,13 +2,51 @@
 //! a search returns the stored text without copying it, and the chunks of
 //! a file are ranges of the file's one text (no copy of each chunk).
 
+use crate::persist::stored::StoredText;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
+/// A whole text: in memory, or still in a snapshot file (read on first use).
+pub enum Body {
+    Owned(String),
+    Stored(StoredText),
+}
+
+impl Body {
+    pub fn text(&self) -> &str {
+        match self {
+            Body::Owned(s) => s,
+            Body::Stored(s) => s.text(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Body::Owned(s) => s.len(),
+            Body::Stored(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether reading the text costs nothing (it is in memory).
+    fn in_memory(&self) -> bool {
+        matches!(self, Body::Owned(_)) || matches!(self, Body::Stored(s) if s.is_loaded())
+    }
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::Owned(String::new())
+    }
+}
+
 #[derive(Clone, Default)]
 pub struct SharedText {
-    text: Arc<String>,
+    text: Arc<Body>,
     /// The byte range of `text` this is.
     start: u32,
     end: u32,
@@ -20,7 +58,7 @@ impl SharedText {
     pub fn new(text: String) -> Self {
         let ascii = text.is_ascii();
         let end = u32::try_from(text.len()).unwrap_or(u32::MAX);
-        SharedText { text: Arc::new(text), start: 0, end, ascii }
+        SharedText { text: Arc::new(Body::Owned(text)), start: 0, end, ascii }
     }
 
     /// `part` of this text (a sub-slice of `as_str()`), sharing its bytes.
@@ -39,20 +77,37 @@ impl SharedText {
 
     /// The whole text this is a range of, and the range (for snapshots,
     /// which store each shared text once).
-    pub fn parts(&self) -> (&Arc<String>, u32, u32) {
+    pub fn parts(&self) -> (&Arc<Body>, u32, u32) {
         (&self.text, self.start, self.end)
     }
 
     /// The text `parts` gave; `None` for a range that is not one of `text`.
-    /// `all_ascii`: `text` is known to be ASCII (then the range is not scanned).
-    pub fn from_parts(text: Arc<String>, start: u32, end: u32, all_ascii: bool) -> Option<SharedText> {
-        let part = text.get(start as usize..end as usize)?;
-        let ascii = all_ascii || part.is_ascii();
+    /// `ascii`: known (as saved); a text still in its file is then not read
+    /// (`as_str` never trusts the range to fall on character boundaries).
+    pub fn from_parts(text: Arc<Body>, start: u32, end: u32, ascii: Option<bool>) -> Option<SharedText> {
+        if start > end || end as usize > text.len() {
+            return None;
+        }
+        let ascii = match (ascii, &*text) {
+            (Some(a), Body::Stored(_)) => a,
+            _ => text.text().get(start as usize..end as usize)?.is_ascii(),
+        };
         Some(SharedText { text, start, end, ascii })
     }
 
     pub fn as_str(&self) -> &str {
-        &self.text[self.start as usize..self.end as usize]
+        // `get`: a range is never trusted to fall on character boundaries
+        // (a stored text is checked only when read).
+        self.text.text().get(self.start as usize..self.end as usize).unwrap_or("")
+    }
+
+    /// Length in bytes (without reading a text still in its file).
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
     }
 
     pub fn is_ascii(&self) -> bool {
@@ -62,7 +117,9 @@ impl SharedText {
     /// Requests the cache lines a reader of this text touches first.
     pub fn prefetch(&self) {
         crate::prefetch::prefetch(Arc::as_ptr(&self.text));
-        crate::prefetch::prefetch(self.as_str().as_ptr());
+        if self.text.in_memory() {
+            crate::prefetch::prefetch(self.as_str().as_ptr());
+        }
     }
 
     /// Whether both share one allocation.

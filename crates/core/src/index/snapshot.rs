@@ -8,9 +8,10 @@ use super::postings::Postings;
 use super::slot_index::SlotIndex;
 use super::{Bm25Index, Document, Term, DEAD};
 use crate::persist::codec::{Decoder, Encoder};
+use crate::persist::stored::StoredText;
 use crate::persist::SnapshotError;
 use crate::scoring::bm25::Bm25Params;
-use crate::text::SharedText;
+use crate::text::{Body, SharedText};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -52,10 +53,11 @@ impl Bm25Index {
         e.u32s(&self.lens);
     }
 
-    /// Each shared text once, then the documents referring to them.
+    /// Each shared text once (with its checksum, for a later lazy read),
+    /// then the documents referring to them.
     fn encode_texts(&self, e: &mut Encoder) {
-        let mut text_ids: FxHashMap<*const String, u32> = FxHashMap::default();
-        let mut texts: Vec<&Arc<String>> = Vec::new();
+        let mut text_ids: FxHashMap<*const Body, u32> = FxHashMap::default();
+        let mut texts: Vec<&Arc<Body>> = Vec::new();
         for d in self.docs.iter().flatten() {
             let (text, _, _) = d.content.parts();
             text_ids.entry(Arc::as_ptr(text)).or_insert_with(|| {
@@ -65,7 +67,7 @@ impl Bm25Index {
         }
         e.len(texts.len());
         for t in &texts {
-            e.str(t);
+            encode_text(e, t);
         }
         e.len(self.docs.len());
         for slot in &self.docs {
@@ -79,6 +81,7 @@ impl Bm25Index {
             e.u32(text_ids[&Arc::as_ptr(text)]);
             e.u32(start);
             e.u32(end);
+            e.u8(u8::from(d.content.is_ascii()));
             let meta = d.metadata.as_ref().map(|m| serde_json::to_string(&**m).unwrap_or_default());
             e.opt_str(meta.as_deref());
             e.opt_u32(d.start_line_offset);
@@ -135,6 +138,24 @@ impl Bm25Index {
     }
 }
 
+/// A text's bytes and checksum. One still in the loaded snapshot is read
+/// from it without being kept; if that file no longer holds it, the save
+/// fails (the old snapshot stays) rather than write something else.
+fn encode_text(e: &mut Encoder, text: &Body) {
+    let bytes = match text {
+        Body::Owned(s) => std::borrow::Cow::Borrowed(s.as_bytes()),
+        Body::Stored(s) => match s.bytes() {
+            Ok(b) => std::borrow::Cow::Owned(b),
+            Err(err) => {
+                e.fail(err); // (what follows is never renamed into place)
+                std::borrow::Cow::Borrowed(&[][..])
+            }
+        },
+    };
+    e.u64(xxhash_rust::xxh3::xxh3_64(&bytes));
+    e.bytes(&bytes);
+}
+
 /// Terms with their postings, their names, and the dictionary over the names.
 type TermTable = (Vec<Term>, Vec<Box<str>>, SlotIndex);
 
@@ -165,13 +186,23 @@ fn decode_terms(bytes: &[u8]) -> Result<TermTable, SnapshotError> {
 }
 
 fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotError> {
-    let n = d.len(8, "texts")?;
+    let n = d.len(16, "texts")?;
     let mut texts = Vec::with_capacity(n);
     for _ in 0..n {
-        let text = d.string("a text")?;
-        // Known per text, so that each of its chunks is not scanned again.
-        let ascii = text.is_ascii();
-        texts.push((Arc::new(text), ascii));
+        let hash = d.u64("a text")?;
+        let len = d.len(0, "a text")?;
+        let body = match d.file_position() {
+            // Left in the file: read (and checked) when first used.
+            Some((file, at)) if len > 0 => {
+                d.take_bytes(len)?;
+                let len = u32::try_from(len).map_err(|_| corrupt("a text length"))?;
+                Body::Stored(StoredText::new(file, at, len, hash))
+            }
+            _ => Body::Owned(
+                std::str::from_utf8(d.take_bytes(len)?).map_err(|_| corrupt("a text is not UTF-8"))?.to_string(),
+            ),
+        };
+        texts.push(Arc::new(body));
     }
     let n = d.len(1, "documents")?;
     let mut docs = Vec::with_capacity(n);
@@ -184,11 +215,13 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
     Ok(docs)
 }
 
-fn decode_document(d: &mut Decoder, texts: &[(Arc<String>, bool)]) -> Result<Document, SnapshotError> {
+fn decode_document(d: &mut Decoder, texts: &[Arc<Body>]) -> Result<Document, SnapshotError> {
     let id = d.string("a document id")?;
-    let (text, ascii) = texts.get(d.u32("a text reference")? as usize).ok_or_else(|| corrupt("a text reference"))?;
+    let text = texts.get(d.u32("a text reference")? as usize).ok_or_else(|| corrupt("a text reference"))?;
     let (start, end) = (d.u32("a text range")?, d.u32("a text range")?);
-    let content = SharedText::from_parts(text.clone(), start, end, *ascii).ok_or_else(|| corrupt("a text range"))?;
+    let ascii = d.u8("a text range")? == 1;
+    let content =
+        SharedText::from_parts(text.clone(), start, end, Some(ascii)).ok_or_else(|| corrupt("a text range"))?;
     let metadata = match d.opt_string("metadata")? {
         None => None,
         Some(json) => {

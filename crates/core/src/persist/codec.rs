@@ -56,6 +56,14 @@ impl Encoder {
         Ok((s.written, s.hasher.digest()))
     }
 
+    /// Makes a streamed encoding fail with `e` (a part that could not be
+    /// read); `finish` returns it.
+    pub fn fail(&mut self, e: std::io::Error) {
+        if let Some(s) = &mut self.sink {
+            s.error.get_or_insert(e);
+        }
+    }
+
     /// Bytes as they are (no length).
     pub fn raw(&mut self, b: &[u8]) {
         self.spill(false);
@@ -148,6 +156,9 @@ impl Encoder {
 pub struct Decoder<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// The file `bytes` were read from and where in it they start: texts
+    /// are then left there (see `stored`) instead of copied.
+    source: Option<(std::sync::Arc<super::stored::StoredFile>, u64)>,
 }
 
 fn truncated(what: &str) -> SnapshotError {
@@ -156,7 +167,18 @@ fn truncated(what: &str) -> SnapshotError {
 
 impl<'a> Decoder<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, pos: 0 }
+        Decoder { bytes, pos: 0, source: None }
+    }
+
+    /// Decodes `bytes`, which start at `offset` in `file`.
+    pub fn in_file(bytes: &'a [u8], file: std::sync::Arc<super::stored::StoredFile>, offset: u64) -> Self {
+        Decoder { bytes, pos: 0, source: Some((file, offset)) }
+    }
+
+    /// The file being decoded and the file offset of the next byte (`None`
+    /// when decoding bytes that came from elsewhere).
+    pub fn file_position(&self) -> Option<(std::sync::Arc<super::stored::StoredFile>, u64)> {
+        self.source.as_ref().map(|(f, at)| (f.clone(), at + self.pos as u64))
     }
 
     pub fn is_done(&self) -> bool {

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"WSSNAP\r\n";
-const HEADER: usize = 8 + 4 + 4 + 8 + 8;
+/// Magic, format version, spare word, payload length, checksum.
+pub const HEADER: usize = 8 + 4 + 4 + 8 + 8;
 pub const SNAPSHOT_FILE: &str = "snapshot.wss";
 const LOCK_FILE: &str = "lock";
 const TEMP_MARK: &str = ".tmp-";
@@ -66,20 +67,26 @@ impl std::ops::Deref for SnapshotBytes {
     }
 }
 
-/// Reads the snapshot file of `dir` (its checked payload is `unframe`'s).
-pub fn read(dir: &Path) -> Result<SnapshotBytes, SnapshotError> {
+/// Reads the snapshot file of `dir` (its checked payload is `unframe`'s),
+/// with the handle it was read through (texts are read from it later).
+pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => SnapshotError::Missing,
         _ => SnapshotError::Io(e.to_string()),
     };
-    let file = File::open(snapshot_path(dir)).map_err(io)?;
+    let mut file = File::open(snapshot_path(dir)).map_err(io)?;
     // SAFETY: a snapshot file is never changed in place: writers make a new
     // file and rename it over the old name, so the mapped inode stays as it
     // was while mapped (an empty file cannot be mapped: read instead).
-    match unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
-        Ok(m) => Ok(SnapshotBytes::Mapped(m)),
-        Err(_) => fs::read(snapshot_path(dir)).map(SnapshotBytes::Read).map_err(io),
-    }
+    let bytes = match unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+        Ok(m) => SnapshotBytes::Mapped(m),
+        Err(_) => {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut v).map_err(io)?;
+            SnapshotBytes::Read(v)
+        }
+    };
+    Ok((bytes, file))
 }
 
 /// Replaces the snapshot of `dir` with `payload`, atomically and durably
@@ -198,16 +205,16 @@ mod tests {
         write(dir.path(), b"first").unwrap();
         write(dir.path(), b"second payload").unwrap();
         let bytes = read(dir.path()).unwrap();
-        assert_eq!(unframe(&bytes).unwrap(), b"second payload");
+        assert_eq!(unframe(&bytes.0).unwrap(), b"second payload");
         let names: Vec<String> =
             fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
         assert_eq!(names, [SNAPSHOT_FILE]);
-        assert!(matches!(unframe(&bytes[..bytes.len() - 1]), Err(SnapshotError::Truncated { .. })));
-        assert!(matches!(unframe(&bytes[..20]), Err(SnapshotError::Truncated { .. })));
-        let mut flipped = bytes.to_vec();
+        assert!(matches!(unframe(&bytes.0[..bytes.0.len() - 1]), Err(SnapshotError::Truncated { .. })));
+        assert!(matches!(unframe(&bytes.0[..20]), Err(SnapshotError::Truncated { .. })));
+        let mut flipped = bytes.0.to_vec();
         *flipped.last_mut().unwrap() ^= 1;
         assert_eq!(unframe(&flipped), Err(SnapshotError::Checksum));
-        let mut other = bytes.to_vec();
+        let mut other = bytes.0.to_vec();
         other[8] = 99;
         assert_eq!(unframe(&other), Err(SnapshotError::Version { found: 99, expected: FORMAT_VERSION }));
         assert_eq!(unframe(b"{\"json\": true}"), Err(SnapshotError::NotSnapshot));

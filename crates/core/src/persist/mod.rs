@@ -14,6 +14,7 @@ pub mod apply;
 pub mod codec;
 pub mod disk;
 pub mod files;
+pub mod stored;
 
 #[cfg(test)]
 mod tests;
@@ -30,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Why a snapshot was not used (the index is rebuilt and `init()` reports
 /// the reason among its warnings).
@@ -241,8 +242,20 @@ impl Snapshot {
         e.buf
     }
 
+    /// Loads the snapshot of `dir`: checked, decoded, its texts left in the
+    /// file until used (`stored`).
+    pub fn load(dir: &std::path::Path) -> Result<Snapshot, SnapshotError> {
+        let (bytes, file) = disk::read(dir)?;
+        let payload = disk::unframe(&bytes)?;
+        Snapshot::decode_from(Decoder::in_file(payload, stored::StoredFile::new(file), disk::HEADER as u64))
+    }
+
+    /// Decodes a payload held in memory (its texts copied).
     pub fn decode(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
-        let mut d = Decoder::new(bytes);
+        Snapshot::decode_from(Decoder::new(bytes))
+    }
+
+    fn decode_from(mut d: Decoder) -> Result<Snapshot, SnapshotError> {
         let fingerprint = d.string("the options")?;
         let index = Bm25Index::decode(&mut d)?;
         let files = FileTable::decode(&mut d)?;

@@ -139,3 +139,51 @@ fn a_saved_vector_side_is_kept_whole_only_with_the_same_embedder() {
     let (l, local) = saved.adopt(false, true);
     assert!(l.count() == 0 && local.is_none(), "embedded store: nothing held");
 }
+
+#[test]
+fn a_loaded_snapshot_reads_its_texts_from_the_file_on_first_use() {
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    ix.upsert(doc(&t, "a.md", "alpha beta gamma\nsecond line beta"), 1);
+    ix.upsert(doc(&t, "b.md", "beta delta ünïcode 重置密码"), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let snap = Snapshot { fingerprint: "options".into(), index: ix.clone(), ..Default::default() };
+    disk::begin(dir.path(), |e| snap.parts().encode(e)).unwrap().commit().unwrap();
+    let loaded = Snapshot::load(dir.path()).unwrap();
+    let b = loaded.index.get("b.md").unwrap();
+    assert!(matches!(&**b.content.parts().0, crate::text::Body::Stored(s) if !s.is_loaded()));
+    assert_eq!((b.content.len(), b.content.is_ascii()), ("beta delta ünïcode 重置密码".len(), false));
+    assert_eq!(b.content, "beta delta ünïcode 重置密码");
+    for query in ["beta", "重置", "second line"] {
+        assert_eq!(results(&loaded.index, &t, query), results(&ix, &t, query), "{query}");
+    }
+    // A save of the loaded index carries the texts it never read.
+    let again = dir.path().join("again");
+    std::fs::create_dir(&again).unwrap();
+    let snap2 = Snapshot { fingerprint: "options".into(), index: loaded.index.clone(), ..Default::default() };
+    disk::begin(&again, |e| snap2.parts().encode(e)).unwrap().commit().unwrap();
+    assert_eq!(
+        Snapshot::load(&again).unwrap().index.get("a.md").unwrap().content,
+        "alpha beta gamma\nsecond line beta"
+    );
+
+    // Another program rewrites the file in place: an unread text comes back
+    // as spaces of its length (never foreign bytes, never a panic), and a
+    // save fails instead of writing them.
+    let fresh = Snapshot::load(&again).unwrap();
+    let path = disk::snapshot_path(&again);
+    let mut bytes = std::fs::read(&path).unwrap();
+    for b in bytes.iter_mut().skip(disk::HEADER) {
+        *b = b'x';
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let a = fresh.index.get("a.md").unwrap();
+    assert_eq!(a.content.as_str(), " ".repeat(a.content.len()));
+    let snap3 = Snapshot { fingerprint: "options".into(), index: fresh.index.clone(), ..Default::default() };
+    let third = dir.path().join("third");
+    std::fs::create_dir(&third).unwrap();
+    let err = disk::begin(&third, |e| snap3.parts().encode(e)).err().expect("the save fails");
+    assert!(err.to_string().contains("changed since it was loaded"), "{err}");
+    // Also once the blanks were handed out: they are never saved as the text.
+    assert!(disk::begin(&third, |e| snap3.parts().encode(e)).is_err());
+}
