@@ -147,11 +147,28 @@ pub struct ScanOptions {
     pub exclude: Option<PathBuf>,
 }
 
-/// `dir` as a path below `base` (as the walk meets it), if it is inside.
+/// `dir` as a path below `base` (as the walk meets it), if it is inside;
+/// `dir` need not exist yet (a snapshot directory is created while the
+/// first walk runs).
 pub fn excluded_dir(base: &Path, dir: &Path) -> Option<PathBuf> {
     let canonical_base = base.canonicalize().ok()?;
-    let rel = dir.canonicalize().ok()?.strip_prefix(&canonical_base).ok()?.to_path_buf();
+    let rel = canonical_even_if_missing(dir)?.strip_prefix(&canonical_base).ok()?.to_path_buf();
     (!rel.as_os_str().is_empty()).then(|| base.join(rel))
+}
+
+/// The canonical form of the deepest existing ancestor of `dir`, with the
+/// missing names after it.
+fn canonical_even_if_missing(dir: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = dir;
+    loop {
+        if let Ok(mut found) = at.canonicalize() {
+            found.extend(missing.iter().rev());
+            return Some(found);
+        }
+        missing.push(at.file_name()?);
+        at = at.parent()?;
+    }
 }
 
 /// The default `maxFileSize`: 10 MiB.

@@ -109,6 +109,8 @@ fn the_persist_directory_inside_base_is_not_walked() {
         scan(b, &e, ScanOptions { exclude, ..Default::default() }).files.into_iter().map(|f| f.id).collect();
     assert_eq!(files, ["docs/a.md"]);
     assert_eq!(excluded_dir(b, Path::new("/")), None, "outside base");
+    // Not created yet (the first walk runs while the snapshot directory is made).
+    assert_eq!(excluded_dir(b, &b.join("cache/not/yet")), Some(b.join("cache/not/yet")));
 }
 
 #[test]
