@@ -27,3 +27,14 @@ export function bm25Workspace(dir, options = {}) {
 }
 
 export const ids = (results) => results.map((r) => r.id)
+
+/** Polls `check` until it returns a truthy value (resolved with it), or fails after `ms`. */
+export async function eventually(what, check, ms = 10_000) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}

@@ -11,6 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pgAvailable, PG_URL } from './vector-helpers.mjs'
+import { eventually, Workspace, LocalFilesystem } from './helpers.mjs'
 
 const CHILD = fileURLToPath(new URL('./persist-child.mjs', import.meta.url))
 const CANARY = 'workspace-search embedder check: the quick brown fox jumps over the lazy dog'
@@ -48,6 +49,11 @@ function corpus(t) {
   const chapters = Array.from({ length: 600 }, (_, i) => `chapter ${['ten', 'twenty', 'forty'][i % 3]} line ${i} of the long book`)
   put(base, 'docs/book.md', chapters.join('\n') + '\n')
   return { root, base, dir: path.join(root, 'snap') }
+}
+
+/** A workspace over `base/docs` persisted in `dir`, in this process. */
+function persisted(base, dir) {
+  return new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
 }
 
 const sorted = (results) => Object.fromEntries(Object.entries(results).map(([q, r]) => [q, [...r].sort()]))
@@ -255,7 +261,6 @@ for (const kind of ['libsql', 'pg']) {
 }
 
 test('index() and indexMany() do not embed a document the store already holds as it is', async () => {
-  const { Workspace } = await import('./helpers.mjs')
   const { hashEmbed } = await import('./vector-helpers.mjs')
   const texts = []
   const embedder = Object.assign(
@@ -296,9 +301,8 @@ test('a chunk whose text moved to other lines is written again, so vector hits k
 })
 
 test('destroy() saves and gives the directory up: the next workspace of the same process writes it', async (t) => {
-  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
   const { base, dir } = corpus(t)
-  const open = () => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  const open = () => persisted(base, dir)
   const first = open()
   await first.init()
   await first.index('manual/kept', 'a document indexed by hand survives restarts')
@@ -311,41 +315,28 @@ test('destroy() saves and gives the directory up: the next workspace of the same
   await second.destroy()
 })
 
-/** Polls `check` until it returns a truthy value (10 s deadline). */
-async function eventually(check, what) {
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const value = check()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
 test('a background save that fails is kept in stats().saveError until a save succeeds', async (t) => {
-  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
   const { base, dir } = corpus(t)
-  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  const ws = persisted(base, dir)
   await ws.init()
   assert.equal(ws.stats().saveError, undefined)
   // The directory disappears under the running workspace (root ignores modes, so it is removed).
   fs.rmSync(dir, { recursive: true })
   await ws.index('manual/one', 'written while the directory is gone')
-  const error = await eventually(() => ws.stats().saveError, 'saveError after the background save')
+  const error = await eventually('saveError after the background save', () => ws.stats().saveError)
   assert.match(error, /persist: could not save to .*snap/)
   assert.deepEqual((await ws.search('directory is gone')).map((r) => r.id), ['manual/one'])
   await assert.rejects(ws.save(), /could not save/)
   fs.mkdirSync(dir)
   await ws.index('manual/two', 'written once the directory is back')
-  await eventually(() => ws.stats().saveError === undefined, 'saveError cleared by the next background save')
+  await eventually('saveError cleared by the next background save', () => ws.stats().saveError === undefined)
   assert.ok(fs.existsSync(path.join(dir, 'snapshot.wss')))
   await ws.destroy()
 })
 
 test('texts stay in the snapshot file until used; a file rewritten in place underneath gives blanks and a failed save, never a crash', async (t) => {
-  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
   const { base, dir } = corpus(t)
-  const open = () => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  const open = () => persisted(base, dir)
   const cold = open()
   await cold.init()
   const expected = await cold.search('alpha topic', { topK: 3 })
@@ -374,7 +365,6 @@ test('texts stay in the snapshot file until used; a file rewritten in place unde
 })
 
 test('bad persist, embedderId and watch values are typed errors; an unusable directory is a warning, not a failure', async (t) => {
-  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
   const { base, root } = corpus(t)
   const fsys = new LocalFilesystem({ basePath: base })
   const bad = [
@@ -403,7 +393,6 @@ test('bad persist, embedderId and watch values are typed errors; an unusable dir
 })
 
 test('writes made before the first init() land on top of the loaded index (BM25, vectors, ledger)', async (t) => {
-  const { Workspace, LocalFilesystem } = await import('./helpers.mjs')
   const { hashEmbed } = await import('./vector-helpers.mjs')
   const { base, dir } = corpus(t)
   const embedder = Object.assign(async (texts) => texts.map((x) => hashEmbed(x, 16)), { batch: true })

@@ -5,17 +5,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { tree, Workspace, LocalFilesystem, WorkspaceNotReadyError } from './helpers.mjs'
+import { tree, eventually, Workspace, LocalFilesystem, WorkspaceNotReadyError } from './helpers.mjs'
 
-/** Polls `check` until it returns true, or fails after `ms`. */
-async function eventually(what, check, ms = 10_000) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    if (await check()) return
-    if (Date.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 const idsFor = async (ws, q) => (await ws.search(q, { topK: 10 })).map((r) => r.id)
 

@@ -16,13 +16,14 @@ fn main() {
         return;
     }
     let t = Instant::now();
-    let (bytes, _file) = disk::read(dir).unwrap();
+    let (bytes, file) = disk::read(dir).unwrap();
     eprintln!("read {} MB: {:?}", bytes.len() >> 20, t.elapsed());
     let t = Instant::now();
     let payload = disk::unframe(&bytes).unwrap();
     eprintln!("checksum: {:?}", t.elapsed());
     let t = Instant::now();
-    let s = Snapshot::decode(payload).unwrap();
+    // As a workspace loads it: texts left in the file.
+    let s = Snapshot::decode_in_file(payload, file).unwrap();
     eprintln!("decode: {:?} ({} docs)", t.elapsed(), s.index.len());
     let t = Instant::now();
     drop(bytes);

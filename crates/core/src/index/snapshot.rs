@@ -142,18 +142,20 @@ impl Bm25Index {
 /// from it without being kept; if that file no longer holds it, the save
 /// fails (the old snapshot stays) rather than write something else.
 fn encode_text(e: &mut Encoder, text: &Body) {
-    let bytes = match text {
-        Body::Owned(s) => std::borrow::Cow::Borrowed(s.as_bytes()),
+    match text {
+        Body::Owned(s) => {
+            e.u64(xxhash_rust::xxh3::xxh3_64(s.as_bytes()));
+            e.str(s);
+        }
+        // Its checksum is known (and was checked when the bytes were read).
         Body::Stored(s) => match s.bytes() {
-            Ok(b) => std::borrow::Cow::Owned(b),
-            Err(err) => {
-                e.fail(err); // (what follows is never renamed into place)
-                std::borrow::Cow::Borrowed(&[][..])
+            Ok(bytes) => {
+                e.u64(s.hash());
+                e.bytes(&bytes);
             }
+            Err(err) => e.fail(err), // (this file is never renamed into place)
         },
-    };
-    e.u64(xxhash_rust::xxh3::xxh3_64(&bytes));
-    e.bytes(&bytes);
+    }
 }
 
 /// Terms with their postings, their names, and the dictionary over the names.
@@ -219,7 +221,7 @@ fn decode_document(d: &mut Decoder, texts: &[Arc<Body>]) -> Result<Document, Sna
     let id = d.string("a document id")?;
     let text = texts.get(d.u32("a text reference")? as usize).ok_or_else(|| corrupt("a text reference"))?;
     let (start, end) = (d.u32("a text range")?, d.u32("a text range")?);
-    let ascii = d.u8("a text range")? == 1;
+    let ascii = d.u8("an ASCII flag")? == 1;
     let content =
         SharedText::from_parts(text.clone(), start, end, Some(ascii)).ok_or_else(|| corrupt("a text range"))?;
     let metadata = match d.opt_string("metadata")? {

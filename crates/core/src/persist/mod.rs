@@ -246,7 +246,11 @@ impl Snapshot {
     /// file until used (`stored`).
     pub fn load(dir: &std::path::Path) -> Result<Snapshot, SnapshotError> {
         let (bytes, file) = disk::read(dir)?;
-        let payload = disk::unframe(&bytes)?;
+        Snapshot::decode_in_file(disk::unframe(&bytes)?, file)
+    }
+
+    /// Decodes the checked payload of `file` (texts left in the file).
+    pub fn decode_in_file(payload: &[u8], file: std::fs::File) -> Result<Snapshot, SnapshotError> {
         Snapshot::decode_from(Decoder::in_file(payload, stored::StoredFile::new(file), disk::HEADER as u64))
     }
 

@@ -8,6 +8,7 @@
 //! name (this handle keeps the old inode), and a file changed in place by
 //! another program gives a text whose checksum fails, not a crash.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::sync::{Arc, OnceLock};
 
@@ -64,6 +65,11 @@ impl StoredText {
         self.len == 0
     }
 
+    /// The xxh3 of the text, as saved (and checked whenever it is read).
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
     pub fn is_loaded(&self) -> bool {
         self.loaded.get().is_some()
     }
@@ -74,7 +80,7 @@ impl StoredText {
     /// bytes passed off as the document.
     pub fn text(&self) -> &str {
         let loaded = self.loaded.get_or_init(|| match self.bytes() {
-            Ok(b) => Ok(String::from_utf8(b).expect("checked by bytes()").into_boxed_str()),
+            Ok(b) => Ok(String::from_utf8(b.into_owned()).expect("checked by bytes()").into_boxed_str()),
             Err(_) => Err(" ".repeat(self.len()).into_boxed_str()),
         });
         match loaded {
@@ -82,11 +88,11 @@ impl StoredText {
         }
     }
 
-    /// The text's bytes, checked against its checksum (without keeping
-    /// them: a save streams every text without loading them all).
-    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+    /// The text's bytes, checked against its checksum (an unread text is
+    /// not kept: a save streams every text without loading them all).
+    pub fn bytes(&self) -> std::io::Result<Cow<'_, [u8]>> {
         match self.loaded.get() {
-            Some(Ok(t)) => return Ok(t.as_bytes().to_vec()),
+            Some(Ok(t)) => return Ok(Cow::Borrowed(t.as_bytes())),
             Some(Err(_)) => return Err(changed()),
             None => {}
         }
@@ -94,7 +100,7 @@ impl StoredText {
         if xxhash_rust::xxh3::xxh3_64(&b) != self.hash || std::str::from_utf8(&b).is_err() {
             return Err(changed());
         }
-        Ok(b)
+        Ok(Cow::Owned(b))
     }
 }
 
