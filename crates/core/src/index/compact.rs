@@ -36,7 +36,7 @@ impl Bm25Index {
         for d in self.docs.iter_mut().flatten() {
             let mut entries: Vec<(u32, u32, u32)> =
                 decode_table(&d.table).map(|(t, a, b)| (new_term[t as usize], a, b)).collect();
-            d.table = encode_table(&mut entries);
+            d.table = encode_table(&mut entries).into();
         }
         let names = &self.names;
         let mut dict = SlotIndex::default();

@@ -30,7 +30,7 @@ pub struct Document {
     /// Write sequence number: a later write wins whatever order writes land in.
     pub seq: u64,
     /// Distinct terms with their first and last lines (line_table.rs).
-    pub(crate) table: Box<[u8]>,
+    pub(crate) table: super::section::Section<u8>,
 }
 
 impl Document {

@@ -13,7 +13,8 @@
 //! - `vocab`: term ids, global to the index, from each analysis' own ids;
 //! - `writer`: adding documents, one at a time or in parallel bulk builds;
 //! - `compact`: dropping dead slots, memory accounting, statistics;
-//! - `postings`, `line_table`, `slot_index`: the storage formats.
+//! - `postings`, `line_table`, `slot_index`: the storage formats;
+//! - `section`: arrays owned or viewed in a loaded snapshot's mapping.
 
 mod compact;
 mod document;
@@ -21,6 +22,7 @@ pub mod gate;
 pub mod line_table;
 pub mod postings;
 mod prefix;
+pub mod section;
 pub mod slot_index;
 mod snapshot;
 mod versioning;

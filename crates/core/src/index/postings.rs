@@ -5,6 +5,7 @@
 //! postings without reading the documents' lengths. (Per-document line
 //! tables are in line_table.rs.)
 
+use super::section::{Plain, Section};
 use crate::persist::SnapshotError;
 
 /// Postings per skip block.
@@ -14,6 +15,7 @@ pub const BLOCK: usize = 32;
 /// `(k1+1) / (1 + c1/tf + c2·len/tf)`, so the largest `tf` and the smallest
 /// `len/tf` bound it whatever the average length is.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
 pub struct BlockMax {
     pub last_doc: u32,
     pub max_tf: u32,
@@ -22,6 +24,18 @@ pub struct BlockMax {
     /// length (rounded up): exact while the average stays there, and scaled
     /// up by how much it has grown since (see `Bm25Index::top_k`).
     pub max_score: f32,
+}
+
+// SAFETY: four 4-byte fields (no padding); any bits are a valid u32 or f32.
+unsafe impl Plain for BlockMax {
+    fn read_le(b: &[u8]) -> Self {
+        BlockMax {
+            last_doc: u32::read_le(b),
+            max_tf: u32::read_le(&b[4..]),
+            min_len_per_tf: f32::from_bits(u32::read_le(&b[8..])),
+            max_score: f32::from_bits(u32::read_le(&b[12..])),
+        }
+    }
 }
 
 /// `x` as an f32 no smaller than `x`, so that bounds stored in f32 stay bounds.
@@ -82,15 +96,15 @@ const TF_BIG: u16 = 255;
 
 #[derive(Debug, Clone, Default)]
 pub struct Postings {
-    pub docs: Vec<u32>,
+    pub docs: Section<u32>,
     /// Per posting: the frequency in the low byte (`TF_BIG`: see `big`), the
     /// length code (`len_code`) in the high byte.
-    packed: Vec<u16>,
+    packed: Section<u16>,
     /// (position, tf) of the rare frequencies that do not fit in a byte;
     /// boxed, so that the many terms without any pay one pointer, not a Vec.
     #[allow(clippy::box_collection)] // the point: 8 bytes per term instead of 24
     big: Option<Box<Vec<(u32, u32)>>>,
-    pub blocks: Vec<BlockMax>,
+    pub blocks: Section<BlockMax>,
 }
 
 impl Postings {
@@ -118,7 +132,7 @@ impl Postings {
         if i.is_multiple_of(BLOCK) {
             self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: ratio, max_score: score });
         } else {
-            let b = self.blocks.last_mut().expect("block");
+            let b = self.blocks.to_mut().last_mut().expect("block");
             b.last_doc = doc;
             b.max_tf = b.max_tf.max(tf);
             b.min_len_per_tf = b.min_len_per_tf.min(ratio);
@@ -176,10 +190,11 @@ impl Postings {
 
     /// Room for exactly `n` more postings.
     pub fn reserve_exact(&mut self, n: usize) {
-        self.docs.reserve_exact(n);
-        self.packed.reserve_exact(n);
+        self.docs.to_mut().reserve_exact(n);
+        self.packed.to_mut().reserve_exact(n);
         let blocks = (self.docs.len() + n).div_ceil(BLOCK);
-        self.blocks.reserve_exact(blocks.saturating_sub(self.blocks.len()));
+        let have = self.blocks.len();
+        self.blocks.to_mut().reserve_exact(blocks.saturating_sub(have));
     }
 
     pub fn shrink_to_fit(&mut self) {
@@ -192,17 +207,20 @@ impl Postings {
     }
 
     pub fn bytes(&self) -> usize {
-        self.docs.capacity() * 4
-            + self.packed.capacity() * 2
+        self.docs.held_bytes()
+            + self.packed.held_bytes()
             + self.big.as_ref().map_or(0, |b| std::mem::size_of::<Vec<(u32, u32)>>() + b.capacity() * 8)
-            + self.blocks.capacity() * std::mem::size_of::<BlockMax>()
+            + self.blocks.held_bytes()
     }
 }
 
 impl Postings {
+    /// Starts at a multiple of 4 (after `Encoder::pad4`) and keeps its
+    /// arrays there, so that a mapped snapshot's postings are used in place.
     pub fn encode(&self, e: &mut crate::persist::codec::Encoder) {
         e.u32s(&self.docs);
         e.u16s(&self.packed);
+        e.pad4();
         let big: &[(u32, u32)] = self.big.as_deref().map_or(&[], |b| b.as_slice());
         e.len(big.len());
         for &(i, tf) in big {
@@ -221,14 +239,21 @@ impl Postings {
     /// The bytes `encode` writes.
     pub fn encoded_len(&self) -> usize {
         let big = self.big.as_ref().map_or(0, |b| b.len());
-        8 + 4 * self.docs.len() + 8 + 2 * self.packed.len() + 8 + 8 * big + 8 + 16 * self.blocks.len()
+        8 + 4 * self.docs.len()
+            + 8
+            + (2 * self.packed.len()).next_multiple_of(4)
+            + 8
+            + 8 * big
+            + 8
+            + 16 * self.blocks.len()
     }
 
     /// Postings as `encode` wrote them, checked against the slot count.
     pub fn decode(d: &mut crate::persist::codec::Decoder, slots: usize) -> Result<Postings, SnapshotError> {
         let bad = |what: &str| SnapshotError::Corrupt(format!("postings: {what}"));
-        let docs = d.u32s("postings")?;
-        let packed = d.u16s("frequencies")?;
+        let docs = d.section::<u32>("postings")?;
+        let packed = d.section::<u16>("frequencies")?;
+        d.pad4("frequencies")?;
         if packed.len() != docs.len() || docs.windows(2).any(|w| w[0] >= w[1]) {
             return Err(bad("unsorted or uneven"));
         }
@@ -240,18 +265,9 @@ impl Postings {
         for _ in 0..n {
             big.push((d.u32("a big frequency")?, d.u32("a big frequency")?));
         }
-        let n = d.len(16, "blocks")?;
-        if n != docs.len().div_ceil(BLOCK) {
+        let blocks = d.section::<BlockMax>("blocks")?;
+        if blocks.len() != docs.len().div_ceil(BLOCK) {
             return Err(bad("block count"));
-        }
-        let mut blocks = Vec::with_capacity(n);
-        for _ in 0..n {
-            blocks.push(BlockMax {
-                last_doc: d.u32("a block")?,
-                max_tf: d.u32("a block")?,
-                min_len_per_tf: d.f32("a block")?,
-                max_score: d.f32("a block")?,
-            });
         }
         let markers = packed.iter().filter(|&&p| p & 0xff == TF_BIG).count();
         if markers != big.len() || big.iter().any(|&(i, _)| i as usize >= docs.len()) {

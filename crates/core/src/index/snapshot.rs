@@ -32,17 +32,20 @@ impl Bm25Index {
             e.u64(n);
         }
         // The terms first, behind their byte length, so that a loader
-        // decodes them and the documents at the same time.
+        // decodes them and the documents at the same time; aligned, so that
+        // their postings are used where they lie once mapped.
         let term_bytes: usize = 8 + self
             .terms
             .iter()
             .zip(&self.names)
-            .map(|(t, n)| 8 + n.len() + 16 + t.postings.encoded_len())
+            .map(|(t, n)| 8 + n.len().next_multiple_of(4) + 16 + t.postings.encoded_len())
             .sum::<usize>();
         e.len(term_bytes);
+        e.pad4();
         e.len(self.terms.len());
         for (t, name) in self.terms.iter().zip(&self.names) {
             e.str(name);
+            e.pad4();
             e.u32(t.df);
             e.u32(t.max_tf);
             e.f32(t.min_len_per_tf);
@@ -101,9 +104,10 @@ impl Bm25Index {
         ix.live_postings = d.u64("statistics")?;
         ix.dead_postings = d.u64("statistics")?;
         let n = d.len(1, "the terms")?;
-        let term_bytes = d.take_bytes(n)?;
+        d.pad4("the terms")?;
+        let mut term_bytes = d.sub(n, "the terms")?;
         let (terms, docs) = rayon::join(
-            || decode_terms(term_bytes),
+            || decode_terms(&mut term_bytes),
             || -> Result<_, SnapshotError> { Ok((decode_documents(d)?, d.u32s("document lengths")?)) },
         );
         let (terms, names, dict) = terms?;
@@ -161,14 +165,14 @@ fn encode_text(e: &mut Encoder, text: &Body) {
 /// Terms with their postings, their names, and the dictionary over the names.
 type TermTable = (Vec<Term>, Vec<Box<str>>, SlotIndex);
 
-fn decode_terms(bytes: &[u8]) -> Result<TermTable, SnapshotError> {
-    let d = &mut Decoder::new(bytes);
+fn decode_terms(d: &mut Decoder) -> Result<TermTable, SnapshotError> {
     let n = d.len(20, "terms")?;
     let (mut terms, mut names) = (Vec::with_capacity(n), Vec::<Box<str>>::with_capacity(n));
     let mut dict = SlotIndex::default();
     dict.reserve(n, |s| &names[s as usize]);
     for t in 0..n as u32 {
         names.push(d.str("a term")?.into());
+        d.pad4("a term")?;
         terms.push(Term {
             df: d.u32("a term")?,
             max_tf: d.u32("a term")?,
@@ -190,6 +194,7 @@ fn decode_terms(bytes: &[u8]) -> Result<TermTable, SnapshotError> {
 fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotError> {
     let n = d.len(16, "texts")?;
     let mut texts = Vec::with_capacity(n);
+    let texts_start = d.position();
     for _ in 0..n {
         let hash = d.u64("a text")?;
         let len = d.len(0, "a text")?;
@@ -206,6 +211,7 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
         };
         texts.push(Arc::new(body));
     }
+    d.done_with_since(texts_start);
     let n = d.len(1, "documents")?;
     let mut docs = Vec::with_capacity(n);
     for _ in 0..n {
@@ -237,6 +243,6 @@ fn decode_document(d: &mut Decoder, texts: &[Arc<Body>]) -> Result<Document, Sna
         start_line_offset: d.opt_u32("a start line")?,
         len: d.u32("a length")?,
         seq: 0,
-        table: d.bytes("a line table")?.into(),
+        table: d.section("a line table")?,
     })
 }

@@ -253,7 +253,7 @@ impl Bm25Index {
             start_line_offset: doc.start_line_offset,
             len,
             seq,
-            table: doc.table,
+            table: doc.table.into(),
         }));
         let docs = &self.docs;
         let id = docs[slot as usize].as_ref().expect("just stored").id.as_str();

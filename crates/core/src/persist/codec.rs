@@ -3,6 +3,8 @@
 //! every read checks what is left and says what was being read.
 
 use super::SnapshotError;
+use crate::index::section::{Plain, Section};
+use std::sync::Arc;
 
 /// Bytes being written: kept in `buf`, or streamed to a sink in pieces
 /// (`to_sink`), so that saving a large index does not hold a second copy
@@ -62,6 +64,18 @@ impl Encoder {
         if let Some(s) = &mut self.sink {
             s.error.get_or_insert(e);
         }
+    }
+
+    /// Bytes written so far.
+    fn position(&self) -> u64 {
+        self.sink.as_ref().map_or(0, |s| s.written) + self.buf.len() as u64
+    }
+
+    /// Zero bytes up to a multiple of 4 from the payload's start, so that
+    /// the arrays after it can be viewed in place once mapped (`Section`).
+    pub fn pad4(&mut self) {
+        let pad = self.position().wrapping_neg() % 4;
+        self.buf.extend(std::iter::repeat_n(0u8, pad as usize));
     }
 
     /// Bytes as they are (no length).
@@ -156,9 +170,13 @@ impl Encoder {
 pub struct Decoder<'a> {
     bytes: &'a [u8],
     pos: usize,
-    /// The file `bytes` were read from and where in it they start: texts
-    /// are then left there (see `stored`) instead of copied.
-    source: Option<(std::sync::Arc<super::stored::StoredFile>, u64)>,
+    /// Where `bytes` start in the payload (for `pad4`).
+    base: usize,
+    /// The file the payload was read from and where in it the payload
+    /// starts: texts are then left there (see `stored`) instead of copied.
+    source: Option<(Arc<super::stored::StoredFile>, u64)>,
+    /// The payload's memory map, if arrays may be viewed in it (`Section`).
+    map: Option<Arc<memmap2::Mmap>>,
 }
 
 fn truncated(what: &str) -> SnapshotError {
@@ -167,18 +185,76 @@ fn truncated(what: &str) -> SnapshotError {
 
 impl<'a> Decoder<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, pos: 0, source: None }
+        Decoder { bytes, pos: 0, base: 0, source: None, map: None }
     }
 
-    /// Decodes `bytes`, which start at `offset` in `file`.
-    pub fn in_file(bytes: &'a [u8], file: std::sync::Arc<super::stored::StoredFile>, offset: u64) -> Self {
-        Decoder { bytes, pos: 0, source: Some((file, offset)) }
+    /// Decodes `bytes`, which start at `offset` in `file` and lie inside
+    /// `map` if it is given.
+    pub fn in_file(
+        bytes: &'a [u8],
+        file: Arc<super::stored::StoredFile>,
+        offset: u64,
+        map: Option<Arc<memmap2::Mmap>>,
+    ) -> Self {
+        Decoder { bytes, pos: 0, base: 0, source: Some((file, offset)), map }
+    }
+
+    /// A decoder of the next `n` bytes (decoded apart, on another thread).
+    pub fn sub(&mut self, n: usize, what: &str) -> Result<Decoder<'a>, SnapshotError> {
+        let base = self.base + self.pos;
+        let bytes = self.take(n, what)?;
+        Ok(Decoder { bytes, pos: 0, base, source: self.source.clone(), map: self.map.clone() })
     }
 
     /// The file being decoded and the file offset of the next byte (`None`
     /// when decoding bytes that came from elsewhere).
-    pub fn file_position(&self) -> Option<(std::sync::Arc<super::stored::StoredFile>, u64)> {
-        self.source.as_ref().map(|(f, at)| (f.clone(), at + self.pos as u64))
+    pub fn file_position(&self) -> Option<(Arc<super::stored::StoredFile>, u64)> {
+        self.source.as_ref().map(|(f, at)| (f.clone(), at + (self.base + self.pos) as u64))
+    }
+
+    /// Skips what `Encoder::pad4` wrote.
+    pub fn pad4(&mut self, what: &str) -> Result<(), SnapshotError> {
+        let pad = (self.base + self.pos).wrapping_neg() % 4;
+        self.take(pad, what).map(drop)
+    }
+
+    /// A length-prefixed array: viewed where it lies in the mapped
+    /// snapshot when it can be, else copied.
+    pub fn section<T: Plain>(&mut self, what: &str) -> Result<Section<T>, SnapshotError> {
+        let n = self.len(size_of::<T>(), what)?;
+        let bytes = self.take(n * size_of::<T>(), what)?;
+        Ok(self.map.as_ref().and_then(|m| Section::view(m, bytes)).unwrap_or_else(|| Section::copy(bytes)))
+    }
+
+    /// Tells the system the bytes decoded since `from` will not be read
+    /// through the mapping again (texts, read with positional reads when
+    /// used), so that they stop counting in this process' memory. The
+    /// pages stay in the file's cache; a later access would fault them back.
+    pub fn done_with_since(&self, from: usize) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            let start = self.bytes[from..].as_ptr() as usize - map.as_ptr() as usize;
+            // Only whole pages inside the range (the advice rounds the start
+            // down, which would drop a page still in use: harmless for a
+            // shared file mapping, which faults it back, but wasteful).
+            let page = 1 << 12;
+            let first = start.next_multiple_of(page);
+            let end = start + (self.pos - from);
+            if end > first + page {
+                // SAFETY: a shared, read-only file mapping: dropping its pages
+                // only makes a later access read them from the file again.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, first, (end - first) & !(page - 1))
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = from;
+    }
+
+    /// Where the next byte is in these bytes (for `done_with_since`).
+    pub fn position(&self) -> usize {
+        self.pos
     }
 
     pub fn is_done(&self) -> bool {

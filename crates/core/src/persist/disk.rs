@@ -50,11 +50,23 @@ pub fn unframe(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
 }
 
 /// A snapshot file's bytes: mapped from the file (no copy of a file
-/// that may be hundreds of megabytes, and no heap left behind once the
-/// index is decoded from it), or read where mapping fails.
+/// that may be hundreds of megabytes; the loaded index keeps using its
+/// postings and line tables there), or read where mapping fails.
 pub enum SnapshotBytes {
-    Mapped(memmap2::Mmap),
+    Mapped(std::sync::Arc<memmap2::Mmap>),
     Read(Vec<u8>),
+}
+
+impl SnapshotBytes {
+    /// The mapping, if a loaded index may keep viewing it. Not on Windows,
+    /// where a mapped file cannot be replaced, so that our own next save
+    /// (a rename over its name) would fail while the index lives.
+    pub fn mapping(&self) -> Option<&std::sync::Arc<memmap2::Mmap>> {
+        match self {
+            SnapshotBytes::Mapped(m) if cfg!(unix) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 impl std::ops::Deref for SnapshotBytes {
@@ -77,9 +89,11 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     let mut file = File::open(snapshot_path(dir)).map_err(io)?;
     // SAFETY: a snapshot file is never changed in place: writers make a new
     // file and rename it over the old name, so the mapped inode stays as it
-    // was while mapped (an empty file cannot be mapped: read instead).
+    // was while mapped (an empty file cannot be mapped: read instead). The
+    // file is written read-only, so that another program cannot write it
+    // in place by mistake either (README: replace it by rename).
     let bytes = match unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
-        Ok(m) => SnapshotBytes::Mapped(m),
+        Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(m)),
         Err(_) => {
             let mut v = Vec::new();
             std::io::Read::read_to_end(&mut file, &mut v).map_err(io)?;
@@ -110,7 +124,14 @@ pub fn begin(dir: &Path, encode: impl FnOnce(&mut Encoder)) -> std::io::Result<P
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let temp = dir.join(format!("{SNAPSHOT_FILE}{TEMP_MARK}{}-{n}", std::process::id()));
-    let file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    // Read-only for everyone (this handle still writes it): a loaded index
+    // keeps viewing the file in place, so another program must replace it
+    // (rename), never write into it; a plain write or `cp` over it fails.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
+    let file = options.open(&temp)?;
     let mut pending = Pending { temp, dir: dir.to_path_buf(), file };
     pending.file.write_all(&[0u8; HEADER])?;
     let sink = std::io::BufWriter::with_capacity(1 << 20, pending.file.try_clone()?);

@@ -157,6 +157,21 @@ fn a_loaded_snapshot_reads_its_texts_from_the_file_on_first_use() {
     for query in ["beta", "重置", "second line"] {
         assert_eq!(results(&loaded.index, &t, query), results(&ix, &t, query), "{query}");
     }
+    // Postings and line tables are viewed in the file (on unix, where the
+    // mapping is kept); a write copies what it changes, and the index then
+    // answers as the original given the same write.
+    let term = loaded.index.term_id("beta").unwrap() as usize;
+    assert_eq!(loaded.index.terms[term].postings.docs.is_mapped(), cfg!(unix));
+    assert_eq!(loaded.index.get("a.md").unwrap().table.is_mapped(), cfg!(unix));
+    let (mut written, mut original) = (loaded.index.clone(), ix.clone());
+    for index in [&mut written, &mut original] {
+        index.upsert(doc(&t, "c.md", "beta epsilon\nbeta"), 3);
+        index.remove("a.md", 4);
+    }
+    assert!(!written.terms[written.term_id("beta").unwrap() as usize].postings.docs.is_mapped());
+    for query in ["beta", "epsilon", "重置", "alpha"] {
+        assert_eq!(results(&written, &t, query), results(&original, &t, query), "{query} after writes");
+    }
     // A save of the loaded index carries the texts it never read.
     let again = dir.path().join("again");
     std::fs::create_dir(&again).unwrap();

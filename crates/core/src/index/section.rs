@@ -1,0 +1,200 @@
+//! An array the index stores (a term's postings, a document's line table):
+//! owned, or a view into the memory map of the snapshot it was loaded
+//! from. A warm start then copies none of it: the kernel's page cache
+//! already holds those pages, whereas copying them would fill (and make
+//! the kernel zero) hundreds of megabytes of fresh memory. The first
+//! write to a mapped array copies it (`to_mut`).
+//!
+//! The mapping lives as long as any array viewing it (an `Arc` in each).
+//! A snapshot file is never changed in place by a workspace: saves write a
+//! new file and rename it over the name, which leaves the mapped inode as
+//! it was (see `persist::disk`).
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// Values whose in-memory form is their little-endian snapshot form, with
+/// every bit pattern valid, so that snapshot bytes can be viewed as them.
+///
+/// # Safety
+/// Implementors have no padding, no invalid bit patterns, and an
+/// alignment of at most 4 (what the snapshot aligns arrays to).
+pub unsafe trait Plain: Copy + Send + Sync + 'static {
+    /// The value at the start of `bytes` (`size_of::<Self>()` of them),
+    /// on any platform.
+    fn read_le(bytes: &[u8]) -> Self;
+}
+
+// SAFETY: integers have no padding or invalid patterns.
+unsafe impl Plain for u8 {
+    fn read_le(b: &[u8]) -> Self {
+        b[0]
+    }
+}
+// SAFETY: as above.
+unsafe impl Plain for u16 {
+    fn read_le(b: &[u8]) -> Self {
+        u16::from_le_bytes([b[0], b[1]])
+    }
+}
+// SAFETY: as above.
+unsafe impl Plain for u32 {
+    fn read_le(b: &[u8]) -> Self {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+pub enum Section<T: Plain> {
+    Owned(Vec<T>),
+    /// `len` values at `ptr`, inside the mapping `map` keeps alive.
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        ptr: *const T,
+        len: usize,
+    },
+}
+
+// SAFETY: a mapped section is immutable shared memory kept alive by its
+// Arc; an owned one is a Vec.
+unsafe impl<T: Plain> Send for Section<T> {}
+// SAFETY: as above.
+unsafe impl<T: Plain> Sync for Section<T> {}
+
+impl<T: Plain> Section<T> {
+    /// A view of `bytes`, which lie inside `map`, if their address suits
+    /// `T` and this platform's values are stored as the snapshot's
+    /// (little-endian); else `None` (the caller copies them).
+    pub fn view(map: &Arc<memmap2::Mmap>, bytes: &[u8]) -> Option<Self> {
+        let inside = map.as_ptr_range();
+        let fits = inside.start <= bytes.as_ptr() && bytes.as_ptr_range().end <= inside.end;
+        let ptr = bytes.as_ptr().cast::<T>();
+        let usable =
+            cfg!(target_endian = "little") && fits && bytes.len().is_multiple_of(size_of::<T>()) && ptr.is_aligned();
+        usable.then(|| Section::Mapped { map: map.clone(), ptr, len: bytes.len() / size_of::<T>() })
+    }
+
+    /// A copy of `bytes` (`T`s in snapshot form).
+    pub fn copy(bytes: &[u8]) -> Self {
+        Section::Owned(bytes.chunks_exact(size_of::<T>()).map(T::read_le).collect())
+    }
+
+    /// The values, owned from now on (copied out of the mapping first).
+    pub fn to_mut(&mut self) -> &mut Vec<T> {
+        if let Section::Mapped { .. } = self {
+            *self = Section::Owned(self.to_vec());
+        }
+        match self {
+            Section::Owned(v) => v,
+            Section::Mapped { .. } => unreachable!("just made owned"),
+        }
+    }
+
+    pub fn push(&mut self, v: T) {
+        self.to_mut().push(v);
+    }
+
+    /// Heap bytes this array holds (a mapped one: the bytes it views).
+    pub fn held_bytes(&self) -> usize {
+        match self {
+            Section::Owned(v) => v.capacity() * size_of::<T>(),
+            Section::Mapped { len, .. } => len * size_of::<T>(),
+        }
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        if let Section::Owned(v) = self {
+            v.shrink_to_fit();
+        }
+    }
+
+    pub fn is_mapped(&self) -> bool {
+        matches!(self, Section::Mapped { .. })
+    }
+}
+
+impl<T: Plain> Deref for Section<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match self {
+            Section::Owned(v) => v,
+            // SAFETY: `view` checked that the values lie inside the mapping,
+            // aligned; the Arc keeps it mapped; nothing writes to it.
+            Section::Mapped { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+        }
+    }
+}
+
+impl<'a, T: Plain> IntoIterator for &'a Section<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: Plain> Default for Section<T> {
+    fn default() -> Self {
+        Section::Owned(Vec::new())
+    }
+}
+
+impl<T: Plain> Clone for Section<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Section::Owned(v) => Section::Owned(v.clone()),
+            Section::Mapped { map, ptr, len } => Section::Mapped { map: map.clone(), ptr: *ptr, len: *len },
+        }
+    }
+}
+
+impl<T: Plain + fmt::Debug> fmt::Debug for Section<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Plain> From<Vec<T>> for Section<T> {
+    fn from(v: Vec<T>) -> Self {
+        Section::Owned(v)
+    }
+}
+
+impl From<Box<[u8]>> for Section<u8> {
+    fn from(b: Box<[u8]>) -> Self {
+        Section::Owned(b.into_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapped(bytes: &[u8]) -> Arc<memmap2::Mmap> {
+        let mut m = memmap2::MmapMut::map_anon(bytes.len()).unwrap();
+        m.copy_from_slice(bytes);
+        Arc::new(m.make_read_only().unwrap())
+    }
+
+    #[test]
+    fn a_mapped_section_reads_in_place_and_copies_on_write() {
+        let bytes: Vec<u8> = [1u32, 2, 0xdead_beef].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let map = mapped(&bytes);
+        let mut s = Section::<u32>::view(&map, &map[..]).expect("aligned");
+        assert!(s.is_mapped());
+        assert_eq!(&*s, &[1, 2, 0xdead_beef]);
+        let copy = s.clone();
+        s.push(4);
+        assert!(!s.is_mapped());
+        assert_eq!(&*s, &[1, 2, 0xdead_beef, 4]);
+        assert_eq!(&*copy, &[1, 2, 0xdead_beef], "the mapping is never written");
+        assert_eq!(&*Section::<u32>::copy(&bytes), &*copy);
+        // Misaligned, uneven, or outside the mapping: no view (the caller copies).
+        assert!(Section::<u32>::view(&map, &map[1..5]).is_none());
+        assert!(Section::<u32>::view(&map, &map[..6]).is_none());
+        assert!(Section::<u32>::view(&map, &bytes).is_none());
+        drop(map);
+        assert_eq!(copy[2], 0xdead_beef, "the section keeps its mapping");
+    }
+}
