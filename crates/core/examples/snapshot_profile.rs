@@ -27,7 +27,7 @@ fn main() {
     eprintln!("checksum: {:?}", t.elapsed());
     let t = Instant::now();
     // As a workspace loads it: texts left in the file.
-    let s = Snapshot::decode_in_file(&bytes, file).unwrap();
+    let s = Snapshot::decode_in_file(&bytes, file, disk::snapshot_path(dir)).unwrap();
     eprintln!("decode: {:?} ({} docs)", t.elapsed(), s.index.len());
     let t = Instant::now();
     drop(bytes);

@@ -32,6 +32,14 @@ impl Body {
         self.len() == 0
     }
 
+    /// The text's xxh3 (a stored one's is known without reading it).
+    pub fn hash(&self) -> u64 {
+        match self {
+            Body::Owned(s) => xxhash_rust::xxh3::xxh3_64(s.as_bytes()),
+            Body::Stored(s) => s.hash(),
+        }
+    }
+
     /// Whether reading the text costs nothing (it is in memory).
     fn in_memory(&self) -> bool {
         matches!(self, Body::Owned(_)) || matches!(self, Body::Stored(s) if s.is_loaded())

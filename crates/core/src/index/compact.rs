@@ -81,10 +81,9 @@ impl Bm25Index {
         let lens = &self.lens;
         let mut new_term = vec![DEAD; self.terms.len()];
         let mut terms = Vec::with_capacity(self.live_terms);
-        let mut names = Vec::with_capacity(self.live_terms);
-        for (old, (term, name)) in
-            std::mem::take(&mut self.terms).into_iter().zip(std::mem::take(&mut self.names)).enumerate()
-        {
+        let old_names = std::mem::take(&mut self.names);
+        let mut names = super::names::Names::with_capacity(self.live_terms, old_names.text_len());
+        for (old, term) in std::mem::take(&mut self.terms).into_iter().enumerate() {
             if term.df == 0 {
                 continue;
             }
@@ -101,7 +100,7 @@ impl Bm25Index {
                 t.max_score = t.max_score.max(b.max_score);
             }
             terms.push(t);
-            names.push(name);
+            names.push(&old_names[old]);
         }
         self.terms = terms;
         self.names = names;
@@ -115,7 +114,7 @@ impl Bm25Index {
             ("content", self.content_bytes),
             ("postings", postings),
             ("terms", self.terms.capacity() * std::mem::size_of::<Term>()),
-            ("dictionary", self.names.iter().map(|n| n.len() + 16).sum::<usize>() + self.dict.bytes()),
+            ("dictionary", self.names.held_bytes() + self.dict.bytes()),
             ("document slots", self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)),
             ("line tables", self.docs.iter().flatten().map(|d| d.table.len()).sum::<usize>()),
             ("ids", self.docs.iter().flatten().map(|d| d.id.len()).sum::<usize>() + self.by_id.bytes()),

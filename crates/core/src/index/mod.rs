@@ -13,13 +13,14 @@
 //! - `vocab`: term ids, global to the index, from each analysis' own ids;
 //! - `writer`: adding documents, one at a time or in parallel bulk builds;
 //! - `compact`: dropping dead slots, memory accounting, statistics;
-//! - `postings`, `line_table`, `slot_index`: the storage formats;
+//! - `postings`, `line_table`, `slot_index`, `names`: the storage formats;
 //! - `section`: arrays owned or viewed in a loaded snapshot's mapping.
 
 mod compact;
 mod document;
 pub mod gate;
 pub mod line_table;
+mod names;
 pub mod postings;
 mod prefix;
 pub mod section;
@@ -78,7 +79,7 @@ pub struct Bm25Index {
     /// Term -> term id, reading names from `names`.
     pub(crate) dict: SlotIndex,
     pub(crate) terms: Vec<Term>,
-    pub(crate) names: Vec<Box<str>>,
+    pub(crate) names: names::Names,
     pub(crate) docs: Vec<Option<Document>>,
     /// Length per slot, `DEAD` for a removed document (hot in scoring).
     pub(crate) lens: Vec<u32>,

@@ -11,6 +11,7 @@
 //! it was (see `persist::disk`).
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -47,19 +48,16 @@ unsafe impl Plain for u32 {
 
 pub enum Section<T: Plain> {
     Owned(Vec<T>),
-    /// `len` values at `ptr`, inside the mapping `map` keeps alive.
+    /// `len` values `offset` bytes into the mapping `map` keeps alive (32-bit
+    /// offsets keep a section as small as a Vec: 24 bytes, per term and per
+    /// document; a snapshot past 4 GB copies what lies beyond).
     Mapped {
         map: Arc<memmap2::Mmap>,
-        ptr: *const T,
-        len: usize,
+        offset: u32,
+        len: u32,
+        _values: PhantomData<T>,
     },
 }
-
-// SAFETY: a mapped section is immutable shared memory kept alive by its
-// Arc; an owned one is a Vec.
-unsafe impl<T: Plain> Send for Section<T> {}
-// SAFETY: as above.
-unsafe impl<T: Plain> Sync for Section<T> {}
 
 impl<T: Plain> Section<T> {
     /// A view of `bytes`, which lie inside `map`, if their address suits
@@ -68,10 +66,16 @@ impl<T: Plain> Section<T> {
     pub fn view(map: &Arc<memmap2::Mmap>, bytes: &[u8]) -> Option<Self> {
         let inside = map.as_ptr_range();
         let fits = inside.start <= bytes.as_ptr() && bytes.as_ptr_range().end <= inside.end;
-        let ptr = bytes.as_ptr().cast::<T>();
-        let usable =
-            cfg!(target_endian = "little") && fits && bytes.len().is_multiple_of(size_of::<T>()) && ptr.is_aligned();
-        usable.then(|| Section::Mapped { map: map.clone(), ptr, len: bytes.len() / size_of::<T>() })
+        let usable = cfg!(target_endian = "little")
+            && fits
+            && bytes.len().is_multiple_of(size_of::<T>())
+            && bytes.as_ptr().cast::<T>().is_aligned();
+        if !usable {
+            return None;
+        }
+        let offset = u32::try_from(bytes.as_ptr() as usize - inside.start as usize).ok()?;
+        let len = u32::try_from(bytes.len() / size_of::<T>()).ok()?;
+        Some(Section::Mapped { map: map.clone(), offset, len, _values: PhantomData })
     }
 
     /// A copy of `bytes` (`T`s in snapshot form).
@@ -98,7 +102,7 @@ impl<T: Plain> Section<T> {
     pub fn held_bytes(&self) -> usize {
         match self {
             Section::Owned(v) => v.capacity() * size_of::<T>(),
-            Section::Mapped { len, .. } => len * size_of::<T>(),
+            Section::Mapped { len, .. } => *len as usize * size_of::<T>(),
         }
     }
 
@@ -120,8 +124,11 @@ impl<T: Plain> Deref for Section<T> {
         match self {
             Section::Owned(v) => v,
             // SAFETY: `view` checked that the values lie inside the mapping,
-            // aligned; the Arc keeps it mapped; nothing writes to it.
-            Section::Mapped { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+            // aligned, and that any bits are valid values (`Plain`); the Arc
+            // keeps it mapped; nothing writes to it.
+            Section::Mapped { map, offset, len, .. } => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().add(*offset as usize).cast::<T>(), *len as usize)
+            },
         }
     }
 }
@@ -144,7 +151,9 @@ impl<T: Plain> Clone for Section<T> {
     fn clone(&self) -> Self {
         match self {
             Section::Owned(v) => Section::Owned(v.clone()),
-            Section::Mapped { map, ptr, len } => Section::Mapped { map: map.clone(), ptr: *ptr, len: *len },
+            Section::Mapped { map, offset, len, .. } => {
+                Section::Mapped { map: map.clone(), offset: *offset, len: *len, _values: PhantomData }
+            }
         }
     }
 }
@@ -194,6 +203,7 @@ mod tests {
         assert!(Section::<u32>::view(&map, &map[1..5]).is_none());
         assert!(Section::<u32>::view(&map, &map[..6]).is_none());
         assert!(Section::<u32>::view(&map, &bytes).is_none());
+        assert_eq!(size_of::<Section<u32>>(), size_of::<Vec<u32>>(), "no larger than a Vec");
         drop(map);
         assert_eq!(copy[2], 0xdead_beef, "the section keeps its mapping");
     }

@@ -4,6 +4,7 @@
 //! terms) are rebuilt on load. Write order starts afresh: loaded
 //! documents carry sequence number 0, so any write of the new process wins.
 
+use super::names::Names;
 use super::postings::Postings;
 use super::slot_index::SlotIndex;
 use super::{Bm25Index, Document, Term, DEAD};
@@ -33,19 +34,14 @@ impl Bm25Index {
         }
         // The terms first, behind their byte length, so that a loader
         // decodes them and the documents at the same time; aligned, so that
-        // their postings are used where they lie once mapped.
-        let term_bytes: usize = 8 + self
-            .terms
-            .iter()
-            .zip(&self.names)
-            .map(|(t, n)| 8 + n.len().next_multiple_of(4) + 16 + t.postings.encoded_len())
-            .sum::<usize>();
+        // names and postings are used where they lie once mapped.
+        let term_bytes: usize =
+            8 + self.names.encoded_len() + self.terms.iter().map(|t| 16 + t.postings.encoded_len()).sum::<usize>();
         e.len(term_bytes);
         e.pad4();
         e.len(self.terms.len());
-        for (t, name) in self.terms.iter().zip(&self.names) {
-            e.str(name);
-            e.pad4();
+        self.names.encode(e);
+        for t in &self.terms {
             e.u32(t.df);
             e.u32(t.max_tf);
             e.f32(t.min_len_per_tf);
@@ -68,10 +64,19 @@ impl Bm25Index {
                 texts.len() as u32 - 1
             });
         }
+        // Lengths and checksums first (under the file's checksum), then the
+        // texts back to back (outside it: each has its own, checked when it
+        // is read), so that loading reads none of them.
         e.len(texts.len());
         for t in &texts {
-            encode_text(e, t);
+            e.u64(t.hash());
+            e.len(t.len());
         }
+        e.unhashed(|e| {
+            for t in &texts {
+                encode_text(e, t);
+            }
+        });
         e.len(self.docs.len());
         for slot in &self.docs {
             let Some(d) = slot else {
@@ -106,13 +111,24 @@ impl Bm25Index {
         let n = d.len(1, "the terms")?;
         d.pad4("the terms")?;
         let mut term_bytes = d.sub(n, "the terms")?;
-        let (terms, docs) = rayon::join(
-            || decode_terms(&mut term_bytes),
-            || -> Result<_, SnapshotError> { Ok((decode_documents(d)?, d.u32s("document lengths")?)) },
+        let n = term_bytes.len(48, "terms")?;
+        let names = Names::decode(&mut term_bytes)?;
+        if names.len() != n {
+            return Err(corrupt("one name per term"));
+        }
+        // Three parts at once: postings; documents; the dictionary.
+        let (terms, (docs, dict)) = rayon::join(
+            || decode_postings(&mut term_bytes, n),
+            || {
+                rayon::join(
+                    || -> Result<_, SnapshotError> { Ok((decode_documents(d)?, d.u32s("document lengths")?)) },
+                    || dictionary(&names),
+                )
+            },
         );
-        let (terms, names, dict) = terms?;
+        let ((terms, last_slot), dict) = (terms?, dict?);
         (ix.docs, ix.lens) = docs?;
-        if terms.iter().any(|t| t.postings.docs.last().is_some_and(|&s| s as usize >= ix.docs.len())) {
+        if last_slot.is_some_and(|s| s as usize >= ix.docs.len()) {
             return Err(corrupt("postings: slot out of range"));
         }
         (ix.terms, ix.names, ix.dict) = (terms, names, dict);
@@ -142,76 +158,79 @@ impl Bm25Index {
     }
 }
 
-/// A text's bytes and checksum. One still in the loaded snapshot is read
-/// from it without being kept; if that file no longer holds it, the save
-/// fails (the old snapshot stays) rather than write something else.
+/// A text's bytes. One still in the loaded snapshot is read from it
+/// without being kept; if that file no longer holds it, the save fails
+/// (the old snapshot stays) rather than write something else.
 fn encode_text(e: &mut Encoder, text: &Body) {
     match text {
-        Body::Owned(s) => {
-            e.u64(xxhash_rust::xxh3::xxh3_64(s.as_bytes()));
-            e.str(s);
-        }
-        // Its checksum is known (and was checked when the bytes were read).
+        Body::Owned(s) => e.raw(s.as_bytes()),
         Body::Stored(s) => match s.bytes() {
-            Ok(bytes) => {
-                e.u64(s.hash());
-                e.bytes(&bytes);
-            }
+            Ok(bytes) => e.raw(&bytes),
             Err(err) => e.fail(err), // (this file is never renamed into place)
         },
     }
 }
 
-/// Terms with their postings, their names, and the dictionary over the names.
-type TermTable = (Vec<Term>, Vec<Box<str>>, SlotIndex);
-
-fn decode_terms(d: &mut Decoder) -> Result<TermTable, SnapshotError> {
-    let n = d.len(20, "terms")?;
-    let (mut terms, mut names) = (Vec::with_capacity(n), Vec::<Box<str>>::with_capacity(n));
-    let mut dict = SlotIndex::default();
-    dict.reserve(n, |s| &names[s as usize]);
-    for t in 0..n as u32 {
-        names.push(d.str("a term")?.into());
-        d.pad4("a term")?;
-        terms.push(Term {
+/// The terms' statistics and postings, and the largest slot any posting
+/// names (checked against the documents once they are decoded).
+fn decode_postings(d: &mut Decoder, n: usize) -> Result<(Vec<Term>, Option<u32>), SnapshotError> {
+    let mut terms = Vec::with_capacity(n);
+    let mut last_slot = None;
+    for _ in 0..n {
+        let term = Term {
             df: d.u32("a term")?,
             max_tf: d.u32("a term")?,
             min_len_per_tf: d.f32("a term")?,
             max_score: d.f32("a term")?,
-            // Slots are checked against the documents once they are decoded too.
             postings: Postings::decode(d, usize::MAX)?,
-        });
-        if !dict.insert_new(&names[t as usize], t, |s| &names[s as usize]) {
-            return Err(corrupt("a term twice"));
-        }
+        };
+        last_slot = last_slot.max(term.postings.docs.last().copied());
+        terms.push(term);
     }
     if !d.is_done() {
         return Err(corrupt("bytes after the terms"));
     }
-    Ok((terms, names, dict))
+    Ok((terms, last_slot))
+}
+
+/// The dictionary over the names (term id = position).
+fn dictionary(names: &Names) -> Result<SlotIndex, SnapshotError> {
+    let mut dict = SlotIndex::default();
+    dict.reserve(names.len(), |s| &names[s as usize]);
+    for t in 0..names.len() {
+        if !dict.insert_new(&names[t], t as u32, |s| &names[s as usize]) {
+            return Err(corrupt("a term twice"));
+        }
+    }
+    Ok(dict)
 }
 
 fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotError> {
     let n = d.len(16, "texts")?;
-    let mut texts = Vec::with_capacity(n);
-    let texts_start = d.position();
+    let mut sizes = Vec::with_capacity(n);
     for _ in 0..n {
         let hash = d.u64("a text")?;
-        let len = d.len(0, "a text")?;
+        let len = u32::try_from(d.u64("a text")?).map_err(|_| corrupt("a text length"))?;
+        sizes.push((hash, len as usize));
+    }
+    let mut texts = Vec::with_capacity(n);
+    for (hash, len) in sizes {
         let body = match d.file_position() {
             // Left in the file: read (and checked) when first used.
             Some((file, at)) if len > 0 => {
                 d.take_bytes(len)?;
-                let len = u32::try_from(len).map_err(|_| corrupt("a text length"))?;
-                Body::Stored(StoredText::new(file, at, len, hash))
+                Body::Stored(StoredText::new(file, at, len as u32, hash))
             }
-            _ => Body::Owned(
-                std::str::from_utf8(d.take_bytes(len)?).map_err(|_| corrupt("a text is not UTF-8"))?.to_string(),
-            ),
+            _ => {
+                let bytes = d.take_bytes(len)?;
+                if xxhash_rust::xxh3::xxh3_64(bytes) != hash {
+                    return Err(corrupt("a text's checksum"));
+                }
+                Body::Owned(std::str::from_utf8(bytes).map_err(|_| corrupt("a text is not UTF-8"))?.to_string())
+            }
         };
         texts.push(Arc::new(body));
     }
-    d.done_with_since(texts_start);
     let n = d.len(1, "documents")?;
     let mut docs = Vec::with_capacity(n);
     for _ in 0..n {

@@ -59,7 +59,7 @@ impl Bm25Index {
             Some(t) => t,
             None => {
                 let t = self.terms.len() as u32;
-                self.names.push(name.into());
+                self.names.push(name);
                 let names = &self.names;
                 self.dict.insert(name, t, |s| &names[s as usize]);
                 self.terms.push(Term::new());

@@ -20,6 +20,18 @@ struct Sink {
     hasher: xxhash_rust::xxh3::Xxh3,
     written: u64,
     error: Option<std::io::Error>,
+    /// Bytes written now are left out of the checksum (`unhashed`).
+    hashing: bool,
+    unhashed: Option<(u64, u64)>,
+}
+
+/// What a streamed encoding wrote: its length, its checksum, and the one
+/// span of bytes the checksum leaves out (texts, each with its own).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Written {
+    pub len: u64,
+    pub checksum: u64,
+    pub unhashed: (u64, u64),
 }
 
 /// Bytes kept before they go to the sink.
@@ -27,7 +39,8 @@ const PIECE: usize = 1 << 20;
 
 impl Encoder {
     pub fn to_sink(out: Box<dyn std::io::Write>) -> Self {
-        let sink = Sink { out, hasher: xxhash_rust::xxh3::Xxh3::new(), written: 0, error: None };
+        let hasher = xxhash_rust::xxh3::Xxh3::new();
+        let sink = Sink { out, hasher, written: 0, error: None, hashing: true, unhashed: None };
         Encoder { buf: Vec::with_capacity(PIECE * 2), sink: Some(sink) }
     }
 
@@ -36,7 +49,9 @@ impl Encoder {
         if self.buf.len() < PIECE && !force {
             return;
         }
-        s.hasher.update(&self.buf);
+        if s.hashing {
+            s.hasher.update(&self.buf);
+        }
         s.written += self.buf.len() as u64;
         if s.error.is_none() {
             if let Err(e) = s.out.write_all(&self.buf) {
@@ -46,16 +61,34 @@ impl Encoder {
         self.buf.clear();
     }
 
-    /// Ends a streamed encoding: the bytes written and their xxh3, or the
-    /// first write error.
-    pub fn finish(mut self) -> std::io::Result<(u64, u64)> {
+    /// Ends a streamed encoding: what it wrote, or the first write error.
+    pub fn finish(mut self) -> std::io::Result<Written> {
         self.spill(true);
         let mut s = self.sink.take().expect("a streaming encoder");
         if let Some(e) = s.error.take() {
             return Err(e);
         }
         s.out.flush()?;
-        Ok((s.written, s.hasher.digest()))
+        let unhashed = s.unhashed.unwrap_or((s.written, s.written));
+        Ok(Written { len: s.written, checksum: s.hasher.digest(), unhashed })
+    }
+
+    /// Writes what `write` writes outside the checksum: bytes that carry
+    /// their own checks (texts), so that loading need not read them.
+    /// Once per encoding.
+    pub fn unhashed(&mut self, write: impl FnOnce(&mut Encoder)) {
+        self.spill(true);
+        let start = self.position();
+        if let Some(s) = &mut self.sink {
+            s.hashing = false;
+        }
+        write(self);
+        self.spill(true);
+        let end = self.position();
+        if let Some(s) = &mut self.sink {
+            s.hashing = true;
+            assert!(s.unhashed.replace((start, end)).is_none(), "one unhashed span per encoding");
+        }
     }
 
     /// Makes a streamed encoding fail with `e` (a part that could not be
@@ -224,37 +257,6 @@ impl<'a> Decoder<'a> {
         let n = self.len(size_of::<T>(), what)?;
         let bytes = self.take(n * size_of::<T>(), what)?;
         Ok(self.map.as_ref().and_then(|m| Section::view(m, bytes)).unwrap_or_else(|| Section::copy(bytes)))
-    }
-
-    /// Tells the system the bytes decoded since `from` will not be read
-    /// through the mapping again (texts, read with positional reads when
-    /// used), so that they stop counting in this process' memory. The
-    /// pages stay in the file's cache; a later access would fault them back.
-    pub fn done_with_since(&self, from: usize) {
-        #[cfg(unix)]
-        if let Some(map) = &self.map {
-            let start = self.bytes[from..].as_ptr() as usize - map.as_ptr() as usize;
-            // Only whole pages inside the range (the advice rounds the start
-            // down, which would drop a page still in use: harmless for a
-            // shared file mapping, which faults it back, but wasteful).
-            let page = 1 << 12;
-            let first = start.next_multiple_of(page);
-            let end = start + (self.pos - from);
-            if end > first + page {
-                // SAFETY: a shared, read-only file mapping: dropping its pages
-                // only makes a later access read them from the file again.
-                let _ = unsafe {
-                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, first, (end - first) & !(page - 1))
-                };
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = from;
-    }
-
-    /// Where the next byte is in these bytes (for `done_with_since`).
-    pub fn position(&self) -> usize {
-        self.pos
     }
 
     pub fn is_done(&self) -> bool {

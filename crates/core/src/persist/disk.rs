@@ -3,8 +3,10 @@
 //! renamed over the old one, directory synced), so that a reader or a
 //! process killed in the middle always finds the previous snapshot or the
 //! next one, whole. The header carries a magic, the format version, the
-//! payload's length and its xxh3 checksum. `lock` is held by the one
-//! process that writes a directory.
+//! payload's length and its xxh3 checksum, which leaves out the documents'
+//! texts (each has its own, checked when it is read: loading reads none).
+//! The file is read-only and memory-mapped; a loaded index keeps using it.
+//! `lock` is held by the one process that writes a directory.
 
 use super::codec::Encoder;
 use super::{SnapshotError, FORMAT_VERSION};
@@ -14,8 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"WSSNAP\r\n";
-/// Magic, format version, spare word, payload length, checksum.
-pub const HEADER: usize = 8 + 4 + 4 + 8 + 8;
+/// Magic, format version, spare word, payload length, checksum, and the
+/// span of the payload the checksum leaves out (start, end).
+pub const HEADER: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
 pub const SNAPSHOT_FILE: &str = "snapshot.wss";
 const LOCK_FILE: &str = "lock";
 const TEMP_MARK: &str = ".tmp-";
@@ -38,12 +41,20 @@ pub fn unframe(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
         return Err(SnapshotError::Truncated { got: bytes.len() as u64, expected: HEADER as u64 });
     }
     let long = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let (len, checksum) = (long(16), long(24));
+    let (len, checksum, skip_start, skip_end) = (long(16), long(24), long(32), long(40));
     let payload = &bytes[HEADER..];
     if payload.len() as u64 != len {
         return Err(SnapshotError::Truncated { got: bytes.len() as u64, expected: HEADER as u64 + len });
     }
-    if xxhash_rust::xxh3::xxh3_64(payload) != checksum {
+    if skip_start > skip_end || skip_end > len {
+        return Err(SnapshotError::Checksum);
+    }
+    // Everything but the texts (each checked by its own hash when read),
+    // so that loading never touches their pages.
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&payload[..skip_start as usize]);
+    hasher.update(&payload[skip_end as usize..]);
+    if hasher.digest() != checksum {
         return Err(SnapshotError::Checksum);
     }
     Ok(payload)
@@ -92,7 +103,9 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     // was while mapped (an empty file cannot be mapped: read instead). The
     // file is written read-only, so that another program cannot write it
     // in place by mistake either (README: replace it by rename).
-    let bytes = match unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+    // Not populated: the texts' pages are never touched (read with
+    // positional reads when used); the rest is faulted in by the checksum.
+    let bytes = match unsafe { memmap2::MmapOptions::new().map(&file) } {
         Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(m)),
         Err(_) => {
             let mut v = Vec::new();
@@ -137,13 +150,14 @@ pub fn begin(dir: &Path, encode: impl FnOnce(&mut Encoder)) -> std::io::Result<P
     let sink = std::io::BufWriter::with_capacity(1 << 20, pending.file.try_clone()?);
     let mut e = Encoder::to_sink(Box::new(sink));
     encode(&mut e);
-    let (len, checksum) = e.finish()?;
+    let written = e.finish()?;
     let mut header = Vec::with_capacity(HEADER);
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     header.extend_from_slice(&0u32.to_le_bytes());
-    header.extend_from_slice(&len.to_le_bytes());
-    header.extend_from_slice(&checksum.to_le_bytes());
+    for word in [written.len, written.checksum, written.unhashed.0, written.unhashed.1] {
+        header.extend_from_slice(&word.to_le_bytes());
+    }
     std::io::Seek::seek(&mut pending.file, std::io::SeekFrom::Start(0))?;
     pending.file.write_all(&header)?;
     Ok(pending)

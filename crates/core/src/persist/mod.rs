@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Why a snapshot was not used (the index is rebuilt and `init()` reports
 /// the reason among its warnings).
@@ -246,15 +246,21 @@ impl Snapshot {
     /// file until used (`stored`).
     pub fn load(dir: &std::path::Path) -> Result<Snapshot, SnapshotError> {
         let (bytes, file) = disk::read(dir)?;
-        Snapshot::decode_in_file(&bytes, file)
+        Snapshot::decode_in_file(&bytes, file, disk::snapshot_path(dir))
     }
 
-    /// Checks and decodes the bytes of `file`: texts left in the file,
-    /// postings and line tables viewed in its mapping where it is kept.
-    pub fn decode_in_file(bytes: &disk::SnapshotBytes, file: std::fs::File) -> Result<Snapshot, SnapshotError> {
+    /// Checks and decodes the bytes of `file` (opened as `path`): texts
+    /// left in the file, postings, names and line tables viewed in its
+    /// mapping where it is kept.
+    pub fn decode_in_file(
+        bytes: &disk::SnapshotBytes,
+        file: std::fs::File,
+        path: PathBuf,
+    ) -> Result<Snapshot, SnapshotError> {
         let payload = disk::unframe(bytes)?;
         let map = bytes.mapping().cloned();
-        Snapshot::decode_from(Decoder::in_file(payload, stored::StoredFile::new(file), disk::HEADER as u64, map))
+        let file = stored::StoredFile::new(file, path);
+        Snapshot::decode_from(Decoder::in_file(payload, file, disk::HEADER as u64, map))
     }
 
     /// Decodes a payload held in memory (its texts copied).

@@ -3,23 +3,45 @@
 //! workspace, 300 MB and most of its time); a text is read, checked and
 //! kept the first time a result, a save or a caller needs it.
 //!
-//! The file is read with positional reads through a handle opened before
-//! it was checked, never mapped: our own saves rename a new file over the
-//! name (this handle keeps the old inode), and a file changed in place by
-//! another program gives a text whose checksum fails, not a crash.
+//! Texts are read with positional reads through the handle the file was
+//! mapped and checked through: our own saves rename a new file over the
+//! name (this handle keeps the old inode). A text that fails its checksum
+//! (damaged on disk, or the file changed in place by another program)
+//! comes back blank, and the file is removed so the next start rebuilds.
 
 use std::borrow::Cow;
 use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// The snapshot file texts are read from.
+/// The snapshot file texts are read from, and the name it was opened by.
 pub struct StoredFile {
     file: File,
+    path: PathBuf,
+    damaged: AtomicBool,
 }
 
 impl StoredFile {
-    pub fn new(file: File) -> Arc<StoredFile> {
-        Arc::new(StoredFile { file })
+    pub fn new(file: File, path: PathBuf) -> Arc<StoredFile> {
+        Arc::new(StoredFile { file, path, damaged: AtomicBool::new(false) })
+    }
+
+    /// A text failed its checksum: the file was damaged after it was
+    /// written, or changed in place. Texts are outside the whole-file
+    /// checksum (loading does not read them), so the next start would load
+    /// the same file again: it is removed while it is still the file at
+    /// that name (not one our own later save renamed there), and the next
+    /// start rebuilds from the files.
+    fn damaged(&self) {
+        if self.damaged.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if let (Ok(open), Ok(named)) = (self.file.metadata(), std::fs::metadata(&self.path)) {
+            if same_file(&open, &named) {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
     }
 
     fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
@@ -96,14 +118,30 @@ impl StoredText {
             Some(Err(_)) => return Err(changed()),
             None => {}
         }
-        let b = self.file.read_at(self.offset, self.len())?;
-        if xxhash_rust::xxh3::xxh3_64(&b) != self.hash || std::str::from_utf8(&b).is_err() {
-            return Err(changed());
+        let b = self.file.read_at(self.offset, self.len());
+        match b {
+            Ok(b) if xxhash_rust::xxh3::xxh3_64(&b) == self.hash && std::str::from_utf8(&b).is_ok() => {
+                Ok(Cow::Owned(b))
+            }
+            _ => {
+                self.file.damaged();
+                Err(changed())
+            }
         }
-        Ok(Cow::Owned(b))
     }
 }
 
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    (a.len(), a.modified().ok()) == (b.len(), b.modified().ok())
+}
+
 fn changed() -> std::io::Error {
-    std::io::Error::other("the snapshot file changed since it was loaded")
+    std::io::Error::other("the snapshot file changed since it was loaded (or was damaged): the next start rebuilds")
 }

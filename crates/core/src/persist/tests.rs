@@ -191,9 +191,11 @@ fn a_loaded_snapshot_reads_its_texts_from_the_file_on_first_use() {
     for b in bytes.iter_mut().skip(disk::HEADER) {
         *b = b'x';
     }
+    writable(&path);
     std::fs::write(&path, &bytes).unwrap();
     let a = fresh.index.get("a.md").unwrap();
     assert_eq!(a.content.as_str(), " ".repeat(a.content.len()));
+    assert!(!path.exists(), "a damaged snapshot is removed, so the next start rebuilds");
     let snap3 = Snapshot { fingerprint: "options".into(), index: fresh.index.clone(), ..Default::default() };
     let third = dir.path().join("third");
     std::fs::create_dir(&third).unwrap();
@@ -201,4 +203,46 @@ fn a_loaded_snapshot_reads_its_texts_from_the_file_on_first_use() {
     assert!(err.to_string().contains("changed since it was loaded"), "{err}");
     // Also once the blanks were handed out: they are never saved as the text.
     assert!(disk::begin(&third, |e| snap3.parts().encode(e)).is_err());
+}
+
+/// Snapshots are written read-only; a test playing another program makes one writable.
+fn writable(path: &std::path::Path) {
+    #[cfg(unix)]
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+}
+
+#[test]
+fn a_text_damaged_at_rest_is_blank_and_its_snapshot_is_not_loaded_again() {
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    ix.upsert(doc(&t, "a.md", "alpha beta gamma"), 1);
+    ix.upsert(doc(&t, "b.md", "delta epsilon zeta"), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let snap = Snapshot { fingerprint: "options".into(), index: ix, ..Default::default() };
+    disk::begin(dir.path(), |e| snap.parts().encode(e)).unwrap().commit().unwrap();
+    let path = disk::snapshot_path(dir.path());
+    #[cfg(unix)]
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions()) & 0o222, 0);
+    // One byte of a text flips on disk (the file replaced by rename, as
+    // the README asks): the texts are outside the whole-file checksum, so
+    // it loads; that text fails its own and comes back blank.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(18).position(|w| w == b"delta epsilon zeta").unwrap();
+    bytes[at] = b'D';
+    let temp = dir.path().join("replacement");
+    std::fs::write(&temp, &bytes).unwrap();
+    std::fs::rename(&temp, &path).unwrap();
+    let loaded = Snapshot::load(dir.path()).unwrap();
+    assert_eq!(loaded.index.get("a.md").unwrap().content, "alpha beta gamma");
+    assert_eq!(loaded.index.get("b.md").unwrap().content.as_str(), " ".repeat("delta epsilon zeta".len()));
+    // ... and the file is gone, so the next start rebuilds from the files.
+    assert_eq!(Snapshot::load(dir.path()).err(), Some(SnapshotError::Missing));
+    // A byte flipped outside the texts fails the whole-file checksum.
+    disk::begin(dir.path(), |e| snap.parts().encode(e)).unwrap().commit().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(18).position(|w| w == b"delta epsilon zeta").unwrap();
+    bytes[at - 20] ^= 1; // the texts' table, before the texts
+    std::fs::write(&temp, &bytes).unwrap();
+    std::fs::rename(&temp, &path).unwrap();
+    assert!(matches!(Snapshot::load(dir.path()), Err(SnapshotError::Checksum) | Err(SnapshotError::Corrupt(_))));
 }

@@ -1,0 +1,117 @@
+//! The terms' names, by term id: one run of UTF-8 bytes and where each
+//! name ends, instead of one allocation per term (hundreds of thousands
+//! in a code workspace). Both arrays are `Section`s, so a loaded snapshot's
+//! names are used where they lie in the file.
+
+use super::section::Section;
+use crate::persist::codec::{Decoder, Encoder};
+use crate::persist::SnapshotError;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Names {
+    bytes: Section<u8>,
+    /// Where each name ends in `bytes` (it starts where the previous ends).
+    ends: Section<u32>,
+}
+
+impl Names {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn get(&self, t: usize) -> &str {
+        let start = if t == 0 { 0 } else { self.ends[t - 1] as usize };
+        let name = &self.bytes[start..self.ends[t] as usize];
+        // SAFETY: pushed as &str, or checked by `decode` (UTF-8, each end
+        // a char boundary, ends in order), so every name is UTF-8.
+        unsafe { std::str::from_utf8_unchecked(name) }
+    }
+
+    pub fn push(&mut self, name: &str) {
+        let bytes = self.bytes.to_mut();
+        bytes.extend_from_slice(name.as_bytes());
+        let end = u32::try_from(bytes.len()).expect("under 4 GB of term names");
+        self.ends.push(end);
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|t| self.get(t))
+    }
+
+    /// Names for `n` terms, with `bytes` bytes of text between them.
+    pub fn with_capacity(n: usize, bytes: usize) -> Names {
+        Names { bytes: Vec::with_capacity(bytes).into(), ends: Vec::with_capacity(n).into() }
+    }
+
+    pub fn text_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn held_bytes(&self) -> usize {
+        self.bytes.held_bytes() + self.ends.held_bytes()
+    }
+
+    /// Starts at a multiple of 4 (after `Encoder::pad4`) and ends at one.
+    pub fn encode(&self, e: &mut Encoder) {
+        e.u32s(&self.ends);
+        e.bytes(&self.bytes);
+        e.pad4();
+    }
+
+    /// The bytes `encode` writes.
+    pub fn encoded_len(&self) -> usize {
+        8 + 4 * self.ends.len() + (8 + self.bytes.len()).next_multiple_of(4)
+    }
+
+    pub fn decode(d: &mut Decoder) -> Result<Names, SnapshotError> {
+        let bad = || SnapshotError::Corrupt("term names".into());
+        let ends = d.section::<u32>("term names")?;
+        let bytes = d.section::<u8>("term names")?;
+        d.pad4("term names")?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| bad())?;
+        let mut start = 0;
+        for &end in ends.iter() {
+            if end < start || !text.is_char_boundary(end as usize) {
+                return Err(bad());
+            }
+            start = end;
+        }
+        if start as usize != text.len() {
+            return Err(bad());
+        }
+        Ok(Names { bytes, ends })
+    }
+}
+
+impl std::ops::Index<usize> for Names {
+    type Output = str;
+    fn index(&self, t: usize) -> &str {
+        self.get(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_bad_boundaries_are_refused() {
+        let mut names = Names::default();
+        for n in ["alpha", "", "重置", "β"] {
+            names.push(n);
+        }
+        assert_eq!(names.iter().collect::<Vec<_>>(), ["alpha", "", "重置", "β"]);
+        let mut e = Encoder::default();
+        names.encode(&mut e);
+        assert_eq!(e.buf.len(), names.encoded_len());
+        let back = Names::decode(&mut Decoder::new(&e.buf)).unwrap();
+        assert_eq!(&back[2], "重置");
+        assert_eq!(back.len(), 4);
+        // An end inside a character, or ends out of order: refused.
+        for (at, value) in [(8 + 8, 6u32), (8 + 4, 3)] {
+            let mut bad = e.buf.clone();
+            bad[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            assert!(Names::decode(&mut Decoder::new(&bad)).is_err(), "{at} {value}");
+        }
+    }
+}
