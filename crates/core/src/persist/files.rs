@@ -70,30 +70,46 @@ impl FileTable {
 
     /// Which found files to reuse, which to read, and which recorded files
     /// are gone. `has_docs(id)`: whether the index still holds the file's
-    /// documents (a file removed by hand is read again).
-    pub fn plan(&self, found: &[FoundFile], has_docs: impl Fn(&str) -> bool) -> Reconcile {
+    /// documents (a file removed by hand is read again). Files are looked
+    /// at in parallel (a warm start waits for this over every file).
+    pub fn plan(&self, found: &[FoundFile], has_docs: impl Fn(&str) -> bool + Sync) -> Reconcile {
+        use rayon::prelude::*;
+        enum Class {
+            Reuse,
+            Read,
+            Missing,
+        }
+        let classes: Vec<(Class, bool)> = found
+            .par_iter()
+            .with_min_len(1024)
+            .map(|f| {
+                let Some(r) = self.records.get(&f.id) else { return (Class::Read, false) };
+                if !has_docs(&f.id) {
+                    return (Class::Missing, true);
+                }
+                let unchanged = f.stamp.is_some_and(|s| r.stamp == s && s.modified_ns < self.scanned_at - RACY_NS);
+                (if unchanged { Class::Reuse } else { Class::Read }, true)
+            })
+            .collect();
         let mut out = Reconcile::default();
-        let mut seen: FxHashMap<&str, ()> = FxHashMap::default();
-        for (i, f) in found.iter().enumerate() {
-            seen.insert(f.id.as_str(), ());
-            let recorded = self.records.get(&f.id);
-            if recorded.is_some() && !has_docs(&f.id) {
-                out.missing.insert(f.id.clone());
-                out.to_read.push(i);
-                continue;
-            }
-            let unchanged = match (recorded, f.stamp) {
-                (Some(r), Some(s)) => r.stamp == s && s.modified_ns < self.scanned_at - RACY_NS,
-                _ => false,
-            };
-            if unchanged {
-                out.reused.push(i);
-            } else {
-                out.to_read.push(i);
+        let mut recorded = 0;
+        for (i, (class, known)) in classes.into_iter().enumerate() {
+            recorded += usize::from(known);
+            match class {
+                Class::Reuse => out.reused.push(i),
+                Class::Read => out.to_read.push(i),
+                Class::Missing => {
+                    out.missing.insert(found[i].id.clone());
+                    out.to_read.push(i);
+                }
             }
         }
-        out.gone = self.records.keys().filter(|id| !seen.contains_key(id.as_str())).cloned().collect();
-        out.gone.sort();
+        // Found ids are distinct: when every record was found, none is gone.
+        if recorded < self.records.len() {
+            let seen: rustc_hash::FxHashSet<&str> = found.iter().map(|f| f.id.as_str()).collect();
+            out.gone = self.records.keys().filter(|id| !seen.contains(id.as_str())).cloned().collect();
+            out.gone.sort();
+        }
         out
     }
 
