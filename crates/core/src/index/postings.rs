@@ -190,11 +190,11 @@ impl Postings {
 
     /// Room for exactly `n` more postings.
     pub fn reserve_exact(&mut self, n: usize) {
-        self.docs.to_mut().reserve_exact(n);
-        self.packed.to_mut().reserve_exact(n);
+        self.docs.reserve_exact(n);
+        self.packed.reserve_exact(n);
         let blocks = (self.docs.len() + n).div_ceil(BLOCK);
         let have = self.blocks.len();
-        self.blocks.to_mut().reserve_exact(blocks.saturating_sub(have));
+        self.blocks.reserve_exact(blocks.saturating_sub(have));
     }
 
     pub fn shrink_to_fit(&mut self) {

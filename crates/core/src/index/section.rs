@@ -57,6 +57,10 @@ pub enum Section<T: Plain> {
         len: u32,
         _values: PhantomData<T>,
     },
+    /// A single value, in place of an allocation: most terms of a code
+    /// workspace occur in one document, and each of their arrays holds one
+    /// value (same 24 bytes: the tag lives in the Vec's spare bits).
+    One(T),
 }
 
 impl<T: Plain> Section<T> {
@@ -80,22 +84,36 @@ impl<T: Plain> Section<T> {
 
     /// A copy of `bytes` (`T`s in snapshot form).
     pub fn copy(bytes: &[u8]) -> Self {
+        if bytes.len() == size_of::<T>() {
+            return Section::One(T::read_le(bytes));
+        }
         Section::Owned(bytes.chunks_exact(size_of::<T>()).map(T::read_le).collect())
     }
 
     /// The values, owned from now on (copied out of the mapping first).
     pub fn to_mut(&mut self) -> &mut Vec<T> {
-        if let Section::Mapped { .. } = self {
+        if !matches!(self, Section::Owned(_)) {
             *self = Section::Owned(self.to_vec());
         }
         match self {
             Section::Owned(v) => v,
-            Section::Mapped { .. } => unreachable!("just made owned"),
+            _ => unreachable!("just made owned"),
         }
     }
 
     pub fn push(&mut self, v: T) {
-        self.to_mut().push(v);
+        match self {
+            Section::Owned(vec) if vec.capacity() == 0 => *self = Section::One(v),
+            _ => self.to_mut().push(v),
+        }
+    }
+
+    /// Room for `n` more values (none is allocated for a first single one).
+    pub fn reserve_exact(&mut self, n: usize) {
+        if self.is_empty() && n <= 1 {
+            return;
+        }
+        self.to_mut().reserve_exact(n);
     }
 
     /// Heap bytes this array holds (a mapped one: the bytes it views).
@@ -103,12 +121,16 @@ impl<T: Plain> Section<T> {
         match self {
             Section::Owned(v) => v.capacity() * size_of::<T>(),
             Section::Mapped { len, .. } => *len as usize * size_of::<T>(),
+            Section::One(_) => 0,
         }
     }
 
     pub fn shrink_to_fit(&mut self) {
         if let Section::Owned(v) = self {
-            v.shrink_to_fit();
+            match v.len() {
+                1 => *self = Section::One(v[0]),
+                _ => v.shrink_to_fit(),
+            }
         }
     }
 
@@ -129,6 +151,7 @@ impl<T: Plain> Deref for Section<T> {
             Section::Mapped { map, offset, len, .. } => unsafe {
                 std::slice::from_raw_parts(map.as_ptr().add(*offset as usize).cast::<T>(), *len as usize)
             },
+            Section::One(v) => std::slice::from_ref(v),
         }
     }
 }
@@ -154,6 +177,7 @@ impl<T: Plain> Clone for Section<T> {
             Section::Mapped { map, offset, len, .. } => {
                 Section::Mapped { map: map.clone(), offset: *offset, len: *len, _values: PhantomData }
             }
+            Section::One(v) => Section::One(*v),
         }
     }
 }
@@ -204,7 +228,27 @@ mod tests {
         assert!(Section::<u32>::view(&map, &map[..6]).is_none());
         assert!(Section::<u32>::view(&map, &bytes).is_none());
         assert_eq!(size_of::<Section<u32>>(), size_of::<Vec<u32>>(), "no larger than a Vec");
+        assert_eq!(size_of::<Section<crate::index::postings::BlockMax>>(), size_of::<Vec<u32>>());
         drop(map);
         assert_eq!(copy[2], 0xdead_beef, "the section keeps its mapping");
+    }
+
+    #[test]
+    fn a_single_value_needs_no_allocation() {
+        let mut s = Section::<u32>::default();
+        s.reserve_exact(1);
+        s.push(7);
+        assert!(matches!(s, Section::One(7)));
+        assert_eq!((&*s, s.held_bytes()), (&[7][..], 0));
+        s.push(8);
+        assert!(matches!(&s, Section::Owned(v) if v == &[7, 8]));
+        s.to_mut().pop();
+        s.shrink_to_fit();
+        assert!(matches!(s, Section::One(7)), "shrunk back to one value");
+        let mut reserved = Section::<u16>::default();
+        reserved.reserve_exact(3);
+        reserved.push(1);
+        assert!(matches!(reserved, Section::Owned(_)), "room asked for several values is kept");
+        assert!(matches!(Section::<u32>::copy(&9u32.to_le_bytes()), Section::One(9)));
     }
 }

@@ -256,6 +256,9 @@ impl<'a> Decoder<'a> {
     pub fn section<T: Plain>(&mut self, what: &str) -> Result<Section<T>, SnapshotError> {
         let n = self.len(size_of::<T>(), what)?;
         let bytes = self.take(n * size_of::<T>(), what)?;
+        if n == 1 {
+            return Ok(Section::copy(bytes)); // one value: kept in place of a view
+        }
         Ok(self.map.as_ref().and_then(|m| Section::view(m, bytes)).unwrap_or_else(|| Section::copy(bytes)))
     }
 
