@@ -74,21 +74,22 @@ impl Encoder {
     }
 
     /// Writes what `write` writes outside the checksum: bytes that carry
-    /// their own checks (texts), so that loading need not read them.
-    /// Once per encoding.
+    /// their own checks (texts), so that loading need not read them. The
+    /// header has room for one such span: a second is hashed like the rest.
     pub fn unhashed(&mut self, write: impl FnOnce(&mut Encoder)) {
+        let first = self.sink.as_ref().is_some_and(|s| s.unhashed.is_none());
+        if !first {
+            return write(self);
+        }
         self.spill(true);
         let start = self.position();
-        if let Some(s) = &mut self.sink {
-            s.hashing = false;
-        }
+        self.sink.as_mut().expect("a streaming encoder").hashing = false;
         write(self);
         self.spill(true);
         let end = self.position();
-        if let Some(s) = &mut self.sink {
-            s.hashing = true;
-            assert!(s.unhashed.replace((start, end)).is_none(), "one unhashed span per encoding");
-        }
+        let s = self.sink.as_mut().expect("a streaming encoder");
+        s.hashing = true;
+        s.unhashed = Some((start, end));
     }
 
     /// Makes a streamed encoding fail with `e` (a part that could not be
