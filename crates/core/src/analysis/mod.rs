@@ -7,6 +7,7 @@
 mod highlight;
 pub mod tokenizer;
 pub mod word_table;
+mod words;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -249,35 +250,7 @@ impl<'t> Analyzer<'t> {
         // words ahead of its use.
         let mut spans = std::mem::take(&mut self.spans);
         spans.clear();
-        let mut push = |s: usize, e: usize, line: u32| spans.push((s as u32, e as u32, line, WordKey::of(&text[s..e])));
-        let mut line = 1u32;
-        let mut start = None;
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            // JavaScript's \s: ASCII fast path, the rest decoded.
-            let (space, width) = if b < 0x80 {
-                (matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C), 1)
-            } else {
-                let c = text[i..].chars().next().expect("char boundary");
-                (tokenizer::is_js_space(c), c.len_utf8())
-            };
-            if space {
-                if let Some(s) = start.take() {
-                    push(s, i, line);
-                }
-                if b == b'\n' {
-                    line += 1;
-                }
-            } else if start.is_none() {
-                start = Some(i);
-            }
-            i += width;
-        }
-        if let Some(s) = start {
-            push(s, text.len(), line);
-        }
+        words::split_words(text, |s, e, line| spans.push((s as u32, e as u32, line, WordKey::of(&text[s..e]))));
         const AHEAD: usize = 8;
         for k in 0..spans.len() {
             match spans.get(k + AHEAD) {
