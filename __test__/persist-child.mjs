@@ -1,7 +1,7 @@
 // One run of a persisted workspace in its own process, for persist.test.mjs:
 // reads a JSON job from argv, prints one JSON line with what happened.
 //   job: { base, dir, paths, queries, store?: 'libsql:<file>' | 'pg:<table>',
-//          embedder?: { dim, id?, model? }, loop?: 'save' | 'hold', watch? }
+//          embedder?: { dim, id?, model? }, loop?: 'save' | 'hold', watch?, exit? }
 import { Workspace, LocalFilesystem } from './helpers.mjs'
 import { hashEmbed } from './vector-helpers.mjs'
 
@@ -54,6 +54,8 @@ if (vectorStore && job.indexName) {
 const out = { report, results, embedded: initEmbedded, stats: ws.stats(), stored }
 if (job.save) out.saved = await ws.save()
 process.stdout.write(JSON.stringify(out) + '\n')
+// Ends the process at once: no save(), no destroy().
+if (job.exit) process.exit(0)
 if (job.loop === 'save') {
   // Saves again and again (with a write in between), until killed.
   for (let i = 0; ; i++) {

@@ -116,6 +116,26 @@ test('files changed, touched, added and deleted between processes: only they are
   assert.deepEqual(again.results, warm.results)
 })
 
+test('an init() that updated a few files resolves before saving; a process that ends at once reads them again next time', async (t) => {
+  const { base, dir } = corpus(t)
+  await run({ base, dir, queries: QUERIES })
+  const file = path.join(dir, 'snapshot.wss')
+  const built = fs.statSync(file).mtimeMs
+  const later = new Date(HOUR_AGO.getTime() + 60_000)
+  put(base, 'docs/note-1.md', '# Note 1\nrenamed subject entirely\n', later)
+  put(base, 'docs/added.md', 'a renamed subject appears in a new note\n', later)
+  // This process exits right after init() and its searches: the update was not saved.
+  const quick = await run({ base, dir, queries: QUERIES, exit: true })
+  assert.equal(quick.report.reread, 2)
+  assert.equal(fs.statSync(file).mtimeMs, built, 'init() did not wait for a save')
+  // The next one reads the same two files again, finds the same results, and saves at destroy().
+  const next = await run({ base, dir, queries: QUERIES })
+  assert.equal(next.report.reread, 2)
+  assert.deepEqual(next.results, quick.results)
+  assert.ok(next.results['renamed subject'].some((r) => r.startsWith('docs/added.md')))
+  assert.equal((await run({ base, dir, queries: QUERIES })).report.reread, 0)
+})
+
 /** Replaces a file as the README asks (a new file renamed over it; the snapshot is read-only). */
 function replaceFile(file, bytes) {
   fs.writeFileSync(`${file}.new`, bytes)

@@ -125,6 +125,15 @@ async function openWorkspace(args, onProgress, { watch = false } = {}) {
 async function search(args) {
   const progress = progressBar()
   const workspace = await openWorkspace(args, progress.onProgress)
+  try {
+    return await searchIn(workspace, args, progress)
+  } finally {
+    // Saves what init() updated (an update is saved a second later, or here).
+    await workspace.destroy().catch(() => {})
+  }
+}
+
+async function searchIn(workspace, args, progress) {
   let report
   try {
     report = await workspace.init()

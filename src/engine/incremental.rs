@@ -39,9 +39,16 @@ impl Inner {
             // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
             self.embedder_identity(v, &mut warnings).await;
         }
-        let (report, counts, embedded) = self.clone().reconcile(&ticket, walked?).await?;
-        if let Err(e) = self.save(false).await {
-            warnings.push(e.reason.clone());
+        let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked?).await?;
+        if fresh || (counts.reused == 0 && counts.reread > 0) {
+            // A full build is on disk when init() resolves: redoing it costs a full build.
+            if let Err(e) = self.save(false).await {
+                warnings.push(e.reason.clone());
+            }
+        } else {
+            // An update is saved a second later, as writes are: a process that
+            // ends first only reads those files again at its next start.
+            self.save_soon_if_changed();
         }
         let mut out = to_report(report, started);
         (out.embedded, out.reused, out.reread, out.removed) =
@@ -65,15 +72,16 @@ impl Inner {
     }
 
     /// Brings the index up to date with the `walked` files (in turn): a
-    /// full build when nothing is recorded yet, else only what changed.
+    /// full build when nothing is recorded yet (`true` with the counts),
+    /// else only what changed.
     pub(super) async fn reconcile(
         self: Arc<Self>,
         ticket: &Ticket,
         walked: Option<Walked>,
-    ) -> Result<(Report, FileCounts, usize)> {
+    ) -> Result<(Report, FileCounts, usize, bool)> {
         let mut counts = FileCounts::default();
         let Some(Walked { mut report, found, scanned_at }) = walked else {
-            return Ok((Report::default(), counts, 0));
+            return Ok((Report::default(), counts, 0, false));
         };
         let fresh =
             self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty()) && self.index.read().is_empty();
@@ -88,7 +96,7 @@ impl Inner {
                 p.changed();
             }
         }
-        Ok((report, counts, embedded))
+        Ok((report, counts, embedded, fresh))
     }
 
     /// Puts a usable snapshot in place: the index and the file table, and
