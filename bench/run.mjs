@@ -171,7 +171,7 @@ for (const [name, bySize] of Object.entries(all)) for (const [size, r] of Object
   }
   const [pc, pw, p1] = ['ws-persist-cold', 'ws-persist-warm', 'ws-persist-1pct'].map((k) => r[k])
   if (pc && pw) {
-    lines.push(`\npersist (same run): cold init() with save ${f(pc.buildMs)} ms (save alone ${f(pc.saveMs)} ms), RSS ${f(pc.rssMb)} MB; warm init() ${f(pw.buildMs)} ms (${f(pc.buildMs / pw.buildMs, 1)}x faster than cold${ws ? `, ${f(ws.buildMs / pw.buildMs, 1)}x faster than init() without persist` : ''}), RSS ${f(pw.rssMb)} MB, ${f(pw.reused)} files reused, ${f(pw.reread)} read; ${p1 ? `1% of the files changed: ${f(p1.buildMs)} ms (${f(p1.reread)} read, save included); ` : ''}snapshot ${f(pw.snapshotBytesPerDoc)} bytes/doc on disk vs ${f(pw.statsBytesPerDoc)} bytes/doc in memory (the index's own account); query p50 ${f(pw.p50Us, 1)} µs warm vs ${f(pc.p50Us, 1)} µs cold.`)
+    lines.push(`\npersist (same run): cold init() with save ${f(pc.buildMs)} ms (save alone ${f(pc.saveMs)} ms), RSS ${f(pc.rssMb)} MB; warm init() ${f(pw.buildMs)} ms (${f(pc.buildMs / pw.buildMs, 1)}x faster than cold${ws ? `, ${f(ws.buildMs / pw.buildMs, 1)}x faster than init() without persist` : ''}), RSS ${f(pw.rssMb)} MB, ${f(pw.reused)} files reused, ${f(pw.reread)} read; ${p1 ? `1% of the files changed: ${f(p1.buildMs)} ms (${f(p1.reread)} read; saved a second later, not included); ` : ''}snapshot ${f(pw.snapshotBytesPerDoc)} bytes/doc on disk vs ${f(pw.statsBytesPerDoc)} bytes/doc in memory (the index's own account); query p50 ${f(pw.p50Us, 1)} µs warm vs ${f(pc.p50Us, 1)} µs cold.`)
   }
   if (mi && wm) lines.push(`Mastra index() per document: ${f(mi.buildMs)} ms for all (${f(r.mb / (mi.buildMs / 1000), 2)} MB/s).`)
 }
