@@ -211,18 +211,16 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
     for _ in 0..n {
         let hash = d.u64("a text")?;
         let len = u32::try_from(d.u64("a text")?).map_err(|_| corrupt("a text length"))?;
-        sizes.push((hash, len as usize));
+        sizes.push((hash, len));
     }
     let mut texts = Vec::with_capacity(n);
     for (hash, len) in sizes {
-        let body = match d.file_position() {
+        let at = d.file_position();
+        let bytes = d.take_bytes(len as usize)?;
+        let body = match at {
             // Left in the file: read (and checked) when first used.
-            Some((file, at)) if len > 0 => {
-                d.take_bytes(len)?;
-                Body::Stored(StoredText::new(file, at, len as u32, hash))
-            }
+            Some((file, at)) if len > 0 => Body::Stored(StoredText::new(file, at, len, hash)),
             _ => {
-                let bytes = d.take_bytes(len)?;
                 if xxhash_rust::xxh3::xxh3_64(bytes) != hash {
                     return Err(corrupt("a text's checksum"));
                 }

@@ -350,12 +350,6 @@ impl<'a> Decoder<'a> {
         Ok(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 
-    pub fn u16s(&mut self, what: &str) -> Result<Vec<u16>, SnapshotError> {
-        let n = self.len(2, what)?;
-        let raw = self.take(n * 2, what)?;
-        Ok(raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect())
-    }
-
     pub fn f32s(&mut self, what: &str) -> Result<Vec<f32>, SnapshotError> {
         Ok(self.u32s(what)?.into_iter().map(f32::from_bits).collect())
     }
