@@ -47,7 +47,7 @@ fn new_document(d: DocArgs, analyzed: Analyzed) -> NewDocument {
     NewDocument {
         id: d.id,
         content: d.content.into(),
-        metadata: d.metadata,
+        metadata: d.metadata.map(std::sync::Arc::new),
         start_line_offset: d.start_line_offset,
         analyzed,
     }

@@ -159,12 +159,19 @@ impl Collector {
         }
     }
 
+    /// The document's terms, in an allocation of their exact size: the
+    /// growing list stays here for the next document, so that a build of
+    /// many documents does not leave one list grown by doubling (and the
+    /// smaller ones it outgrew, freed between longer-lived allocations)
+    /// per document.
     fn finish(&mut self) -> (Vec<(u32, TermStats)>, u32) {
         for &(id, _) in &self.terms {
             self.pos[id as usize] = u32::MAX;
         }
         let len = std::mem::take(&mut self.len);
-        (std::mem::take(&mut self.terms), len)
+        let terms = self.terms.to_vec();
+        self.terms.clear();
+        (terms, len)
     }
 }
 

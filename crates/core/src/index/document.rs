@@ -11,7 +11,8 @@ use std::sync::Arc;
 pub struct NewDocument {
     pub id: String,
     pub content: SharedText,
-    pub metadata: Option<Map<String, Value>>,
+    /// Shared: the chunks of one file carry one map (`sourceFile`).
+    pub metadata: Option<Arc<Map<String, Value>>>,
     /// 1-based line of the file where `content` starts (chunks, and the
     /// `startLineOffset` option of `index()`).
     pub start_line_offset: Option<u32>,

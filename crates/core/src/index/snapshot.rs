@@ -231,16 +231,20 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
     }
     let n = d.len(1, "documents")?;
     let mut docs = Vec::with_capacity(n);
+    let mut last_metadata = None;
     for _ in 0..n {
         docs.push(match d.u8("a document")? {
             0 => None,
-            _ => Some(decode_document(d, &texts)?),
+            _ => Some(decode_document(d, &texts, &mut last_metadata)?),
         });
     }
     Ok(docs)
 }
 
-fn decode_document(d: &mut Decoder, texts: &[Arc<Body>]) -> Result<Document, SnapshotError> {
+/// The last metadata decoded, as saved and as shared.
+type LastMetadata = Option<(String, Arc<Map<String, Value>>)>;
+
+fn decode_document(d: &mut Decoder, texts: &[Arc<Body>], last: &mut LastMetadata) -> Result<Document, SnapshotError> {
     let id = d.string("a document id")?;
     let text = texts.get(d.u32("a text reference")? as usize).ok_or_else(|| corrupt("a text reference"))?;
     let (start, end) = (d.u32("a text range")?, d.u32("a text range")?);
@@ -249,8 +253,13 @@ fn decode_document(d: &mut Decoder, texts: &[Arc<Body>]) -> Result<Document, Sna
         SharedText::from_parts(text.clone(), start, end, Some(ascii)).ok_or_else(|| corrupt("a text range"))?;
     let metadata = match d.opt_string("metadata")? {
         None => None,
+        // The chunks of a file follow each other and share one map, as
+        // when they were read.
+        Some(json) if last.as_ref().is_some_and(|(saved, _)| *saved == json) => last.as_ref().map(|l| l.1.clone()),
         Some(json) => {
-            Some(Arc::new(serde_json::from_str::<Map<String, Value>>(&json).map_err(|_| corrupt("metadata"))?))
+            let map = Arc::new(serde_json::from_str::<Map<String, Value>>(&json).map_err(|_| corrupt("metadata"))?);
+            *last = Some((json, map.clone()));
+            Some(map)
         }
     };
     Ok(Document {

@@ -111,7 +111,7 @@ impl Bm25Index {
         Some(NewDocument {
             id: d.id.clone(),
             content: d.content.clone(),
-            metadata: d.metadata.as_deref().cloned(),
+            metadata: d.metadata.clone(),
             start_line_offset: d.start_line_offset,
             analyzed: Analyzed { vocab: Arc::new(vocab), terms, len: d.len },
         })

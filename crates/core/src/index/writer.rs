@@ -49,7 +49,7 @@ pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocumen
     PreparedDocument {
         id: doc.id,
         content: doc.content,
-        metadata: doc.metadata.map(Arc::new),
+        metadata: doc.metadata,
         start_line_offset: doc.start_line_offset,
         len: doc.analyzed.len,
         terms,
@@ -247,13 +247,13 @@ impl Bm25Index {
         self.content_bytes += doc.content.len() + doc.id.len();
         self.lens.push(len);
         self.docs.push(Some(Document {
-            id: doc.id,
+            id: doc.id.as_str().to_owned(),
             content: doc.content,
             metadata: doc.metadata,
             start_line_offset: doc.start_line_offset,
             len,
             seq,
-            table: doc.table.into(),
+            table: super::section::Section::Owned(doc.table.to_vec()),
         }));
         let docs = &self.docs;
         let id = docs[slot as usize].as_ref().expect("just stored").id.as_str();

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Bytes looked at for a NUL byte (binary detection).
 const BINARY_PROBE: usize = 8192;
@@ -88,19 +89,18 @@ pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewD
     }
     // Chunks are ranges of the file's text, not copies.
     let whole = SharedText::new(text);
+    // One map for all the chunks of the file: a code workspace has
+    // hundreds of thousands of chunks, and a map is five allocations.
+    let meta = Arc::new(Map::from_iter([("sourceFile".to_string(), Value::String(id.to_string()))]));
     let docs = chunk_lines(&whole, chunking.max_chars, chunking.overlap_lines)
         .into_iter()
         .enumerate()
-        .map(|(n, c)| {
-            let mut meta = Map::new();
-            meta.insert("sourceFile".into(), Value::String(id.to_string()));
-            NewDocument {
-                id: chunk_id(id, n),
-                content: whole.slice(c.text),
-                metadata: Some(meta),
-                start_line_offset: Some(c.start_line),
-                analyzed: Analyzed::default(),
-            }
+        .map(|(n, c)| NewDocument {
+            id: chunk_id(id, n),
+            content: whole.slice(c.text),
+            metadata: Some(meta.clone()),
+            start_line_offset: Some(c.start_line),
+            analyzed: Analyzed::default(),
         })
         .collect();
     (docs, true)
@@ -210,6 +210,8 @@ mod tests {
                 assert_eq!(docs[0].id, "long.md#chunk-0");
                 assert_eq!(docs[1].start_line_offset, Some(docs[0].content.lines().count() as u32 - 2));
                 assert_eq!(docs[1].metadata.as_ref().unwrap()["sourceFile"], "long.md");
+                let (first, second) = (docs[0].metadata.as_ref().unwrap(), docs[1].metadata.as_ref().unwrap());
+                assert!(Arc::ptr_eq(first, second), "the chunks of a file share one map");
             }
             o => panic!("{o:?}"),
         }

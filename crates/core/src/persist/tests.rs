@@ -63,6 +63,8 @@ fn a_snapshot_gives_back_the_same_index() {
     assert!(a.memory_bytes <= b.memory_bytes, "loaded: exact capacities");
     let chunks: Vec<_> = back.index.documents().filter(|d| d.source_file().is_some()).collect();
     assert!(chunks.windows(2).all(|w| w[0].content.shares_with(&w[1].content)), "one text per file");
+    let maps: Vec<_> = chunks.iter().map(|d| d.metadata.clone().expect("sourceFile")).collect();
+    assert!(maps.windows(2).all(|w| std::sync::Arc::ptr_eq(&w[0], &w[1])), "one metadata map per file");
     // Writes of the new process (any sequence number) win over loaded ones.
     let mut loaded = back.index;
     assert!(loaded.upsert(doc(&t, "a.md", "replaced"), 1));

@@ -92,7 +92,7 @@ mod tests {
                 NewDocument {
                     id: id.into(),
                     content: text.into(),
-                    metadata: meta.as_object().cloned(),
+                    metadata: meta.as_object().cloned().map(Arc::new),
                     start_line_offset: off,
                     analyzed: Analyzed::of_text(&t, text),
                 },

@@ -33,7 +33,7 @@ pub fn written_hash(doc: &NewDocument) -> u64 {
     h.update(doc.content.as_bytes());
     h.update(&[0]);
     if let Some(meta) = &doc.metadata {
-        h.update(serde_json::to_string(meta).unwrap_or_default().as_bytes());
+        h.update(serde_json::to_string(&**meta).unwrap_or_default().as_bytes());
     }
     h.update(&[0]);
     h.update(&doc.start_line_offset.map_or(u64::MAX, u64::from).to_le_bytes());
@@ -77,7 +77,7 @@ mod tests {
         let doc = NewDocument {
             id: "a.md#chunk-1".into(),
             content: "two\nlines".into(),
-            metadata: json!({"sourceFile": "a.md", "n": 1}).as_object().cloned(),
+            metadata: json!({"sourceFile": "a.md", "n": 1}).as_object().cloned().map(std::sync::Arc::new),
             start_line_offset: Some(40),
             analyzed: Default::default(),
         };

@@ -1,0 +1,119 @@
+//! Where a cold build's memory goes, phase by phase (RSS from /proc):
+//!   cargo run --release -p workspace-search-core --example memory_profile <corpus dir>
+use std::time::Instant;
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+/// The addon's allocator, so that the slack measured is the one a
+/// workspace has, counting the bytes held.
+struct Counting;
+static HELD: AtomicIsize = AtomicIsize::new(0);
+static USABLE: AtomicIsize = AtomicIsize::new(0);
+static COUNT: AtomicIsize = AtomicIsize::new(0);
+fn usable(p: *mut u8) -> isize {
+    unsafe { libmimalloc_sys::mi_usable_size(p as *const _) as isize }
+}
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        HELD.fetch_add(l.size() as isize, Ordering::Relaxed);
+        let p = mimalloc::MiMalloc.alloc(l);
+        USABLE.fetch_add(usable(p), Ordering::Relaxed);
+        COUNT.fetch_add(1, Ordering::Relaxed);
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        HELD.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        USABLE.fetch_sub(usable(p), Ordering::Relaxed);
+        COUNT.fetch_sub(1, Ordering::Relaxed);
+        mimalloc::MiMalloc.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        HELD.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
+        USABLE.fetch_sub(usable(p), Ordering::Relaxed);
+        let q = mimalloc::MiMalloc.realloc(p, l, n);
+        USABLE.fetch_add(usable(q), Ordering::Relaxed);
+        q
+    }
+}
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn held_mb() -> String {
+    format!(
+        "{:.0} (usable {:.0}, {} allocations)",
+        HELD.load(Ordering::Relaxed) as f64 / 1048576.0,
+        USABLE.load(Ordering::Relaxed) as f64 / 1048576.0,
+        COUNT.load(Ordering::Relaxed)
+    )
+}
+use workspace_search_core::analysis::tokenizer::Tokenizer;
+use workspace_search_core::index::Bm25Params;
+use workspace_search_core::ingest::scan::{scan, ScanOptions};
+use workspace_search_core::ingest::{build_index, ingest, ChunkOptions, Report};
+
+fn rss_mb() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb: f64 = s
+        .lines()
+        .find(|l| l.starts_with("RssAnon:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    kb / 1024.0
+}
+
+fn collect() {
+    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+fn main() {
+    let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("corpus dir"));
+    let t = Instant::now();
+    let tokenizer = Tokenizer::default();
+    let found = scan(&dir, &[".".to_string()], ScanOptions::default());
+    eprintln!("scan {:?}: RSS {:.0} MB, held {} MB", t.elapsed(), rss_mb(), held_mb());
+    let outcomes = ingest(&found.files, ChunkOptions::default(), u64::MAX, Some(&tokenizer), &|_, _, _| {});
+    eprintln!("ingest {:?}: RSS {:.0} MB, held {} MB", t.elapsed(), rss_mb(), held_mb());
+    let index = build_index(Bm25Params::default(), 1, outcomes, &mut Report::default(), &|_, _, _| {});
+    eprintln!("build {:?}: RSS {:.0} MB, held {} MB", t.elapsed(), rss_mb(), held_mb());
+    drop(found);
+    collect();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    collect();
+    eprintln!("a second later: RSS {:.0} MB, held {} MB", rss_mb(), held_mb());
+    let parts = index.memory_parts();
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    eprintln!(
+        "collected: RSS {:.0} MB, held {} MB; index's account {:.0} MB",
+        rss_mb(),
+        held_mb(),
+        total as f64 / 1048576.0
+    );
+    if std::env::var("MI_STATS").is_ok() {
+        unsafe { libmimalloc_sys::mi_stats_print(std::ptr::null_mut()) };
+    }
+    for (k, v) in parts {
+        eprintln!("  {k}: {:.1} MB", v as f64 / 1048576.0);
+    }
+    if std::env::var("REPACK").is_ok() {
+        // The same index decoded from its snapshot form: what it holds
+        // when nothing else was allocated between its parts.
+        let mut e = workspace_search_core::persist::codec::Encoder::default();
+        index.encode(&mut e);
+        drop(index);
+        collect();
+        eprintln!("encoded, index dropped: RSS {:.0} MB, held {} MB", rss_mb(), held_mb());
+        let again = workspace_search_core::index::Bm25Index::decode(
+            &mut workspace_search_core::persist::codec::Decoder::new(&e.buf),
+        )
+        .unwrap();
+        drop(e);
+        collect();
+        eprintln!("decoded: RSS {:.0} MB, held {} MB ({} docs)", rss_mb(), held_mb(), again.len());
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        collect();
+        eprintln!("a second later: RSS {:.0} MB, held {} MB", rss_mb(), held_mb());
+    }
+}
