@@ -1,5 +1,7 @@
-//! Where a cold build's memory goes, phase by phase (RSS from /proc):
-//!   cargo run --release -p workspace-search-core --example memory_profile <corpus dir>
+//! Where a cold build's memory and time go, phase by phase (RSS from /proc):
+//!   [COUNT=1] [REPACK=1] cargo run --release -p workspace-search-core --example memory_profile <corpus dir>
+//! COUNT=1 also counts the bytes and allocations held (slower);
+//! REPACK=1 then decodes the index from its snapshot form, for comparison.
 use std::time::Instant;
 
 use std::alloc::{GlobalAlloc, Layout};
@@ -11,24 +13,36 @@ struct Counting;
 static HELD: AtomicIsize = AtomicIsize::new(0);
 static USABLE: AtomicIsize = AtomicIsize::new(0);
 static COUNT: AtomicIsize = AtomicIsize::new(0);
+/// Counting on (`COUNT=1`): off, phases are timed without its atomics.
+static COUNTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+fn counting() -> bool {
+    COUNTING.load(Ordering::Relaxed)
+}
 fn usable(p: *mut u8) -> isize {
     unsafe { libmimalloc_sys::mi_usable_size(p as *const _) as isize }
 }
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        HELD.fetch_add(l.size() as isize, Ordering::Relaxed);
         let p = mimalloc::MiMalloc.alloc(l);
-        USABLE.fetch_add(usable(p), Ordering::Relaxed);
-        COUNT.fetch_add(1, Ordering::Relaxed);
+        if counting() {
+            HELD.fetch_add(l.size() as isize, Ordering::Relaxed);
+            USABLE.fetch_add(usable(p), Ordering::Relaxed);
+            COUNT.fetch_add(1, Ordering::Relaxed);
+        }
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        HELD.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        USABLE.fetch_sub(usable(p), Ordering::Relaxed);
-        COUNT.fetch_sub(1, Ordering::Relaxed);
+        if counting() {
+            HELD.fetch_sub(l.size() as isize, Ordering::Relaxed);
+            USABLE.fetch_sub(usable(p), Ordering::Relaxed);
+            COUNT.fetch_sub(1, Ordering::Relaxed);
+        }
         mimalloc::MiMalloc.dealloc(p, l)
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        if !counting() {
+            return mimalloc::MiMalloc.realloc(p, l, n);
+        }
         HELD.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
         USABLE.fetch_sub(usable(p), Ordering::Relaxed);
         let q = mimalloc::MiMalloc.realloc(p, l, n);
@@ -70,6 +84,8 @@ fn collect() {
 
 fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("corpus dir"));
+    // Before anything is allocated in counted mode, so that frees match.
+    COUNTING.store(std::env::var("COUNT").is_ok_and(|v| v == "1"), Ordering::Relaxed);
     let t = Instant::now();
     let tokenizer = Tokenizer::default();
     let found = scan(&dir, &[".".to_string()], ScanOptions::default());

@@ -14,8 +14,10 @@
 //! - `writer`: adding documents, one at a time or in parallel bulk builds;
 //! - `compact`: dropping dead slots, memory accounting, statistics;
 //! - `postings`, `line_table`, `slot_index`, `names`: the storage formats;
-//! - `section`: arrays owned or viewed in a loaded snapshot's mapping.
+//! - `section`: arrays owned or viewed in shared bytes (a loaded snapshot's
+//!   mapping, or `bulk`'s one allocation for a cold build's postings).
 
+mod bulk;
 mod compact;
 mod document;
 pub mod gate;
@@ -61,6 +63,17 @@ pub(crate) struct Term {
 impl Term {
     fn new() -> Self {
         Term { min_len_per_tf: f32::MAX, ..Default::default() }
+    }
+
+    /// Takes a new posting into the statistics; true if it is the term's
+    /// only live one.
+    #[inline]
+    fn note(&mut self, tf: u32, len: u32, score: f32) -> bool {
+        self.df += 1;
+        self.max_tf = self.max_tf.max(tf);
+        self.min_len_per_tf = self.min_len_per_tf.min(postings::len_per_tf(len, tf));
+        self.max_score = self.max_score.max(score);
+        self.df == 1
     }
 }
 

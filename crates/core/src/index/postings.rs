@@ -26,6 +26,21 @@ pub struct BlockMax {
     pub max_score: f32,
 }
 
+impl BlockMax {
+    /// The summary of a block whose first posting this is.
+    fn first(doc: u32, tf: u32, len: u32, score: f32) -> Self {
+        BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: len_per_tf(len, tf), max_score: score }
+    }
+
+    /// Takes in the block's next posting.
+    fn widen(&mut self, doc: u32, tf: u32, len: u32, score: f32) {
+        self.last_doc = doc;
+        self.max_tf = self.max_tf.max(tf);
+        self.min_len_per_tf = self.min_len_per_tf.min(len_per_tf(len, tf));
+        self.max_score = self.max_score.max(score);
+    }
+}
+
 // SAFETY: four 4-byte fields (no padding); any bits are a valid u32 or f32.
 unsafe impl Plain for BlockMax {
     fn read_le(b: &[u8]) -> Self {
@@ -94,6 +109,13 @@ static LEN_OF_CODE: [u32; 256] = {
 /// Frequencies from here on live in `big` (the byte holds the marker).
 const TF_BIG: u16 = 255;
 
+/// One term's share of arrays filled in place.
+pub struct Arrays<'a> {
+    pub docs: &'a mut [u32],
+    pub packed: &'a mut [u16],
+    pub blocks: &'a mut [BlockMax],
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Postings {
     pub docs: Section<u32>,
@@ -121,22 +143,47 @@ impl Postings {
     pub fn push(&mut self, doc: u32, tf: u32, len: u32, score: f32) {
         let i = self.docs.len();
         self.docs.push(doc);
+        let code = self.packed_code(i, tf, len);
+        self.packed.push(code);
+        if i.is_multiple_of(BLOCK) {
+            self.blocks.push(BlockMax::first(doc, tf, len, score));
+        } else {
+            self.blocks.to_mut().last_mut().expect("block").widen(doc, tf, len, score);
+        }
+    }
+
+    /// Writes posting `i` into arrays filled in place (see `bulk`), which
+    /// have room for this term's postings: `docs` and `packed` from its
+    /// first posting, `blocks` from its first block.
+    #[inline]
+    pub fn put(&mut self, at: Arrays<'_>, i: usize, (doc, tf, len, score): (u32, u32, u32, f32)) {
+        at.docs[i] = doc;
+        at.packed[i] = self.packed_code(i, tf, len);
+        let block = &mut at.blocks[i / BLOCK];
+        if i.is_multiple_of(BLOCK) {
+            *block = BlockMax::first(doc, tf, len, score);
+        } else {
+            block.widen(doc, tf, len, score);
+        }
+    }
+
+    /// Takes the arrays `put` filled.
+    pub fn adopt(&mut self, docs: Section<u32>, packed: Section<u16>, blocks: Section<BlockMax>) {
+        debug_assert!(self.docs.is_empty() && packed.len() == docs.len());
+        debug_assert_eq!(blocks.len(), docs.len().div_ceil(BLOCK));
+        (self.docs, self.packed, self.blocks) = (docs, packed, blocks);
+    }
+
+    /// Posting `i`'s frequency and length code (a frequency too large for
+    /// its byte is noted in `big`).
+    #[inline]
+    fn packed_code(&mut self, i: usize, tf: u32, len: u32) -> u16 {
         let code = u16::from(len_code(len)) << 8;
         if tf >= u32::from(TF_BIG) {
-            self.packed.push(code | TF_BIG);
             self.big.get_or_insert_with(Default::default).push((i as u32, tf));
+            code | TF_BIG
         } else {
-            self.packed.push(code | tf as u16);
-        }
-        let ratio = len_per_tf(len, tf);
-        if i.is_multiple_of(BLOCK) {
-            self.blocks.push(BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: ratio, max_score: score });
-        } else {
-            let b = self.blocks.to_mut().last_mut().expect("block");
-            b.last_doc = doc;
-            b.max_tf = b.max_tf.max(tf);
-            b.min_len_per_tf = b.min_len_per_tf.min(ratio);
-            b.max_score = b.max_score.max(score);
+            code | tf as u16
         }
     }
 

@@ -131,3 +131,93 @@ fn compaction_keeps_results() {
     assert_eq!(before, after);
     assert_eq!(ix.stats().documents, 500);
 }
+
+/// Writes the same documents one at a time and in one bulk build into an
+/// empty index (postings filled in place, bulk.rs), then the same later
+/// writes to both: same statistics, results, scores and line ranges.
+fn bulk_and_one_by_one(texts: &[String], later: &[(usize, Option<String>)]) -> (Bm25Index, Bm25Index) {
+    let t = Tokenizer::default();
+    let id = |i: usize| format!("d{:03}", i % 97); // some ids written twice
+    let docs: Vec<NewDocument> = texts.iter().enumerate().map(|(i, s)| doc(&t, &id(i), s)).collect();
+    let mut one = Bm25Index::new(Bm25Params::default());
+    for d in docs.clone() {
+        one.upsert(d, 1);
+    }
+    let mut bulk = Bm25Index::new(Bm25Params::default());
+    bulk.add_bulk(docs, 1, &mut |_| {});
+    for (seq, (i, text)) in later.iter().enumerate() {
+        for ix in [&mut one, &mut bulk] {
+            match text {
+                Some(text) => ix.upsert(doc(&t, &id(*i), text), 2 + seq as u64),
+                None => ix.remove(&id(*i), 2 + seq as u64),
+            };
+        }
+    }
+    (one, bulk)
+}
+
+fn same_results(one: &Bm25Index, bulk: &Bm25Index, queries: &[&str]) {
+    let t = Tokenizer::default();
+    let (a, b) = (one.stats(), bulk.stats());
+    assert_eq!((a.documents, a.terms, a.tokens), (b.documents, b.terms, b.tokens));
+    for query in queries {
+        let qt = q(&t, query);
+        let hits = |ix: &Bm25Index| -> Vec<_> {
+            ix.top_k(&qt, 10, None).iter().map(|h| (h.doc.id.clone(), h.score, ix.line_range(h.slot, &qt))).collect()
+        };
+        assert_eq!(hits(one), hits(bulk), "{query}");
+        let exhaustive: Vec<_> =
+            bulk.top_k_exhaustive(&qt, 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+        let pruned: Vec<_> = bulk.top_k(&qt, 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+        assert_eq!(pruned, exhaustive, "{query}");
+    }
+}
+
+#[test]
+fn a_fresh_bulk_build_fills_postings_in_one_allocation() {
+    let mut texts: Vec<String> =
+        (0..300).map(|i| format!("common w{} unique{i}\nsecond line w{} rare{}", i % 7, i % 3, i / 150)).collect();
+    texts[40] = "big ".repeat(300) + "common"; // a frequency past a byte
+    let (one, bulk) = bulk_and_one_by_one(&texts, &[]);
+    let term = |name: &str| &bulk.terms[bulk.term_id(name).unwrap() as usize].postings;
+    assert!(term("common").docs.is_view() && term("w1").docs.is_view(), "lists of many postings are views");
+    assert!(matches!(term("unique5").docs, section::Section::One(_)), "one posting kept in place");
+    assert!(bulk.get("d001").unwrap().table.is_view(), "line tables too");
+    assert_eq!(term("big").tf(0), 300);
+    same_results(&one, &bulk, &["common", "w1 rare0", "big common", "unique5", "second w2"]);
+    // Later writes copy a list out of the allocation and leave the rest.
+    let later = [(3, Some("common new words w1".to_string())), (5, None), (40, Some("big big".into()))];
+    let (one, mut bulk) = bulk_and_one_by_one(&texts, &later);
+    let term = |ix: &Bm25Index, name: &str| ix.terms[ix.term_id(name).unwrap() as usize].postings.docs.is_view();
+    assert!(!term(&bulk, "common") && term(&bulk, "w2"));
+    same_results(&one, &bulk, &["common", "w1 rare0", "big common", "new words", "second w2"]);
+    bulk.compact();
+    same_results(&one, &bulk, &["common", "w1 rare0", "big common", "new words"]);
+}
+
+#[test]
+fn a_fresh_bulk_build_of_few_terms_leaves_threads_without_any() {
+    // Term ranges per thread are split by postings: with one term, the
+    // other threads' ranges are empty.
+    for texts in [vec!["same".to_string(); 70], vec!["same same".into(), String::new()], vec![String::new()]] {
+        let (one, bulk) = bulk_and_one_by_one(&texts, &[(0, Some("same other".into()))]);
+        same_results(&one, &bulk, &["same", "other"]);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+    /// Any documents and later writes: a fresh bulk build behaves as the
+    /// same documents written one at a time.
+    #[test]
+    fn bulk_builds_equal_one_by_one_writes(
+        docs in proptest::collection::vec(proptest::collection::vec(0u8..40, 0..60), 1..250),
+        later in proptest::collection::vec((0usize..97, proptest::option::of(proptest::collection::vec(0u8..40, 0..20))), 0..30),
+    ) {
+        let words = |d: &[u8]| d.iter().map(|w| format!("w{}", w % 40 * u8::from(w % 3 != 0))).collect::<Vec<_>>().join(" ");
+        let texts: Vec<String> = docs.iter().map(|d| words(d).replacen(' ', "\n", 2)).collect();
+        let later: Vec<_> = later.iter().map(|(i, t)| (*i, t.as_deref().map(words))).collect();
+        let (one, bulk) = bulk_and_one_by_one(&texts, &later);
+        same_results(&one, &bulk, &["w1", "w0 w5", "w7 w8 w13", "w38", "w2 w4 w10 w20"]);
+    }
+}

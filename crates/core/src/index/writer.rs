@@ -3,8 +3,10 @@
 //! with every posting list reserved exactly first and postings appended by
 //! term range, one range per thread.
 
+use super::bulk::{cast, NewPostings, PostingArena};
 use super::line_table::{encode_table, table_terms};
-use super::postings::{f32_up, len_per_tf};
+use super::postings::f32_up;
+use super::section::{Buffer, Section};
 use super::vocab::VocabMap;
 use super::{id_at, Bm25Index, Document, NewDocument, Term, DEAD};
 use crate::analysis::Vocab;
@@ -15,9 +17,6 @@ use std::sync::Arc;
 
 /// Documents prepared at once by `add_bulk`.
 const BULK_BATCH: usize = 8192;
-
-/// A document's postings to add: its slot, its length, its (term, tf).
-type NewPostings = (u32, u32, Vec<(u32, u32)>);
 
 /// Each vocabulary of a bulk build with its global term ids.
 type VocabIds = Vec<(Arc<Vocab>, Vec<u32>)>;
@@ -86,7 +85,19 @@ impl Bm25Index {
             self.ref_avgdl = (total as f64 / docs.len() as f64).max(1.0);
         }
         let maps = self.map_vocabularies(&docs);
-        let bounds = self.reserve_postings(&docs, &maps);
+        // Into an index without postings: every list filled in place, in
+        // one allocation (bulk.rs); else each list grown once, exactly.
+        let fresh = self.terms.iter().all(|t| t.postings.is_empty());
+        let (bounds, counts) = self.count_postings(&docs, &maps);
+        let mut arena = if fresh { PostingArena::new(&counts) } else { None };
+        if arena.is_none() {
+            for (term, &count) in self.terms.iter_mut().zip(&counts) {
+                if count > 0 {
+                    term.postings.reserve_exact(count as usize);
+                }
+            }
+        }
+        drop(counts);
         let mut added = 0;
         let mut docs = docs.into_iter();
         // In batches, so that the prepared term lists of the whole corpus
@@ -97,11 +108,14 @@ impl Bm25Index {
                 break;
             }
             let batch_len = batch.len();
-            self.add_batch(batch, &maps, &bounds, seq);
+            self.add_batch(batch, &maps, &bounds, seq, arena.as_mut());
             for _ in 0..batch_len {
                 added += 1;
                 on_added(added);
             }
+        }
+        if let Some(arena) = arena {
+            arena.finish(&mut self.terms);
         }
         n
     }
@@ -118,11 +132,10 @@ impl Bm25Index {
         maps
     }
 
-    /// Reserves exact room in every posting list the documents add to (no
-    /// copies as lists grow, no half-empty allocator pages left behind),
-    /// and splits the term ids into ranges of about as many postings each,
-    /// one per thread: the returned bounds.
-    fn reserve_postings(&mut self, docs: &[NewDocument], maps: &VocabIds) -> Vec<usize> {
+    /// How many postings the documents add to each term, and the term ids
+    /// split into ranges of about as many postings each, one per thread
+    /// (the bounds).
+    fn count_postings(&self, docs: &[NewDocument], maps: &VocabIds) -> (Vec<usize>, Vec<u32>) {
         let terms = self.terms.len();
         // One count array per thread (not per rayon split: they are big).
         let per_thread = docs.len().div_ceil(rayon::current_num_threads().max(1)).max(1);
@@ -145,11 +158,6 @@ impl Bm25Index {
                     a
                 },
             );
-        for (term, &count) in self.terms.iter_mut().zip(&counts) {
-            if count > 0 {
-                term.postings.reserve_exact(count as usize);
-            }
-        }
         let parts = rayon::current_num_threads().max(1);
         let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
         let mut bounds = vec![0usize];
@@ -161,46 +169,62 @@ impl Bm25Index {
             }
         }
         bounds.push(self.terms.len());
-        bounds
+        (bounds, counts)
     }
 
-    /// One batch of a bulk build: prepared in parallel, stored in order,
-    /// postings added in parallel by term range.
-    fn add_batch(&mut self, batch: Vec<NewDocument>, maps: &VocabIds, bounds: &[usize], seq: u64) {
-        let prepared: Vec<PreparedDocument> = batch
+    /// One batch of a bulk build: prepared in parallel, stored in order
+    /// (the batch's line tables in one allocation), postings added in
+    /// parallel by term range.
+    fn add_batch(
+        &mut self,
+        batch: Vec<NewDocument>,
+        maps: &VocabIds,
+        bounds: &[usize],
+        seq: u64,
+        mut arena: Option<&mut PostingArena>,
+    ) {
+        let mut prepared: Vec<PreparedDocument> = batch
             .into_par_iter()
             .map(|d| {
                 let ids = ids_of(maps, &d);
                 prepare(d, |local| ids[local as usize])
             })
             .collect();
+        let tables = batch_tables(&mut prepared);
         let mut pending: Vec<NewPostings> = Vec::with_capacity(prepared.len());
-        for mut p in prepared {
+        for (mut p, table) in prepared.into_iter().zip(tables) {
             self.tombstones.remove(&p.id);
             if self.slot_of(&p.id).is_some_and(|slot| pending.first().is_some_and(|f| slot >= f.0)) {
                 // Replaces a document of this batch: its postings first.
-                self.add_postings(&pending, bounds);
+                self.add_postings(&pending, bounds, arena.as_deref_mut());
                 pending.clear();
             }
             let terms = std::mem::take(&mut p.terms);
-            let (slot, len) = self.add_document(p, seq);
+            let (slot, len) = self.add_document(p, table, seq);
             pending.push((slot, len, terms));
         }
-        self.add_postings(&pending, bounds);
+        self.add_postings(&pending, bounds, arena);
     }
 
     /// Adds a prepared document (see `prepare`), replacing one of the same id.
     pub fn add_prepared(&mut self, mut doc: PreparedDocument, seq: u64) {
         let terms = std::mem::take(&mut doc.terms);
-        let (slot, len) = self.add_document(doc, seq);
+        let table = std::mem::take(&mut doc.table).into();
+        let (slot, len) = self.add_document(doc, table, seq);
         let bounds = [0, self.terms.len()];
-        self.add_postings(&[(slot, len, terms)], &bounds);
+        self.add_postings(&[(slot, len, terms)], &bounds, None);
     }
 
     /// The postings of documents just added, as (slot, length, terms);
     /// `bounds` splits the term ids into ranges handled in parallel.
-    fn add_postings(&mut self, docs: &[NewPostings], bounds: &[usize]) {
+    fn add_postings(&mut self, docs: &[NewPostings], bounds: &[usize], arena: Option<&mut PostingArena>) {
         let ref_norm = self.norm(self.ref_avgdl);
+        if let Some(arena) = arena {
+            let score = |tf: u32, len: u32| f32_up(ref_norm.tf_part(tf, len));
+            self.live_terms += arena.fill(&mut self.terms, docs, bounds, score);
+            self.live_postings += docs.iter().map(|d| d.2.len() as u64).sum::<u64>();
+            return;
+        }
         let mut ranges: Vec<(usize, &mut [Term])> = Vec::with_capacity(bounds.len());
         let mut rest: &mut [Term] = &mut self.terms;
         for w in bounds.windows(2) {
@@ -213,12 +237,8 @@ impl Bm25Index {
             for (slot, len, doc_terms) in docs {
                 for &(tid, tf) in doc_terms {
                     let Some(term) = (tid as usize).checked_sub(lo).and_then(|i| terms.get_mut(i)) else { continue };
-                    new_terms += usize::from(term.df == 0);
-                    term.df += 1;
-                    term.max_tf = term.max_tf.max(tf);
-                    term.min_len_per_tf = term.min_len_per_tf.min(len_per_tf(*len, tf));
                     let score = f32_up(ref_norm.tf_part(tf, *len));
-                    term.max_score = term.max_score.max(score);
+                    new_terms += usize::from(term.note(tf, *len, score));
                     term.postings.push(*slot, tf, *len, score);
                 }
             }
@@ -235,7 +255,7 @@ impl Bm25Index {
 
     /// Stores a prepared document (its postings apart) in a new slot,
     /// replacing one of the same id; returns the slot and its length.
-    fn add_document(&mut self, doc: PreparedDocument, seq: u64) -> (u32, u32) {
+    fn add_document(&mut self, doc: PreparedDocument, table: Section<u8>, seq: u64) -> (u32, u32) {
         self.remove_slot_of(&doc.id);
         let slot = self.docs.len() as u32;
         let len = doc.len;
@@ -253,7 +273,7 @@ impl Bm25Index {
             start_line_offset: doc.start_line_offset,
             len,
             seq,
-            table: super::section::Section::Owned(doc.table.to_vec()),
+            table,
         }));
         let docs = &self.docs;
         let id = docs[slot as usize].as_ref().expect("just stored").id.as_str();
@@ -295,4 +315,35 @@ impl Bm25Index {
         let docs = &self.docs;
         self.by_id.reserve(n, |s| id_at(docs, s));
     }
+}
+
+/// The line tables of a batch moved into one allocation (one per document
+/// before, made by the threads that prepared them between short-lived
+/// lists, which left allocator pages half used once those were freed).
+fn batch_tables(prepared: &mut [PreparedDocument]) -> Vec<Section<u8>> {
+    let total: usize = prepared.iter().map(|p| p.table.len()).sum();
+    if total.div_ceil(4) > u32::MAX as usize / 4 {
+        return prepared.iter_mut().map(|p| std::mem::take(&mut p.table).into()).collect();
+    }
+    let mut words = Buffer::zeroed(total.div_ceil(4));
+    let bytes = cast::<u8>(words.words());
+    let mut at = 0;
+    for p in prepared.iter() {
+        bytes[at..at + p.table.len()].copy_from_slice(&p.table);
+        at += p.table.len();
+    }
+    let backing = words.freeze();
+    let mut at = 0;
+    prepared
+        .iter_mut()
+        .map(|p| {
+            let len = std::mem::take(&mut p.table).len();
+            let bytes = &backing.bytes()[at..at + len];
+            at += len;
+            match len {
+                0 => Section::default(),
+                _ => Section::view(&backing, bytes).unwrap_or_else(|| Section::copy(bytes)),
+            }
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 //! every read checks what is left and says what was being read.
 
 use super::SnapshotError;
-use crate::index::section::{Plain, Section};
+use crate::index::section::{Backing, Plain, Section};
 use std::sync::Arc;
 
 /// Bytes being written: kept in `buf`, or streamed to a sink in pieces
@@ -210,7 +210,7 @@ pub struct Decoder<'a> {
     /// starts: texts are then left there (see `stored`) instead of copied.
     source: Option<(Arc<super::stored::StoredFile>, u64)>,
     /// The payload's memory map, if arrays may be viewed in it (`Section`).
-    map: Option<Arc<memmap2::Mmap>>,
+    map: Option<Arc<Backing>>,
 }
 
 fn truncated(what: &str) -> SnapshotError {
@@ -228,7 +228,7 @@ impl<'a> Decoder<'a> {
         bytes: &'a [u8],
         file: Arc<super::stored::StoredFile>,
         offset: u64,
-        map: Option<Arc<memmap2::Mmap>>,
+        map: Option<Arc<Backing>>,
     ) -> Self {
         Decoder { bytes, pos: 0, base: 0, source: Some((file, offset)), map }
     }

@@ -10,6 +10,7 @@
 
 use super::codec::Encoder;
 use super::{SnapshotError, FORMAT_VERSION};
+use crate::index::section::Backing;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -64,7 +65,7 @@ pub fn unframe(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
 /// that may be hundreds of megabytes; the loaded index keeps using its
 /// postings and line tables there), or read where mapping fails.
 pub enum SnapshotBytes {
-    Mapped(std::sync::Arc<memmap2::Mmap>),
+    Mapped(std::sync::Arc<Backing>),
     Read(Vec<u8>),
 }
 
@@ -72,7 +73,7 @@ impl SnapshotBytes {
     /// The mapping, if a loaded index may keep viewing it. Not on Windows,
     /// where a mapped file cannot be replaced, so that our own next save
     /// (a rename over its name) would fail while the index lives.
-    pub fn mapping(&self) -> Option<&std::sync::Arc<memmap2::Mmap>> {
+    pub fn mapping(&self) -> Option<&std::sync::Arc<Backing>> {
         match self {
             SnapshotBytes::Mapped(m) if cfg!(unix) => Some(m),
             _ => None,
@@ -84,7 +85,7 @@ impl std::ops::Deref for SnapshotBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            SnapshotBytes::Mapped(m) => m,
+            SnapshotBytes::Mapped(m) => m.bytes(),
             SnapshotBytes::Read(v) => v,
         }
     }
@@ -106,7 +107,7 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     // Not populated: the texts' pages are never touched (read with
     // positional reads when used); the rest is faulted in by the checksum.
     let bytes = match unsafe { memmap2::MmapOptions::new().map(&file) } {
-        Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(m)),
+        Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(Backing::Mapped(m))),
         Err(_) => {
             let mut v = Vec::new();
             std::io::Read::read_to_end(&mut file, &mut v).map_err(io)?;
