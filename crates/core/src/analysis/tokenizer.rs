@@ -315,10 +315,16 @@ impl Tokenizer {
         } else {
             word
         };
-        let lowered;
+        let (mut buf, lowered);
         let w = if self.config.lowercase && word.bytes().any(|b| !b.is_ascii_lowercase()) {
-            lowered = word.to_lowercase();
-            lowered.as_str()
+            buf = [0u8; SHORT];
+            match ascii_lowercase_in(word, &mut buf) {
+                Some(w) => w,
+                None => {
+                    lowered = word.to_lowercase();
+                    lowered.as_str()
+                }
+            }
         } else {
             word
         };
@@ -397,21 +403,94 @@ impl Tokenizer {
         if raw.bytes().all(|b| b.is_ascii_lowercase()) {
             return;
         }
-        let parts = split_identifier(raw);
-        if parts.len() < 2 {
-            return;
-        }
-        for p in parts {
-            let lowered;
-            let p = if self.config.lowercase {
-                lowered = p.to_lowercase();
-                lowered.as_str()
-            } else {
+        let mut emit_part = |p: &str| {
+            let (mut buf, lowered);
+            let p = if !self.config.lowercase {
                 p
+            } else {
+                buf = [0u8; SHORT];
+                match ascii_lowercase_in(p, &mut buf) {
+                    Some(p) => p,
+                    None => {
+                        lowered = p.to_lowercase();
+                        lowered.as_str()
+                    }
+                }
             };
             emit(p);
+        };
+        if raw.is_ascii() {
+            let mut parts = [""; 16];
+            if let Some(n) = split_ascii_identifier(raw, &mut parts) {
+                if n >= 2 {
+                    parts[..n].iter().for_each(|p| emit_part(p));
+                }
+                return;
+            }
+        }
+        let parts = split_identifier(raw);
+        if parts.len() >= 2 {
+            parts.into_iter().for_each(emit_part);
         }
     }
+}
+
+/// Words up to this many bytes are lowercased on the stack.
+const SHORT: usize = 64;
+
+/// `word` lowercased in `buf`, if it is ASCII and fits (most words of a
+/// workspace: no allocation for each new one).
+fn ascii_lowercase_in<'b>(word: &str, buf: &'b mut [u8; SHORT]) -> Option<&'b str> {
+    if word.len() > SHORT || !word.is_ascii() {
+        return None;
+    }
+    let out = &mut buf[..word.len()];
+    out.copy_from_slice(word.as_bytes());
+    out.make_ascii_lowercase();
+    std::str::from_utf8(out).ok()
+}
+
+/// `split_identifier` for an ASCII word, by bytes and into `parts` (no
+/// allocation); `None` when it has more parts than `parts` holds.
+fn split_ascii_identifier<'a>(raw: &'a str, parts: &mut [&'a str]) -> Option<usize> {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Kind {
+        Lower,
+        Upper,
+        Digit,
+        Other,
+    }
+    let kind = |b: u8| match b {
+        b'a'..=b'z' => Kind::Lower,
+        b'A'..=b'Z' => Kind::Upper,
+        b'0'..=b'9' => Kind::Digit,
+        _ => Kind::Other,
+    };
+    let mut n = 0;
+    let mut push = |p: &'a str| -> Option<()> {
+        *parts.get_mut(n)? = p;
+        n += 1;
+        Some(())
+    };
+    for piece in raw.split('_').filter(|p| !p.is_empty()) {
+        let b = piece.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            let (prev, cur) = (kind(b[i - 1]), kind(b[i]));
+            let boundary = match (prev, cur) {
+                (Kind::Lower, Kind::Upper) => true,
+                (Kind::Upper, Kind::Upper) => b.get(i + 1).map(|&c| kind(c)) == Some(Kind::Lower),
+                (Kind::Digit, Kind::Lower | Kind::Upper) | (Kind::Lower | Kind::Upper, Kind::Digit) => true,
+                _ => false,
+            };
+            if boundary {
+                push(&piece[start..i])?;
+                start = i;
+            }
+        }
+        push(&piece[start..])?;
+    }
+    Some(n)
 }
 
 /// Cuts `parseUserID2_value` into `parse`, `User`, `ID`, `2`, `value`.

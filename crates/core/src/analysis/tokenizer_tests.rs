@@ -115,6 +115,20 @@ fn lines() {
 }
 
 proptest::proptest! {
+    /// The byte-wise split of ASCII words is the char-wise one.
+    #[test]
+    fn ascii_identifiers_split_as_any(raw in "[a-zA-Z0-9_.-]{0,40}") {
+        let mut parts = [""; 16];
+        if let Some(n) = super::split_ascii_identifier(&raw, &mut parts) {
+            proptest::prop_assert_eq!(&parts[..n], &split_identifier(&raw)[..]);
+        } else {
+            proptest::prop_assert!(split_identifier(&raw).len() > 16);
+        }
+        let mut buf = [0u8; 64];
+        let lower = raw.to_lowercase();
+        proptest::prop_assert_eq!(super::ascii_lowercase_in(&raw, &mut buf), Some(lower.as_str()));
+    }
+
     /// Any text, any configuration: no panic, no empty token, lines
     /// within the text's line count.
     #[test]

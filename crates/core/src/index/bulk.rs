@@ -9,7 +9,7 @@
 //! allocation, which lives as long as any of them; a later write to a term
 //! copies its postings out, as for a loaded snapshot.
 
-use super::postings::{Arrays, BlockMax, BLOCK};
+use super::postings::{Arrays, BlockMax, NewPosting, BLOCK};
 use super::section::{Backing, Buffer, Plain, Section};
 use super::Term;
 use rayon::prelude::*;
@@ -130,21 +130,23 @@ impl PostingArena {
             let (p0, b0) = (r.first.start, r.first.block_start);
             let mut new_terms = 0;
             for (slot, len, doc_terms) in docs {
+                // Most postings have a frequency of 1: their bounds once per document.
+                let once = NewPosting::new(*slot, 1, *len, score(1, *len));
                 for &(tid, tf) in doc_terms {
                     let Some(i) = (tid as usize).checked_sub(r.lo).filter(|&i| i < r.terms.len()) else { continue };
-                    let s = score(tf, *len);
+                    let p = if tf == 1 { once } else { NewPosting::new(*slot, tf, *len, score(tf, *len)) };
                     let term = &mut r.terms[i];
-                    new_terms += usize::from(term.note(tf, *len, s));
+                    new_terms += usize::from(term.note(&p));
                     let place = &mut r.places[i];
                     let n = place.filled as usize;
                     place.filled += 1;
                     if place.count == 1 {
-                        term.postings.push(*slot, tf, *len, s);
+                        term.postings.push_posting(&p);
                         continue;
                     }
-                    let (p, b) = ((place.start - p0) as usize, (place.block_start - b0) as usize);
-                    let at = Arrays { docs: &mut r.docs[p..], packed: &mut r.packed[p..], blocks: &mut r.blocks[b..] };
-                    term.postings.put(at, n, (*slot, tf, *len, s));
+                    let (at, block) = ((place.start - p0) as usize, (place.block_start - b0) as usize);
+                    let at = Arrays { docs: &mut r.docs[at..], packed: &mut r.packed[at..], blocks: &mut r.blocks[block..] };
+                    term.postings.put(at, n, &p);
                 }
             }
             new_terms

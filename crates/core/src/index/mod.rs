@@ -68,11 +68,11 @@ impl Term {
     /// Takes a new posting into the statistics; true if it is the term's
     /// only live one.
     #[inline]
-    fn note(&mut self, tf: u32, len: u32, score: f32) -> bool {
+    fn note(&mut self, p: &postings::NewPosting) -> bool {
         self.df += 1;
-        self.max_tf = self.max_tf.max(tf);
-        self.min_len_per_tf = self.min_len_per_tf.min(postings::len_per_tf(len, tf));
-        self.max_score = self.max_score.max(score);
+        self.max_tf = self.max_tf.max(p.tf);
+        self.min_len_per_tf = self.min_len_per_tf.min(p.ratio);
+        self.max_score = self.max_score.max(p.score);
         self.df == 1
     }
 }

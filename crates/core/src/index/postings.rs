@@ -26,18 +26,38 @@ pub struct BlockMax {
     pub max_score: f32,
 }
 
+/// A posting being added, with what bounds its score (computed once: a
+/// build adds tens of millions).
+#[derive(Debug, Clone, Copy)]
+pub struct NewPosting {
+    pub doc: u32,
+    pub tf: u32,
+    pub len: u32,
+    /// `len_per_tf(len, tf)`.
+    pub ratio: f32,
+    /// The frequency part at the reference average length.
+    pub score: f32,
+}
+
+impl NewPosting {
+    #[inline]
+    pub fn new(doc: u32, tf: u32, len: u32, score: f32) -> Self {
+        NewPosting { doc, tf, len, ratio: len_per_tf(len, tf), score }
+    }
+}
+
 impl BlockMax {
     /// The summary of a block whose first posting this is.
-    fn first(doc: u32, tf: u32, len: u32, score: f32) -> Self {
-        BlockMax { last_doc: doc, max_tf: tf, min_len_per_tf: len_per_tf(len, tf), max_score: score }
+    fn first(p: &NewPosting) -> Self {
+        BlockMax { last_doc: p.doc, max_tf: p.tf, min_len_per_tf: p.ratio, max_score: p.score }
     }
 
     /// Takes in the block's next posting.
-    fn widen(&mut self, doc: u32, tf: u32, len: u32, score: f32) {
-        self.last_doc = doc;
-        self.max_tf = self.max_tf.max(tf);
-        self.min_len_per_tf = self.min_len_per_tf.min(len_per_tf(len, tf));
-        self.max_score = self.max_score.max(score);
+    fn widen(&mut self, p: &NewPosting) {
+        self.last_doc = p.doc;
+        self.max_tf = self.max_tf.max(p.tf);
+        self.min_len_per_tf = self.min_len_per_tf.min(p.ratio);
+        self.max_score = self.max_score.max(p.score);
     }
 }
 
@@ -141,14 +161,18 @@ impl Postings {
     /// Appends a posting; `doc` must be above every slot already here.
     /// `score`: its frequency part at the reference average length.
     pub fn push(&mut self, doc: u32, tf: u32, len: u32, score: f32) {
+        self.push_posting(&NewPosting::new(doc, tf, len, score));
+    }
+
+    pub fn push_posting(&mut self, p: &NewPosting) {
         let i = self.docs.len();
-        self.docs.push(doc);
-        let code = self.packed_code(i, tf, len);
+        self.docs.push(p.doc);
+        let code = self.packed_code(i, p.tf, p.len);
         self.packed.push(code);
         if i.is_multiple_of(BLOCK) {
-            self.blocks.push(BlockMax::first(doc, tf, len, score));
+            self.blocks.push(BlockMax::first(p));
         } else {
-            self.blocks.to_mut().last_mut().expect("block").widen(doc, tf, len, score);
+            self.blocks.to_mut().last_mut().expect("block").widen(p);
         }
     }
 
@@ -156,14 +180,14 @@ impl Postings {
     /// have room for this term's postings: `docs` and `packed` from its
     /// first posting, `blocks` from its first block.
     #[inline]
-    pub fn put(&mut self, at: Arrays<'_>, i: usize, (doc, tf, len, score): (u32, u32, u32, f32)) {
-        at.docs[i] = doc;
-        at.packed[i] = self.packed_code(i, tf, len);
+    pub fn put(&mut self, at: Arrays<'_>, i: usize, p: &NewPosting) {
+        at.docs[i] = p.doc;
+        at.packed[i] = self.packed_code(i, p.tf, p.len);
         let block = &mut at.blocks[i / BLOCK];
         if i.is_multiple_of(BLOCK) {
-            *block = BlockMax::first(doc, tf, len, score);
+            *block = BlockMax::first(p);
         } else {
-            block.widen(doc, tf, len, score);
+            block.widen(p);
         }
     }
 

@@ -6,6 +6,15 @@
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
+/// Room for the slot of an id not yet recorded (`find_or_vacant`).
+pub struct Vacant<'t>(hashbrown::hash_table::VacantEntry<'t, u32>);
+
+impl Vacant<'_> {
+    pub fn insert(self, slot: u32) {
+        self.0.insert(slot);
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SlotIndex {
     table: HashTable<u32>,
@@ -47,6 +56,14 @@ impl SlotIndex {
                 v.insert(slot);
                 true
             }
+        }
+    }
+
+    /// The slot of `id`, or where to record one for it: one hash, one probe.
+    pub fn find_or_vacant<'a>(&mut self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Result<u32, Vacant<'_>> {
+        match self.table.entry(hash(id), |&s| id_of(s) == id, |&s| hash(id_of(s))) {
+            hashbrown::hash_table::Entry::Occupied(o) => Ok(*o.get()),
+            hashbrown::hash_table::Entry::Vacant(v) => Err(Vacant(v)),
         }
     }
 

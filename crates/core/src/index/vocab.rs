@@ -35,11 +35,29 @@ impl Bm25Index {
 
     /// Global ids for every term of `vocab` (terms are created as needed).
     pub fn intern_vocab(&mut self, vocab: &Arc<Vocab>) -> Vec<u32> {
-        let mut map = VocabMap::default();
-        for local in 0..vocab.len() as u32 {
-            self.global_id(vocab, local, &mut map);
+        // Room for every term being new: the table never grows (and hashes
+        // every name again) on the way.
+        let names = &self.names;
+        self.dict.reserve(vocab.len(), |s| &names[s as usize]);
+        if self.terms.is_empty() {
+            self.terms.reserve_exact(vocab.len());
         }
-        map.ids
+        (0..vocab.len() as u32).map(|local| self.intern(vocab.name(local))).collect()
+    }
+
+    /// The id of term `name`, made if it is new.
+    fn intern(&mut self, name: &str) -> u32 {
+        let names = &self.names;
+        match self.dict.find_or_vacant(name, |s| &names[s as usize]) {
+            Ok(t) => t,
+            Err(vacant) => {
+                let t = self.terms.len() as u32;
+                vacant.insert(t);
+                self.names.push(name);
+                self.terms.push(Term::new());
+                t
+            }
+        }
     }
 
     /// The global id of a term of `vocab`, through a cache of the vocab's
@@ -54,18 +72,7 @@ impl Bm25Index {
         if cached != u32::MAX {
             return cached;
         }
-        let name = vocab.name(local);
-        let t = match self.term_id(name) {
-            Some(t) => t,
-            None => {
-                let t = self.terms.len() as u32;
-                self.names.push(name);
-                let names = &self.names;
-                self.dict.insert(name, t, |s| &names[s as usize]);
-                self.terms.push(Term::new());
-                t
-            }
-        };
+        let t = self.intern(vocab.name(local));
         map.ids[local as usize] = t;
         t
     }

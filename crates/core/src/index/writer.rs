@@ -5,7 +5,7 @@
 
 use super::bulk::{cast, NewPostings, PostingArena};
 use super::line_table::{encode_table, table_terms};
-use super::postings::f32_up;
+use super::postings::{f32_up, NewPosting};
 use super::section::{Buffer, Section};
 use super::vocab::VocabMap;
 use super::{id_at, Bm25Index, Document, NewDocument, Term, DEAD};
@@ -235,11 +235,12 @@ impl Bm25Index {
         let add = |(lo, terms): (usize, &mut [Term])| -> usize {
             let mut new_terms = 0;
             for (slot, len, doc_terms) in docs {
+                let once = NewPosting::new(*slot, 1, *len, f32_up(ref_norm.tf_part(1, *len)));
                 for &(tid, tf) in doc_terms {
                     let Some(term) = (tid as usize).checked_sub(lo).and_then(|i| terms.get_mut(i)) else { continue };
-                    let score = f32_up(ref_norm.tf_part(tf, *len));
-                    new_terms += usize::from(term.note(tf, *len, score));
-                    term.postings.push(*slot, tf, *len, score);
+                    let p = if tf == 1 { once } else { NewPosting::new(*slot, tf, *len, f32_up(ref_norm.tf_part(tf, *len))) };
+                    new_terms += usize::from(term.note(&p));
+                    term.postings.push_posting(&p);
                 }
             }
             new_terms
