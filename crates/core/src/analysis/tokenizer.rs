@@ -447,7 +447,8 @@ fn ascii_lowercase_in<'b>(word: &str, buf: &'b mut [u8; SHORT]) -> Option<&'b st
     let out = &mut buf[..word.len()];
     out.copy_from_slice(word.as_bytes());
     out.make_ascii_lowercase();
-    std::str::from_utf8(out).ok()
+    // SAFETY: ASCII bytes (checked above), lowercased ASCII: valid UTF-8.
+    Some(unsafe { std::str::from_utf8_unchecked(out) })
 }
 
 /// `split_identifier` for an ASCII word, by bytes and into `parts` (no

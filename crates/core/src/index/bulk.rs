@@ -145,7 +145,8 @@ impl PostingArena {
                         continue;
                     }
                     let (at, block) = ((place.start - p0) as usize, (place.block_start - b0) as usize);
-                    let at = Arrays { docs: &mut r.docs[at..], packed: &mut r.packed[at..], blocks: &mut r.blocks[block..] };
+                    let at =
+                        Arrays { docs: &mut r.docs[at..], packed: &mut r.packed[at..], blocks: &mut r.blocks[block..] };
                     term.postings.put(at, n, &p);
                 }
             }

@@ -238,7 +238,11 @@ impl Bm25Index {
                 let once = NewPosting::new(*slot, 1, *len, f32_up(ref_norm.tf_part(1, *len)));
                 for &(tid, tf) in doc_terms {
                     let Some(term) = (tid as usize).checked_sub(lo).and_then(|i| terms.get_mut(i)) else { continue };
-                    let p = if tf == 1 { once } else { NewPosting::new(*slot, tf, *len, f32_up(ref_norm.tf_part(tf, *len))) };
+                    let p = if tf == 1 {
+                        once
+                    } else {
+                        NewPosting::new(*slot, tf, *len, f32_up(ref_norm.tf_part(tf, *len)))
+                    };
                     new_terms += usize::from(term.note(&p));
                     term.postings.push_posting(&p);
                 }
