@@ -129,6 +129,42 @@ static LEN_OF_CODE: [u32; 256] = {
 /// Frequencies from here on live in `big` (the byte holds the marker).
 const TF_BIG: u16 = 255;
 
+/// A term's postings as plain slices (see `Postings::slices`).
+#[derive(Clone, Copy)]
+pub struct PostingSlices<'p> {
+    pub docs: &'p [u32],
+    packed: &'p [u16],
+    big: Option<&'p [(u32, u32)]>,
+    pub blocks: &'p [BlockMax],
+}
+
+impl PostingSlices<'_> {
+    /// The frequency at `i` and a length no larger than its document's.
+    #[inline]
+    pub fn tf_and_min_len(&self, i: usize) -> (u32, u32) {
+        let p = self.packed[i];
+        let tf = if p & 0xff != TF_BIG { u32::from(p & 0xff) } else { self.tf(i) };
+        (tf, LEN_OF_CODE[usize::from(p >> 8)])
+    }
+
+    #[inline]
+    pub fn tf(&self, i: usize) -> u32 {
+        let t = self.packed[i] & 0xff;
+        if t != TF_BIG {
+            return u32::from(t);
+        }
+        let big = self.big.expect("a TF_BIG marker has its entry");
+        big[big.partition_point(|&(p, _)| p < i as u32)].1
+    }
+
+    /// The first position at or after `from` whose slot is at least
+    /// `target`.
+    #[inline]
+    pub fn advance(&self, from: usize, target: u32) -> usize {
+        gallop(self.docs, from, |&d| d < target)
+    }
+}
+
 /// One term's share of arrays filled in place.
 pub struct Arrays<'a> {
     pub docs: &'a mut [u32],
@@ -211,29 +247,34 @@ impl Postings {
         }
     }
 
+    /// The arrays as slices, resolved once (a viewed array takes a few
+    /// loads to resolve; top-k reads them per posting).
+    #[inline]
+    pub fn slices(&self) -> PostingSlices<'_> {
+        PostingSlices {
+            docs: &self.docs,
+            packed: &self.packed,
+            big: self.big.as_deref().map(|b| &b[..]),
+            blocks: &self.blocks,
+        }
+    }
+
     /// The frequency at `i` and a length no larger than its document's.
     #[inline]
     pub fn tf_and_min_len(&self, i: usize) -> (u32, u32) {
-        let p = self.packed[i];
-        let tf = if p & 0xff != TF_BIG { u32::from(p & 0xff) } else { self.tf(i) };
-        (tf, LEN_OF_CODE[usize::from(p >> 8)])
+        self.slices().tf_and_min_len(i)
     }
 
     #[inline]
     pub fn tf(&self, i: usize) -> u32 {
-        let t = self.packed[i] & 0xff;
-        if t != TF_BIG {
-            return u32::from(t);
-        }
-        let big = self.big.as_deref().expect("a TF_BIG marker has its entry");
-        big[big.partition_point(|&(p, _)| p < i as u32)].1
+        self.slices().tf(i)
     }
 
     /// The first position at or after `from` whose slot is at least
     /// `target`.
     #[inline]
     pub fn advance(&self, from: usize, target: u32) -> usize {
-        gallop(&self.docs, from, |&d| d < target)
+        self.slices().advance(from, target)
     }
 
     /// The position of `doc`, if it has a posting here.

@@ -50,27 +50,54 @@ unsafe impl Plain for u32 {
     }
 }
 
-/// Bytes that many sections view, never written while viewed.
-pub enum Backing {
+/// Bytes that many sections view, never written while viewed. Where
+/// they start is kept beside their owner, so that reading a view costs
+/// one load from here, not a look into the owner.
+pub struct Backing {
+    start: std::ptr::NonNull<u8>,
+    len: usize,
+    _owner: Owner,
+}
+
+/// What holds a backing's bytes (never moved while it lives: a mapping,
+/// or a heap allocation).
+enum Owner {
     /// A snapshot file's memory map.
     Mapped(memmap2::Mmap),
     /// A large `Buffer`, filled (never written again: only `Buffer` hands
     /// out its words mutably, before it is frozen).
     Filled(memmap2::MmapMut),
-    /// What a bulk build filled, in 4-byte words (so that any `Plain`
-    /// array starting at a multiple of 4 is aligned).
+    /// What a small `Buffer` filled, in 4-byte words.
     Words(Box<[u32]>),
 }
 
+// SAFETY: the bytes are never written while shared, and each owner is
+// itself Send and Sync; `start` only points into the owner.
+unsafe impl Send for Backing {}
+// SAFETY: as above.
+unsafe impl Sync for Backing {}
+
 impl Backing {
+    fn new(owner: Owner) -> Self {
+        let (start, len) = match &owner {
+            Owner::Mapped(m) => (m.as_ptr(), m.len()),
+            Owner::Filled(m) => (m.as_ptr(), m.len()),
+            Owner::Words(w) => (w.as_ptr().cast::<u8>(), w.len() * 4),
+        };
+        let start = std::ptr::NonNull::new(start.cast_mut()).unwrap_or(std::ptr::NonNull::dangling());
+        Backing { start, len, _owner: owner }
+    }
+
+    /// A snapshot file's memory map.
+    pub fn mapped(map: memmap2::Mmap) -> Self {
+        Backing::new(Owner::Mapped(map))
+    }
+
     #[inline]
     pub fn bytes(&self) -> &[u8] {
-        match self {
-            Backing::Mapped(m) => m,
-            Backing::Filled(m) => m,
-            // SAFETY: u32s are 4 initialised bytes each, and u8 has no alignment.
-            Backing::Words(w) => unsafe { std::slice::from_raw_parts(w.as_ptr().cast::<u8>(), w.len() * 4) },
-        }
+        // SAFETY: `start` and `len` describe the owner's bytes, which live
+        // and stay in place as long as `self`, initialised and unwritten.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
     }
 }
 
@@ -118,8 +145,8 @@ impl Buffer {
     /// The filled words, shared from now on.
     pub fn freeze(self) -> Arc<Backing> {
         Arc::new(match self.0 {
-            Fill::Heap(w) => Backing::Words(w),
-            Fill::Anon(map) => Backing::Filled(map),
+            Fill::Heap(w) => Backing::new(Owner::Words(w)),
+            Fill::Anon(map) => Backing::new(Owner::Filled(map)),
         })
     }
 }
@@ -285,7 +312,7 @@ mod tests {
     fn mapped(bytes: &[u8]) -> Arc<Backing> {
         let mut m = memmap2::MmapMut::map_anon(bytes.len()).unwrap();
         m.copy_from_slice(bytes);
-        Arc::new(Backing::Mapped(m.make_read_only().unwrap()))
+        Arc::new(Backing::mapped(m.make_read_only().unwrap()))
     }
 
     #[test]

@@ -107,7 +107,7 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     // Not populated: the texts' pages are never touched (read with
     // positional reads when used); the rest is faulted in by the checksum.
     let bytes = match unsafe { memmap2::MmapOptions::new().map(&file) } {
-        Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(Backing::Mapped(m))),
+        Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(Backing::mapped(m))),
         Err(_) => {
             let mut v = Vec::new();
             std::io::Read::read_to_end(&mut file, &mut v).map_err(io)?;

@@ -15,7 +15,7 @@
 
 use super::bm25::{Norm, QueryTerm, BOUND_SLACK};
 use super::topk::TopK;
-use crate::index::postings::{gallop, BlockMax, Postings, BLOCK};
+use crate::index::postings::{gallop, BlockMax, PostingSlices, BLOCK};
 use crate::index::{Bm25Index, Document, Hit, DEAD};
 use std::cmp::Ordering;
 
@@ -65,7 +65,7 @@ impl Bounds {
 
 /// One query term's place in its posting list.
 struct Cursor<'p> {
-    postings: &'p Postings,
+    postings: PostingSlices<'p>,
     pos: usize,
     weight_idf: f64,
     ub: f64,
@@ -145,7 +145,7 @@ impl<'i> MaxScore<'i> {
                 let weight_idf = qt.weight * index.idf(qt.term);
                 let ub = bounds.of(weight_idf, term.max_tf, term.min_len_per_tf, term.max_score);
                 Cursor {
-                    postings: &term.postings,
+                    postings: term.postings.slices(),
                     pos: 0,
                     weight_idf,
                     ub,
@@ -218,8 +218,7 @@ impl<'i> MaxScore<'i> {
         for (e, c) in self.cursors[self.essential..].iter_mut().enumerate() {
             self.starts[e] = c.pos;
             let others = all - c.window_bound;
-            let blocks = &c.postings.blocks;
-            let docs = &c.postings.docs;
+            let (blocks, docs) = (c.postings.blocks, c.postings.docs);
             while c.pos < docs.len() && docs[c.pos] < end {
                 let block_end = ((c.pos / BLOCK) + 1) * BLOCK;
                 let stop = block_end.min(docs.len());
@@ -296,7 +295,7 @@ impl<'i> MaxScore<'i> {
         let bounds = self.bounds;
         let mut sum = 0.0;
         for (j, c) in self.cursors[..self.essential].iter_mut().enumerate() {
-            let blocks = &c.postings.blocks;
+            let blocks = c.postings.blocks;
             let at = gallop(blocks, c.shallow, |b| b.last_doc < d);
             if at != c.shallow || c.shallow_bound.is_none() {
                 c.shallow = at;
@@ -320,7 +319,7 @@ impl<'i> MaxScore<'i> {
             let c = &mut self.cursors[j];
             // `d` can only be in block `shallow` (found from the summaries):
             // search its 32 slots, not the list.
-            let docs = &c.postings.docs;
+            let docs = c.postings.docs;
             let from = c.pos.max(c.shallow * BLOCK).min(docs.len());
             let to = ((c.shallow + 1) * BLOCK).min(docs.len()).max(from);
             c.pos = from + docs[from..to].partition_point(|&x| x < d);
@@ -337,7 +336,7 @@ impl<'i> MaxScore<'i> {
         let norm = self.bounds.norm;
         self.parts.iter_mut().for_each(|p| *p = 0.0);
         for (e, c) in self.cursors[self.essential..].iter().enumerate() {
-            let docs = &c.postings.docs;
+            let docs = c.postings.docs;
             let p = &mut ptrs[e];
             while *p < c.pos && docs[*p] < d {
                 *p += 1;
@@ -366,8 +365,8 @@ impl<'i> MaxScore<'i> {
 
 /// The largest block bound among the blocks of `postings` from position
 /// `pos` on that hold slots in `[base, end)`; 0 if none does.
-fn window_bound(postings: &Postings, pos: usize, base: u32, end: u32, bound: impl Fn(&BlockMax) -> f64) -> f64 {
-    let blocks = &postings.blocks;
+fn window_bound(postings: PostingSlices<'_>, pos: usize, base: u32, end: u32, bound: impl Fn(&BlockMax) -> f64) -> f64 {
+    let blocks = postings.blocks;
     let mut b = gallop(blocks, pos / BLOCK, |x| x.last_doc < base);
     let mut best = 0.0f64;
     while b < blocks.len() {
