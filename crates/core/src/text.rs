@@ -184,15 +184,30 @@ impl fmt::Debug for SharedText {
 /// Length in UTF-16 code units, the unit of JavaScript's `length`.
 pub fn js_len(s: &str) -> usize {
     if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().map(char::len_utf16).sum()
+        return s.len();
     }
+    // By bytes, in runs whose count fits a byte, which the compiler
+    // vectorises (decoding characters one by one was 3% of a build of
+    // prose): every character starts with a byte that is not a
+    // continuation byte (10xxxxxx), and those of four bytes (11110xxx),
+    // beyond U+FFFF, take two units.
+    s.as_bytes()
+        .chunks(127)
+        .map(|run| run.iter().fold(0u8, |n, &b| n + u8::from(b & 0xC0 != 0x80) + u8::from(b >= 0xF0)) as usize)
+        .sum()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The byte count is the count over characters.
+        #[test]
+        fn js_len_counts_utf16_units(s in "\\PC{0,60}") {
+            proptest::prop_assert_eq!(js_len(&s), s.chars().map(char::len_utf16).sum::<usize>());
+        }
+    }
 
     #[test]
     fn clones_share_the_text_and_know_if_it_is_ascii() {

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
 use tokenizer::{SplitRule, Tokenizer};
-use word_table::{pack, WordTable};
+use word_table::{pack_at, WordTable};
 
 /// Per-document statistics of one term. Lines are 1-based; 0 means the
 /// line is unknown (a custom split pattern joined lines into one token).
@@ -210,11 +210,12 @@ enum WordKey {
 }
 
 impl WordKey {
+    /// The key of the word `text[start..end]`.
     #[inline]
-    fn of(word: &str) -> Self {
-        if let Some(k) = pack::<2>(word) {
+    fn at(text: &str, start: usize, end: usize) -> Self {
+        if let Some(k) = pack_at::<2>(text, start, end) {
             WordKey::Short(k)
-        } else if let Some(k) = pack::<4>(word) {
+        } else if let Some(k) = pack_at::<4>(text, start, end) {
             WordKey::Medium(k)
         } else {
             WordKey::Long
@@ -276,7 +277,7 @@ impl<'t> Analyzer<'t> {
         // words ahead of its use.
         let mut spans = std::mem::take(&mut self.spans);
         spans.clear();
-        words::split_words(text, |s, e, line| spans.push((s as u32, e as u32, line, WordKey::of(&text[s..e]))));
+        words::split_words(text, |s, e, line| spans.push((s as u32, e as u32, line, WordKey::at(text, s, e))));
         const AHEAD: usize = 8;
         for k in 0..spans.len() {
             match spans.get(k + AHEAD) {

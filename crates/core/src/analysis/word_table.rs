@@ -23,6 +23,31 @@ pub fn pack<const W: usize>(word: &str) -> Option<[u64; W]> {
     Some(key)
 }
 
+/// `pack` of `text[start..end]`, reading whole 8-byte words of `text`
+/// where it has them and masking what lies past the word (no copy loop:
+/// every word of every text is packed).
+#[inline]
+pub fn pack_at<const W: usize>(text: &str, start: usize, end: usize) -> Option<[u64; W]> {
+    let len = end.checked_sub(start)?;
+    if len == 0 || len > 8 * W - 1 {
+        return None;
+    }
+    let Some(bytes) = text.as_bytes().get(start..start + 8 * W) else {
+        return pack(text.get(start..end)?);
+    };
+    let mut key = [0u64; W];
+    for (i, k) in key.iter_mut().enumerate() {
+        let word = u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        *k = match len.saturating_sub(8 * i) {
+            0 => 0,
+            n if n >= 8 => word,
+            n => word & ((1u64 << (8 * n)) - 1),
+        };
+    }
+    key[W - 1] |= (len as u64) << 56;
+    Some(key)
+}
+
 #[derive(Clone, Copy)]
 struct Slot<const W: usize> {
     key: [u64; W],
@@ -138,5 +163,18 @@ mod tests {
         assert_eq!(pack::<4>("thirty-two-bytes-thirty-two-byte"), None);
         assert_ne!(pack::<2>("a"), pack::<2>("a\0"));
         assert_ne!(pack::<4>("abcdefgh"), pack::<4>("abcdefgh\0"));
+    }
+
+    proptest::proptest! {
+        /// Packing in place gives the key packing a copy gives.
+        #[test]
+        fn packing_in_place_equals_packing_a_copy(text in "[a-z\\PC ]{0,80}", a in 0usize..80, b in 0usize..80) {
+            let (start, end) = (a.min(b).min(text.len()), a.max(b).min(text.len()));
+            if text.is_char_boundary(start) && text.is_char_boundary(end) {
+                let word = &text[start..end];
+                proptest::prop_assert_eq!(pack_at::<2>(&text, start, end), pack::<2>(word));
+                proptest::prop_assert_eq!(pack_at::<4>(&text, start, end), pack::<4>(word));
+            }
+        }
     }
 }

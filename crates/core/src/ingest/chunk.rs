@@ -19,8 +19,9 @@ pub fn chunk_id(id: &str, n: usize) -> String {
 
 /// Whether a text of this size is split at all (`length > maxChars`).
 pub fn needs_chunking(text: &str, max_chars: usize) -> bool {
-    // Byte length bounds the UTF-16 length from above.
-    text.len() > max_chars && js_len(text) > max_chars
+    // A character of n bytes is one UTF-16 unit (two for n = 4): the byte
+    // length is at least the length in units and at most three times it.
+    text.len() > max_chars && (text.len() > 3 * max_chars || js_len(text) > max_chars)
 }
 
 /// Splits `text` into chunks of whole lines of at most `max_chars` UTF-16
