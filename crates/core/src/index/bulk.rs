@@ -18,7 +18,8 @@ use super::Term;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// A document's postings to add: its slot, its length, its (term, tf).
+/// A document's postings to add: its slot, its length, its (term, tf) in
+/// term order (as `prepare` gives them).
 pub type NewPostings = (u32, u32, Vec<(u32, u32)>);
 
 /// Where one term's postings go, with what is written so far, side by
@@ -64,8 +65,11 @@ impl Region<'_> {
         for (slot, len, doc_terms) in docs {
             // Most postings have a frequency of 1: their bounds once per document.
             let once = NewPosting::new(*slot, 1, *len, score(1, *len));
-            for &(tid, tf) in doc_terms {
-                let Some(i) = (tid as usize).checked_sub(self.lo).filter(|&i| i < self.terms.len()) else { continue };
+            // A document's terms are in id order (`prepare`): this range's
+            // share of them is one run.
+            let from = doc_terms.partition_point(|&(t, _)| (t as usize) < self.lo);
+            for &(tid, tf) in &doc_terms[from..] {
+                let Some(i) = (tid as usize).checked_sub(self.lo).filter(|&i| i < self.terms.len()) else { break };
                 let p = if tf == 1 { once } else { NewPosting::new(*slot, tf, *len, score(tf, *len)) };
                 new_terms += usize::from(self.terms[i].note(&p));
                 self.put(i, &p);

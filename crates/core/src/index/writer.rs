@@ -35,16 +35,16 @@ pub struct PreparedDocument {
 }
 
 /// Maps a document's terms to global ids (`global(local)`) and encodes its
-/// line table.
+/// line table. The terms come out in id order, as the table keeps them,
+/// so that each thread of a bulk build finds its range of terms in them
+/// (and writes its postings in address order).
 pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocument {
-    let n = doc.analyzed.terms.len();
-    let mut terms = Vec::with_capacity(n);
-    let mut entries = Vec::with_capacity(n);
-    for &(local, st) in &doc.analyzed.terms {
-        let g = global(local);
-        terms.push((g, st.tf));
-        entries.push((g, st.first_line, st.last_line));
-    }
+    let mut all: Vec<(u32, u32, u32, u32)> =
+        doc.analyzed.terms.iter().map(|&(local, st)| (global(local), st.tf, st.first_line, st.last_line)).collect();
+    all.sort_unstable_by_key(|e| e.0);
+    let terms = all.iter().map(|e| (e.0, e.1)).collect();
+    // Already in order: the table's own sort only checks it.
+    let mut entries: Vec<(u32, u32, u32)> = all.iter().map(|e| (e.0, e.2, e.3)).collect();
     PreparedDocument {
         id: doc.id,
         content: doc.content,
