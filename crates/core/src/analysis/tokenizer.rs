@@ -315,16 +315,9 @@ impl Tokenizer {
         } else {
             word
         };
-        let (mut buf, lowered);
+        let (mut buf, mut owned) = ([0u8; SHORT], String::new());
         let w = if self.config.lowercase && word.bytes().any(|b| !b.is_ascii_lowercase()) {
-            buf = [0u8; SHORT];
-            match ascii_lowercase_in(word, &mut buf) {
-                Some(w) => w,
-                None => {
-                    lowered = word.to_lowercase();
-                    lowered.as_str()
-                }
-            }
+            lowercase(word, &mut buf, &mut owned)
         } else {
             word
         };
@@ -404,20 +397,8 @@ impl Tokenizer {
             return;
         }
         let mut emit_part = |p: &str| {
-            let (mut buf, lowered);
-            let p = if !self.config.lowercase {
-                p
-            } else {
-                buf = [0u8; SHORT];
-                match ascii_lowercase_in(p, &mut buf) {
-                    Some(p) => p,
-                    None => {
-                        lowered = p.to_lowercase();
-                        lowered.as_str()
-                    }
-                }
-            };
-            emit(p);
+            let (mut buf, mut owned) = ([0u8; SHORT], String::new());
+            emit(if self.config.lowercase { lowercase(p, &mut buf, &mut owned) } else { p });
         };
         if raw.is_ascii() {
             let mut parts = [""; 16];
@@ -449,6 +430,17 @@ fn ascii_lowercase_in<'b>(word: &str, buf: &'b mut [u8; SHORT]) -> Option<&'b st
     out.make_ascii_lowercase();
     // SAFETY: ASCII bytes (checked above), lowercased ASCII: valid UTF-8.
     Some(unsafe { std::str::from_utf8_unchecked(out) })
+}
+
+/// `word` lowercased: in `buf` when it is short ASCII, else in `owned`.
+fn lowercase<'a>(word: &str, buf: &'a mut [u8; SHORT], owned: &'a mut String) -> &'a str {
+    match ascii_lowercase_in(word, buf) {
+        Some(w) => w,
+        None => {
+            *owned = word.to_lowercase();
+            owned
+        }
+    }
 }
 
 /// `split_identifier` for an ASCII word, by bytes and into `parts` (no
