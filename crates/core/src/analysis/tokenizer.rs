@@ -446,13 +446,6 @@ fn lowercase<'a>(word: &str, buf: &'a mut [u8; SHORT], owned: &'a mut String) ->
 /// `split_identifier` for an ASCII word, by bytes and into `parts` (no
 /// allocation); `None` when it has more parts than `parts` holds.
 fn split_ascii_identifier<'a>(raw: &'a str, parts: &mut [&'a str]) -> Option<usize> {
-    #[derive(PartialEq, Clone, Copy)]
-    enum Kind {
-        Lower,
-        Upper,
-        Digit,
-        Other,
-    }
     let kind = |b: u8| match b {
         b'a'..=b'z' => Kind::Lower,
         b'A'..=b'Z' => Kind::Upper,
@@ -469,14 +462,7 @@ fn split_ascii_identifier<'a>(raw: &'a str, parts: &mut [&'a str]) -> Option<usi
         let b = piece.as_bytes();
         let mut start = 0;
         for i in 1..b.len() {
-            let (prev, cur) = (kind(b[i - 1]), kind(b[i]));
-            let boundary = match (prev, cur) {
-                (Kind::Lower, Kind::Upper) => true,
-                (Kind::Upper, Kind::Upper) => b.get(i + 1).map(|&c| kind(c)) == Some(Kind::Lower),
-                (Kind::Digit, Kind::Lower | Kind::Upper) | (Kind::Lower | Kind::Upper, Kind::Digit) => true,
-                _ => false,
-            };
-            if boundary {
+            if boundary(kind(b[i - 1]), kind(b[i]), b.get(i + 1).map(|&c| kind(c))) {
                 push(&piece[start..i])?;
                 start = i;
             }
@@ -486,15 +472,27 @@ fn split_ascii_identifier<'a>(raw: &'a str, parts: &mut [&'a str]) -> Option<usi
     Some(n)
 }
 
+/// What a character of an identifier is, for where its parts start.
+#[derive(PartialEq, Clone, Copy)]
+enum Kind {
+    Lower,
+    Upper,
+    Digit,
+    Other,
+}
+
+/// Whether a part starts at `cur` (after `prev`, before `next`).
+fn boundary(prev: Kind, cur: Kind, next: Option<Kind>) -> bool {
+    match (prev, cur) {
+        (Kind::Lower, Kind::Upper) => true,
+        (Kind::Upper, Kind::Upper) => next == Some(Kind::Lower), // HTTPServer: HTTP|Server
+        (Kind::Digit, Kind::Lower | Kind::Upper) | (Kind::Lower | Kind::Upper, Kind::Digit) => true,
+        _ => false,
+    }
+}
+
 /// Cuts `parseUserID2_value` into `parse`, `User`, `ID`, `2`, `value`.
 pub fn split_identifier(raw: &str) -> Vec<&str> {
-    #[derive(PartialEq, Clone, Copy)]
-    enum Kind {
-        Lower,
-        Upper,
-        Digit,
-        Other,
-    }
     let kind = |c: char| {
         if c.is_lowercase() {
             Kind::Lower
@@ -511,15 +509,7 @@ pub fn split_identifier(raw: &str) -> Vec<&str> {
         let chars: Vec<(usize, char)> = piece.char_indices().collect();
         let mut start = 0usize;
         for i in 1..chars.len() {
-            let (prev, cur) = (kind(chars[i - 1].1), kind(chars[i].1));
-            let next = chars.get(i + 1).map(|c| kind(c.1));
-            let boundary = match (prev, cur) {
-                (Kind::Lower, Kind::Upper) => true,
-                (Kind::Upper, Kind::Upper) => next == Some(Kind::Lower), // HTTPServer: HTTP|Server
-                (Kind::Digit, Kind::Lower | Kind::Upper) | (Kind::Lower | Kind::Upper, Kind::Digit) => true,
-                _ => false,
-            };
-            if boundary {
+            if boundary(kind(chars[i - 1].1), kind(chars[i].1), chars.get(i + 1).map(|c| kind(c.1))) {
                 parts.push(&piece[chars[start].0..chars[i].0]);
                 start = i;
             }

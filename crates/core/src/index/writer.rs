@@ -1,7 +1,8 @@
 //! Adding documents: one at a time (`upsert`), or many at once in a bulk
 //! build whose per-document work (term ids, line tables) runs in parallel,
-//! with every posting list reserved exactly first and postings appended by
-//! term range, one range per thread.
+//! with room for every posting made exactly first (one buffer for all of
+//! them into an empty index, see `bulk`) and postings added by term range,
+//! one range per thread.
 
 use super::bulk::{cast, NewPostings, PostingArena};
 use super::line_table::{encode_table, table_terms};
@@ -85,19 +86,8 @@ impl Bm25Index {
             self.ref_avgdl = (total as f64 / docs.len() as f64).max(1.0);
         }
         let maps = self.map_vocabularies(&docs);
-        // Into an index without postings: every list filled in place, in
-        // one allocation (bulk.rs); else each list grown once, exactly.
-        let fresh = self.terms.iter().all(|t| t.postings.is_empty());
         let (bounds, counts) = self.count_postings(&docs, &maps);
-        let mut arena = if fresh { PostingArena::new(&counts) } else { None };
-        if arena.is_none() {
-            for (term, &count) in self.terms.iter_mut().zip(&counts) {
-                if count > 0 {
-                    term.postings.reserve_exact(count as usize);
-                }
-            }
-        }
-        drop(counts);
+        let mut arena = self.make_room(&counts);
         let mut added = 0;
         let mut docs = docs.into_iter();
         // In batches, so that the prepared term lists of the whole corpus
@@ -130,6 +120,23 @@ impl Bm25Index {
             }
         }
         maps
+    }
+
+    /// Room for `counts[t]` more postings of each term `t`: into an index
+    /// without postings, the one buffer they are all written into
+    /// (bulk.rs); else each list grown once, exactly.
+    fn make_room(&mut self, counts: &[u32]) -> Option<PostingArena> {
+        if self.terms.iter().all(|t| t.postings.is_empty()) {
+            if let Some(arena) = PostingArena::new(counts) {
+                return Some(arena);
+            }
+        }
+        for (term, &count) in self.terms.iter_mut().zip(counts) {
+            if count > 0 {
+                term.postings.reserve_exact(count as usize);
+            }
+        }
+        None
     }
 
     /// How many postings the documents add to each term, and the term ids
