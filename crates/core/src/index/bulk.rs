@@ -13,7 +13,7 @@
 //! snapshot.
 
 use super::postings::{Arrays, BlockMax, NewPosting, BLOCK};
-use super::section::{Backing, Buffer, Plain, Section};
+use super::section::{cast, Backing, Buffer, Plain, Section};
 use super::Term;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -98,15 +98,6 @@ fn arrays(words: &mut [u32], count: usize) -> Arrays<'_> {
     let (docs, rest) = words.split_at_mut(count);
     let (packed, blocks) = rest.split_at_mut(count.div_ceil(2));
     Arrays { docs, packed: &mut cast::<u16>(packed)[..count], blocks: cast::<BlockMax>(blocks) }
-}
-
-/// `words` as `T`s.
-pub fn cast<T: Plain>(words: &mut [u32]) -> &mut [T] {
-    let bytes = std::mem::size_of_val(words);
-    assert!(align_of::<T>() <= 4 && bytes.is_multiple_of(size_of::<T>()));
-    // SAFETY: `Plain` values have no padding, every bit pattern is one, and
-    // their alignment is at most a u32's; the length covers the same bytes.
-    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<T>(), bytes / size_of::<T>()) }
 }
 
 impl PostingArena {

@@ -259,22 +259,9 @@ impl Postings {
         }
     }
 
-    /// The frequency at `i` and a length no larger than its document's.
-    #[inline]
-    pub fn tf_and_min_len(&self, i: usize) -> (u32, u32) {
-        self.slices().tf_and_min_len(i)
-    }
-
     #[inline]
     pub fn tf(&self, i: usize) -> u32 {
         self.slices().tf(i)
-    }
-
-    /// The first position at or after `from` whose slot is at least
-    /// `target`.
-    #[inline]
-    pub fn advance(&self, from: usize, target: u32) -> usize {
-        self.slices().advance(from, target)
     }
 
     /// The position of `doc`, if it has a posting here.
@@ -435,7 +422,7 @@ mod tests {
         }
         assert_eq!(p.len(), 300);
         assert_eq!(p.tf(7), 100_000);
-        assert_eq!(p.tf_and_min_len(7), (100_000, 17));
+        assert_eq!(p.slices().tf_and_min_len(7), (100_000, 17));
         assert_eq!(p.tf(300 - 1), 299 % 5 + 1);
         assert_eq!(p.tf(8), 4);
         assert_eq!(p.blocks.len(), 300usize.div_ceil(BLOCK));
@@ -450,7 +437,7 @@ mod tests {
         for from in [0, 3, 100, 299, 300] {
             for target in [0, 1, 14, 15, 301, 598, 599, 10_000] {
                 let expect = from.min(300) + p.docs[from.min(300)..].partition_point(|&d| d < target);
-                assert_eq!(p.advance(from, target), expect, "{from} {target}");
+                assert_eq!(p.slices().advance(from, target), expect, "{from} {target}");
             }
         }
         assert_eq!(p.find(15), None);

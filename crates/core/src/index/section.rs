@@ -151,6 +151,15 @@ impl Buffer {
     }
 }
 
+/// `words` as `T`s.
+pub fn cast<T: Plain>(words: &mut [u32]) -> &mut [T] {
+    let bytes = std::mem::size_of_val(words);
+    assert!(align_of::<T>() <= 4 && bytes.is_multiple_of(size_of::<T>()));
+    // SAFETY: `Plain` values have no padding, every bit pattern is one, and
+    // their alignment is at most a u32's; the length covers the same bytes.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<T>(), bytes / size_of::<T>()) }
+}
+
 pub enum Section<T: Plain> {
     Owned(Vec<T>),
     /// `len` values `offset` bytes into the bytes `backing` keeps alive

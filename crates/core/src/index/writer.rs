@@ -4,10 +4,10 @@
 //! them into an empty index, see `bulk`) and postings added by term range,
 //! one range per thread.
 
-use super::bulk::{cast, NewPostings, PostingArena};
+use super::bulk::{NewPostings, PostingArena};
 use super::line_table::{encode_table, table_terms};
 use super::postings::{f32_up, NewPosting};
-use super::section::{Buffer, Section};
+use super::section::{cast, Buffer, Section};
 use super::vocab::VocabMap;
 use super::{id_at, Bm25Index, Document, NewDocument, Term, DEAD};
 use crate::analysis::Vocab;
