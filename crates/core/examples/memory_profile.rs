@@ -1,6 +1,7 @@
 //! Where a cold build's memory and time go, phase by phase (RSS from /proc):
 //!   [COUNT=1] [REPACK=1] cargo run --release -p workspace-search-core --example memory_profile <corpus dir>
-//! COUNT=1 also counts the bytes and allocations held (slower);
+//! COUNT=1 also counts the bytes and allocations held (slower), by size;
+//! DROP=1 then drops the index (what stays is held by others: caches);
 //! REPACK=1 then decodes the index from its snapshot form, for comparison.
 use std::time::Instant;
 
@@ -13,6 +14,11 @@ struct Counting;
 static HELD: AtomicIsize = AtomicIsize::new(0);
 static USABLE: AtomicIsize = AtomicIsize::new(0);
 static COUNT: AtomicIsize = AtomicIsize::new(0);
+/// Allocations held per power-of-two size class (`COUNT=1`).
+static CLASSES: [AtomicIsize; 40] = [const { AtomicIsize::new(0) }; 40];
+fn class(size: usize) -> usize {
+    (usize::BITS - size.leading_zeros()) as usize
+}
 /// Counting on (`COUNT=1`): off, phases are timed without its atomics.
 static COUNTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 fn counting() -> bool {
@@ -28,6 +34,7 @@ unsafe impl GlobalAlloc for Counting {
             HELD.fetch_add(l.size() as isize, Ordering::Relaxed);
             USABLE.fetch_add(usable(p), Ordering::Relaxed);
             COUNT.fetch_add(1, Ordering::Relaxed);
+            CLASSES[class(l.size())].fetch_add(1, Ordering::Relaxed);
         }
         p
     }
@@ -36,6 +43,7 @@ unsafe impl GlobalAlloc for Counting {
             HELD.fetch_sub(l.size() as isize, Ordering::Relaxed);
             USABLE.fetch_sub(usable(p), Ordering::Relaxed);
             COUNT.fetch_sub(1, Ordering::Relaxed);
+            CLASSES[class(l.size())].fetch_sub(1, Ordering::Relaxed);
         }
         mimalloc::MiMalloc.dealloc(p, l)
     }
@@ -45,6 +53,8 @@ unsafe impl GlobalAlloc for Counting {
         }
         HELD.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
         USABLE.fetch_sub(usable(p), Ordering::Relaxed);
+        CLASSES[class(l.size())].fetch_sub(1, Ordering::Relaxed);
+        CLASSES[class(n)].fetch_add(1, Ordering::Relaxed);
         let q = mimalloc::MiMalloc.realloc(p, l, n);
         USABLE.fetch_add(usable(q), Ordering::Relaxed);
         q
@@ -112,6 +122,20 @@ fn main() {
     }
     for (k, v) in parts {
         eprintln!("  {k}: {:.1} MB", v as f64 / 1048576.0);
+    }
+    if counting() {
+        for (c, n) in CLASSES.iter().enumerate() {
+            let n = n.load(Ordering::Relaxed);
+            if n > 1000 {
+                eprintln!("  allocations of {}-{} bytes: {n}", (1usize << c) >> 1, (1usize << c) - 1);
+            }
+        }
+    }
+    if std::env::var("DROP").is_ok() {
+        drop(index);
+        collect();
+        eprintln!("index dropped: RSS {:.0} MB, held {} MB", rss_mb(), held_mb());
+        return;
     }
     if std::env::var("REPACK").is_ok() {
         // The same index decoded from its snapshot form: what it holds

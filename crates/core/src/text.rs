@@ -2,14 +2,17 @@
 //! a search returns the stored text without copying it, and the chunks of
 //! a file are ranges of the file's one text (no copy of each chunk).
 
+use crate::ingest::arena::ArenaText;
 use crate::persist::stored::StoredText;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// A whole text: in memory, or still in a snapshot file (read on first use).
+/// A whole text: in memory (on the heap, or in a block of texts read
+/// together), or still in a snapshot file (read on first use).
 pub enum Body {
     Owned(String),
+    Arena(ArenaText),
     Stored(StoredText),
 }
 
@@ -17,6 +20,7 @@ impl Body {
     pub fn text(&self) -> &str {
         match self {
             Body::Owned(s) => s,
+            Body::Arena(s) => s.text(),
             Body::Stored(s) => s.text(),
         }
     }
@@ -24,6 +28,7 @@ impl Body {
     pub fn len(&self) -> usize {
         match self {
             Body::Owned(s) => s.len(),
+            Body::Arena(s) => s.text().len(),
             Body::Stored(s) => s.len(),
         }
     }
@@ -36,13 +41,14 @@ impl Body {
     pub fn hash(&self) -> u64 {
         match self {
             Body::Owned(s) => xxhash_rust::xxh3::xxh3_64(s.as_bytes()),
+            Body::Arena(s) => xxhash_rust::xxh3::xxh3_64(s.text().as_bytes()),
             Body::Stored(s) => s.hash(),
         }
     }
 
     /// Whether reading the text costs nothing (it is in memory).
     fn in_memory(&self) -> bool {
-        matches!(self, Body::Owned(_)) || matches!(self, Body::Stored(s) if s.is_loaded())
+        matches!(self, Body::Owned(_) | Body::Arena(_)) || matches!(self, Body::Stored(s) if s.is_loaded())
     }
 }
 
@@ -64,9 +70,13 @@ pub struct SharedText {
 
 impl SharedText {
     pub fn new(text: String) -> Self {
-        let ascii = text.is_ascii();
-        let end = u32::try_from(text.len()).unwrap_or(u32::MAX);
-        SharedText { text: Arc::new(Body::Owned(text)), start: 0, end, ascii }
+        SharedText::whole(Body::Owned(text))
+    }
+
+    fn whole(body: Body) -> Self {
+        let ascii = body.text().is_ascii();
+        let end = u32::try_from(body.len()).unwrap_or(u32::MAX);
+        SharedText { text: Arc::new(body), start: 0, end, ascii }
     }
 
     /// `part` of this text (a sub-slice of `as_str()`), sharing its bytes.
@@ -154,6 +164,12 @@ impl Eq for SharedText {}
 impl From<String> for SharedText {
     fn from(s: String) -> Self {
         SharedText::new(s)
+    }
+}
+
+impl From<ArenaText> for SharedText {
+    fn from(t: ArenaText) -> Self {
+        SharedText::whole(Body::Arena(t))
     }
 }
 

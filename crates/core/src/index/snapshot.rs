@@ -164,6 +164,7 @@ impl Bm25Index {
 fn encode_text(e: &mut Encoder, text: &Body) {
     match text {
         Body::Owned(s) => e.raw(s.as_bytes()),
+        Body::Arena(s) => e.raw(s.text().as_bytes()),
         Body::Stored(s) => match s.bytes() {
             Ok(bytes) => e.raw(&bytes),
             Err(err) => e.fail(err), // (this file is never renamed into place)

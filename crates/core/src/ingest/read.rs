@@ -2,6 +2,7 @@
 //! UTF-8 decoded with replacement characters, large files chunked, and the
 //! documents one thread reads tokenized with a shared vocabulary.
 
+use super::arena::{Taken, TextArena, ThreadArenas, ARENA_AT_FILES};
 use super::chunk::{chunk_id, chunk_lines, needs_chunking};
 use super::scan::FoundFile;
 use super::{ChunkOptions, FileOutcome, SkipReason};
@@ -20,7 +21,7 @@ const BINARY_PROBE: usize = 8192;
 
 /// What reading a found file gave.
 enum Contents {
-    Text(String),
+    Text(SharedText),
     Skip(SkipReason),
 }
 
@@ -42,7 +43,7 @@ fn open(path: &std::path::Path) -> std::io::Result<std::fs::File> {
 /// found (same device and inode: a link retargeted since is refused) and
 /// no larger than `max_size`; its first 8 KiB decide whether it is binary
 /// before the rest is read; UTF-8 is decoded with replacement characters.
-fn read_text(f: &FoundFile, max_size: u64) -> std::io::Result<Contents> {
+fn read_text(f: &FoundFile, max_size: u64, arena: Option<&mut TextArena>) -> std::io::Result<Contents> {
     let file = open(&f.path)?;
     let m = file.metadata()?;
     if !m.is_file() {
@@ -56,30 +57,41 @@ fn read_text(f: &FoundFile, max_size: u64) -> std::io::Result<Contents> {
     }
     // At most one byte more than allowed: a file that grew is caught too.
     let mut reader = file.take(max_size.saturating_add(1));
-    let mut bytes = Vec::with_capacity(m.len().min(max_size) as usize);
-    (&mut reader).take(BINARY_PROBE as u64).read_to_end(&mut bytes)?;
-    if bytes.contains(&0) {
+    let size = m.len() as usize;
+    let mut bytes = match arena {
+        Some(arena) => match arena.read(&mut reader, size, BINARY_PROBE)? {
+            Taken::Text(text) => return Ok(Contents::Text(text.into())),
+            Taken::Binary => return Ok(Contents::Skip(SkipReason::Binary)),
+            // Another size than the walk saw, or not UTF-8: the plain way.
+            Taken::Declined(read) => read,
+        },
+        None => Vec::with_capacity(size),
+    };
+    if bytes.len() < BINARY_PROBE {
+        (&mut reader).take((BINARY_PROBE - bytes.len()) as u64).read_to_end(&mut bytes)?;
+    }
+    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
         return Ok(Contents::Skip(SkipReason::Binary));
     }
     reader.read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max_size {
         return Ok(Contents::Skip(SkipReason::TooLarge { size: bytes.len() as u64, max: max_size }));
     }
-    Ok(Contents::Text(match String::from_utf8(bytes) {
+    Ok(Contents::Text(SharedText::new(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }))
+    })))
 }
 
 /// Splits one text into the documents it is indexed as: itself when small,
 /// else `id#chunk-N` chunks with `sourceFile` metadata. Their analysis is
 /// left empty for the caller.
-pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewDocument>, bool) {
-    if !needs_chunking(&text, chunking.max_chars) {
+pub fn documents_of(id: &str, whole: SharedText, chunking: ChunkOptions) -> (Vec<NewDocument>, bool) {
+    if !needs_chunking(&whole, chunking.max_chars) {
         return (
             vec![NewDocument {
                 id: id.to_string(),
-                content: text.into(),
+                content: whole,
                 metadata: None,
                 start_line_offset: None,
                 analyzed: Analyzed::default(),
@@ -88,7 +100,6 @@ pub fn documents_of(id: &str, text: String, chunking: ChunkOptions) -> (Vec<NewD
         );
     }
     // Chunks are ranges of the file's text, not copies.
-    let whole = SharedText::new(text);
     // One map for all the chunks of the file: a code workspace has
     // hundreds of thousands of chunks, and a map is five allocations.
     let meta = Arc::new(Map::from_iter([("sourceFile".to_string(), Value::String(id.to_string()))]));
@@ -121,8 +132,9 @@ pub fn ingest(
     let total = files.len();
     let piece = 64.max(total / (rayon::current_num_threads() * 16).max(1));
     let analyzers = tokenizer.map(ThreadAnalyzers::new);
-    let read_one = |f: &FoundFile| -> FileOutcome {
-        let out = match read_text(f, max_file_size) {
+    let arenas = (total >= ARENA_AT_FILES).then(ThreadArenas::new);
+    let read_one = |f: &FoundFile, arena: Option<&mut TextArena>| -> FileOutcome {
+        let out = match read_text(f, max_file_size, arena) {
             Ok(Contents::Skip(reason)) => FileOutcome::Skipped { id: f.id.clone(), reason },
             Ok(Contents::Text(text)) => {
                 let hash = super::content_hash(&text);
@@ -137,7 +149,10 @@ pub fn ingest(
     let pieces: Vec<(usize, Vec<FileOutcome>)> = files
         .par_chunks(piece)
         .map(|chunk| {
-            let mut out: Vec<FileOutcome> = chunk.iter().map(read_one).collect();
+            let mut out: Vec<FileOutcome> = match &arenas {
+                Some(arenas) => arenas.with(|arena| chunk.iter().map(|f| read_one(f, Some(&mut *arena))).collect()),
+                None => chunk.iter().map(|f| read_one(f, None)).collect(),
+            };
             let slot = match &analyzers {
                 Some(a) => {
                     a.with(|a| {
@@ -216,6 +231,38 @@ mod tests {
             o => panic!("{o:?}"),
         }
         assert!(matches!(&out[3], FileOutcome::Failed { .. }));
+    }
+
+    /// A large ingest reads texts into arenas; what it gives is what
+    /// reading each file on its own gives.
+    #[test]
+    fn texts_read_into_arenas_equal_texts_read_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let long: String = (0..400).map(|i| format!("line {i} of a long file\n")).collect();
+        let files: Vec<FoundFile> = (0..ARENA_AT_FILES + 10)
+            .map(|i| {
+                let name = format!("f{i:03}.txt");
+                let bytes: Vec<u8> = match i % 50 {
+                    0 => b"bin\0ary".to_vec(),
+                    1 => b"not utf-8 \xff here".to_vec(),
+                    2 => long.clone().into_bytes(),
+                    _ => format!("file {i} text").into_bytes(),
+                };
+                std::fs::write(d.path().join(&name), bytes).unwrap();
+                FoundFile { id: name.clone(), path: d.path().join(name), identity: None, stamp: None }
+            })
+            .collect();
+        let together = ingest(&files, ChunkOptions::default(), 1 << 20, None, &|_, _, _| {});
+        let in_arena = |o: &FileOutcome| match o {
+            FileOutcome::Documents { docs, .. } => matches!(&**docs[0].content.parts().0, crate::text::Body::Arena(_)),
+            _ => false,
+        };
+        assert!(in_arena(&together[3]) && !in_arena(&together[1]), "arena, or the heap for a decoded text");
+        for (f, t) in files.iter().zip(&together) {
+            let alone = ingest(std::slice::from_ref(f), ChunkOptions::default(), 1 << 20, None, &|_, _, _| {});
+            assert!(!in_arena(&alone[0]));
+            assert_eq!(format!("{:?}", alone[0]), format!("{t:?}"), "{}", f.id);
+        }
     }
 
     /// A link retargeted outside basePath between the walk and the read is

@@ -24,7 +24,7 @@ fn results(ix: &Bm25Index, t: &Tokenizer, query: &str) -> Vec<(String, u64, Stri
 }
 
 fn file(t: &Tokenizer, id: &str, text: &str) -> FileOutcome {
-    let (mut docs, chunked) = documents_of(id, text.to_string(), ChunkOptions { max_chars: 60, overlap_lines: 1 });
+    let (mut docs, chunked) = documents_of(id, text.into(), ChunkOptions { max_chars: 60, overlap_lines: 1 });
     for d in docs.iter_mut() {
         d.analyzed = Analyzed::of_text(t, &d.content);
     }
