@@ -144,11 +144,13 @@ pub struct ThreadArenas {
     slots: Vec<Mutex<TextArena>>,
 }
 
-impl ThreadArenas {
-    pub fn new() -> Self {
+impl Default for ThreadArenas {
+    fn default() -> Self {
         ThreadArenas { slots: (0..rayon::current_num_threads().max(1)).map(|_| Mutex::default()).collect() }
     }
+}
 
+impl ThreadArenas {
     /// Runs `f` with the calling thread's arena.
     pub fn with<R>(&self, f: impl FnOnce(&mut TextArena) -> R) -> R {
         let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();

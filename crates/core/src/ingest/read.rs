@@ -132,7 +132,7 @@ pub fn ingest(
     let total = files.len();
     let piece = 64.max(total / (rayon::current_num_threads() * 16).max(1));
     let analyzers = tokenizer.map(ThreadAnalyzers::new);
-    let arenas = (total >= ARENA_AT_FILES).then(ThreadArenas::new);
+    let arenas = (total >= ARENA_AT_FILES).then(ThreadArenas::default);
     let read_one = |f: &FoundFile, arena: Option<&mut TextArena>| -> FileOutcome {
         let out = match read_text(f, max_file_size, arena) {
             Ok(Contents::Skip(reason)) => FileOutcome::Skipped { id: f.id.clone(), reason },
