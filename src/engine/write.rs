@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::{Analyzed, NewDocument};
+use workspace_search_core::ingest::arena::share;
 use workspace_search_core::ingest::{Failed, Report};
+use workspace_search_core::text::SharedText;
 use workspace_search_core::vectors::plan;
 
 /// One document to write, checked.
@@ -43,10 +45,15 @@ pub(super) async fn analyze_js(f: &TokenizerFn, text: &str) -> Result<Analyzed> 
     Ok(Analyzed::from_whole_and_lines(&out[0], &lines))
 }
 
-fn new_document(d: DocArgs, analyzed: Analyzed) -> NewDocument {
+fn new_document(mut d: DocArgs, analyzed: Analyzed) -> NewDocument {
+    let content = std::mem::take(&mut d.content).into();
+    shared_document(d, content, analyzed)
+}
+
+fn shared_document(d: DocArgs, content: SharedText, analyzed: Analyzed) -> NewDocument {
     NewDocument {
         id: d.id,
-        content: d.content.into(),
+        content,
         metadata: d.metadata.map(std::sync::Arc::new),
         start_line_offset: d.start_line_offset,
         analyzed,
@@ -74,11 +81,14 @@ impl Inner {
                     return Ok(vec![new_document(d, a)]);
                 }
                 blocking(move || {
+                    let mut docs = docs;
                     let analyzed =
                         workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
                     use rayon::prelude::*;
-                    // In parallel: each text is checked for ASCII on the way.
-                    docs.into_par_iter().zip(analyzed).map(|(d, a)| new_document(d, a)).collect()
+                    // In parallel, each checked for ASCII on the way; many
+                    // are copied back to back (see core's ingest::arena).
+                    let texts = share(docs.iter_mut().map(|d| std::mem::take(&mut d.content)).collect());
+                    docs.into_par_iter().zip(texts).zip(analyzed).map(|((d, t), a)| shared_document(d, t, a)).collect()
                 })
                 .await
             }

@@ -4,7 +4,8 @@
 //! lived term lists of the same thread: once those were freed, their pages
 //! stayed half used, and the rounding of every text to a size class added
 //! to it (a 50,000-file code workspace held 65 MB more for the same texts).
-//! A block is given back whole when its last text goes.
+//! A block is given back whole when its last text goes. `indexMany`
+//! copies its texts into them the same way (`share`).
 
 use std::io::Read;
 use std::ptr::NonNull;
@@ -89,6 +90,12 @@ impl TextArena {
         text
     }
 
+    /// A copy of `text` in the arena (`None`: the system gave no mapping).
+    pub fn copy(&mut self, text: &str) -> Option<ArenaText> {
+        self.reserve(text.len())?.copy_from_slice(text.as_bytes());
+        Some(self.commit(text.len()))
+    }
+
     /// Reads all of `reader`, which should hold `len` bytes, into the
     /// arena, unless its first `probe` bytes hold a NUL. What it declines
     /// (another count than `len`, not UTF-8, no mapping) leaves the
@@ -158,6 +165,25 @@ impl ThreadArenas {
     }
 }
 
+/// `texts` as shared texts, copied into arenas if there are enough of them
+/// (see `ARENA_AT_FILES`), in parallel; each `String` is freed as it is
+/// copied.
+pub fn share(texts: Vec<String>) -> Vec<crate::text::SharedText> {
+    use rayon::prelude::*;
+    if texts.len() < ARENA_AT_FILES {
+        return texts.into_iter().map(Into::into).collect();
+    }
+    let arenas = ThreadArenas::default();
+    texts
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|t| match arenas.with(|a| a.copy(&t)) {
+            Some(copy) => copy.into(),
+            None => t.into(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +233,18 @@ mod tests {
         let Taken::Text(next) = read(&mut arena, b"next", 4) else { panic!("declined") };
         assert_eq!((next.start, next.text()), (21, "next"));
         assert!(matches!(read(&mut arena, b"", 0), Taken::Text(t) if t.text().is_empty()));
+        let copy = arena.copy("copied é").unwrap();
+        assert_eq!((copy.start, copy.text()), (25, "copied é"));
+    }
+
+    #[test]
+    fn many_texts_are_shared_in_order_from_arenas() {
+        use crate::text::Body;
+        let texts: Vec<String> = (0..ARENA_AT_FILES * 3).map(|i| format!("text {i} ").repeat(i % 5)).collect();
+        let shared = share(texts.clone());
+        assert_eq!(shared.iter().map(|t| t.to_string()).collect::<Vec<_>>(), texts);
+        assert!(shared.iter().all(|t| matches!(&**t.parts().0, Body::Arena(_))));
+        let few = share(texts[..3].to_vec());
+        assert!(few.iter().all(|t| matches!(&**t.parts().0, Body::Owned(_))), "few stay on the heap");
     }
 }
