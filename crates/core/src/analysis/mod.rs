@@ -5,6 +5,7 @@
 //! look-up.
 
 mod highlight;
+mod stems;
 pub mod tokenizer;
 pub mod word_table;
 mod words;

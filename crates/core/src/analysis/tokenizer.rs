@@ -7,7 +7,7 @@
 //! known at indexing time and never need re-tokenizing.
 
 use rust_stemmers::{Algorithm, Stemmer};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
@@ -108,13 +108,8 @@ impl Default for TokenizerConfig {
 pub struct Tokenizer {
     config: TokenizerConfig,
     stemmer: Option<Stemmer>,
-    /// Stems already computed: Snowball costs about a microsecond a word,
-    /// and a vocabulary is small next to the tokens that repeat it.
-    stems: std::sync::RwLock<FxHashMap<Box<str>, Box<str>>>,
+    stems: std::sync::RwLock<super::stems::StemCache>,
 }
-
-/// Stems kept per tokenizer.
-const MAX_STEMS: usize = 1 << 18;
 
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -379,10 +374,7 @@ impl Tokenizer {
                 }
                 let stemmed = st.stem(token);
                 emit(&stemmed);
-                let mut cache = self.stems.write().unwrap_or_else(|e| e.into_inner());
-                if cache.len() < MAX_STEMS {
-                    cache.insert(token.into(), stemmed.as_ref().into());
-                }
+                self.stems.write().unwrap_or_else(|e| e.into_inner()).insert(token, &stemmed);
             }
             _ => emit(token),
         }
