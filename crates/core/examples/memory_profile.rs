@@ -109,6 +109,8 @@ fn main() {
     std::thread::sleep(std::time::Duration::from_secs(1));
     collect();
     eprintln!("a second later: RSS {:.0} MB, held {} MB", rss_mb(), held_mb());
+    let stats = index.stats();
+    eprintln!("{} documents, {} terms", stats.documents, stats.terms);
     let parts = index.memory_parts();
     let total: usize = parts.iter().map(|p| p.1).sum();
     eprintln!(
