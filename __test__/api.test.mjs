@@ -206,6 +206,28 @@ test('indexMany indexes documents in one call and reports them', async () => {
   assert.equal((await ws.indexMany([])).indexed, 0)
 })
 
+test('a large indexMany (texts kept in shared blocks) returns every text exactly, then replaces and removes them', async () => {
+  const ws = new Workspace({ bm25: true })
+  // Enough documents for the batch's texts to be copied into shared blocks;
+  // ASCII, accented, astral and empty texts side by side.
+  // A word of letters per document (digits would be split off).
+  const tag = (i) => 'q' + [...String(i)].map((d) => 'abcdefghij'[d]).join('')
+  const text = (i) => ['', `plain ${tag(i)}`, `café ${tag(i)} naïve`, `emoji 😀 ${tag(i)}`][i % 4]
+  const docs = Array.from({ length: 600 }, (_, i) => ({ path: `d${i}`, content: text(i) }))
+  assert.equal((await ws.indexMany(docs)).indexed, 600)
+  for (const i of [1, 2, 3, 297, 298, 599]) {
+    const [hit] = await ws.search(tag(i), { topK: 1 })
+    assert.equal(hit.id, `d${i}`)
+    assert.equal(hit.content, text(i))
+  }
+  await ws.indexMany(docs.slice(0, 300).map((d) => ({ path: d.path, content: 'replaced text' })))
+  await ws.unindex('d599')
+  assert.equal((await ws.search('replaced', { topK: 1000 })).length, 300)
+  assert.deepEqual(await ws.search(tag(1)), [])
+  assert.deepEqual(await ws.search(tag(599)), [])
+  assert.equal((await ws.search(tag(598), { topK: 1 }))[0].content, text(598))
+})
+
 test('stats() counts documents, terms and tokens', async () => {
   const ws = new Workspace({ bm25: true })
   assert.deepEqual({ ...ws.stats(), memoryBytes: 0 }, { documents: 0, terms: 0, tokens: 0, avgDocLength: 0, vectors: 0, memoryBytes: 0 })
