@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Instant;
 use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::{Analyzed, NewDocument};
-use workspace_search_core::ingest::arena::share;
 use workspace_search_core::ingest::{Failed, Report};
+use workspace_search_core::text::arena::share;
 use workspace_search_core::text::SharedText;
 use workspace_search_core::vectors::plan;
 
@@ -86,7 +86,7 @@ impl Inner {
                         workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
                     use rayon::prelude::*;
                     // In parallel, each checked for ASCII on the way; many
-                    // are copied back to back (see core's ingest::arena).
+                    // are copied back to back (see core's text::arena).
                     let texts = share(docs.iter_mut().map(|d| std::mem::take(&mut d.content)).collect());
                     docs.into_par_iter().zip(texts).zip(analyzed).map(|((d, t), a)| shared_document(d, t, a)).collect()
                 })

@@ -4,7 +4,6 @@
 //! tokenizes, `chunk` splits large files into line chunks; `build_index`
 //! makes a fresh index of the result.
 
-pub mod arena;
 pub mod chunk;
 mod read;
 pub mod scan;

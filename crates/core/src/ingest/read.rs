@@ -2,13 +2,13 @@
 //! UTF-8 decoded with replacement characters, large files chunked, and the
 //! documents one thread reads tokenized with a shared vocabulary.
 
-use super::arena::{Taken, TextArena, ThreadArenas, ARENA_AT_FILES};
 use super::chunk::{chunk_id, chunk_lines, needs_chunking};
 use super::scan::FoundFile;
 use super::{ChunkOptions, FileOutcome, SkipReason};
 use crate::analysis::tokenizer::Tokenizer;
 use crate::analysis::{Analyzed, ThreadAnalyzers};
 use crate::index::NewDocument;
+use crate::text::arena::{Taken, TextArena, ThreadArenas, ARENA_AT_FILES};
 use crate::text::SharedText;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -62,7 +62,7 @@ fn read_text(f: &FoundFile, max_size: u64, arena: Option<&mut TextArena>) -> std
         Some(arena) => match arena.read(&mut reader, size, BINARY_PROBE)? {
             Taken::Text(text) => return Ok(Contents::Text(text.into())),
             Taken::Binary => return Ok(Contents::Skip(SkipReason::Binary)),
-            // Another size than the walk saw, or not UTF-8: the plain way.
+            // Another size than its metadata said, or not UTF-8: the plain way.
             Taken::Declined(read) => read,
         },
         None => Vec::with_capacity(size),

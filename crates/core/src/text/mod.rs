@@ -2,8 +2,10 @@
 //! a search returns the stored text without copying it, and the chunks of
 //! a file are ranges of the file's one text (no copy of each chunk).
 
-use crate::ingest::arena::ArenaText;
+pub mod arena;
+
 use crate::persist::stored::StoredText;
+use arena::ArenaText;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
