@@ -285,13 +285,25 @@ mod tests {
         std::fs::remove_file(d.path().join("plain.md")).unwrap();
         let fifo = std::ffi::CString::new(d.path().join("plain.md").to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-        let out = ingest(&found, ChunkOptions::default(), 1 << 20, None, &|_, _, _| {});
-        assert!(matches!(&out[0], FileOutcome::Documents { .. }));
-        assert!(matches!(&out[1], FileOutcome::Skipped { reason: SkipReason::Replaced, .. }), "{:?}", out[1]);
-        assert!(
-            matches!(&out[2], FileOutcome::Skipped { reason: SkipReason::NotRegular("a FIFO"), .. }),
-            "{:?}",
-            out[2]
-        );
+        // Alone (texts on the heap) and among enough files for the texts
+        // to be read into blocks: refused the same way.
+        let others = tempfile::tempdir().unwrap();
+        let padding: Vec<FoundFile> = (0..ARENA_AT_FILES)
+            .map(|i| {
+                let path = others.path().join(format!("p{i}.md"));
+                std::fs::write(&path, "padding").unwrap();
+                FoundFile { id: format!("p{i}.md"), path, identity: None, stamp: None }
+            })
+            .collect();
+        for files in [found.clone(), [found.clone(), padding].concat()] {
+            let out = ingest(&files, ChunkOptions::default(), 1 << 20, None, &|_, _, _| {});
+            assert!(matches!(&out[0], FileOutcome::Documents { .. }));
+            assert!(matches!(&out[1], FileOutcome::Skipped { reason: SkipReason::Replaced, .. }), "{:?}", out[1]);
+            assert!(
+                matches!(&out[2], FileOutcome::Skipped { reason: SkipReason::NotRegular("a FIFO"), .. }),
+                "{:?}",
+                out[2]
+            );
+        }
     }
 }
