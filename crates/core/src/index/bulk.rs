@@ -12,11 +12,10 @@
 //! them; a later write to a term copies its postings out, as for a loaded
 //! snapshot.
 
-use super::postings::{Arrays, BlockMax, NewPosting, BLOCK};
-use super::section::{cast, Backing, Buffer, Plain, Section};
+use super::postings::{layout, Arrays, BlockMax, NewPosting};
+use super::section::{cast, Buffer};
 use super::Term;
 use rayon::prelude::*;
-use std::sync::Arc;
 
 /// A document's postings to add: its slot, its length, its (term, tf) in
 /// term order (as `prepare` gives them).
@@ -33,11 +32,9 @@ struct Place {
     filled: u32,
 }
 
-/// Words a term of `count` postings takes: its slots, its 2-byte codes
-/// (padded to a word), its 16-byte block summaries.
+/// Words a term of `count` postings takes (`postings::layout`).
 fn words_for(count: u32) -> u64 {
-    let count = u64::from(count);
-    count + count.div_ceil(2) + count.div_ceil(BLOCK as u64) * (size_of::<BlockMax>() / 4) as u64
+    (layout(count as usize).2 / 4) as u64
 }
 
 /// Where each term's postings go in the one allocation of a bulk build.
@@ -167,24 +164,9 @@ impl PostingArena {
         for (t, term) in terms.iter_mut().enumerate().filter(|&(t, _)| self.places[t].count > 1) {
             let place = self.places[t];
             debug_assert_eq!(place.filled, place.count, "every counted posting written");
-            let (count, docs) = (place.count as usize, 4 * place.start as usize);
-            let packed = docs + 4 * count;
-            let blocks = packed + 4 * count.div_ceil(2);
-            let block_bytes = size_of::<BlockMax>() * count.div_ceil(BLOCK);
-            term.postings.adopt(
-                view(&backing, docs..packed),
-                view(&backing, packed..packed + 2 * count),
-                view(&backing, blocks..blocks + block_bytes),
-            );
+            let start = 4 * place.start as usize;
+            let bytes = &backing.bytes()[start..start + 4 * words_for(place.count) as usize];
+            term.postings.adopt(&backing, bytes, place.count as usize);
         }
     }
-}
-
-/// The values at `range` of `backing` (a single one in place).
-fn view<T: Plain>(backing: &Arc<Backing>, range: std::ops::Range<usize>) -> Section<T> {
-    let bytes = &backing.bytes()[range];
-    if bytes.len() == size_of::<T>() {
-        return Section::copy(bytes);
-    }
-    Section::view(backing, bytes).unwrap_or_else(|| Section::copy(bytes))
 }

@@ -94,7 +94,7 @@ impl Bm25Index {
                 |s| lens[s as usize],
                 |tf, len| f32_up(ref_norm.tf_part(tf, len)),
             );
-            for b in &t.postings.blocks {
+            for b in t.postings.slices().blocks {
                 t.max_tf = t.max_tf.max(b.max_tf);
                 t.min_len_per_tf = t.min_len_per_tf.min(b.min_len_per_tf);
                 t.max_score = t.max_score.max(b.max_score);

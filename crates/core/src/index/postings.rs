@@ -5,8 +5,9 @@
 //! postings without reading the documents' lengths. (Per-document line
 //! tables are in line_table.rs.)
 
-use super::section::{Plain, Section};
+use super::section::{Backing, Plain, Section};
 use crate::persist::SnapshotError;
+use std::sync::Arc;
 
 /// Postings per skip block.
 pub const BLOCK: usize = 32;
@@ -172,26 +173,75 @@ pub struct Arrays<'a> {
     pub blocks: &'a mut [BlockMax],
 }
 
-#[derive(Debug, Clone, Default)]
+/// A term's postings, kept where they are cheapest: one posting in place,
+/// a run in shared bytes (a bulk build's buffer or a mapped snapshot), or
+/// growing arrays once written to. One pointer-sized reference to shared
+/// bytes per term, not one per array: a code workspace has hundreds of
+/// thousands of terms, and three 24-byte arrays each made the term table
+/// as large as the postings at 10k files.
+#[derive(Clone, Default)]
 pub struct Postings {
-    pub docs: Section<u32>,
-    /// Per posting: the frequency in the low byte (`TF_BIG`: see `big`), the
-    /// length code (`len_code`) in the high byte.
-    packed: Section<u16>,
+    lists: Lists,
     /// (position, tf) of the rare frequencies that do not fit in a byte;
     /// boxed, so that the many terms without any pay one pointer, not a Vec.
     #[allow(clippy::box_collection)] // the point: 8 bytes per term instead of 24
     big: Option<Box<Vec<(u32, u32)>>>,
-    pub blocks: Section<BlockMax>,
+}
+
+#[derive(Clone, Default)]
+enum Lists {
+    #[default]
+    Empty,
+    /// A single posting: its summary holds its slot (`last_doc`).
+    One { packed: u16, block: BlockMax },
+    /// `len` postings `offset` bytes into `backing`, laid out as `layout`
+    /// says (checked when made: inside, aligned, little-endian).
+    View { backing: Arc<Backing>, offset: u32, len: u32 },
+    /// Written since: growing arrays.
+    Owned(Box<OwnedLists>),
+}
+
+#[derive(Clone, Default)]
+struct OwnedLists {
+    docs: Vec<u32>,
+    /// Per posting: the frequency in the low byte (`TF_BIG`: see `big`), the
+    /// length code (`len_code`) in the high byte.
+    packed: Vec<u16>,
+    blocks: Vec<BlockMax>,
+}
+
+/// Where `n` postings laid out in place keep their arrays, in bytes from
+/// their start: slots (4 bytes each), codes (2 bytes each, padded to 4),
+/// block summaries; and the total. A bulk build's buffer and a snapshot
+/// lay them out so.
+pub fn layout(n: usize) -> (usize, usize, usize) {
+    let packed = 4 * n;
+    let blocks = packed + 4 * n.div_ceil(2);
+    (packed, blocks, blocks + size_of::<BlockMax>() * n.div_ceil(BLOCK))
 }
 
 impl Postings {
     pub fn len(&self) -> usize {
-        self.docs.len()
+        match &self.lists {
+            Lists::Empty => 0,
+            Lists::One { .. } => 1,
+            Lists::View { len, .. } => *len as usize,
+            Lists::Owned(o) => o.docs.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.len() == 0
+    }
+
+    /// Whether the postings are read in shared bytes.
+    pub fn is_view(&self) -> bool {
+        matches!(self.lists, Lists::View { .. })
+    }
+
+    /// Whether the single posting is kept in place.
+    pub fn is_one(&self) -> bool {
+        matches!(self.lists, Lists::One { .. })
     }
 
     /// Appends a posting; `doc` must be above every slot already here.
@@ -201,14 +251,32 @@ impl Postings {
     }
 
     pub fn push_posting(&mut self, p: &NewPosting) {
-        let i = self.docs.len();
-        self.docs.push(p.doc);
+        let i = self.len();
         let code = self.packed_code(i, p.tf, p.len);
-        self.packed.push(code);
+        if i == 0 {
+            self.lists = Lists::One { packed: code, block: BlockMax::first(p) };
+            return;
+        }
+        let o = self.owned();
+        o.docs.push(p.doc);
+        o.packed.push(code);
         if i.is_multiple_of(BLOCK) {
-            self.blocks.push(BlockMax::first(p));
+            o.blocks.push(BlockMax::first(p));
         } else {
-            self.blocks.to_mut().last_mut().expect("block").widen(p);
+            o.blocks.last_mut().expect("block").widen(p);
+        }
+    }
+
+    /// The postings as growing arrays (copied out of shared bytes first).
+    fn owned(&mut self) -> &mut OwnedLists {
+        if !matches!(self.lists, Lists::Owned(_)) {
+            let s = self.slices();
+            let o = OwnedLists { docs: s.docs.to_vec(), packed: s.packed.to_vec(), blocks: s.blocks.to_vec() };
+            self.lists = Lists::Owned(Box::new(o));
+        }
+        match &mut self.lists {
+            Lists::Owned(o) => o,
+            _ => unreachable!("just made owned"),
         }
     }
 
@@ -227,11 +295,11 @@ impl Postings {
         }
     }
 
-    /// Takes the arrays `put` filled.
-    pub fn adopt(&mut self, docs: Section<u32>, packed: Section<u16>, blocks: Section<BlockMax>) {
-        debug_assert!(self.docs.is_empty() && packed.len() == docs.len());
-        debug_assert_eq!(blocks.len(), docs.len().div_ceil(BLOCK));
-        (self.docs, self.packed, self.blocks) = (docs, packed, blocks);
+    /// Takes the `n` postings `put` filled at `bytes` of `backing` (laid out
+    /// as `layout` says): viewed there, or copied where they cannot be.
+    pub fn adopt(&mut self, backing: &Arc<Backing>, bytes: &[u8], n: usize) {
+        debug_assert!(self.is_empty() && n > 1 && bytes.len() == layout(n).2);
+        self.lists = Lists::view(backing, bytes, n).unwrap_or_else(|| Lists::copy(bytes, n));
     }
 
     /// Posting `i`'s frequency and length code (a frequency too large for
@@ -247,15 +315,30 @@ impl Postings {
         }
     }
 
-    /// The arrays as slices, resolved once (a viewed array takes a few
-    /// loads to resolve; top-k reads them per posting).
+    /// The arrays as slices, resolved once (top-k reads them per posting).
     #[inline]
     pub fn slices(&self) -> PostingSlices<'_> {
-        PostingSlices {
-            docs: &self.docs,
-            packed: &self.packed,
-            big: self.big.as_deref().map(|b| &b[..]),
-            blocks: &self.blocks,
+        let big = self.big.as_deref().map(|b| &b[..]);
+        match &self.lists {
+            Lists::Empty => PostingSlices { docs: &[], packed: &[], big, blocks: &[] },
+            Lists::One { packed, block } => PostingSlices {
+                docs: std::slice::from_ref(&block.last_doc),
+                packed: std::slice::from_ref(packed),
+                big,
+                blocks: std::slice::from_ref(block),
+            },
+            Lists::View { backing, offset, len } => {
+                let n = *len as usize;
+                let (packed, blocks, end) = layout(n);
+                let bytes = &backing.bytes()[*offset as usize..][..end];
+                PostingSlices {
+                    docs: plain_slice(&bytes[..packed]),
+                    packed: plain_slice(&bytes[packed..blocks]).get(..n).unwrap_or(&[]),
+                    big,
+                    blocks: plain_slice(&bytes[blocks..]),
+                }
+            }
+            Lists::Owned(o) => PostingSlices { docs: &o.docs, packed: &o.packed, big, blocks: &o.blocks },
         }
     }
 
@@ -266,7 +349,7 @@ impl Postings {
 
     /// The position of `doc`, if it has a posting here.
     pub fn find(&self, doc: u32) -> Option<usize> {
-        self.docs.binary_search(&doc).ok()
+        self.slices().docs.binary_search(&doc).ok()
     }
 
     /// Keeps the postings whose slot maps to a new slot (compaction).
@@ -278,7 +361,7 @@ impl Postings {
         score_of: impl Fn(u32, u32) -> f32,
     ) -> Postings {
         let mut out = Postings::default();
-        for (i, &d) in self.docs.iter().enumerate() {
+        for (i, &d) in self.slices().docs.iter().enumerate() {
             if let Some(s) = new_slot(d) {
                 let (tf, len) = (self.tf(i), len_of(s));
                 out.push(s, tf, len, score_of(tf, len));
@@ -287,93 +370,151 @@ impl Postings {
         out
     }
 
-    /// Room for exactly `n` more postings.
+    /// Room for exactly `n` more postings (none for a first single one).
     pub fn reserve_exact(&mut self, n: usize) {
-        self.docs.reserve_exact(n);
-        self.packed.reserve_exact(n);
-        let blocks = (self.docs.len() + n).div_ceil(BLOCK);
-        let have = self.blocks.len();
-        self.blocks.reserve_exact(blocks.saturating_sub(have));
+        if self.is_empty() && n <= 1 {
+            return;
+        }
+        let o = self.owned();
+        o.docs.reserve_exact(n);
+        o.packed.reserve_exact(n);
+        let blocks = (o.docs.len() + n).div_ceil(BLOCK);
+        o.blocks.reserve_exact(blocks.saturating_sub(o.blocks.len()));
     }
 
     pub fn shrink_to_fit(&mut self) {
-        self.docs.shrink_to_fit();
-        self.packed.shrink_to_fit();
         if let Some(big) = &mut self.big {
             big.shrink_to_fit();
         }
-        self.blocks.shrink_to_fit();
+        if let Lists::Owned(o) = &mut self.lists {
+            if o.docs.len() == 1 {
+                self.lists = Lists::One { packed: o.packed[0], block: o.blocks[0] };
+            } else {
+                o.docs.shrink_to_fit();
+                o.packed.shrink_to_fit();
+                o.blocks.shrink_to_fit();
+            }
+        }
     }
 
+    /// Bytes held beside the term (viewed ones: the bytes viewed).
     pub fn bytes(&self) -> usize {
-        self.docs.held_bytes()
-            + self.packed.held_bytes()
-            + self.big.as_ref().map_or(0, |b| std::mem::size_of::<Vec<(u32, u32)>>() + b.capacity() * 8)
-            + self.blocks.held_bytes()
+        let big = self.big.as_ref().map_or(0, |b| size_of::<Vec<(u32, u32)>>() + b.capacity() * 8);
+        big + match &self.lists {
+            Lists::Empty | Lists::One { .. } => 0,
+            Lists::View { len, .. } => layout(*len as usize).2,
+            Lists::Owned(o) => {
+                size_of::<OwnedLists>()
+                    + o.docs.capacity() * 4
+                    + o.packed.capacity() * 2
+                    + o.blocks.capacity() * size_of::<BlockMax>()
+            }
+        }
+    }
+}
+
+impl Lists {
+    /// A view of `n` postings at `bytes` inside `backing`, if they can be
+    /// read there (see `Section::view`).
+    fn view(backing: &Arc<Backing>, bytes: &[u8], n: usize) -> Option<Lists> {
+        let Section::View { offset, .. } = Section::<u32>::view(backing, bytes)? else { return None };
+        let len = u32::try_from(n).ok()?;
+        (bytes.len() == layout(n).2).then(|| Lists::View { backing: backing.clone(), offset, len })
+    }
+
+    /// A copy of `n` postings laid out as `layout` says in `bytes`.
+    fn copy(bytes: &[u8], n: usize) -> Lists {
+        let (packed, blocks, end) = layout(n);
+        let docs: Vec<u32> = bytes[..packed].chunks_exact(4).map(u32::read_le).collect();
+        let codes: Vec<u16> = bytes[packed..blocks].chunks_exact(2).take(n).map(u16::read_le).collect();
+        let sums: Vec<BlockMax> =
+            bytes[blocks..end].chunks_exact(size_of::<BlockMax>()).map(BlockMax::read_le).collect();
+        match n {
+            0 => Lists::Empty,
+            1 => Lists::One { packed: codes[0], block: sums[0] },
+            _ => Lists::Owned(Box::new(OwnedLists { docs, packed: codes, blocks: sums })),
+        }
+    }
+}
+
+impl std::fmt::Debug for Postings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.slices();
+        f.debug_struct("Postings").field("docs", &s.docs).field("packed", &s.packed).field("big", &s.big).finish()
     }
 }
 
 impl Postings {
-    /// Starts at a multiple of 4 (after `Encoder::pad4`) and keeps its
-    /// arrays there, so that a mapped snapshot's postings are used in place.
+    /// The count, then the arrays back to back as `layout` lays them out
+    /// (so that a mapped snapshot's postings are viewed where they lie, as
+    /// one run), then the big frequencies. Starts at a multiple of 4 and
+    /// ends at one.
     pub fn encode(&self, e: &mut crate::persist::codec::Encoder) {
-        e.u32s(&self.docs);
-        e.u16s(&self.packed);
-        e.pad4();
-        let big: &[(u32, u32)] = self.big.as_deref().map_or(&[], |b| b.as_slice());
-        e.len(big.len());
-        for &(i, tf) in big {
-            e.u32(i);
-            e.u32(tf);
+        let s = self.slices();
+        e.len(s.docs.len());
+        for &d in s.docs {
+            e.u32(d);
         }
-        e.len(self.blocks.len());
-        for b in &self.blocks {
+        for &p in s.packed {
+            e.raw(&p.to_le_bytes());
+        }
+        if !s.packed.len().is_multiple_of(2) {
+            e.raw(&[0, 0]); // codes padded to 4 bytes
+        }
+        for b in s.blocks {
             e.u32(b.last_doc);
             e.u32(b.max_tf);
             e.f32(b.min_len_per_tf);
             e.f32(b.max_score);
         }
+        let big = s.big.unwrap_or(&[]);
+        e.len(big.len());
+        for &(i, tf) in big {
+            e.u32(i);
+            e.u32(tf);
+        }
     }
 
     /// The bytes `encode` writes.
     pub fn encoded_len(&self) -> usize {
-        let big = self.big.as_ref().map_or(0, |b| b.len());
-        8 + 4 * self.docs.len()
-            + 8
-            + (2 * self.packed.len()).next_multiple_of(4)
-            + 8
-            + 8 * big
-            + 8
-            + 16 * self.blocks.len()
+        8 + layout(self.len()).2 + 8 + 8 * self.big.as_ref().map_or(0, |b| b.len())
     }
 
     /// Postings as `encode` wrote them, checked against the slot count.
     pub fn decode(d: &mut crate::persist::codec::Decoder, slots: usize) -> Result<Postings, SnapshotError> {
         let bad = |what: &str| SnapshotError::Corrupt(format!("postings: {what}"));
-        let docs = d.section::<u32>("postings")?;
-        let packed = d.section::<u16>("frequencies")?;
-        d.pad4("frequencies")?;
-        if packed.len() != docs.len() || docs.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(bad("unsorted or uneven"));
-        }
-        if docs.last().is_some_and(|&s| s as usize >= slots) {
-            return Err(bad("slot out of range"));
-        }
-        let n = d.len(8, "big frequencies")?;
-        let mut big = Vec::with_capacity(n);
-        for _ in 0..n {
+        let n = d.len(6, "postings")?;
+        let bytes = d.take_bytes(layout(n).2)?;
+        let lists = match d.backing() {
+            Some(backing) if n > 1 => Lists::view(backing, bytes, n).unwrap_or_else(|| Lists::copy(bytes, n)),
+            _ => Lists::copy(bytes, n),
+        };
+        let nb = d.len(8, "big frequencies")?;
+        let mut big = Vec::with_capacity(nb);
+        for _ in 0..nb {
             big.push((d.u32("a big frequency")?, d.u32("a big frequency")?));
         }
-        let blocks = d.section::<BlockMax>("blocks")?;
-        if blocks.len() != docs.len().div_ceil(BLOCK) {
-            return Err(bad("block count"));
+        let out = Postings { lists, big: (!big.is_empty()).then(|| Box::new(big)) };
+        let s = out.slices();
+        if s.docs.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad("unsorted"));
         }
-        let markers = packed.iter().filter(|&&p| p & 0xff == TF_BIG).count();
-        if markers != big.len() || big.iter().any(|&(i, _)| i as usize >= docs.len()) {
+        if s.docs.last().is_some_and(|&slot| slot as usize >= slots) {
+            return Err(bad("slot out of range"));
+        }
+        let markers = s.packed.iter().filter(|&&p| p & 0xff == TF_BIG).count();
+        let big = s.big.unwrap_or(&[]);
+        if markers != big.len() || big.iter().any(|&(i, _)| i as usize >= n || s.packed[i as usize] & 0xff != TF_BIG) {
             return Err(bad("big frequencies"));
         }
-        Ok(Postings { docs, packed, big: (!big.is_empty()).then(|| Box::new(big)), blocks })
+        Ok(out)
     }
+}
+
+/// `bytes` as `T`s (empty if they cannot be: callers made sure they can).
+#[inline]
+fn plain_slice<T: Plain>(bytes: &[u8]) -> &[T] {
+    crate::index::section::plain_slice(bytes).unwrap_or(&[])
 }
 
 /// The first position at or after `from` where `before` turns false
@@ -396,53 +537,5 @@ pub fn gallop<T>(items: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn length_codes_round_down_and_keep_order() {
-        let mut last = 0;
-        for len in (0..5000).chain([65_535, 1 << 20, 507_904, 507_903, u32::MAX]) {
-            let (code, min) = (len_code(len), len_of_code(len_code(len)));
-            assert!(min <= len, "{len} -> {min}");
-            assert!(len < 16 || (len - min) as f64 <= len as f64 / 16.0 || code == 255, "{len} -> {min}");
-            if len < 5000 {
-                assert!(code >= last);
-                last = code;
-            }
-        }
-        assert_eq!(len_of_code(len_code(700)), 672);
-    }
-
-    #[test]
-    fn postings_blocks_and_big_frequencies() {
-        let mut p = Postings::default();
-        for d in 0..300u32 {
-            p.push(d * 2, if d == 7 { 100_000 } else { d % 5 + 1 }, d + 10, d as f32);
-        }
-        assert_eq!(p.len(), 300);
-        assert_eq!(p.tf(7), 100_000);
-        assert_eq!(p.slices().tf_and_min_len(7), (100_000, 17));
-        assert_eq!(p.tf(300 - 1), 299 % 5 + 1);
-        assert_eq!(p.tf(8), 4);
-        assert_eq!(p.blocks.len(), 300usize.div_ceil(BLOCK));
-        assert_eq!(p.blocks[0].last_doc, 2 * (BLOCK as u32 - 1));
-        assert_eq!(p.blocks[0].max_tf, 100_000);
-        assert!(p.blocks[0].min_len_per_tf <= 17.0 / 100_000.0);
-        assert!(len_per_tf(10, 3) as f64 <= 10.0 / 3.0);
-        assert_eq!(p.blocks[0].max_score, (BLOCK - 1) as f32);
-        assert!(f32_up(0.1) as f64 >= 0.1 && f32_up(0.1) == 0.1f32.max(f32_up(0.1)));
-        assert_eq!(p.blocks.last().unwrap().last_doc, 598);
-        assert_eq!(p.find(14), Some(7));
-        for from in [0, 3, 100, 299, 300] {
-            for target in [0, 1, 14, 15, 301, 598, 599, 10_000] {
-                let expect = from.min(300) + p.docs[from.min(300)..].partition_point(|&d| d < target);
-                assert_eq!(p.slices().advance(from, target), expect, "{from} {target}");
-            }
-        }
-        assert_eq!(p.find(15), None);
-        let q = p.remap(|d| (d % 4 == 0).then_some(d / 4), |s| s, |tf, _| tf as f32);
-        assert_eq!(q.len(), 150);
-        assert_eq!(q.tf(0), 1);
-    }
-}
+#[path = "postings_tests.rs"]
+mod tests;

@@ -1,4 +1,5 @@
-//! An array the index stores (a term's postings, a document's line table):
+//! An array the index stores (a document's line table; a term's postings
+//! view their shared bytes the same way, as one run: `postings::Postings`):
 //! owned, or a view into bytes shared by many arrays (`Backing`): the
 //! memory map of the snapshot it was loaded from, or the one allocation a
 //! bulk build filled. A warm start then copies none of it: the kernel's
@@ -149,6 +150,17 @@ impl Buffer {
             Fill::Anon(map) => Backing::new(Owner::Filled(map)),
         })
     }
+}
+
+/// `bytes` as `T`s, where they lie, if they are aligned for them and this
+/// platform stores them as snapshots do (little-endian).
+pub fn plain_slice<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
+    let fits = cfg!(target_endian = "little")
+        && bytes.len().is_multiple_of(size_of::<T>())
+        && bytes.as_ptr().cast::<T>().is_aligned();
+    // SAFETY: `Plain` values have no padding and every bit pattern is one;
+    // the bytes are aligned for `T` and cover whole values (checked).
+    fits.then(|| unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>()) })
 }
 
 /// `words` as `T`s.

@@ -180,15 +180,15 @@ fn a_fresh_bulk_build_fills_postings_in_one_allocation() {
     texts[40] = "big ".repeat(300) + "common"; // a frequency past a byte
     let (one, bulk) = bulk_and_one_by_one(&texts, &[]);
     let term = |name: &str| &bulk.terms[bulk.term_id(name).unwrap() as usize].postings;
-    assert!(term("common").docs.is_view() && term("w1").docs.is_view(), "lists of many postings are views");
-    assert!(matches!(term("unique5").docs, section::Section::One(_)), "one posting kept in place");
+    assert!(term("common").is_view() && term("w1").is_view(), "lists of many postings are views");
+    assert!(term("unique5").is_one(), "one posting kept in place");
     assert!(bulk.get("d001").unwrap().table.is_view(), "line tables too");
     assert_eq!(term("big").tf(0), 300);
     same_results(&one, &bulk, &["common", "w1 rare0", "big common", "unique5", "second w2"]);
     // Later writes copy a list out of the allocation and leave the rest.
     let later = [(3, Some("common new words w1".to_string())), (5, None), (40, Some("big big".into()))];
     let (one, mut bulk) = bulk_and_one_by_one(&texts, &later);
-    let term = |ix: &Bm25Index, name: &str| ix.terms[ix.term_id(name).unwrap() as usize].postings.docs.is_view();
+    let term = |ix: &Bm25Index, name: &str| ix.terms[ix.term_id(name).unwrap() as usize].postings.is_view();
     assert!(!term(&bulk, "common") && term(&bulk, "w2"));
     same_results(&one, &bulk, &["common", "w1 rare0", "big common", "new words", "second w2"]);
     bulk.compact();

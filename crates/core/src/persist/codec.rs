@@ -233,6 +233,12 @@ impl<'a> Decoder<'a> {
         Decoder { bytes, pos: 0, base: 0, source: Some((file, offset)), map }
     }
 
+    /// Decodes `bytes`, which lie inside `map`, viewing arrays there.
+    #[cfg(test)]
+    pub fn viewing(bytes: &'a [u8], map: Arc<Backing>) -> Self {
+        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map) }
+    }
+
     /// A decoder of the next `n` bytes (decoded apart, on another thread).
     pub fn sub(&mut self, n: usize, what: &str) -> Result<Decoder<'a>, SnapshotError> {
         let base = self.base + self.pos;
@@ -244,6 +250,11 @@ impl<'a> Decoder<'a> {
     /// when decoding bytes that came from elsewhere).
     pub fn file_position(&self) -> Option<(Arc<super::stored::StoredFile>, u64)> {
         self.source.as_ref().map(|(f, at)| (f.clone(), at + (self.base + self.pos) as u64))
+    }
+
+    /// The payload's memory map, if arrays may be viewed in it.
+    pub fn backing(&self) -> Option<&Arc<Backing>> {
+        self.map.as_ref()
     }
 
     /// Skips what `Encoder::pad4` wrote.

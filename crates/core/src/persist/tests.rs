@@ -172,14 +172,14 @@ fn a_loaded_snapshot_reads_its_texts_from_the_file_on_first_use() {
     // mapping is kept); a write copies what it changes, and the index then
     // answers as the original given the same write.
     let term = loaded.index.term_id("beta").unwrap() as usize;
-    assert_eq!(loaded.index.terms[term].postings.docs.is_view(), cfg!(unix));
+    assert_eq!(loaded.index.terms[term].postings.is_view(), cfg!(unix));
     assert_eq!(loaded.index.get("a.md").unwrap().table.is_view(), cfg!(unix));
     let (mut written, mut original) = (loaded.index.clone(), ix.clone());
     for index in [&mut written, &mut original] {
         index.upsert(doc(&t, "c.md", "beta epsilon\nbeta"), 3);
         index.remove("a.md", 4);
     }
-    assert!(!written.terms[written.term_id("beta").unwrap() as usize].postings.docs.is_view());
+    assert!(!written.terms[written.term_id("beta").unwrap() as usize].postings.is_view());
     for query in ["beta", "epsilon", "重置", "alpha"] {
         assert_eq!(results(&written, &t, query), results(&original, &t, query), "{query} after writes");
     }
