@@ -6,11 +6,11 @@
 //! length checks or growth as postings are appended. Each term's arrays
 //! lie side by side (slots, frequency codes, block summaries), as in a
 //! snapshot, so that a query reading a term touches one stretch of memory.
-//! Terms that occur in one document keep their single posting inline
-//! (`Section::One`) and take no room here. The filled arrays become views
-//! (`Section::View`) of the allocation, which lives as long as any of
-//! them; a later write to a term copies its postings out, as for a loaded
-//! snapshot.
+//! Terms that occur in one document keep their single posting in place
+//! and take no room here. Each term then views its filled run (one
+//! reference per term, `Postings::adopt`); the allocation lives as long as
+//! any term views it, and a later write to a term copies its postings out,
+//! as for a loaded snapshot.
 
 use super::postings::{layout, Arrays, BlockMax, NewPosting};
 use super::section::{cast, Buffer};
