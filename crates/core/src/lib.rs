@@ -21,6 +21,7 @@
 pub mod analysis;
 pub mod index;
 pub mod ingest;
+pub mod per_thread;
 pub mod persist;
 pub mod prefetch;
 pub mod scoring;

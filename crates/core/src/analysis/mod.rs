@@ -10,9 +10,10 @@ pub mod tokenizer;
 pub mod word_table;
 mod words;
 
+use crate::per_thread::PerThread;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokenizer::{SplitRule, Tokenizer};
 use word_table::{pack_at, WordTable};
 
@@ -367,30 +368,21 @@ impl<'t> Analyzer<'t> {
 
 /// One analyzer per rayon thread, so that each thread's caches and
 /// vocabulary serve all the texts it handles in a parallel run.
-pub struct ThreadAnalyzers<'t> {
-    slots: Vec<Mutex<Analyzer<'t>>>,
-}
+pub struct ThreadAnalyzers<'t>(PerThread<Analyzer<'t>>);
 
 impl<'t> ThreadAnalyzers<'t> {
     pub fn new(tokenizer: &'t Tokenizer) -> Self {
-        ThreadAnalyzers {
-            slots: (0..rayon::current_num_threads().max(1)).map(|_| Mutex::new(Analyzer::new(tokenizer))).collect(),
-        }
+        ThreadAnalyzers(PerThread::new(|| Analyzer::new(tokenizer)))
     }
 
     /// Runs `f` with the calling thread's analyzer; returns its slot.
     pub fn with<R>(&self, f: impl FnOnce(&mut Analyzer<'t>) -> R) -> (usize, R) {
-        let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
-        let mut a = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
-        (slot, f(&mut a))
+        self.0.with(f)
     }
 
     /// The vocabulary of each slot.
     pub fn into_vocabs(self) -> Vec<Arc<Vocab>> {
-        self.slots
-            .into_iter()
-            .map(|m| Arc::new(m.into_inner().unwrap_or_else(|e| e.into_inner()).into_vocab()))
-            .collect()
+        self.0.into_inner().map(|a| Arc::new(a.into_vocab())).collect()
     }
 }
 

@@ -5,7 +5,7 @@
 //! postings without reading the documents' lengths. (Per-document line
 //! tables are in line_table.rs.)
 
-use super::section::{Backing, Plain, Section};
+use super::section::{Backing, Plain};
 use crate::persist::SnapshotError;
 use std::sync::Arc;
 
@@ -415,9 +415,9 @@ impl Postings {
 
 impl Lists {
     /// A view of `n` postings at `bytes` inside `backing`, if they can be
-    /// read there (see `Section::view`).
+    /// read there (`Backing::offset_of`).
     fn view(backing: &Arc<Backing>, bytes: &[u8], n: usize) -> Option<Lists> {
-        let Section::View { offset, .. } = Section::<u32>::view(backing, bytes)? else { return None };
+        let offset = backing.offset_of::<u32>(bytes)?;
         let len = u32::try_from(n).ok()?;
         (bytes.len() == layout(n).2).then(|| Lists::View { backing: backing.clone(), offset, len })
     }

@@ -94,6 +94,20 @@ impl Backing {
         Backing::new(Owner::Mapped(map))
     }
 
+    /// Where `bytes` start in these, if they lie inside, can be read as
+    /// `T`s where they lie (aligned, whole values, a little-endian platform
+    /// as snapshots store them) and start within 4 GB (views keep 32-bit
+    /// offsets); else `None` (the caller copies them).
+    pub fn offset_of<T: Plain>(&self, bytes: &[u8]) -> Option<u32> {
+        let inside = self.bytes().as_ptr_range();
+        let fits = inside.start <= bytes.as_ptr() && bytes.as_ptr_range().end <= inside.end;
+        let usable = cfg!(target_endian = "little")
+            && fits
+            && bytes.len().is_multiple_of(size_of::<T>())
+            && bytes.as_ptr().cast::<T>().is_aligned();
+        usable.then(|| u32::try_from(bytes.as_ptr() as usize - inside.start as usize).ok()).flatten()
+    }
+
     #[inline]
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: `start` and `len` describe the owner's bytes, which live
@@ -194,16 +208,7 @@ impl<T: Plain> Section<T> {
     /// suits `T` and this platform's values are stored as the snapshot's
     /// (little-endian); else `None` (the caller copies them).
     pub fn view(backing: &Arc<Backing>, bytes: &[u8]) -> Option<Self> {
-        let inside = backing.bytes().as_ptr_range();
-        let fits = inside.start <= bytes.as_ptr() && bytes.as_ptr_range().end <= inside.end;
-        let usable = cfg!(target_endian = "little")
-            && fits
-            && bytes.len().is_multiple_of(size_of::<T>())
-            && bytes.as_ptr().cast::<T>().is_aligned();
-        if !usable {
-            return None;
-        }
-        let offset = u32::try_from(bytes.as_ptr() as usize - inside.start as usize).ok()?;
+        let offset = backing.offset_of::<T>(bytes)?;
         let len = u32::try_from(bytes.len() / size_of::<T>()).ok()?;
         Some(Section::View { backing: backing.clone(), offset, len, _values: PhantomData })
     }

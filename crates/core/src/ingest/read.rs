@@ -132,7 +132,7 @@ pub fn ingest(
     let total = files.len();
     let piece = 64.max(total / (rayon::current_num_threads() * 16).max(1));
     let analyzers = tokenizer.map(ThreadAnalyzers::new);
-    let arenas = (total >= ARENA_AT_FILES).then(ThreadArenas::default);
+    let arenas = (total >= ARENA_AT_FILES).then(|| ThreadArenas::new(TextArena::default));
     let read_one = |f: &FoundFile, arena: Option<&mut TextArena>| -> FileOutcome {
         let out = match read_text(f, max_file_size, arena) {
             Ok(Contents::Skip(reason)) => FileOutcome::Skipped { id: f.id.clone(), reason },
@@ -150,7 +150,7 @@ pub fn ingest(
         .par_chunks(piece)
         .map(|chunk| {
             let mut out: Vec<FileOutcome> = match &arenas {
-                Some(arenas) => arenas.with(|arena| chunk.iter().map(|f| read_one(f, Some(&mut *arena))).collect()),
+                Some(arenas) => arenas.with(|arena| chunk.iter().map(|f| read_one(f, Some(&mut *arena))).collect()).1,
                 None => chunk.iter().map(|f| read_one(f, None)).collect(),
             };
             let slot = match &analyzers {

@@ -9,7 +9,7 @@
 
 use std::io::Read;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Bytes per block (a larger text gets a block of its own size). Pages of a
 /// block never written are never backed by memory.
@@ -146,24 +146,8 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
-/// One arena per rayon thread, as for analyzers.
-pub struct ThreadArenas {
-    slots: Vec<Mutex<TextArena>>,
-}
-
-impl Default for ThreadArenas {
-    fn default() -> Self {
-        ThreadArenas { slots: (0..rayon::current_num_threads().max(1)).map(|_| Mutex::default()).collect() }
-    }
-}
-
-impl ThreadArenas {
-    /// Runs `f` with the calling thread's arena.
-    pub fn with<R>(&self, f: impl FnOnce(&mut TextArena) -> R) -> R {
-        let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
-        f(&mut self.slots[slot].lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
+/// One arena per rayon thread.
+pub type ThreadArenas = crate::per_thread::PerThread<TextArena>;
 
 /// `texts` as shared texts, copied into arenas if there are enough of them
 /// (see `ARENA_AT_FILES`), in parallel; each `String` is freed as it is
@@ -173,11 +157,11 @@ pub fn share(texts: Vec<String>) -> Vec<super::SharedText> {
     if texts.len() < ARENA_AT_FILES {
         return texts.into_iter().map(Into::into).collect();
     }
-    let arenas = ThreadArenas::default();
+    let arenas = ThreadArenas::new(TextArena::default);
     texts
         .into_par_iter()
         .with_min_len(64)
-        .map(|t| match arenas.with(|a| a.copy(&t)) {
+        .map(|t| match arenas.with(|a| a.copy(&t)).1 {
             Some(copy) => copy.into(),
             None => t.into(),
         })
