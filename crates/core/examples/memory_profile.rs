@@ -63,12 +63,24 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+fn classes() -> String {
+    let mut out = String::new();
+    for (c, n) in CLASSES.iter().enumerate() {
+        let n = n.load(Ordering::Relaxed);
+        if n > 1000 {
+            out += &format!(" [{}B: {n}]", (1usize << c) >> 1);
+        }
+    }
+    out
+}
+
 fn held_mb() -> String {
     format!(
-        "{:.0} (usable {:.0}, {} allocations)",
+        "{:.0} (usable {:.0}, {} allocations{})",
         HELD.load(Ordering::Relaxed) as f64 / 1048576.0,
         USABLE.load(Ordering::Relaxed) as f64 / 1048576.0,
-        COUNT.load(Ordering::Relaxed)
+        COUNT.load(Ordering::Relaxed),
+        classes()
     )
 }
 use workspace_search_core::analysis::tokenizer::Tokenizer;
@@ -131,6 +143,24 @@ fn main() {
             if n > 1000 {
                 eprintln!("  allocations of {}-{} bytes: {n}", (1usize << c) >> 1, (1usize << c) - 1);
             }
+        }
+    }
+    if std::env::var("SMAPS").is_ok() {
+        let text = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        let (mut head, mut sizes) = (String::new(), Vec::new());
+        for l in text.lines() {
+            if l.starts_with("Rss:") {
+                let kb: u64 = l.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0);
+                sizes.push((kb, head.clone()));
+            } else if !l.contains(':') || l.split_whitespace().next().is_some_and(|w| w.contains('-')) {
+                head = l.to_string();
+            }
+        }
+        sizes.sort();
+        let small: u64 = sizes.iter().filter(|s| s.0 < 2048).map(|s| s.0).sum();
+        eprintln!("  mappings under 2 MB RSS: {} of them, {:.1} MB", sizes.iter().filter(|s| s.0 < 2048).count(), small as f64 / 1024.0);
+        for (kb, h) in sizes.iter().filter(|s| s.0 >= 2048) {
+            eprintln!("  {:.1} MB {h}", *kb as f64 / 1024.0);
         }
     }
     if std::env::var("DROP").is_ok() {
