@@ -158,7 +158,11 @@ fn main() {
         }
         sizes.sort();
         let small: u64 = sizes.iter().filter(|s| s.0 < 2048).map(|s| s.0).sum();
-        eprintln!("  mappings under 2 MB RSS: {} of them, {:.1} MB", sizes.iter().filter(|s| s.0 < 2048).count(), small as f64 / 1024.0);
+        eprintln!(
+            "  mappings under 2 MB RSS: {} of them, {:.1} MB",
+            sizes.iter().filter(|s| s.0 < 2048).count(),
+            small as f64 / 1024.0
+        );
         for (kb, h) in sizes.iter().filter(|s| s.0 >= 2048) {
             eprintln!("  {:.1} MB {h}", *kb as f64 / 1024.0);
         }

@@ -14,6 +14,7 @@
 
 use super::postings::{layout, Arrays, BlockMax, NewPosting};
 use super::section::{cast, Buffer};
+use super::slots::fit_narrow;
 use super::Term;
 use rayon::prelude::*;
 
@@ -34,7 +35,7 @@ struct Place {
 
 /// Words a term of `count` postings takes (`postings::layout`).
 fn words_for(count: u32) -> u64 {
-    (layout(count as usize).2 / 4) as u64
+    (layout(count as usize, false).2 / 4) as u64
 }
 
 /// Where each term's postings go in the one allocation of a bulk build.
@@ -158,15 +159,85 @@ impl PostingArena {
         regions
     }
 
-    /// Hands each term its filled arrays, as views of the buffer.
-    pub fn finish(self, terms: &mut [Term]) {
+    /// Hands each term its filled arrays, as views of the buffer, narrowed
+    /// where their slots fit (slots.rs).
+    pub fn finish(mut self, terms: &mut [Term]) {
+        let narrow = self.narrow();
         let backing = self.words.freeze();
         for (t, term) in terms.iter_mut().enumerate().filter(|&(t, _)| self.places[t].count > 1) {
-            let place = self.places[t];
+            let (place, narrow) = (self.places[t], narrow[t]);
             debug_assert_eq!(place.filled, place.count, "every counted posting written");
             let start = 4 * place.start as usize;
-            let bytes = &backing.bytes()[start..start + 4 * words_for(place.count) as usize];
-            term.postings.adopt(&backing, bytes, place.count as usize);
+            let bytes = &backing.bytes()[start..start + layout(place.count as usize, narrow).2];
+            term.postings.adopt(&backing, bytes, place.count as usize, narrow);
         }
     }
+
+    /// Narrows in place the runs whose slots fit, each run moving down
+    /// over the room the runs before it gave up; piece by piece of the
+    /// buffer, in parallel, each piece's freed end given back to the
+    /// system. Returns, per term, whether it was narrowed.
+    fn narrow(&mut self) -> Vec<bool> {
+        let terms = self.places.len() - 1;
+        let mut narrowed = vec![false; terms];
+        let per = terms.div_ceil(4 * rayon::current_num_threads()).max(1);
+        let total = self.places[terms].start as usize;
+        let (mut places, mut flags, mut words) = (&mut self.places[..], &mut narrowed[..], self.words.words());
+        let mut pieces = Vec::new();
+        while places.len() > 1 {
+            let k = per.min(places.len() - 1);
+            let (first, end) = (places[0].start, places[k].start);
+            let (p, rest_p) = std::mem::take(&mut places).split_at_mut(k);
+            let (f, rest_f) = std::mem::take(&mut flags).split_at_mut(k);
+            let (w, rest_w) = std::mem::take(&mut words).split_at_mut((end - first) as usize);
+            (places, flags, words) = (rest_p, rest_f, rest_w);
+            pieces.push((p, f, w, first));
+        }
+        let squeeze = |(p, f, w, first): (&mut [Place], &mut [bool], &mut [u32], u32)| {
+            let kept = squeeze_piece(p, f, w, first);
+            (first as usize + kept, first as usize + w.len())
+        };
+        let freed: Vec<(usize, usize)> = if cfg!(test) || total > 1 << 18 {
+            pieces.into_par_iter().map(squeeze).collect()
+        } else {
+            pieces.into_iter().map(squeeze).collect()
+        };
+        for (from, to) in freed {
+            self.words.release(from, to);
+        }
+        narrowed
+    }
+}
+
+/// Moves the runs of one piece of the buffer (`words`, starting at word
+/// `first` of it) down to its start, narrowing those that fit, and notes
+/// where each now starts; returns the words kept.
+fn squeeze_piece(places: &mut [Place], narrowed: &mut [bool], words: &mut [u32], first: u32) -> usize {
+    let mut write = 0usize;
+    for (place, narrowed) in places.iter_mut().zip(narrowed).filter(|(p, _)| p.count > 1) {
+        let (n, old) = (place.count as usize, (place.start - first) as usize);
+        let half = n.div_ceil(2);
+        let blocks_at = old + n + half;
+        let block_words = 4 * n.div_ceil(super::postings::BLOCK);
+        let last = |w: &[u32], i: usize| w[blocks_at + 4 * (i / super::postings::BLOCK)];
+        place.start = first + write as u32;
+        if !fit_narrow(n, |i| words[old + i], |b| words[blocks_at + 4 * b]) {
+            words.copy_within(old..old + words_for(place.count) as usize, write);
+            write += words_for(place.count) as usize;
+            continue;
+        }
+        // Two distances a word, written at or below the slots they come
+        // from (already read), and below the summaries they are read from.
+        for i in (0..n).step_by(2) {
+            let lo = last(words, i) - words[old + i];
+            let hi = if i + 1 < n { last(words, i + 1) - words[old + i + 1] } else { 0 };
+            words[write + i / 2] = lo | hi << 16;
+        }
+        words.copy_within(old + n..old + n + half, write + half);
+        words.copy_within(blocks_at..blocks_at + block_words, write + 2 * half);
+        debug_assert_eq!(4 * (2 * half + block_words), layout(n, true).2);
+        *narrowed = true;
+        write += 2 * half + block_words;
+    }
+    write
 }

@@ -27,6 +27,7 @@ pub mod postings;
 mod prefix;
 pub mod section;
 pub mod slot_index;
+pub mod slots;
 mod snapshot;
 mod versioning;
 mod vocab;

@@ -1,11 +1,13 @@
-//! Compact index storage. Per term: document slots, and per posting one
-//! byte of frequency and one byte of length code (a lower bound on the
-//! document's length), in parallel arrays (6 bytes a posting), with a
-//! summary per block of 32 postings, so top-k can skip blocks and bound
-//! postings without reading the documents' lengths. (Per-document line
-//! tables are in line_table.rs.)
+//! Compact index storage. Per term: document slots (32-bit, or 16-bit
+//! distances where they fit: slots.rs), and per posting one byte of
+//! frequency and one byte of length code (a lower bound on the document's
+//! length), in parallel arrays (4 to 6 bytes a posting), with a summary per
+//! block of 32 postings, so top-k can skip blocks and bound postings
+//! without reading the documents' lengths. (Per-document line tables are
+//! in line_table.rs.)
 
 use super::section::{Backing, Plain};
+use super::slots::{back_from_last, fit_narrow, narrow_is_sound, Slots};
 use crate::persist::SnapshotError;
 use std::sync::Arc;
 
@@ -133,7 +135,7 @@ const TF_BIG: u16 = 255;
 /// A term's postings as plain slices (see `Postings::slices`).
 #[derive(Clone, Copy)]
 pub struct PostingSlices<'p> {
-    pub docs: &'p [u32],
+    pub docs: Slots<'p>,
     packed: &'p [u16],
     big: Option<&'p [(u32, u32)]>,
     pub blocks: &'p [BlockMax],
@@ -162,7 +164,7 @@ impl PostingSlices<'_> {
     /// `target`.
     #[inline]
     pub fn advance(&self, from: usize, target: u32) -> usize {
-        gallop(self.docs, from, |&d| d < target)
+        self.docs.gallop(from, |d| d < target)
     }
 }
 
@@ -195,8 +197,9 @@ enum Lists {
     /// A single posting: its summary holds its slot (`last_doc`).
     One { packed: u16, block: BlockMax },
     /// `len` postings `offset` bytes into `backing`, laid out as `layout`
-    /// says (checked when made: inside, aligned, little-endian).
-    View { backing: Arc<Backing>, offset: u32, len: u32 },
+    /// says (checked when made: inside, aligned, little-endian), their
+    /// slots narrow or not.
+    View { backing: Arc<Backing>, offset: u32, len: u32, narrow: bool },
     /// Written since: growing arrays.
     Owned(Box<OwnedLists>),
 }
@@ -211,11 +214,11 @@ struct OwnedLists {
 }
 
 /// Where `n` postings laid out in place keep their arrays, in bytes from
-/// their start: slots (4 bytes each), codes (2 bytes each, padded to 4),
-/// block summaries; and the total. A bulk build's buffer and a snapshot
-/// lay them out so.
-pub fn layout(n: usize) -> (usize, usize, usize) {
-    let packed = 4 * n;
+/// their start: slots (4 bytes each, or 2 bytes padded to 4 when narrow),
+/// codes (2 bytes each, padded to 4), block summaries; and the total. A
+/// bulk build's buffer and a snapshot lay them out so.
+pub fn layout(n: usize, narrow: bool) -> (usize, usize, usize) {
+    let packed = if narrow { 4 * n.div_ceil(2) } else { 4 * n };
     let blocks = packed + 4 * n.div_ceil(2);
     (packed, blocks, blocks + size_of::<BlockMax>() * n.div_ceil(BLOCK))
 }
@@ -237,6 +240,11 @@ impl Postings {
     /// Whether the postings are read in shared bytes.
     pub fn is_view(&self) -> bool {
         matches!(self.lists, Lists::View { .. })
+    }
+
+    /// Whether the slots are kept as 16-bit distances (slots.rs).
+    pub fn is_narrow(&self) -> bool {
+        matches!(self.lists, Lists::View { narrow: true, .. })
     }
 
     /// Whether the single posting is kept in place.
@@ -271,7 +279,7 @@ impl Postings {
     fn owned(&mut self) -> &mut OwnedLists {
         if !matches!(self.lists, Lists::Owned(_)) {
             let s = self.slices();
-            let o = OwnedLists { docs: s.docs.to_vec(), packed: s.packed.to_vec(), blocks: s.blocks.to_vec() };
+            let o = OwnedLists { docs: s.docs.iter().collect(), packed: s.packed.to_vec(), blocks: s.blocks.to_vec() };
             self.lists = Lists::Owned(Box::new(o));
         }
         match &mut self.lists {
@@ -296,10 +304,11 @@ impl Postings {
     }
 
     /// Takes the `n` postings `put` filled at `bytes` of `backing` (laid out
-    /// as `layout` says): viewed there, or copied where they cannot be.
-    pub fn adopt(&mut self, backing: &Arc<Backing>, bytes: &[u8], n: usize) {
-        debug_assert!(self.is_empty() && n > 1 && bytes.len() == layout(n).2);
-        self.lists = Lists::view(backing, bytes, n).unwrap_or_else(|| Lists::copy(bytes, n));
+    /// as `layout` says, narrowed or not): viewed there, or copied where
+    /// they cannot be.
+    pub fn adopt(&mut self, backing: &Arc<Backing>, bytes: &[u8], n: usize, narrow: bool) {
+        debug_assert!(self.is_empty() && n > 1 && bytes.len() == layout(n, narrow).2);
+        self.lists = Lists::view(backing, bytes, n, narrow).unwrap_or_else(|| Lists::copy(bytes, n, narrow));
     }
 
     /// Posting `i`'s frequency and length code (a frequency too large for
@@ -320,25 +329,26 @@ impl Postings {
     pub fn slices(&self) -> PostingSlices<'_> {
         let big = self.big.as_deref().map(|b| &b[..]);
         match &self.lists {
-            Lists::Empty => PostingSlices { docs: &[], packed: &[], big, blocks: &[] },
+            Lists::Empty => PostingSlices { docs: Slots::Wide(&[]), packed: &[], big, blocks: &[] },
             Lists::One { packed, block } => PostingSlices {
-                docs: std::slice::from_ref(&block.last_doc),
+                docs: Slots::Wide(std::slice::from_ref(&block.last_doc)),
                 packed: std::slice::from_ref(packed),
                 big,
                 blocks: std::slice::from_ref(block),
             },
-            Lists::View { backing, offset, len } => {
+            Lists::View { backing, offset, len, narrow } => {
                 let n = *len as usize;
-                let (packed, blocks, end) = layout(n);
+                let (packed, blocks, end) = layout(n, *narrow);
                 let bytes = &backing.bytes()[*offset as usize..][..end];
-                PostingSlices {
-                    docs: plain_slice(&bytes[..packed]),
-                    packed: plain_slice(&bytes[packed..blocks]).get(..n).unwrap_or(&[]),
-                    big,
-                    blocks: plain_slice(&bytes[blocks..]),
-                }
+                let blocks = plain_slice(&bytes[blocks..]);
+                let docs = if *narrow {
+                    Slots::Narrow { back: plain_slice(&bytes[..packed]).get(..n).unwrap_or(&[]), blocks }
+                } else {
+                    Slots::Wide(plain_slice(&bytes[..packed]))
+                };
+                PostingSlices { docs, packed: plain_slice(&bytes[packed..]).get(..n).unwrap_or(&[]), big, blocks }
             }
-            Lists::Owned(o) => PostingSlices { docs: &o.docs, packed: &o.packed, big, blocks: &o.blocks },
+            Lists::Owned(o) => PostingSlices { docs: Slots::Wide(&o.docs), packed: &o.packed, big, blocks: &o.blocks },
         }
     }
 
@@ -349,7 +359,7 @@ impl Postings {
 
     /// The position of `doc`, if it has a posting here.
     pub fn find(&self, doc: u32) -> Option<usize> {
-        self.slices().docs.binary_search(&doc).ok()
+        self.slices().docs.find(doc)
     }
 
     /// Keeps the postings whose slot maps to a new slot (compaction).
@@ -361,7 +371,7 @@ impl Postings {
         score_of: impl Fn(u32, u32) -> f32,
     ) -> Postings {
         let mut out = Postings::default();
-        for (i, &d) in self.slices().docs.iter().enumerate() {
+        for (i, d) in self.slices().docs.iter().enumerate() {
             if let Some(s) = new_slot(d) {
                 let (tf, len) = (self.tf(i), len_of(s));
                 out.push(s, tf, len, score_of(tf, len));
@@ -402,7 +412,7 @@ impl Postings {
         let big = self.big.as_ref().map_or(0, |b| size_of::<Vec<(u32, u32)>>() + b.capacity() * 8);
         big + match &self.lists {
             Lists::Empty | Lists::One { .. } => 0,
-            Lists::View { len, .. } => layout(*len as usize).2,
+            Lists::View { len, narrow, .. } => layout(*len as usize, *narrow).2,
             Lists::Owned(o) => {
                 size_of::<OwnedLists>()
                     + o.docs.capacity() * 4
@@ -416,19 +426,25 @@ impl Postings {
 impl Lists {
     /// A view of `n` postings at `bytes` inside `backing`, if they can be
     /// read there (`Backing::offset_of`).
-    fn view(backing: &Arc<Backing>, bytes: &[u8], n: usize) -> Option<Lists> {
+    fn view(backing: &Arc<Backing>, bytes: &[u8], n: usize, narrow: bool) -> Option<Lists> {
         let offset = backing.offset_of::<u32>(bytes)?;
         let len = u32::try_from(n).ok()?;
-        (bytes.len() == layout(n).2).then(|| Lists::View { backing: backing.clone(), offset, len })
+        (bytes.len() == layout(n, narrow).2).then(|| Lists::View { backing: backing.clone(), offset, len, narrow })
     }
 
-    /// A copy of `n` postings laid out as `layout` says in `bytes`.
-    fn copy(bytes: &[u8], n: usize) -> Lists {
-        let (packed, blocks, end) = layout(n);
-        let docs: Vec<u32> = bytes[..packed].chunks_exact(4).map(u32::read_le).collect();
+    /// A copy of `n` postings laid out as `layout` says in `bytes` (wide,
+    /// as growing lists are).
+    fn copy(bytes: &[u8], n: usize, narrow: bool) -> Lists {
+        let (packed, blocks, end) = layout(n, narrow);
         let codes: Vec<u16> = bytes[packed..blocks].chunks_exact(2).take(n).map(u16::read_le).collect();
         let sums: Vec<BlockMax> =
             bytes[blocks..end].chunks_exact(size_of::<BlockMax>()).map(BlockMax::read_le).collect();
+        let docs: Vec<u32> = if narrow {
+            let back: Vec<u16> = bytes[..packed].chunks_exact(2).take(n).map(u16::read_le).collect();
+            Slots::Narrow { back: &back, blocks: &sums }.iter().collect()
+        } else {
+            bytes[..packed].chunks_exact(4).map(u32::read_le).collect()
+        };
         match n {
             0 => Lists::Empty,
             1 => Lists::One { packed: codes[0], block: sums[0] },
@@ -445,15 +461,26 @@ impl std::fmt::Debug for Postings {
 }
 
 impl Postings {
-    /// The count, then the arrays back to back as `layout` lays them out
-    /// (so that a mapped snapshot's postings are viewed where they lie, as
-    /// one run), then the big frequencies. Starts at a multiple of 4 and
-    /// ends at one.
+    /// The count (with `NARROW` set when the slots are narrow), then the
+    /// arrays back to back as `layout` lays them out (so that a mapped
+    /// snapshot's postings are viewed where they lie, as one run), then the
+    /// big frequencies. Starts at a multiple of 4 and ends at one. Slots
+    /// that fit are written narrow whatever form they are kept in.
     pub fn encode(&self, e: &mut crate::persist::codec::Encoder) {
         let s = self.slices();
-        e.len(s.docs.len());
-        for &d in s.docs {
-            e.u32(d);
+        let narrow = self.narrows();
+        e.u64(s.docs.len() as u64 | if narrow { NARROW } else { 0 });
+        if narrow {
+            for i in 0..s.docs.len() {
+                e.raw(&back_from_last(s.docs.at(i), i, s.blocks).to_le_bytes());
+            }
+            if !s.docs.len().is_multiple_of(2) {
+                e.raw(&[0, 0]);
+            }
+        } else {
+            for d in s.docs.iter() {
+                e.u32(d);
+            }
         }
         for &p in s.packed {
             e.raw(&p.to_le_bytes());
@@ -475,19 +502,42 @@ impl Postings {
         }
     }
 
+    /// Whether the slots are (or would be, once written) kept narrow.
+    fn narrows(&self) -> bool {
+        match &self.lists {
+            Lists::View { narrow, .. } => *narrow,
+            Lists::Owned(o) => fit_narrow(o.docs.len(), |i| o.docs[i], |b| o.blocks[b].last_doc),
+            Lists::Empty | Lists::One { .. } => false,
+        }
+    }
+
     /// The bytes `encode` writes.
     pub fn encoded_len(&self) -> usize {
-        8 + layout(self.len()).2 + 8 + 8 * self.big.as_ref().map_or(0, |b| b.len())
+        8 + layout(self.len(), self.narrows()).2 + 8 + 8 * self.big.as_ref().map_or(0, |b| b.len())
     }
 
     /// Postings as `encode` wrote them, checked against the slot count.
     pub fn decode(d: &mut crate::persist::codec::Decoder, slots: usize) -> Result<Postings, SnapshotError> {
         let bad = |what: &str| SnapshotError::Corrupt(format!("postings: {what}"));
-        let n = d.len(6, "postings")?;
-        let bytes = d.take_bytes(layout(n).2)?;
+        let head = d.u64("postings")?;
+        let (n, narrow) = ((head & !NARROW) as usize, head & NARROW != 0);
+        if n > u32::MAX as usize || (narrow && n < 2) {
+            return Err(bad("count"));
+        }
+        let bytes = d.take_bytes(layout(n, narrow).2)?;
+        if narrow {
+            let (_, blocks_at, _) = layout(n, true);
+            let back = |i: usize| u16::read_le(&bytes[2 * i..]);
+            let last = |b: usize| u32::read_le(&bytes[blocks_at + size_of::<BlockMax>() * b..]);
+            if !narrow_is_sound(n, back, last) {
+                return Err(bad("narrow slots"));
+            }
+        }
         let lists = match d.backing() {
-            Some(backing) if n > 1 => Lists::view(backing, bytes, n).unwrap_or_else(|| Lists::copy(bytes, n)),
-            _ => Lists::copy(bytes, n),
+            Some(backing) if n > 1 => {
+                Lists::view(backing, bytes, n, narrow).unwrap_or_else(|| Lists::copy(bytes, n, narrow))
+            }
+            _ => Lists::copy(bytes, n, narrow),
         };
         let nb = d.len(8, "big frequencies")?;
         let mut big = Vec::with_capacity(nb);
@@ -496,10 +546,12 @@ impl Postings {
         }
         let out = Postings { lists, big: (!big.is_empty()).then(|| Box::new(big)) };
         let s = out.slices();
-        if s.docs.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(bad("unsorted"));
+        if let Slots::Wide(docs) = s.docs {
+            if docs.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(bad("unsorted"));
+            }
         }
-        if s.docs.last().is_some_and(|&slot| slot as usize >= slots) {
+        if s.docs.last().is_some_and(|slot| slot as usize >= slots) {
             return Err(bad("slot out of range"));
         }
         let markers = s.packed.iter().filter(|&&p| p & 0xff == TF_BIG).count();
@@ -510,6 +562,9 @@ impl Postings {
         Ok(out)
     }
 }
+
+/// Set in a snapshot's posting count when the slots are narrow.
+const NARROW: u64 = 1 << 63;
 
 /// `bytes` as `T`s (empty if they cannot be: callers made sure they can).
 #[inline]

@@ -157,6 +157,27 @@ impl Buffer {
         }
     }
 
+    /// Gives back to the system the whole pages inside words `from..to`,
+    /// which nothing reads any more (they read as zeros if they are).
+    pub fn release(&mut self, from: usize, to: usize) {
+        #[cfg(unix)]
+        if let Fill::Anon(map) = &self.0 {
+            // SAFETY: sysconf has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0).max(4096);
+            let base = map.as_ptr() as usize;
+            // Whole pages only: the words around them are still read.
+            let start = (base + 4 * from).next_multiple_of(page) - base;
+            let end = (base + 4 * to.min(map.len() / 4)) / page * page - base;
+            if start < end {
+                // SAFETY: the range is inside the mapping and holds no word
+                // anything reads; DONTNEED makes its pages read as zeros.
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (from, to);
+    }
+
     /// The filled words, shared from now on.
     pub fn freeze(self) -> Arc<Backing> {
         Arc::new(match self.0 {

@@ -185,7 +185,7 @@ fn decode_postings(d: &mut Decoder, n: usize) -> Result<(Vec<Term>, Option<u32>)
             max_score: d.f32("a term")?,
             postings: Postings::decode(d, usize::MAX)?,
         };
-        last_slot = last_slot.max(term.postings.slices().docs.last().copied());
+        last_slot = last_slot.max(term.postings.slices().docs.last());
         terms.push(term);
     }
     if !d.is_done() {

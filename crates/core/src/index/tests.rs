@@ -181,6 +181,7 @@ fn a_fresh_bulk_build_fills_postings_in_one_allocation() {
     let (one, bulk) = bulk_and_one_by_one(&texts, &[]);
     let term = |name: &str| &bulk.terms[bulk.term_id(name).unwrap() as usize].postings;
     assert!(term("common").is_view() && term("w1").is_view(), "lists of many postings are views");
+    assert!(term("common").is_narrow() && term("w1").is_narrow(), "slots of 300 documents fit in 16 bits");
     assert!(term("unique5").is_one(), "one posting kept in place");
     assert!(bulk.get("d001").unwrap().table.is_view(), "line tables too");
     assert_eq!(term("big").tf(0), 300);
@@ -193,6 +194,64 @@ fn a_fresh_bulk_build_fills_postings_in_one_allocation() {
     same_results(&one, &bulk, &["common", "w1 rare0", "big common", "new words", "second w2"]);
     bulk.compact();
     same_results(&one, &bulk, &["common", "w1 rare0", "big common", "new words"]);
+}
+
+/// Slots are kept narrow only where every block of a list spans fewer
+/// than 65,536 slots; both forms rank, look up, take writes and go through
+/// a snapshot alike.
+#[test]
+fn narrow_and_wide_slots_rank_alike() {
+    let t = Tokenizer::default();
+    let n = 70_000;
+    let text = |i: usize| {
+        let mut s = String::from("filler");
+        if i.is_multiple_of(1000) || i == n - 1 {
+            s += " sparse"; // 71 postings: blocks span 32,000 slots (narrow)
+        }
+        if i < 3 || i > n - 3 {
+            s += " apart"; // one block spanning 69,999 slots (wide)
+        }
+        if i.is_multiple_of(7) {
+            s += if i.is_multiple_of(2) { " dense dense" } else { " dense" };
+        }
+        s
+    };
+    let docs: Vec<NewDocument> = (0..n).map(|i| doc(&t, &format!("d{i}"), &text(i))).collect();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    ix.add_bulk(docs, 1, &mut |_| {});
+    let term = |ix: &Bm25Index, word: &str| ix.terms[ix.term_id(&q(&t, word)[0]).unwrap() as usize].postings.clone();
+    assert!(term(&ix, "sparse").is_narrow() && term(&ix, "dense").is_narrow());
+    assert!(term(&ix, "apart").is_view() && !term(&ix, "apart").is_narrow());
+    let slots: Vec<u32> = term(&ix, "apart").slices().docs.iter().collect();
+    assert_eq!(slots, [0, 1, 2, 69_998, 69_999]);
+    assert_eq!(term(&ix, "sparse").find(69_999), Some(70));
+    assert_eq!(term(&ix, "sparse").find(69_998), None);
+    let queries = ["sparse", "apart", "dense", "sparse apart dense", "filler apart"];
+    let ranked = |ix: &Bm25Index| -> Vec<Vec<(String, f64)>> {
+        queries
+            .iter()
+            .map(|query| {
+                let qt = q(&t, query);
+                let pruned: Vec<_> = ix.top_k(&qt, 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+                let all: Vec<_> =
+                    ix.top_k_exhaustive(&qt, 10, None).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+                assert_eq!(pruned, all, "{query}");
+                pruned
+            })
+            .collect()
+    };
+    let before = ranked(&ix);
+    // Through a snapshot: the same forms and results.
+    let mut e = crate::persist::codec::Encoder::default();
+    ix.encode(&mut e);
+    let back = Bm25Index::decode(&mut crate::persist::codec::Decoder::new(&e.buf)).unwrap();
+    assert_eq!(term(&back, "sparse").slices().docs, term(&ix, "sparse").slices().docs);
+    assert_eq!(ranked(&back), before);
+    // A write copies a narrow list out (wide, growing) and keeps its slots.
+    ix.upsert(doc(&t, "d5", "sparse"), 2);
+    assert!(!term(&ix, "sparse").is_view());
+    assert_eq!(term(&ix, "sparse").len(), 72);
+    assert_eq!(ix.top_k(&q(&t, "sparse"), 1, None)[0].doc.id, "d5");
 }
 
 #[test]

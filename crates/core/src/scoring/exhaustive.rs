@@ -15,7 +15,7 @@ impl Bm25Index {
         for qt in &q {
             let wi = qt.weight * self.idf(qt.term);
             let postings = &self.terms[qt.term as usize].postings;
-            for (i, &doc) in postings.slices().docs.iter().enumerate() {
+            for (i, doc) in postings.slices().docs.iter().enumerate() {
                 let len = self.lens[doc as usize];
                 if len != DEAD {
                     scores.entry(doc).or_insert_with(|| vec![0.0; q.len()])[qt.position] =

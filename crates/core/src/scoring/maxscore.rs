@@ -16,6 +16,7 @@
 use super::bm25::{Norm, QueryTerm, BOUND_SLACK};
 use super::topk::TopK;
 use crate::index::postings::{gallop, BlockMax, PostingSlices, BLOCK};
+use crate::index::slots::Slots;
 use crate::index::{Bm25Index, Document, Hit, DEAD};
 use std::cmp::Ordering;
 
@@ -184,7 +185,7 @@ impl<'i> MaxScore<'i> {
     /// The first slot of the next window: the smallest slot an essential
     /// list still holds.
     fn next_window(&self) -> Option<u32> {
-        self.cursors[self.essential..].iter().filter_map(|c| c.postings.docs.get(c.pos).copied()).min()
+        self.cursors[self.essential..].iter().filter_map(|c| c.postings.docs.get(c.pos)).min()
     }
 
     /// Each term's best within `[base, end)`, from the blocks it spans;
@@ -219,22 +220,38 @@ impl<'i> MaxScore<'i> {
             self.starts[e] = c.pos;
             let others = all - c.window_bound;
             let (blocks, docs) = (c.postings.blocks, c.postings.docs);
-            while c.pos < docs.len() && docs[c.pos] < end {
+            while c.pos < docs.len() && docs.at(c.pos) < end {
                 let block_end = ((c.pos / BLOCK) + 1) * BLOCK;
                 let stop = block_end.min(docs.len());
                 if bounds.block(c.weight_idf, &blocks[c.pos / BLOCK]) + others < threshold {
-                    c.pos = if docs[stop - 1] < end {
+                    c.pos = if blocks[c.pos / BLOCK].last_doc < end {
                         stop
                     } else {
-                        c.pos + docs[c.pos..stop].partition_point(|&d| d < end)
+                        docs.partition_point(c.pos, stop, |d| d < end)
                     };
                     continue;
                 }
-                while c.pos < stop && docs[c.pos] < end {
-                    let i = (docs[c.pos] - base) as usize;
-                    self.window[i] += bounds.posting(c.weight_idf, c.postings.tf_and_min_len(c.pos));
-                    self.seen[i / 64] |= 1 << (i % 64);
-                    c.pos += 1;
+                let (window, seen, postings) = (&mut self.window, &mut self.seen, c.postings);
+                let mut add = |slot: u32, pos: usize| {
+                    let i = (slot - base) as usize;
+                    window[i] += bounds.posting(c.weight_idf, postings.tf_and_min_len(pos));
+                    seen[i / 64] |= 1 << (i % 64);
+                };
+                // The slots' form is matched once a block, not once a posting.
+                match docs {
+                    Slots::Wide(slots) => {
+                        while c.pos < stop && slots[c.pos] < end {
+                            add(slots[c.pos], c.pos);
+                            c.pos += 1;
+                        }
+                    }
+                    Slots::Narrow { back, blocks } => {
+                        let last = blocks[c.pos / BLOCK].last_doc;
+                        while c.pos < stop && last - u32::from(back[c.pos]) < end {
+                            add(last - u32::from(back[c.pos]), c.pos);
+                            c.pos += 1;
+                        }
+                    }
                 }
             }
         }
@@ -322,8 +339,8 @@ impl<'i> MaxScore<'i> {
             let docs = c.postings.docs;
             let from = c.pos.max(c.shallow * BLOCK).min(docs.len());
             let to = ((c.shallow + 1) * BLOCK).min(docs.len()).max(from);
-            c.pos = from + docs[from..to].partition_point(|&x| x < d);
-            if c.postings.docs.get(c.pos) == Some(&d) {
+            c.pos = docs.partition_point(from, to, |x| x < d);
+            if docs.get(c.pos) == Some(d) {
                 reach += self.bounds.posting(c.weight_idf, c.postings.tf_and_min_len(c.pos));
             }
         }
@@ -338,15 +355,15 @@ impl<'i> MaxScore<'i> {
         for (e, c) in self.cursors[self.essential..].iter().enumerate() {
             let docs = c.postings.docs;
             let p = &mut ptrs[e];
-            while *p < c.pos && docs[*p] < d {
+            while *p < c.pos && docs.at(*p) < d {
                 *p += 1;
             }
-            if *p < c.pos && docs[*p] == d {
+            if *p < c.pos && docs.at(*p) == d {
                 self.parts[c.qpos] = c.weight_idf * norm.tf_part(c.postings.tf(*p), len);
             }
         }
         for c in &self.cursors[..self.essential] {
-            if c.postings.docs.get(c.pos) == Some(&d) {
+            if c.postings.docs.get(c.pos) == Some(d) {
                 self.parts[c.qpos] = c.weight_idf * norm.tf_part(c.postings.tf(c.pos), len);
             }
         }
