@@ -338,15 +338,16 @@ impl Postings {
             },
             Lists::View { backing, offset, len, narrow } => {
                 let n = *len as usize;
-                let (packed, blocks, end) = layout(n, *narrow);
+                let (packed_at, blocks_at, end) = layout(n, *narrow);
                 let bytes = &backing.bytes()[*offset as usize..][..end];
-                let blocks = plain_slice(&bytes[blocks..]);
+                let blocks = plain_slice(&bytes[blocks_at..]);
                 let docs = if *narrow {
-                    Slots::Narrow { back: plain_slice(&bytes[..packed]).get(..n).unwrap_or(&[]), blocks }
+                    Slots::Narrow { back: plain_slice(&bytes[..packed_at]).get(..n).unwrap_or(&[]), blocks }
                 } else {
-                    Slots::Wide(plain_slice(&bytes[..packed]))
+                    Slots::Wide(plain_slice(&bytes[..packed_at]))
                 };
-                PostingSlices { docs, packed: plain_slice(&bytes[packed..]).get(..n).unwrap_or(&[]), big, blocks }
+                let packed = plain_slice(&bytes[packed_at..blocks_at]).get(..n).unwrap_or(&[]);
+                PostingSlices { docs, packed, big, blocks }
             }
             Lists::Owned(o) => PostingSlices { docs: Slots::Wide(&o.docs), packed: &o.packed, big, blocks: &o.blocks },
         }
@@ -577,18 +578,7 @@ fn plain_slice<T: Plain>(bytes: &[u8]) -> &[T] {
 /// position sought is usually close to `from`.
 #[inline]
 pub fn gallop<T>(items: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
-    if from >= items.len() || !before(&items[from]) {
-        return from;
-    }
-    let mut step = 1;
-    let mut lo = from;
-    let mut hi = from + 1;
-    while hi < items.len() && before(&items[hi]) {
-        lo = hi;
-        step *= 2;
-        hi = (hi + step).min(items.len());
-    }
-    lo + 1 + items[lo + 1..hi.min(items.len())].partition_point(before)
+    super::slots::gallop_by(items.len(), from, |i| before(&items[i]))
 }
 
 #[cfg(test)]

@@ -66,36 +66,14 @@ impl<'p> Slots<'p> {
                 let last = blocks[from / BLOCK].last_doc;
                 from + back[from..to].partition_point(|&b| before(last - u32::from(b)))
             }
-            Slots::Narrow { .. } => {
-                let (mut lo, mut hi) = (from, to);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if before(self.at(mid)) {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                lo
-            }
+            Slots::Narrow { .. } => partition_by(from, to, |i| before(self.at(i))),
         }
     }
 
-    /// The first position at or after `from` whose slot is not `before`:
-    /// galloping, since it is usually close to `from`.
+    /// The first position at or after `from` whose slot is not `before`.
     #[inline]
     pub fn gallop(&self, from: usize, before: impl Fn(u32) -> bool) -> usize {
-        let n = self.len();
-        if from >= n || !before(self.at(from)) {
-            return from;
-        }
-        let (mut step, mut lo, mut hi) = (1, from, from + 1);
-        while hi < n && before(self.at(hi)) {
-            lo = hi;
-            step *= 2;
-            hi = (hi + step).min(n);
-        }
-        self.partition_point(lo + 1, hi.min(n), before)
+        gallop_by(self.len(), from, |i| before(self.at(i)))
     }
 
     /// The position of `slot`, if it is here.
@@ -145,4 +123,87 @@ pub fn narrow_is_sound(n: usize, back: impl Fn(usize) -> u16, last: impl Fn(usiz
         prev = Some(last);
     }
     true
+}
+
+/// The first position in `lo..hi` where `before(i)` turns false (it must
+/// hold, then not, along them); the search of `slice::partition_point`,
+/// whose steps select rather than branch.
+#[inline]
+pub fn partition_by(lo: usize, hi: usize, before: impl Fn(usize) -> bool) -> usize {
+    let mut size = hi.saturating_sub(lo);
+    if size == 0 {
+        return lo;
+    }
+    let mut base = lo;
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        base = if before(mid) { mid } else { base };
+        size -= half;
+    }
+    base + usize::from(before(base))
+}
+
+/// The first position at or after `from` (of `0..n`) where `before(i)`
+/// turns false: galloping, since it is usually close to `from`.
+#[inline]
+pub fn gallop_by(n: usize, from: usize, before: impl Fn(usize) -> bool) -> usize {
+    if from >= n || !before(from) {
+        return from;
+    }
+    let (mut step, mut lo, mut hi) = (1, from, from + 1);
+    while hi < n && before(hi) {
+        lo = hi;
+        step *= 2;
+        hi = (hi + step).min(n);
+    }
+    partition_by(lo + 1, hi, before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summaries(slots: &[u32]) -> Vec<BlockMax> {
+        let last =
+            |c: &[u32]| BlockMax { last_doc: *c.last().unwrap(), max_tf: 1, min_len_per_tf: 1.0, max_score: 1.0 };
+        slots.chunks(BLOCK).map(last).collect()
+    }
+
+    proptest::proptest! {
+        /// Narrow slots read, search and gallop as the wide ones they come
+        /// from; the searches equal the standard library's.
+        #[test]
+        fn narrow_slots_read_as_wide(
+            gaps in proptest::collection::vec(1u32..3000, 2..200),
+            from in 0usize..210,
+            target in 0u32..700_000,
+        ) {
+            let wide: Vec<u32> = gaps.iter().scan(0, |s, g| { *s += g; Some(*s) }).collect();
+            let blocks = summaries(&wide);
+            let n = wide.len();
+            proptest::prop_assert!(fit_narrow(n, |i| wide[i], |b| blocks[b].last_doc));
+            let back: Vec<u16> = wide.iter().enumerate().map(|(i, &d)| back_from_last(d, i, &blocks)).collect();
+            proptest::prop_assert!(narrow_is_sound(n, |i| back[i], |b| blocks[b].last_doc));
+            let narrow = Slots::Narrow { back: &back, blocks: &blocks };
+            proptest::prop_assert_eq!(narrow, Slots::Wide(&wide));
+            let from = from.min(n);
+            let expect = from + wide[from..].partition_point(|&d| d < target);
+            for slots in [narrow, Slots::Wide(&wide)] {
+                proptest::prop_assert_eq!(slots.gallop(from, |d| d < target), expect);
+                proptest::prop_assert_eq!(slots.partition_point(from, n, |d| d < target), expect);
+                let to = (from + 7).min(n);
+                proptest::prop_assert_eq!(slots.partition_point(from, to, |d| d < target), from + wide[from..to].partition_point(|&d| d < target));
+                proptest::prop_assert_eq!(slots.find(target), wide.binary_search(&target).ok());
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_spanning_65536_slots_stays_wide() {
+        let wide = [5, 65_541];
+        assert!(!fit_narrow(2, |i| wide[i], |_| 65_541));
+        let wide = [5, 65_540];
+        assert!(fit_narrow(2, |i| wide[i], |_| 65_540));
+    }
 }
