@@ -162,7 +162,7 @@ impl PostingArena {
     /// Hands each term its filled arrays, as views of the buffer, narrowed
     /// where their slots fit (slots.rs).
     pub fn finish(mut self, terms: &mut [Term]) {
-        let narrow = self.narrow();
+        let narrow = self.narrow(terms);
         let backing = self.words.freeze();
         for (t, term) in terms.iter_mut().enumerate().filter(|&(t, _)| self.places[t].count > 1) {
             let (place, narrow) = (self.places[t], narrow[t]);
@@ -174,54 +174,46 @@ impl PostingArena {
     }
 
     /// Narrows in place the runs whose slots fit, each run moving down
-    /// over the room the runs before it gave up; piece by piece of the
-    /// buffer, in parallel, each piece's freed end given back to the
-    /// system. Returns, per term, whether it was narrowed.
-    fn narrow(&mut self) -> Vec<bool> {
-        let terms = self.places.len() - 1;
-        let mut narrowed = vec![false; terms];
-        let per = terms.div_ceil(4 * rayon::current_num_threads()).max(1);
-        let total = self.places[terms].start as usize;
-        let (mut places, mut flags, mut words) = (&mut self.places[..], &mut narrowed[..], self.words.words());
-        let mut pieces = Vec::new();
-        while places.len() > 1 {
-            let k = per.min(places.len() - 1);
-            let (first, end) = (places[0].start, places[k].start);
-            let (p, rest_p) = std::mem::take(&mut places).split_at_mut(k);
-            let (f, rest_f) = std::mem::take(&mut flags).split_at_mut(k);
-            let (w, rest_w) = std::mem::take(&mut words).split_at_mut((end - first) as usize);
-            (places, flags, words) = (rest_p, rest_f, rest_w);
-            pieces.push((p, f, w, first));
-        }
-        let squeeze = |(p, f, w, first): (&mut [Place], &mut [bool], &mut [u32], u32)| {
-            let kept = squeeze_piece(p, f, w, first);
-            (first as usize + kept, first as usize + w.len())
+    /// over the room the runs before it gave up; region by region of the
+    /// buffer (four a thread), in parallel, each region's freed end given
+    /// back to the system. Returns, per term, whether it was narrowed.
+    fn narrow(&mut self, terms: &mut [Term]) -> Vec<bool> {
+        let per = terms.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+        let bounds: Vec<usize> = (0..terms.len()).step_by(per).chain([terms.len()]).collect();
+        let total = self.places[terms.len()].start as usize;
+        let squeeze = |r: Region<'_>| {
+            let (narrowed, kept) = squeeze_region(r.places, r.words, r.first);
+            (narrowed, r.first as usize + kept, r.first as usize + r.words.len())
         };
-        let freed: Vec<(usize, usize)> = if cfg!(test) || total > 1 << 18 {
-            pieces.into_par_iter().map(squeeze).collect()
+        let regions = self.regions(terms, &bounds);
+        let squeezed: Vec<(Vec<bool>, usize, usize)> = if cfg!(test) || total > 1 << 18 {
+            regions.into_par_iter().map(squeeze).collect()
         } else {
-            pieces.into_iter().map(squeeze).collect()
+            regions.into_iter().map(squeeze).collect()
         };
-        for (from, to) in freed {
+        let mut narrowed = Vec::with_capacity(terms.len());
+        for (flags, from, to) in squeezed {
+            narrowed.extend(flags);
             self.words.release(from, to);
         }
         narrowed
     }
 }
 
-/// Moves the runs of one piece of the buffer (`words`, starting at word
+/// Moves the runs of one region of the buffer (`words`, starting at word
 /// `first` of it) down to its start, narrowing those that fit, and notes
-/// where each now starts; returns the words kept.
-fn squeeze_piece(places: &mut [Place], narrowed: &mut [bool], words: &mut [u32], first: u32) -> usize {
+/// where each now starts; returns which were narrowed and the words kept.
+fn squeeze_region(places: &mut [Place], words: &mut [u32], first: u32) -> (Vec<bool>, usize) {
+    let mut narrowed = vec![false; places.len()];
     let mut write = 0usize;
-    for (place, narrowed) in places.iter_mut().zip(narrowed).filter(|(p, _)| p.count > 1) {
+    for (place, narrowed) in places.iter_mut().zip(&mut narrowed).filter(|(p, _)| p.count > 1) {
         let (n, old) = (place.count as usize, (place.start - first) as usize);
         let half = n.div_ceil(2);
         let blocks_at = old + n + half;
         let block_words = 4 * n.div_ceil(super::postings::BLOCK);
         let last = |w: &[u32], i: usize| w[blocks_at + 4 * (i / super::postings::BLOCK)];
         place.start = first + write as u32;
-        if !fit_narrow(n, |i| words[old + i], |b| words[blocks_at + 4 * b]) {
+        if !fit_narrow(n, |i| words[old + i], |b| last(words, b * super::postings::BLOCK)) {
             words.copy_within(old..old + words_for(place.count) as usize, write);
             write += words_for(place.count) as usize;
             continue;
@@ -239,5 +231,5 @@ fn squeeze_piece(places: &mut [Place], narrowed: &mut [bool], words: &mut [u32],
         *narrowed = true;
         write += 2 * half + block_words;
     }
-    write
+    (narrowed, write)
 }
