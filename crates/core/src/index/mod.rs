@@ -25,6 +25,7 @@ pub mod line_table;
 mod names;
 pub mod postings;
 mod prefix;
+mod repack;
 pub mod section;
 pub mod slot_index;
 pub mod slots;

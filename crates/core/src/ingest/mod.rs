@@ -108,5 +108,6 @@ pub fn build_index(
         }
     });
     index.shrink();
+    index.repack_shared_parts();
     index
 }

@@ -95,6 +95,18 @@ impl SharedText {
         }
     }
 
+    /// The same range of the same bytes behind a handle allocated now
+    /// (`index/repack.rs`); `moved` holds the handles made so far by their
+    /// old address, so that ranges of one text keep sharing one. Only texts
+    /// in arena blocks move: a text of its own is the large allocation
+    /// itself (moving its handle would copy it), and a text still in a
+    /// snapshot file keeps its loading state in its handle.
+    pub fn rehomed(&self, moved: &mut rustc_hash::FxHashMap<usize, Arc<Body>>) -> SharedText {
+        let Body::Arena(a) = &*self.text else { return self.clone() };
+        let text = moved.entry(Arc::as_ptr(&self.text) as usize).or_insert_with(|| Arc::new(Body::Arena(a.clone())));
+        SharedText { text: text.clone(), ..self.clone() }
+    }
+
     /// The whole text this is a range of, and the range (for snapshots,
     /// which store each shared text once).
     pub fn parts(&self) -> (&Arc<Body>, u32, u32) {
