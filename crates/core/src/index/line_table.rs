@@ -39,24 +39,27 @@ fn width(max: u32) -> u32 {
     u32::BITS - max.leading_zeros()
 }
 
-/// Values of `width` bits appended one after another, low bits first.
-#[derive(Default)]
+/// Values of `width` bits one after another, low bits first, into bytes
+/// sized beforehand.
 struct BitWriter {
     bytes: Vec<u8>,
     bits: usize,
 }
 
 impl BitWriter {
+    fn with_values(count: usize, width: u32) -> Self {
+        BitWriter { bytes: vec![0; (count * width as usize).div_ceil(8)], bits: 0 }
+    }
+
+    #[inline]
     fn push(&mut self, v: u32, width: u32) {
         debug_assert!(width == 32 || v >> width == 0, "{v} wider than {width} bits");
-        let end = self.bits + width as usize;
-        self.bytes.resize(end.div_ceil(8), 0);
         let (mut v, mut at) = ((v as u64) << (self.bits % 8), self.bits / 8);
         while v != 0 {
             self.bytes[at] |= v as u8;
             (v, at) = (v >> 8, at + 1);
         }
-        self.bits = end;
+        self.bits += width as usize;
     }
 }
 
@@ -96,7 +99,9 @@ pub fn encode_table(entries: &mut [(u32, u32, u32)]) -> Box<[u8]> {
     let first_width = width(entries.iter().map(|e| e.1).max().unwrap_or(0));
     let span_width = width(entries.iter().map(span).max().unwrap_or(0));
     let (mut terms, mut skips) = (Vec::with_capacity(entries.len() * 2), Vec::new());
-    let (mut firsts, mut spans) = (BitWriter::default(), BitWriter::default());
+    let spanning = entries.iter().filter(|e| span(e) != 0).count();
+    let (mut firsts, mut spans) =
+        (BitWriter::with_values(entries.len(), first_width), BitWriter::with_values(spanning, span_width));
     let mut flags = vec![0u8; entries.len().div_ceil(8)];
     let mut prev = 0u32;
     for (i, e) in entries.iter().enumerate() {
