@@ -12,7 +12,7 @@
 //! any term views it, and a later write to a term copies its postings out,
 //! as for a loaded snapshot.
 
-use super::postings::{layout, Arrays, BlockMax, NewPosting};
+use super::postings::{layout, Arrays, BlockMax, NewPosting, BLOCK};
 use super::section::{cast, Buffer};
 use super::slots::fit_narrow;
 use super::Term;
@@ -210,12 +210,13 @@ fn squeeze_region(places: &mut [Place], words: &mut [u32], first: u32) -> (Vec<b
         let (n, old) = (place.count as usize, (place.start - first) as usize);
         let half = n.div_ceil(2);
         let blocks_at = old + n + half;
-        let block_words = 4 * n.div_ceil(super::postings::BLOCK);
-        let last = |w: &[u32], i: usize| w[blocks_at + 4 * (i / super::postings::BLOCK)];
+        let block_words = 4 * n.div_ceil(BLOCK);
+        let last = |w: &[u32], i: usize| w[blocks_at + 4 * (i / BLOCK)];
         place.start = first + write as u32;
-        if !fit_narrow(n, |i| words[old + i], |b| last(words, b * super::postings::BLOCK)) {
-            words.copy_within(old..old + words_for(place.count) as usize, write);
-            write += words_for(place.count) as usize;
+        if !fit_narrow(n, |i| words[old + i], |b| last(words, b * BLOCK)) {
+            let len = words_for(place.count) as usize;
+            words.copy_within(old..old + len, write);
+            write += len;
             continue;
         }
         // Two distances a word, written at or below the slots they come

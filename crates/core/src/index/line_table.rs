@@ -112,9 +112,10 @@ pub fn encode_table(entries: &mut [(u32, u32, u32)]) -> Box<[u8]> {
         put_varint(&mut terms, e.0 - prev);
         prev = e.0;
         firsts.push(e.1, first_width);
-        if span(e) != 0 {
+        let s = span(e);
+        if s != 0 {
             flags[i / 8] |= 1 << (i % 8);
-            spans.push(span(e), span_width);
+            spans.push(s, span_width);
         }
     }
     let mut out =

@@ -101,10 +101,7 @@ impl Backing {
     pub fn offset_of<T: Plain>(&self, bytes: &[u8]) -> Option<u32> {
         let inside = self.bytes().as_ptr_range();
         let fits = inside.start <= bytes.as_ptr() && bytes.as_ptr_range().end <= inside.end;
-        let usable = cfg!(target_endian = "little")
-            && fits
-            && bytes.len().is_multiple_of(size_of::<T>())
-            && bytes.as_ptr().cast::<T>().is_aligned();
+        let usable = fits && plain_slice::<T>(bytes).is_some();
         usable.then(|| u32::try_from(bytes.as_ptr() as usize - inside.start as usize).ok()).flatten()
     }
 
