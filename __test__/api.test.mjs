@@ -114,6 +114,30 @@ test('metadata round trip, and no metadata when none was given', async () => {
   assert.ok(!('metadata' in plain))
 })
 
+test('results are the same few or many (passed as arguments up to 64 results, as one array beyond)', async () => {
+  const ws = new Workspace({ bm25: true })
+  const docs = []
+  for (let i = 0; i < 150; i++) {
+    const metadata = [{ sourceFile: `f${i}.md` }, { n: i, tag: 'x' }, JSON.parse(`{"__proto__":"p${i}"}`), undefined][i % 4]
+    docs.push({ path: `d${String(i).padStart(3, '0')}`, content: `common ${'word '.repeat(1 + (i % 7))}line\nnext common`, metadata })
+  }
+  await ws.indexMany(docs)
+  const few = await ws.search('common word', { topK: 20 })
+  const many = await ws.search('common word', { topK: 150 })
+  assert.equal(few.length, 20)
+  assert.equal(many.length, 150)
+  assert.deepEqual(many.slice(0, 20), few)
+  for (const r of many) {
+    const i = Number(r.id.slice(1))
+    const want = [{ sourceFile: `f${i}.md` }, { n: i, tag: 'x' }, JSON.parse(`{"__proto__":"p${i}"}`), undefined][i % 4]
+    assert.deepEqual(r.metadata, want, r.id)
+    if (r.metadata) assert.equal(Object.getPrototypeOf(r.metadata), Object.prototype)
+    assert.deepEqual(r.lineRange, { start: 1, end: 2 })
+    assert.equal(typeof r.content, 'string')
+    assert.ok(r.scoreDetails.bm25 > 0)
+  }
+})
+
 test('ids are verbatim: /docs/a.md, docs/a.md and ./docs/a.md are three documents', async () => {
   const ws = new Workspace({ bm25: true })
   for (const id of ['/docs/a.md', 'docs/a.md', './docs/a.md', 'db://records/42']) await ws.index(id, 'same text')

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 const { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError } = require('../lib/errors.js')
 const { describe } = require('../lib/describe.js')
-const { results, SLOTS } = require('../lib/results.js')
+const { results, resultsOf, SLOTS } = require('../lib/results.js')
 const runtime = require('../lib/runtime.js')
 const { createWorkspaceTools } = require('../lib/tools.js')
 
@@ -49,13 +49,27 @@ test('describe names every kind of value', () => {
 })
 
 test('results are built from the flat array, absent parts absent', () => {
-  const flat = ['a.md', 'text', 1, 2, 3, '{"k":1}', 4.5, undefined, 'b.md', 'more', 0.5, undefined, undefined, undefined, undefined, 0.9]
-  assert.equal(flat.length, 2 * SLOTS)
-  assert.deepEqual(results(flat), [
+  const flat = [
+    ...['a.md', 'text', 1, 2, 3, '{"k":1}', 4.5, undefined, undefined],
+    ...['b.md', 'more', 0.5, undefined, undefined, undefined, undefined, 0.9, undefined],
+    // A single string entry comes as its value and key, not JSON text.
+    ...['c.md#chunk-2', 'c', 0.25, 7, 9, 'c.md', 0.1, undefined, 'sourceFile'],
+    ...['d.md', 'd', 0.2, undefined, undefined, 'x', undefined, undefined, '__proto__'],
+  ]
+  assert.equal(flat.length, 4 * SLOTS)
+  const expected = [
     { id: 'a.md', content: 'text', score: 1, lineRange: { start: 2, end: 3 }, metadata: { k: 1 }, scoreDetails: { bm25: 4.5 } },
     { id: 'b.md', content: 'more', score: 0.5, scoreDetails: { vector: 0.9 } },
-  ])
+    { id: 'c.md#chunk-2', content: 'c', score: 0.25, lineRange: { start: 7, end: 9 }, metadata: { sourceFile: 'c.md' }, scoreDetails: { bm25: 0.1 } },
+    { id: 'd.md', content: 'd', score: 0.2, metadata: JSON.parse('{"__proto__":"x"}'), scoreDetails: {} },
+  ]
+  assert.deepEqual(results(flat), expected)
+  assert.deepEqual(resultsOf(...flat), expected)
   assert.deepEqual(Object.keys(results(flat)[0]), ['id', 'content', 'score', 'lineRange', 'metadata', 'scoreDetails'])
+  // An own key named __proto__, as JSON.parse makes it; the prototype untouched.
+  const d = results(flat)[3].metadata
+  assert.deepEqual(Object.keys(d), ['__proto__'])
+  assert.equal(Object.getPrototypeOf(d), Object.prototype)
   assert.deepEqual(results([]), [])
 })
 

@@ -3,8 +3,12 @@
 // properties one by one.
 'use strict'
 
-/** Slots per result: id, content, score, lineRange start and end, metadata as JSON text, bm25 and vector scores. */
-const SLOTS = 8
+/**
+ * Slots per result: id, content, score, lineRange start and end, metadata
+ * (JSON text, or the value of its single string entry), bm25 and vector
+ * scores, and that single entry's key.
+ */
+const SLOTS = 9
 
 /**
  * @typedef {{ id: string, content: string, score: number, lineRange?: { start: number, end: number }, metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number } }} Result
@@ -21,7 +25,9 @@ function results(flat) {
     /** @type {Partial<Result>} */
     const r = { id: flat[i], content: flat[i + 1], score: flat[i + 2] }
     if (flat[i + 3] !== undefined) r.lineRange = { start: flat[i + 3], end: flat[i + 4] }
-    if (flat[i + 5] !== undefined) r.metadata = JSON.parse(flat[i + 5])
+    const key = flat[i + 8]
+    if (key !== undefined) r.metadata = { [key]: flat[i + 5] }
+    else if (flat[i + 5] !== undefined) r.metadata = JSON.parse(flat[i + 5])
     /** @type {Result['scoreDetails']} */
     const details = {}
     if (flat[i + 6] !== undefined) details.bm25 = flat[i + 6]
@@ -32,4 +38,14 @@ function results(flat) {
   return out
 }
 
-module.exports = { results, SLOTS }
+/**
+ * `results` of the values passed as arguments (the addon's call for a
+ * few results: no array to fill through Node-API).
+ * @param {...any} flat
+ * @returns {Result[]}
+ */
+function resultsOf(...flat) {
+  return results(flat)
+}
+
+module.exports = { results, resultsOf, SLOTS }

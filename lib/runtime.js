@@ -4,7 +4,7 @@
 'use strict'
 
 const { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError } = require('./errors.js')
-const { results } = require('./results.js')
+const { results, resultsOf } = require('./results.js')
 const { describe } = require('./describe.js')
 const { jsonText } = require('./json.js')
 
@@ -102,6 +102,7 @@ module.exports = {
   WorkspaceNotReadyError,
   makeError,
   results,
+  resultsOf,
   describe,
   jsonText,
   splitDocs,

@@ -107,13 +107,17 @@ pub struct WorkspaceStats {
     pub save_error: Option<String>,
 }
 
-/// Results as JavaScript receives them: one flat array, eight slots a
-/// result, that runtime.js turns into objects. V8 builds object literals of
-/// one shape much faster than Node-API sets named properties one by one
-/// (a key lookup and a map transition each).
+/// Results as JavaScript receives them: nine values a result, that
+/// lib/results.js turns into objects. V8 builds object literals of one
+/// shape much faster than Node-API sets named properties one by one (a key
+/// lookup and a map transition each). Up to `MAX_ARGS` values go as the
+/// arguments of one call (no array to fill: 90 `napi_set_element` calls
+/// were a tenth of a 10-result query's time in Node); more go in one array.
 pub struct SearchResults(pub Vec<SearchHit>);
 
-const SLOTS: usize = 8;
+const SLOTS: usize = 9;
+/// Values passed as call arguments at most (V8 puts them on the stack).
+const MAX_ARGS: usize = 64 * SLOTS;
 
 impl ToNapiValue for SearchResults {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
@@ -121,37 +125,70 @@ impl ToNapiValue for SearchResults {
         crate::js::guard(|| {
             let mut undefined = std::ptr::null_mut();
             check_status!(sys::napi_get_undefined(env, &mut undefined))?;
-            let mut flat = std::ptr::null_mut();
-            check_status!(sys::napi_create_array_with_length(env, val.0.len() * SLOTS, &mut flat))?;
-            let opt_f64 = |v: Option<f64>| v.map_or(Ok(undefined), |v| f64::to_napi_value(env, v));
-            for (i, h) in val.0.into_iter().enumerate() {
-                let slots = [
-                    String::to_napi_value(env, h.id)?,
-                    crate::text::Text::to_napi_value(env, crate::text::Text(h.content))?,
-                    f64::to_napi_value(env, h.score)?,
-                    h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.0))?,
-                    h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.1))?,
-                    // As JSON text, parsed in JavaScript: cheaper than building
-                    // the object through Node-API, and no copy of the shared map.
-                    h.metadata.as_deref().map_or(Ok(undefined), |m| {
-                        String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into()))
-                    })?,
-                    opt_f64(h.bm25)?,
-                    opt_f64(h.vector)?,
-                ];
-                for (j, v) in slots.into_iter().enumerate() {
-                    check_status!(sys::napi_set_element(env, flat, (i * SLOTS + j) as u32, v))?;
-                }
+            let mut values = Vec::with_capacity(val.0.len() * SLOTS);
+            for h in val.0 {
+                values.extend(result_values(env, h, undefined)?);
             }
             let js_env = Env::from_raw(env);
-            let make = crate::js::runtime_fn(&js_env, "results")?;
             let mut global = std::ptr::null_mut();
             check_status!(sys::napi_get_global(env, &mut global))?;
             let mut out = std::ptr::null_mut();
+            if values.len() <= MAX_ARGS {
+                let make = crate::js::runtime_fn(&js_env, "resultsOf")?;
+                check_status!(sys::napi_call_function(
+                    env,
+                    global,
+                    make.raw(),
+                    values.len(),
+                    values.as_ptr(),
+                    &mut out
+                ))?;
+                return Ok(out);
+            }
+            let mut flat = std::ptr::null_mut();
+            check_status!(sys::napi_create_array_with_length(env, values.len(), &mut flat))?;
+            for (i, v) in values.into_iter().enumerate() {
+                check_status!(sys::napi_set_element(env, flat, i as u32, v))?;
+            }
+            let make = crate::js::runtime_fn(&js_env, "results")?;
             check_status!(sys::napi_call_function(env, global, make.raw(), 1, &flat, &mut out))?;
             Ok(out)
         })
     }
+}
+
+/// One result's values, in lib/results.js's order: id, content, score,
+/// line range start and end, metadata, bm25 and vector scores, and the
+/// metadata's key when it is a single string entry (the value then stands
+/// in the metadata slot, not JSON text).
+unsafe fn result_values(
+    env: sys::napi_env,
+    h: SearchHit,
+    undefined: sys::napi_value,
+) -> Result<[sys::napi_value; SLOTS]> {
+    let opt_f64 = |v: Option<f64>| v.map_or(Ok(undefined), |v| f64::to_napi_value(env, v));
+    // A chunk's metadata is `{ sourceFile }`: its key and value are cheaper
+    // to hand over than JSON text to write and parse.
+    let (metadata, key) = match h.metadata.as_deref() {
+        None => (undefined, undefined),
+        Some(m) => match m.iter().next() {
+            Some((k, serde_json::Value::String(v))) if m.len() == 1 => {
+                (String::to_napi_value(env, v.clone())?, String::to_napi_value(env, k.clone())?)
+            }
+            _ => (String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into()))?, undefined),
+        },
+    };
+    Ok([
+        String::to_napi_value(env, h.id)?,
+        crate::text::Text::to_napi_value(env, crate::text::Text(h.content))?,
+        f64::to_napi_value(env, h.score)?,
+        h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.0))?,
+        h.line_range.map_or(Ok(undefined), |l| u32::to_napi_value(env, l.1))?,
+        metadata,
+        opt_f64(h.bm25)?,
+        opt_f64(h.vector)?,
+        key,
+    ])
 }
 
 pub fn to_report(r: Report, started: Instant) -> IndexReport {

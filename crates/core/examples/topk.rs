@@ -104,6 +104,30 @@ fn main() {
     for (len, (sum, n)) in by_len {
         println!("  {len} tokens: {} queries, mean {:.1} µs", n / passes, sum / n as f64);
     }
+    {
+        let (mut table_t, mut scan_t, mut n, mut same, mut bytes) = (0.0, 0.0, 0, 0, 0);
+        for q in &queries {
+            let hits = index.top_k(q, k, None);
+            let ids = index.term_ids(q);
+            for h in &hits {
+                let t = Instant::now();
+                let a = index.line_range_of_terms(h.slot, &ids);
+                table_t += t.elapsed().as_secs_f64() * 1e6;
+                let t = Instant::now();
+                let b = workspace_search_core::search::hybrid::line_range_of(&h.doc.content, q, &tokenizer);
+                scan_t += t.elapsed().as_secs_f64() * 1e6;
+                bytes += h.doc.content.len();
+                n += 1;
+                same += (a == b) as usize;
+            }
+        }
+        println!(
+            "line ranges of {n} hits ({} B each): tables {:.2} µs/hit, tokenizing {:.2} µs/hit, same {same}",
+            bytes / n.max(1),
+            table_t / n as f64,
+            scan_t / n as f64
+        );
+    }
     samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let at = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
     println!(
