@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Workspace, LocalFilesystem, WorkspaceNotReadyError, lib, tree, ids } from './helpers.mjs'
@@ -254,4 +255,30 @@ test('14: a vector store method replaced after construction is the one called', 
   }
   await ws.unindex('doc')
   assert.equal(store.deleted, true)
+})
+
+test('the addon takes no static TLS: it loads beside native modules that do (four copies in one process)', (t) => {
+  // glibc keeps a small reserve of static TLS for modules loaded after
+  // start; a module that needs some (initial-exec TLS, as mimalloc's
+  // default) takes part of it, and the next one that needs some fails with
+  // "cannot allocate memory in static TLS block". Copies of this addon
+  // stand in for other such modules here.
+  const binary = fs.readdirSync(ROOT).find((f) => f.endsWith('.node'))
+  const glibc = process.platform === 'linux' && process.report.getReport().header.glibcVersionRuntime
+  if (!glibc || !binary) return t.skip('a glibc Linux build in the package folder')
+  const dirs = []
+  for (let i = 0; i < 4; i++) {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-copy-'))
+    for (const f of ['index.js', 'binding.js', 'package.json', binary]) fs.copyFileSync(path.join(ROOT, f), path.join(d, f))
+    fs.cpSync(path.join(ROOT, 'lib'), path.join(d, 'lib'), { recursive: true })
+    dirs.push(d)
+  }
+  try {
+    const source = `for (const d of ${JSON.stringify(dirs)}) new (require(d).Workspace)({ bm25: true }); console.log('loaded')`
+    const r = spawnSync(process.execPath, ['-e', source], { encoding: 'utf8', timeout: 60_000 })
+    assert.equal(r.status, 0, r.stderr)
+    assert.match(r.stdout, /loaded/)
+  } finally {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true })
+  }
 })

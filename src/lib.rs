@@ -24,7 +24,11 @@ use napi_derive::napi;
 /// mimalloc: faster for the many small allocations of tokenizing and
 /// indexing, and it gives freed memory back to the system after a build.
 /// It serves this addon's own allocations only (statically linked); the
-/// host's allocator and process settings are left alone.
+/// host's allocator and process settings are left alone. Built with
+/// local-dynamic TLS (Cargo.toml): mimalloc's default, initial-exec, takes
+/// part of the small static TLS reserve glibc keeps for libraries loaded
+/// after start, and a native module loaded after this one could then fail
+/// to load (__test__/hardening.test.mjs loads four copies).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
