@@ -24,6 +24,9 @@ impl Bm25Index {
         self.terms.shrink_to_fit();
         self.docs.shrink_to_fit();
         self.lens.shrink_to_fit();
+        self.names.shrink_to_fit();
+        let names = &self.names;
+        self.dict.shrink_to_fit(|t| names.get(t as usize));
     }
 
     /// Drops dead slots, dead postings and unused terms; renumbers both.

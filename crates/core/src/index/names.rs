@@ -47,6 +47,11 @@ impl Names {
         self.bytes.len()
     }
 
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     pub fn held_bytes(&self) -> usize {
         self.bytes.held_bytes() + self.ends.held_bytes()
     }

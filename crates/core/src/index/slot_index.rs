@@ -71,6 +71,12 @@ impl SlotIndex {
         self.table.reserve(n, |&s| hash(id_of(s)));
     }
 
+    /// Gives back the room reserved beyond what the entries need (a bulk
+    /// build reserves for each thread's vocabulary as if all were new).
+    pub fn shrink_to_fit<'a>(&mut self, id_of: impl Fn(u32) -> &'a str) {
+        self.table.shrink_to_fit(|&s| hash(id_of(s)));
+    }
+
     pub fn bytes(&self) -> usize {
         self.table.capacity() * 5
     }

@@ -95,6 +95,33 @@ fn bulk_add_equals_one_by_one() {
 }
 
 #[test]
+fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
+    let t = Tokenizer::default();
+    let texts: Vec<String> = (0..4000).map(|i| format!("doc word{i} shared{} common", i % 50)).collect();
+    let mut docs: Vec<NewDocument> = texts.iter().enumerate().map(|(i, s)| doc(&t, &format!("d{i}"), s)).collect();
+    // Several vocabularies: the dictionary reserves room for each as new.
+    let analyzed = crate::analysis::analyze_all(&t, &texts, |s| s.as_str());
+    for (d, a) in docs.iter_mut().zip(analyzed) {
+        d.analyzed = a;
+    }
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    ix.add_bulk(docs, 1, &mut |_| {});
+    let ranked = |ix: &Bm25Index, query: &str| -> Vec<(String, u64)> {
+        ix.top_k(&q(&t, query), 5, None).iter().map(|h| (h.doc.id.clone(), h.score.to_bits())).collect()
+    };
+    let before: Vec<_> = ["word17 shared3", "common doc", "word3999"].iter().map(|s| ranked(&ix, s)).collect();
+    let (dict_before, names) = (ix.dict.bytes(), ix.names.len());
+    ix.shrink();
+    assert!(ix.dict.bytes() <= dict_before);
+    assert_eq!(ix.names.len(), names);
+    for term in 0..names {
+        assert_eq!(ix.term_id(ix.names.get(term)), Some(term as u32));
+    }
+    let after: Vec<_> = ["word17 shared3", "common doc", "word3999"].iter().map(|s| ranked(&ix, s)).collect();
+    assert_eq!(before, after);
+}
+
+#[test]
 fn carry_over_keeps_newer_writes() {
     let t = Tokenizer::default();
     let mut old = Bm25Index::new(Bm25Params::default());
