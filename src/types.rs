@@ -173,7 +173,7 @@ unsafe fn result_values(
         None => (undefined, undefined),
         Some(m) => match m.iter().next() {
             Some((k, serde_json::Value::String(v))) if m.len() == 1 => {
-                (String::to_napi_value(env, v.clone())?, String::to_napi_value(env, k.clone())?)
+                (<&str>::to_napi_value(env, v.as_str())?, <&str>::to_napi_value(env, k.as_str())?)
             }
             _ => (String::to_napi_value(env, serde_json::to_string(m).unwrap_or_else(|_| "{}".into()))?, undefined),
         },
