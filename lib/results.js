@@ -1,6 +1,7 @@
-// Search results from the flat array the addon builds (src/types.rs): V8
-// builds object literals of one shape far faster than Node-API sets named
-// properties one by one.
+// Search results from the flat values the addon hands over (src/types.rs:
+// call arguments for a few results, one array for many): V8 builds object
+// literals of one shape far faster than Node-API sets named properties one
+// by one.
 'use strict'
 
 /**

@@ -111,8 +111,8 @@ pub struct WorkspaceStats {
 /// lib/results.js turns into objects. V8 builds object literals of one
 /// shape much faster than Node-API sets named properties one by one (a key
 /// lookup and a map transition each). Up to `MAX_ARGS` values go as the
-/// arguments of one call (no array to fill: 90 `napi_set_element` calls
-/// were a tenth of a 10-result query's time in Node); more go in one array.
+/// arguments of one call (no array to fill: the 80 `napi_set_element`
+/// calls of 10 results were a tenth of a query's time in Node); more go in one array.
 pub struct SearchResults(pub Vec<SearchHit>);
 
 const SLOTS: usize = 9;
