@@ -399,6 +399,26 @@ export interface VectorQueryResult {
   vector?: Array<number>
 }
 
+/** `stats().watch`. */
+export interface WatchStats {
+  /**
+   * Every watched directory is watched. False while a watched directory
+   * is gone (it is looked for every half second and watched again when
+   * it comes back) or after the system refused a watch (the tree is
+   * then reconciled every 10 seconds).
+   */
+  live: boolean
+  /** Bursts of changes applied to the paths they named. */
+  updates: number
+  /**
+   * Reconciles of the whole tree (events lost, too many at once, a
+   * directory back, or the periodic one while a watch is refused).
+   */
+  rescans: number
+  /** What went wrong while watching, newest last (the last 20). */
+  warnings: Array<string>
+}
+
 export interface WorkspaceStats {
   documents: number
   /** Distinct terms in the BM25 index. */
@@ -416,4 +436,9 @@ export interface WorkspaceStats {
    * save succeeds.
    */
   saveError?: string
+  /**
+   * With `watch`, once watching (after `init()`): whether every watched
+   * directory is watched, and what happened.
+   */
+  watch?: WatchStats
 }

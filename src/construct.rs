@@ -167,6 +167,7 @@ impl Workspace {
                 persist,
                 watch: o.watch,
                 watcher: parking_lot::Mutex::new(None),
+                watch_state: parking_lot::Mutex::default(),
             }),
         })
     }

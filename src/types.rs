@@ -105,6 +105,26 @@ pub struct WorkspaceStats {
     /// in the background, so its failure is kept here); absent once a
     /// save succeeds.
     pub save_error: Option<String>,
+    /// With `watch`, once watching (after `init()`): whether every watched
+    /// directory is watched, and what happened.
+    pub watch: Option<WatchStats>,
+}
+
+/// `stats().watch`.
+#[napi(object)]
+pub struct WatchStats {
+    /// Every watched directory is watched. False while a watched directory
+    /// is gone (it is looked for every half second and watched again when
+    /// it comes back) or after the system refused a watch (the tree is
+    /// then reconciled every 10 seconds).
+    pub live: bool,
+    /// Bursts of changes applied to the paths they named.
+    pub updates: f64,
+    /// Reconciles of the whole tree (events lost, too many at once, a
+    /// directory back, or the periodic one while a watch is refused).
+    pub rescans: f64,
+    /// What went wrong while watching, newest last (the last 20).
+    pub warnings: Vec<String>,
 }
 
 /// Results as JavaScript receives them: nine values a result, that

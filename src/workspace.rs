@@ -382,6 +382,12 @@ impl Workspace {
                 vectors: vectors as u32,
                 memory_bytes: (s.memory_bytes + vector_bytes) as f64,
                 save_error: self.inner.persist.as_ref().and_then(|p| p.state.lock().save_error.clone()),
+                watch: self.inner.watch_stats().map(|w| crate::types::WatchStats {
+                    live: w.live,
+                    updates: w.updates as f64,
+                    rescans: w.rescans as f64,
+                    warnings: w.warnings,
+                }),
             })
         })
     }

@@ -14,7 +14,7 @@ use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::Bm25Index;
 use workspace_search_core::ingest::scan::FoundFile;
 use workspace_search_core::ingest::Report;
-use workspace_search_core::persist::{apply_changes, now_ns, FileCounts, Snapshot};
+use workspace_search_core::persist::{apply_changes, now_ns, FileCounts, Reconcile, Snapshot};
 use workspace_search_core::vectors::plan::dropped_sources;
 
 /// A walk of the indexed paths: what it found and skipped, and when it began.
@@ -30,6 +30,7 @@ impl Inner {
         ticket.turn().await;
         let mut warnings = Vec::new();
         // The walk runs beside the snapshot's loading: neither needs the other.
+        let paths_indexed = paths.clone();
         let (opened, walked) = futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths));
         if let Some(snapshot) = opened? {
             self.install(snapshot, &mut warnings).await?;
@@ -39,7 +40,7 @@ impl Inner {
             // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
             self.embedder_identity(v, &mut warnings).await;
         }
-        let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked?).await?;
+        let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked?, false).await?;
         if fresh || (counts.reused == 0 && counts.reread > 0) {
             // A full build is on disk when init() resolves: redoing it costs a full build.
             if let Err(e) = self.save(false).await {
@@ -55,7 +56,7 @@ impl Inner {
             (embedded as u32, counts.reused as u32, counts.reread as u32, counts.removed as u32);
         out.warnings = warnings;
         if self.watch {
-            self.start_watching(&mut out.warnings);
+            self.start_watching(&paths_indexed, &mut out.warnings);
         }
         Ok(out)
     }
@@ -67,28 +68,33 @@ impl Inner {
         };
         // Taken before the walk: a file changed during it is read again next time.
         let scanned_at = now_ns();
-        let (report, found) = self.scan_files(base, paths).await?;
+        let (report, found) = self.scan_files(base, paths, Vec::new()).await?;
         Ok(Some(Walked { report, found, scanned_at }))
     }
 
     /// Brings the index up to date with the `walked` files (in turn): a
     /// full build when nothing is recorded yet (`true` with the counts),
-    /// else only what changed.
+    /// else only what changed. `by_watcher`: only file changes count, so a
+    /// file the API removed stays out while its content is unchanged.
     pub(super) async fn reconcile(
         self: Arc<Self>,
         ticket: &Ticket,
         walked: Option<Walked>,
+        by_watcher: bool,
     ) -> Result<(Report, FileCounts, usize, bool)> {
         let mut counts = FileCounts::default();
         let Some(Walked { mut report, found, scanned_at }) = walked else {
             return Ok((Report::default(), counts, 0, false));
         };
+        if let Some(p) = self.persist.as_ref().filter(|_| self.watch) {
+            p.state.lock().located.replace_all(&found);
+        }
         let fresh =
             self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty()) && self.index.read().is_empty();
         let embedded = if fresh {
             self.clone().build_recorded(ticket, found, &mut report, &mut counts).await?
         } else {
-            self.clone().update(ticket, found, &mut report, &mut counts).await?
+            self.clone().update(ticket, found, &mut report, &mut counts, by_watcher).await?
         };
         if let Some(p) = &self.persist {
             p.state.lock().files.scanned_at = scanned_at;
@@ -142,6 +148,40 @@ impl Inner {
         self.fresh_build(ticket, outcomes, report, Some(&found)).await
     }
 
+    /// The watcher's reconcile of the whole tree (see `reconcile`).
+    pub(super) async fn reconcile_watched(self: Arc<Self>, ticket: &Ticket, walked: Option<Walked>) -> Result<()> {
+        self.reconcile(ticket, walked, true).await.map(drop)
+    }
+
+    /// The watcher's update of the `changed` paths (as the system names
+    /// them, below the canonical basePath) alone: the way down to each is
+    /// walked, every file found there is read again (an event forces the
+    /// read: a same-size edit may keep its times), files that were there
+    /// and are no longer lose their documents.
+    pub(super) async fn update_within(
+        self: Arc<Self>,
+        ticket: &Ticket,
+        paths: Vec<String>,
+        changed: Vec<std::path::PathBuf>,
+    ) -> Result<()> {
+        let (Some(base), Some(p)) = (self.base_path.clone(), self.persist.as_ref()) else { return Ok(()) };
+        let canonical = base.canonicalize().unwrap_or_else(|_| base.clone());
+        let within: Vec<_> =
+            changed.iter().filter_map(|c| c.strip_prefix(&canonical).ok()).map(|r| base.join(r)).collect();
+        if within.is_empty() || !self.has_search() {
+            return Ok(());
+        }
+        let (mut report, found) = self.clone().scan_files(base, paths, within.clone()).await?;
+        let gone = p.state.lock().located.update_within(&within, &found);
+        let plan = Reconcile { to_read: (0..found.len()).collect(), gone, ..Default::default() };
+        let mut counts = FileCounts::default();
+        self.clone().apply_plan(ticket, found, plan, &mut report, &mut counts).await?;
+        if counts.reread > counts.unchanged || counts.removed > 0 {
+            p.changed();
+        }
+        Ok(())
+    }
+
     /// Reads only what changed and applies it to the loaded index.
     async fn update(
         self: Arc<Self>,
@@ -149,13 +189,28 @@ impl Inner {
         found: Vec<FoundFile>,
         report: &mut Report,
         counts: &mut FileCounts,
+        by_watcher: bool,
     ) -> Result<usize> {
         let p = self.persist.as_ref().expect("persist");
         let plan = {
             let index = self.index.read();
-            let with_docs = |id: &str| self.keyword.is_none() || index.holds_file(id);
+            let with_docs = |id: &str| by_watcher || self.keyword.is_none() || index.holds_file(id);
             p.state.lock().files.plan(&found, with_docs)
         };
+        self.apply_plan(ticket, found, plan, report, counts).await
+    }
+
+    /// Reads the files `plan` names, then applies what changed (embedding
+    /// first) and removes the files gone.
+    async fn apply_plan(
+        self: Arc<Self>,
+        ticket: &Ticket,
+        found: Vec<FoundFile>,
+        plan: Reconcile,
+        report: &mut Report,
+        counts: &mut FileCounts,
+    ) -> Result<usize> {
+        let p = self.persist.as_ref().expect("persist");
         let to_read: Vec<FoundFile> = plan.to_read.iter().map(|&i| found[i].clone()).collect();
         let outcomes = self.clone().read_found(to_read).await?;
         let mut changed = p.state.lock().files.changed_only(&found, &plan, outcomes, counts);

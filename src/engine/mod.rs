@@ -103,6 +103,8 @@ pub struct Inner {
     pub watch: bool,
     /// The running watcher (after `init()`), stopped by `destroy()`.
     pub watcher: Mutex<Option<watch::Watcher>>,
+    /// What `stats().watch` reports (lock order: `watcher`, then this).
+    pub watch_state: Mutex<watch::WatchState>,
 }
 
 /// The status a `not_ready` error carries, read back by `js_error`.

@@ -54,6 +54,8 @@ pub struct PersistState {
     saved_changes: u64,
     /// Why the last save failed (until one succeeds): `stats().saveError`.
     pub save_error: Option<String>,
+    /// Where each file was found (kept while watching: `watch.rs`).
+    pub located: workspace_search_core::ingest::watch::Located,
 }
 
 impl Persist {

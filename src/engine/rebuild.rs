@@ -32,7 +32,7 @@ impl Inner {
             return Ok(to_report(Report::default(), started));
         };
         // Reading and tokenizing change nothing, so they run before our turn.
-        let (mut report, found) = self.clone().scan_files(base, paths).await?;
+        let (mut report, found) = self.clone().scan_files(base, paths, Vec::new()).await?;
         let outcomes = self.clone().read_found(found).await?;
         let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
         let mut out = to_report(report, started);
@@ -93,11 +93,13 @@ impl Inner {
         Ok(embedded)
     }
 
-    /// Resolves `paths` to the files to index.
+    /// Resolves `paths` to the files to index (only those at or below
+    /// `within`, when it is not empty: see `ScanOptions::within`).
     pub(super) async fn scan_files(
         self: Arc<Self>,
         base: PathBuf,
         paths: Vec<String>,
+        within: Vec<PathBuf>,
     ) -> Result<(Report, Vec<FoundFile>)> {
         blocking(move || {
             let persist_dir = self.persist.as_ref().and_then(|p| p.dir.as_deref());
@@ -105,6 +107,7 @@ impl Inner {
                 respect_gitignore: self.respect_gitignore,
                 max_file_size: self.max_file_size,
                 exclude: persist_dir.and_then(|d| scan::excluded_dir(&base, d)),
+                within,
             };
             let scanned = scan::scan(&base, &paths, options);
             self.emit("scan", scanned.files.len(), scanned.files.len(), None);

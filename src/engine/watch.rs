@@ -1,93 +1,337 @@
-//! `watch: true`: after `init()`, a watcher (the `notify` crate with its
-//! full debouncer, without its file-id cache) reports changes under the
-//! directories of `autoIndexPaths`; each burst of changes runs an
-//! incremental update in the write order (stat the tree, read what
-//! changed, as `init()` does, so `.gitignore`, `maxFileSize` and the binary
-//! rule hold), then a save. `destroy()` drops the watcher, which stops its
-//! thread and releases its handles.
+//! `watch: true`: after `init()` (or `rebuildSearchIndex(paths)`), a
+//! watcher (the `notify` crate, links not followed) reports changes under
+//! the directories of the paths last indexed from files. Only changes
+//! count: opening or reading a file (ours or anyone's) is no event here.
+//! Each burst of changes (quiet for `DEBOUNCE`) is applied in the write
+//! order to the paths it names alone: the way down to each is walked as
+//! `init()` walks (so `.gitignore`, `maxFileSize` and the binary rule
+//! hold), every file found there is read again and compared by hash, and
+//! files no longer there lose their documents. The tree is reconciled as a
+//! whole only when the system says events were lost (queue overflow), when
+//! a burst names too many paths, or when a watched directory comes back
+//! after it was removed. What the API did (`unindex`, `clear`, `index`)
+//! stays as it is until the file itself changes. A directory that cannot
+//! be watched (the system's watch limit) is reported in `stats().watch`,
+//! and the tree is then reconciled every `DEGRADED_RESCAN`.
+//! `destroy()` drops the watcher, which stops its thread.
 
 use super::Inner;
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, Debouncer, NoCache};
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
-use workspace_search_core::ingest::watch::{concerns, watch_roots};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use workspace_search_core::ingest::watch::{concerns, watch_roots, Burst, WatchRoot};
 
 /// Quiet time that ends a burst of changes (an editor's save is several events).
 const DEBOUNCE: Duration = Duration::from_millis(200);
+/// A burst that never goes quiet is applied after this long anyway.
+const MAX_BURST: Duration = Duration::from_secs(2);
+/// How often a removed watched directory is looked for again.
+const LOST_POLL: Duration = Duration::from_millis(500);
+/// How often the tree is reconciled while some directory cannot be watched.
+const DEGRADED_RESCAN: Duration = Duration::from_secs(10);
+/// Warnings kept in `stats().watch.warnings` (the newest).
+const MAX_WARNINGS: usize = 20;
 
+/// What the watcher's thread tells the workspace.
+enum Signal {
+    Changed(PathBuf),
+    /// Events were lost (the system's queue overflowed).
+    Rescan,
+    /// A watched directory itself was removed or renamed away.
+    RootLost(PathBuf),
+    /// A watch could not be added (`limit`: the system's watch limit).
+    Failed {
+        message: String,
+        limit: bool,
+    },
+}
+
+/// The running watcher: dropping it stops its thread, which ends the task.
 pub struct Watcher {
-    _debouncer: Debouncer<RecommendedWatcher, NoCache>,
+    watcher: RecommendedWatcher,
+    /// The paths (`autoIndexPaths`, or the last `rebuildSearchIndex`'s) it watches.
+    paths: Vec<String>,
+}
+
+/// What `stats().watch` reports.
+#[derive(Debug, Default, Clone)]
+pub struct WatchState {
+    /// Every watched directory is watched (none lost, no watch refused).
+    pub live: bool,
+    /// Bursts applied to the paths they named.
+    pub updates: u64,
+    /// Reconciles of the whole tree.
+    pub rescans: u64,
+    pub warnings: Vec<String>,
+    /// Watched directories removed, looked for every `LOST_POLL`.
+    lost: Vec<PathBuf>,
+    /// A watch was refused: the tree is reconciled every `DEGRADED_RESCAN`.
+    degraded: bool,
+}
+
+impl WatchState {
+    fn warn(&mut self, message: String) {
+        if self.warnings.len() == MAX_WARNINGS {
+            self.warnings.remove(0);
+        }
+        self.warnings.push(message);
+    }
+
+    fn settle_live(&mut self) {
+        self.live = self.lost.is_empty() && !self.degraded;
+    }
+}
+
+/// Whether an event says something changed: opening, reading and closing
+/// a file unwritten change nothing (the scan itself opens directories).
+fn is_change(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
+/// Whether the event removes or renames away the watched directory `root`.
+fn loses_root(event: &Event, root: &Path) -> bool {
+    let away = matches!(event.kind, EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)));
+    away && event.paths.iter().any(|p| p == root)
+}
+
+/// The handler run on the watcher's thread: events become signals.
+fn handler(
+    tx: UnboundedSender<Signal>,
+    roots: Vec<WatchRoot>,
+    skip: Option<PathBuf>,
+) -> impl FnMut(notify::Result<Event>) + Send + 'static {
+    move |result| {
+        let event = match result {
+            Ok(event) => event,
+            Err(e) => {
+                let limit = matches!(e.kind, notify::ErrorKind::MaxFilesWatch);
+                let _ = tx.send(Signal::Failed { message: e.to_string(), limit });
+                return;
+            }
+        };
+        if event.need_rescan() {
+            let _ = tx.send(Signal::Rescan);
+            return;
+        }
+        if !is_change(&event.kind) {
+            return;
+        }
+        for r in roots.iter().filter(|r| loses_root(&event, &r.dir)) {
+            let _ = tx.send(Signal::RootLost(r.dir.clone()));
+        }
+        for p in event.paths.into_iter().filter(|p| concerns(p, &roots, skip.as_deref())) {
+            let _ = tx.send(Signal::Changed(p));
+        }
+    }
 }
 
 impl Inner {
-    /// Starts the watcher once; a failure to watch is a warning.
-    pub(super) fn start_watching(self: &Arc<Self>, warnings: &mut Vec<String>) {
+    /// Watches `paths` (starting the watcher, or replacing one that watches
+    /// other paths); a failure to watch is a warning.
+    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
         let mut slot = self.watcher.lock();
-        if slot.is_some() || self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+        if slot.as_ref().is_some_and(|w| w.paths == paths) || self.destroyed.load(Ordering::SeqCst) {
             return;
         }
+        *slot = None; // the old watcher's task ends with it
         let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return };
-        let roots = watch_roots(&base, &self.auto_index_paths);
+        let roots = watch_roots(&base, paths);
         let skip = self.persist.as_ref().and_then(|p| p.dir.clone()).and_then(|d| d.canonicalize().ok());
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-        let handler_roots = roots.clone();
-        let handler = move |result: DebounceEventResult| {
-            let Ok(events) = result else { return };
-            let relevant =
-                events.iter().flat_map(|e| e.paths.iter()).any(|p| concerns(p, &handler_roots, skip.as_deref()));
-            if relevant {
-                let _ = tx.send(());
-            }
-        };
-        let config = notify_debouncer_full::notify::Config::default();
-        let mut debouncer = match new_debouncer_opt(DEBOUNCE, None, handler, NoCache, config) {
-            Ok(d) => d,
+        let (tx, rx) = unbounded_channel();
+        // Links are not followed: the scan reads nothing through them either.
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let mut watcher = match RecommendedWatcher::new(handler(tx, roots.clone(), skip), config) {
+            Ok(w) => w,
             Err(e) => return warnings.push(format!("watch: cannot watch files ({e})")),
         };
+        let mut state = WatchState::default();
         for r in &roots {
-            let mode = if r.recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            if let Err(e) = debouncer.watch(&r.dir, mode) {
-                warnings.push(format!("watch: cannot watch {} ({e})", r.dir.display()));
+            if let Err(e) = watcher.watch(&r.dir, mode(r)) {
+                let message = format!("watch: cannot watch {} ({e})", r.dir.display());
+                state.warn(message.clone());
+                warnings.push(message);
+                state.lost.push(r.dir.clone());
             }
         }
+        state.settle_live();
+        *self.watch_state.lock() = state;
         let me: Weak<Inner> = Arc::downgrade(self);
-        napi::bindgen_prelude::spawn(async move {
-            // Ends when the watcher is dropped (its sender goes with it).
-            while rx.recv().await.is_some() {
-                while rx.try_recv().is_ok() {}
-                let Some(inner) = me.upgrade() else { break };
-                inner.refresh().await;
-            }
-        });
-        *slot = Some(Watcher { _debouncer: debouncer });
-    }
-
-    /// One incremental update after changes, in the write order.
-    async fn refresh(self: Arc<Self>) {
-        if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let ticket = self.gate.ticket();
-        ticket.turn().await;
-        let paths = self.auto_index_paths.clone();
-        let updated = {
-            let me = self.clone();
-            let ticket = &ticket;
-            let work = async move { me.clone().reconcile(ticket, me.walk(paths).await?).await };
-            let stop = self.until_destroyed();
-            futures::pin_mut!(work, stop);
-            matches!(futures::future::select(work, stop).await, futures::future::Either::Left((Ok(_), _)))
-        };
-        drop(ticket);
-        if updated {
-            self.save_soon_if_changed();
-        }
+        napi::bindgen_prelude::spawn(watch_loop(me, rx, roots));
+        *slot = Some(Watcher { watcher, paths: paths.to_vec() });
     }
 
     /// Stops the watcher (at `destroy()`).
     pub fn stop_watching(&self) {
         let watcher = self.watcher.lock().take();
         drop(watcher);
+    }
+
+    /// Notes a signal in `burst` and the watch state. (Lock order: the
+    /// watcher, then its state.)
+    fn note(&self, signal: Signal, burst: &mut Burst) {
+        if let Signal::RootLost(root) = &signal {
+            if let Some(w) = self.watcher.lock().as_mut() {
+                let _ = w.watcher.unwatch(root);
+            }
+        }
+        let mut state = self.watch_state.lock();
+        match signal {
+            Signal::Changed(p) => burst.add(p),
+            Signal::Rescan => burst.rescan(),
+            Signal::RootLost(root) => {
+                if !state.lost.contains(&root) {
+                    state.warn(format!("watch: {} was removed; watching for it to come back", root.display()));
+                    state.lost.push(root.clone());
+                }
+                burst.add(root);
+            }
+            Signal::Failed { message, limit } => {
+                state.warn(format!("watch: {message}"));
+                if limit {
+                    state.degraded = true;
+                    burst.rescan();
+                }
+            }
+        }
+        state.settle_live();
+    }
+
+    /// Watches again the lost roots that exist again; each comes back
+    /// with a reconcile of the tree (what happened meanwhile is unknown).
+    fn recover_lost(&self, roots: &[WatchRoot], burst: &mut Burst) {
+        let mut guard = self.watcher.lock();
+        let Some(w) = guard.as_mut() else { return };
+        let mut state = self.watch_state.lock();
+        let mut back = Vec::new();
+        for dir in &state.lost {
+            let Some(root) = roots.iter().find(|r| &r.dir == dir) else { continue };
+            if dir.is_dir() && w.watcher.watch(dir, mode(root)).is_ok() {
+                back.push(dir.clone());
+            }
+        }
+        if !back.is_empty() {
+            state.lost.retain(|d| !back.contains(d));
+            for d in back {
+                state.warn(format!("watch: {} is back and watched again", d.display()));
+            }
+            burst.rescan();
+        }
+        state.settle_live();
+    }
+
+    /// One burst applied in the write order: the paths it names, or the tree.
+    async fn apply_burst(self: Arc<Self>, mut burst: Burst) {
+        if self.destroyed.load(Ordering::SeqCst) {
+            return;
+        }
+        let ticket = self.gate.ticket();
+        ticket.turn().await;
+        let Some(paths) = self.watcher.lock().as_ref().map(|w| w.paths.clone()) else { return };
+        let rescan = burst.rescan;
+        let changed = burst.take_paths();
+        let updated = {
+            let me = self.clone();
+            let ticket = &ticket;
+            let work = async move {
+                if rescan {
+                    me.clone().reconcile_watched(ticket, me.walk(paths).await?).await
+                } else {
+                    me.clone().update_within(ticket, paths, changed).await
+                }
+            };
+            let stop = self.until_destroyed();
+            futures::pin_mut!(work, stop);
+            matches!(futures::future::select(work, stop).await, futures::future::Either::Left((Ok(_), _)))
+        };
+        drop(ticket);
+        if updated {
+            let mut state = self.watch_state.lock();
+            if rescan {
+                state.rescans += 1;
+            } else {
+                state.updates += 1;
+            }
+            drop(state);
+            self.save_soon_if_changed();
+        }
+    }
+
+    /// `stats().watch`, while watching.
+    pub fn watch_stats(&self) -> Option<WatchState> {
+        self.watcher.lock().as_ref()?;
+        Some(self.watch_state.lock().clone())
+    }
+}
+
+fn mode(root: &WatchRoot) -> RecursiveMode {
+    if root.recursive {
+        RecursiveMode::Recursive
+    } else {
+        RecursiveMode::NonRecursive
+    }
+}
+
+/// Waits for the next signal, or for `tick` to pass (`None`: the watcher is gone).
+async fn next(rx: &mut UnboundedReceiver<Signal>, tick: Option<Duration>) -> Option<Option<Signal>> {
+    match tick {
+        Some(d) => match tokio::time::timeout(d, rx.recv()).await {
+            Ok(got) => got.map(Some),
+            Err(_) => Some(None),
+        },
+        None => rx.recv().await.map(Some),
+    }
+}
+
+/// The watcher's task: gathers each burst and applies it; ends when the
+/// watcher is dropped (its sender goes with it) or the workspace is gone.
+/// With nothing lost or refused it sleeps until an event comes.
+async fn watch_loop(me: Weak<Inner>, mut rx: UnboundedReceiver<Signal>, roots: Vec<WatchRoot>) {
+    let mut burst = Burst::default();
+    let mut last_rescan = Instant::now();
+    loop {
+        let tick = match me.upgrade() {
+            Some(inner) => {
+                let state = inner.watch_state.lock();
+                if !state.lost.is_empty() {
+                    Some(LOST_POLL)
+                } else if state.degraded {
+                    Some(DEGRADED_RESCAN.saturating_sub(last_rescan.elapsed()))
+                } else {
+                    None
+                }
+            }
+            None => return,
+        };
+        let Some(first) = next(&mut rx, tick).await else { return };
+        let Some(inner) = me.upgrade() else { return };
+        if let Some(signal) = first {
+            inner.note(signal, &mut burst);
+            let began = Instant::now();
+            while began.elapsed() < MAX_BURST {
+                match tokio::time::timeout(DEBOUNCE, rx.recv()).await {
+                    Ok(Some(signal)) => inner.note(signal, &mut burst),
+                    Ok(None) => return,
+                    Err(_) => break,
+                }
+            }
+        }
+        inner.recover_lost(&roots, &mut burst);
+        if inner.watch_state.lock().degraded && last_rescan.elapsed() >= DEGRADED_RESCAN {
+            burst.rescan();
+        }
+        if burst.rescan {
+            last_rescan = Instant::now();
+        }
+        if !burst.is_empty() {
+            inner.apply_burst(std::mem::take(&mut burst)).await;
+        }
     }
 }

@@ -287,10 +287,10 @@ impl Inner {
             v.store.delete_ids(&v.index_name, &ids).await?;
             v.ledger.lock().clear();
         }
+        // The file table stays: a watcher then adds back only files whose
+        // content changes, and the next init() reads every file again (the
+        // index holds none of their documents).
         self.index.write().clear(ticket.seq());
-        if let Some(p) = &self.persist {
-            p.state.lock().files.clear();
-        }
         self.save_soon();
         Ok(())
     }

@@ -28,12 +28,21 @@ pub struct FoundFile {
     pub stamp: Option<FileStamp>,
 }
 
-/// A file's size and modification time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What tells that a file may have changed without reading it: its size
+/// and modification time, and where the platform has them (Unix) its
+/// status-change time and inode, as git's index keeps them. A same-size
+/// edit that keeps the modification time (`touch -r`, `cp -p`, a clock set
+/// back) still moves the status-change time, which no program can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FileStamp {
     pub size: u64,
     /// Nanoseconds since the epoch.
     pub modified_ns: i128,
+    /// Status-change time (ctime) in nanoseconds since the epoch; 0 where
+    /// the platform has none.
+    pub changed_ns: i128,
+    /// The inode; 0 where the platform has none.
+    pub inode: u64,
 }
 
 impl FileStamp {
@@ -43,7 +52,22 @@ impl FileStamp {
             Ok(d) => d.as_nanos() as i128,
             Err(e) => -(e.duration().as_nanos() as i128),
         };
-        Some(FileStamp { size: m.len(), modified_ns })
+        let (changed_ns, inode) = status_change(m);
+        Some(FileStamp { size: m.len(), modified_ns, changed_ns, inode })
+    }
+}
+
+/// The status-change time and inode of `m` (zeros where there are none).
+fn status_change(m: &std::fs::Metadata) -> (i128, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128, m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        (0, 0)
     }
 }
 
@@ -145,6 +169,12 @@ pub struct ScanOptions {
     /// A directory never walked (the `persist` directory, when it is
     /// inside `basePath`), as a path below `base` (see `excluded_dir`).
     pub exclude: Option<PathBuf>,
+    /// When not empty, only these paths (files or directories, as paths
+    /// below `base` like `exclude`) and what lies below them are looked
+    /// at: the watcher's update of what changed walks the way down to
+    /// each, not the tree, with the same rules (`.gitignore` files on the
+    /// way are read as the full walk reads them).
+    pub within: Vec<PathBuf>,
 }
 
 /// `dir` as a path below `base` (as the walk meets it), if it is inside;
@@ -176,7 +206,7 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { respect_gitignore: true, max_file_size: DEFAULT_MAX_FILE_SIZE, exclude: None }
+        ScanOptions { respect_gitignore: true, max_file_size: DEFAULT_MAX_FILE_SIZE, exclude: None, within: Vec::new() }
     }
 }
 
@@ -407,7 +437,7 @@ impl Scanner<'_> {
     }
 
     fn add(&mut self, mut f: FoundFile, m: std::io::Result<std::fs::Metadata>) {
-        if self.seen.contains(f.path.as_os_str()) {
+        if self.seen.contains(f.path.as_os_str()) || !self.is_within(&f.path) {
             return;
         }
         let m = match m {
@@ -427,6 +457,11 @@ impl Scanner<'_> {
     }
 
     /// The files below `rel`, sorted, ids built from `id_root`.
+    /// Whether `p` is one of `within` or below one (always, without them).
+    fn is_within(&self, p: &Path) -> bool {
+        self.opts.within.is_empty() || self.opts.within.iter().any(|w| p.starts_with(w))
+    }
+
     fn walk(&mut self, rel: &Path, id_root: &str) -> Vec<FoundFile> {
         self.walk_entries(rel, id_root).into_iter().filter(|(_, is_dir)| !is_dir).map(|(f, _)| f).collect()
     }
@@ -452,6 +487,7 @@ impl Scanner<'_> {
             .sort_by_file_path(|a, b| a.as_os_str().cmp(b.as_os_str()));
         let target_f = target.clone();
         let exclude = self.opts.exclude.clone();
+        let within = self.opts.within.clone();
         builder.filter_entry(move |e| {
             let p = e.path();
             // Directories only (the name and path comparisons cost more than the type check).
@@ -460,7 +496,7 @@ impl Scanner<'_> {
             {
                 return false;
             }
-            on_the_way(p, &target_f)
+            on_the_way(p, &target_f) && (within.is_empty() || within.iter().any(|w| on_the_way(p, w)))
         });
         let mut out = Vec::new();
         let mut deep_reported = HashSet::new();

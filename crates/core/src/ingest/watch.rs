@@ -3,8 +3,99 @@
 //! leading literal directories; a file's own directory), so that changes
 //! elsewhere in the workspace (`node_modules`, build output) wake nothing.
 
-use super::scan::is_glob;
+use super::scan::{is_glob, FoundFile};
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
+
+/// More changed paths than this in one burst: the tree is reconciled
+/// instead (a checkout, an unpacked archive).
+pub const MAX_BURST_PATHS: usize = 4096;
+
+/// The changes of one burst: the paths to look at again (files or
+/// directories; what lies below a directory is looked at too), or the
+/// whole tree after an overflow, a lost watch or too many paths.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Burst {
+    paths: Vec<PathBuf>,
+    pub rescan: bool,
+}
+
+impl Burst {
+    pub fn add(&mut self, path: PathBuf) {
+        if !self.rescan {
+            self.paths.push(path);
+            self.rescan = self.paths.len() > MAX_BURST_PATHS;
+        }
+    }
+
+    pub fn rescan(&mut self) {
+        self.rescan = true;
+        self.paths.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        !self.rescan && self.paths.is_empty()
+    }
+
+    /// The paths, each once, none below another (a directory's walk
+    /// covers what lies below it).
+    pub fn take_paths(&mut self) -> Vec<PathBuf> {
+        let mut paths = std::mem::take(&mut self.paths);
+        paths.sort();
+        paths.dedup();
+        let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
+        for p in paths {
+            // Sorted: an ancestor comes before what lies below it.
+            if !out.last().is_some_and(|last| p.starts_with(last)) {
+                out.push(p);
+            }
+        }
+        out
+    }
+}
+
+/// Where each indexed file was found (its path as the scan meets it, and
+/// its id), so that a change under a path finds the ids it concerns
+/// without a walk of the tree. Kept only while watching.
+#[derive(Debug, Default, Clone)]
+pub struct Located {
+    by_path: BTreeMap<PathBuf, String>,
+}
+
+impl Located {
+    /// Everything found by a walk of the whole tree.
+    pub fn replace_all(&mut self, found: &[FoundFile]) {
+        self.by_path = found.iter().map(|f| (f.path.clone(), f.id.clone())).collect();
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_path.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_path.is_empty()
+    }
+
+    /// After a walk limited to `within`: the ids found before below those
+    /// paths and not found now (gone), the map brought up to date.
+    pub fn update_within(&mut self, within: &[PathBuf], found: &[FoundFile]) -> Vec<String> {
+        let now: rustc_hash::FxHashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
+        let mut gone = Vec::new();
+        for w in within {
+            let below: Vec<PathBuf> =
+                self.by_path.range(w.clone()..).take_while(|(p, _)| p.starts_with(w)).map(|(p, _)| p.clone()).collect();
+            for p in below.into_iter().filter(|p| !now.contains(p.as_path())) {
+                gone.extend(self.by_path.remove(&p));
+            }
+        }
+        for f in found {
+            self.by_path.insert(f.path.clone(), f.id.clone());
+        }
+        gone.sort();
+        gone.dedup();
+        gone
+    }
+}
 
 /// A directory to watch, recursively or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,8 +104,9 @@ pub struct WatchRoot {
     pub recursive: bool,
 }
 
-/// The directories to watch for `entries` inside `base` (entries that
-/// climb out of `base` are left out: the scan refuses them too).
+/// The directories to watch for `entries` inside `base` (canonical;
+/// entries that climb out of `base`, by `..` or a link, are left out: the
+/// scan refuses them too).
 pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
     let mut roots: Vec<WatchRoot> = Vec::new();
     for entry in entries {
@@ -29,7 +121,9 @@ pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
                 _ => {}
             }
         }
-        if escaped {
+        // A directory reached through a link out of `base` is not read by
+        // the scan, so it is not watched either.
+        if escaped || dir.canonicalize().is_ok_and(|c| !c.starts_with(base)) {
             continue;
         }
         let root = if dir.is_file() || (!literal && !dir.is_dir()) {
@@ -58,6 +152,36 @@ pub fn concerns(path: &Path, roots: &[WatchRoot], skip: Option<&Path>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn found(path: &str) -> FoundFile {
+        FoundFile { id: format!("id:{path}"), path: path.into(), identity: None, stamp: None }
+    }
+
+    #[test]
+    fn a_burst_keeps_each_path_once_and_none_below_another() {
+        let mut b = Burst::default();
+        for p in ["/w/docs/a.md", "/w/docs", "/w/src/x.rs", "/w/docs/api/b.md", "/w/src/x.rs", "/w/docsy"] {
+            b.add(p.into());
+        }
+        assert_eq!(b.take_paths(), [PathBuf::from("/w/docs"), "/w/docsy".into(), "/w/src/x.rs".into()]);
+        assert!(b.is_empty());
+        for i in 0..=MAX_BURST_PATHS {
+            b.add(format!("/w/{i}").into());
+        }
+        assert!(b.rescan && b.take_paths().is_empty());
+    }
+
+    #[test]
+    fn located_files_below_a_changed_path_that_are_not_found_again_are_gone() {
+        let mut l = Located::default();
+        l.replace_all(&[found("/w/docs/a.md"), found("/w/docs/api/b.md"), found("/w/docsy/c.md"), found("/w/x.md")]);
+        // docs walked again: b.md is gone, d.md is new; docsy is not below docs.
+        let gone = l.update_within(&["/w/docs".into()], &[found("/w/docs/a.md"), found("/w/docs/d.md")]);
+        assert_eq!(gone, ["id:/w/docs/api/b.md"]);
+        assert_eq!(l.len(), 4);
+        assert_eq!(l.update_within(&["/w/x.md".into()], &[]), ["id:/w/x.md"]);
+        assert_eq!(l.update_within(&["/w/missing".into()], &[]), Vec::<String>::new());
+    }
 
     #[test]
     fn roots_are_the_literal_directories_of_entries() {

@@ -87,6 +87,9 @@ impl FileTable {
                 if !has_docs(&f.id) {
                     return (Class::Missing, true);
                 }
+                // Racy by the modification time only, as git: the status-change time
+                // is compared for equality (a test or tool that sets times back
+                // cannot set it, so doubting it would read recent files forever).
                 let unchanged = f.stamp.is_some_and(|s| r.stamp == s && s.modified_ns < self.scanned_at - RACY_NS);
                 (if unchanged { Class::Reuse } else { Class::Read }, true)
             })
@@ -123,8 +126,11 @@ impl FileTable {
             let r = &self.records[id];
             e.str(id);
             e.u64(r.stamp.size);
-            e.u64(r.stamp.modified_ns as u64);
-            e.u64((r.stamp.modified_ns >> 64) as u64);
+            for time in [r.stamp.modified_ns, r.stamp.changed_ns] {
+                e.u64(time as u64);
+                e.u64((time >> 64) as u64);
+            }
+            e.u64(r.stamp.inode);
             e.u64(r.hash);
         }
     }
@@ -136,15 +142,17 @@ impl FileTable {
             Ok(((hi as i128) << 64) | lo as i128)
         };
         let scanned_at = wide(d)?;
-        let n = d.len(40, "the file table")?;
+        let n = d.len(64, "the file table")?;
         let mut records = FxHashMap::default();
         records.reserve(n);
         for _ in 0..n {
             let id = d.string("a file id")?;
             let size = d.u64("a file size")?;
             let modified_ns = wide(d)?;
+            let changed_ns = wide(d)?;
+            let inode = d.u64("an inode")?;
             let hash = d.u64("a file hash")?;
-            records.insert(id, FileRecord { stamp: FileStamp { size, modified_ns }, hash });
+            records.insert(id, FileRecord { stamp: FileStamp { size, modified_ns, changed_ns, inode }, hash });
         }
         Ok(FileTable { records, scanned_at })
     }
@@ -166,7 +174,7 @@ mod tests {
             id: id.into(),
             path: PathBuf::from(id),
             identity: None,
-            stamp: Some(FileStamp { size, modified_ns }),
+            stamp: Some(FileStamp { size, modified_ns, ..Default::default() }),
         }
     }
 
@@ -175,9 +183,12 @@ mod tests {
         let old = 1_000 * RACY_NS;
         let mut t = FileTable { scanned_at: old + 10 * RACY_NS, ..Default::default() };
         for (id, size) in [("a", 1), ("b", 2), ("gone", 3)] {
-            t.set(id, FileRecord { stamp: FileStamp { size, modified_ns: old }, hash: 9 });
+            t.set(id, FileRecord { stamp: FileStamp { size, modified_ns: old, ..Default::default() }, hash: 9 });
         }
-        t.set("racy", FileRecord { stamp: FileStamp { size: 4, modified_ns: t.scanned_at - 1 }, hash: 9 });
+        t.set(
+            "racy",
+            FileRecord { stamp: FileStamp { size: 4, modified_ns: t.scanned_at - 1, ..Default::default() }, hash: 9 },
+        );
         let files = [found("a", 1, old), found("b", 5, old), found("racy", 4, t.scanned_at - 1), found("new", 1, old)];
         let plan = t.plan(&files, |_| true);
         assert_eq!(

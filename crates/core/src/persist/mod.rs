@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// Why a snapshot was not used (the index is rebuilt and `init()` reports
 /// the reason among its warnings).

@@ -32,7 +32,12 @@ fn file(t: &Tokenizer, id: &str, text: &str) -> FileOutcome {
 }
 
 fn found(id: &str, size: u64) -> FoundFile {
-    FoundFile { id: id.into(), path: id.into(), identity: None, stamp: Some(FileStamp { size, modified_ns: 1 }) }
+    FoundFile {
+        id: id.into(),
+        path: id.into(),
+        identity: None,
+        stamp: Some(FileStamp { size, modified_ns: 1, ..Default::default() }),
+    }
 }
 
 fn long_text(word: &str) -> String {

@@ -1,0 +1,187 @@
+// watch: true, quiet and exact: an idle watched tree costs no CPU, reads by
+// anyone cause no work, a change costs the changed file, the watcher never
+// undoes API calls, survives its folder being removed and recreated, does
+// not follow links out of basePath, sees same-size edits that keep their
+// modification time, and reconciles after lost events. Real files, real
+// processes; waits are deadlines (eventually), never fixed sleeps.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { tree, eventually, Workspace, LocalFilesystem } from './helpers.mjs'
+
+const idsFor = async (ws, q) => (await ws.search(q, { topK: 20 })).map((r) => r.id)
+const cpuMs = (since) => {
+  const d = process.cpuUsage(since)
+  return (d.user + d.system) / 1000
+}
+const watched = (dir, options = {}) =>
+  new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true, ...options })
+
+/** inotify watches this process holds (Linux), from /proc/self/fdinfo. */
+function inotifyWatches() {
+  let n = 0
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      if (fs.readlinkSync(`/proc/self/fd/${fd}`) !== 'anon_inode:inotify') continue
+      n += fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length
+    } catch {}
+  }
+  return n
+}
+
+const linux = process.platform === 'linux'
+
+test('an idle watched tree of 20,000 files costs no CPU; reads by another process cause no work; a change costs that file', { skip: !linux && 'inotify figures are Linux-only' }, async (t) => {
+  const dir = tree(t)
+  for (let d = 0; d < 200; d++) {
+    const sub = path.join(dir, 'docs', `d${d}`)
+    fs.mkdirSync(sub, { recursive: true })
+    for (let f = 0; f < 100; f++) fs.writeFileSync(path.join(sub, `f${f}.md`), `file ${d} ${f} word${f} topic${d}\n`)
+  }
+  const ws = watched(dir)
+  t.after(() => ws.destroy())
+  const report = await ws.init()
+  assert.equal(report.indexed, 20_000)
+
+  const quiet = process.cpuUsage()
+  await new Promise((r) => setTimeout(r, 5000))
+  const idle = cpuMs(quiet)
+  assert.ok(idle < 50, `idle CPU ${idle.toFixed(1)} ms over 5 s (target < 50)`)
+
+  // Another process reads every file (opens and closes: no change).
+  const reads = process.cpuUsage()
+  execFileSync(process.execPath, ['-e', `const fs=require('fs'),p=require('path');for(const d of fs.readdirSync(${JSON.stringify(path.join(dir, 'docs'))})){const s=p.join(${JSON.stringify(path.join(dir, 'docs'))},d);for(const f of fs.readdirSync(s))fs.readFileSync(p.join(s,f))}`])
+  // A change after the reads marks that the watcher caught up with them.
+  fs.writeFileSync(path.join(dir, 'docs/d7/f7.md'), 'file 7 7 rewritten with narwhal\n')
+  await eventually('the changed file is found', async () => (await idsFor(ws, 'narwhal')).includes('docs/d7/f7.md'))
+  const spent = cpuMs(reads)
+  const w = ws.stats().watch
+  assert.equal(w.rescans, 0, 'no reconcile of the tree')
+  assert.ok(w.updates >= 1 && w.updates <= 2, `updates ${w.updates}`)
+  assert.ok(spent < 400, `reads by another process and one change cost ${spent.toFixed(1)} ms of CPU`)
+  assert.equal(w.live, true)
+})
+
+test('the watcher never undoes unindex(), clear() or rebuildSearchIndex(paths); it applies later file changes on top', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'alpha lemur', 'docs/b.md': 'beta lemur', 'docs/sub/c.md': 'gamma lemur', 'docs/marker.md': 'm0' })
+  const ws = watched(dir)
+  t.after(() => ws.destroy())
+  await ws.init()
+  let n = 0
+  /** A change the watcher must apply: once it is visible, earlier events were handled too. */
+  const settle = async (file = 'docs/marker.md') => {
+    const word = `marker${++n}x`
+    fs.writeFileSync(path.join(dir, file), word)
+    await eventually(`marker ${n}`, async () => (await idsFor(ws, word)).length === 1)
+  }
+
+  assert.equal(await ws.unindex('docs/a.md'), true)
+  fs.utimesSync(path.join(dir, 'docs/a.md'), new Date(), new Date()) // touched, same content
+  await settle()
+  assert.deepEqual((await idsFor(ws, 'lemur')).sort(), ['docs/b.md', 'docs/sub/c.md'])
+  fs.writeFileSync(path.join(dir, 'docs/a.md'), 'alpha lemur edited')
+  await eventually('an edited file comes back', async () => (await idsFor(ws, 'edited')).includes('docs/a.md'))
+
+  await ws.clear()
+  await settle()
+  assert.deepEqual(await idsFor(ws, 'lemur'), [])
+  assert.equal(ws.stats().documents, 1, 'only the marker, which changed')
+
+  await ws.rebuildSearchIndex(['docs/sub'])
+  assert.deepEqual(await idsFor(ws, 'lemur'), ['docs/sub/c.md'])
+  fs.writeFileSync(path.join(dir, 'docs/b.md'), 'beta lemur outside the rebuilt paths')
+  await settle('docs/sub/marker.md')
+  assert.deepEqual(await idsFor(ws, 'lemur'), ['docs/sub/c.md'], 'the watcher follows the rebuilt paths')
+})
+
+test('a watched folder removed and recreated is watched again and reconciled', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'alpha ibis', 'docs/deep/b.md': 'beta ibis' })
+  const ws = watched(dir)
+  t.after(() => ws.destroy())
+  await ws.init()
+  fs.rmSync(path.join(dir, 'docs'), { recursive: true })
+  await eventually('removed files are gone', async () => (await idsFor(ws, 'ibis')).length === 0)
+  assert.equal(ws.stats().watch.live, false)
+  assert.match(ws.stats().watch.warnings.join('\n'), /docs was removed/)
+  fs.mkdirSync(path.join(dir, 'docs/deep'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'docs/deep/c.md'), 'gamma ibis returns')
+  await eventually('the recreated folder is indexed', async () => (await idsFor(ws, 'ibis')).includes('docs/deep/c.md'))
+  await eventually('live again', () => ws.stats().watch.live)
+  // And watched again: a later change arrives.
+  fs.writeFileSync(path.join(dir, 'docs/later.md'), 'delta ibis later')
+  await eventually('a later change is seen', async () => (await idsFor(ws, 'later')).includes('docs/later.md'))
+
+  // Renamed away and back.
+  fs.renameSync(path.join(dir, 'docs'), path.join(dir, 'gone'))
+  await eventually('renamed-away files are gone', async () => (await idsFor(ws, 'ibis')).length === 0)
+  fs.renameSync(path.join(dir, 'gone'), path.join(dir, 'docs'))
+  await eventually('renamed back', async () => (await idsFor(ws, 'ibis')).length === 2)
+})
+
+test('links out of basePath are not watched', { skip: !linux && 'counts inotify watches (Linux)' }, async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'alpha' })
+  const outside = tree(t)
+  for (let i = 0; i < 50; i++) fs.mkdirSync(path.join(outside, `o${i}`))
+  fs.symlinkSync(outside, path.join(dir, 'docs/link'))
+  const before = inotifyWatches()
+  const ws = watched(dir)
+  t.after(() => ws.destroy())
+  await ws.init()
+  const added = inotifyWatches() - before
+  assert.ok(added >= 1 && added <= 2, `${added} watches for one folder`)
+  fs.writeFileSync(path.join(outside, 'o1/x.md'), 'outside okapi')
+  fs.writeFileSync(path.join(dir, 'docs/b.md'), 'inside okapi')
+  await eventually('the inside change is seen', async () => (await idsFor(ws, 'okapi')).includes('docs/b.md'))
+  assert.deepEqual(await idsFor(ws, 'okapi'), ['docs/b.md'])
+})
+
+test('a same-size edit that keeps the modification time is seen by the watcher and at restart', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'alpha stays here' })
+  const store = tree(t)
+  const file = path.join(dir, 'docs/a.md')
+  const when = new Date(Date.now() - 3600_000)
+  fs.utimesSync(file, when, when)
+  const ws = watched(dir, { persist: { dir: store } })
+  await ws.init()
+  fs.writeFileSync(file, 'omega stays here')
+  fs.utimesSync(file, when, when)
+  await eventually('the watcher reads it', async () => (await idsFor(ws, 'omega')).includes('docs/a.md'))
+  await ws.destroy()
+
+  fs.writeFileSync(file, 'sigma stays here')
+  fs.utimesSync(file, when, when) // touch -r: size and modification time as recorded
+  const again = watched(dir, { persist: { dir: store }, watch: false })
+  t.after(() => again.destroy())
+  const report = await again.init()
+  assert.equal(report.reread, 1)
+  assert.deepEqual(await idsFor(again, 'sigma'), ['docs/a.md'])
+  assert.deepEqual(await idsFor(again, 'omega'), [])
+})
+
+test('lost events (queue overflow) lead to a reconcile of the tree', { skip: !linux && 'inotify' }, async (t) => {
+  const knob = '/proc/sys/fs/inotify/max_queued_events'
+  let old
+  try {
+    old = fs.readFileSync(knob, 'utf8').trim()
+    fs.writeFileSync(knob, '16')
+  } catch {
+    return t.skip(`${knob} is not writable here`)
+  }
+  const dir = tree(t, { 'docs/a.md': 'alpha' })
+  const ws = watched(dir)
+  t.after(() => ws.destroy())
+  try {
+    await ws.init() // the watcher's queue is sized when it starts
+  } finally {
+    fs.writeFileSync(knob, old)
+  }
+  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(dir, `docs/n${i}.md`), `note ${i} capybara`)
+  await eventually('every file is found', async () => ws.stats().documents === 301)
+  assert.ok(ws.stats().watch.rescans >= 1, 'reconciled after the overflow')
+  assert.equal((await ws.search('capybara', { topK: 500 })).length, 300)
+})
+
+
