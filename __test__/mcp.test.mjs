@@ -1,19 +1,21 @@
 // `workspace-search mcp <folder>` driven by the MCP TypeScript SDK's own
 // client over stdio, as Claude Code, Cursor or Codex start it.
 import path from 'node:path'
+import { spawn } from 'node:child_process'
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { tree } from './helpers.mjs'
+import { tree, eventually } from './helpers.mjs'
 
 const CLI = fileURLToPath(new URL('../bin/workspace-search.js', import.meta.url))
 
+// The saved index goes to a temporary cache folder, not the user's.
+const envFor = (dir) => ({ ...process.env, XDG_CACHE_HOME: path.join(dir, '.cache-for-test') })
+
 async function connect(t, dir, extra = []) {
-  // The saved index goes to a temporary cache folder, not the user's.
-  const env = { ...process.env, XDG_CACHE_HOME: path.join(dir, '.cache-for-test') }
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, ...extra], stderr: 'pipe', env })
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, ...extra], stderr: 'pipe', env: envFor(dir) })
   const client = new Client({ name: 'test-client', version: '1.0.0' })
   await client.connect(transport)
   t.after(() => client.close())
@@ -83,4 +85,52 @@ test('mcp: an embedder module enables vector and hybrid search', async (t) => {
   const client = await connect(t, dir, ['--embedder', `${dir}/embedder.mjs`])
   const out = text(await client.callTool({ name: 'workspace_search', arguments: { query: 'kitten', mode: 'vector', topK: 1 } }))
   assert.match(out, /^a\.md/)
+})
+
+/** Bytes of a request line over the SDK's 10 MiB stdio cap. */
+const OVERSIZE = 12 * 1024 * 1024
+
+test('mcp: a request line over 10 MiB gets an error reply with its id, and the server goes on serving', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello world\n' })
+  const client = await connect(t, dir)
+  await assert.rejects(client.callTool({ name: 'workspace_search', arguments: { query: 'x'.repeat(OVERSIZE) } }), (err) => {
+    assert.equal(err.code, -32600, err.message)
+    assert.match(err.message, /Request too large: a line of \d+ bytes is over the limit of 10485760 bytes/)
+    return true
+  })
+  const after = await client.callTool({ name: 'workspace_search', arguments: { query: 'hello' } })
+  assert.match(text(after), /^a\.md:1-1/)
+})
+
+test('mcp: an oversize line without a readable id, written in pieces, is answered without an id; the next request is served', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello world\n' })
+  const child = spawn(process.execPath, [CLI, 'mcp', dir], { env: envFor(dir) })
+  t.after(() => child.kill())
+  let exited = null
+  child.on('exit', (code) => (exited = code))
+  child.stdin.on('error', () => {}) // a server that exited is reported below, not as EPIPE
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => (stderr += d))
+  const replies = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  const reply = (what, match) => eventually(what, () => (exited !== null ? assert.fail(`server exited ${exited}: ${stderr}`) : replies().find(match)))
+  const send = (message) => child.stdin.write(`${JSON.stringify(message)}\n`)
+
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+  await reply('initialize result', (m) => m.id === 1)
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  // Not JSON at all, in 1 MiB writes: the cap is crossed mid-line.
+  const piece = Buffer.alloc(1024 * 1024, 'x')
+  for (let i = 0; i < OVERSIZE / piece.length; i++) child.stdin.write(piece)
+  child.stdin.write('\n')
+  const error = await reply('error reply', (m) => m.error)
+  assert.equal(error.id, undefined)
+  assert.equal(error.error.code, -32600)
+  assert.match(error.error.message, /over the limit of 10485760 bytes/)
+  assert.match(stderr, /dropped a request line of 12582913 bytes/)
+
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'workspace_search', arguments: { query: 'hello' } } })
+  const found = await reply('search result', (m) => m.id === 2)
+  assert.match(found.result.content[0].text, /^a\.md:1-1/)
 })

@@ -7,6 +7,7 @@
 'use strict'
 
 const { matchLines, fileOf } = require('./format.js')
+const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
 
 /** Characters of result text per call (about 4,000 tokens). */
 const BUDGET = 16_000
@@ -85,6 +86,22 @@ async function loadSdk() {
   }
 }
 
+/**
+ * The SDK's stdio transport reading whole lines of stdin, with a line over
+ * MAX_LINE answered by an error (the id read from the dropped line when it
+ * has one; MCP's error response may go without) and a note on stderr.
+ */
+function stdioTransport(sdk) {
+  const onOversize = (bytes, id) => {
+    process.stderr.write(`workspace-search mcp: dropped a request line of ${bytes} bytes (the limit is ${MAX_LINE} bytes)\n`)
+    const message = `Request too large: a line of ${bytes} bytes is over the limit of ${MAX_LINE} bytes (10 MiB); the request was dropped`
+    transport.send({ jsonrpc: '2.0', ...(id === undefined ? {} : { id }), error: { code: sdk.ErrorCode.InvalidRequest, message } }).catch(() => {})
+  }
+  // The same cap for the transport's buffer, where the SDK takes it: a whole line fits.
+  const transport = new sdk.StdioServerTransport(guardLines(process.stdin, { onOversize }), process.stdout, { maxBufferSize: MAX_LINE })
+  return transport
+}
+
 async function serve(args, { openWorkspace }) {
   const sdk = await loadSdk()
   const version = require('../package.json').version
@@ -147,7 +164,7 @@ async function serve(args, { openWorkspace }) {
     return { content: [{ type: 'text', text: resultsText(workspace, input.query, results) }] }
   })
 
-  await server.connect(new sdk.StdioServerTransport())
+  await server.connect(stdioTransport(sdk))
   const stop = async () => {
     await workspace.destroy()
     process.exit(0)
