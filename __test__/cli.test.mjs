@@ -3,6 +3,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -139,4 +140,50 @@ test('a second run over the same folder reuses the saved index and sees changed 
   const both = run(off, 'heron', '--no-persist', '--index-dir', indexDir)
   assert.equal(both.status, 2)
   assert.match(both.stderr, /--index-dir and --no-persist cannot go together/)
+})
+
+// Terminal control sequences in files: clear the screen, set the window title, a bell, DEL, a C1 CSI.
+const CONTROL_FILES = {
+  'tricks.md': 'terminal one \x1b[2J cleared\nterminal two \x1b]0;pwned\x07 titled\nterminal three \x7f and \u009b31m end\n',
+  'odd\x1b[2Kname.md': 'terminal in the name\n',
+}
+const RAW_CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/
+
+/** The escaped forms every human-readable output shows for CONTROL_FILES. */
+function assertEscaped(out) {
+  assert.ok(!RAW_CONTROLS.test(out), `raw control character in ${JSON.stringify(out)}`)
+  for (const shown of ['terminal one \\x1b[2J cleared', 'terminal two \\x1b]0;pwned\\x07 titled', 'terminal three \\x7f and \\x9b31m end', 'odd\\x1b[2Kname.md:1-1']) {
+    assert.ok(out.includes(shown), `${shown} in ${out}`)
+  }
+}
+
+test('control characters from files are printed escaped (\\x1b), piped or on a terminal; --json keeps them raw', (t) => {
+  const dir = tree(t, CONTROL_FILES)
+  const piped = run(dir, 'terminal')
+  assert.equal(piped.status, 0, piped.stderr)
+  assertEscaped(piped.stdout)
+
+  // A terminal, as far as the printer can tell: colours on, matches highlighted piece by piece.
+  const fakeTty = path.join(CACHE, 'tty.cjs')
+  fs.writeFileSync(fakeTty, "process.stdout.isTTY = true; process.stdout.columns = 200\n")
+  const onTty = spawnSync(process.execPath, ['--require', fakeTty, CLI, dir, 'terminal'], { encoding: 'utf8', env: { ...ENV, NO_COLOR: '' } })
+  assert.equal(onTty.status, 0, onTty.stderr)
+  assert.ok(onTty.stdout.includes('\x1b[1;31mterminal\x1b[0m'), 'highlighted on a terminal')
+  assertEscaped(onTty.stdout.replace(/\x1b\[(?:0|35|1;31)m/g, ''))
+
+  const json = run(dir, 'terminal', '--json').stdout.trim().split('\n').map((l) => JSON.parse(l))
+  const byPath = Object.fromEntries(json.map((r) => [r.path, r]))
+  assert.equal(byPath['tricks.md'].content, CONTROL_FILES['tricks.md'])
+  assert.equal(byPath['odd\x1b[2Kname.md'].content, CONTROL_FILES['odd\x1b[2Kname.md'])
+  assert.deepEqual(Object.keys(json[0]), ['path', 'id', 'start', 'end', 'score', 'bm25', 'vector', 'content'])
+
+  // What goes to stderr too: the query echoed back, a path in an error, the progress bar's file.
+  const none = run(dir, 'zebra\x1b[Kquux')
+  assert.equal(none.status, 1)
+  assert.ok(none.stderr.includes('No results for "zebra\\x1b[Kquux"'), none.stderr)
+  const bad = run(path.join(dir, 'gone\x1b]0;x\x07'), 'x')
+  assert.equal(bad.status, 2)
+  assert.ok(bad.stderr.includes('not a folder: ') && bad.stderr.includes('gone\\x1b]0;x\\x07\n'), bad.stderr)
+  const { render } = createRequire(import.meta.url)('../bin/progress.js')
+  assert.equal(render({ phase: 'read', done: 1, total: 2, path: 'odd\x1b[2Kname.md' }, 200), 'read [####################--------------------] 1/2 odd\\x1b[2Kname.md')
 })

@@ -134,3 +134,12 @@ test('mcp: an oversize line without a readable id, written in pieces, is answere
   const found = await reply('search result', (m) => m.id === 2)
   assert.match(found.result.content[0].text, /^a\.md:1-1/)
 })
+
+test('mcp: control characters from files come back escaped (\\x1b), as on the command line', async (t) => {
+  const dir = tree(t, { 'tricks.md': 'terminal \x1b[2J and \x1b]0;pwned\x07 and \u009b31m\n', 'odd\x1b[2Kname.md': 'terminal\n' })
+  const client = await connect(t, dir)
+  const out = text(await client.callTool({ name: 'workspace_search', arguments: { query: 'terminal' } }))
+  assert.ok(!/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(out), JSON.stringify(out))
+  assert.ok(out.includes('terminal \\x1b[2J and \\x1b]0;pwned\\x07 and \\x9b31m'), out)
+  assert.ok(out.includes('odd\\x1b[2Kname.md:1-1'), out)
+})

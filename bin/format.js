@@ -9,6 +9,22 @@ const MAX_LINES = 8
 /** Columns a line may take when stdout is not a terminal. */
 const PIPE_WIDTH = 200
 
+/** Control characters a terminal acts on: C0 but tab, DEL, C1 (U+0080-U+009F). */
+const CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g
+
+/**
+ * `text` with its control characters written as `\xHH` (ESC as `\x1b`),
+ * for every human-readable output: a file holding `\x1b[2J` or
+ * `\x1b]0;title\x07` shows them rather than clearing the screen or
+ * retitling the window. Hex rather than U+FFFD so the reader sees which
+ * byte it was (a literal `\x1b` in a file looks the same: this is for
+ * reading, not for undoing). Applied on a pipe too, since a pipe into
+ * `less -R` or through `tee` still reaches a terminal; --json output is
+ * JSON and left as it is.
+ * @param {string} text
+ */
+const escapeControls = (text) => text.replace(CONTROLS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+
 /** The file a result comes from: its source file for a chunk. */
 const fileOf = (r) => (typeof r.metadata?.sourceFile === 'string' ? r.metadata.sourceFile : r.id)
 
@@ -65,20 +81,22 @@ function printer(stream) {
   return {
     header(r) {
       const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
-      stream.write(`${paint('35', elide(`${fileOf(r)}${range}`, width - 9))}  ${r.score.toFixed(3)}\n`)
+      stream.write(`${paint('35', elide(`${escapeControls(fileOf(r))}${range}`, width - 9))}  ${r.score.toFixed(3)}\n`)
     },
     /** A numbered line with its matching words highlighted (elided first, so spans are kept only where whole). */
     numbered({ number, text, spans }) {
       const prefix = `${String(number).padStart(6)}  `
       const room = width - 1 - prefix.length
-      if (!colour || [...text].length > room) return line(`${prefix}${text}`)
+      const shown = escapeControls(text)
+      if (!colour || [...shown].length > room) return line(`${prefix}${shown}`)
+      // Escaped piece by piece: the spans are offsets in the raw text.
       let out = ''
       let at = 0
       for (const [a, b] of spans) {
-        out += text.slice(at, a) + paint('1;31', text.slice(a, b))
+        out += escapeControls(text.slice(at, a)) + paint('1;31', escapeControls(text.slice(a, b)))
         at = b
       }
-      stream.write(`${prefix}${out}${text.slice(at)}\n`)
+      stream.write(`${prefix}${out}${escapeControls(text.slice(at))}\n`)
     },
     gap: () => line('        …'),
     blank: () => stream.write('\n'),
@@ -99,4 +117,4 @@ function jsonLine(r) {
   })
 }
 
-module.exports = { elide, matchLines, printer, jsonLine, fileOf, PIPE_WIDTH }
+module.exports = { elide, matchLines, printer, jsonLine, fileOf, escapeControls, PIPE_WIDTH }

@@ -6,7 +6,7 @@
 // made meanwhile wait for it, with progress notifications.
 'use strict'
 
-const { matchLines, fileOf } = require('./format.js')
+const { matchLines, fileOf, escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
 
 /** Characters of result text per call (about 4,000 tokens). */
@@ -54,15 +54,19 @@ function searchArgs(args, canVector) {
   return null
 }
 
-/** Results as text: header lines and matching lines, cut at the budget with a marker. */
+/**
+ * Results as text: header lines and matching lines, cut at the budget with
+ * a marker; control characters escaped as on the command line (agents show
+ * this text in terminals).
+ */
 function resultsText(workspace, query, results) {
-  if (results.length === 0) return `No results for "${query}".`
+  if (results.length === 0) return `No results for "${escapeControls(query)}".`
   const parts = []
   let used = 0
   for (const [i, r] of results.entries()) {
     const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
-    const lines = matchLines(r, workspace.highlight(query, r.content)).map((l) => (l ? `${String(l.number).padStart(6)}  ${l.text}` : '        …'))
-    const block = [`${fileOf(r)}${range}  ${r.score.toFixed(3)}`, ...lines].join('\n')
+    const lines = matchLines(r, workspace.highlight(query, r.content)).map((l) => (l ? `${String(l.number).padStart(6)}  ${escapeControls(l.text)}` : '        …'))
+    const block = [`${escapeControls(fileOf(r))}${range}  ${r.score.toFixed(3)}`, ...lines].join('\n')
     if (used + block.length > BUDGET) {
       parts.push(`[truncated: ${results.length - i} more result(s) left out to stay within ${BUDGET} characters; ask with a smaller topK or a narrower query]`)
       break
@@ -148,8 +152,8 @@ async function serve(args, { openWorkspace }) {
     if (name === STATUS_TOOL.name) {
       const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'
       const stats = workspace.stats()
-      const skipped = (report?.skipped ?? []).slice(0, 20).map((s) => `  ${s.path}: ${s.reason}`)
-      const text = [`status: ${state}`, `folder: ${require('node:path').resolve(args.folder)}`, `files indexed: ${report?.indexed ?? 0} (${stats.documents} documents, ${report?.chunks ?? 0} chunks)`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
+      const skipped = (report?.skipped ?? []).slice(0, 20).map((s) => `  ${escapeControls(s.path)}: ${escapeControls(s.reason)}`)
+      const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(require('node:path').resolve(args.folder))}`, `files indexed: ${report?.indexed ?? 0} (${stats.documents} documents, ${report?.chunks ?? 0} chunks)`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
       return { content: [{ type: 'text', text }] }
     }
     if (name !== SEARCH_TOOL.name) return toolError(`unknown tool "${name}"`)

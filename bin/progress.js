@@ -5,6 +5,8 @@
 // users install nothing for it.)
 'use strict'
 
+const { escapeControls } = require('./format.js')
+
 /** Milliseconds before the bar appears (quick runs show none). */
 const DELAY_MS = 300
 /** Redraws per second at most. */
@@ -17,6 +19,7 @@ const FRAME_MS = 50
  * @param {number} width
  */
 function render(event, width) {
+  const path = event.path === undefined ? undefined : escapeControls(event.path)
   const counts = ` ${event.done}/${event.total}`
   const head = `${event.phase} `
   const room = width - 1 - head.length - counts.length - 2
@@ -25,7 +28,7 @@ function render(event, width) {
   const filled = event.total > 0 ? Math.round((barWidth * Math.min(event.done, event.total)) / event.total) : 0
   const bar = `[${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}]`
   const fileRoom = width - 1 - head.length - bar.length - counts.length - 1
-  const file = event.path && fileRoom > 3 ? ` ${event.path.length > fileRoom ? `…${event.path.slice(-(fileRoom - 1))}` : event.path}` : ''
+  const file = path && fileRoom > 3 ? ` ${path.length > fileRoom ? `…${path.slice(-(fileRoom - 1))}` : path}` : ''
   return `${head}${bar}${counts}${file}`
 }
 

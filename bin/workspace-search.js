@@ -11,7 +11,7 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
-const { matchLines, printer, jsonLine } = require('./format.js')
+const { matchLines, printer, jsonLine, escapeControls } = require('./format.js')
 
 const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
        workspace-search mcp <folder> [options]
@@ -142,7 +142,7 @@ async function searchIn(workspace, args, progress) {
   }
   const results = await workspace.search(args.query, { topK: args.topK, minScore: args.minScore, mode: args.mode ?? 'bm25' })
   if (results.length === 0) {
-    process.stderr.write(`No results for "${args.query}" (${report.indexed} files indexed).\n`)
+    process.stderr.write(`No results for "${escapeControls(args.query)}" (${report.indexed} files indexed).\n`)
     return 1
   }
   if (args.json) {
@@ -180,7 +180,9 @@ main().then(
   },
   (err) => {
     const usage = err instanceof UsageError
-    process.stderr.write(`workspace-search: ${err && err.message ? err.message : String(err)}${usage ? '\nTry "workspace-search --help".' : ''}\n`)
+    // Messages may quote a path or an argument; their own line breaks are kept.
+    const message = (err && err.message ? err.message : String(err)).split('\n').map(escapeControls).join('\n')
+    process.stderr.write(`workspace-search: ${message}${usage ? '\nTry "workspace-search --help".' : ''}\n`)
     process.exitCode = usage ? 2 : 1
   },
 )
