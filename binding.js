@@ -15,6 +15,22 @@ let __napiLoadedBindingTarget = 'native'
 let __napiRequiredNativeBinding = null
 const loadErrors = []
 
+// Added by scripts/fix-loader.mjs: a platform package's version, read apart
+// from its binary, so that a failed read never discards a binary already
+// loaded. Node 20's require() in a CommonJS module run through loader hooks
+// (tsx) cannot load JSON that a hook turned into an ES module; the file is
+// then read with fs. Undefined when it cannot be read: the check is skipped.
+function __napiBindingPackageVersion(name) {
+  try {
+    return require(name + '/package.json').version
+  } catch {}
+  try {
+    return JSON.parse(require('fs').readFileSync(require.resolve(name + '/package.json'), 'utf8')).version
+  } catch {
+    return undefined
+  }
+}
+
 const isMusl = () => {
   let musl = false
   if (process.platform === 'linux') {
@@ -93,8 +109,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-android-arm64')
-        const bindingPackageVersion = require('workspace-search-android-arm64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-android-arm64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -109,8 +125,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-android-arm-eabi')
-        const bindingPackageVersion = require('workspace-search-android-arm-eabi/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-android-arm-eabi')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -130,8 +146,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-win32-x64-gnu')
-          const bindingPackageVersion = require('workspace-search-win32-x64-gnu/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-win32-x64-gnu')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -146,8 +162,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-win32-x64-msvc')
-          const bindingPackageVersion = require('workspace-search-win32-x64-msvc/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-win32-x64-msvc')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -163,8 +179,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-win32-ia32-msvc')
-        const bindingPackageVersion = require('workspace-search-win32-ia32-msvc/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-win32-ia32-msvc')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -179,8 +195,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-win32-arm64-msvc')
-        const bindingPackageVersion = require('workspace-search-win32-arm64-msvc/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-win32-arm64-msvc')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -198,8 +214,8 @@ function requireNative() {
     }
     try {
       const binding = require('workspace-search-darwin-universal')
-      const bindingPackageVersion = require('workspace-search-darwin-universal/package.json').version
-      if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+      const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-darwin-universal')
+      if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
         throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
       }
       return binding
@@ -214,8 +230,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-darwin-x64')
-        const bindingPackageVersion = require('workspace-search-darwin-x64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-darwin-x64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -230,8 +246,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-darwin-arm64')
-        const bindingPackageVersion = require('workspace-search-darwin-arm64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-darwin-arm64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -250,8 +266,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-freebsd-x64')
-        const bindingPackageVersion = require('workspace-search-freebsd-x64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-freebsd-x64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -266,8 +282,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-freebsd-arm64')
-        const bindingPackageVersion = require('workspace-search-freebsd-arm64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-freebsd-arm64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -282,8 +298,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-freebsd-ppc64')
-        const bindingPackageVersion = require('workspace-search-freebsd-ppc64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-freebsd-ppc64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -303,8 +319,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-x64-musl')
-          const bindingPackageVersion = require('workspace-search-linux-x64-musl/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-x64-musl')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -319,8 +335,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-x64-gnu')
-          const bindingPackageVersion = require('workspace-search-linux-x64-gnu/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-x64-gnu')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -337,8 +353,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-arm64-musl')
-          const bindingPackageVersion = require('workspace-search-linux-arm64-musl/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-arm64-musl')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -353,8 +369,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-arm64-gnu')
-          const bindingPackageVersion = require('workspace-search-linux-arm64-gnu/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-arm64-gnu')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -371,8 +387,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-arm-musleabihf')
-          const bindingPackageVersion = require('workspace-search-linux-arm-musleabihf/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-arm-musleabihf')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -387,8 +403,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-arm-gnueabihf')
-          const bindingPackageVersion = require('workspace-search-linux-arm-gnueabihf/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-arm-gnueabihf')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -405,8 +421,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-loong64-musl')
-          const bindingPackageVersion = require('workspace-search-linux-loong64-musl/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-loong64-musl')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -421,8 +437,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-loong64-gnu')
-          const bindingPackageVersion = require('workspace-search-linux-loong64-gnu/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-loong64-gnu')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -439,8 +455,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-riscv64-musl')
-          const bindingPackageVersion = require('workspace-search-linux-riscv64-musl/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-riscv64-musl')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -455,8 +471,8 @@ function requireNative() {
         }
         try {
           const binding = require('workspace-search-linux-riscv64-gnu')
-          const bindingPackageVersion = require('workspace-search-linux-riscv64-gnu/package.json').version
-          if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-riscv64-gnu')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
             throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
           return binding
@@ -472,8 +488,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-linux-ppc64-gnu')
-        const bindingPackageVersion = require('workspace-search-linux-ppc64-gnu/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-ppc64-gnu')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -488,8 +504,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-linux-s390x-gnu')
-        const bindingPackageVersion = require('workspace-search-linux-s390x-gnu/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-linux-s390x-gnu')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -508,8 +524,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-openharmony-arm64')
-        const bindingPackageVersion = require('workspace-search-openharmony-arm64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-openharmony-arm64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -524,8 +540,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-openharmony-x64')
-        const bindingPackageVersion = require('workspace-search-openharmony-x64/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-openharmony-x64')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -540,8 +556,8 @@ function requireNative() {
       }
       try {
         const binding = require('workspace-search-openharmony-arm')
-        const bindingPackageVersion = require('workspace-search-openharmony-arm/package.json').version
-        if (bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
+        const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-openharmony-arm')
+        if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0' && process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
           throw new Error(`Native binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
         }
         return binding
@@ -682,8 +698,8 @@ if (!nativeBinding || forceWasi) {
       candidateFailed = candidateError !== null
       if (!candidateFailed) {
         if (process.env.NAPI_RS_ENFORCE_VERSION_CHECK && process.env.NAPI_RS_ENFORCE_VERSION_CHECK !== '0') {
-          const bindingPackageVersion = require('workspace-search-wasm32-wasi/package.json').version
-          if (bindingPackageVersion !== '0.1.0') {
+          const bindingPackageVersion = __napiBindingPackageVersion('workspace-search-wasm32-wasi')
+          if (bindingPackageVersion !== undefined && bindingPackageVersion !== '0.1.0') {
             throw new Error(`WASI binding package version mismatch, expected 0.1.0 but got ${bindingPackageVersion}. You can reinstall dependencies to fix this issue.`)
           }
         }

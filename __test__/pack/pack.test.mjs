@@ -104,6 +104,42 @@ ws.init().then(() => ws.search('reset password')).then((r) => console.log(r.map(
   assert.match(cli, /^docs\/reset\.md:2-2 {2}1\.000\n/)
 })
 
+const TSX = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs')
+/** A CommonJS TypeScript file as a tsx user writes one: on Node 20 tsx runs it through loader hooks. */
+const CTS = `const { Workspace, LocalFilesystem } = require('workspace-search')
+import type { SearchResult } from 'workspace-search'
+
+const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: process.argv[2] }), bm25: true, autoIndexPaths: ['docs'] })
+ws.init()
+  .then(() => ws.search('reset password'))
+  .then((results: SearchResult[]) => console.log(results.map((r) => r.id).join()))
+`
+
+test('a .cts file run with tsx loads the installed platform binary; the version check still runs', { timeout: 120_000 }, () => {
+  const app = path.join(work, 'tsx-app')
+  fs.mkdirSync(path.join(app, 'data/docs'), { recursive: true })
+  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'tsx-app', private: true }))
+  fs.writeFileSync(path.join(app, 'main.cts'), CTS)
+  fs.writeFileSync(path.join(app, 'data/docs/reset.md'), 'To reset your password open settings\n')
+  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.root, tarballs.platform], app)
+  const tsx = (env = {}) => execFileSync(process.execPath, [TSX, 'main.cts', path.join(app, 'data')], { cwd: app, env: { ...userEnv, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const run = (env) => {
+    try {
+      return tsx(env).trim()
+    } catch (err) {
+      return `failed: ${err.stderr}`
+    }
+  }
+  assert.equal(run(), 'docs/reset.md')
+  assert.equal(run({ NAPI_RS_ENFORCE_VERSION_CHECK: '1' }), 'docs/reset.md')
+
+  // A platform package of another version: loaded, unless the check is enforced (then read with fs under tsx).
+  const platform = path.join(app, 'node_modules', fs.readdirSync(path.join(app, 'node_modules')).find((d) => d.startsWith('workspace-search-')), 'package.json')
+  fs.writeFileSync(platform, JSON.stringify({ ...JSON.parse(fs.readFileSync(platform, 'utf8')), version: '0.0.0-other' }))
+  assert.equal(run(), 'docs/reset.md')
+  assert.match(run({ NAPI_RS_ENFORCE_VERSION_CHECK: '1' }), /Native binding package version mismatch, expected \d+\.\d+\.\d+ but got 0\.0\.0-other/)
+})
+
 /** The versions of a development dependency this repository tests with (installed, so in npm's cache). */
 const installed = (name) => `${name}@${JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version}`
 
