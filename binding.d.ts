@@ -185,6 +185,12 @@ export interface SearchOptions {
   /** Hybrid only: weighted sum (default) or reciprocal-rank fusion. */
   fusion?: 'weighted' | 'rrf'
   filter?: MetadataFilter
+  /**
+   * Only documents whose path (a chunk's `sourceFile`, else its id) starts
+   * with this, in every mode, applied inside the search (not to its top
+   * results): `'src/'`, `'/src/'` and `'./src/'` are the same.
+   */
+  pathPrefix?: string
 }
 
 /**

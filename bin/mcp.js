@@ -161,10 +161,9 @@ async function serve(args, { openWorkspace }) {
     if (problem) return toolError(problem)
     await ready(extra)
     if (failure) return toolError(`indexing failed: ${failure.message}`)
-    const filterPath = input.path
-    const options = { topK: input.topK ?? 5, mode: input.mode ?? 'bm25', minScore: input.minScore }
-    let results = await workspace.search(input.query, filterPath ? { ...options, topK: 1000 } : options)
-    if (filterPath) results = results.filter((r) => fileOf(r).startsWith(filterPath.replace(/^\.\//, ''))).slice(0, options.topK)
+    // The path filter runs inside the engine (every mode), so a folder whose hits rank low is still found.
+    const options = { topK: input.topK ?? 5, mode: input.mode ?? 'bm25', minScore: input.minScore, ...(input.path ? { pathPrefix: input.path } : {}) }
+    const results = await workspace.search(input.query, options)
     return { content: [{ type: 'text', text: resultsText(workspace, input.query, results) }] }
   })
 

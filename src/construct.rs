@@ -68,6 +68,17 @@ impl Workspace {
             Some(Some(dir)) => Some(dir.clone()),
             Some(None) => Some(default_persist_dir(o.base_path.as_deref(), explicit_id.as_deref())?),
         };
+        if let (Some(dir), Some(base)) = (&persist_dir, &o.base_path) {
+            if persist::holds_base(dir, base) {
+                return Err(Fail::Config {
+                    message: format!(
+                        "persist.dir ({}) is basePath or a folder that holds it: the snapshot would sit among the files it indexes; give a folder of its own (e.g. a subfolder of basePath, or persist: true)",
+                        dir.display()
+                    ),
+                    workspace_id: explicit_id.clone(),
+                });
+            }
+        }
         // A persisted workspace keeps its id (and so its vector index name) across starts.
         let id = match (o.id, &persist_dir) {
             (Some(id), _) => id,

@@ -373,6 +373,8 @@ pub struct SearchOptions {
     pub filter: Option<Filter>,
     /// The filter as given, for a JavaScript vector store.
     pub filter_json: Option<serde_json::Value>,
+    /// `pathPrefix`: only documents under this path (every mode).
+    pub path_prefix: Option<String>,
 }
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
@@ -384,10 +386,19 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
         fusion: Fusion::Weighted,
         filter: None,
         filter_json: None,
+        path_prefix: None,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;
-    check_keys(&o, &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion"], &[], "search() options")?;
+    check_keys(
+        &o,
+        &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion", "pathPrefix"],
+        &[],
+        "search() options",
+    )?;
+    if let Some(v) = prop(&o, "pathPrefix")? {
+        out.path_prefix = Some(to_string(&v, "pathPrefix")?);
+    }
     if let Some(v) = prop(&o, "topK")? {
         out.top_k = to_integer(&v, "topK", 0.0)?.min(u32::MAX as f64) as usize;
     }

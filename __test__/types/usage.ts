@@ -78,6 +78,7 @@ export async function usage(): Promise<void> {
   const status: 'pending' | 'initializing' | 'ready' | 'error' | 'destroyed' = ws.status
   await ws.rebuildSearchIndex(['docs'])
   await ws.search('q', { filter: { category: { $in: ['api'] } }, fusion: 'rrf', vectorWeight: 0.3 })
+  await ws.search('q', { pathPrefix: '/src/', topK: 3 })
   await ws.destroy()
   const saveError: string | undefined = stats.saveError
   void [many, removed, stats.avgDocLength, saveError, flags, status, ws.id]

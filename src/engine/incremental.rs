@@ -109,7 +109,10 @@ impl Inner {
     /// the vectors when the embedder is the same (else nothing is reused:
     /// the files are read and embedded again, once).
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
-        let Snapshot { index, files, vectors, .. } = snapshot;
+        let Snapshot { index, files, vectors, texts, .. } = snapshot;
+        if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
+            texts.set_recover(recover_from_files(Arc::downgrade(self), base));
+        }
         if let (Some(v), Some(saved)) = (&self.vectors, vectors) {
             if !self.install_vectors(v, saved, warnings).await {
                 return Ok(());
@@ -236,4 +239,25 @@ impl Inner {
         counts.removed = removed;
         Ok(embedded)
     }
+}
+
+/// Reads a text that failed its checksum in the snapshot again from the
+/// indexed file that still holds exactly it (found by its hash in the
+/// file table, built into a map at the first damaged text only). Never
+/// waits: a text read while the file table is held (a save) stays blank.
+fn recover_from_files(
+    me: std::sync::Weak<Inner>,
+    base: std::path::PathBuf,
+) -> workspace_search_core::persist::stored::Recover {
+    let by_hash: std::sync::OnceLock<rustc_hash::FxHashMap<u64, String>> = std::sync::OnceLock::new();
+    Box::new(move |hash, len| {
+        let inner = me.upgrade()?;
+        let p = inner.persist.as_ref()?;
+        if by_hash.get().is_none() {
+            let state = p.state.try_lock()?;
+            let _ = by_hash.set(state.files.iter().map(|(id, r)| (r.hash, id.to_string())).collect());
+        }
+        let id = by_hash.get()?.get(&hash)?;
+        workspace_search_core::ingest::read_intact(&base.join(id.trim_start_matches('/')), hash, len)
+    })
 }

@@ -8,8 +8,25 @@ use napi::bindgen_prelude::*;
 use std::sync::Arc;
 use workspace_search_core::index::Bm25Index;
 use workspace_search_core::search::hybrid;
+use workspace_search_core::search::keyword::path_prefix;
 use workspace_search_core::search::mode::hybrid_depth;
 use workspace_search_core::search::{keyword_search, KeywordQuery, Mode, SearchHit};
+use workspace_search_core::vectors::filter::Filter;
+
+/// The store filter of a `pathPrefix` search: the ids this workspace wrote
+/// under the prefix (`$in`, which every Mastra store and ours applies
+/// inside its search), with the user's filter beside it (`$and`).
+fn scoped_filter(v: &VectorSide, prefix: &str, opts: &SearchOptions) -> (Filter, serde_json::Value) {
+    let prefix = path_prefix(prefix);
+    let ids: Vec<String> =
+        v.ledger.lock().with_prefix("").into_iter().filter(|id| path_prefix(id).starts_with(prefix)).collect();
+    let mut json = serde_json::json!({ "id": { "$in": ids } });
+    if let Some(user) = &opts.filter_json {
+        json = serde_json::json!({ "$and": [user, json] });
+    }
+    let filter = Filter::parse(&json).expect("a filter of ids is valid");
+    (filter, json)
+}
 
 impl Inner {
     pub async fn query_tokens(&self, query: &str) -> Result<Vec<String>> {
@@ -37,7 +54,13 @@ impl Inner {
         if tokens.is_empty() {
             return SearchResults(Vec::new());
         }
-        let q = KeywordQuery { tokens, top_k: opts.top_k, min_score: opts.min_score, filter: opts.filter.as_ref() };
+        let q = KeywordQuery {
+            tokens,
+            top_k: opts.top_k,
+            min_score: opts.min_score,
+            filter: opts.filter.as_ref(),
+            path_prefix: opts.path_prefix.as_deref(),
+        };
         SearchResults(keyword_search(index, &q))
     }
 
@@ -47,7 +70,11 @@ impl Inner {
             return Vec::new();
         }
         let index = self.index.read();
-        keyword_search(&index, &KeywordQuery { tokens, top_k, min_score: None, filter: opts.filter.as_ref() })
+        let path_prefix = opts.path_prefix.as_deref();
+        keyword_search(
+            &index,
+            &KeywordQuery { tokens, top_k, min_score: None, filter: opts.filter.as_ref(), path_prefix },
+        )
     }
 
     /// vector-mode hits: the query embedded, the store queried.
@@ -61,7 +88,11 @@ impl Inner {
     ) -> Result<Vec<SearchHit>> {
         let mut q = v.embedder.embed_group(vec![query.to_string()], "query").await?;
         let vector = q.pop().unwrap_or_default();
-        let filter = opts.filter.as_ref().zip(opts.filter_json.as_ref());
+        let scoped = opts.path_prefix.as_deref().map(|p| scoped_filter(v, p, opts));
+        let filter = match &scoped {
+            Some((f, json)) => Some((f, json)),
+            None => opts.filter.as_ref().zip(opts.filter_json.as_ref()),
+        };
         let hits = v.store.query(&v.index_name, vector, top_k, filter).await?;
         let line_tokenizer = match &self.keyword {
             Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),

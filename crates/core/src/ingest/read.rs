@@ -83,6 +83,24 @@ fn read_text(f: &FoundFile, max_size: u64, arena: Option<&mut TextArena>) -> std
     })))
 }
 
+/// The text of the file at `path` if it is, decoded as `read_text`
+/// decodes, exactly `len` bytes with xxh3 `hash` (a damaged snapshot's
+/// text read again from its intact source). Reads at most `len + 1` bytes
+/// of a regular file: a decoded text is never shorter than its file.
+pub fn read_intact(path: &std::path::Path, hash: u64, len: usize) -> Option<String> {
+    let file = open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(len as u64 + 1).read_to_end(&mut bytes).ok()?;
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    (text.len() == len && super::content_hash(&text) == hash).then_some(text)
+}
+
 /// Splits one text into the documents it is indexed as: itself when small,
 /// else `id#chunk-N` chunks with `sourceFile` metadata. Their analysis is
 /// left empty for the caller.

@@ -22,6 +22,9 @@ const MAGIC: &[u8; 8] = b"WSSNAP\r\n";
 pub const HEADER: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
 pub const SNAPSHOT_FILE: &str = "snapshot.wss";
 const LOCK_FILE: &str = "lock";
+/// The first line of a lock file of ours: a file named `lock` without it
+/// is someone else's, never written.
+const LOCK_MARK: &str = "workspace-search persist lock";
 const TEMP_MARK: &str = ".tmp-";
 
 pub fn snapshot_path(dir: &Path) -> PathBuf {
@@ -91,14 +94,38 @@ impl std::ops::Deref for SnapshotBytes {
     }
 }
 
+/// Opens `path` for reading as a regular file only: a symbolic link is not
+/// followed (the open fails), and a FIFO or device is refused without
+/// blocking on it (opened non-blocking, checked before any read).
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return std::io::Error::other(format!("{} is a symbolic link, not a snapshot", path.display()));
+        }
+        e
+    })?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = crate::ingest::scan::kind_of(kind);
+        return Err(std::io::Error::other(format!("{} is {what}, not a regular file", path.display())));
+    }
+    Ok(file)
+}
+
 /// Reads the snapshot file of `dir` (its checked payload is `unframe`'s),
 /// with the handle it was read through (texts are read from it later).
+/// Only a regular file is read, and no more of it than its size.
 pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => SnapshotError::Missing,
         _ => SnapshotError::Io(e.to_string()),
     };
-    let mut file = File::open(snapshot_path(dir)).map_err(io)?;
+    let mut file = open_regular(&snapshot_path(dir)).map_err(io)?;
     // SAFETY: a snapshot file is never changed in place: writers make a new
     // file and rename it over the old name, so the mapped inode stays as it
     // was while mapped (an empty file cannot be mapped: read instead). The
@@ -109,8 +136,9 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     let bytes = match unsafe { memmap2::MmapOptions::new().map(&file) } {
         Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(Backing::mapped(m))),
         Err(_) => {
+            let size = file.metadata().map_err(io)?.len();
             let mut v = Vec::new();
-            std::io::Read::read_to_end(&mut file, &mut v).map_err(io)?;
+            std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, size), &mut v).map_err(io)?;
             SnapshotBytes::Read(v)
         }
     };
@@ -199,22 +227,74 @@ pub struct DirLock {
     _file: File,
 }
 
+/// Whether a name in a persist directory is one of ours.
+fn is_ours(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name == SNAPSHOT_FILE || name == LOCK_FILE || name.starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}"))
+}
+
+/// Refuses a persist directory that holds anything but our files (a
+/// user's folder given as `persist.dir`: we must not write beside, or
+/// over, their files), or that is itself a symbolic link.
+pub fn check_dir(dir: &Path) -> std::io::Result<()> {
+    let meta = match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        m => m?,
+    };
+    if meta.file_type().is_symlink() {
+        return Err(std::io::Error::other("it is a symbolic link; give the directory itself"));
+    }
+    if !meta.is_dir() {
+        return Err(std::io::Error::other("it is not a directory"));
+    }
+    let foreign: Vec<String> = fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter(|e| !is_ours(&e.file_name()))
+        .take(3)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if !foreign.is_empty() {
+        return Err(std::io::Error::other(format!(
+            "it holds files that are not workspace-search's ({}); give an empty or new directory",
+            foreign.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// Takes the writer's lock of `dir` (created if needed), or says who holds it.
+/// The lock file is opened without following links, must be a regular
+/// file, and is written only when it is ours (empty, as just created, or
+/// marked so): a link or a user's file named `lock` is never touched.
 pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
+    check_dir(dir)?;
     fs::create_dir_all(dir)?;
     let path = dir.join(LOCK_FILE);
-    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path)?;
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let mut file = options.open(&path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!("{} is not a regular file", path.display())));
+    }
+    let mut held = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(&mut file, 256), &mut held).ok();
+    if meta.len() > 0 && !held.starts_with(LOCK_MARK) {
+        return Err(std::io::Error::other(format!("{} is not a workspace-search lock file", path.display())));
+    }
     match file.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {
-            let holder = fs::read_to_string(&path).unwrap_or_default();
-            let holder = holder.trim();
+            let holder = held.lines().nth(1).unwrap_or("").trim();
             return Ok(Err(if holder.is_empty() { "another workspace".into() } else { holder.to_string() }));
         }
         Err(fs::TryLockError::Error(e)) => return Err(e),
     }
     file.set_len(0)?;
-    write!(file, "process {}", std::process::id())?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
+    write!(file, "{LOCK_MARK}\nprocess {}\n", std::process::id())?;
     remove_stale_temps(dir);
     Ok(Ok(DirLock { _file: file }))
 }
@@ -266,5 +346,45 @@ mod tests {
         assert_eq!(second.unwrap_err(), format!("process {}", std::process::id()));
         drop(first);
         assert!(lock(dir.path()).unwrap().is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn lock_and_snapshot_never_follow_links_nor_touch_foreign_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, "precious").unwrap();
+        let persist = dir.path().join("persist");
+        fs::create_dir(&persist).unwrap();
+        std::os::unix::fs::symlink(&victim, persist.join(LOCK_FILE)).unwrap();
+        assert!(lock(&persist).is_err());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+
+        // A user's own file named `lock`, and a directory of the user's.
+        let theirs = dir.path().join("theirs");
+        fs::create_dir(&theirs).unwrap();
+        fs::write(theirs.join(LOCK_FILE), "my notes").unwrap();
+        assert!(lock(&theirs).is_err());
+        assert_eq!(fs::read_to_string(theirs.join(LOCK_FILE)).unwrap(), "my notes");
+        let other = dir.path().join("other");
+        fs::create_dir(&other).unwrap();
+        fs::write(other.join("notes.md"), "x").unwrap();
+        let e = lock(&other).unwrap_err().to_string();
+        assert!(e.contains("notes.md"), "{e}");
+        assert!(!other.join(LOCK_FILE).exists());
+
+        // A FIFO, and a link to a device, named like the snapshot.
+        let fifo = dir.path().join("fifo");
+        fs::create_dir(&fifo).unwrap();
+        let c = std::ffi::CString::new(snapshot_path(&fifo).as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path that lives for the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(matches!(read(&fifo), Err(SnapshotError::Io(_))));
+        let dev = dir.path().join("dev");
+        fs::create_dir(&dev).unwrap();
+        std::os::unix::fs::symlink("/dev/urandom", snapshot_path(&dev)).unwrap();
+        assert!(matches!(read(&dev), Err(SnapshotError::Io(_))));
+        let ours = dir.path().join("ours");
+        assert!(lock(&ours).unwrap().is_ok());
     }
 }

@@ -64,6 +64,11 @@ impl FileTable {
         self.records.remove(id)
     }
 
+    /// The recorded files, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &FileRecord)> {
+        self.records.iter().map(|(id, r)| (id.as_str(), r))
+    }
+
     pub fn clear(&mut self) {
         self.records.clear();
     }

@@ -28,6 +28,7 @@ pub use apply::{apply_changes, FileCounts};
 use codec::{Decoder, Encoder};
 pub use files::{now_ns, FileRecord, FileTable, Reconcile};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
@@ -104,6 +105,9 @@ pub struct Snapshot {
     pub index: Bm25Index,
     pub files: FileTable,
     pub vectors: Option<VectorState>,
+    /// The file the texts are still in (loaded from a file), for
+    /// `StoredFile::set_recover`.
+    pub texts: Option<Arc<stored::StoredFile>>,
 }
 
 /// What the index depends on besides the files: a snapshot made with
@@ -147,6 +151,19 @@ pub fn fingerprint(
         chunking.max_chars,
         chunking.overlap_lines
     )
+}
+
+/// Whether the persist directory `dir` is `base` or a folder above it
+/// (compared as given and, where they exist, as canonical paths).
+pub fn holds_base(dir: &Path, base: &Path) -> bool {
+    let lexical = |p: &Path| {
+        crate::ingest::scan::resolve_base(&std::env::current_dir().unwrap_or_default(), &p.to_string_lossy())
+    };
+    let (d, b) = (lexical(dir), lexical(base));
+    if b.starts_with(&d) {
+        return true;
+    }
+    matches!((dir.canonicalize(), base.canonicalize()), (Ok(d), Ok(b)) if b.starts_with(&d))
 }
 
 /// The id of a persisted workspace given none: the same at every start
@@ -260,7 +277,9 @@ impl Snapshot {
         let payload = disk::unframe(bytes)?;
         let map = bytes.mapping().cloned();
         let file = stored::StoredFile::new(file, path);
-        Snapshot::decode_from(Decoder::in_file(payload, file, disk::HEADER as u64, map))
+        let mut snapshot = Snapshot::decode_from(Decoder::in_file(payload, file.clone(), disk::HEADER as u64, map))?;
+        snapshot.texts = Some(file);
+        Ok(snapshot)
     }
 
     /// Decodes a payload held in memory (its texts copied).
@@ -288,6 +307,6 @@ impl Snapshot {
         if !d.is_done() {
             return Err(SnapshotError::Corrupt("bytes after the end".into()));
         }
-        Ok(Snapshot { fingerprint, index, files, vectors })
+        Ok(Snapshot { fingerprint, index, files, vectors, texts: None })
     }
 }

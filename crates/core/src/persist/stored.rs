@@ -6,8 +6,11 @@
 //! Texts are read with positional reads through the handle the file was
 //! mapped and checked through: our own saves rename a new file over the
 //! name (this handle keeps the old inode). A text that fails its checksum
-//! (damaged on disk, or the file changed in place by another program)
-//! comes back blank, and the file is removed so the next start rebuilds.
+//! (damaged on disk, or the file changed in place by another program) is
+//! read again from the indexed file when that file still holds exactly it
+//! (`StoredFile::set_recover`); else it comes back blank and marked so
+//! (`is_damaged`: searches leave such a document out). Either way the
+//! snapshot file is removed so the next start rebuilds.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -15,16 +18,38 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
+/// Gives the intact text with this xxh3 and byte length from where it
+/// came from (the indexed file), if it is still there.
+pub type Recover = Box<dyn Fn(u64, usize) -> Option<String> + Send + Sync>;
+
 /// The snapshot file texts are read from, and the name it was opened by.
 pub struct StoredFile {
     file: File,
     path: PathBuf,
     damaged: AtomicBool,
+    recover: OnceLock<Recover>,
+}
+
+impl std::fmt::Debug for StoredFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredFile").field("path", &self.path).finish_non_exhaustive()
+    }
 }
 
 impl StoredFile {
     pub fn new(file: File, path: PathBuf) -> Arc<StoredFile> {
-        Arc::new(StoredFile { file, path, damaged: AtomicBool::new(false) })
+        Arc::new(StoredFile { file, path, damaged: AtomicBool::new(false), recover: OnceLock::new() })
+    }
+
+    /// Where a damaged text is read again from (set once, after loading).
+    pub fn set_recover(&self, recover: Recover) {
+        let _ = self.recover.set(recover);
+    }
+
+    /// The intact text of `hash` and `len` from its source, checked.
+    fn recovered(&self, hash: u64, len: usize) -> Option<Box<str>> {
+        let text = (self.recover.get()?)(hash, len)?;
+        (text.len() == len && xxhash_rust::xxh3::xxh3_64(text.as_bytes()) == hash).then(|| text.into_boxed_str())
     }
 
     /// A text failed its checksum: the file was damaged after it was
@@ -101,33 +126,51 @@ impl StoredText {
     /// that every range of it stays valid: never a panic, never foreign
     /// bytes passed off as the document.
     pub fn text(&self) -> &str {
-        let loaded = self.loaded.get_or_init(|| match self.bytes() {
-            Ok(b) => Ok(String::from_utf8(b.into_owned()).expect("checked by bytes()").into_boxed_str()),
-            Err(_) => Err(" ".repeat(self.len()).into_boxed_str()),
-        });
-        match loaded {
+        if self.loaded.get().is_none() {
+            let value = match self.read_checked() {
+                Some(b) => Ok(String::from_utf8(b).expect("checked by read_checked()").into_boxed_str()),
+                None => self.recovered_or_blank(),
+            };
+            let _ = self.loaded.set(value);
+        }
+        match self.loaded.get().expect("set above") {
             Ok(t) | Err(t) => t,
         }
+    }
+
+    /// Whether the text failed its checksum and could not be read again
+    /// from its file (`text()` is then blank).
+    pub fn is_damaged(&self) -> bool {
+        matches!(self.loaded.get(), Some(Err(_)))
     }
 
     /// The text's bytes, checked against its checksum (an unread text is
     /// not kept: a save streams every text without loading them all).
     pub fn bytes(&self) -> std::io::Result<Cow<'_, [u8]>> {
+        if self.loaded.get().is_none() {
+            if let Some(b) = self.read_checked() {
+                return Ok(Cow::Owned(b));
+            }
+            let _ = self.loaded.set(self.recovered_or_blank());
+        }
         match self.loaded.get() {
-            Some(Ok(t)) => return Ok(Cow::Borrowed(t.as_bytes())),
-            Some(Err(_)) => return Err(changed()),
-            None => {}
+            Some(Ok(t)) => Ok(Cow::Borrowed(t.as_bytes())),
+            _ => Err(changed()),
         }
-        let b = self.file.read_at(self.offset, self.len());
-        match b {
-            Ok(b) if xxhash_rust::xxh3::xxh3_64(&b) == self.hash && std::str::from_utf8(&b).is_ok() => {
-                Ok(Cow::Owned(b))
-            }
-            _ => {
-                self.file.damaged();
-                Err(changed())
-            }
-        }
+    }
+
+    /// The bytes in the snapshot, if they pass the checksum and are UTF-8.
+    fn read_checked(&self) -> Option<Vec<u8>> {
+        let b = self.file.read_at(self.offset, self.len()).ok()?;
+        (xxhash_rust::xxh3::xxh3_64(&b) == self.hash && std::str::from_utf8(&b).is_ok()).then_some(b)
+    }
+
+    /// After a failed checksum: the text from its intact source, or a
+    /// blank of the same length (every range of it stays valid: never a
+    /// panic, never foreign bytes passed off as the document).
+    fn recovered_or_blank(&self) -> Result<Box<str>, Box<str>> {
+        self.file.damaged();
+        self.file.recovered(self.hash, self.len()).ok_or_else(|| " ".repeat(self.len()).into_boxed_str())
     }
 }
 

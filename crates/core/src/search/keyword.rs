@@ -26,6 +26,27 @@ pub struct KeywordQuery<'a> {
     pub top_k: usize,
     pub min_score: Option<f64>,
     pub filter: Option<&'a Filter>,
+    /// Only documents whose path (a chunk's `sourceFile`, else its id)
+    /// starts with this (`path_prefix`), applied inside top-k.
+    pub path_prefix: Option<&'a str>,
+}
+
+/// A path prefix as users write it (`/src/`, `./src`, `src`) in the form
+/// document ids are compared in: no leading `./` or `/`.
+pub fn path_prefix(prefix: &str) -> &str {
+    let mut p = prefix;
+    loop {
+        let next = p.trim_start_matches('/').trim_start_matches("./");
+        if next == p {
+            return p;
+        }
+        p = next;
+    }
+}
+
+/// Whether `doc` lies under the normalised `prefix`.
+fn under(doc: &crate::index::Document, prefix: &str) -> bool {
+    path_prefix(doc.source_file().unwrap_or(&doc.id)).starts_with(prefix)
 }
 
 /// The largest `startLineOffset` accepted: shifted line numbers stay far
@@ -45,8 +66,11 @@ pub fn shift_range(range: (u32, u32), start_line_offset: Option<u32>) -> (u32, u
 }
 
 pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
-    let keep =
-        q.filter.filter(|f| !f.is_empty()).map(|f| move |d: &crate::index::Document| f.matches(d.metadata.as_deref()));
+    let filter = q.filter.filter(|f| !f.is_empty());
+    let prefix = q.path_prefix.map(path_prefix).filter(|p| !p.is_empty());
+    let keep = (filter.is_some() || prefix.is_some()).then_some(|d: &crate::index::Document| {
+        filter.is_none_or(|f| f.matches(d.metadata.as_deref())) && prefix.is_none_or(|p| under(d, p))
+    });
     let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::index::Document) -> bool));
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
     let wanted = index.term_ids(q.tokens);
@@ -56,6 +80,12 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
     hits.into_iter()
         .map(|h| (h, if best > 0.0 { h.score / best } else { 0.0 }))
         .filter(|(_, score)| q.min_score.is_none_or(|m| *score >= m))
+        // A text damaged in its snapshot and not readable again from its
+        // file is left out, never shown blank (`persist::stored`).
+        .filter(|(h, _)| {
+            let _ = h.doc.content.as_str(); // read (and checked) now, as the result needs it
+            !h.doc.content.is_damaged()
+        })
         .map(|(h, score)| SearchHit {
             id: h.doc.id.clone(),
             content: h.doc.content.clone(),
@@ -103,7 +133,10 @@ mod tests {
         add(&mut ix, "b", "one\ntwo\npassword", json!({"k": "y"}), Some(10), 2);
         add(&mut ix, "c", "unrelated", json!(null), None, 3);
         let tokens = t.tokenize("password reset");
-        let hits = keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: None });
+        let hits = keyword_search(
+            &ix,
+            &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: None, path_prefix: None },
+        );
         assert_eq!(hits.len(), 2);
         assert_eq!(hits[0].id, "a");
         assert_eq!(hits[0].score, 1.0);
@@ -111,12 +144,16 @@ mod tests {
         assert_eq!(hits[1].score, hits[1].bm25.unwrap() / hits[0].bm25.unwrap());
         assert_eq!(hits[0].line_range, Some((1, 2)));
         assert_eq!(hits[1].line_range, Some((12, 12)));
-        let only_b =
-            keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: Some(0.99), filter: None });
+        let only_b = keyword_search(
+            &ix,
+            &KeywordQuery { tokens: &tokens, top_k: 5, min_score: Some(0.99), filter: None, path_prefix: None },
+        );
         assert_eq!(only_b.len(), 1);
         let f = Filter::parse(&json!({"k": "y"})).unwrap();
-        let filtered =
-            keyword_search(&ix, &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: Some(&f) });
+        let filtered = keyword_search(
+            &ix,
+            &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: Some(&f), path_prefix: None },
+        );
         assert_eq!(filtered.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b"]);
         assert_eq!(filtered[0].score, 1.0);
     }

@@ -48,6 +48,12 @@ impl Body {
         }
     }
 
+    /// Whether the text was damaged in its snapshot and could not be read
+    /// again (it reads as blanks).
+    pub fn is_damaged(&self) -> bool {
+        matches!(self, Body::Stored(s) if s.is_damaged())
+    }
+
     /// Whether reading the text costs nothing (it is in memory).
     fn in_memory(&self) -> bool {
         matches!(self, Body::Owned(_) | Body::Arena(_)) || matches!(self, Body::Stored(s) if s.is_loaded())
@@ -131,6 +137,11 @@ impl SharedText {
         // `get`: a range is never trusted to fall on character boundaries
         // (a stored text is checked only when read).
         self.text.text().get(self.start as usize..self.end as usize).unwrap_or("")
+    }
+
+    /// Whether the text is a damaged stored one (read it first: `as_str`).
+    pub fn is_damaged(&self) -> bool {
+        self.text.is_damaged()
     }
 
     /// Length in bytes (without reading a text still in its file).

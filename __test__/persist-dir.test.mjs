@@ -1,0 +1,75 @@
+// The persist directory is ours alone: links are never followed, a user's
+// files are never written or truncated, a FIFO or a device in place of the
+// snapshot is refused without blocking, and a directory that holds the
+// indexed folder is refused with a clear error. Also: pathPrefix filters
+// inside the engine (a folder whose hits rank low is still found).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { tree, Workspace, LocalFilesystem } from './helpers.mjs'
+
+const persisted = (base, dir) =>
+  new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+
+/** Resolves with `promise`, or fails after `ms` (a hang is a failure, not a stuck suite). */
+const within = (promise, ms, what) =>
+  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref())])
+
+test('a link named lock, or a user file named lock, is never followed, truncated or written', async (t) => {
+  const base = tree(t, { 'docs/a.md': 'alpha' })
+  const root = tree(t, { 'victim.txt': 'precious', 'theirs/lock': 'my notes', 'mixed/notes.md': 'mine' })
+  fs.mkdirSync(path.join(root, 'linked'))
+  fs.symlinkSync(path.join(root, 'victim.txt'), path.join(root, 'linked/lock'))
+  for (const dir of ['linked', 'theirs', 'mixed']) {
+    const ws = persisted(base, path.join(root, dir))
+    const report = await ws.init()
+    assert.match(report.warnings.join('\n'), /cannot be used.*nothing is saved/, dir)
+    assert.equal((await ws.search('alpha')).length, 1, 'indexing still works')
+    await ws.destroy()
+  }
+  assert.equal(fs.readFileSync(path.join(root, 'victim.txt'), 'utf8'), 'precious')
+  assert.equal(fs.readFileSync(path.join(root, 'theirs/lock'), 'utf8'), 'my notes')
+  assert.deepEqual(fs.readdirSync(path.join(root, 'mixed')), ['notes.md'])
+})
+
+test('persist.dir equal to basePath or above it is refused with a clear error', (t) => {
+  const base = tree(t, { 'docs/a.md': 'alpha' })
+  for (const dir of [base, path.dirname(base), `${base}/.`]) {
+    assert.throws(() => persisted(base, dir), { name: 'WorkspaceError', message: /persist.dir .* is basePath or a folder that holds it/ }, dir)
+  }
+  assert.doesNotThrow(() => persisted(base, path.join(base, '.cache/ws')))
+})
+
+test('a FIFO or a link to a device named snapshot.wss is refused at once (no hang, no unbounded read)', { skip: process.platform === 'win32' }, async (t) => {
+  const base = tree(t, { 'docs/a.md': 'alpha' })
+  const root = tree(t)
+  fs.mkdirSync(path.join(root, 'fifo'))
+  execFileSync('mkfifo', [path.join(root, 'fifo/snapshot.wss')])
+  fs.mkdirSync(path.join(root, 'dev'))
+  fs.symlinkSync('/dev/urandom', path.join(root, 'dev/snapshot.wss'))
+  for (const dir of ['fifo', 'dev']) {
+    const ws = persisted(base, path.join(root, dir))
+    const report = await within(ws.init(), 5000, dir)
+    assert.match(report.warnings.join('\n'), /not a regular file|symbolic link/, dir)
+    assert.equal((await ws.search('alpha')).length, 1)
+    await ws.destroy()
+  }
+})
+
+test('pathPrefix filters inside the engine: a folder whose hits rank far down is found; a leading / is accepted', async (t) => {
+  const files = {}
+  for (let i = 0; i < 1500; i++) files[`top/t${i}.md`] = 'apple apple apple banana'
+  for (let i = 0; i < 3; i++) files[`deep/d${i}.md`] = `apple ${'filler words here '.repeat(40)}`
+  const base = tree(t, files)
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['top', 'deep'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  for (const pathPrefix of ['deep/', '/deep/', './deep']) {
+    const ids = (await ws.search('apple', { topK: 5, pathPrefix })).map((r) => r.id).sort()
+    assert.deepEqual(ids, ['deep/d0.md', 'deep/d1.md', 'deep/d2.md'], pathPrefix)
+  }
+  assert.deepEqual(await ws.search('apple', { pathPrefix: 'nowhere/' }), [])
+  await assert.rejects(ws.search('apple', { pathPrefix: 7 }), { name: 'TypeError' })
+})
