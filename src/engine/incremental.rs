@@ -227,9 +227,10 @@ impl Inner {
         let mut taken = std::mem::take(report);
         let (taken, removed) = blocking(move || {
             let p = me.persist.as_ref().expect("persist");
+            // Lock order (docs/architecture.md): the index, then the file state.
+            let mut index = me.index.write();
             let mut state = p.state.lock();
             let mut unused = Bm25Index::default();
-            let mut index = me.index.write();
             let target = if me.keyword.is_some() { &mut *index } else { &mut unused };
             let removed = apply_changes(target, &mut state.files, &found, changed, &plan.gone, seq, &mut taken);
             (taken, removed)

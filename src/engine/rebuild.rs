@@ -57,9 +57,16 @@ impl Inner {
             let gone = plan::gone_sources(&outcomes, &v.ledger.lock());
             embedded = self.rebuild_vectors(v, &mut outcomes, gone).await;
         }
-        if let (Some(p), Some(found)) = (&self.persist, found) {
-            p.state.lock().files.record(found, &outcomes);
-        }
+        // The file table of the new index, put in place with it (below): a
+        // save between the two must never pair a new table with an old index.
+        let table = match (&self.persist, found) {
+            (Some(p), Some(found)) => {
+                let mut table = p.state.lock().files.clone();
+                table.record(found, &outcomes);
+                Some(table)
+            }
+            _ => None,
+        };
         let me = self.clone();
         let params = self.index.read().params();
         let seq = ticket.seq();
@@ -75,18 +82,22 @@ impl Inner {
         })
         .await?;
         *report = taken;
-        if self.keyword.is_some() {
-            let me = self.clone();
-            // Carrying over takes the write lock: off the JavaScript thread.
-            blocking(move || {
-                me.remember_stats();
-                let mut index = me.index.write();
+        let me = self.clone();
+        // Carrying over takes the write lock: off the JavaScript thread.
+        // Lock order: the index, then the file state (as saves take them).
+        blocking(move || {
+            me.remember_stats();
+            let mut index = me.index.write();
+            if me.keyword.is_some() {
                 let mut rebuilt = rebuilt;
                 rebuilt.carry_over(&index, seq);
                 *index = rebuilt;
-            })
-            .await?;
-        }
+            }
+            if let (Some(p), Some(table)) = (&me.persist, table) {
+                p.state.lock().files = table;
+            }
+        })
+        .await?;
         if total > 0 {
             self.emit_final("index", total).await;
         }

@@ -172,10 +172,12 @@ mod tests {
 
     proptest::proptest! {
         /// Narrow slots read, search and gallop as the wide ones they come
-        /// from; the searches equal the standard library's.
+        /// from; the searches equal the standard library's. Gaps below
+        /// 2,114 keep a block's 31 gaps under 65,536 slots, so every input
+        /// fits narrow (`wide_fallback_is_exact` covers the others).
         #[test]
         fn narrow_slots_read_as_wide(
-            gaps in proptest::collection::vec(1u32..3000, 2..200),
+            gaps in proptest::collection::vec(1u32..2114, 2..200),
             from in 0usize..210,
             target in 0u32..700_000,
         ) {
@@ -196,6 +198,25 @@ mod tests {
                 proptest::prop_assert_eq!(slots.partition_point(from, to, |d| d < target), from + wide[from..to].partition_point(|&d| d < target));
                 proptest::prop_assert_eq!(slots.find(target), wide.binary_search(&target).ok());
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Any gaps: slots fit narrow exactly when every block of 32 spans
+        /// at most 65,535 slots, and the wide form searches as the standard
+        /// library does.
+        #[test]
+        fn wide_fallback_is_exact(
+            gaps in proptest::collection::vec(1u32..10_000, 2..200),
+            target in 0u32..2_000_000,
+        ) {
+            let wide: Vec<u32> = gaps.iter().scan(0, |s, g| { *s += g; Some(*s) }).collect();
+            let blocks = summaries(&wide);
+            let spans_fit = wide.chunks(BLOCK).all(|c| c.last().unwrap() - c[0] <= u32::from(u16::MAX));
+            proptest::prop_assert_eq!(fit_narrow(wide.len(), |i| wide[i], |b| blocks[b].last_doc), spans_fit);
+            let slots = Slots::Wide(&wide);
+            proptest::prop_assert_eq!(slots.find(target), wide.binary_search(&target).ok());
+            proptest::prop_assert_eq!(slots.partition_point(0, wide.len(), |d| d < target), wide.partition_point(|&d| d < target));
         }
     }
 
