@@ -24,7 +24,9 @@ impl Burst {
     pub fn add(&mut self, path: PathBuf) {
         if !self.rescan {
             self.paths.push(path);
-            self.rescan = self.paths.len() > MAX_BURST_PATHS;
+            if self.paths.len() > MAX_BURST_PATHS {
+                self.rescan();
+            }
         }
     }
 
