@@ -92,6 +92,18 @@ test('tokenizeMany applies a user tokenizer to many texts and checks it', () => 
   assert.equal(runtime.setValues(['a']), null)
 })
 
+test('tokenizerIdentity: the source text and the tokens per probe, or what a probe throws', () => {
+  const words = (lower) => (t) => t.split(' ').map((w) => (lower ? w.toLowerCase() : w))
+  const probes = ['The Fox', 'Café']
+  assert.equal(runtime.tokenizerIdentity(words(true), probes), runtime.tokenizerIdentity(words(true), probes))
+  assert.notEqual(runtime.tokenizerIdentity(words(true), probes), runtime.tokenizerIdentity(words(false), probes))
+  const asciiOnly = (t) => {
+    if (/[^a-z ]/i.test(t)) throw new Error('ASCII only')
+    return [t]
+  }
+  assert.deepEqual(JSON.parse(runtime.tokenizerIdentity(asciiOnly, probes))[1], [['The Fox'], { threw: 'ASCII only' }])
+})
+
 /** A stand-in with the Workspace members the tools use, recording calls. */
 function recordingWorkspace({ canBM25 = true, canVector = false, readOnly = false } = {}) {
   const calls = []

@@ -179,6 +179,58 @@ test('a damaged, truncated, foreign or other-version snapshot is rebuilt and rep
   assert.match(other.report.warnings[0] ?? '', /built with other options/)
 })
 
+test('a JavaScript tokenizer is known by what it does: closures or bound functions of one source text never share a snapshot; tokenizerId names one', async (t) => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wss-persist-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'ws')
+  const dir = path.join(root, 'snap')
+  put(base, 'docs/a.md', 'Apple Banana\n')
+  const open = (tokenize) => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: { tokenize }, autoIndexPaths: ['docs'], persist: { dir } })
+  const start = async (tokenize, query) => {
+    const ws = open(tokenize)
+    const report = await ws.init()
+    const found = (await ws.search(query)).map((r) => r.id)
+    await ws.destroy()
+    return { report, found }
+  }
+  // Same source text, other behaviour: one keeps the case of words, the other lowercases them.
+  const closure = (lower) => (text) => text.split(/\s+/).filter(Boolean).map((w) => (lower ? w.toLowerCase() : w))
+  function mapped(text) {
+    return text.split(/\s+/).filter(Boolean).map(this)
+  }
+  const pairs = {
+    closures: [closure(false), closure(true)],
+    'bound functions': [mapped.bind((w) => w), mapped.bind((w) => w.toLowerCase())],
+  }
+  for (const [what, [keepsCase, lowercases]] of Object.entries(pairs)) {
+    fs.rmSync(dir, { recursive: true, force: true })
+    assert.deepEqual((await start({ tokenizer: keepsCase }, 'apple')).found, [], what)
+    const other = await start({ tokenizer: lowercases }, 'apple')
+    assert.match(other.report.warnings[0] ?? '', /built with other options \(js tokenizer: /, what)
+    assert.deepEqual([other.report.reused, other.report.reread, other.found], [0, 1, ['docs/a.md']], what)
+    // The same behaviour again (another closure, made anew) reuses it.
+    const again = await start({ tokenizer: what === 'closures' ? closure(true) : mapped.bind((w) => w.toLowerCase()) }, 'apple')
+    assert.deepEqual([again.report.reused, again.report.warnings, again.found], [1, [], ['docs/a.md']], what)
+  }
+  // tokenizerId is used instead: trusted as given, and its change rebuilds.
+  fs.rmSync(dir, { recursive: true, force: true })
+  await start({ tokenizer: closure(true), tokenizerId: 'words-v1' }, 'apple')
+  const trusted = await start({ tokenizer: closure(false), tokenizerId: 'words-v1' }, 'apple')
+  assert.deepEqual([trusted.report.reused, trusted.report.warnings], [1, []])
+  const renamed = await start({ tokenizer: closure(false), tokenizerId: 'words-v2' }, 'Apple')
+  assert.match(renamed.report.warnings[0] ?? '', /js tokenizer: id "words-v2" \(saved: js tokenizer: id "words-v1"\)/)
+  assert.deepEqual([renamed.report.reread, renamed.found], [1, ['docs/a.md']])
+  // A tokenizer that throws on a probe text is still known by the others; its error at init() is the caller's.
+  const picky = (text) => {
+    if (/[^\x00-\x7f]/.test(text)) throw new Error('ASCII only')
+    return text.toLowerCase().split(/\s+/).filter(Boolean)
+  }
+  fs.rmSync(dir, { recursive: true, force: true })
+  assert.deepEqual((await start({ tokenizer: picky }, 'apple')).found, ['docs/a.md'])
+  assert.throws(() => open({ tokenizerId: 'words-v1' }), { name: 'TypeError', message: 'bm25.tokenize.tokenizerId names a custom tokenizer: give bm25.tokenize.tokenizer too' })
+  assert.throws(() => open({ tokenizer: picky, tokenizerId: '' }), { name: 'TypeError', message: 'bm25.tokenize.tokenizerId must be a non-empty string' })
+})
+
 test('a process killed (SIGKILL) while saving leaves a snapshot the next one loads', async (t) => {
   const { base, dir } = corpus(t)
   // A larger index, so that a save takes a while.

@@ -78,6 +78,27 @@ function tokenizeMany(tokenizer) {
     })
 }
 
+/**
+ * What a user tokenizer does, for the persist fingerprint (src/construct.rs):
+ * its source text (an edited function) and the tokens it gives for each of
+ * core's probe texts (closures and bound functions, whose text is the same
+ * whatever they do), or the message it throws on one.
+ * @param {(text: string) => unknown} tokenizer
+ * @param {string[]} probes
+ * @returns {string}
+ */
+function tokenizerIdentity(tokenizer, probes) {
+  const one = tokenizeMany(tokenizer)
+  const tokens = probes.map((text) => {
+    try {
+      return one([text])[0]
+    } catch (err) {
+      return { threw: err instanceof Error ? String(err.message) : describe(err) }
+    }
+  })
+  return JSON.stringify([Function.prototype.toString.call(tokenizer), tokens])
+}
+
 /** What storeCaller answers for a method the store does not have (src/store.rs). */
 const MISSING_METHOD = 'workspace-search:missing-method'
 
@@ -108,4 +129,5 @@ module.exports = {
   splitDocs,
   setValues,
   tokenizeMany,
+  tokenizerIdentity,
 }

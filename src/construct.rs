@@ -17,7 +17,7 @@ use std::sync::Arc;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
 use workspace_search_core::index::gate::Gate;
 use workspace_search_core::index::Bm25Index;
-use workspace_search_core::persist;
+use workspace_search_core::persist::{self, JsTokenizer};
 use workspace_search_core::vectors::index_name;
 use workspace_search_core::vectors::store::VectorStore;
 
@@ -114,10 +114,6 @@ impl Workspace {
                 })
             }
         };
-        let js_source = match &o.js_tokenizer {
-            Some(f) => Some(f.to_unknown().coerce_to_string()?.into_utf8()?.as_str()?.to_string()),
-            None => None,
-        };
         let tokenizer_config = o.bm25.as_ref().map(|b| b.tokenizer.clone());
         let (keyword, params) = match o.bm25 {
             Some(Bm25Options { params, tokenizer }) => {
@@ -144,6 +140,18 @@ impl Workspace {
         let persist = match (persist_dir, o.watch) {
             (None, false) => None,
             (dir, _) => {
+                // A user tokenizer is known by its tokenizerId, else by what it
+                // does (tried on core's probe texts here, once): its source text
+                // alone is the same for closures and bound functions that differ.
+                let behaviour = match (o.js_tokenizer, &o.tokenizer_id) {
+                    (Some(f), None) => Some(tokenizer_identity(env, &f.to_unknown(), persist::TOKENIZER_PROBES)?),
+                    _ => None,
+                };
+                let js_tokenizer = match (&o.tokenizer_id, &behaviour) {
+                    (Some(id), _) => Some(JsTokenizer::Id(id)),
+                    (None, Some(b)) => Some(JsTokenizer::Behaviour(b)),
+                    (None, None) => None,
+                };
                 let vectors_desc = match &vectors {
                     None => "none".to_string(),
                     Some(v) if v.store.is_local() => format!("{} in the embedded store", v.index_name),
@@ -151,7 +159,7 @@ impl Workspace {
                 };
                 let fingerprint = format!(
                     "{}; vectors: {vectors_desc}",
-                    persist::fingerprint(tokenizer_config.as_ref(), params, o.chunking, js_source.as_deref())
+                    persist::fingerprint(tokenizer_config.as_ref(), params, o.chunking, js_tokenizer)
                 );
                 Some(Persist::new(dir, fingerprint, o.embedder_id.clone()))
             }

@@ -30,6 +30,12 @@ export interface TokenizeOptions {
   splitPattern?: RegExp | string
   /** A custom tokenizer; its tokens are used as they are (slow path: called from JavaScript). */
   tokenizer?: (text: string) => string[]
+  /**
+   * What a saved index (`persist`) knows `tokenizer` by; change it whenever the tokenizer's behaviour changes.
+   * Without it, the tokenizer is known by its source text and its tokens for a few fixed probe texts (tried once
+   * at construction), which cannot tell apart tokenizers that differ only on other text (a word list in a closure).
+   */
+  tokenizerId?: string
   /** Split Han, Hiragana, Katakana and Hangul runs into overlapping character bigrams (default true; false in the mastra preset). */
   cjkBigrams?: boolean
   /** Strip diacritics (`café` matches `cafe`; default false). */

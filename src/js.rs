@@ -232,6 +232,14 @@ pub fn json_text(env: &Env, v: &Unknown, name: &str) -> Checked<String> {
     Ok(f.call((*v, name.to_string()).into())?)
 }
 
+/// What a user tokenizer does, for the persist fingerprint (lib/runtime.js
+/// `tokenizerIdentity`): its source text and its tokens for each probe.
+pub fn tokenizer_identity(env: &Env, f: &Unknown, probes: &[&str]) -> Checked<String> {
+    let identity: Function<FnArgs<(Unknown, Vec<String>)>, String> =
+        runtime(env)?.get_named_property("tokenizerIdentity")?;
+    Ok(identity.call((*f, probes.iter().map(|p| p.to_string()).collect()).into())?)
+}
+
 /// A metadata object as a JSON map.
 pub fn to_metadata(env: &Env, v: &Unknown, name: &str) -> Checked<serde_json::Map<String, serde_json::Value>> {
     let obj = to_object(v, name)?;

@@ -71,6 +71,8 @@ pub struct WorkspaceOptions<'e> {
     pub read_only: bool,
     pub bm25: Option<Bm25Options>,
     pub js_tokenizer: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
+    /// `bm25.tokenize.tokenizerId`: what a snapshot knows `js_tokenizer` by.
+    pub tokenizer_id: Option<String>,
     pub vector_store: Option<Unknown<'e>>,
     pub embedder: Option<Unknown<'e>>,
     pub search_index_name: Option<String>,
@@ -94,6 +96,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         read_only: false,
         bm25: None,
         js_tokenizer: None,
+        tokenizer_id: None,
         vector_store: None,
         embedder: None,
         search_index_name: None,
@@ -122,9 +125,10 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         (out.base_path, out.read_only) = filesystem_base_path(&v)?;
     }
     if let Some(v) = prop(&o, "bm25")? {
-        let (bm25, js_tokenizer) = bm25_options(env, &v)?;
+        let (bm25, js_tokenizer, tokenizer_id) = bm25_options(env, &v)?;
         out.bm25 = bm25;
         out.js_tokenizer = js_tokenizer;
+        out.tokenizer_id = tokenizer_id;
     }
     out.vector_store = prop(&o, "vectorStore")?.filter(|v| !is_nullish(v));
     out.embedder = prop(&o, "embedder")?.filter(|v| !is_nullish(v));
@@ -215,15 +219,17 @@ fn filesystem_base_path(v: &Unknown) -> Checked<(Option<PathBuf>, bool)> {
     }
 }
 
-/// The three forms of `bm25`: `true`, `{ k1, b }`, `{ bm25: { k1, b }, tokenize }`.
-fn bm25_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(Option<Bm25Options>, Option<JsFn<'e>>)> {
+/// The three forms of `bm25`: `true`, `{ k1, b }`, `{ bm25: { k1, b }, tokenize }`;
+/// a custom tokenizer and its `tokenizerId` come with them.
+fn bm25_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(Option<Bm25Options>, Option<JsFn<'e>>, Option<String>)> {
     match v.get_type()? {
         napi::ValueType::Boolean | napi::ValueType::Null => {
             if v.get_type()? == napi::ValueType::Null || !to_bool(v, "bm25")? {
-                return Ok((None, None));
+                return Ok((None, None, None));
             }
             return Ok((
                 Some(Bm25Options { params: Bm25Params::default(), tokenizer: TokenizerConfig::default() }),
+                None,
                 None,
             ));
         }
@@ -239,11 +245,11 @@ fn bm25_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(Option<Bm25Options>,
         check_keys(&io, &["k1", "b"], &[], "bm25.bm25")?;
         read_params(&io, "bm25.bm25", &mut params)?;
     }
-    let (tokenizer, js) = match prop(&o, "tokenize")? {
+    let (tokenizer, js, tokenizer_id) = match prop(&o, "tokenize")? {
         Some(t) => tokenize_options(env, &t)?,
-        None => (TokenizerConfig::default(), None),
+        None => (TokenizerConfig::default(), None, None),
     };
-    Ok((Some(Bm25Options { params, tokenizer }), js))
+    Ok((Some(Bm25Options { params, tokenizer }), js, tokenizer_id))
 }
 
 fn read_params(o: &Object, at: &str, p: &mut Bm25Params) -> Checked<()> {
@@ -270,16 +276,14 @@ const TOKENIZE_KEYS: &[&str] = &[
     "stopwords",
     "splitPattern",
     "tokenizer",
+    "tokenizerId",
     "cjkBigrams",
     "foldDiacritics",
     "splitIdentifiers",
     "stem",
 ];
 
-fn tokenize_options<'e>(
-    env: &Env,
-    v: &Unknown<'e>,
-) -> Checked<(TokenizerConfig, Option<Function<'e, Unknown<'e>, Unknown<'e>>>)> {
+fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig, Option<JsFn<'e>>, Option<String>)> {
     let o = to_object(v, "bm25.tokenize")?;
     check_keys(&o, TOKENIZE_KEYS, &[], "bm25.tokenize")?;
     let name = |k: &str| format!("bm25.tokenize.{k}");
@@ -329,7 +333,24 @@ fn tokenize_options<'e>(
         Some(f) => Some(to_function(&f, &name("tokenizer"))?),
         None => None,
     };
-    Ok((c, js))
+    let id = match prop(&o, "tokenizerId")? {
+        Some(x) => {
+            let id = to_string(&x, &name("tokenizerId"))?;
+            if id.is_empty() {
+                return Err(Fail::Type(format!("{} must be a non-empty string", name("tokenizerId"))));
+            }
+            if js.is_none() {
+                return Err(Fail::Type(format!(
+                    "{} names a custom tokenizer: give {} too",
+                    name("tokenizerId"),
+                    name("tokenizer")
+                )));
+            }
+            Some(id)
+        }
+        None => None,
+    };
+    Ok((c, js, id))
 }
 
 /// `stopwords`: a `Set<string>` or an array of strings.

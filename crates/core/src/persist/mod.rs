@@ -110,15 +110,47 @@ pub struct Snapshot {
     pub texts: Option<Arc<stored::StoredFile>>,
 }
 
+/// The texts a JavaScript tokenizer is tried on when the workspace starts,
+/// to know it by what it does (`JsTokenizer::Behaviour`): ASCII words in
+/// both cases with stopwords, plurals and a contraction; accents and other
+/// scripts' letters; Han, Kana and Hangul; numbers of several forms;
+/// identifiers; punctuation and symbols; unusual spaces. Each is tried on
+/// its own, so that a tokenizer that throws on one is still known by the
+/// others. Changing them rebuilds every snapshot made with such a tokenizer.
+pub const TOKENIZER_PROBES: &[&str] = &[
+    "The QUICK brown fox's jumps, over the lazy dogs; it isn't running and was RUNS.",
+    "Café naïve RÉSUMÉ Ærøskøbing straße İstanbul ΟΔΥΣΣΕΑΣ Ñandú",
+    "東京都の天気は晴れ カタカナ 서울특별시 中文分词测试",
+    "0 7 42 3.14 -5 1,000,000 v2.0.1 2024-01-31 Ⅻ ٣٤",
+    "parseUserId HTTPServer2 snake_case_name CONSTANT_VALUE kebab-case dot.separated",
+    "a-b a_b a/b a\\b (x) [y] {z} <w> \"q\" 'r' #tag @user $var 100% & * + = | ~ ^ ` — … ¿¡ ✓ 🙂",
+    "  tabs\tand\u{00A0}odd\u{2003}spaces\r\nnew line  ",
+];
+
+/// How the fingerprint knows a JavaScript tokenizer. Its source text alone
+/// does not tell it: closures made by one function, and every bound
+/// function, have the same text whatever they do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsTokenizer<'a> {
+    /// The `tokenizerId` option: the user's name for it, trusted as given
+    /// (for a tokenizer whose difference the probes cannot show, e.g. a
+    /// word list in a closure).
+    Id(&'a str),
+    /// What it does: its source text (an edited function) and what it
+    /// gives for each of `TOKENIZER_PROBES` (closures and bound functions
+    /// over other values), as lib/runtime.js `tokenizerIdentity` writes them.
+    Behaviour(&'a str),
+}
+
 /// What the index depends on besides the files: a snapshot made with
 /// other options, or by another version of the engine (whose tokenizer
-/// may differ), is rebuilt. `js_tokenizer`: the source text of a
-/// JavaScript tokenizer, if one is used.
+/// may differ), is rebuilt. `js_tokenizer`: how a JavaScript tokenizer,
+/// if one is used, is known.
 pub fn fingerprint(
     tokenizer: Option<&TokenizerConfig>,
     params: Bm25Params,
     chunking: ChunkOptions,
-    js_tokenizer: Option<&str>,
+    js_tokenizer: Option<JsTokenizer>,
 ) -> String {
     let tokenizer = tokenizer.map(|c| {
         let mut stopwords: Vec<&String> = c.stopwords.iter().collect();
@@ -145,7 +177,11 @@ pub fn fingerprint(
         "engine: {}; tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap",
         env!("CARGO_PKG_VERSION"),
         tokenizer.as_deref().unwrap_or("none"),
-        js_tokenizer.map_or("none".to_string(), |s| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(s.as_bytes()))),
+        match js_tokenizer {
+            None => "none".to_string(),
+            Some(JsTokenizer::Id(id)) => format!("id {id:?}"),
+            Some(JsTokenizer::Behaviour(b)) => format!("{:016x}", xxhash_rust::xxh3::xxh3_64(b.as_bytes())),
+        },
         params.k1,
         params.b,
         chunking.max_chars,
