@@ -197,6 +197,52 @@ test('9, 10: destroy() settles pending calls at once; nothing reaches the store 
   assert.deepEqual(calls, [])
 })
 
+test('9, 10: destroy() with writes queued behind a pending call: every one rejects and none reaches any store', async () => {
+  const { LocalVector } = lib
+  for (const kind of ['JavaScript', 'LocalVector', 'embedded']) {
+    const calls = []
+    let release
+    const late = new Promise((resolve) => {
+      release = resolve
+    })
+    const recording = {
+      createIndex: async (args) => calls.push(['createIndex', args.indexName]),
+      upsert: async (args) => calls.push(['upsert', args.ids]),
+      query: async () => [],
+      deleteVectors: async (args) => calls.push(['deleteVectors', args.ids ?? args.filter]),
+    }
+    const local = new LocalVector()
+    const vectorStore = { JavaScript: recording, LocalVector: local, embedded: undefined }[kind]
+    const ws = new Workspace({ bm25: true, vectorStore, searchIndexName: 'queued', embedder: async (t) => (t.includes('late') && (await late), hashEmbed(t)) })
+    const settled = []
+    const track = (name, call) =>
+      call.then(
+        () => settled.push(`${name}: resolved`),
+        (err) => settled.push(`${name}: ${err instanceof WorkspaceNotReadyError ? err.message : err}`),
+      )
+    // The first waits for its embedder; the others are embedded (or need no
+    // embedding) and wait for their turn behind it.
+    const all = [
+      track('index (pending)', ws.index('doc', 'late text')),
+      track('index', ws.index('a', 'queued one')),
+      track('indexMany', ws.indexMany([{ path: 'b', content: 'queued two' }])),
+      track('unindex', ws.unindex('x')),
+      track('removeByPrefix', ws.removeByPrefix('a')),
+      track('clear', ws.clear()),
+      track('save', ws.save()),
+    ]
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    await ws.destroy()
+    release()
+    await Promise.all(all)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const notReady = ['index (pending)', 'index', 'indexMany', 'unindex', 'removeByPrefix', 'clear', 'save'].map((n) => `${n}: Workspace is not ready (status: destroyed)`)
+    assert.deepEqual(settled.sort(), notReady.sort(), kind)
+    assert.deepEqual(calls, [], kind)
+    assert.deepEqual(await local.listIndexes(), [], kind)
+  }
+})
+
 test('10: an embedder that never answers: embedTimeoutMs fails the call, state kept; the process exits on its own', async () => {
   const ws = new Workspace({ bm25: true, embedder: async (t) => (t.includes('hang') ? new Promise(() => {}) : hashEmbed(t)), embedTimeoutMs: 100 })
   await ws.index('doc', 'first version')

@@ -2,7 +2,7 @@
 //! `destroy()` (which settles it with `WorkspaceNotReadyError`), and a
 //! failure turned into the JavaScript error the caller gets.
 
-use crate::engine::{panic_error, Inner};
+use crate::engine::{panic_error, Inner, Lifecycle};
 use crate::js::Fail;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -33,9 +33,16 @@ pub async fn raced<T>(
 ) -> Result<std::result::Result<T, Cut>> {
     let work = std::pin::pin!(catch_panics(fut));
     let stop = std::pin::pin!(inner.until_destroyed());
-    Ok(match futures::future::select(work, stop).await {
-        futures::future::Either::Left((result, _)) => result.map_err(|e| (e, None)),
-        futures::future::Either::Right(_) => Err((inner.not_ready(), Some(inner.status.lock().as_str()))),
+    // `stop` is polled first: once destroy() has run the work is never polled
+    // again, so an embedder or store answer that arrives later cannot carry
+    // it on to its next store call (or to resolving).
+    Ok(match futures::future::select(stop, work).await {
+        futures::future::Either::Left(_) => Err((inner.not_ready(), Some(inner.status.lock().as_str()))),
+        // Refused its turn by the closed gate: cut short by destroy() too.
+        futures::future::Either::Right((result, _)) => result.map_err(|e| {
+            let status = crate::engine::is_not_ready(&e).then_some(Lifecycle::Destroyed.as_str());
+            (e, status)
+        }),
     })
 }
 

@@ -405,7 +405,7 @@ impl Workspace {
             let inner = self.inner.clone();
             let ticket = inner.gate.ticket();
             spawn(env, &self.inner, async move {
-                ticket.turn().await;
+                inner.turn(&ticket).await?;
                 inner.save(true).await
             })
         })

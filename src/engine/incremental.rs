@@ -27,7 +27,7 @@ pub(super) struct Walked {
 impl Inner {
     pub(super) async fn rebuild_persisted(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
         let started = Instant::now();
-        ticket.turn().await;
+        self.turn(&ticket).await?;
         let mut warnings = Vec::new();
         // The walk runs beside the snapshot's loading: neither needs the other.
         let paths_indexed = paths.clone();

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
-use workspace_search_core::index::gate::Gate;
+use workspace_search_core::index::gate::{Gate, Ticket};
 use workspace_search_core::index::{Bm25Index, IndexStats, NewDocument};
 use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::vectors::ledger::Ledger;
@@ -251,6 +251,9 @@ impl Inner {
 
     /// Marks the workspace destroyed and settles every pending call.
     pub fn shut_down(&self) {
+        // The gate first: a call cut short below lets go of its place in the
+        // write order, and the write after it must not take that turn.
+        self.gate.close();
         self.destroyed.store(true, Ordering::SeqCst);
         *self.status.lock() = Lifecycle::Destroyed;
         self.shutdown.notify_waiters();
@@ -271,6 +274,13 @@ impl Inner {
     /// into a `WorkspaceNotReadyError` (`is_not_ready`).
     pub fn not_ready(&self) -> Error {
         Error::new(NOT_READY, self.id.clone())
+    }
+
+    /// Waits for `ticket`'s turn in the write order. After `destroy()` none
+    /// comes (the gate is closed): the call is cut short before it writes
+    /// anything, to the index or to the store.
+    pub async fn turn(&self, ticket: &Ticket) -> Result<()> {
+        ticket.turn().await.map_err(|_| self.not_ready())
     }
 
     pub fn has_search(&self) -> bool {

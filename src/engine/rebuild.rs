@@ -51,7 +51,7 @@ impl Inner {
         found: Option<&[FoundFile]>,
     ) -> Result<usize> {
         let total = outcomes.len();
-        ticket.turn().await;
+        self.turn(ticket).await?;
         let mut embedded = 0;
         if let Some(v) = &self.vectors {
             let gone = plan::gone_sources(&outcomes, &v.ledger.lock());

@@ -233,7 +233,9 @@ impl Inner {
             return;
         }
         let ticket = self.gate.ticket();
-        ticket.turn().await;
+        if self.turn(&ticket).await.is_err() {
+            return; // destroyed meanwhile
+        }
         let Some(paths) = self.watcher.lock().as_ref().map(|w| w.paths.clone()) else { return };
         let rescan = burst.rescan;
         let changed = burst.take_paths();
@@ -249,7 +251,8 @@ impl Inner {
             };
             let stop = self.until_destroyed();
             futures::pin_mut!(work, stop);
-            matches!(futures::future::select(work, stop).await, futures::future::Either::Left((Ok(_), _)))
+            // `stop` polled first, as in `promise::raced`.
+            matches!(futures::future::select(stop, work).await, futures::future::Either::Right((Ok(_), _)))
         };
         drop(ticket);
         if updated {

@@ -105,7 +105,7 @@ impl Inner {
             Some(v) if !v.holds(&doc) => Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?),
             _ => None,
         };
-        ticket.turn().await;
+        self.turn(&ticket).await?;
         if let Some(v) = &self.vectors {
             if vector.is_none() && !v.holds(&doc) {
                 // Its vector went meanwhile (an earlier write removed it).
@@ -134,7 +134,7 @@ impl Inner {
     ) -> Result<ManyOutcome> {
         let docs = self.analyze_docs(docs).await?;
         let Some(v) = &self.vectors else {
-            ticket.turn().await;
+            self.turn(&ticket).await?;
             let report = Report { indexed: docs.len(), ..Default::default() };
             let large = docs.len() >= 10_000;
             let (me, seq) = (self.clone(), ticket.seq());
@@ -154,7 +154,7 @@ impl Inner {
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
         let mut first_error: Option<Error> = None;
         let per_doc = Self::embed_many(v, &docs, &mut first_error).await;
-        ticket.turn().await;
+        self.turn(&ticket).await?;
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
         let lost_per_doc = Self::embed_many(v, &lost, &mut first_error).await;
@@ -243,7 +243,7 @@ impl Inner {
     /// Removes a document (and a file's chunks) from both indexes: the
     /// vectors first, so that a store that fails leaves both as they were.
     pub async fn unindex(self: Arc<Self>, ticket: Ticket, id: String) -> Result<bool> {
-        ticket.turn().await;
+        self.turn(&ticket).await?;
         let mut removed = false;
         if let Some(v) = &self.vectors {
             removed = v.forget(&id).await?;
@@ -256,7 +256,7 @@ impl Inner {
     /// Removes every document whose id starts with `prefix` from both
     /// indexes; resolves how many ids were removed.
     pub async fn remove_by_prefix(self: Arc<Self>, ticket: Ticket, prefix: String) -> Result<u32> {
-        ticket.turn().await;
+        self.turn(&ticket).await?;
         let mut removed: Vec<String> = Vec::new();
         // Vectors first, forgotten only once deleted: a store that fails
         // leaves both indexes as they were.
@@ -281,7 +281,7 @@ impl Inner {
     }
 
     pub async fn clear(self: Arc<Self>, ticket: Ticket) -> Result<()> {
-        ticket.turn().await;
+        self.turn(&ticket).await?;
         if let Some(v) = &self.vectors {
             let ids = v.ledger.lock().all_ids();
             v.store.delete_ids(&v.index_name, &ids).await?;

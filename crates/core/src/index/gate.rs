@@ -1,6 +1,7 @@
 //! Writes take effect in call order: each write takes a number on the
 //! JavaScript thread, may prepare (tokenize, embed) concurrently, then waits
-//! for its turn before it touches the index or the vector store.
+//! for its turn before it touches the index or the vector store. Once the
+//! gate is closed (`destroy()`), no write gets its turn any more.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -21,7 +22,14 @@ struct State {
     issued: u64,
     /// Finished numbers above `next`.
     finished: BTreeSet<u64>,
+    /// Set by `close()`: no turn is given from then on.
+    closed: bool,
 }
+
+/// What `Ticket::turn` answers once the gate is closed: the write must not
+/// start (the binding rejects it as cut short by `destroy()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
 
 /// A place in line; dropping it (done, failed or panicked) lets the next write go.
 pub struct Ticket {
@@ -39,6 +47,15 @@ impl Gate {
         }
         Ticket { gate: self.clone(), seq: s.issued }
     }
+
+    /// Gives no turn from now on (the workspace is destroyed): every write
+    /// waiting for its turn, or asking for one later, is answered `Closed`,
+    /// the one whose turn comes when an earlier write is dropped included,
+    /// so none of them reaches the index or the store.
+    pub fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        self.notify.notify_waiters();
+    }
 }
 
 impl Ticket {
@@ -46,12 +63,19 @@ impl Ticket {
         self.seq
     }
 
-    /// Waits until every earlier write has finished.
-    pub async fn turn(&self) {
+    /// Waits until every earlier write has finished; `Closed` if the gate
+    /// is closed first.
+    pub async fn turn(&self) -> Result<(), Closed> {
         loop {
             let notified = self.gate.notify.notified();
-            if self.gate.state.lock().unwrap_or_else(|e| e.into_inner()).next == self.seq {
-                return;
+            {
+                let s = self.gate.state.lock().unwrap_or_else(|e| e.into_inner());
+                if s.closed {
+                    return Err(Closed);
+                }
+                if s.next == self.seq {
+                    return Ok(());
+                }
             }
             notified.await;
         }
@@ -91,5 +115,25 @@ mod tests {
         assert_eq!(g.state.lock().unwrap_or_else(|e| e.into_inner()).next, 2);
         drop(b);
         assert_eq!(g.state.lock().unwrap_or_else(|e| e.into_inner()).next, 4);
+    }
+
+    #[test]
+    fn closed_gives_no_turn() {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        let poll = |t: &Ticket| {
+            let fut = std::pin::pin!(t.turn());
+            fut.poll(&mut Context::from_waker(Waker::noop()))
+        };
+        let g = Arc::new(Gate::default());
+        let a = g.ticket();
+        let b = g.ticket();
+        assert_eq!(poll(&a), Poll::Ready(Ok(())));
+        assert_eq!(poll(&b), Poll::Pending);
+        g.close();
+        // b's turn would come now: it is refused, and so is every later one.
+        drop(a);
+        assert_eq!(poll(&b), Poll::Ready(Err(Closed)));
+        assert_eq!(poll(&g.ticket()), Poll::Ready(Err(Closed)));
     }
 }
