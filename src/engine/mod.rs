@@ -107,6 +107,23 @@ pub struct Inner {
     pub watch_state: Mutex<watch::WatchState>,
 }
 
+/// A pause at a named point, for tests that force an interleaving of two
+/// flows (`__test__/lock-order.test.mjs`): `WORKSPACE_SEARCH_TEST_PAUSE` =
+/// `point:milliseconds`, read once per process. Unset (always, outside
+/// those tests) it costs one load of a cached value.
+pub fn test_pause(point: &str) {
+    static PAUSE: std::sync::OnceLock<Option<(String, u64)>> = std::sync::OnceLock::new();
+    let pause = PAUSE.get_or_init(|| {
+        let v = std::env::var("WORKSPACE_SEARCH_TEST_PAUSE").ok()?;
+        let (at, ms) = v.split_once(':')?;
+        Some((at.to_string(), ms.parse().ok()?))
+    });
+    if let Some((at, ms)) = pause.as_ref().filter(|(at, _)| at == point) {
+        let _ = at;
+        std::thread::sleep(std::time::Duration::from_millis(*ms));
+    }
+}
+
 /// The status a `not_ready` error carries, read back by `js_error`.
 const NOT_READY: napi::Status = napi::Status::Cancelled;
 

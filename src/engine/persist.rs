@@ -216,7 +216,9 @@ impl Inner {
     fn write_snapshot(&self, dir: &std::path::Path) -> std::io::Result<()> {
         let p = self.persisted();
         let pending = {
+            // Lock order (docs/architecture.md): index, file state, ledger, store.
             let index = self.index.read();
+            super::test_pause("save-holds-index");
             let state = p.state.lock();
             let ledger = self.vectors.as_ref().map(|v| v.ledger.lock());
             let local = match &self.vectors {
