@@ -142,6 +142,22 @@ test('a second run over the same folder reuses the saved index and sees changed 
   assert.match(both.stderr, /--index-dir and --no-persist cannot go together/)
 })
 
+test('an embedder that fails (401) leaves keyword search working; its error is printed, never "No results"', (t) => {
+  const dir = tree(t, FILES)
+  const module = path.join(tree(t, { 'embedder.mjs': "export default async () => { throw new Error('401 Unauthorized: invalid API key') }\n" }), 'embedder.mjs')
+  const bm25 = run(dir, 'reset password', '--embedder', module)
+  assert.equal(bm25.status, 0, bm25.stderr)
+  assert.match(bm25.stdout, /^docs\/reset\.md:3-4 /)
+  // One line for the four files the embedder failed alike.
+  assert.match(bm25.stderr, /^workspace-search: 4 files: vectors not written: 401 Unauthorized: invalid API key \(/m)
+  assert.ok(!bm25.stderr.includes('No results'), bm25.stderr)
+  // Hybrid search embeds the query: the same error is the answer.
+  const hybrid = run(dir, 'reset password', '--embedder', module, '--mode', 'hybrid')
+  assert.equal(hybrid.status, 1)
+  assert.match(hybrid.stderr, /^workspace-search: 401 Unauthorized: invalid API key$/m)
+  assert.ok(!hybrid.stderr.includes('No results'), hybrid.stderr)
+})
+
 // Terminal control sequences in files: clear the screen, set the window title, a bell, DEL, a C1 CSI.
 const CONTROL_FILES = {
   'tricks.md': 'terminal one \x1b[2J cleared\nterminal two \x1b]0;pwned\x07 titled\nterminal three \x7f and \u009b31m end\n',

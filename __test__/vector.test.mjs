@@ -354,7 +354,7 @@ describe('configuration', () => {
     assert.deepEqual(hit.metadata, { type: 'text', cat: 'x' })
   })
 
-  test('init(): a file whose embedding fails is reported and absent; the others are indexed', async (t) => {
+  test('init(): a file whose embedding fails is reported and has no vectors; it stays in keyword search', async (t) => {
     const dir = tree(t, { 'a.md': 'good file one', 'b.md': 'POISON file', 'c.md': 'good file three' })
     const { embedder } = batchEmbedder(hashModel(), {
       maxBatchSize: 8,
@@ -368,10 +368,93 @@ describe('configuration', () => {
     assert.equal(ws.status, 'ready')
     const embed = events.filter((e) => e.phase === 'embed')
     assert.ok(embed.length > 0 && embed.every((e) => e.done <= e.total && e.total === 3), JSON.stringify(events))
-    assert.equal(report.indexed, 2)
-    assert.deepEqual(report.failed, [{ path: 'b.md', error: 'cannot embed poison' }])
-    assert.deepEqual(ids(await ws.search('file', { mode: 'bm25', topK: 10 })).sort(), ['a.md', 'c.md'])
+    assert.equal(report.indexed, 3)
+    assert.deepEqual(report.failed, [{ path: 'b.md', error: 'vectors not written: cannot embed poison (the file is indexed for keyword search, and embedded again at the next init())' }])
+    assert.deepEqual(ids(await ws.search('file', { mode: 'bm25', topK: 10 })).sort(), ['a.md', 'b.md', 'c.md'])
     assert.deepEqual(ids(await ws.search('file', { mode: 'vector', topK: 10 })).sort(), ['a.md', 'c.md'])
+    // Without BM25 the file is in no index: failed as it was.
+    const vectorsOnly = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), embedder, autoIndexPaths: ['.'] })
+    const alone = await vectorsOnly.init()
+    assert.deepEqual([alone.indexed, alone.failed], [2, [{ path: 'b.md', error: 'cannot embed poison' }]])
+  })
+
+  test('an embedder down at init() (401, quota, network): keyword search works from the files; the next init() embeds them', async (t) => {
+    for (const persist of [false, true]) {
+      const dir = tree(t, { 'docs/a.md': 'router setup guide', 'docs/b.md': 'password reset help' })
+      let down = true
+      const embedded = []
+      const embedder = async (text) => {
+        if (down) throw new Error('401 Unauthorized: invalid API key')
+        embedded.push(text)
+        return hashEmbed(text)
+      }
+      const open = () =>
+        new Workspace({
+          filesystem: new LocalFilesystem({ basePath: dir }),
+          bm25: true,
+          embedder,
+          autoIndexPaths: ['docs'],
+          ...(persist ? { persist: { dir: path.join(dir, '.index') }, embedderId: 'hash' } : {}),
+        })
+      const ws = open()
+      const report = await ws.init()
+      const what = persist ? 'persist' : 'in memory'
+      assert.equal(report.indexed, 2, what)
+      assert.deepEqual(report.failed.map((f) => f.path).sort(), ['docs/a.md', 'docs/b.md'], what)
+      assert.ok(report.failed.every((f) => f.error.startsWith('vectors not written: 401 Unauthorized: invalid API key (')), what)
+      assert.deepEqual(ids(await ws.search('router', { mode: 'bm25' })), ['docs/a.md'], what)
+      assert.equal(ws.stats().vectors, 0, what)
+      // The ledger recorded nothing: the next init() embeds both files.
+      down = false
+      const again = await ws.init()
+      assert.deepEqual([again.indexed, again.failed], [2, []], what)
+      assert.deepEqual(embedded.sort(), ['password reset help', 'router setup guide'], what)
+      assert.deepEqual(ids(await ws.search('router setup', { mode: 'vector', topK: 1 })), ['docs/a.md'], what)
+      assert.equal(ws.stats().vectors, 2, what)
+      await ws.destroy()
+      if (persist) {
+        // Saved with their vectors: the next process embeds nothing.
+        const next = open()
+        const before = embedded.length
+        assert.deepEqual((await next.init()).failed, [])
+        assert.equal(embedded.length, before, JSON.stringify(embedded))
+        assert.equal(next.stats().vectors, 2)
+        await next.destroy()
+      }
+    }
+  })
+
+  test('a file that shrank loses its extra chunks, and unindex() every chunk, whoever wrote them: the same rule for a shared LocalVector and a JavaScript store', async (t) => {
+    const { LocalVector } = lib
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i} about routers and switches`)
+    const chunks = (n) => Array.from({ length: n }, (_, i) => `big.md#chunk-${i}`)
+    for (const kind of ['LocalVector', 'JavaScript store']) {
+      const dir = tree(t, { 'big.md': lines.join('\n') })
+      const local = new LocalVector()
+      const js = { createIndex: (a) => local.createIndex(a), upsert: (a) => local.upsert(a), query: (a) => local.query(a), deleteVectors: (a) => local.deleteVectors(a) }
+      // Workspaces of one process sharing an index, as a second process would share a database.
+      const open = () =>
+        new Workspace({
+          filesystem: new LocalFilesystem({ basePath: dir }),
+          bm25: true,
+          autoIndexPaths: ['.'],
+          chunking: { maxChars: 300, overlapLines: 0 },
+          embedder: async (text) => hashEmbed(text),
+          vectorStore: kind === 'LocalVector' ? local : js,
+          searchIndexName: 'shared_chunks',
+        })
+      const stored = async () => (await local.query({ indexName: 'shared_chunks', queryVector: hashEmbed('routers'), topK: 100 })).map((h) => h.id).sort()
+      await open().init()
+      assert.deepEqual(await stored(), chunks(4), kind)
+      fs.writeFileSync(path.join(dir, 'big.md'), lines.slice(0, 12).join('\n'))
+      await open().init()
+      assert.deepEqual(await stored(), chunks(2), kind)
+      fs.writeFileSync(path.join(dir, 'big.md'), lines.join('\n'))
+      await open().init()
+      assert.deepEqual(await stored(), chunks(4), kind)
+      await open().unindex('big.md')
+      assert.deepEqual(await stored(), [], kind)
+    }
   })
 
   test('a store with only upsert and query works', async () => {

@@ -133,6 +133,23 @@ async function search(args) {
   }
 }
 
+/**
+ * The files init() could not index (wholly, or only their vectors), on
+ * stderr: one line per error, since an embedder that is down fails every
+ * file with the same one.
+ */
+function printFailed(failed) {
+  const byError = new Map()
+  for (const f of failed) {
+    if (!byError.has(f.error)) byError.set(f.error, [])
+    byError.get(f.error).push(f.path)
+  }
+  for (const [error, paths] of byError) {
+    const which = paths.length === 1 ? paths[0] : `${paths.length} files`
+    process.stderr.write(`workspace-search: ${escapeControls(which)}: ${escapeControls(error)}\n`)
+  }
+}
+
 async function searchIn(workspace, args, progress) {
   let report
   try {
@@ -140,6 +157,7 @@ async function searchIn(workspace, args, progress) {
   } finally {
     progress.stop()
   }
+  printFailed(report.failed)
   const results = await workspace.search(args.query, { topK: args.topK, minScore: args.minScore, mode: args.mode ?? 'bm25' })
   if (results.length === 0) {
     process.stderr.write(`No results for "${escapeControls(args.query)}" (${report.indexed} files indexed).\n`)

@@ -109,6 +109,7 @@ impl Workspace {
                     embedder,
                     store,
                     index_name,
+                    shared: o.vector_store.is_some(),
                     upserted: AtomicBool::new(false),
                     ledger: Mutex::default(),
                 })

@@ -197,8 +197,17 @@ impl Inner {
         let p = self.persist.as_ref().expect("persist");
         let plan = {
             let index = self.index.read();
-            let with_docs = |id: &str| by_watcher || self.keyword.is_none() || index.holds_file(id);
-            p.state.lock().files.plan(&found, with_docs)
+            let state = p.state.lock();
+            // A file whose vectors were not written (the embedder failed: the
+            // ledger does not know it) is read, and embedded, again. Locks in
+            // the order saves take them: index, file state, ledger.
+            let ledger = self.vectors.as_ref().map(|v| v.ledger.lock());
+            let with_docs = |id: &str| {
+                by_watcher
+                    || ((self.keyword.is_none() || index.holds_file(id))
+                        && ledger.as_ref().is_none_or(|l| l.get(id).is_some()))
+            };
+            state.files.plan(&found, with_docs)
         };
         self.apply_plan(ticket, found, plan, report, counts).await
     }
@@ -220,7 +229,7 @@ impl Inner {
         let mut embedded = 0;
         if let Some(v) = &self.vectors {
             let gone = dropped_sources(&plan.gone, &changed, &v.ledger.lock());
-            embedded = self.rebuild_vectors(v, &mut changed, gone).await;
+            embedded = self.rebuild_vectors(v, &mut changed, gone, &mut report.failed).await;
         }
         let me = self.clone();
         let seq = ticket.seq();

@@ -46,6 +46,12 @@ pub struct VectorSide {
     pub embedder: Embedder,
     pub store: Store,
     pub index_name: String,
+    /// Whether others may write the index too: any `vectorStore` given, a
+    /// JavaScript store (other processes, earlier runs) or a `LocalVector`
+    /// (other workspaces of this process). Stale vectors are then also
+    /// deleted by `sourceFile`, the same rule for every such store; the
+    /// embedded store holds only what this workspace's ledger records.
+    pub shared: bool,
     /// `createIndex` runs before upserts until one upsert has succeeded.
     pub upserted: AtomicBool,
     pub ledger: Mutex<Ledger>,
@@ -196,15 +202,15 @@ impl VectorSide {
         self.ledger.lock().holds(&doc.id, &doc.id, metadata::written_hash(doc))
     }
 
-    /// Removes what this workspace wrote for `source` (and, for a store
-    /// that outlives the process, its chunks by `sourceFile`). The ledger
+    /// Removes what this workspace wrote for `source` (and, for a shared
+    /// store, its chunks by `sourceFile`: another writer's). The ledger
     /// forgets the source only once the store has deleted it, so a failed
     /// deletion leaves everything as it was.
     async fn forget(&self, source: &str) -> Result<bool> {
         let (ids, known) = self.ledger.lock().removal(source);
         self.store.delete_ids(&self.index_name, &ids).await?;
         self.ledger.lock().forget(source);
-        if !self.store.is_local() {
+        if self.shared {
             let _ = self.store.delete_source(&self.index_name, source).await;
         }
         Ok(known)

@@ -15,7 +15,7 @@ use std::time::Instant;
 use workspace_search_core::index::gate::Ticket;
 use workspace_search_core::index::NewDocument;
 use workspace_search_core::ingest::scan::{self, FoundFile, ScanOptions};
-use workspace_search_core::ingest::{self, FileOutcome, Report};
+use workspace_search_core::ingest::{self, Failed, FileOutcome, Report};
 use workspace_search_core::vectors::plan::{self, EmbedPlan};
 
 /// Why each file failed, by its position in the outcomes.
@@ -55,7 +55,7 @@ impl Inner {
         let mut embedded = 0;
         if let Some(v) = &self.vectors {
             let gone = plan::gone_sources(&outcomes, &v.ledger.lock());
-            embedded = self.rebuild_vectors(v, &mut outcomes, gone).await;
+            embedded = self.rebuild_vectors(v, &mut outcomes, gone, &mut report.failed).await;
         }
         // The file table of the new index, put in place with it (below): a
         // save between the two must never pair a new table with an old index.
@@ -158,14 +158,16 @@ impl Inner {
 
     /// Embeds and writes the documents of every file as core plans it
     /// (texts whose vector the store holds are not embedded again); a file
-    /// whose embedding or upsert fails becomes `Failed` (absent from both
-    /// indexes). Vectors of the `gone` sources are deleted. Returns how
-    /// many texts were embedded.
+    /// whose embedding or upsert fails has no vectors, and stays in the
+    /// keyword index, listed in `failed` (without BM25 it becomes `Failed`:
+    /// see `plan::settle`). Vectors of the `gone` sources are deleted.
+    /// Returns how many texts were embedded.
     pub(super) async fn rebuild_vectors(
         &self,
         v: &VectorSide,
         outcomes: &mut [FileOutcome],
         gone: Vec<String>,
+        failed_files: &mut Vec<Failed>,
     ) -> usize {
         let mut job = EmbedPlan::new(outcomes, &v.ledger.lock());
         // The texts go to the embedder; the plan keeps the runs.
@@ -175,7 +177,7 @@ impl Inner {
         for source in gone {
             let _ = v.forget(&source).await;
         }
-        let deletes = plan::stale_deletes(outcomes, &v.ledger.lock(), !v.store.is_local());
+        let deletes = plan::stale_deletes(outcomes, &v.ledger.lock(), v.shared);
         stream::iter(deletes)
             .for_each_concurrent(8, |d| async move {
                 let _ = v.store.delete_ids(&v.index_name, &d.ids).await;
@@ -193,8 +195,9 @@ impl Inner {
                 }
             }
         }
-        let partial = plan::settle(outcomes, &failed, &mut v.ledger.lock());
-        for ids in partial {
+        let settled = plan::settle(outcomes, &failed, &mut v.ledger.lock(), self.keyword.is_some());
+        failed_files.extend(settled.vectors_failed);
+        for ids in settled.partial {
             let _ = v.store.delete_ids(&v.index_name, &ids).await;
         }
         embedded_texts

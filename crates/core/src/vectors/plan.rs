@@ -2,12 +2,13 @@
 //! carried out by the binding (which owns the awaits): which texts a
 //! rebuild embeds, which files to retry after a failed group, which stale
 //! vectors to delete, how writes are grouped, which files fail, and what
-//! the ledger records. Writes are all or nothing per file (rebuilds) and
-//! per unit (`indexMany`).
+//! the ledger records. Vector writes are all or nothing per file (rebuilds)
+//! and per unit (`indexMany`); a rebuild's file whose vectors fail stays in
+//! the keyword index (see `settle`).
 
 use super::ledger::Ledger;
 use crate::index::NewDocument;
-use crate::ingest::FileOutcome;
+use crate::ingest::{Failed, FileOutcome};
 use crate::vectors::metadata::written_hash;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
@@ -115,16 +116,17 @@ pub struct StaleDelete {
 }
 
 /// Stale vectors of files still here: chunks this workspace wrote that the
-/// file no longer has, or, for a file this process never wrote on a store
-/// that outlives it, whatever an earlier process wrote (Mastra's per-file
-/// `deleteVector` and `deleteVectors` by `sourceFile`).
-pub fn stale_deletes(outcomes: &[FileOutcome], ledger: &Ledger, store_outlives_process: bool) -> Vec<StaleDelete> {
+/// file no longer has, or, for a file this workspace never wrote on a store
+/// others write too (`shared`: a JavaScript store an earlier process wrote,
+/// a `LocalVector` another workspace writes), whatever they wrote for it
+/// (Mastra's per-file `deleteVector` and `deleteVectors` by `sourceFile`).
+pub fn stale_deletes(outcomes: &[FileOutcome], ledger: &Ledger, shared: bool) -> Vec<StaleDelete> {
     let mut out = Vec::new();
     for o in outcomes {
         let FileOutcome::Documents { id, docs, .. } = o else { continue };
         let ids = match ledger.get(id) {
             Some(before) => before.iter().filter(|b| !docs.iter().any(|d| &d.id == *b)).cloned().collect(),
-            None if store_outlives_process => vec![id.clone()],
+            None if shared => vec![id.clone()],
             None => continue,
         };
         if ids.is_empty() {
@@ -160,15 +162,38 @@ pub fn dropped_sources(gone: &[String], changed: &[FileOutcome], ledger: &Ledger
     gone.iter().chain(dropped).filter(|id| ledger.get(id).is_some()).cloned().collect()
 }
 
-/// After a rebuild's writes: records each written file in the ledger, and
-/// turns each failed file into `FileOutcome::Failed` (absent from both
-/// indexes); returns the ids of the failed files' partial writes, to delete.
+/// What `settle` leaves to the binding.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Settled {
+    /// The ids of the failed files' partial writes, to delete.
+    pub partial: Vec<Vec<String>>,
+    /// Files kept in the keyword index whose vectors failed, with why
+    /// (`vectors_failed`), for `IndexReport.failed`.
+    pub vectors_failed: Vec<Failed>,
+}
+
+/// The report of a file indexed for keyword search whose vectors could not
+/// be written: the embedder's (or the store's) error, and what became of it.
+pub fn vectors_failed(error: &str) -> String {
+    format!(
+        "vectors not written: {error} (the file is indexed for keyword search, and embedded again at the next init())"
+    )
+}
+
+/// After a rebuild's writes: records each written file in the ledger. A
+/// file whose vectors failed is forgotten by the ledger (so the next
+/// `init()` embeds it again: `persist` reads again a file the ledger does
+/// not know) and its partial writes are deleted. With a keyword index it
+/// stays there, reported in `vectors_failed`: an embedder that is down, out
+/// of quota or refuses one file must not take files out of keyword search.
+/// Without one it is in no index: `FileOutcome::Failed`, its error as it was.
 pub fn settle(
     outcomes: &mut [FileOutcome],
     failed: &FxHashMap<usize, String>,
     ledger: &mut Ledger,
-) -> Vec<Vec<String>> {
-    let mut partial = Vec::new();
+    keyword: bool,
+) -> Settled {
+    let mut out = Settled::default();
     for (i, o) in outcomes.iter_mut().enumerate() {
         let FileOutcome::Documents { id, docs, .. } = o else { continue };
         let ids: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
@@ -177,12 +202,16 @@ pub fn settle(
             Some(err) => {
                 ledger.forget(id);
                 ledger.drop_texts(&ids);
-                partial.push(ids);
-                *o = FileOutcome::Failed { id: id.clone(), error: err.clone() };
+                out.partial.push(ids);
+                if keyword {
+                    out.vectors_failed.push(Failed { path: id.clone(), error: vectors_failed(err) });
+                } else {
+                    *o = FileOutcome::Failed { id: id.clone(), error: err.clone() };
+                }
             }
         }
     }
-    partial
+    out
 }
 
 /// `indexMany`'s writes: the documents whose embedding group succeeded, in
@@ -275,6 +304,46 @@ mod tests {
         assert_eq!(plan.runs[0].members, [1]);
         let units = plan.upsert_units(&Default::default());
         assert_eq!(units, [vec![(0, 1, 0)]]);
+    }
+
+    #[test]
+    fn a_file_whose_vectors_failed_stays_for_keyword_search_and_is_embedded_next_time() {
+        use crate::index::NewDocument;
+        use crate::ingest::FileOutcome;
+        use crate::vectors::ledger::Ledger;
+        let file = |id: &str| FileOutcome::Documents {
+            id: id.into(),
+            docs: vec![NewDocument {
+                id: id.into(),
+                content: "text".into(),
+                metadata: None,
+                start_line_offset: None,
+                analyzed: Default::default(),
+            }],
+            chunked: false,
+            hash: 0,
+        };
+        let failed: rustc_hash::FxHashMap<usize, String> = [(1, "401 Unauthorized".to_string())].into_iter().collect();
+        for keyword in [true, false] {
+            let mut ledger = Ledger::default();
+            ledger.replace("b.md", vec!["b.md".into()]);
+            ledger.note_text("b.md", 7);
+            let mut outcomes = vec![file("a.md"), file("b.md")];
+            let settled = super::settle(&mut outcomes, &failed, &mut ledger, keyword);
+            assert_eq!(settled.partial, [vec!["b.md".to_string()]]);
+            // Written: recorded; failed: forgotten, so the next init() embeds it.
+            assert_eq!((ledger.get("a.md").map(<[String]>::len), ledger.get("b.md")), (Some(1), None));
+            assert!(!ledger.holds("b.md", "b.md", 7));
+            if keyword {
+                assert!(matches!(&outcomes[1], FileOutcome::Documents { .. }));
+                assert_eq!(settled.vectors_failed.len(), 1);
+                assert_eq!(settled.vectors_failed[0].path, "b.md");
+                assert!(settled.vectors_failed[0].error.starts_with("vectors not written: 401 Unauthorized ("));
+            } else {
+                assert!(matches!(&outcomes[1], FileOutcome::Failed { error, .. } if error == "401 Unauthorized"));
+                assert!(settled.vectors_failed.is_empty());
+            }
+        }
     }
 
     #[test]
