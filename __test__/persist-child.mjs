@@ -1,7 +1,8 @@
 // One run of a persisted workspace in its own process, for persist.test.mjs:
 // reads a JSON job from argv, prints one JSON line with what happened.
 //   job: { base, dir, paths, queries, store?: 'libsql:<file>' | 'pg:<table>',
-//          embedder?: { dim, id?, model? }, loop?: 'save' | 'hold', watch?, exit? }
+//          embedder?: { dim, id?, model? }, loop?: 'save' | 'hold', watch?, exit?,
+//          crash?: { index: [id, text] } (that write, then SIGKILL before any save) }
 import { Workspace, LocalFilesystem } from './helpers.mjs'
 import { hashEmbed } from './vector-helpers.mjs'
 
@@ -50,6 +51,10 @@ let stored
 if (vectorStore && job.indexName) {
   const hits = await vectorStore.query({ indexName: job.indexName, queryVector: hashEmbed('anything', job.embedder.dim ?? 32), topK: 1000 })
   stored = hits.map((h) => h.id).sort()
+}
+if (job.crash) {
+  await ws.index(...job.crash.index)
+  process.kill(process.pid, 'SIGKILL')
 }
 const out = { report, results, embedded: initEmbedded, stats: ws.stats(), stored }
 if (job.save) out.saved = await ws.save()

@@ -340,6 +340,27 @@ for (const kind of ['libsql', 'pg']) {
     assert.deepEqual(third.embedded, [])
     assert.deepEqual(third.stored, second.stored)
   })
+
+  test(`${kind}: a process killed (SIGKILL) right after store writes leaves no vector the index lacks`, { skip }, async (t) => {
+    const { base, dir, root } = corpus(t)
+    const indexName = `crash_${kind}_${process.pid}_${Date.now() % 100000}`
+    const store = kind === 'libsql' ? `libsql:${path.join(root, 'vectors.db')}` : 'pg:'
+    const job = { base, dir, store, indexName, pgUrl: PG_URL, embedder: { id: 'hash-32' }, queries: [] }
+    const first = await run(job)
+    // A new file (embedded and written by the next start), and a document given to
+    // index(): both reach the store, then the process dies before any save.
+    put(base, 'docs/new-file.md', 'a file only the killed process saw\n')
+    const killed = await new Promise((resolve) => execFile(process.execPath, [CHILD, JSON.stringify({ ...job, crash: { index: ['manual/lost', 'a document the killed process lost'] } })], (err) => resolve(err?.signal)))
+    assert.equal(killed, 'SIGKILL')
+    fs.rmSync(path.join(base, 'docs/new-file.md'))
+    const after = await run(job)
+    assert.ok(!after.stored.includes('docs/new-file.md'), 'the deleted file has no vector left')
+    assert.ok(!after.stored.includes('manual/lost'), 'the lost document has no vector left')
+    assert.deepEqual(after.stored, first.stored, 'the store holds exactly what the index holds')
+    // And it stays so: the log was trimmed by the save, nothing more to undo.
+    const again = await run(job)
+    assert.deepEqual([again.embedded, again.stored], [[], first.stored])
+  })
 }
 
 test('index() and indexMany() do not embed a document the store already holds as it is', async () => {

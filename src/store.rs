@@ -9,6 +9,7 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
+use workspace_search_core::persist::intent::IntentLog;
 use workspace_search_core::search::hybrid::StoreHit;
 use workspace_search_core::vectors::filter::{json_kind, Filter};
 use workspace_search_core::vectors::plan::MAX_UPSERT;
@@ -21,6 +22,9 @@ type StoreFn = ThreadsafeFunction<Js<Value>, MaybePromise<Lenient<Json>>, Js<Val
 /// does, so that methods replaced or spied on later are the ones called.
 pub struct JsStore {
     caller: StoreFn,
+    /// With `persist`: what is about to reach the store, written down first
+    /// (core's `persist::intent`), set once this workspace writes the directory.
+    pub intent: std::sync::OnceLock<Arc<IntentLog>>,
 }
 
 pub enum Store {
@@ -42,7 +46,7 @@ impl JsStore {
         }
         let caller = runtime_fn(env, "storeCaller")?.call(*v)?;
         let f: Function<Js<Value>, MaybePromise<Lenient<Json>>> = unsafe { caller.cast()? };
-        Ok(JsStore { caller: f.build_threadsafe_function().weak::<true>().build()? })
+        Ok(JsStore { caller: f.build_threadsafe_function().weak::<true>().build()?, intent: Default::default() })
     }
 
     /// Calls `store[name](args)`; `None` when the store has no such method.
@@ -53,6 +57,17 @@ impl JsStore {
             .map(|j| j.0)
             .map_err(|e| Error::from_reason(format!("vectorStore.{name} returned an invalid value: {e}")))?;
         Ok((value != Value::String(MISSING_METHOD.into())).then_some(value))
+    }
+
+    /// Writes down ids about to be written or deleted; a log that cannot
+    /// be written fails the call before the store sees it.
+    fn intend_ids(&self, ids: &[String]) -> Result<()> {
+        match self.intent.get() {
+            Some(log) => {
+                log.ids(ids).map_err(|e| Error::from_reason(format!("persist: cannot record a vector write ({e})")))
+            }
+            None => Ok(()),
+        }
     }
 
     /// A method every store has (`upsert`, `query`).
@@ -93,6 +108,7 @@ impl Store {
                 ix.upsert(index_name, ids, vectors, metadata.into_iter().map(Some).collect()).map_err(local_err)
             }
             Store::Js(js) => {
+                js.intend_ids(&ids)?;
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
                 js.call_required("upsert", args).await.map(drop)
             }
@@ -141,6 +157,7 @@ impl Store {
                 Ok(())
             }
             Store::Js(js) => {
+                js.intend_ids(ids)?;
                 // One call per 100 ids where the store can; else one per id.
                 for chunk in ids.chunks(MAX_UPSERT) {
                     if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
@@ -166,6 +183,10 @@ impl Store {
                 Ok(())
             }
             Store::Js(js) => {
+                if let Some(log) = js.intent.get() {
+                    log.source(source_file)
+                        .map_err(|e| Error::from_reason(format!("persist: cannot record a vector delete ({e})")))?;
+                }
                 let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
                 js.call("deleteVectors", args).await.map(drop)
             }

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use workspace_search_core::index::NewDocument;
 use workspace_search_core::persist::disk::{self, DirLock};
+use workspace_search_core::persist::intent::IntentLog;
 use workspace_search_core::persist::{
     fingerprint_difference, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
 };
@@ -107,7 +109,10 @@ impl Inner {
         let mut state = p.state.lock();
         state.loaded = true;
         match lock {
-            Ok(Ok(l)) => state.writer = Some(l),
+            Ok(Ok(l)) => {
+                state.writer = Some(l);
+                self.open_intent_log(&dir, warnings);
+            }
             Ok(Err(holder)) => warnings.push(format!(
                 "persist: {} is written by {holder}; this workspace loads it but does not save",
                 dir.display()
@@ -126,6 +131,97 @@ impl Inner {
                 Ok(None)
             }
             Ok(s) => Ok(Some(s)),
+        }
+    }
+
+    /// The writer of a directory writes down what it sends to a store that
+    /// outlives the process (`persist::intent`).
+    fn open_intent_log(&self, dir: &std::path::Path, warnings: &mut Vec<String>) {
+        let Some(VectorSide { store: Store::Js(js), .. }) = &self.vectors else { return };
+        match IntentLog::open(dir) {
+            Ok(log) => {
+                let _ = js.intent.set(Arc::new(log));
+            }
+            Err(e) => warnings.push(format!(
+                "persist: {} cannot hold the log of vector writes ({e}); a crash may leave vectors the next start does not know",
+                dir.display()
+            )),
+        }
+    }
+
+    fn intent_log(&self) -> Option<&Arc<IntentLog>> {
+        match &self.vectors {
+            Some(VectorSide { store: Store::Js(js), .. }) => js.intent.get(),
+            _ => None,
+        }
+    }
+
+    /// At a start, after the snapshot is in place: what a killed process
+    /// sent to the store after its last save is deleted from the store and
+    /// forgotten by the ledger; files among it are then read and embedded
+    /// again by the reconcile, documents given to `index()` are embedded
+    /// again from the index here. The log is trimmed by the next save.
+    pub(super) async fn recover_intents(self: &Arc<Self>, warnings: &mut Vec<String>) {
+        let (Some(v), Some(log)) = (&self.vectors, self.intent_log()) else { return };
+        let intents = match log.read() {
+            Ok(i) if !i.is_empty() => i,
+            Ok(_) => return,
+            Err(e) => return warnings.push(format!("persist: the log of vector writes cannot be read ({e})")),
+        };
+        let deleted = async {
+            v.store.delete_ids(&v.index_name, &intents.ids).await?;
+            for source in &intents.sources {
+                v.store.delete_source(&v.index_name, source).await?;
+            }
+            Ok::<_, Error>(())
+        };
+        if let Err(e) = deleted.await {
+            // The log stays: the next start tries again.
+            return warnings
+                .push(format!("persist: vectors written before a crash could not be removed ({})", e.reason));
+        }
+        let mut doubted = intents.ids.clone();
+        doubted.extend(intents.sources.iter().cloned());
+        let sources = v.ledger.lock().forget_ids(&doubted);
+        let by_hand: Vec<String> = {
+            let state = self.persisted().state.lock();
+            sources.into_iter().filter(|s| state.files.get(s).is_none()).collect()
+        };
+        self.rewrite_from_index(v, &by_hand, warnings).await;
+    }
+
+    /// Embeds again, from the index, the documents of `sources` (given to
+    /// `index()`, not read from files) and writes them to the store.
+    async fn rewrite_from_index(&self, v: &VectorSide, sources: &[String], warnings: &mut Vec<String>) {
+        for source in sources {
+            let docs: Vec<NewDocument> = {
+                let index = self.index.read();
+                index
+                    .documents()
+                    .filter(|d| d.id == *source || d.source_file() == Some(source.as_str()))
+                    .map(|d| NewDocument {
+                        id: d.id.clone(),
+                        content: d.content.clone(),
+                        metadata: d.metadata.clone(),
+                        start_line_offset: d.start_line_offset,
+                        analyzed: Default::default(),
+                    })
+                    .collect()
+            };
+            if docs.is_empty() {
+                continue;
+            }
+            let texts = docs.iter().map(|d| d.content.to_string()).collect();
+            let written = match v.embedder.embed_all(texts).await {
+                Ok(vectors) => v.upsert(&docs.iter().collect::<Vec<_>>(), vectors).await,
+                Err(e) => Err(e),
+            };
+            match written {
+                Ok(()) => v.ledger.lock().replace(source, docs.into_iter().map(|d| d.id).collect()),
+                Err(e) => {
+                    warnings.push(format!("persist: {source} could not be embedded again after a crash ({})", e.reason))
+                }
+            }
         }
     }
 
@@ -198,11 +294,16 @@ impl Inner {
                 return Ok(false);
             }
         }
+        // What the log holds now is covered by this save once it is on disk.
+        let mark = self.intent_log().map(|l| l.mark());
         let me = self.clone();
         let to = dir.clone();
         let written = blocking(move || me.write_snapshot(&to))
             .await?
             .map_err(|e| format!("persist: could not save to {}: {e}", dir.display()));
+        if let (Ok(()), Some(log), Some(mark)) = (&written, self.intent_log(), mark) {
+            let _ = log.trim(mark);
+        }
         let mut state = p.state.lock();
         match written {
             Ok(()) => (state.saved_changes, state.save_error) = (changes, None),

@@ -230,7 +230,10 @@ pub struct DirLock {
 /// Whether a name in a persist directory is one of ours.
 fn is_ours(name: &std::ffi::OsStr) -> bool {
     let name = name.to_string_lossy();
-    name == SNAPSHOT_FILE || name == LOCK_FILE || name.starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}"))
+    name == SNAPSHOT_FILE
+        || name == LOCK_FILE
+        || name == super::intent::INTENT_FILE
+        || name.starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}"))
 }
 
 /// Refuses a persist directory that holds anything but our files (a

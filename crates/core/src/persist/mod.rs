@@ -14,6 +14,7 @@ pub mod apply;
 pub mod codec;
 pub mod disk;
 pub mod files;
+pub mod intent;
 pub mod stored;
 
 #[cfg(test)]

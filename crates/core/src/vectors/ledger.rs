@@ -91,6 +91,27 @@ impl Ledger {
         }
     }
 
+    /// Forgets every source that has one of `ids` (and those ids' texts,
+    /// and sources named among `ids` themselves); returns the sources
+    /// forgotten, sorted. After a crash: their vectors are in doubt.
+    pub fn forget_ids(&mut self, ids: &[String]) -> Vec<String> {
+        let doubted: FxHashSet<&str> = ids.iter().map(String::as_str).collect();
+        let mut sources: Vec<String> = self
+            .by_source
+            .iter()
+            .filter(|(source, written)| {
+                doubted.contains(source.as_str()) || written.iter().any(|id| doubted.contains(id.as_str()))
+            })
+            .map(|(source, _)| source.clone())
+            .collect();
+        sources.sort();
+        for s in &sources {
+            self.forget(s);
+        }
+        self.drop_texts(ids);
+        sources
+    }
+
     /// Every id written, to delete on `clear()`.
     pub fn all_ids(&self) -> Vec<String> {
         self.by_source.values().flatten().cloned().collect()

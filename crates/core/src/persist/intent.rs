@@ -1,0 +1,158 @@
+//! What is about to reach a vector store that outlives the process (a
+//! user's JavaScript store), written down before the store sees it: the
+//! ids of each upsert and delete, and each delete by source file. The
+//! ledger of what the store holds is saved with the snapshot, a second
+//! after writes; a process killed in between would leave vectors the next
+//! start does not know of (a file deleted meanwhile, a document the killed
+//! process indexed) or vectors that no longer match the saved index. At the
+//! next start, every id in this log is deleted from the store and forgotten
+//! by the ledger, so that the reconcile writes again exactly what the index
+//! holds. A save trims what it covers.
+//!
+//! One line per entry: `i` or `s`, a tab, the id or source as a JSON
+//! string. A torn last line (a crash mid-write) is ignored. Entries are
+//! written, not synced: they survive the process, as a kill is the case
+//! this covers (a power loss may also lose the snapshot's last save).
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub const INTENT_FILE: &str = "vectors.intent";
+
+/// The ids and sources a log names.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Intents {
+    pub ids: Vec<String>,
+    pub sources: Vec<String>,
+}
+
+impl Intents {
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty() && self.sources.is_empty()
+    }
+}
+
+/// The open log of a persist directory (held by its writer only).
+pub struct IntentLog {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+fn open_options() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    o
+}
+
+impl IntentLog {
+    /// Opens (or creates) the log of `dir`; a link or a special file is refused.
+    pub fn open(dir: &Path) -> std::io::Result<IntentLog> {
+        let path = dir.join(INTENT_FILE);
+        let file = open_options().open(&path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other(format!("{} is not a regular file", path.display())));
+        }
+        Ok(IntentLog { path, file: Mutex::new(file) })
+    }
+
+    /// What the log names now (a torn last line left out).
+    pub fn read(&self) -> std::io::Result<Intents> {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.seek(SeekFrom::Start(0))?;
+        let mut text = String::new();
+        // Lossy: a damaged byte loses its entry, never the log.
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        text.push_str(&String::from_utf8_lossy(&bytes));
+        let mut out = Intents::default();
+        for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+            let Some((kind, json)) = line.trim_end_matches('\n').split_once('\t') else { continue };
+            let Ok(value) = serde_json::from_str::<String>(json) else { continue };
+            match kind {
+                "i" => out.ids.push(value),
+                "s" => out.sources.push(value),
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records ids about to be written or deleted.
+    pub fn ids(&self, ids: &[String]) -> std::io::Result<()> {
+        self.append(ids.iter().map(|id| ('i', id.as_str())))
+    }
+
+    /// Records a delete by source file about to be sent.
+    pub fn source(&self, source: &str) -> std::io::Result<()> {
+        self.append(std::iter::once(('s', source)))
+    }
+
+    fn append<'a>(&self, entries: impl Iterator<Item = (char, &'a str)>) -> std::io::Result<()> {
+        let mut buf = String::new();
+        for (kind, value) in entries {
+            buf.push(kind);
+            buf.push('\t');
+            buf.push_str(&serde_json::to_string(value).expect("a string serializes"));
+            buf.push('\n');
+        }
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.seek(SeekFrom::End(0))?;
+        file.write_all(buf.as_bytes())
+    }
+
+    /// Where the log ends now (a save that begins covers what is before).
+    pub fn mark(&self) -> u64 {
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.metadata().map_or(0, |m| m.len())
+    }
+
+    /// Drops what was recorded before `mark` (a save covering it is on
+    /// disk): the rest moves to the front, in place.
+    pub fn trim(&self, mark: u64) -> std::io::Result<()> {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.seek(SeekFrom::Start(mark))?;
+        let mut rest = Vec::new();
+        file.read_to_end(&mut rest)?;
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&rest)
+    }
+
+    /// Empties the log (its entries were carried out at a start).
+    pub fn clear(&self) -> std::io::Result<()> {
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.set_len(0)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_trims_and_ignores_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = IntentLog::open(dir.path()).unwrap();
+        log.ids(&["a.md".into(), "odd\n\"id\"\t".into()]).unwrap();
+        let mark = log.mark();
+        log.source("docs/b.md").unwrap();
+        assert_eq!(
+            log.read().unwrap(),
+            Intents { ids: vec!["a.md".into(), "odd\n\"id\"\t".into()], sources: vec!["docs/b.md".into()] }
+        );
+        log.trim(mark).unwrap();
+        assert_eq!(log.read().unwrap(), Intents { ids: vec![], sources: vec!["docs/b.md".into()] });
+        std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"i\t\"torn").unwrap();
+        assert_eq!(log.read().unwrap().ids, Vec::<String>::new());
+        log.clear().unwrap();
+        assert!(log.read().unwrap().is_empty());
+    }
+}
