@@ -10,6 +10,7 @@ import fs from 'node:fs'
 
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { tree, eventually, Workspace, LocalFilesystem } from './helpers.mjs'
 
 const idsFor = async (ws, q) => (await ws.search(q, { topK: 20 })).map((r) => r.id)
@@ -185,3 +186,38 @@ test('lost events (queue overflow) lead to a reconcile of the tree', { skip: !li
 })
 
 
+
+test('a directory the system refuses to watch (the watch limit) is reported, and the tree is reconciled', { skip: !linux && 'inotify' }, async (t) => {
+  // In a user namespace of its own, whose inotify watch limit this test may lower without
+  // touching the machine's (/proc/sys/user/max_inotify_watches is per namespace).
+  try {
+    execFileSync('unshare', ['-U', '-r', 'true'], { stdio: 'ignore' })
+  } catch {
+    return t.skip('unshare -U is not available here')
+  }
+  const dir = tree(t, { 'docs/a.md': 'alpha' })
+  const script = `
+    const fs = require('fs'), path = require('path')
+    fs.writeFileSync('/proc/sys/user/max_inotify_watches', '3')
+    const { Workspace, LocalFilesystem } = require(${JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))})
+    const dir = ${JSON.stringify(dir)}
+    ;(async () => {
+      const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+      await ws.init()
+      for (let i = 0; i < 6; i++) {
+        fs.mkdirSync(path.join(dir, 'docs', 'sub' + i))
+        fs.writeFileSync(path.join(dir, 'docs', 'sub' + i, 'n.md'), 'tapir number ' + i)
+      }
+      const deadline = Date.now() + 15000
+      while (Date.now() < deadline && (await ws.search('tapir', { topK: 10 })).length < 6) await new Promise((r) => setTimeout(r, 50))
+      const out = { found: (await ws.search('tapir', { topK: 10 })).length, watch: ws.stats().watch }
+      await ws.destroy()
+      console.log(JSON.stringify(out))
+    })().catch((e) => { console.error(e); process.exit(1) })`
+  const out = execFileSync('unshare', ['-U', '-r', process.execPath, '-e', script], { encoding: 'utf8', timeout: 30_000 })
+  const { found, watch } = JSON.parse(out.trim().split('\n').pop())
+  assert.equal(found, 6, 'every file of the unwatched directories is found by the reconcile')
+  assert.equal(watch.live, false)
+  assert.match(watch.warnings.join('\n'), /limit|watch/i)
+  assert.ok(watch.rescans >= 1)
+})
