@@ -197,6 +197,13 @@ export interface SearchOptions {
    * results): `'src/'`, `'/src/'` and `'./src/'` are the same.
    */
   pathPrefix?: string
+  /**
+   * `'file'`: one result per file, the chunks of a chunked file folded into
+   * it: `id` is the file's path, `content` and `lineRange` its best chunk's,
+   * `lineRanges` every matching chunk's, ranked by the best chunk's score.
+   * `'chunk'` (default): results as Mastra's, chunk by chunk.
+   */
+  group?: 'file' | 'chunk'
 }
 
 /**
@@ -389,6 +396,11 @@ export interface SearchResult {
   /** In [0, 1]; the best BM25 match scores 1. */
   score: number
   lineRange?: LineRange
+  /**
+   * With `group: 'file'`: the range of every matching chunk of the file
+   * (`lineRange` is the best chunk's), in line order.
+   */
+  lineRanges?: Array<LineRange>
   metadata?: Record<string, unknown>
   scoreDetails?: ScoreDetails
 }

@@ -162,7 +162,8 @@ async function serve(args, { openWorkspace }) {
     await ready(extra)
     if (failure) return toolError(`indexing failed: ${failure.message}`)
     // The path filter runs inside the engine (every mode), so a folder whose hits rank low is still found.
-    const options = { topK: input.topK ?? 5, mode: input.mode ?? 'bm25', minScore: input.minScore, ...(input.path ? { pathPrefix: input.path } : {}) }
+    // One result per file: an agent edits files, and five chunks of one file would crowd out the others.
+    const options = { topK: input.topK ?? 5, mode: input.mode ?? 'bm25', minScore: input.minScore, group: 'file', ...(input.path ? { pathPrefix: input.path } : {}) }
     const results = await workspace.search(input.query, options)
     return { content: [{ type: 'text', text: resultsText(workspace, input.query, results) }] }
   })

@@ -158,7 +158,8 @@ async function searchIn(workspace, args, progress) {
     progress.stop()
   }
   printFailed(report.failed)
-  const results = await workspace.search(args.query, { topK: args.topK, minScore: args.minScore, mode: args.mode ?? 'bm25' })
+  // One result per file (its best chunk, every matching range): what a person opens is a file.
+  const results = await workspace.search(args.query, { topK: args.topK, minScore: args.minScore, mode: args.mode ?? 'bm25', group: 'file' })
   if (results.length === 0) {
     process.stderr.write(`No results for "${escapeControls(args.query)}" (${report.indexed} files indexed).\n`)
     return 1

@@ -7,12 +7,14 @@
 /**
  * Slots per result: id, content, score, lineRange start and end, metadata
  * (JSON text, or the value of its single string entry), bm25 and vector
- * scores, and that single entry's key.
+ * scores, that single entry's key, and a file-level result's line ranges
+ * (`start,end,start,end...` as text).
  */
-const SLOTS = 9
+const SLOTS = 10
 
 /**
- * @typedef {{ id: string, content: string, score: number, lineRange?: { start: number, end: number }, metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number } }} Result
+ * @typedef {{ start: number, end: number }} LineRange
+ * @typedef {{ id: string, content: string, score: number, lineRange?: LineRange, lineRanges?: LineRange[], metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number } }} Result
  */
 
 /**
@@ -34,8 +36,21 @@ function results(flat) {
     if (flat[i + 6] !== undefined) details.bm25 = flat[i + 6]
     if (flat[i + 7] !== undefined) details.vector = flat[i + 7]
     r.scoreDetails = details
+    if (flat[i + 9] !== undefined) r.lineRanges = rangesOf(flat[i + 9])
     out[j] = /** @type {Result} */ (r)
   }
+  return out
+}
+
+/**
+ * `start,end,start,end...` as ranges.
+ * @param {string} text
+ * @returns {LineRange[]}
+ */
+function rangesOf(text) {
+  const n = text.split(',').map(Number)
+  const out = []
+  for (let k = 0; k + 1 < n.length; k += 2) out.push({ start: n[k], end: n[k + 1] })
   return out
 }
 

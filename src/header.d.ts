@@ -197,4 +197,11 @@ export interface SearchOptions {
    * results): `'src/'`, `'/src/'` and `'./src/'` are the same.
    */
   pathPrefix?: string
+  /**
+   * `'file'`: one result per file, the chunks of a chunked file folded into
+   * it: `id` is the file's path, `content` and `lineRange` its best chunk's,
+   * `lineRanges` every matching chunk's, ranked by the best chunk's score.
+   * `'chunk'` (default): results as Mastra's, chunk by chunk.
+   */
+  group?: 'file' | 'chunk'
 }

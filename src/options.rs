@@ -396,6 +396,8 @@ pub struct SearchOptions {
     pub filter_json: Option<serde_json::Value>,
     /// `pathPrefix`: only documents under this path (every mode).
     pub path_prefix: Option<String>,
+    /// `group: 'file'`: one result per file (core's `search::group`).
+    pub group_by_file: bool,
 }
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
@@ -408,15 +410,23 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
         filter: None,
         filter_json: None,
         path_prefix: None,
+        group_by_file: false,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;
     check_keys(
         &o,
-        &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion", "pathPrefix"],
+        &["topK", "mode", "minScore", "vectorWeight", "filter", "fusion", "pathPrefix", "group"],
         &[],
         "search() options",
     )?;
+    if let Some(v) = prop(&o, "group")? {
+        out.group_by_file = match to_string(&v, "group")?.as_str() {
+            "file" => true,
+            "chunk" => false,
+            other => return Err(Fail::Type(format!("group must be 'file' or 'chunk', got '{other}'"))),
+        };
+    }
     if let Some(v) = prop(&o, "pathPrefix")? {
         out.path_prefix = Some(to_string(&v, "pathPrefix")?);
     }

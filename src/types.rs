@@ -48,6 +48,9 @@ pub struct SearchResult {
     /// In [0, 1]; the best BM25 match scores 1.
     pub score: f64,
     pub line_range: Option<LineRange>,
+    /// With `group: 'file'`: the range of every matching chunk of the file
+    /// (`lineRange` is the best chunk's), in line order.
+    pub line_ranges: Option<Vec<LineRange>>,
     #[napi(ts_type = "Record<string, unknown>")]
     pub metadata: Option<serde_json::Value>,
     pub score_details: Option<ScoreDetails>,
@@ -135,7 +138,7 @@ pub struct WatchStats {
 /// calls of 10 results were a tenth of a query's time in Node); more go in one array.
 pub struct SearchResults(pub Vec<SearchHit>);
 
-const SLOTS: usize = 9;
+const SLOTS: usize = 10;
 /// Values passed as call arguments at most (V8 puts them on the stack).
 const MAX_ARGS: usize = 64 * SLOTS;
 
@@ -208,7 +211,26 @@ unsafe fn result_values(
         opt_f64(h.bm25)?,
         opt_f64(h.vector)?,
         key,
+        line_ranges(env, &h.line_ranges, undefined)?,
     ])
+}
+
+/// A file-level result's ranges as flat numbers (`start,end,...`) in one
+/// string, undefined for other results (lib/results.js reads it).
+unsafe fn line_ranges(
+    env: sys::napi_env,
+    ranges: &[(u32, u32)],
+    undefined: sys::napi_value,
+) -> Result<sys::napi_value> {
+    if ranges.is_empty() {
+        return Ok(undefined);
+    }
+    let mut text = String::with_capacity(ranges.len() * 8);
+    for (i, (s, e)) in ranges.iter().enumerate() {
+        use std::fmt::Write;
+        let _ = write!(text, "{}{s},{e}", if i == 0 { "" } else { "," });
+    }
+    String::to_napi_value(env, text)
 }
 
 pub fn to_report(r: Report, started: Instant) -> IndexReport {

@@ -7,6 +7,7 @@ use crate::types::SearchResults;
 use napi::bindgen_prelude::*;
 use std::sync::Arc;
 use workspace_search_core::index::Bm25Index;
+use workspace_search_core::search::group;
 use workspace_search_core::search::hybrid;
 use workspace_search_core::search::keyword::path_prefix;
 use workspace_search_core::search::mode::hybrid_depth;
@@ -54,14 +55,20 @@ impl Inner {
         if tokens.is_empty() {
             return SearchResults(Vec::new());
         }
-        let q = KeywordQuery {
-            tokens,
-            top_k: opts.top_k,
-            min_score: opts.min_score,
-            filter: opts.filter.as_ref(),
-            path_prefix: opts.path_prefix.as_deref(),
+        let search = |top_k| {
+            let q = KeywordQuery {
+                tokens,
+                top_k,
+                min_score: opts.min_score,
+                filter: opts.filter.as_ref(),
+                path_prefix: opts.path_prefix.as_deref(),
+            };
+            keyword_search(index, &q)
         };
-        SearchResults(keyword_search(index, &q))
+        if opts.group_by_file {
+            return SearchResults(group::grouped(opts.top_k, search));
+        }
+        SearchResults(search(opts.top_k))
     }
 
     /// bm25-mode hits, ranked in Rust.
@@ -118,15 +125,21 @@ impl Inner {
     ) -> Result<SearchResults> {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
+        // File-level results fold chunks: ask for more of them (once: the
+        // store is asked again only by a later call).
+        let top_k = if opts.group_by_file { group::first_depth(opts.top_k) } else { opts.top_k };
         let results = if mode == Mode::Vector {
-            let hits = self.vector_hits(v, &query, &tokens, opts.top_k, &opts).await?;
-            hybrid::vector_results(hits, opts.top_k, opts.min_score)
+            let hits = self.vector_hits(v, &query, &tokens, top_k, &opts).await?;
+            hybrid::vector_results(hits, top_k, opts.min_score)
         } else {
-            let depth = hybrid_depth(opts.top_k);
+            let depth = hybrid_depth(top_k);
             let keyword = self.keyword_hits(&tokens, depth, &opts);
             let vector = self.vector_hits(v, &query, &tokens, depth, &opts).await?;
-            hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, opts.top_k, opts.min_score)
+            hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score)
         };
+        if opts.group_by_file {
+            return Ok(SearchResults(group::by_file(results, opts.top_k)));
+        }
         Ok(SearchResults(results))
     }
 }

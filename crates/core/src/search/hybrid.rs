@@ -57,6 +57,7 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
         bm25: None,
         vector: Some(hit.score),
         line_range,
+        line_ranges: Vec::new(),
         metadata: (!d.metadata.is_empty()).then(|| std::sync::Arc::new(d.metadata)),
     }
 }
@@ -119,6 +120,7 @@ pub fn merge(
                 bm25: bm25_raw,
                 vector: vector_raw,
                 line_range,
+                line_ranges: Vec::new(),
                 metadata: base.metadata,
             }
         })
@@ -142,6 +144,7 @@ mod tests {
             bm25,
             vector,
             line_range: None,
+            line_ranges: Vec::new(),
             metadata: None,
         }
     }

@@ -18,6 +18,9 @@ pub struct SearchHit {
     pub vector: Option<f64>,
     /// 1-based, inclusive, in the lines of the file.
     pub line_range: Option<(u32, u32)>,
+    /// File-level results (`group::by_file`): the range of every matching
+    /// chunk of the file, in line order; empty otherwise.
+    pub line_ranges: Vec<(u32, u32)>,
     pub metadata: Option<Arc<Map<String, Value>>>,
 }
 
@@ -93,6 +96,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             bm25: Some(h.score),
             vector: None,
             line_range: index.line_range_of_terms(h.slot, &wanted).map(|r| shift_range(r, h.doc.start_line_offset)),
+            line_ranges: Vec::new(),
             metadata: h.doc.metadata.clone(),
         })
         .collect()

@@ -1,0 +1,28 @@
+// File-level results (group: 'file'): each file once, the chunks of a
+// chunked file folded into it with every matching range; options checked.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { tree, Workspace, LocalFilesystem } from './helpers.mjs'
+
+test("group: 'file' returns each file once with all its matching ranges, best chunk first", async (t) => {
+  const lines = Array.from({ length: 400 }, (_, i) => (i % 100 === 50 ? `line ${i} the heron nests here` : `line ${i} filler text`))
+  const dir = tree(t, { 'src/big.md': lines.join('\n'), 'src/small.md': 'a heron once', 'src/none.md': 'nothing' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['src'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const chunks = await ws.search('heron', { topK: 10 })
+  assert.ok(chunks.filter((r) => r.metadata?.sourceFile === 'src/big.md').length >= 2, 'the big file is chunked')
+  const files = await ws.search('heron', { topK: 10, group: 'file' })
+  assert.deepEqual(files.map((r) => r.id).sort(), ['src/big.md', 'src/small.md'])
+  const big = files.find((r) => r.id === 'src/big.md')
+  const expected = chunks.filter((r) => r.metadata?.sourceFile === 'src/big.md').map((r) => r.lineRange).sort((a, b) => a.start - b.start)
+  assert.deepEqual(big.lineRanges, expected, 'every matching chunk\'s range, in line order')
+  assert.equal(big.lineRanges[0].start, 51)
+  assert.ok(big.lineRanges.some((r) => r.start === big.lineRange.start))
+  assert.ok(big.content.includes('heron'))
+  assert.equal(files.find((r) => r.id === 'src/small.md').lineRanges.length, 1)
+  assert.equal(chunks.some((r) => 'lineRanges' in r), false, 'chunk results stay as Mastra has them')
+  assert.equal((await ws.search('heron', { topK: 1, group: 'file' })).length, 1)
+  assert.deepEqual((await ws.search('heron', { group: 'chunk', topK: 10 })).map((r) => r.id), chunks.map((r) => r.id))
+  await assert.rejects(ws.search('heron', { group: 'files' }), { name: 'TypeError', message: /group must be 'file' or 'chunk'/ })
+})
