@@ -145,6 +145,14 @@ export interface WorkspaceOptions {
   embedderId?: string
   /** Files created, changed, renamed or deleted under `autoIndexPaths` reach the index within about a second (after `init()`, until `destroy()`). */
   watch?: boolean
+  /**
+   * How much each kind of file counts in BM25, by its path (`fileKind()`):
+   * `true` (default: tests and configuration 0.6, documentation and
+   * generated or vendored files 0.2, source 1), `false` (every file alike),
+   * or weights in (0, 1] for some of them. A query that reads like a
+   * question ("how do I ...?") keeps documentation at full weight.
+   */
+  fileKinds?: boolean | { test?: number; docs?: number; config?: number; generated?: number }
   /** Options of Mastra's Workspace that do not concern search: accepted and ignored. */
   name?: string
   sandbox?: unknown
@@ -331,6 +339,12 @@ export interface FailedFile {
   path: string
   error: string
 }
+
+/**
+ * The kind of file a path names, as BM25 weighs it (`fileKinds`):
+ * `'source'`, `'test'`, `'docs'`, `'config'` or `'generated'`.
+ */
+export declare function fileKind(path: string): string
 
 export interface IndexReport {
   /** Files (or `indexMany` documents) now in the index. */

@@ -854,3 +854,4 @@ module.exports = nativeBinding
 module.exports.LocalFilesystem = nativeBinding.LocalFilesystem
 module.exports.LocalVector = nativeBinding.LocalVector
 module.exports.Workspace = nativeBinding.Workspace
+module.exports.fileKind = nativeBinding.fileKind

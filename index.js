@@ -16,5 +16,6 @@ exports.WorkspaceError = runtime.WorkspaceError
 exports.SearchNotAvailableError = runtime.SearchNotAvailableError
 exports.WorkspaceNotReadyError = runtime.WorkspaceNotReadyError
 exports.createWorkspaceTools = createWorkspaceTools
+exports.fileKind = binding.fileKind
 // Which build the loader picked (napi-rs's marker, declared in binding.d.ts).
 exports.__napiBindingTarget = binding.__napiBindingTarget

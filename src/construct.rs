@@ -188,6 +188,7 @@ impl Workspace {
                 watch: o.watch,
                 watcher: parking_lot::Mutex::new(None),
                 watch_state: parking_lot::Mutex::default(),
+                kind_weights: o.file_kinds,
             }),
         })
     }

@@ -64,3 +64,17 @@ pub fn init_runtime(runtime: Object) -> Result<()> {
 pub fn panic_for_test() -> Result<()> {
     js::guard(|| panic!("a panic raised on purpose by a test"))
 }
+
+/// The kind of file a path names, as BM25 weighs it (`fileKinds`):
+/// `'source'`, `'test'`, `'docs'`, `'config'` or `'generated'`.
+#[napi(js_name = "fileKind")]
+pub fn file_kind(path: String) -> &'static str {
+    use workspace_search_core::index::kind::{kind_of, FileKind};
+    match kind_of(&path) {
+        FileKind::Source => "source",
+        FileKind::Test => "test",
+        FileKind::Doc => "docs",
+        FileKind::Config => "config",
+        FileKind::Generated => "generated",
+    }
+}

@@ -47,6 +47,7 @@ pub const WORKSPACE_KEYS: &[&str] = &[
     "persist",
     "embedderId",
     "watch",
+    "fileKinds",
 ];
 
 /// How long one embedder call may take before it fails (2 minutes).
@@ -87,6 +88,8 @@ pub struct WorkspaceOptions<'e> {
     pub persist: Option<Option<PathBuf>>,
     pub embedder_id: Option<String>,
     pub watch: bool,
+    /// `fileKinds`: the weight of each file kind in BM25 (core's `index::kind`).
+    pub file_kinds: workspace_search_core::index::kind::KindWeights,
 }
 
 pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked<WorkspaceOptions<'e>> {
@@ -110,6 +113,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         persist: None,
         embedder_id: None,
         watch: false,
+        file_kinds: workspace_search_core::index::kind::DEFAULT_WEIGHTS,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "Workspace options")?;
@@ -176,7 +180,39 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     if let Some(v) = prop(&o, "watch")? {
         out.watch = to_bool(&v, "watch")?;
     }
+    if let Some(v) = prop(&o, "fileKinds")? {
+        out.file_kinds = file_kinds_option(&v)?;
+    }
     Ok(out)
+}
+
+/// `fileKinds`: `true` (the defaults), `false` (every file alike), or
+/// `{ test, docs, config, generated }`, each a weight in (0, 1] (the others
+/// keep their default).
+fn file_kinds_option(v: &Unknown) -> Checked<workspace_search_core::index::kind::KindWeights> {
+    use workspace_search_core::index::kind::{FileKind, DEFAULT_WEIGHTS, FLAT};
+    if v.get_type()? == napi::ValueType::Boolean {
+        return Ok(if to_bool(v, "fileKinds")? { DEFAULT_WEIGHTS } else { FLAT });
+    }
+    let o = to_object(v, "fileKinds")?;
+    let names = [
+        ("test", FileKind::Test),
+        ("docs", FileKind::Doc),
+        ("config", FileKind::Config),
+        ("generated", FileKind::Generated),
+    ];
+    check_keys(&o, &names.map(|(n, _)| n), &[], "fileKinds")?;
+    let mut w = DEFAULT_WEIGHTS;
+    for (name, kind) in names {
+        if let Some(x) = prop(&o, name)? {
+            let n = to_number(&x, &format!("fileKinds.{name}"))?;
+            if !(n > 0.0 && n <= 1.0) {
+                return Err(Fail::Range(format!("fileKinds.{name} must be a weight in (0, 1], got {n}")));
+            }
+            w[kind as usize] = n;
+        }
+    }
+    Ok(w)
 }
 
 /// `persist`: `true` (the default directory), `false`, or `{ dir }`.
@@ -398,6 +434,9 @@ pub struct SearchOptions {
     pub path_prefix: Option<String>,
     /// `group: 'file'`: one result per file (core's `search::group`).
     pub group_by_file: bool,
+    /// The file kinds' weights for this query (set by the workspace from
+    /// its `fileKinds` option and the query's wording).
+    pub kind_weights: Option<workspace_search_core::index::kind::KindWeights>,
 }
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
@@ -411,6 +450,7 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
         filter_json: None,
         path_prefix: None,
         group_by_file: false,
+        kind_weights: None,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;

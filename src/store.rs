@@ -9,7 +9,7 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use workspace_search_core::persist::intent::IntentLog;
+use workspace_search_core::persist::intent::{Held, IntentLog};
 use workspace_search_core::search::hybrid::StoreHit;
 use workspace_search_core::vectors::filter::{json_kind, Filter};
 use workspace_search_core::vectors::plan::MAX_UPSERT;
@@ -61,12 +61,14 @@ impl JsStore {
 
     /// Writes down ids about to be written or deleted; a log that cannot
     /// be written fails the call before the store sees it.
-    fn intend_ids(&self, ids: &[String]) -> Result<()> {
+    /// The record is held until the call answers (`Held::answered`).
+    fn intend_ids(&self, ids: &[String]) -> Result<Option<Held>> {
         match self.intent.get() {
-            Some(log) => {
-                log.ids(ids).map_err(|e| Error::from_reason(format!("persist: cannot record a vector write ({e})")))
-            }
-            None => Ok(()),
+            Some(log) => log
+                .ids(ids)
+                .map(Some)
+                .map_err(|e| Error::from_reason(format!("persist: cannot record a vector write ({e})"))),
+            None => Ok(None),
         }
     }
 
@@ -108,9 +110,11 @@ impl Store {
                 ix.upsert(index_name, ids, vectors, metadata.into_iter().map(Some).collect()).map_err(local_err)
             }
             Store::Js(js) => {
-                js.intend_ids(&ids)?;
+                let held = js.intend_ids(&ids)?;
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
-                js.call_required("upsert", args).await.map(drop)
+                let answer = js.call_required("upsert", args).await.map(drop);
+                held.map(Held::answered);
+                answer
             }
         }
     }
@@ -157,17 +161,23 @@ impl Store {
                 Ok(())
             }
             Store::Js(js) => {
-                js.intend_ids(ids)?;
-                // One call per 100 ids where the store can; else one per id.
-                for chunk in ids.chunks(MAX_UPSERT) {
-                    if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
-                        continue;
+                let held = js.intend_ids(ids)?;
+                // An error is an answer too: only a call cut short stays held.
+                let answer = async {
+                    // One call per 100 ids where the store can; else one per id.
+                    for chunk in ids.chunks(MAX_UPSERT) {
+                        if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
+                            continue;
+                        }
+                        for id in chunk {
+                            js.call("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
+                        }
                     }
-                    for id in chunk {
-                        js.call("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
-                    }
+                    Ok(())
                 }
-                Ok(())
+                .await;
+                held.map(Held::answered);
+                answer
             }
         }
     }
@@ -183,12 +193,17 @@ impl Store {
                 Ok(())
             }
             Store::Js(js) => {
-                if let Some(log) = js.intent.get() {
-                    log.source(source_file)
-                        .map_err(|e| Error::from_reason(format!("persist: cannot record a vector delete ({e})")))?;
-                }
+                let held = match js.intent.get() {
+                    Some(log) => Some(
+                        log.source(source_file)
+                            .map_err(|e| Error::from_reason(format!("persist: cannot record a vector delete ({e})")))?,
+                    ),
+                    None => None,
+                };
                 let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
-                js.call("deleteVectors", args).await.map(drop)
+                let answer = js.call("deleteVectors", args).await.map(drop);
+                held.map(Held::answered);
+                answer
             }
         }
     }

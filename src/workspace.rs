@@ -325,10 +325,11 @@ impl Workspace {
                 let mode = self.mode(opts.mode)?;
                 Ok((query, opts, mode))
             })();
-            let (query, opts, mode) = match checked {
+            let (query, mut opts, mode) = match checked {
                 Err(f) => return rejected(env, f),
                 Ok(x) => x,
             };
+            opts.kind_weights = Some(workspace_search_core::index::kind::for_query(&self.inner.kind_weights, &query));
             if query.is_empty() || opts.top_k == 0 {
                 return PromiseRaw::resolve(env, SearchResults(Vec::new()));
             }

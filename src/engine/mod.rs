@@ -109,6 +109,8 @@ pub struct Inner {
     pub watch: bool,
     /// The running watcher (after `init()`), stopped by `destroy()`.
     pub watcher: Mutex<Option<watch::Watcher>>,
+    /// How much each file kind counts in BM25 (`fileKinds`; core's `index::kind`).
+    pub kind_weights: workspace_search_core::index::kind::KindWeights,
     /// What `stats().watch` reports (lock order: `watcher`, then this).
     pub watch_state: Mutex<watch::WatchState>,
 }

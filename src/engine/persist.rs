@@ -39,6 +39,8 @@ pub struct Persist {
     pub state: Mutex<PersistState>,
     /// One save at a time.
     saving: tokio::sync::Mutex<()>,
+    /// The vector-write log of a crash was looked at (once per process).
+    pub recovered: AtomicBool,
     /// Writes so far.
     changes: AtomicU64,
     save_queued: AtomicBool,
@@ -68,6 +70,7 @@ impl Persist {
             embedder_id,
             state: Mutex::default(),
             saving: tokio::sync::Mutex::new(()),
+            recovered: AtomicBool::new(false),
             changes: AtomicU64::new(0),
             save_queued: AtomicBool::new(false),
         }
@@ -102,7 +105,11 @@ impl Inner {
         let at = dir.clone();
         let (lock, snapshot) = blocking(move || {
             let lock = disk::lock(&at);
-            let snapshot = Snapshot::load(&at);
+            // A directory that is not ours is neither written nor read.
+            let snapshot = match disk::check_dir(&at) {
+                Ok(()) => Snapshot::load(&at),
+                Err(_) => Err(SnapshotError::Missing),
+            };
             (lock, snapshot)
         })
         .await?;
@@ -161,33 +168,67 @@ impl Inner {
     /// forgotten by the ledger; files among it are then read and embedded
     /// again by the reconcile, documents given to `index()` are embedded
     /// again from the index here. The log is trimmed by the next save.
+    /// Runs once per process, at the first `init()`: later calls find
+    /// this process's own writes in the log, not a crash's.
     pub(super) async fn recover_intents(self: &Arc<Self>, warnings: &mut Vec<String>) {
         let (Some(v), Some(log)) = (&self.vectors, self.intent_log()) else { return };
+        if self.persisted().recovered.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let intents = match log.read() {
             Ok(i) if !i.is_empty() => i,
             Ok(_) => return,
-            Err(e) => return warnings.push(format!("persist: the log of vector writes cannot be read ({e})")),
+            Err(e) => {
+                log.hold_from(0);
+                return warnings.push(format!("persist: the log of vector writes cannot be read ({e})"));
+            }
         };
+        let mut doubted = intents.ids.clone();
+        doubted.extend(intents.sources.iter().cloned());
+        // Whole sources are in doubt: every id the ledger knows for them goes.
+        let (sources, by_hand) = {
+            let ledger = v.ledger.lock();
+            let state = self.persisted().state.lock();
+            let sources = ledger.sources_with(&doubted);
+            let by_hand: Vec<String> = sources.iter().filter(|s| state.files.get(s).is_none()).cloned().collect();
+            (sources, by_hand)
+        };
+        // Without a keyword index nothing could write an `index()` document
+        // again: those are left in the store as they are.
+        let undoable: Vec<&String> =
+            sources.iter().filter(|s| self.keyword.is_some() || !by_hand.contains(s)).collect();
+        let mut ids: Vec<String> =
+            doubted.iter().filter(|id| self.keyword.is_some() || !by_hand.contains(id)).cloned().collect();
+        for s in &undoable {
+            ids.extend(v.ledger.lock().removal(s).0);
+        }
+        ids.sort();
+        ids.dedup();
         let deleted = async {
-            v.store.delete_ids(&v.index_name, &intents.ids).await?;
-            for source in &intents.sources {
-                v.store.delete_source(&v.index_name, source).await?;
+            v.store.delete_ids(&v.index_name, &ids).await?;
+            for source in intents.sources.iter().chain(undoable.iter().copied()) {
+                if !v.store.is_local() {
+                    v.store.delete_source(&v.index_name, source).await?;
+                }
             }
             Ok::<_, Error>(())
         };
         if let Err(e) = deleted.await {
-            // The log stays: the next start tries again.
+            // The log is held: no save trims it, the next start tries again.
+            log.hold_from(0);
             return warnings
                 .push(format!("persist: vectors written before a crash could not be removed ({})", e.reason));
         }
-        let mut doubted = intents.ids.clone();
-        doubted.extend(intents.sources.iter().cloned());
-        let sources = v.ledger.lock().forget_ids(&doubted);
-        let by_hand: Vec<String> = {
-            let state = self.persisted().state.lock();
-            sources.into_iter().filter(|s| state.files.get(s).is_none()).collect()
-        };
-        self.rewrite_from_index(v, &by_hand, warnings).await;
+        {
+            let mut ledger = v.ledger.lock();
+            for s in &undoable {
+                ledger.forget(s);
+            }
+            ledger.drop_texts(&ids);
+        }
+        if self.keyword.is_some() {
+            self.rewrite_from_index(v, &by_hand, warnings).await;
+        }
     }
 
     /// Embeds again, from the index, the documents of `sources` (given to

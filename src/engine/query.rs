@@ -14,19 +14,26 @@ use workspace_search_core::search::mode::hybrid_depth;
 use workspace_search_core::search::{keyword_search, KeywordQuery, Mode, SearchHit};
 use workspace_search_core::vectors::filter::Filter;
 
+/// Ids in one `$in` filter at most (LibSQL binds one variable per id).
+const MAX_SCOPED_IDS: usize = 1000;
+
 /// The store filter of a `pathPrefix` search: the ids this workspace wrote
 /// under the prefix (`$in`, which every Mastra store and ours applies
-/// inside its search), with the user's filter beside it (`$and`).
-fn scoped_filter(v: &VectorSide, prefix: &str, opts: &SearchOptions) -> (Filter, serde_json::Value) {
-    let prefix = path_prefix(prefix);
+/// inside its search), with the user's filter beside it (`$and`); `None`
+/// when the ledger knows none (a store written by others) or too many:
+/// the store is then asked for more and its hits are filtered here.
+fn scoped_filter(v: &VectorSide, prefix: &str, opts: &SearchOptions) -> Option<(Filter, serde_json::Value)> {
     let ids: Vec<String> =
         v.ledger.lock().with_prefix("").into_iter().filter(|id| path_prefix(id).starts_with(prefix)).collect();
+    if ids.is_empty() || ids.len() > MAX_SCOPED_IDS {
+        return None;
+    }
     let mut json = serde_json::json!({ "id": { "$in": ids } });
     if let Some(user) = &opts.filter_json {
         json = serde_json::json!({ "$and": [user, json] });
     }
     let filter = Filter::parse(&json).expect("a filter of ids is valid");
-    (filter, json)
+    Some((filter, json))
 }
 
 impl Inner {
@@ -62,6 +69,7 @@ impl Inner {
                 min_score: opts.min_score,
                 filter: opts.filter.as_ref(),
                 path_prefix: opts.path_prefix.as_deref(),
+                kind_weights: opts.kind_weights.as_ref(),
             };
             keyword_search(index, &q)
         };
@@ -80,7 +88,14 @@ impl Inner {
         let path_prefix = opts.path_prefix.as_deref();
         keyword_search(
             &index,
-            &KeywordQuery { tokens, top_k, min_score: None, filter: opts.filter.as_ref(), path_prefix },
+            &KeywordQuery {
+                tokens,
+                top_k,
+                min_score: None,
+                filter: opts.filter.as_ref(),
+                path_prefix,
+                kind_weights: opts.kind_weights.as_ref(),
+            },
         )
     }
 
@@ -95,12 +110,19 @@ impl Inner {
     ) -> Result<Vec<SearchHit>> {
         let mut q = v.embedder.embed_group(vec![query.to_string()], "query").await?;
         let vector = q.pop().unwrap_or_default();
-        let scoped = opts.path_prefix.as_deref().map(|p| scoped_filter(v, p, opts));
+        let prefix = opts.path_prefix.as_deref().map(path_prefix).filter(|p| !p.is_empty());
+        let scoped = prefix.and_then(|p| scoped_filter(v, p, opts));
         let filter = match &scoped {
             Some((f, json)) => Some((f, json)),
             None => opts.filter.as_ref().zip(opts.filter_json.as_ref()),
         };
-        let hits = v.store.query(&v.index_name, vector, top_k, filter).await?;
+        // Without a filter of ids, more hits are asked for and filtered below.
+        let depth = if prefix.is_some() && scoped.is_none() { top_k.saturating_mul(8).max(200) } else { top_k };
+        let mut hits = v.store.query(&v.index_name, vector, depth, filter).await?;
+        if let Some(p) = prefix {
+            hits.retain(|h| hybrid::stored_path(h).is_some_and(|path| path_prefix(path).starts_with(p)));
+            hits.truncate(top_k);
+        }
         let line_tokenizer = match &self.keyword {
             Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
             Some(_) => None,

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
-use workspace_search_core::ingest::watch::{concerns, watch_roots, Burst, WatchRoot};
+use workspace_search_core::ingest::watch::{ancestors, changes_rules, concerns, watch_roots, Burst, WatchRoot};
 
 /// Quiet time that ends a burst of changes (an editor's save is several events).
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -33,6 +33,8 @@ const MAX_BURST: Duration = Duration::from_secs(2);
 const LOST_POLL: Duration = Duration::from_millis(500);
 /// How often the tree is reconciled while some directory cannot be watched.
 const DEGRADED_RESCAN: Duration = Duration::from_secs(10);
+/// How long after a reconcile of the tree an overflow is taken for its echo.
+const OWN_WALK_ECHO: Duration = Duration::from_secs(1);
 /// Warnings kept in `stats().watch.warnings` (the newest).
 const MAX_WARNINGS: usize = 20;
 
@@ -71,6 +73,10 @@ pub struct WatchState {
     lost: Vec<PathBuf>,
     /// A watch was refused: the tree is reconciled every `DEGRADED_RESCAN`.
     degraded: bool,
+    /// Until when a queue overflow is our own reconcile's doing: its walk
+    /// opens every watched folder, two events each, which overflows the
+    /// system's queue on a large tree (a reconcile for it would loop).
+    own_walk_until: Option<Instant>,
 }
 
 impl WatchState {
@@ -84,6 +90,17 @@ impl WatchState {
     fn settle_live(&mut self) {
         self.live = self.lost.is_empty() && !self.degraded;
     }
+
+    /// A watch of `dir` that failed: the system's limit makes the watch
+    /// degraded (reconciled on a timer; trying again would only walk the
+    /// tree again for nothing); a missing folder is looked for.
+    fn refused(&mut self, dir: &Path, e: &notify::Error) {
+        if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
+            self.degraded = true;
+        } else if !self.lost.iter().any(|d| d == dir) {
+            self.lost.push(dir.to_path_buf());
+        }
+    }
 }
 
 /// Whether an event says something changed: opening, reading and closing
@@ -96,16 +113,22 @@ fn is_change(kind: &EventKind) -> bool {
     }
 }
 
-/// Whether the event removes or renames away the watched directory `root`.
+/// Whether the event removes or renames away the watched directory `root`
+/// or a folder above it.
 fn loses_root(event: &Event, root: &Path) -> bool {
-    let away = matches!(event.kind, EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)));
-    away && event.paths.iter().any(|p| p == root)
+    let away = matches!(
+        event.kind,
+        EventKind::Remove(_)
+            | EventKind::Modify(ModifyKind::Name(RenameMode::From | RenameMode::Any | RenameMode::Both))
+    );
+    away && event.paths.iter().any(|p| root.starts_with(p))
 }
 
 /// The handler run on the watcher's thread: events become signals.
 fn handler(
     tx: UnboundedSender<Signal>,
     roots: Vec<WatchRoot>,
+    base: PathBuf,
     skip: Option<PathBuf>,
 ) -> impl FnMut(notify::Result<Event>) + Send + 'static {
     move |result| {
@@ -126,6 +149,15 @@ fn handler(
         }
         for r in roots.iter().filter(|r| loses_root(&event, &r.dir)) {
             let _ = tx.send(Signal::RootLost(r.dir.clone()));
+        }
+        // Other rules for the walk: the tree is walked again as a whole.
+        if event
+            .paths
+            .iter()
+            .any(|p| changes_rules(p) && p.starts_with(&base) && !skip.as_deref().is_some_and(|s| p.starts_with(s)))
+        {
+            let _ = tx.send(Signal::Rescan);
+            return;
         }
         for p in event.paths.into_iter().filter(|p| concerns(p, &roots, skip.as_deref())) {
             let _ = tx.send(Signal::Changed(p));
@@ -148,17 +180,21 @@ impl Inner {
         let (tx, rx) = unbounded_channel();
         // Links are not followed: the scan reads nothing through them either.
         let config = notify::Config::default().with_follow_symlinks(false);
-        let mut watcher = match RecommendedWatcher::new(handler(tx, roots.clone(), skip), config) {
+        let mut watcher = match RecommendedWatcher::new(handler(tx, roots.clone(), base.clone(), skip), config) {
             Ok(w) => w,
             Err(e) => return warnings.push(format!("watch: cannot watch files ({e})")),
         };
         let mut state = WatchState::default();
+        for dir in ancestors(&base, &roots) {
+            // Best effort: a folder above a root is watched alone, for its removal or rename.
+            let _ = watcher.watch(&dir, RecursiveMode::NonRecursive);
+        }
         for r in &roots {
             if let Err(e) = watcher.watch(&r.dir, mode(r)) {
                 let message = format!("watch: cannot watch {} ({e})", r.dir.display());
                 state.warn(message.clone());
                 warnings.push(message);
-                state.lost.push(r.dir.clone());
+                state.refused(&r.dir, &e);
             }
         }
         state.settle_live();
@@ -185,6 +221,7 @@ impl Inner {
         let mut state = self.watch_state.lock();
         match signal {
             Signal::Changed(p) => burst.add(p),
+            Signal::Rescan if state.own_walk_until.is_some_and(|t| Instant::now() < t) => {}
             Signal::Rescan => burst.rescan(),
             Signal::RootLost(root) => {
                 if !state.lost.contains(&root) {
@@ -210,12 +247,29 @@ impl Inner {
         let mut guard = self.watcher.lock();
         let Some(w) = guard.as_mut() else { return };
         let mut state = self.watch_state.lock();
+        let base = self.base_path.as_ref().and_then(|b| b.canonicalize().ok());
         let mut back = Vec::new();
+        let mut refused = Vec::new();
         for dir in &state.lost {
             let Some(root) = roots.iter().find(|r| &r.dir == dir) else { continue };
-            if dir.is_dir() && w.watcher.watch(dir, mode(root)).is_ok() {
-                back.push(dir.clone());
+            if !dir.is_dir() {
+                continue;
             }
+            for above in base.as_ref().map(|b| ancestors(b, std::slice::from_ref(root))).unwrap_or_default() {
+                let _ = w.watcher.watch(&above, RecursiveMode::NonRecursive);
+            }
+            match w.watcher.watch(dir, mode(root)) {
+                Ok(()) => back.push(dir.clone()),
+                Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => refused.push((dir.clone(), e)),
+                Err(_) => {}
+            }
+        }
+        for (dir, e) in refused {
+            // Watched in part: reconciled now and on the timer, not tried again.
+            state.lost.retain(|d| d != &dir);
+            state.warn(format!("watch: cannot watch {} ({e})", dir.display()));
+            state.refused(&dir, &e);
+            burst.rescan();
         }
         if !back.is_empty() {
             state.lost.retain(|d| !back.contains(d));
@@ -259,6 +313,7 @@ impl Inner {
             let mut state = self.watch_state.lock();
             if rescan {
                 state.rescans += 1;
+                state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
             } else {
                 state.updates += 1;
             }

@@ -24,6 +24,7 @@ impl Bm25Index {
         self.terms.shrink_to_fit();
         self.docs.shrink_to_fit();
         self.lens.shrink_to_fit();
+        self.kinds.shrink_to_fit();
         self.names.shrink_to_fit();
         let names = &self.names;
         self.dict.shrink_to_fit(|t| names.get(t as usize));
@@ -64,15 +65,18 @@ impl Bm25Index {
         let mut new_slot = vec![DEAD; self.docs.len()];
         let mut docs: Vec<Option<Document>> = Vec::with_capacity(self.live_docs);
         let mut lens = Vec::with_capacity(self.live_docs);
+        let mut kinds = Vec::with_capacity(self.live_docs);
         for (old, d) in std::mem::take(&mut self.docs).into_iter().enumerate() {
             if let Some(d) = d {
                 new_slot[old] = docs.len() as u32;
                 lens.push(d.len);
+                kinds.push(self.kinds[old]);
                 docs.push(Some(d));
             }
         }
         self.docs = docs;
         self.lens = lens;
+        self.kinds = kinds;
         new_slot
     }
 

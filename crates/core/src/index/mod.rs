@@ -21,6 +21,7 @@ mod bulk;
 mod compact;
 mod document;
 pub mod gate;
+pub mod kind;
 pub mod line_table;
 mod names;
 pub mod postings;
@@ -98,6 +99,9 @@ pub struct Bm25Index {
     pub(crate) docs: Vec<Option<Document>>,
     /// Length per slot, `DEAD` for a removed document (hot in scoring).
     pub(crate) lens: Vec<u32>,
+    /// The file kind per slot (`kind::FileKind`), from the document's
+    /// path: not saved, derived again when a snapshot loads.
+    pub(crate) kinds: Vec<u8>,
     by_id: SlotIndex,
     pub(crate) live_docs: usize,
     live_terms: usize,
@@ -154,6 +158,15 @@ impl Bm25Index {
     }
 
     /// The live document in `slot`.
+    /// The kind of each slot's document, from its path (after a load).
+    pub(crate) fn derive_kinds(&mut self) {
+        self.kinds = self
+            .docs
+            .iter()
+            .map(|d| d.as_ref().map_or(0, |d| kind::kind_of(d.source_file().unwrap_or(&d.id)) as u8))
+            .collect();
+    }
+
     pub(crate) fn doc_at(&self, slot: u32) -> &Document {
         self.docs[slot as usize].as_ref().expect("live slot")
     }

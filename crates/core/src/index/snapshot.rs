@@ -141,6 +141,7 @@ impl Bm25Index {
             }
         }
         ix.index_ids()?;
+        ix.derive_kinds();
         Ok(ix)
     }
 

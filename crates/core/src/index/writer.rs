@@ -278,6 +278,9 @@ impl Bm25Index {
         self.total_len += u64::from(len);
         self.content_bytes += doc.content.len() + doc.id.len();
         self.lens.push(len);
+        let path =
+            doc.metadata.as_ref().and_then(|m| m.get("sourceFile")).and_then(|v| v.as_str()).unwrap_or(doc.id.as_str());
+        self.kinds.push(super::kind::kind_of(path) as u8);
         self.docs.push(Some(Document {
             id: doc.id.as_str().to_owned(),
             content: doc.content,
@@ -324,6 +327,7 @@ impl Bm25Index {
     pub fn reserve(&mut self, n: usize) {
         self.docs.reserve(n);
         self.lens.reserve(n);
+        self.kinds.reserve(n);
         let docs = &self.docs;
         self.by_id.reserve(n, |s| id_at(docs, s));
     }

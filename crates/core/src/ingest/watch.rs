@@ -108,17 +108,26 @@ pub struct WatchRoot {
 
 /// The directories to watch for `entries` inside `base` (canonical;
 /// entries that climb out of `base`, by `..` or a link, are left out: the
-/// scan refuses them too).
+/// scan refuses them too). A glob is watched from its leading literal
+/// directories, recursively only when what follows can match below them
+/// (`**`, or a `/` after the first glob part); a file from its directory.
+/// A directory that does not exist yet is still a root (the watcher looks
+/// for it until it comes).
 pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
     let mut roots: Vec<WatchRoot> = Vec::new();
     for entry in entries {
         let mut dir = base.to_path_buf();
         let mut literal = true;
         let mut escaped = false;
+        let mut deep = false;
         for c in Path::new(entry.trim_start_matches('/')).components() {
             match c {
                 Component::Normal(part) if literal && !is_glob(&part.to_string_lossy()) => dir.push(part),
-                Component::Normal(_) => literal = false,
+                Component::Normal(part) => {
+                    // A second glob part, or `**`, reaches below the literal directory.
+                    deep |= !literal || part.to_string_lossy().contains("**");
+                    literal = false;
+                }
                 Component::ParentDir => escaped = true,
                 _ => {}
             }
@@ -128,27 +137,62 @@ pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
         if escaped || dir.canonicalize().is_ok_and(|c| !c.starts_with(base)) {
             continue;
         }
-        let root = if dir.is_file() || (!literal && !dir.is_dir()) {
-            WatchRoot { dir: dir.parent().unwrap_or(base).to_path_buf(), recursive: !literal }
+        let root = if literal && dir.is_file() {
+            WatchRoot { dir: dir.parent().unwrap_or(base).to_path_buf(), recursive: false }
         } else {
-            WatchRoot { dir, recursive: true }
+            WatchRoot { dir, recursive: literal || deep }
         };
-        if !roots.iter().any(|r| r.recursive && root.dir.starts_with(&r.dir)) {
-            roots.retain(|r| !(root.recursive && r.dir.starts_with(&root.dir)));
-            roots.push(root);
+        if roots.contains(&root)
+            || roots.iter().any(|r| r.recursive && root.dir.starts_with(&r.dir) && r.dir != root.dir)
+        {
+            continue;
         }
+        if roots.iter().any(|r| r.dir == root.dir && r.recursive) {
+            continue;
+        }
+        roots.retain(|r| !(root.recursive && r.dir.starts_with(&root.dir)));
+        roots.push(root);
     }
     roots
 }
 
+/// The directories between `base` and each root (`base` included, the
+/// roots not), watched alone so that a root removed or renamed with a
+/// folder above it is noticed, and a `.gitignore` above it too.
+pub fn ancestors(base: &Path, roots: &[WatchRoot]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for r in roots {
+        let mut at = r.dir.parent();
+        while let Some(dir) = at.filter(|d| d.starts_with(base)) {
+            if !out.iter().any(|o| o == dir) && !roots.iter().any(|r| r.dir == dir) {
+                out.push(dir.to_path_buf());
+            }
+            at = dir.parent();
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Whether a changed path concerns the index: under a root (directly
-/// under it for a root watched alone), not inside `.git`, nor inside
-/// `skip` (the persist directory, whose saves would wake the watcher).
+/// under it for a root watched alone), not inside a `.git` below the root,
+/// nor inside `skip` (the persist directory, whose saves would wake the
+/// watcher).
 pub fn concerns(path: &Path, roots: &[WatchRoot], skip: Option<&Path>) -> bool {
-    if skip.is_some_and(|s| path.starts_with(s)) || path.components().any(|c| c.as_os_str() == ".git") {
+    if skip.is_some_and(|s| path.starts_with(s)) {
         return false;
     }
-    roots.iter().any(|r| if r.recursive { path.starts_with(&r.dir) } else { path.parent() == Some(r.dir.as_path()) })
+    roots.iter().any(|r| {
+        let Ok(rel) = path.strip_prefix(&r.dir) else { return false };
+        let inside = if r.recursive { true } else { rel.components().count() == 1 };
+        inside && !rel.components().any(|c| c.as_os_str() == ".git")
+    })
+}
+
+/// Whether a change to `path` changes which files the walk takes: a
+/// `.gitignore` (the tree is then reconciled).
+pub fn changes_rules(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == ".gitignore")
 }
 
 #[cfg(test)]
@@ -204,6 +248,22 @@ mod tests {
                 WatchRoot { dir: base.join("missing"), recursive: true },
             ]
         );
+        // A glob of one level is watched alone; a missing leading folder stays a root.
+        let flat: Vec<String> = ["*.md", "lib/**/*.ts", "gone/*.rs"].map(String::from).into();
+        assert_eq!(
+            watch_roots(base, &flat),
+            [
+                WatchRoot { dir: base.to_path_buf(), recursive: false },
+                WatchRoot { dir: base.join("lib"), recursive: true },
+                WatchRoot { dir: base.join("gone"), recursive: false },
+            ]
+        );
+        assert_eq!(
+            ancestors(base, &[WatchRoot { dir: base.join("docs/api"), recursive: true }]),
+            [base.to_path_buf(), base.join("docs")]
+        );
+        assert!(!concerns(&base.join("docs/sub/.git/HEAD"), &roots, None));
+        assert!(changes_rules(&base.join("docs/.gitignore")));
         assert!(concerns(&base.join("docs/api/x.md"), &roots, None));
         assert!(concerns(&base.join("README.md"), &roots, None));
         assert!(!concerns(&base.join("node_modules/x.js"), &roots, None));

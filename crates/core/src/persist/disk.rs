@@ -232,7 +232,7 @@ fn is_ours(name: &std::ffi::OsStr) -> bool {
     let name = name.to_string_lossy();
     name == SNAPSHOT_FILE
         || name == LOCK_FILE
-        || name == super::intent::INTENT_FILE
+        || name.starts_with(super::intent::INTENT_FILE)
         || name.starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}"))
 }
 

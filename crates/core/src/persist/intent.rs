@@ -13,13 +13,20 @@
 //! string. A torn last line (a crash mid-write) is ignored. Entries are
 //! written, not synced: they survive the process, as a kill is the case
 //! this covers (a power loss may also lose the snapshot's last save).
+//!
+//! A save trims only what no store call still in flight wrote: each
+//! record is held open (`Held`) until its call has answered, and one whose
+//! call was cut short (dropped unanswered: it may still reach the store)
+//! stays open for good, so the next start undoes it.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub const INTENT_FILE: &str = "vectors.intent";
+const TEMP_SUFFIX: &str = ".tmp";
 
 /// The ids and sources a log names.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -38,6 +45,32 @@ impl Intents {
 pub struct IntentLog {
     path: PathBuf,
     file: Mutex<File>,
+    /// Where each record still held open begins, by its number; a trim
+    /// never passes the first of them.
+    held: Mutex<(u64, BTreeMap<u64, u64>)>,
+}
+
+/// A record whose store call has not answered yet; `answered` releases it.
+/// Dropped without it (the call cut short), it holds the log from its
+/// start on until the next start of the workspace.
+pub struct Held {
+    log: Arc<IntentLog>,
+    id: u64,
+    answered: bool,
+}
+
+impl Held {
+    pub fn answered(mut self) {
+        self.answered = true;
+        self.log.held.lock().unwrap_or_else(|e| e.into_inner()).1.remove(&self.id);
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Unanswered: the entry stays held (see the module comment).
+        let _ = self.answered;
+    }
 }
 
 fn open_options() -> OpenOptions {
@@ -56,7 +89,16 @@ impl IntentLog {
         if !file.metadata()?.is_file() {
             return Err(std::io::Error::other(format!("{} is not a regular file", path.display())));
         }
-        Ok(IntentLog { path, file: Mutex::new(file) })
+        Ok(IntentLog { path, file: Mutex::new(file), held: Mutex::new((0, BTreeMap::new())) })
+    }
+
+    /// Holds everything from `offset` on, for good (what a failed recovery
+    /// left to undo: kept for the next start).
+    pub fn hold_from(&self, offset: u64) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let id = held.0;
+        held.0 += 1;
+        held.1.insert(id, offset);
     }
 
     /// What the log names now (a torn last line left out).
@@ -81,17 +123,17 @@ impl IntentLog {
         Ok(out)
     }
 
-    /// Records ids about to be written or deleted.
-    pub fn ids(&self, ids: &[String]) -> std::io::Result<()> {
+    /// Records ids about to be written or deleted, held until answered.
+    pub fn ids(self: &Arc<Self>, ids: &[String]) -> std::io::Result<Held> {
         self.append(ids.iter().map(|id| ('i', id.as_str())))
     }
 
-    /// Records a delete by source file about to be sent.
-    pub fn source(&self, source: &str) -> std::io::Result<()> {
+    /// Records a delete by source file about to be sent, held until answered.
+    pub fn source(self: &Arc<Self>, source: &str) -> std::io::Result<Held> {
         self.append(std::iter::once(('s', source)))
     }
 
-    fn append<'a>(&self, entries: impl Iterator<Item = (char, &'a str)>) -> std::io::Result<()> {
+    fn append<'a>(self: &Arc<Self>, entries: impl Iterator<Item = (char, &'a str)>) -> std::io::Result<Held> {
         let mut buf = String::new();
         for (kind, value) in entries {
             buf.push(kind);
@@ -100,8 +142,13 @@ impl IntentLog {
             buf.push('\n');
         }
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        file.seek(SeekFrom::End(0))?;
-        file.write_all(buf.as_bytes())
+        let start = file.seek(SeekFrom::End(0))?;
+        file.write_all(buf.as_bytes())?;
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let id = held.0;
+        held.0 += 1;
+        held.1.insert(id, start);
+        Ok(Held { log: self.clone(), id, answered: false })
     }
 
     /// Where the log ends now (a save that begins covers what is before).
@@ -111,21 +158,33 @@ impl IntentLog {
     }
 
     /// Drops what was recorded before `mark` (a save covering it is on
-    /// disk): the rest moves to the front, in place.
+    /// disk), but never a record still held: the rest is written to a new
+    /// file renamed over the log (a crash keeps the old log or the new).
     pub fn trim(&self, mark: u64) -> std::io::Result<()> {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        file.seek(SeekFrom::Start(mark))?;
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let upto = held.1.values().copied().min().map_or(mark, |first| first.min(mark));
+        drop(held);
+        if upto == 0 {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(upto))?;
         let mut rest = Vec::new();
         file.read_to_end(&mut rest)?;
-        file.set_len(0)?;
-        file.seek(SeekFrom::Start(0))?;
-        file.write_all(&rest)
-    }
-
-    /// Empties the log (its entries were carried out at a start).
-    pub fn clear(&self) -> std::io::Result<()> {
-        let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        file.set_len(0)
+        let temp = self.path.with_file_name(format!("{INTENT_FILE}{TEMP_SUFFIX}"));
+        let _ = std::fs::remove_file(&temp);
+        let mut options = open_options();
+        options.create_new(true);
+        let mut fresh = options.open(&temp)?;
+        fresh.write_all(&rest)?;
+        std::fs::rename(&temp, &self.path)?;
+        // Offsets held from now on count in the new file.
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        for at in held.1.values_mut() {
+            *at = at.saturating_sub(upto);
+        }
+        *file = fresh;
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -140,10 +199,10 @@ mod tests {
     #[test]
     fn records_trims_and_ignores_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
-        let log = IntentLog::open(dir.path()).unwrap();
-        log.ids(&["a.md".into(), "odd\n\"id\"\t".into()]).unwrap();
+        let log = Arc::new(IntentLog::open(dir.path()).unwrap());
+        log.ids(&["a.md".into(), "odd\n\"id\"\t".into()]).unwrap().answered();
         let mark = log.mark();
-        log.source("docs/b.md").unwrap();
+        log.source("docs/b.md").unwrap().answered();
         assert_eq!(
             log.read().unwrap(),
             Intents { ids: vec!["a.md".into(), "odd\n\"id\"\t".into()], sources: vec!["docs/b.md".into()] }
@@ -152,7 +211,24 @@ mod tests {
         assert_eq!(log.read().unwrap(), Intents { ids: vec![], sources: vec!["docs/b.md".into()] });
         std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"i\t\"torn").unwrap();
         assert_eq!(log.read().unwrap().ids, Vec::<String>::new());
-        log.clear().unwrap();
+        log.trim(log.mark()).unwrap();
         assert!(log.read().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_trim_never_passes_a_call_still_in_flight_or_cut_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Arc::new(IntentLog::open(dir.path()).unwrap());
+        log.ids(&["done".into()]).unwrap().answered();
+        let in_flight = log.ids(&["flying".into()]).unwrap();
+        log.ids(&["after".into()]).unwrap().answered();
+        log.trim(log.mark()).unwrap();
+        assert_eq!(log.read().unwrap().ids, ["flying", "after"]);
+        in_flight.answered();
+        drop(log.ids(&["cut".into()]).unwrap()); // its call was dropped unanswered
+        log.trim(log.mark()).unwrap();
+        assert_eq!(log.read().unwrap().ids, ["cut"]);
+        log.trim(log.mark()).unwrap();
+        assert_eq!(log.read().unwrap().ids, ["cut"], "held until the next start");
     }
 }

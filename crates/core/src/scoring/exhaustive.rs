@@ -9,6 +9,17 @@ use rustc_hash::FxHashMap;
 impl Bm25Index {
     /// Scores every matching document (the reference for `top_k`).
     pub fn top_k_exhaustive(&self, tokens: &[String], k: usize, keep: Keep) -> Vec<Hit<'_>> {
+        self.top_k_exhaustive_weighted(tokens, k, keep, &crate::index::kind::FLAT)
+    }
+
+    /// `top_k_exhaustive` with kind weights (the reference for `top_k_weighted`).
+    pub fn top_k_exhaustive_weighted(
+        &self,
+        tokens: &[String],
+        k: usize,
+        keep: Keep,
+        weights: &crate::index::kind::KindWeights,
+    ) -> Vec<Hit<'_>> {
         let q = self.query_terms(tokens);
         let norm = self.norm(self.avg_doc_length());
         let mut scores: FxHashMap<u32, Vec<f64>> = FxHashMap::default();
@@ -26,7 +37,9 @@ impl Bm25Index {
         let better = |a, b| self.ranks_before(a, b);
         let mut top = TopK::new(k);
         for (d, parts) in scores {
-            let item = (parts.iter().sum(), d);
+            let sum: f64 = parts.iter().sum();
+            let w = weights[self.kinds[d as usize] as usize];
+            let item = (if w == 1.0 { sum } else { sum * w }, d);
             if keep.is_none_or(|f| f(self.doc_at(d))) && top.admits(item, better) {
                 top.push(item, better);
             }

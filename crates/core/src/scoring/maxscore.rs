@@ -15,6 +15,7 @@
 
 use super::bm25::{Norm, QueryTerm, BOUND_SLACK};
 use super::topk::TopK;
+use crate::index::kind::KindWeights;
 use crate::index::postings::{gallop, BlockMax, PostingSlices, BLOCK};
 use crate::index::slots::Slots;
 use crate::index::{Bm25Index, Document, Hit, DEAD};
@@ -100,17 +101,34 @@ struct MaxScore<'i> {
     starts: Vec<usize>,
     rest_prefix: Vec<f64>,
     parts: Vec<f64>,
+    /// The weight of each file kind (`index::kind`), each at most 1 so
+    /// that every bound above stays an upper bound; `None`: all 1.
+    weights: Option<KindWeights>,
 }
 
 impl Bm25Index {
     /// The top `k` documents for the query tokens, best first, ties by id;
     /// only documents accepted by `keep` count.
     pub fn top_k(&self, tokens: &[String], k: usize, keep: Keep) -> Vec<Hit<'_>> {
+        self.top_k_weighted(tokens, k, keep, None)
+    }
+
+    /// `top_k` with each document's score multiplied by its file kind's
+    /// weight (`weights`, each in (0, 1]).
+    pub fn top_k_weighted(
+        &self,
+        tokens: &[String],
+        k: usize,
+        keep: Keep,
+        weights: Option<&KindWeights>,
+    ) -> Vec<Hit<'_>> {
         let q = self.query_terms(tokens);
         if k == 0 || q.is_empty() || self.live_docs == 0 {
             return Vec::new();
         }
         let mut run = MaxScore::new(self, &q, k);
+        run.weights =
+            weights.filter(|w| w.iter().any(|&x| x != 1.0)).map(|w| w.map(|x| x.clamp(f64::MIN_POSITIVE, 1.0)));
         while let Some(base) = run.next_window() {
             let end = base.saturating_add(WINDOW as u32);
             let (all, non_essential) = run.window_bounds(base, end);
@@ -179,6 +197,7 @@ impl<'i> MaxScore<'i> {
             starts: vec![0; n],
             rest_prefix: vec![0.0; n],
             parts: vec![0.0; n],
+            weights: None,
         }
     }
 
@@ -288,7 +307,10 @@ impl<'i> MaxScore<'i> {
         if len == DEAD {
             return;
         }
-        let score = self.exact_score(d, len, ptrs);
+        let mut score = self.exact_score(d, len, ptrs);
+        if let Some(w) = &self.weights {
+            score *= w[self.index.kinds[d as usize] as usize];
+        }
         let index = self.index;
         let better = |a, b| index.ranks_before(a, b);
         if !self.top.admits((score, d), better) {

@@ -44,6 +44,16 @@ pub fn line_range_of(content: &str, tokens: &[String], tokenizer: &Tokenizer) ->
     range
 }
 
+/// The path of a store hit's document: its `sourceFile`, else its `id`
+/// (as written in its metadata), else the store's id.
+pub fn stored_path(hit: &StoreHit) -> Option<&str> {
+    let m = hit.metadata.as_ref();
+    m.and_then(|m| m.get("sourceFile"))
+        .or_else(|| m.and_then(|m| m.get("id")))
+        .and_then(|v| v.as_str())
+        .or(Some(hit.id.as_str()))
+}
+
 /// A store hit as a result: `id` from `metadata.id`, `content` from
 /// `metadata.text`, metadata without those and `_startLineOffset`, the
 /// score clamped to [0, 1] with the raw value kept.

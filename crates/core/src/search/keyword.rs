@@ -32,6 +32,8 @@ pub struct KeywordQuery<'a> {
     /// Only documents whose path (a chunk's `sourceFile`, else its id)
     /// starts with this (`path_prefix`), applied inside top-k.
     pub path_prefix: Option<&'a str>,
+    /// Each file kind's weight (`index::kind`); `None`: all alike.
+    pub kind_weights: Option<&'a crate::index::kind::KindWeights>,
 }
 
 /// A path prefix as users write it (`/src/`, `./src`, `src`) in the form
@@ -74,7 +76,8 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
     let keep = (filter.is_some() || prefix.is_some()).then_some(|d: &crate::index::Document| {
         filter.is_none_or(|f| f.matches(d.metadata.as_deref())) && prefix.is_none_or(|p| under(d, p))
     });
-    let hits = index.top_k(q.tokens, q.top_k, keep.as_ref().map(|k| k as &dyn Fn(&crate::index::Document) -> bool));
+    let keep = keep.as_ref().map(|k| k as &dyn Fn(&crate::index::Document) -> bool);
+    let hits = index.top_k_weighted(q.tokens, q.top_k, keep, q.kind_weights);
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
     let wanted = index.term_ids(q.tokens);
     for h in &hits {
@@ -139,7 +142,14 @@ mod tests {
         let tokens = t.tokenize("password reset");
         let hits = keyword_search(
             &ix,
-            &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: None, path_prefix: None },
+            &KeywordQuery {
+                tokens: &tokens,
+                top_k: 5,
+                min_score: None,
+                filter: None,
+                path_prefix: None,
+                kind_weights: None,
+            },
         );
         assert_eq!(hits.len(), 2);
         assert_eq!(hits[0].id, "a");
@@ -150,13 +160,27 @@ mod tests {
         assert_eq!(hits[1].line_range, Some((12, 12)));
         let only_b = keyword_search(
             &ix,
-            &KeywordQuery { tokens: &tokens, top_k: 5, min_score: Some(0.99), filter: None, path_prefix: None },
+            &KeywordQuery {
+                tokens: &tokens,
+                top_k: 5,
+                min_score: Some(0.99),
+                filter: None,
+                path_prefix: None,
+                kind_weights: None,
+            },
         );
         assert_eq!(only_b.len(), 1);
         let f = Filter::parse(&json!({"k": "y"})).unwrap();
         let filtered = keyword_search(
             &ix,
-            &KeywordQuery { tokens: &tokens, top_k: 5, min_score: None, filter: Some(&f), path_prefix: None },
+            &KeywordQuery {
+                tokens: &tokens,
+                top_k: 5,
+                min_score: None,
+                filter: Some(&f),
+                path_prefix: None,
+                kind_weights: None,
+            },
         );
         assert_eq!(filtered.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b"]);
         assert_eq!(filtered[0].score, 1.0);

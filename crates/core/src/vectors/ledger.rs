@@ -91,10 +91,9 @@ impl Ledger {
         }
     }
 
-    /// Forgets every source that has one of `ids` (and those ids' texts,
-    /// and sources named among `ids` themselves); returns the sources
-    /// forgotten, sorted. After a crash: their vectors are in doubt.
-    pub fn forget_ids(&mut self, ids: &[String]) -> Vec<String> {
+    /// The sources that have one of `ids`, or are named among them, sorted
+    /// (after a crash: their vectors are in doubt).
+    pub fn sources_with(&self, ids: &[String]) -> Vec<String> {
         let doubted: FxHashSet<&str> = ids.iter().map(String::as_str).collect();
         let mut sources: Vec<String> = self
             .by_source
@@ -105,10 +104,6 @@ impl Ledger {
             .map(|(source, _)| source.clone())
             .collect();
         sources.sort();
-        for s in &sources {
-            self.forget(s);
-        }
-        self.drop_texts(ids);
         sources
     }
 
