@@ -222,3 +222,17 @@ test('a directory the system refuses to watch (the watch limit) is reported, and
   assert.match(watch.warnings.join('\n'), /limit|watch/i)
   assert.ok(watch.rescans >= 1)
 })
+
+test('a folder above a watched one renamed away and back: its files go and come back; a .gitignore edit is applied', async (t) => {
+  const dir = tree(t, { 'docs/api/a.md': 'alpha quokka', 'docs/api/b.md': 'beta quokka' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs/api'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  fs.renameSync(path.join(dir, 'docs'), path.join(dir, 'elsewhere'))
+  await eventually('the files under the renamed folder are gone', async () => (await idsFor(ws, 'quokka')).length === 0)
+  fs.renameSync(path.join(dir, 'elsewhere'), path.join(dir, 'docs'))
+  await eventually('they are back', async () => (await idsFor(ws, 'quokka')).length === 2)
+  await eventually('live again', () => ws.stats().watch.live)
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'docs/api/b.md\n')
+  await eventually('a newly ignored file leaves the index', async () => (await idsFor(ws, 'quokka')).length === 1)
+})

@@ -43,6 +43,8 @@ enum Signal {
     Changed(PathBuf),
     /// Events were lost (the system's queue overflowed).
     Rescan,
+    /// A `.gitignore` changed: what the walk takes may differ anywhere.
+    Rules,
     /// A watched directory itself was removed or renamed away.
     RootLost(PathBuf),
     /// A watch could not be added (`limit`: the system's watch limit).
@@ -156,7 +158,7 @@ fn handler(
             .iter()
             .any(|p| changes_rules(p) && p.starts_with(&base) && !skip.as_deref().is_some_and(|s| p.starts_with(s)))
         {
-            let _ = tx.send(Signal::Rescan);
+            let _ = tx.send(Signal::Rules);
             return;
         }
         for p in event.paths.into_iter().filter(|p| concerns(p, &roots, skip.as_deref())) {
@@ -222,7 +224,7 @@ impl Inner {
         match signal {
             Signal::Changed(p) => burst.add(p),
             Signal::Rescan if state.own_walk_until.is_some_and(|t| Instant::now() < t) => {}
-            Signal::Rescan => burst.rescan(),
+            Signal::Rescan | Signal::Rules => burst.rescan(),
             Signal::RootLost(root) => {
                 if !state.lost.contains(&root) {
                     state.warn(format!("watch: {} was removed; watching for it to come back", root.display()));
