@@ -57,3 +57,19 @@ test('file kinds: a generated, vendored, test or documentation file loses to the
   const { fileKind } = await import('../index.js').then((m) => m.default ?? m)
   assert.deepEqual(['src/a.rs', 'README.md', 'src/a_test.go', 'Cargo.lock', 'package.json'].map(fileKind), ['source', 'docs', 'test', 'generated', 'config'])
 })
+
+test('a file path is a field: a path or its words in the query find the file first', async (t) => {
+  const dir = tree(t, {
+    'src/router/trie-router/router.ts': 'export class Node {\n  insert() {}\n}\n',
+    'src/other/helpers.ts': 'a trie is a kind of tree; the router sends requests\n',
+  })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  for (const q of ['trie router', 'src/router/trie-router/router.ts', 'trieRouter']) {
+    assert.equal((await ws.search(q, { topK: 2, group: 'file' }))[0].id, 'src/router/trie-router/router.ts', q)
+  }
+  // Line ranges stay the content's: a match by the path alone has none.
+  const [byPath] = await ws.search('trie router', { topK: 1 })
+  assert.equal(byPath.lineRange, undefined)
+})

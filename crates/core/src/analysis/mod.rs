@@ -270,10 +270,31 @@ impl<'t> Analyzer<'t> {
 
     /// The distinct terms of `text` (ids in this analyzer's vocabulary) and its length.
     pub fn analyze(&mut self, text: &str) -> (Vec<(u32, TermStats)>, u32) {
+        self.collect(text);
+        self.collector.finish()
+    }
+
+    /// `analyze`, with the words of `field` (a file's path) counted
+    /// `weight` times each on no line: a BM25F field folded into the
+    /// document's term frequencies and length, its line ranges still the
+    /// content's alone.
+    pub fn analyze_with_field(&mut self, text: &str, field: &str, weight: u32) -> (Vec<(u32, TermStats)>, u32) {
+        let (words, _) = self.analyze(field);
+        self.collect(text);
+        for (id, s) in words {
+            for _ in 0..s.tf.saturating_mul(weight) {
+                self.collector.add(id, 0);
+            }
+        }
+        self.collector.finish()
+    }
+
+    /// Counts the terms of `text` into the collector (not finished).
+    fn collect(&mut self, text: &str) {
         if let SplitRule::Pattern(_) = self.tokenizer.config().split {
             let (vocab, collector) = (&mut self.vocab, &mut self.collector);
             self.tokenizer.tokenize_lines(text, |t, line| collector.add(vocab.intern(t), line));
-            return self.collector.finish();
+            return;
         }
         // Words first, then their look-ups, each cache slot requested a few
         // words ahead of its use.
@@ -301,7 +322,6 @@ impl<'t> Analyzer<'t> {
         }
         self.tokens = tokens;
         self.tokens.clear();
-        self.collector.finish()
     }
 
     #[inline]

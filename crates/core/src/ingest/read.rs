@@ -101,6 +101,13 @@ pub fn read_intact(path: &std::path::Path, hash: u64, len: usize) -> Option<Stri
     (text.len() == len && super::content_hash(&text) == hash).then_some(text)
 }
 
+/// How many times each word of a file's path counts in its documents
+/// (`analyze_with_field`): folders and file name, identifier-split. Chosen
+/// on codeloc-dev (file level, nDCG@10 / Acc@5 / source-only nDCG@10): 0
+/// gives 0.699 / 0.706 / 0.682, 1 0.705 / 0.702 / 0.686, 3 0.708 / 0.706 /
+/// 0.686, 5 0.711 / 0.702 / 0.689, 12 0.712 / 0.702 / 0.692.
+pub const PATH_WEIGHT: u32 = 3;
+
 /// Splits one text into the documents it is indexed as: itself when small,
 /// else `id#chunk-N` chunks with `sourceFile` metadata. Their analysis is
 /// left empty for the caller.
@@ -175,9 +182,10 @@ pub fn ingest(
                 Some(a) => {
                     a.with(|a| {
                         for o in out.iter_mut() {
-                            if let FileOutcome::Documents { docs, .. } = o {
+                            if let FileOutcome::Documents { docs, id, .. } = o {
                                 for d in docs.iter_mut() {
-                                    let (terms, len) = a.analyze(&d.content);
+                                    // The file's path is a field of each of its documents.
+                                    let (terms, len) = a.analyze_with_field(&d.content, id, PATH_WEIGHT);
                                     d.analyzed.terms = terms;
                                     d.analyzed.len = len;
                                 }
