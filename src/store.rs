@@ -113,7 +113,9 @@ impl Store {
                 let held = js.intend_ids(&ids)?;
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
                 let answer = js.call_required("upsert", args).await.map(drop);
-                held.map(Held::answered);
+                if let Some(h) = held {
+                    h.answered();
+                }
                 answer
             }
         }
@@ -176,7 +178,9 @@ impl Store {
                     Ok(())
                 }
                 .await;
-                held.map(Held::answered);
+                if let Some(h) = held {
+                    h.answered();
+                }
                 answer
             }
         }
@@ -202,7 +206,9 @@ impl Store {
                 };
                 let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
                 let answer = js.call("deleteVectors", args).await.map(drop);
-                held.map(Held::answered);
+                if let Some(h) = held {
+                    h.answered();
+                }
                 answer
             }
         }
