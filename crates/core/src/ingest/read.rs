@@ -242,7 +242,8 @@ mod tests {
         match &out[1] {
             FileOutcome::Documents { docs, chunked: false, .. } => {
                 assert_eq!(docs[0].content, "ok \u{FFFD} word");
-                assert_eq!(docs[0].analyzed.len, 2);
+                // Two words of the text, and the path's two (`bad`, `txt`) at their weight.
+                assert_eq!(docs[0].analyzed.len, 2 + 2 * PATH_WEIGHT);
             }
             o => panic!("{o:?}"),
         }
