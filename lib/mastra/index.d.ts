@@ -13,6 +13,8 @@ export interface NativeSearchOptions {
   persist?: boolean | PersistOptions
   embedderId?: string
   watch?: boolean
+  /** BM25 weight of each kind of file (see the root entry's `WorkspaceOptions.fileKinds`). */
+  fileKinds?: boolean | { test?: number; docs?: number; config?: number; generated?: number }
 }
 
 /**

@@ -175,13 +175,12 @@ impl Inner {
         if self.persisted().recovered.swap(true, Ordering::SeqCst) {
             return;
         }
+        // Held while it runs (no save trims it meanwhile), and for good if it fails.
+        let hold = log.hold_all();
         let intents = match log.read() {
             Ok(i) if !i.is_empty() => i,
-            Ok(_) => return,
-            Err(e) => {
-                log.hold_from(0);
-                return warnings.push(format!("persist: the log of vector writes cannot be read ({e})"));
-            }
+            Ok(_) => return hold.answered(),
+            Err(e) => return warnings.push(format!("persist: the log of vector writes cannot be read ({e})")),
         };
         let mut doubted = intents.ids.clone();
         doubted.extend(intents.sources.iter().cloned());
@@ -214,8 +213,7 @@ impl Inner {
             Ok::<_, Error>(())
         };
         if let Err(e) = deleted.await {
-            // The log is held: no save trims it, the next start tries again.
-            log.hold_from(0);
+            // The log stays held: no save trims it, the next start tries again.
             return warnings
                 .push(format!("persist: vectors written before a crash could not be removed ({})", e.reason));
         }
@@ -229,6 +227,7 @@ impl Inner {
         if self.keyword.is_some() {
             self.rewrite_from_index(v, &by_hand, warnings).await;
         }
+        hold.answered();
     }
 
     /// Embeds again, from the index, the documents of `sources` (given to

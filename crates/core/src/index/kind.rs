@@ -104,12 +104,12 @@ pub fn kind_of(path: &str) -> FileKind {
     {
         return FileKind::Generated;
     }
-    if in_dir(TEST_DIRS) || is_test_name(stem, ext) {
+    if in_dir(TEST_DIRS) || is_test_name(stem, ext, path) {
         return FileKind::Test;
     }
-    let doc_name = DOC_NAMES
-        .iter()
-        .any(|n| stem == *n || stem.starts_with(&format!("{n}-")) || stem.starts_with(&format!("{n}_")));
+    // `README`, `CHANGELOG.md`, `LICENSE-MIT`; not `history.ts` or `readme_parser.rs`.
+    let doc_name = !is_code_ext(ext)
+        && DOC_NAMES.iter().any(|n| stem == *n || stem.strip_prefix(n).is_some_and(|r| r.starts_with(['-', '_', '.'])));
     let man_page = ext.len() == 1 && ext.as_bytes()[0].is_ascii_digit();
     if DOC_EXTS.contains(&ext) || doc_name || man_page || (in_dir(DOC_DIRS) && !is_code_ext(ext)) {
         return FileKind::Doc;
@@ -120,14 +120,15 @@ pub fn kind_of(path: &str) -> FileKind {
     FileKind::Source
 }
 
-fn is_test_name(stem: &str, ext: &str) -> bool {
+fn is_test_name(stem: &str, ext: &str, path: &str) -> bool {
     stem.ends_with("_test")
         || stem.ends_with(".test")
         || stem.ends_with(".spec")
         || stem.ends_with("_spec")
         || (stem.starts_with("test_") && ext == "py")
         || stem == "tests"
-        || (stem.ends_with("test") && stem.len() > 4 && ext == "java")
+        // `FooTest.java` by its case (not `Latest.java`).
+        || (ext == "java" && path.rsplit('/').next().is_some_and(|n| n.trim_end_matches(".java").ends_with("Test")))
 }
 
 fn is_code_ext(ext: &str) -> bool {
@@ -211,6 +212,11 @@ mod tests {
             (".gitignore", Config),
             ("ci/before_deploy.bash", Config),
             ("build.rs", Source),
+            ("src/history.ts", Source),
+            ("src/readme_parser.rs", Source),
+            ("changes.go", Source),
+            ("src/Latest.java", Source),
+            ("src/RouterTest.java", Test),
         ] {
             assert_eq!(kind_of(path), kind, "{path}");
         }

@@ -109,8 +109,8 @@ pub struct WatchRoot {
 /// The directories to watch for `entries` inside `base` (canonical;
 /// entries that climb out of `base`, by `..` or a link, are left out: the
 /// scan refuses them too). A glob is watched from its leading literal
-/// directories, recursively only when what follows can match below them
-/// (`**`, or a `/` after the first glob part); a file from its directory.
+/// directories, recursively (a match may be a folder, indexed in full); a
+/// file from its directory alone.
 /// A directory that does not exist yet is still a root (the watcher looks
 /// for it until it comes).
 pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
@@ -119,15 +119,10 @@ pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
         let mut dir = base.to_path_buf();
         let mut literal = true;
         let mut escaped = false;
-        let mut deep = false;
         for c in Path::new(entry.trim_start_matches('/')).components() {
             match c {
                 Component::Normal(part) if literal && !is_glob(&part.to_string_lossy()) => dir.push(part),
-                Component::Normal(part) => {
-                    // A second glob part, or `**`, reaches below the literal directory.
-                    deep |= !literal || part.to_string_lossy().contains("**");
-                    literal = false;
-                }
+                Component::Normal(_) => literal = false,
                 Component::ParentDir => escaped = true,
                 _ => {}
             }
@@ -140,7 +135,8 @@ pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
         let root = if literal && dir.is_file() {
             WatchRoot { dir: dir.parent().unwrap_or(base).to_path_buf(), recursive: false }
         } else {
-            WatchRoot { dir, recursive: literal || deep }
+            // A glob's matches may be folders, indexed in full: watched below too.
+            WatchRoot { dir, recursive: true }
         };
         if roots.contains(&root)
             || roots.iter().any(|r| r.recursive && root.dir.starts_with(&r.dir) && r.dir != root.dir)
@@ -248,14 +244,13 @@ mod tests {
                 WatchRoot { dir: base.join("missing"), recursive: true },
             ]
         );
-        // A glob of one level is watched alone; a missing leading folder stays a root.
-        let flat: Vec<String> = ["*.md", "lib/**/*.ts", "gone/*.rs"].map(String::from).into();
+        // A missing leading folder stays a root (looked for until it comes).
+        let globs: Vec<String> = ["lib/**/*.ts", "gone/*"].map(String::from).into();
         assert_eq!(
-            watch_roots(base, &flat),
+            watch_roots(base, &globs),
             [
-                WatchRoot { dir: base.to_path_buf(), recursive: false },
                 WatchRoot { dir: base.join("lib"), recursive: true },
-                WatchRoot { dir: base.join("gone"), recursive: false },
+                WatchRoot { dir: base.join("gone"), recursive: true }
             ]
         );
         assert_eq!(

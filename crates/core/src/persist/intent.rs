@@ -85,20 +85,29 @@ impl IntentLog {
     /// Opens (or creates) the log of `dir`; a link or a special file is refused.
     pub fn open(dir: &Path) -> std::io::Result<IntentLog> {
         let path = dir.join(INTENT_FILE);
-        let file = open_options().open(&path)?;
+        let mut file = open_options().open(&path)?;
         if !file.metadata()?.is_file() {
             return Err(std::io::Error::other(format!("{} is not a regular file", path.display())));
+        }
+        // A line torn by a crash is cut off, so that the next record starts a line of its own.
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if whole < bytes.len() {
+            file.set_len(whole as u64)?;
         }
         Ok(IntentLog { path, file: Mutex::new(file), held: Mutex::new((0, BTreeMap::new())) })
     }
 
-    /// Holds everything from `offset` on, for good (what a failed recovery
-    /// left to undo: kept for the next start).
-    pub fn hold_from(&self, offset: u64) {
+    /// Holds the whole log while a recovery undoes it: answered when it
+    /// succeeded; dropped unanswered (it failed), the log is kept for the
+    /// next start.
+    pub fn hold_all(self: &Arc<Self>) -> Held {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         let id = held.0;
         held.0 += 1;
-        held.1.insert(id, offset);
+        held.1.insert(id, 0);
+        Held { log: self.clone(), id, answered: false }
     }
 
     /// What the log names now (a torn last line left out).
@@ -151,10 +160,14 @@ impl IntentLog {
         Ok(Held { log: self.clone(), id, answered: false })
     }
 
-    /// Where the log ends now (a save that begins covers what is before).
+    /// What a save that begins now covers: the log up to its end, but not
+    /// from a record still held (a call in flight when the save took its
+    /// copy may answer before the trim, its write not in that copy).
     pub fn mark(&self) -> u64 {
         let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        file.metadata().map_or(0, |m| m.len())
+        let end = file.metadata().map_or(0, |m| m.len());
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.1.values().copied().min().map_or(end, |first| first.min(end))
     }
 
     /// Drops what was recorded before `mark` (a save covering it is on
@@ -211,6 +224,10 @@ mod tests {
         assert_eq!(log.read().unwrap(), Intents { ids: vec![], sources: vec!["docs/b.md".into()] });
         std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"i\t\"torn").unwrap();
         assert_eq!(log.read().unwrap().ids, Vec::<String>::new());
+        // Opened again (a start after the crash): the torn line is cut, the next record reads.
+        let log = Arc::new(IntentLog::open(dir.path()).unwrap());
+        log.ids(&["next".into()]).unwrap().answered();
+        assert_eq!(log.read().unwrap().ids, ["next"]);
         log.trim(log.mark()).unwrap();
         assert!(log.read().unwrap().is_empty());
     }
@@ -222,9 +239,10 @@ mod tests {
         log.ids(&["done".into()]).unwrap().answered();
         let in_flight = log.ids(&["flying".into()]).unwrap();
         log.ids(&["after".into()]).unwrap().answered();
-        log.trim(log.mark()).unwrap();
+        let mark = log.mark();
+        in_flight.answered(); // answered after the save took its copy: still not covered
+        log.trim(mark).unwrap();
         assert_eq!(log.read().unwrap().ids, ["flying", "after"]);
-        in_flight.answered();
         drop(log.ids(&["cut".into()]).unwrap()); // its call was dropped unanswered
         log.trim(log.mark()).unwrap();
         assert_eq!(log.read().unwrap().ids, ["cut"]);

@@ -175,7 +175,7 @@ pub fn fingerprint(
         )
     });
     format!(
-        "engine: {}; tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap",
+        "engine: {}; tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap; path field x{}",
         env!("CARGO_PKG_VERSION"),
         tokenizer.as_deref().unwrap_or("none"),
         match js_tokenizer {
@@ -186,7 +186,8 @@ pub fn fingerprint(
         params.k1,
         params.b,
         chunking.max_chars,
-        chunking.overlap_lines
+        chunking.overlap_lines,
+        crate::ingest::PATH_WEIGHT
     )
 }
 

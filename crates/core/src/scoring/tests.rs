@@ -106,3 +106,36 @@ proptest! {
         prop_assert_eq!(fast, slow);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+    /// With file-kind weights (each in (0, 1]), pruned top-k still equals
+    /// exhaustive scoring: documents of every kind, by their paths.
+    #[test]
+    fn weighted_pruning_equals_exhaustive(
+        docs in prop::collection::vec((prop::collection::vec(0u8..10, 1..30), 0usize..5), 1..400),
+        removals in prop::collection::vec(0usize..400, 0..30),
+        query in prop::collection::vec(0u8..12, 1..4),
+        k in 1usize..10,
+        weights in prop::array::uniform5(0.05f64..=1.0),
+    ) {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        let paths = ["src/x{}.rs", "test/x{}.rs", "docs/x{}.md", "conf/x{}.json", "vendor/x{}.js"];
+        for (i, (words, kind)) in docs.iter().enumerate() {
+            let text: Vec<String> = words.iter().map(|w| format!("w{w}")).collect();
+            let id = paths[*kind].replace("{}", &i.to_string());
+            ix.upsert(doc(&t, &id, &text.join(" ")), i as u64);
+        }
+        let ids: Vec<String> = ix.documents().map(|d| d.id.clone()).collect();
+        for (j, r) in removals.iter().enumerate() {
+            if let Some(id) = ids.get(*r) {
+                ix.remove(id, 10_000 + j as u64);
+            }
+        }
+        let qt: Vec<String> = query.iter().map(|w| format!("w{w}")).collect();
+        let fast: Vec<_> = ix.top_k_weighted(&qt, k, None, Some(&weights)).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+        let slow: Vec<_> = ix.top_k_exhaustive_weighted(&qt, k, None, &weights).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
+        prop_assert_eq!(fast, slow);
+    }
+}
