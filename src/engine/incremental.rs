@@ -112,7 +112,7 @@ impl Inner {
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
         let Snapshot { index, files, vectors, texts, .. } = snapshot;
         if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
-            texts.set_recover(recover_from_files(&files, base));
+            texts.set_recover(files.recover_texts(base));
         }
         if let (Some(v), Some(saved)) = (&self.vectors, vectors) {
             if !self.install_vectors(v, saved, warnings).await {
@@ -250,22 +250,4 @@ impl Inner {
         counts.removed = removed;
         Ok(embedded)
     }
-}
-
-/// Reads a text that failed its checksum in the snapshot again from the
-/// indexed file that still holds exactly it, found by its hash in the file
-/// table as loaded (kept as a sorted table of hashes and ids: a lookup
-/// takes no lock, so a save streaming the texts can recover one too).
-fn recover_from_files(
-    files: &workspace_search_core::persist::FileTable,
-    base: std::path::PathBuf,
-) -> workspace_search_core::persist::stored::Recover {
-    let mut by_hash: Vec<(u64, Box<str>)> = files.iter().map(|(id, r)| (r.hash, id.into())).collect();
-    by_hash.sort_unstable();
-    Box::new(move |hash, len| {
-        let at = by_hash.partition_point(|(h, _)| *h < hash);
-        by_hash[at..].iter().take_while(|(h, _)| *h == hash).find_map(|(_, id)| {
-            workspace_search_core::ingest::read_intact(&base.join(id.trim_start_matches('/')), hash, len)
-        })
-    })
 }

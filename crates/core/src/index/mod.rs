@@ -157,7 +157,6 @@ impl Bm25Index {
         self.docs.iter().flatten()
     }
 
-    /// The live document in `slot`.
     /// The kind of each slot's document, from its path (after a load).
     pub(crate) fn derive_kinds(&mut self) {
         self.kinds = self
@@ -167,6 +166,7 @@ impl Bm25Index {
             .collect();
     }
 
+    /// The live document in `slot`.
     pub(crate) fn doc_at(&self, slot: u32) -> &Document {
         self.docs[slot as usize].as_ref().expect("live slot")
     }

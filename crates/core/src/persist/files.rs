@@ -64,11 +64,6 @@ impl FileTable {
         self.records.remove(id)
     }
 
-    /// The recorded files, by id.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &FileRecord)> {
-        self.records.iter().map(|(id, r)| (id.as_str(), r))
-    }
-
     pub fn clear(&mut self) {
         self.records.clear();
     }
@@ -119,6 +114,24 @@ impl FileTable {
             out.gone.sort();
         }
         out
+    }
+
+    /// Where a text that failed its checksum in the snapshot is read again:
+    /// the indexed file (below `base`) that still holds exactly it, found
+    /// by its hash in this table as loaded (kept as a sorted table of
+    /// hashes and ids: a lookup takes no lock, so a save streaming the
+    /// texts can recover one too).
+    pub fn recover_texts(&self, base: std::path::PathBuf) -> super::stored::Recover {
+        let mut by_hash: Vec<(u64, Box<str>)> =
+            self.records.iter().map(|(id, r)| (r.hash, id.as_str().into())).collect();
+        by_hash.sort_unstable();
+        Box::new(move |hash, len| {
+            let at = by_hash.partition_point(|(h, _)| *h < hash);
+            by_hash[at..]
+                .iter()
+                .take_while(|(h, _)| *h == hash)
+                .find_map(|(_, id)| crate::ingest::read_intact(&base.join(id.trim_start_matches('/')), hash, len))
+        })
     }
 
     pub fn encode(&self, e: &mut Encoder) {

@@ -56,20 +56,11 @@ pub struct IntentLog {
 pub struct Held {
     log: Arc<IntentLog>,
     id: u64,
-    answered: bool,
 }
 
 impl Held {
-    pub fn answered(mut self) {
-        self.answered = true;
+    pub fn answered(self) {
         self.log.held.lock().unwrap_or_else(|e| e.into_inner()).1.remove(&self.id);
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        // Unanswered: the entry stays held (see the module comment).
-        let _ = self.answered;
     }
 }
 
@@ -107,7 +98,7 @@ impl IntentLog {
         let id = held.0;
         held.0 += 1;
         held.1.insert(id, 0);
-        Held { log: self.clone(), id, answered: false }
+        Held { log: self.clone(), id }
     }
 
     /// What the log names now (a torn last line left out).
@@ -157,7 +148,7 @@ impl IntentLog {
         let id = held.0;
         held.0 += 1;
         held.1.insert(id, start);
-        Ok(Held { log: self.clone(), id, answered: false })
+        Ok(Held { log: self.clone(), id })
     }
 
     /// What a save that begins now covers: the log up to its end, but not
