@@ -153,6 +153,13 @@ export interface WorkspaceOptions {
    * question ("how do I ...?") keeps documentation at full weight.
    */
   fileKinds?: boolean | { test?: number; docs?: number; config?: number; generated?: number }
+  /**
+   * Where `basePath` is in a git work tree: the messages of the commits that
+   * touched each file (the newest 2,000 commits, read from the local `.git`)
+   * rank files whose history matches the query higher. Read at `init()` and
+   * again when `HEAD` moves. Default `true`.
+   */
+  gitHistory?: boolean
   /** Options of Mastra's Workspace that do not concern search: accepted and ignored. */
   name?: string
   sandbox?: unknown
@@ -346,6 +353,16 @@ export interface FailedFile {
  */
 export declare function fileKind(path: string): string
 
+/** `stats().history`. */
+export interface HistoryStats {
+  /** The commit it was read at (`HEAD` then). */
+  head: string
+  /** Files with at least one commit message. */
+  files: number
+  /** Approximate memory it holds. */
+  memoryBytes: number
+}
+
 export interface IndexReport {
   /** Files (or `indexMany` documents) now in the index. */
   indexed: number
@@ -479,4 +496,6 @@ export interface WorkspaceStats {
    * directory is watched, and what happened.
    */
   watch?: WatchStats
+  /** With `gitHistory`, in a git work tree: the history in use. */
+  history?: HistoryStats
 }

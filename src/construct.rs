@@ -189,6 +189,8 @@ impl Workspace {
                 watcher: parking_lot::Mutex::new(None),
                 watch_state: parking_lot::Mutex::default(),
                 kind_weights: o.file_kinds,
+                git_history: o.git_history,
+                history: parking_lot::Mutex::default(),
             }),
         })
     }

@@ -153,6 +153,13 @@ export interface WorkspaceOptions {
    * question ("how do I ...?") keeps documentation at full weight.
    */
   fileKinds?: boolean | { test?: number; docs?: number; config?: number; generated?: number }
+  /**
+   * Where `basePath` is in a git work tree: the messages of the commits that
+   * touched each file (the newest 2,000 commits, read from the local `.git`)
+   * rank files whose history matches the query higher. Read at `init()` and
+   * again when `HEAD` moves. Default `true`.
+   */
+  gitHistory?: boolean
   /** Options of Mastra's Workspace that do not concern search: accepted and ignored. */
   name?: string
   sandbox?: unknown

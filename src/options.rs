@@ -48,6 +48,7 @@ pub const WORKSPACE_KEYS: &[&str] = &[
     "embedderId",
     "watch",
     "fileKinds",
+    "gitHistory",
 ];
 
 /// How long one embedder call may take before it fails (2 minutes).
@@ -90,6 +91,8 @@ pub struct WorkspaceOptions<'e> {
     pub watch: bool,
     /// `fileKinds`: the weight of each file kind in BM25 (core's `index::kind`).
     pub file_kinds: workspace_search_core::index::kind::KindWeights,
+    /// `gitHistory`: the commit messages of each file as a ranking signal.
+    pub git_history: bool,
 }
 
 pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked<WorkspaceOptions<'e>> {
@@ -114,6 +117,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         embedder_id: None,
         watch: false,
         file_kinds: workspace_search_core::index::kind::DEFAULT_WEIGHTS,
+        git_history: true,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "Workspace options")?;
@@ -182,6 +186,9 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     }
     if let Some(v) = prop(&o, "fileKinds")? {
         out.file_kinds = file_kinds_option(&v)?;
+    }
+    if let Some(v) = prop(&o, "gitHistory")? {
+        out.git_history = to_bool(&v, "gitHistory")?;
     }
     Ok(out)
 }
@@ -437,6 +444,8 @@ pub struct SearchOptions {
     /// The file kinds' weights for this query (set by the workspace from
     /// its `fileKinds` option and the query's wording).
     pub kind_weights: Option<workspace_search_core::index::kind::KindWeights>,
+    /// The workspace's git history, as of this search (`gitHistory`).
+    pub history: Option<std::sync::Arc<workspace_search_core::search::history::FileHistory>>,
 }
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
@@ -451,6 +460,7 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
         path_prefix: None,
         group_by_file: false,
         kind_weights: None,
+        history: None,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;

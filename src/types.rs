@@ -111,6 +111,19 @@ pub struct WorkspaceStats {
     /// With `watch`, once watching (after `init()`): whether every watched
     /// directory is watched, and what happened.
     pub watch: Option<WatchStats>,
+    /// With `gitHistory`, in a git work tree: the history in use.
+    pub history: Option<HistoryStats>,
+}
+
+/// `stats().history`.
+#[napi(object)]
+pub struct HistoryStats {
+    /// The commit it was read at (`HEAD` then).
+    pub head: String,
+    /// Files with at least one commit message.
+    pub files: u32,
+    /// Approximate memory it holds.
+    pub memory_bytes: f64,
 }
 
 /// `stats().watch`.

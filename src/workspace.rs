@@ -330,6 +330,7 @@ impl Workspace {
                 Ok(x) => x,
             };
             opts.kind_weights = Some(workspace_search_core::index::kind::for_query(&self.inner.kind_weights, &query));
+            opts.history = self.inner.history_for_search();
             if query.is_empty() || opts.top_k == 0 {
                 return PromiseRaw::resolve(env, SearchResults(Vec::new()));
             }
@@ -388,6 +389,11 @@ impl Workspace {
                     updates: w.updates as f64,
                     rescans: w.rescans as f64,
                     warnings: w.warnings,
+                }),
+                history: self.inner.history.lock().current.as_ref().map(|h| crate::types::HistoryStats {
+                    head: h.head.clone(),
+                    files: h.files() as u32,
+                    memory_bytes: h.memory_bytes() as f64,
                 }),
             })
         })

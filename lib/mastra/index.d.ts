@@ -15,6 +15,8 @@ export interface NativeSearchOptions {
   watch?: boolean
   /** BM25 weight of each kind of file (see the root entry's `WorkspaceOptions.fileKinds`). */
   fileKinds?: boolean | { test?: number; docs?: number; config?: number; generated?: number }
+  /** The git history of each file as a ranking signal (see the root entry's `WorkspaceOptions.gitHistory`). */
+  gitHistory?: boolean
 }
 
 /**

@@ -31,7 +31,7 @@ function lastIndexReport(workspace) {
  * ours that it does not (Mastra ignores them).
  */
 const SHARED_OPTIONS = ['bm25', 'vectorStore', 'embedder', 'searchIndexName', 'autoIndexPaths']
-const NATIVE_OPTIONS = ['persist', 'embedderId', 'watch', 'fileKinds']
+const NATIVE_OPTIONS = ['persist', 'embedderId', 'watch', 'fileKinds', 'gitHistory']
 
 /**
  * Mastra's WorkspaceError (code `UNSUPPORTED_MASTRA`) for a Mastra whose

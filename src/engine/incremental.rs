@@ -31,7 +31,8 @@ impl Inner {
         let mut warnings = Vec::new();
         // The walk runs beside the snapshot's loading: neither needs the other.
         let paths_indexed = paths.clone();
-        let (opened, walked) = futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths));
+        let (opened, walked, ()) =
+            futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths), self.refresh_history());
         if let Some(snapshot) = opened? {
             self.install(snapshot, &mut warnings).await?;
         }

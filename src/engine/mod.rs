@@ -4,6 +4,7 @@
 //! delete, retry, report) are core's; this module runs them, in call order
 //! (the gate), off the JavaScript thread.
 
+mod history;
 mod incremental;
 mod persist;
 mod query;
@@ -113,6 +114,9 @@ pub struct Inner {
     pub kind_weights: workspace_search_core::index::kind::KindWeights,
     /// What `stats().watch` reports (lock order: `watcher`, then this).
     pub watch_state: Mutex<watch::WatchState>,
+    /// `gitHistory`: commit messages per file as a ranking signal.
+    pub git_history: bool,
+    pub history: Mutex<history::HistoryState>,
 }
 
 /// A pause at a named point, for tests that force an interleaving of two

@@ -8,10 +8,11 @@ use napi::bindgen_prelude::*;
 use std::sync::Arc;
 use workspace_search_core::index::Bm25Index;
 use workspace_search_core::search::group;
+use workspace_search_core::search::history::keyword_ranked;
 use workspace_search_core::search::hybrid;
 use workspace_search_core::search::keyword::path_prefix;
 use workspace_search_core::search::mode::hybrid_depth;
-use workspace_search_core::search::{keyword_search, KeywordQuery, Mode, SearchHit};
+use workspace_search_core::search::{KeywordQuery, Mode, SearchHit};
 use workspace_search_core::vectors::filter::Filter;
 
 /// Ids in one `$in` filter at most (LibSQL binds one variable per id).
@@ -71,7 +72,7 @@ impl Inner {
                 path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
             };
-            keyword_search(index, &q)
+            keyword_ranked(index, &q, opts.history.as_deref())
         };
         if opts.group_by_file {
             return SearchResults(group::grouped(opts.top_k, search));
@@ -86,7 +87,7 @@ impl Inner {
         }
         let index = self.index.read();
         let path_prefix = opts.path_prefix.as_deref();
-        keyword_search(
+        keyword_ranked(
             &index,
             &KeywordQuery {
                 tokens,
@@ -96,6 +97,7 @@ impl Inner {
                 path_prefix,
                 kind_weights: opts.kind_weights.as_ref(),
             },
+            opts.history.as_deref(),
         )
     }
 

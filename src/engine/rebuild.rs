@@ -32,8 +32,13 @@ impl Inner {
             return Ok(to_report(Report::default(), started));
         };
         // Reading and tokenizing change nothing, so they run before our turn.
-        let (mut report, found) = self.clone().scan_files(base, paths, Vec::new()).await?;
-        let outcomes = self.clone().read_found(found).await?;
+        // The history is read beside them (a thread of its own).
+        let read = async {
+            let (report, found) = self.clone().scan_files(base, paths, Vec::new()).await?;
+            Ok::<_, Error>((report, self.clone().read_found(found).await?))
+        };
+        let (read, ()) = futures::join!(read, self.refresh_history());
+        let (mut report, outcomes) = read?;
         let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
         let mut out = to_report(report, started);
         out.embedded = embedded as u32;

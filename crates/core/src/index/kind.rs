@@ -60,27 +60,12 @@ const DOC_NAMES: &[&str] = &[
     "authors",
     "notice",
 ];
-const CONFIG_EXTS: &[&str] = &[
-    "json",
-    "jsonc",
-    "yml",
-    "yaml",
-    "toml",
-    "ini",
-    "cfg",
-    "conf",
-    "lock",
-    "xml",
-    "plist",
-    "properties",
-    "env",
-    "sh",
-    "bash",
-    "zsh",
-    "ps1",
-    "bat",
-    "cmd",
-];
+const CONFIG_EXTS: &[&str] =
+    &["json", "jsonc", "yml", "yaml", "toml", "ini", "cfg", "conf", "lock", "xml", "plist", "properties", "env"];
+/// Shell scripts are source (fzf's `shell/completion.bash` is what its
+/// commits change) except where they only build or release the project.
+const SCRIPT_EXTS: &[&str] = &["sh", "bash", "zsh", "fish", "ps1", "bat", "cmd"];
+const BUILD_DIRS: &[&str] = &["ci", ".ci", ".github", ".circleci", ".buildkite"];
 const CONFIG_NAMES: &[&str] = &["makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "vagrantfile"];
 
 /// The kind of the file at `path` (slash-separated, as document ids are).
@@ -114,7 +99,12 @@ pub fn kind_of(path: &str) -> FileKind {
     if DOC_EXTS.contains(&ext) || doc_name || man_page || (in_dir(DOC_DIRS) && !is_code_ext(ext)) {
         return FileKind::Doc;
     }
-    if CONFIG_EXTS.contains(&ext) || CONFIG_NAMES.contains(&stem) || (name.starts_with('.') && ext.is_empty()) {
+    let build_script = SCRIPT_EXTS.contains(&ext) && in_dir(BUILD_DIRS);
+    if CONFIG_EXTS.contains(&ext)
+        || build_script
+        || CONFIG_NAMES.contains(&stem)
+        || (name.starts_with('.') && ext.is_empty())
+    {
         return FileKind::Config;
     }
     FileKind::Source
@@ -211,6 +201,8 @@ mod tests {
             ("Makefile", Config),
             (".gitignore", Config),
             ("ci/before_deploy.bash", Config),
+            ("shell/completion.bash", Source),
+            ("shell/key-bindings.zsh", Source),
             ("build.rs", Source),
             ("src/history.ts", Source),
             ("src/readme_parser.rs", Source),

@@ -5,6 +5,7 @@
 //! makes a fresh index of the result.
 
 pub mod chunk;
+pub mod history;
 mod read;
 pub mod scan;
 pub mod watch;

@@ -24,6 +24,7 @@ pub struct SearchHit {
     pub metadata: Option<Arc<Map<String, Value>>>,
 }
 
+#[derive(Clone, Copy)]
 pub struct KeywordQuery<'a> {
     pub tokens: &'a [String],
     pub top_k: usize,

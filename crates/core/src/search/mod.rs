@@ -2,6 +2,7 @@
 //! hybrid merge (`hybrid`), and which of them runs (`mode`).
 
 pub mod group;
+pub mod history;
 pub mod hybrid;
 pub mod keyword;
 pub mod mode;

@@ -1,0 +1,79 @@
+// Git history as a ranking signal (gitHistory): the messages of the commits
+// that touched a file lift it among the files the query found; read again
+// when HEAD moves; no repository, a broken one, or the option off: plain
+// BM25. Real repositories made with the git command line.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { tree, eventually, Workspace, LocalFilesystem } from './helpers.mjs'
+
+const git = (dir, ...args) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' })
+const open = (dir, options = {}) =>
+  new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], ...options })
+const top = async (ws, q) => (await ws.search(q, { topK: 5, group: 'file' })).map((r) => r.id)
+
+function repo(t) {
+  const dir = tree(t, { 'src/lexer.rs': 'fn lex() { parser parser }', 'src/reader.rs': 'fn read() { parser }' })
+  git(dir, 'init', '-q')
+  git(dir, 'add', '.')
+  git(dir, 'commit', '-qm', 'Add the lexer and the reader')
+  fs.writeFileSync(path.join(dir, 'src/reader.rs'), 'fn read() { parser; }')
+  git(dir, 'commit', '-qam', 'Fix an overflow in the tokenizer when input ends early')
+  return dir
+}
+
+test('a file whose past commits match the query ranks first among the files found; off, plain BM25', async (t) => {
+  const dir = repo(t)
+  const ws = open(dir)
+  const off = open(dir, { gitHistory: false })
+  t.after(() => Promise.all([ws.destroy(), off.destroy()]))
+  await Promise.all([ws.init(), off.init()])
+  assert.deepEqual(await top(off, 'parser overflow tokenizer'), ['src/lexer.rs', 'src/reader.rs'])
+  assert.deepEqual(await top(ws, 'parser overflow tokenizer'), ['src/reader.rs', 'src/lexer.rs'])
+  const chunks = await ws.search('parser overflow tokenizer', { topK: 5 })
+  assert.equal(chunks[0].id, 'src/reader.rs', 'chunk results too')
+  assert.equal(chunks[0].score, 1)
+  assert.deepEqual(await top(ws, 'overflow'), [], 'history never brings in a file the query does not find')
+  const head = git(dir, 'rev-parse', 'HEAD').toString().trim()
+  assert.deepEqual(ws.stats().history, { head, files: 2, memoryBytes: ws.stats().history.memoryBytes })
+  assert.ok(ws.stats().history.memoryBytes > 0)
+  assert.equal(off.stats().history, undefined)
+})
+
+test('a new commit moves the ranking without init(): HEAD is checked when searched, at most every 2 s', async (t) => {
+  const dir = repo(t)
+  const ws = open(dir)
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.equal((await top(ws, 'parser overflow tokenizer'))[0], 'src/reader.rs')
+  fs.writeFileSync(path.join(dir, 'src/lexer.rs'), 'fn lex() { parser parser; }')
+  git(dir, 'commit', '-qam', 'Tokenizer: overflow checks, overflow tests, tokenizer limits')
+  const head = git(dir, 'rev-parse', 'HEAD').toString().trim()
+  await eventually('the lexer first after its commit', async () => (await top(ws, 'parser overflow tokenizer'))[0] === 'src/lexer.rs')
+  assert.equal(ws.stats().history.head, head)
+  git(dir, 'checkout', '-q', 'HEAD~1')
+  await eventually('the reader first again on the older commit', async () => (await top(ws, 'parser overflow tokenizer'))[0] === 'src/reader.rs')
+})
+
+test('no repository, a broken .git, an empty repository: BM25 alone, no error', async (t) => {
+  const plain = tree(t, { 'a.rs': 'parser' })
+  const broken = tree(t, { 'a.rs': 'parser', '.git': 'gitdir: /nonexistent/place\n' })
+  const empty = tree(t, { 'a.rs': 'parser' })
+  git(empty, 'init', '-q')
+  const garbled = repo(t)
+  for (const f of fs.readdirSync(path.join(garbled, '.git/objects'))) {
+    if (/^[0-9a-f]{2}$/.test(f)) fs.rmSync(path.join(garbled, '.git/objects', f), { recursive: true })
+  }
+  for (const dir of [plain, broken, empty, garbled]) {
+    const ws = open(dir)
+    t.after(() => ws.destroy())
+    const report = await ws.init()
+    assert.ok(report.indexed >= 1)
+    assert.ok((await top(ws, 'parser')).length >= 1, dir)
+    assert.equal(ws.stats().history?.files ?? 0, 0, dir)
+  }
+  assert.throws(() => open(plain, { gitHistory: 'yes' }), { name: 'TypeError', message: /gitHistory/ })
+})

@@ -1,0 +1,166 @@
+//! The messages of the commits that touched each file, read from the local
+//! `.git` only (gitoxide: no `git` process, no network). On codeloc-dev a
+//! file's past commit messages match the task of its next change well:
+//! fused with the content ranking they lift file-level nDCG@10 from 0.721
+//! to 0.76 (`search::history`). Bounded: the newest `MAX_COMMITS`
+//! non-merge commits, at most `MAX_PER_FILE` messages a file.
+
+use gix::bstr::ByteSlice;
+use gix::diff::tree::recorder::Change;
+use rustc_hash::FxHashMap;
+use std::path::Path;
+
+/// Commits read at most (newest first). On codeloc-dev 1,000 of fzf's
+/// ~3,000 lost 0.004 nDCG@10 against all of them; 2,000 lost nothing.
+pub const MAX_COMMITS: usize = 2000;
+/// Messages kept per file (newest first): 10 lost 0.03, 30 nothing.
+pub const MAX_PER_FILE: usize = 50;
+/// Characters kept of one message (a squash merge can list hundreds of lines).
+const MAX_MESSAGE: usize = 2000;
+
+/// What was read: the commit it was read at and, per file (relative to the
+/// workspace root, `/`-separated), the messages that touched it, newest first.
+#[derive(Debug, Default, Clone)]
+pub struct FileMessages {
+    pub head: String,
+    pub messages: Vec<String>,
+    pub by_file: FxHashMap<String, Vec<u32>>,
+}
+
+impl FileMessages {
+    /// One text per file: its messages, blank-line separated.
+    pub fn texts(&self) -> impl Iterator<Item = (&str, String)> + '_ {
+        self.by_file.iter().map(|(file, ids)| {
+            let text = ids.iter().map(|&i| self.messages[i as usize].as_str()).collect::<Vec<_>>().join("\n\n");
+            (file.as_str(), text)
+        })
+    }
+}
+
+/// The commit `HEAD` names in the repository holding `root`, if any (cheap:
+/// whether the history must be read again).
+pub fn head_of(root: &Path) -> Option<String> {
+    let repo = gix::discover(root).ok()?;
+    repo.head_id().ok().map(|id| id.to_string())
+}
+
+/// Reads the history of the repository holding `root` (its own `.git` or
+/// one above it). `None`: not in a git work tree, or no commit yet; an
+/// unreadable object ends the walk there (what was read is kept).
+pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
+    let repo = gix::discover(root).ok()?;
+    let workdir = repo.workdir()?.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let prefix = root.strip_prefix(&workdir).ok()?.to_string_lossy().replace('\\', "/");
+    let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+    let head = repo.head_id().ok()?;
+    let walk = head.ancestors().sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default())).all().ok()?;
+    let mut out = FileMessages { head: head.to_string(), ..Default::default() };
+    let mut state = gix::diff::tree::State::default();
+    let empty = repo.empty_tree();
+    let mut read = 0;
+    for info in walk {
+        let Ok(info) = info else { break };
+        if info.parent_ids.len() > 1 {
+            continue; // a merge repeats its branch's changes
+        }
+        let Some(paths) = changed_paths(&repo, &info, &empty, &mut state) else { break };
+        let Ok(commit) = info.object() else { break };
+        let message = commit.message_raw().map(|m| clip(&m.to_str_lossy())).unwrap_or_default();
+        let at = out.messages.len() as u32;
+        let mut used = false;
+        for p in paths {
+            let Some(file) = p.strip_prefix(&prefix) else { continue };
+            let ids = out.by_file.entry(file.to_string()).or_default();
+            if ids.len() < MAX_PER_FILE {
+                ids.push(at);
+                used = true;
+            }
+        }
+        if used {
+            out.messages.push(message);
+        }
+        read += 1;
+        if read >= MAX_COMMITS {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// The paths of the files (not folders) a commit changed against its parent.
+fn changed_paths(
+    repo: &gix::Repository,
+    info: &gix::revision::walk::Info<'_>,
+    empty: &gix::Tree<'_>,
+    state: &mut gix::diff::tree::State,
+) -> Option<Vec<String>> {
+    let tree = info.object().ok()?.tree().ok()?;
+    let parent = match info.parent_ids.first() {
+        Some(p) => Some(repo.find_commit(*p).ok()?.tree().ok()?),
+        None => None,
+    };
+    let old = parent.as_ref().unwrap_or(empty);
+    let mut recorder = gix::diff::tree::Recorder::default();
+    let lhs = gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind());
+    let rhs = gix::objs::TreeRefIter::from_bytes(&tree.data, tree.id.kind());
+    gix::diff::tree(lhs, rhs, state, &repo.objects, &mut recorder).ok()?;
+    Some(
+        recorder
+            .records
+            .into_iter()
+            .filter_map(|c| match c {
+                Change::Addition { entry_mode, path, .. }
+                | Change::Deletion { entry_mode, path, .. }
+                | Change::Modification { entry_mode, path, .. } => {
+                    (!entry_mode.is_tree()).then(|| path.to_str().ok().map(str::to_string)).flatten()
+                }
+            })
+            .collect(),
+    )
+}
+
+fn clip(message: &str) -> String {
+    let m = message.trim();
+    match m.char_indices().nth(MAX_MESSAGE) {
+        Some((i, _)) => m[..i].to_string(),
+        None => m.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    }
+
+    #[test]
+    fn messages_per_file_newest_first_within_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q"]);
+        std::fs::create_dir_all(d.join("app/src")).unwrap();
+        std::fs::write(d.join("app/src/a.rs"), "fn a() {}").unwrap();
+        std::fs::write(d.join("top.txt"), "x").unwrap();
+        git(d, &["add", "."]);
+        git(d, &["commit", "-qm", "Add the parser"]);
+        std::fs::write(d.join("app/src/a.rs"), "fn a() { 1 }").unwrap();
+        git(d, &["commit", "-qam", "Fix overflow in the parser"]);
+        let m = read_file_messages(&d.join("app")).unwrap();
+        let texts: FxHashMap<&str, String> = m.texts().collect();
+        assert_eq!(texts.len(), 1, "only files under the root, relative to it: {texts:?}");
+        assert_eq!(texts["src/a.rs"], "Fix overflow in the parser\n\nAdd the parser");
+        assert_eq!(head_of(d).unwrap(), m.head);
+        let plain = tempfile::tempdir().unwrap();
+        assert!(read_file_messages(plain.path()).is_none() || head_of(plain.path()).is_some());
+    }
+}

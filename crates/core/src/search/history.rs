@@ -1,0 +1,144 @@
+//! Git history as a ranking signal: a small BM25 index of one document per
+//! file (the messages of the commits that touched it, `ingest::history`),
+//! fused with the content ranking: a hit's score becomes
+//! `content / best content + HISTORY_WEIGHT * history / best history`,
+//! normalised again. Only files the content ranking found are moved (a
+//! file no word of the query is in is not brought in by its history).
+//! Measured on codeloc-dev (file level): min-max fusion at weight 0.5
+//! against 0.721 without, 0.759; reciprocal-rank fusion 0.755; weight 0.7
+//! 0.755, 0.3 0.756.
+
+use super::{keyword_search, KeywordQuery, SearchHit};
+use crate::analysis::tokenizer::Tokenizer;
+use crate::analysis::Analyzed;
+use crate::index::{Bm25Index, Bm25Params, NewDocument};
+use crate::ingest::history::FileMessages;
+use rustc_hash::FxHashMap;
+
+pub const HISTORY_WEIGHT: f64 = 0.5;
+
+/// How many content hits are re-ranked for `top_k` results: the history
+/// can lift a hit from below the first `top_k`.
+pub fn depth(top_k: usize) -> usize {
+    top_k.saturating_mul(4).max(100)
+}
+
+/// bm25 hits for `q`, re-ranked with `history` when there is one.
+pub fn keyword_ranked(index: &Bm25Index, q: &KeywordQuery, history: Option<&FileHistory>) -> Vec<SearchHit> {
+    let Some(h) = history else { return keyword_search(index, q) };
+    let deeper = KeywordQuery { top_k: depth(q.top_k), min_score: None, ..*q };
+    h.fuse(keyword_search(index, &deeper), q.tokens, q.top_k, q.min_score)
+}
+
+/// The history index of a workspace, as of one commit.
+pub struct FileHistory {
+    pub head: String,
+    /// The messages are analysed, not kept: no content, no line tables.
+    index: Bm25Index,
+}
+
+impl FileHistory {
+    pub fn build(messages: &FileMessages, tokenizer: &Tokenizer) -> FileHistory {
+        let mut index = Bm25Index::new(Bm25Params::default());
+        let docs: Vec<NewDocument> = messages
+            .texts()
+            .map(|(file, text)| NewDocument {
+                id: file.to_string(),
+                analyzed: Analyzed::of_text(tokenizer, &text),
+                content: String::new().into(),
+                metadata: None,
+                start_line_offset: None,
+            })
+            .collect();
+        index.add_bulk(docs, 1, &mut |_| {});
+        index.shrink();
+        FileHistory { head: messages.head.clone(), index }
+    }
+
+    pub fn files(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.index.memory_parts().iter().map(|p| p.1).sum()
+    }
+
+    /// Each file's history score for `tokens`, divided by the best one.
+    fn scores(&self, tokens: &[String], k: usize) -> FxHashMap<&str, f64> {
+        let hits = self.index.top_k(tokens, k, None);
+        let best = hits.first().map_or(0.0, |h| h.score);
+        if best <= 0.0 {
+            return FxHashMap::default();
+        }
+        hits.into_iter().map(|h| (h.doc.id.as_str(), h.score / best)).collect()
+    }
+
+    /// `hits` (content scores in [0, 1], best first) re-ranked with the
+    /// history of their files, normalised so that the best is 1, cut at
+    /// `min_score` and `top_k`.
+    pub fn fuse(
+        &self,
+        mut hits: Vec<SearchHit>,
+        tokens: &[String],
+        top_k: usize,
+        min_score: Option<f64>,
+    ) -> Vec<SearchHit> {
+        let history = self.scores(tokens, hits.len().max(top_k).saturating_mul(2));
+        if history.is_empty() {
+            hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
+            hits.truncate(top_k);
+            return hits;
+        }
+        for h in &mut hits {
+            let file = super::keyword::path_prefix(super::group::file_of(h));
+            h.score += HISTORY_WEIGHT * history.get(file).copied().unwrap_or(0.0);
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let best = hits.first().map_or(1.0, |h| h.score);
+        for h in &mut hits {
+            h.score /= best;
+        }
+        hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
+        hits.truncate(top_k);
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, score: f64) -> SearchHit {
+        SearchHit {
+            id: id.into(),
+            content: String::new().into(),
+            score,
+            bm25: Some(score),
+            vector: None,
+            line_range: None,
+            line_ranges: Vec::new(),
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn a_files_history_lifts_it_among_the_found() {
+        let mut m = FileMessages { head: "h".into(), ..Default::default() };
+        m.messages = vec!["Fix the double click on the light renderer".into(), "Add mouse wheel".into()];
+        m.by_file.insert("src/light.go".into(), vec![0]);
+        m.by_file.insert("src/mouse.go".into(), vec![1]);
+        let t = Tokenizer::default();
+        let h = FileHistory::build(&m, &t);
+        assert_eq!(h.files(), 2);
+        let tokens = t.tokenize("double click renderer");
+        let hits = vec![hit("src/tcell.go", 1.0), hit("./src/light.go", 0.8), hit("README.md", 0.5)];
+        let fused = h.fuse(hits, &tokens, 10, None);
+        let ids: Vec<&str> = fused.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["./src/light.go", "src/tcell.go", "README.md"]);
+        assert_eq!(fused[0].score, 1.0);
+        assert_eq!(fused[0].bm25, Some(0.8), "the raw content score stays");
+        // min_score on the fused score; files outside the hits never come in.
+        let cut = h.fuse(vec![hit("a.go", 1.0), hit("b.go", 0.3)], &tokens, 10, Some(0.5));
+        assert_eq!(cut.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["a.go"]);
+    }
+}

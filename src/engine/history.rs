@@ -1,0 +1,67 @@
+//! The git history signal of a workspace (core's `ingest::history` and
+//! `search::history`): read after `init()` and `rebuildSearchIndex()`, and
+//! read again in the background when a search finds that `HEAD` moved (a
+//! commit, a branch switch); checked at most every `CHECK_EVERY`, never
+//! while idle.
+
+use super::{blocking, Inner, Keyword};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use workspace_search_core::ingest::history::{head_of, read_file_messages};
+use workspace_search_core::search::history::FileHistory;
+
+const CHECK_EVERY: Duration = Duration::from_secs(2);
+
+#[derive(Default)]
+pub struct HistoryState {
+    pub current: Option<Arc<FileHistory>>,
+    checked: Option<Instant>,
+    reading: bool,
+}
+
+impl Inner {
+    /// The root whose history counts: `basePath`, with `gitHistory` on and
+    /// the Rust tokenizer (a JavaScript one would tokenize off the thread
+    /// that reads the history).
+    fn history_root(&self) -> Option<(PathBuf, Arc<workspace_search_core::analysis::tokenizer::Tokenizer>)> {
+        match (&self.keyword, &self.base_path) {
+            (Some(Keyword { tokenizer, js: None }), Some(base)) if self.git_history => {
+                Some((base.clone(), tokenizer.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads the history again unless `HEAD` is where it was read.
+    pub async fn refresh_history(self: &Arc<Self>) {
+        let Some((root, tokenizer)) = self.history_root() else { return };
+        let known = self.history.lock().current.as_ref().map(|h| h.head.clone());
+        let built = blocking(move || {
+            if known.is_some() && head_of(&root) == known {
+                return None;
+            }
+            Some(read_file_messages(&root).map(|m| Arc::new(FileHistory::build(&m, &tokenizer))))
+        })
+        .await;
+        let mut state = self.history.lock();
+        if let Ok(Some(h)) = built {
+            state.current = h;
+        }
+        state.checked = Some(Instant::now());
+        state.reading = false;
+    }
+
+    /// The history a search uses now; starts a background check when the
+    /// last one is older than `CHECK_EVERY`.
+    pub fn history_for_search(self: &Arc<Self>) -> Option<Arc<FileHistory>> {
+        let mut state = self.history.lock();
+        let due = state.checked.is_some_and(|t| t.elapsed() >= CHECK_EVERY);
+        if due && !state.reading && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+            state.reading = true;
+            let inner = self.clone();
+            napi::bindgen_prelude::spawn(async move { inner.refresh_history().await });
+        }
+        state.current.clone()
+    }
+}
