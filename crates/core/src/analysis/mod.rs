@@ -4,6 +4,7 @@
 //! word yields never depend on its neighbours), so most words cost one hash
 //! look-up.
 
+pub mod definitions;
 mod highlight;
 mod stems;
 pub mod tokenizer;
@@ -274,16 +275,19 @@ impl<'t> Analyzer<'t> {
         self.collector.finish()
     }
 
-    /// `analyze`, with the words of `field` (a file's path) counted
-    /// `weight` times each on no line: a BM25F field folded into the
-    /// document's term frequencies and length, its line ranges still the
-    /// content's alone.
-    pub fn analyze_with_field(&mut self, text: &str, field: &str, weight: u32) -> (Vec<(u32, TermStats)>, u32) {
-        let (words, _) = self.analyze(field);
+    /// `analyze`, with the words of each field (a file's path, the names
+    /// it defines) counted its weight times each on no line: BM25F fields
+    /// folded into the document's term frequencies and length, its line
+    /// ranges still the content's alone.
+    pub fn analyze_with_fields(&mut self, text: &str, fields: &[(&str, u32)]) -> (Vec<(u32, TermStats)>, u32) {
+        let fields: Vec<_> =
+            fields.iter().filter(|(f, w)| *w > 0 && !f.is_empty()).map(|&(f, w)| (self.analyze(f).0, w)).collect();
         self.collect(text);
-        for (id, s) in words {
-            for _ in 0..s.tf.saturating_mul(weight) {
-                self.collector.add(id, 0);
+        for (words, weight) in fields {
+            for (id, s) in words {
+                for _ in 0..s.tf.saturating_mul(weight) {
+                    self.collector.add(id, 0);
+                }
             }
         }
         self.collector.finish()

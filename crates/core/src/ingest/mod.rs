@@ -10,7 +10,7 @@ mod read;
 pub mod scan;
 pub mod watch;
 
-pub use read::{documents_of, ingest, read_intact, PATH_WEIGHT};
+pub use read::{documents_of, ingest, read_intact, DEFINITION_WEIGHT, PATH_WEIGHT};
 pub use scan::{SkipReason, Skipped};
 
 use crate::index::{Bm25Index, Bm25Params, NewDocument};

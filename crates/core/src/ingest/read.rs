@@ -6,7 +6,7 @@ use super::chunk::{chunk_id, chunk_lines, needs_chunking};
 use super::scan::FoundFile;
 use super::{ChunkOptions, FileOutcome, SkipReason};
 use crate::analysis::tokenizer::Tokenizer;
-use crate::analysis::{Analyzed, ThreadAnalyzers};
+use crate::analysis::{definitions, Analyzed, ThreadAnalyzers};
 use crate::index::NewDocument;
 use crate::text::arena::{Taken, TextArena, ThreadArenas, ARENA_AT_FILES};
 use crate::text::SharedText;
@@ -108,6 +108,23 @@ pub fn read_intact(path: &std::path::Path, hash: u64, len: usize) -> Option<Stri
 /// 0.686, 5 0.711 / 0.702 / 0.689, 12 0.712 / 0.702 / 0.692.
 pub const PATH_WEIGHT: u32 = 3;
 
+/// How many times each name a document defines counts
+/// (`analysis::definitions`), beside its occurrence in the content.
+pub const DEFINITION_WEIGHT: u32 = 10;
+
+/// The names `content` defines, space-separated (empty for a file that is
+/// no source code of a known language).
+fn defined_names(id: &str, content: &str) -> String {
+    let mut names = String::new();
+    if let Some(lang) = definitions::lang_of(id) {
+        definitions::definitions(lang, content, |name, _| {
+            names.push_str(name);
+            names.push(' ');
+        });
+    }
+    names
+}
+
 /// Splits one text into the documents it is indexed as: itself when small,
 /// else `id#chunk-N` chunks with `sourceFile` metadata. Their analysis is
 /// left empty for the caller.
@@ -184,8 +201,11 @@ pub fn ingest(
                         for o in out.iter_mut() {
                             if let FileOutcome::Documents { docs, id, .. } = o {
                                 for d in docs.iter_mut() {
-                                    // The file's path is a field of each of its documents.
-                                    let (terms, len) = a.analyze_with_field(&d.content, id, PATH_WEIGHT);
+                                    // The file's path is a field of each of its documents,
+                                    // and the names a document defines another.
+                                    let names = defined_names(id, &d.content);
+                                    let fields = [(id.as_str(), PATH_WEIGHT), (names.as_str(), DEFINITION_WEIGHT)];
+                                    let (terms, len) = a.analyze_with_fields(&d.content, &fields);
                                     d.analyzed.terms = terms;
                                     d.analyzed.len = len;
                                 }

@@ -175,7 +175,7 @@ pub fn fingerprint(
         )
     });
     format!(
-        "engine: {}; tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap; path field x{}",
+        "engine: {}; tokenizer: {}; js tokenizer: {}; k1={} b={}; chunks of {} characters, {} lines overlap; path field x{}; definitions x{} ({})",
         env!("CARGO_PKG_VERSION"),
         tokenizer.as_deref().unwrap_or("none"),
         match js_tokenizer {
@@ -187,7 +187,9 @@ pub fn fingerprint(
         params.b,
         chunking.max_chars,
         chunking.overlap_lines,
-        crate::ingest::PATH_WEIGHT
+        crate::ingest::PATH_WEIGHT,
+        crate::ingest::DEFINITION_WEIGHT,
+        crate::analysis::definitions::VERSION
     )
 }
 
