@@ -45,40 +45,44 @@ pub fn lang_of(path: &str) -> Option<Lang> {
     })
 }
 
-/// Words that may precede a declaration keyword.
-const MODIFIERS: &[&str] = &[
-    "pub",
-    "export",
-    "default",
-    "async",
-    "static",
-    "public",
-    "private",
-    "protected",
-    "internal",
-    "final",
-    "abstract",
-    "unsafe",
-    "extern",
-    "inline",
-    "virtual",
-    "override",
-    "sealed",
-    "open",
-    "data",
-    "declare",
-    "readonly",
-    "local",
-    "partial",
-    "synchronized",
-    "native",
-    "constexpr",
-    "suspend",
-    "operator",
-    "infix",
-    "tailrec",
-    "lazy",
-];
+/// Whether `word` may precede a declaration keyword (a `match`: one
+/// length switch, where a list compared each in turn).
+fn is_modifier(word: &str) -> bool {
+    matches!(
+        word,
+        "pub"
+            | "export"
+            | "default"
+            | "async"
+            | "static"
+            | "public"
+            | "private"
+            | "protected"
+            | "internal"
+            | "final"
+            | "abstract"
+            | "unsafe"
+            | "extern"
+            | "inline"
+            | "virtual"
+            | "override"
+            | "sealed"
+            | "open"
+            | "data"
+            | "declare"
+            | "readonly"
+            | "local"
+            | "partial"
+            | "synchronized"
+            | "native"
+            | "constexpr"
+            | "suspend"
+            | "operator"
+            | "infix"
+            | "tailrec"
+            | "lazy"
+    )
+}
 
 /// Calls `emit(name, line)` for each name `text` defines (lines 1-based).
 pub fn definitions(lang: Lang, text: &str, mut emit: impl FnMut(&str, u32)) {
@@ -98,16 +102,20 @@ pub fn definitions(lang: Lang, text: &str, mut emit: impl FnMut(&str, u32)) {
 /// The first identifier of `s` (after spaces), if `s` starts with one.
 fn ident(s: &str) -> Option<(&str, &str)> {
     let s = s.trim_start();
-    let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(s.len());
-    let first = s.chars().next()?;
-    (end > 0 && !first.is_ascii_digit()).then(|| (&s[..end], &s[end..]))
+    let b = s.as_bytes();
+    let mut end = b.iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'$')).unwrap_or(b.len());
+    if b.get(end).is_some_and(|c| !c.is_ascii()) {
+        // A name with letters beyond ASCII: found again by characters.
+        end = s.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(s.len());
+    }
+    (end > 0 && !b[0].is_ascii_digit()).then(|| (&s[..end], &s[end..]))
 }
 
 /// `s` without its leading modifiers (`pub(crate) async unsafe ...`).
 fn strip_modifiers(mut s: &str) -> &str {
     loop {
         let Some((word, rest)) = ident(s) else { return s };
-        if !MODIFIERS.contains(&word) {
+        if !is_modifier(word) {
             return s.trim_start();
         }
         let rest = rest.trim_start();
@@ -177,19 +185,25 @@ const CONTROL: &[&str] = &[
 /// A method in a class body: `name(args) {` (indented; not a call, not a
 /// control statement).
 fn method_name(s: &str) -> Option<&str> {
+    if !s.trim_end().ends_with('{') {
+        return None;
+    }
     let s = s.strip_prefix("get ").or_else(|| s.strip_prefix("set ")).unwrap_or(s);
     let (name, rest) = ident(s)?;
-    let opens_body = rest.starts_with('(') && s.trim_end().ends_with('{') && !CONTROL.contains(&name);
+    let opens_body = rest.starts_with('(') && !CONTROL.contains(&name);
     opens_body.then_some(name)
 }
 
 /// `Type name(args) {` (Java-like methods; C functions at the top level,
 /// where a line ending in `;` is a declaration, not a definition).
 fn typed_function(s: &str, top_level: bool) -> Option<&str> {
-    let paren = s.find('(')?;
-    let head = s[..paren].trim_end();
     let end = s.trim_end();
-    if end.ends_with(';') || end.ends_with(',') || head.contains('=') || head.contains('.') {
+    if !(top_level || end.ends_with('{')) || end.ends_with(';') || end.ends_with(',') {
+        return None;
+    }
+    let paren = memchr::memchr(b'(', s.as_bytes())?;
+    let head = s[..paren].trim_end();
+    if head.contains('=') || head.contains('.') {
         return None;
     }
     let start = head.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '~'))? + 1;
@@ -198,7 +212,7 @@ fn typed_function(s: &str, top_level: bool) -> Option<&str> {
     let typed = !before.is_empty() && !CONTROL.contains(&name) && !before.ends_with(['(', ',', '!', '|', '&', '+']);
     let first = ident(before).map(|(w, _)| w);
     let not_statement = first.is_none_or(|w| !CONTROL.contains(&w));
-    (typed && not_statement && !name.is_empty() && (top_level || end.ends_with('{'))).then_some(name)
+    (typed && not_statement && !name.is_empty()).then_some(name)
 }
 
 #[cfg(test)]

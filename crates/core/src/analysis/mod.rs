@@ -181,6 +181,14 @@ impl Collector {
         }
     }
 
+    /// `n` occurrences on no line (a field's word, counted its weight times).
+    fn add_n(&mut self, id: u32, n: u32) {
+        self.add(id, 0);
+        self.len += n - 1;
+        let p = self.pos[id as usize] as usize;
+        self.terms[p].1.tf += n - 1;
+    }
+
     /// The document's terms, in an allocation of their exact size: the
     /// growing list stays here for the next document, so that a build of
     /// many documents does not leave one list grown by doubling (and the
@@ -280,17 +288,35 @@ impl<'t> Analyzer<'t> {
     /// folded into the document's term frequencies and length, its line
     /// ranges still the content's alone.
     pub fn analyze_with_fields(&mut self, text: &str, fields: &[(&str, u32)]) -> (Vec<(u32, TermStats)>, u32) {
-        let fields: Vec<_> =
-            fields.iter().filter(|(f, w)| *w > 0 && !f.is_empty()).map(|&(f, w)| (self.analyze(f).0, w)).collect();
         self.collect(text);
-        for (words, weight) in fields {
-            for (id, s) in words {
-                for _ in 0..s.tf.saturating_mul(weight) {
-                    self.collector.add(id, 0);
-                }
-            }
+        for &(field, weight) in fields.iter().filter(|(f, w)| *w > 0 && !f.is_empty()) {
+            self.collect_field(field, weight);
         }
         self.collector.finish()
+    }
+
+    /// Counts each term of `field` `weight` times on no line, through the
+    /// same word cache as the content (a defined name is mostly a word the
+    /// content just had).
+    fn collect_field(&mut self, field: &str, weight: u32) {
+        if let SplitRule::Pattern(_) = self.tokenizer.config().split {
+            let (vocab, collector) = (&mut self.vocab, &mut self.collector);
+            self.tokenizer.tokenize_into(field, |t| collector.add_n(vocab.intern(t), weight));
+            return;
+        }
+        let mut spans = std::mem::take(&mut self.spans);
+        spans.clear();
+        words::split_words(field, |s, e, _| spans.push((s as u32, e as u32, 0, WordKey::at(field, s, e))));
+        for &(s, e, _, key) in &spans {
+            self.word(&field[s as usize..e as usize], key, 0);
+        }
+        self.spans = spans;
+        let tokens = std::mem::take(&mut self.tokens);
+        for &(id, _) in &tokens {
+            self.collector.add_n(id, weight);
+        }
+        self.tokens = tokens;
+        self.tokens.clear();
     }
 
     /// Counts the terms of `text` into the collector (not finished).
