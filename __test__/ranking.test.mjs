@@ -2,7 +2,9 @@
 // chunked file folded into it with every matching range; options checked.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { tree, Workspace, LocalFilesystem } from './helpers.mjs'
+import fs from 'node:fs'
+import path from 'node:path'
+import { tree, eventually, Workspace, LocalFilesystem } from './helpers.mjs'
 
 test("group: 'file' returns each file once with all its matching ranges, best chunk first", async (t) => {
   const lines = Array.from({ length: 400 }, (_, i) => (i % 100 === 50 ? `line ${i} the heron nests here` : `line ${i} filler text`))
@@ -72,4 +74,57 @@ test('a file path is a field: a path or its words in the query find the file fir
   // Line ranges stay the content's: a match by the path alone has none.
   const [byPath] = await ws.search('trie router', { topK: 1 })
   assert.equal(byPath.lineRange, undefined)
+})
+
+test('a definition ranks its file first for its name, in any of its spellings; paths and constants too', async (t) => {
+  const uses = (name) => `import { ${name} } from './users'\n${name}(a)\n${name}(b)\nconst again = ${name}(c)\n`
+  const dir = tree(t, {
+    'src/users.ts': 'export function parseUserId(raw: string): number {\n  return Number(raw)\n}\n',
+    'src/api.ts': uses('parseUserId'),
+    'src/routes.ts': uses('parseUserId') + '// user id parse handling everywhere: parse the user id\n',
+    'src/user_store.rs': 'pub struct UserStore {\n    id: u32,\n}\nimpl UserStore {\n    pub fn id(&self) -> u32 { self.id }\n}\n',
+    'src/handlers.rs': 'fn handle(s: &UserStore) {\n    let a = s.id();\n    let b = s.id();\n    log(user.id, s.id());\n}\n',
+    'src/router.ts': 'export const table = {}\n',
+    'src/errors.h': '#define ERR_CODE_42 42\n#define ERR_CODE_43 43\n',
+    'src/main.c': 'if (rc == ERR_CODE_42) return ERR_CODE_42;\nlog(ERR_CODE_42);\n',
+  })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const first = async (q) => (await ws.search(q, { topK: 3, group: 'file' }))[0]?.id
+  for (const q of ['parseUserId', 'parse_user_id', 'parse user id', 'where is parseUserId defined']) assert.equal(await first(q), 'src/users.ts', q)
+  assert.equal(await first('UserStore'), 'src/user_store.rs')
+  assert.equal(await first('user_store'), 'src/user_store.rs')
+  assert.equal(await first('src/router.ts'), 'src/router.ts')
+  assert.equal(await first('ERR_CODE_42'), 'src/errors.h')
+  // Line ranges stay the content's: the definition's line.
+  const [hit] = await ws.search('parseUserId', { topK: 1 })
+  assert.deepEqual(hit.lineRange, { start: 1, end: 1 })
+})
+
+test(".gitattributes linguist rules override what a path says, and follow the file's edits under watch", async (t) => {
+  const words = 'decode the frame header and check the frame length'
+  const dir = tree(t, {
+    'src/frame.c': `/* ${words} */`,
+    'src/frame_tables.c': `/* ${words} */`,
+    'vendor/lib/frame.c': `/* ${words} */`,
+  })
+  // The .c files in their order (the .gitattributes file has the words too).
+  const rank = async (ws) => (await ws.search('decode frame header', { topK: 5, group: 'file' })).map((r) => r.id).filter((id) => id.endsWith('.c'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], watch: true, persist: { dir: `${dir}-persist` } })
+  t.after(async () => {
+    await ws.destroy()
+    fs.rmSync(`${dir}-persist`, { recursive: true, force: true })
+  })
+  await ws.init()
+  assert.equal((await rank(ws)).at(-1), 'vendor/lib/frame.c', 'vendored by its path')
+  fs.writeFileSync(path.join(dir, '.gitattributes'), 'src/frame_tables.c linguist-generated\nvendor/** -linguist-vendored\n')
+  await eventually('the generated file last, the vendored one hand-written', async () => (await rank(ws)).at(-1) === 'src/frame_tables.c')
+  const ranked = await rank(ws)
+  assert.equal(ranked.length, 3)
+  // A fresh workspace reads the rules at init() too.
+  const cold = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'] })
+  t.after(() => cold.destroy())
+  await cold.init()
+  assert.equal((await rank(cold)).at(-1), 'src/frame_tables.c')
 })

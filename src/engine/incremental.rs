@@ -104,6 +104,7 @@ impl Inner {
                 p.changed();
             }
         }
+        self.refresh_kind_rules().await;
         Ok((report, counts, embedded, fresh))
     }
 

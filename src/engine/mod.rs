@@ -4,7 +4,7 @@
 //! delete, retry, report) are core's; this module runs them, in call order
 //! (the gate), off the JavaScript thread.
 
-mod history;
+mod git;
 mod incremental;
 mod persist;
 mod query;
@@ -116,7 +116,7 @@ pub struct Inner {
     pub watch_state: Mutex<watch::WatchState>,
     /// `gitHistory`: commit messages per file as a ranking signal.
     pub git_history: bool,
-    pub history: Mutex<history::HistoryState>,
+    pub history: Mutex<git::HistoryState>,
 }
 
 /// A pause at a named point, for tests that force an interleaving of two

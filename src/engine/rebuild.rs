@@ -40,6 +40,7 @@ impl Inner {
         let (read, ()) = futures::join!(read, self.refresh_history());
         let (mut report, outcomes) = read?;
         let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
+        self.refresh_kind_rules().await;
         let mut out = to_report(report, started);
         out.embedded = embedded as u32;
         Ok(out)

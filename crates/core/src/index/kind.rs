@@ -68,6 +68,11 @@ const SCRIPT_EXTS: &[&str] = &["sh", "bash", "zsh", "fish", "ps1", "bat", "cmd"]
 const BUILD_DIRS: &[&str] = &["ci", ".ci", ".github", ".circleci", ".buildkite"];
 const CONFIG_NAMES: &[&str] = &["makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "vagrantfile"];
 
+/// The kind of `path` under `rules` when there are any.
+pub fn kind_with(rules: Option<&KindRules>, path: &str) -> FileKind {
+    rules.map_or_else(|| kind_of(path), |r| r.kind(path))
+}
+
 /// The kind of the file at `path` (slash-separated, as document ids are).
 pub fn kind_of(path: &str) -> FileKind {
     let lower = path.to_ascii_lowercase();
@@ -147,6 +152,76 @@ fn is_code_ext(ext: &str) -> bool {
     )
 }
 
+/// The linguist attributes of a `.gitattributes` file (`linguist-generated`,
+/// `linguist-vendored`, `linguist-documentation`, each set, `=true`,
+/// `-unset` or `=false`), which override what a path says: GitHub's
+/// linguist and go-enry read them the same way. Later lines win, as in git.
+#[derive(Debug, Default)]
+pub struct KindRules {
+    rules: Vec<(globset::GlobMatcher, FileKind, bool)>,
+    /// The text they came from (`set_kind_rules` skips a re-read that changed nothing).
+    pub source: String,
+}
+
+impl KindRules {
+    pub fn parse(text: &str) -> KindRules {
+        let mut rules = Vec::new();
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            let mut parts = line.split_whitespace();
+            let Some(pattern) = parts.next() else { continue };
+            let Some(glob) = attribute_glob(pattern) else { continue };
+            for attr in parts {
+                let (name, on) = match attr.strip_prefix('-') {
+                    Some(n) => (n, false),
+                    None => match attr.split_once('=') {
+                        Some((n, v)) => (n, v != "false"),
+                        None => (attr, true),
+                    },
+                };
+                let kind = match name {
+                    "linguist-generated" | "linguist-vendored" => FileKind::Generated,
+                    "linguist-documentation" => FileKind::Doc,
+                    _ => continue,
+                };
+                rules.push((glob.clone(), kind, on));
+            }
+        }
+        KindRules { rules, source: text.to_string() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The kind of `path` with these rules applied over `kind_of`.
+    pub fn kind(&self, path: &str) -> FileKind {
+        let by_path = kind_of(path);
+        let p = path.trim_start_matches("./");
+        let mut kind = by_path;
+        for (glob, k, on) in &self.rules {
+            if glob.is_match(p) {
+                kind = match (on, by_path) {
+                    (true, _) => *k,
+                    // `-linguist-vendored` on `vendor/x.go`: hand-written after all.
+                    (false, FileKind::Generated | FileKind::Doc) if by_path == *k => FileKind::Source,
+                    (false, _) => by_path,
+                };
+            }
+        }
+        kind
+    }
+}
+
+/// A `.gitattributes` pattern as a glob over root-relative paths: one
+/// without a slash matches a name at any depth, one with a slash is
+/// anchored at the root.
+fn attribute_glob(pattern: &str) -> Option<globset::GlobMatcher> {
+    let anchored = pattern.trim_start_matches('/');
+    let glob =
+        if pattern.trim_end_matches('/').contains('/') { anchored.to_string() } else { format!("**/{anchored}") };
+    globset::GlobBuilder::new(&glob).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+}
+
 /// Whether a query reads like a question about usage (documentation then
 /// keeps its full weight): it ends with `?` or starts with a question word.
 pub fn reads_as_question(query: &str) -> bool {
@@ -212,6 +287,21 @@ mod tests {
         ] {
             assert_eq!(kind_of(path), kind, "{path}");
         }
+    }
+
+    #[test]
+    fn gitattributes_override_the_path() {
+        let rules = KindRules::parse(
+            "# generated parsers\nsrc/parser.c linguist-generated\n*.pb.go -linguist-generated\nvendor/** -linguist-vendored\ndocs/api.ts linguist-documentation=true\nlib/gen/** linguist-generated=true\nlib/gen/keep.ts linguist-generated=false\n",
+        );
+        assert_eq!(rules.kind("src/parser.c"), FileKind::Generated);
+        assert_eq!(rules.kind("src/other.c"), FileKind::Source);
+        assert_eq!(rules.kind("api/service.pb.go"), FileKind::Source);
+        assert_eq!(rules.kind("vendor/github.com/x/y.go"), FileKind::Source);
+        assert_eq!(rules.kind("./docs/api.ts"), FileKind::Doc);
+        assert_eq!(rules.kind("lib/gen/a.ts"), FileKind::Generated);
+        assert_eq!(rules.kind("lib/gen/keep.ts"), FileKind::Source);
+        assert_eq!(rules.kind("README.md"), FileKind::Doc);
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub struct Bm25Index {
     /// The file kind per slot (`kind::FileKind`), from the document's
     /// path: not saved, derived again when a snapshot loads.
     pub(crate) kinds: Vec<u8>,
+    /// `.gitattributes` linguist rules over the kinds (`set_kind_rules`).
+    pub(crate) kind_rules: Option<std::sync::Arc<kind::KindRules>>,
     by_id: SlotIndex,
     pub(crate) live_docs: usize,
     live_terms: usize,
@@ -159,11 +161,24 @@ impl Bm25Index {
 
     /// The kind of each slot's document, from its path (after a load).
     pub(crate) fn derive_kinds(&mut self) {
+        let rules = self.kind_rules.clone();
         self.kinds = self
             .docs
             .iter()
-            .map(|d| d.as_ref().map_or(0, |d| kind::kind_of(d.source_file().unwrap_or(&d.id)) as u8))
+            .map(|d| {
+                d.as_ref().map_or(0, |d| kind::kind_with(rules.as_deref(), d.source_file().unwrap_or(&d.id)) as u8)
+            })
             .collect();
+    }
+
+    /// The `.gitattributes` rules the kinds follow from now on; the kinds
+    /// of the documents held are derived again when they changed.
+    pub fn set_kind_rules(&mut self, rules: Option<kind::KindRules>) {
+        if self.kind_rules.as_ref().map(|r| &r.source) == rules.as_ref().map(|r| &r.source) {
+            return;
+        }
+        self.kind_rules = rules.map(std::sync::Arc::new);
+        self.derive_kinds();
     }
 
     /// The live document in `slot`.

@@ -4,6 +4,7 @@
 //! tokenizes, `chunk` splits large files into line chunks; `build_index`
 //! makes a fresh index of the result.
 
+pub mod attributes;
 pub mod chunk;
 pub mod history;
 mod read;

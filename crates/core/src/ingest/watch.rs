@@ -185,10 +185,11 @@ pub fn concerns(path: &Path, roots: &[WatchRoot], skip: Option<&Path>) -> bool {
     })
 }
 
-/// Whether a change to `path` changes which files the walk takes: a
-/// `.gitignore` (the tree is then reconciled).
+/// Whether a change to `path` changes which files the walk takes or what
+/// kind they are: a `.gitignore` or `.gitattributes` (the tree is then
+/// reconciled).
 pub fn changes_rules(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == ".gitignore")
+    path.file_name().is_some_and(|n| n == ".gitignore" || n == ".gitattributes")
 }
 
 #[cfg(test)]

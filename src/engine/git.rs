@@ -1,13 +1,16 @@
-//! The git history signal of a workspace (core's `ingest::history` and
-//! `search::history`): read after `init()` and `rebuildSearchIndex()`, and
-//! read again in the background when a search finds that `HEAD` moved (a
-//! commit, a branch switch); checked at most every `CHECK_EVERY`, never
-//! while idle.
+//! What a git work tree says beside its files: the history of each file
+//! (core's `ingest::history` and `search::history`), read after `init()`
+//! and `rebuildSearchIndex()` and again in the background when a search
+//! finds that `HEAD` moved (a commit, a branch switch; checked at most
+//! every `CHECK_EVERY`, never while idle); and the linguist attributes of
+//! the root's `.gitattributes` over file kinds, read with every walk of
+//! the tree.
 
 use super::{blocking, Inner, Keyword};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use workspace_search_core::ingest::attributes::read_kind_rules;
 use workspace_search_core::ingest::history::{head_of, read_file_messages};
 use workspace_search_core::search::history::FileHistory;
 
@@ -50,6 +53,14 @@ impl Inner {
         }
         state.checked = Some(Instant::now());
         state.reading = false;
+    }
+
+    /// Reads the root's `.gitattributes` and has the index follow its rules.
+    pub async fn refresh_kind_rules(self: &Arc<Self>) {
+        let Some(base) = self.base_path.clone().filter(|_| self.keyword.is_some()) else { return };
+        if let Ok(rules) = blocking(move || read_kind_rules(&base)).await {
+            self.index.write().set_kind_rules(rules);
+        }
     }
 
     /// The history a search uses now; starts a background check when the

@@ -1,0 +1,50 @@
+//! The `.gitattributes` at a workspace's root, for the linguist rules over
+//! file kinds (`index::kind::KindRules`). Only a regular file is read (a
+//! link, FIFO or device is passed over without blocking), at most 1 MiB.
+
+use crate::index::kind::KindRules;
+use std::io::Read;
+use std::path::Path;
+
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The rules of `root/.gitattributes`; `None` when there is no such
+/// regular file, or it names no linguist attribute.
+pub fn read_kind_rules(root: &Path) -> Option<KindRules> {
+    let path = root.join(".gitattributes");
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let file = options.open(&path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_BYTES).read_to_string(&mut text).ok()?;
+    let rules = KindRules::parse(&text);
+    (!rules.is_empty()).then_some(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_regular_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_kind_rules(dir.path()).is_none());
+        std::fs::write(dir.path().join(".gitattributes"), "*.txt text\n").unwrap();
+        assert!(read_kind_rules(dir.path()).is_none(), "no linguist attribute");
+        std::fs::write(dir.path().join(".gitattributes"), "gen/** linguist-generated\n").unwrap();
+        assert_eq!(read_kind_rules(dir.path()).unwrap().kind("gen/a.rs"), crate::index::kind::FileKind::Generated);
+        #[cfg(unix)]
+        {
+            std::fs::remove_file(dir.path().join(".gitattributes")).unwrap();
+            let fifo = std::ffi::CString::new(dir.path().join(".gitattributes").to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+            assert!(read_kind_rules(dir.path()).is_none(), "a FIFO is passed over, not waited on");
+        }
+    }
+}
