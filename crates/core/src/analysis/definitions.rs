@@ -129,8 +129,8 @@ fn strip_modifiers(mut s: &str) -> &str {
 }
 
 fn definition_on(lang: Lang, body: &str, top_level: bool) -> Option<&str> {
-    if body.starts_with("#define") {
-        return ident(&body[7..]).map(|(n, _)| n);
+    if let Some(rest) = body.strip_prefix("#define") {
+        return ident(rest).map(|(n, _)| n);
     }
     let s = strip_modifiers(body);
     let (word, rest) = ident(s)?;
