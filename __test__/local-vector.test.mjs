@@ -89,3 +89,16 @@ test('LocalVector rejects bad calls with clear errors', async () => {
   assert.equal(typeof generated, 'string')
   assert.deepEqual((await store.query({ indexName: 'ix', queryVector: [0, 1] })).map((h) => h.id), [generated])
 })
+
+test('LocalVector.upsert with deleteFilter checks the new vectors before it deletes: a bad upsert deletes nothing', async () => {
+  const store = new lib.LocalVector({ id: 'replace' })
+  await store.createIndex({ indexName: 'r', dimension: 8 })
+  await store.upsert({ indexName: 'r', vectors: [V.a, V.b], ids: ['a', 'b'], metadata: [{ file: 'x' }, { file: 'x' }] })
+  const bad = { indexName: 'r', vectors: [[1, 2, 3]], ids: ['c'], metadata: [{ file: 'x' }], deleteFilter: { file: 'x' } }
+  await assert.rejects(store.upsert(bad), /dimension|8/)
+  await assert.rejects(store.upsert({ ...bad, vectors: [[...V.c.slice(0, 7), Number.NaN]] }), /finite/)
+  const left = await store.query({ indexName: 'r', queryVector: V.a, topK: 10 })
+  assert.deepEqual(left.map((r) => r.id).sort(), ['a', 'b'], 'both kept')
+  await store.upsert({ ...bad, vectors: [V.c] })
+  assert.deepEqual((await store.query({ indexName: 'r', queryVector: V.a, topK: 10 })).map((r) => r.id), ['c'], 'a good one replaces them')
+})

@@ -99,6 +99,7 @@ impl Workspace {
                     // No store: the embedded one.
                     None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
                     Some(s) if LocalVector::instance_of(env, s)? => {
+                        // SAFETY: `instance_of` just checked that `s` wraps a LocalVector.
                         let lv: ClassInstance<LocalVector> =
                             unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
                         Store::Local(lv.store.clone())
@@ -121,6 +122,7 @@ impl Workspace {
                 let js = match o.js_tokenizer {
                     Some(user_fn) => {
                         let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
+                        // SAFETY: lib's tokenizeMany returns a function (of string[] to string[][]).
                         let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
                         Some(f.build_threadsafe_function().weak::<true>().build()?)
                     }
@@ -132,6 +134,8 @@ impl Workspace {
         };
         let progress = match o.on_progress {
             Some(f) => {
+                // SAFETY: `f` is a function (checked when the options were read);
+                // only its argument and return types are named here.
                 let f: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
                     unsafe { f.to_unknown().cast()? };
                 Some(f.build_threadsafe_function().weak::<true>().build()?)

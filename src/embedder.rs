@@ -29,17 +29,22 @@ impl Embedder {
     pub fn from_js(f: &Unknown, concurrency: usize, timeout_ms: u64) -> Checked<Embedder> {
         let func = to_function(f, "embedder")?;
         let batch: Unknown = func.get_named_property_unchecked("batch")?;
+        // SAFETY: cast only once its type was checked to be a boolean.
         let is_batch = batch.get_type()? == ValueType::Boolean && unsafe { batch.cast::<bool>()? };
         let call = if is_batch {
             let raw: Unknown = func.get_named_property_unchecked("maxBatchSize")?;
             let given = match raw.get_type()? {
+                // SAFETY: a number, as matched.
                 ValueType::Number => Some(unsafe { raw.cast::<f64>()? }),
                 _ => None,
             };
             let max_batch = embedding::batch_size(given);
+            // SAFETY: `func` is a function (`to_function`); the types name what
+            // it is called with and how its answer is read (checked on read).
             let typed: Function<Vec<String>, MaybePromise<Lenient<Vectors>>> = unsafe { func.to_unknown().cast()? };
             Call::Batch { f: typed.build_threadsafe_function().weak::<true>().build()?, max_batch }
         } else {
+            // SAFETY: as above, for the single-text form.
             let typed: Function<String, MaybePromise<Lenient<Vector>>> = unsafe { func.to_unknown().cast()? };
             Call::Single(typed.build_threadsafe_function().weak::<true>().build()?)
         };

@@ -83,8 +83,13 @@ impl Fail {
                 c.new_instance(workspace_id)
             }
             Fail::Napi(e) => {
-                // An error carrying a JavaScript value gives that value back.
-                let raw = unsafe { ToNapiValue::to_napi_value(env.raw(), JsError::from(e).into_value(env.raw()))? };
+                // An error carrying a JavaScript value gives that value back
+                // as it was thrown, whatever it is (`throw 'quota'` stays a
+                // string); `JsError::into_value` would keep only Error objects.
+                // SAFETY: `env` is the live environment of this thread (this
+                // runs in a callback napi-rs calls on the JavaScript thread).
+                let raw = unsafe { ToNapiValue::to_napi_value(env.raw(), e)? };
+                // SAFETY: `raw` was made in `env` just above.
                 Ok(unsafe { Unknown::from_napi_value(env.raw(), raw)? })
             }
         }
@@ -93,7 +98,9 @@ impl Fail {
     /// An error to return from a synchronous call: throws the right object.
     pub fn throw(self, env: &Env) -> napi::Error {
         match self.into_js(env) {
-            Ok(v) => napi::Error::from(v),
+            // Kept as the value it is: `From<Unknown>` cannot hold a
+            // primitive before Node-API 10 and coerces it to a message.
+            Ok(v) => napi::Error::from_unknown_without_coercion(v),
             Err(e) => e,
         }
     }
@@ -118,6 +125,9 @@ pub fn describe(v: &Unknown) -> String {
     let env = Env::from_raw(v.env());
     runtime_fn(&env, "describe")
         .and_then(|f| f.call(*v))
+        // SAFETY: lib/describe.js returns a string, and reading a string
+        // through Node-API fails (an error, not undefined behaviour) on any
+        // other value.
         .and_then(|s| unsafe { s.cast::<String>() })
         .unwrap_or_else(|_| "a value".into())
 }
@@ -137,6 +147,7 @@ pub fn prop<'e>(obj: &Object<'e>, key: &str) -> Checked<Option<Unknown<'e>>> {
 
 pub fn to_bool(v: &Unknown, name: &str) -> Checked<bool> {
     match v.get_type()? {
+        // SAFETY: each cast below follows the type match it sits in.
         ValueType::Boolean => Ok(unsafe { v.cast::<bool>()? }),
         _ => Err(Fail::Type(format!("{name} must be a boolean, got {}", describe(v)))),
     }
@@ -144,6 +155,7 @@ pub fn to_bool(v: &Unknown, name: &str) -> Checked<bool> {
 
 pub fn to_string(v: &Unknown, name: &str) -> Checked<String> {
     match v.get_type()? {
+        // SAFETY: a string, as matched.
         ValueType::String => Ok(unsafe { v.cast::<String>()? }),
         _ => Err(Fail::Type(format!("{name} must be a string, got {}", describe(v)))),
     }
@@ -152,6 +164,7 @@ pub fn to_string(v: &Unknown, name: &str) -> Checked<String> {
 pub fn to_number(v: &Unknown, name: &str) -> Checked<f64> {
     match v.get_type()? {
         ValueType::Number => {
+            // SAFETY: a number, as matched.
             let n = unsafe { v.cast::<f64>()? };
             if n.is_finite() {
                 Ok(n)
@@ -176,6 +189,7 @@ pub fn to_integer(v: &Unknown, name: &str, min: f64) -> Checked<f64> {
 /// A plain object (not an array, function or null).
 pub fn to_object<'e>(v: &Unknown<'e>, name: &str) -> Checked<Object<'e>> {
     match v.get_type()? {
+        // SAFETY: an object, as matched.
         ValueType::Object if !v.is_array()? => Ok(unsafe { v.cast::<Object>()? }),
         _ => Err(Fail::Type(format!("{name} must be an object, got {}", describe(v)))),
     }
@@ -183,6 +197,7 @@ pub fn to_object<'e>(v: &Unknown<'e>, name: &str) -> Checked<Object<'e>> {
 
 pub fn to_function<'e>(v: &Unknown<'e>, name: &str) -> Checked<Function<'e, Unknown<'e>, Unknown<'e>>> {
     match v.get_type()? {
+        // SAFETY: a function, as matched.
         ValueType::Function => Ok(unsafe { v.cast()? }),
         _ => Err(Fail::Type(format!("{name} must be a function, got {}", describe(v)))),
     }
@@ -192,6 +207,7 @@ pub fn to_array<'e>(v: &Unknown<'e>, name: &str) -> Checked<Vec<Unknown<'e>>> {
     if v.get_type()? != ValueType::Object || !v.is_array()? {
         return Err(Fail::Type(format!("{name} must be an array, got {}", describe(v))));
     }
+    // SAFETY: an array (an object), checked above.
     let arr = unsafe { v.cast::<Object>()? };
     let n = arr.get_array_length()?;
     (0..n).map(|i| arr.get_element::<Unknown>(i).map_err(Fail::from)).collect()

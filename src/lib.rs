@@ -4,6 +4,8 @@
 //! decision lives in core; the public JavaScript (errors, tools, result
 //! shaping) lives in `lib/`.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod construct;
 mod embedder;
 mod engine;

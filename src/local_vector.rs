@@ -53,6 +53,7 @@ fn index_name(o: &Object, method: &str) -> Checked<String> {
 }
 
 fn vector_of(v: &Unknown, name: &str) -> Checked<Vec<f32>> {
+    // SAFETY: `v` is a live value of its own environment; the conversion checks its type.
     let Vector(x) = unsafe { Vector::from_napi_value(v.env(), v.raw()) }
         .map_err(|e| Fail::Type(format!("{name}: {}", e.reason)))?;
     Ok(x)
@@ -144,6 +145,7 @@ impl LocalVector {
                 let o = args(&params, "upsert", &["indexName", "vectors", "metadata", "ids", "deleteFilter"])?;
                 let name = index_name(&o, "upsert")?;
                 let raw = required(&o, "vectors", "upsert")?;
+                // SAFETY: `raw` is a live value of `env`; the conversion checks its type.
                 let Vectors(vectors) = unsafe { Vectors::from_napi_value(env.raw(), raw.raw()) }
                     .map_err(|e| Fail::Type(format!("vectors: {}", e.reason)))?;
                 let ids = match prop(&o, "ids")? {
@@ -167,10 +169,7 @@ impl LocalVector {
                 };
                 let mut store = self.store.write();
                 let ix = store.index_mut(&name).map_err(core_err)?;
-                if let Some(f) = delete_filter {
-                    ix.remove_matching(&f);
-                }
-                ix.upsert(&name, ids.clone(), vectors, metadata).map_err(core_err)?;
+                ix.upsert_replacing(&name, delete_filter.as_ref(), ids.clone(), vectors, metadata).map_err(core_err)?;
                 Ok(ids)
             })();
             settle(env, r)

@@ -29,6 +29,7 @@ impl<T: FromNapiValue + 'static> MaybePromise<T> {
 }
 
 fn kind(env: sys::napi_env, v: sys::napi_value) -> String {
+    // SAFETY: `v` is a value of `env` that napi-rs handed to a conversion.
     let u = unsafe { Unknown::from_napi_value(env, v) };
     match u {
         Ok(u) => crate::js::describe(&u),

@@ -45,6 +45,7 @@ impl JsStore {
             }
         }
         let caller = runtime_fn(env, "storeCaller")?.call(*v)?;
+        // SAFETY: lib's storeCaller returns a function; its answers are read leniently.
         let f: Function<Js<Value>, MaybePromise<Lenient<Json>>> = unsafe { caller.cast()? };
         Ok(JsStore { caller: f.build_threadsafe_function().weak::<true>().build()?, intent: Default::default() })
     }

@@ -186,7 +186,7 @@ impl Workspace {
                     .map(|(id, content)| DocArgs { id, content, metadata: None, start_line_offset: None })
                     .collect();
                 if !extras.is_empty() {
-                    // splitDocs checked that `docs` is an array.
+                    // SAFETY: splitDocs checked that `docs` is an array (an object).
                     let items: Object = unsafe { docs.cast()? };
                     for i in extras {
                         let at = format!("docs[{i}]");
@@ -211,10 +211,14 @@ impl Workspace {
                 Ok(ManyOutcome { error: None, report }) => Ok(report),
                 Ok(ManyOutcome { error: Some(e), report }) => {
                     let value = Fail::Napi(e).into_js(env)?;
-                    if let Ok(mut obj) = unsafe { value.cast::<Object>() } {
+                    // Only an object can carry the report: a string, number
+                    // or null the embedder threw is handed back as it is.
+                    if matches!(value.get_type()?, ValueType::Object | ValueType::Function) {
+                        // SAFETY: its type was checked just above.
+                        let mut obj = unsafe { value.cast::<Object>()? };
                         obj.set_named_property("report", report)?;
                     }
-                    Err(napi::Error::from(value))
+                    Err(napi::Error::from_unknown_without_coercion(value))
                 }
             })
         })

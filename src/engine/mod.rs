@@ -165,6 +165,7 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
 fn release_memory() {
     // SAFETY: mi_collect only returns this allocator's free pages.
     rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+    // SAFETY: as above, on this thread.
     unsafe { libmimalloc_sys::mi_collect(true) };
 }
 

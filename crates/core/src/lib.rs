@@ -18,6 +18,8 @@
 //! Every decision (what to write, delete, retry, report) is made here; the
 //! binding in `src/` converts values and carries plans out.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod analysis;
 pub mod index;
 pub mod ingest;

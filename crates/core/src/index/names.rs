@@ -19,12 +19,16 @@ impl Names {
         self.ends.len()
     }
 
+    /// The name of term `t`. Checked as UTF-8 on every read, not only
+    /// at `decode`: a loaded snapshot's bytes are the file's, mapped, and
+    /// a file written in place by another program would change them after
+    /// the check (`persist::disk::map_snapshot`); such a name reads as
+    /// empty (it matches no query word) instead of reaching safe code as
+    /// an invalid `&str`. A name is a few bytes: the check costs little.
     pub fn get(&self, t: usize) -> &str {
         let start = if t == 0 { 0 } else { self.ends[t - 1] as usize };
-        let name = &self.bytes[start..self.ends[t] as usize];
-        // SAFETY: pushed as &str, or checked by `decode` (UTF-8, each end
-        // a char boundary, ends in order), so every name is UTF-8.
-        unsafe { std::str::from_utf8_unchecked(name) }
+        let end = (self.ends[t] as usize).max(start);
+        self.bytes.get(start..end).and_then(|name| std::str::from_utf8(name).ok()).unwrap_or("")
     }
 
     pub fn push(&mut self, name: &str) {

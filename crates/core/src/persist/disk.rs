@@ -117,6 +117,35 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
+/// Maps a snapshot file read-only, not populated: the texts' pages are
+/// never touched (texts are read with positional reads when used); the
+/// rest is faulted in by the checksum.
+///
+/// # Safety
+///
+/// The caller must ensure that nobody truncates or writes the file in
+/// place while any part of the mapping is alive (the index views it for as
+/// long as the workspace holds the snapshot). If that is broken:
+///
+/// - a truncation makes the next read of a page past the new end raise
+///   SIGBUS, which ends the process (a signal, not a Rust panic);
+/// - a write in place changes bytes after they were checked: postings,
+///   lengths and line tables read back as other numbers (wrong scores,
+///   never reads out of bounds: every offset into the mapping is
+///   bounds-checked by the slice it indexes), and term names are checked
+///   as UTF-8 on every read (`index::names`), so invalid bytes never
+///   become a `&str`.
+///
+/// How the project keeps it: writers never change a snapshot in place but
+/// write a new file and rename it over the name (the mapped inode stays as
+/// it was); the file is created read-only (mode 0444), so a plain write or
+/// `cp` over it fails; the persist directory is held with a lock file and
+/// used by one process at a time (`docs/architecture.md`).
+pub unsafe fn map_snapshot(file: &File) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: forwarded to the caller (this function's contract).
+    unsafe { memmap2::MmapOptions::new().map(file) }
+}
+
 /// Reads the snapshot file of `dir` (its checked payload is `unframe`'s),
 /// with the handle it was read through (texts are read from it later).
 /// Only a regular file is read, and no more of it than its size.
@@ -126,14 +155,10 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
         _ => SnapshotError::Io(e.to_string()),
     };
     let mut file = open_regular(&snapshot_path(dir)).map_err(io)?;
-    // SAFETY: a snapshot file is never changed in place: writers make a new
-    // file and rename it over the old name, so the mapped inode stays as it
-    // was while mapped (an empty file cannot be mapped: read instead). The
-    // file is written read-only, so that another program cannot write it
-    // in place by mistake either (README: replace it by rename).
-    // Not populated: the texts' pages are never touched (read with
-    // positional reads when used); the rest is faulted in by the checksum.
-    let bytes = match unsafe { memmap2::MmapOptions::new().map(&file) } {
+    // SAFETY: `map_snapshot`'s contract is kept by how snapshots are written
+    // (a new read-only file renamed over the old name, in a directory our
+    // lock file holds) and what stays checked on every read (see there).
+    let bytes = match unsafe { map_snapshot(&file) } {
         Ok(m) => SnapshotBytes::Mapped(std::sync::Arc::new(Backing::mapped(m))),
         Err(_) => {
             let size = file.metadata().map_err(io)?.len();

@@ -131,13 +131,30 @@ impl VectorIndex {
         Ok(())
     }
 
-    /// Adds or replaces vectors (all checked before any is written).
-    pub fn upsert(
+    /// `upsert`, after removing the vectors `delete_filter` matches (Mastra's
+    /// `deleteFilter`): the new vectors are checked first, so that a bad
+    /// upsert deletes nothing.
+    pub fn upsert_replacing(
         &mut self,
         name: &str,
+        delete_filter: Option<&Filter>,
         ids: Vec<String>,
         vectors: Vec<Vec<f32>>,
         metadata: Vec<Option<Map<String, Value>>>,
+    ) -> Result<(), VectorError> {
+        self.check_upsert(name, &ids, &vectors, &metadata)?;
+        if let Some(f) = delete_filter {
+            self.remove_matching(f);
+        }
+        self.upsert(name, ids, vectors, metadata)
+    }
+
+    fn check_upsert(
+        &self,
+        name: &str,
+        ids: &[String],
+        vectors: &[Vec<f32>],
+        metadata: &[Option<Map<String, Value>>],
     ) -> Result<(), VectorError> {
         if ids.len() != vectors.len() || metadata.len() != vectors.len() {
             return Err(VectorError::Invalid(format!(
@@ -147,12 +164,24 @@ impl VectorIndex {
                 metadata.len()
             )));
         }
-        for v in &vectors {
+        for v in vectors {
             self.check_dim(name, v)?;
             if v.iter().any(|x| !x.is_finite()) {
                 return Err(VectorError::Invalid("vectors must hold finite numbers".into()));
             }
         }
+        Ok(())
+    }
+
+    /// Adds or replaces vectors (all checked before any is written).
+    pub fn upsert(
+        &mut self,
+        name: &str,
+        ids: Vec<String>,
+        vectors: Vec<Vec<f32>>,
+        metadata: Vec<Option<Map<String, Value>>>,
+    ) -> Result<(), VectorError> {
+        self.check_upsert(name, &ids, &vectors, &metadata)?;
         for ((id, v), m) in ids.into_iter().zip(vectors).zip(metadata) {
             match self.slot_of.get(&id) {
                 Some(&s) => {
