@@ -428,6 +428,7 @@ fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
 }
 
 /// `search()` options, checked.
+#[derive(Clone)]
 pub struct SearchOptions {
     pub top_k: usize,
     pub mode: Option<Mode>,

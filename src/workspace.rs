@@ -362,7 +362,7 @@ impl Workspace {
             let inner = self.inner.clone();
             spawn(env, &self.inner, async move {
                 let tokens = inner.query_tokens(&query).await?;
-                Ok(Inner::bm25_results(&inner.index.read(), &tokens, &opts))
+                inner.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await
             })
         })
     }

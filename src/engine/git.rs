@@ -59,7 +59,7 @@ impl Inner {
     pub async fn refresh_kind_rules(self: &Arc<Self>) {
         let Some(base) = self.base_path.clone().filter(|_| self.keyword.is_some()) else { return };
         if let Ok(rules) = blocking(move || read_kind_rules(&base)).await {
-            self.index.write().set_kind_rules(rules);
+            let _ = self.write_index(move |index| index.set_kind_rules(rules)).await;
         }
     }
 

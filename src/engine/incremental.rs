@@ -91,8 +91,8 @@ impl Inner {
         if let Some(p) = self.persist.as_ref().filter(|_| self.watch) {
             p.state.lock().located.replace_all(&found);
         }
-        let fresh =
-            self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty()) && self.index.read().is_empty();
+        let fresh = self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty())
+            && self.read_index(|index| index.is_empty()).await?;
         let embedded = if fresh {
             self.clone().build_recorded(ticket, found, &mut report, &mut counts).await?
         } else {
@@ -197,21 +197,25 @@ impl Inner {
         counts: &mut FileCounts,
         by_watcher: bool,
     ) -> Result<usize> {
-        let p = self.persist.as_ref().expect("persist");
-        let plan = {
-            let index = self.index.read();
+        // Planned off this task: a save may hold the index for a while.
+        let me = self.clone();
+        let (plan, found) = blocking(move || {
+            let p = me.persist.as_ref().expect("persist");
+            let index = me.index.read();
             let state = p.state.lock();
             // A file whose vectors were not written (the embedder failed: the
             // ledger does not know it) is read, and embedded, again. Locks in
             // the order saves take them: index, file state, ledger.
-            let ledger = self.vectors.as_ref().map(|v| v.ledger.lock());
+            let ledger = me.vectors.as_ref().map(|v| v.ledger.lock());
             let with_docs = |id: &str| {
                 by_watcher
-                    || ((self.keyword.is_none() || index.holds_file(id))
+                    || ((me.keyword.is_none() || index.holds_file(id))
                         && ledger.as_ref().is_none_or(|l| l.get(id).is_some()))
             };
-            state.files.plan(&found, with_docs)
-        };
+            let plan = state.files.plan(&found, with_docs);
+            (plan, found)
+        })
+        .await?;
         self.apply_plan(ticket, found, plan, report, counts).await
     }
 

@@ -160,6 +160,34 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
         .map_err(panic_error)
 }
 
+impl Inner {
+    /// Runs `f` with the index read-locked: here when the lock is free at
+    /// once, else on a blocking thread, so that an async task never waits
+    /// on a bulk write holding it (a tokio worker would wait with it).
+    pub async fn read_index<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Bm25Index) -> T + Send + 'static,
+    ) -> Result<T> {
+        if let Some(index) = self.index.try_read() {
+            return Ok(f(&index));
+        }
+        let me = self.clone();
+        blocking(move || f(&me.index.read())).await
+    }
+
+    /// `read_index` for writes: a save or a long search may hold the index.
+    pub async fn write_index<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut Bm25Index) -> T + Send + 'static,
+    ) -> Result<T> {
+        if let Some(mut index) = self.index.try_write() {
+            return Ok(f(&mut index));
+        }
+        let me = self.clone();
+        blocking(move || f(&mut me.index.write())).await
+    }
+}
+
 /// Gives the memory that a bulk build freed back to the system: mimalloc
 /// keeps freed pages for reuse by each thread that used them.
 fn release_memory() {

@@ -232,13 +232,15 @@ impl Inner {
 
     /// Embeds again, from the index, the documents of `sources` (given to
     /// `index()`, not read from files) and writes them to the store.
-    async fn rewrite_from_index(&self, v: &VectorSide, sources: &[String], warnings: &mut Vec<String>) {
+    async fn rewrite_from_index(self: &Arc<Self>, v: &VectorSide, sources: &[String], warnings: &mut Vec<String>) {
         for source in sources {
-            let docs: Vec<NewDocument> = {
-                let index = self.index.read();
-                index
+            // Off this task: the index may be held, and stored texts are read from disk.
+            let (wanted, me) = (source.clone(), self.clone());
+            let found = super::blocking(move || {
+                let index = me.index.read();
+                let docs: Vec<NewDocument> = index
                     .documents()
-                    .filter(|d| d.id == *source || d.source_file() == Some(source.as_str()))
+                    .filter(|d| d.id == wanted || d.source_file() == Some(wanted.as_str()))
                     .map(|d| NewDocument {
                         id: d.id.clone(),
                         content: d.content.clone(),
@@ -246,12 +248,14 @@ impl Inner {
                         start_line_offset: d.start_line_offset,
                         analyzed: Default::default(),
                     })
-                    .collect()
-            };
+                    .collect();
+                let texts: Vec<String> = docs.iter().map(|d| d.content.to_string()).collect();
+                (docs, texts)
+            });
+            let Ok((docs, texts)) = found.await else { continue };
             if docs.is_empty() {
                 continue;
             }
-            let texts = docs.iter().map(|d| d.content.to_string()).collect();
             let written = match v.embedder.embed_all(texts).await {
                 Ok(vectors) => v.upsert(&docs.iter().collect::<Vec<_>>(), vectors).await,
                 Err(e) => Err(e),
@@ -352,30 +356,35 @@ impl Inner {
         state.save_error.clone().map_or(Ok(true), |e| Err(Error::from_reason(e)))
     }
 
-    /// Streams the snapshot to a temporary file under the read locks, then
-    /// (locks released) syncs it and renames it into place.
+    /// Streams the snapshot to a temporary file under the index's read lock
+    /// (and the embedded store's), then (locks released) syncs it and
+    /// renames it into place. The file state and the ledger are copied
+    /// under their locks first and released at once: async code takes
+    /// those two briefly, and must not wait for a whole encode.
     fn write_snapshot(&self, dir: &std::path::Path) -> std::io::Result<()> {
         let p = self.persisted();
         let pending = {
             // Lock order (docs/architecture.md): index, file state, ledger, store.
             let index = self.index.read();
             super::test_pause("save-holds-index");
-            let state = p.state.lock();
-            let ledger = self.vectors.as_ref().map(|v| v.ledger.lock());
+            let (files, embedder, ledger) = {
+                let state = p.state.lock();
+                let ledger = self.vectors.as_ref().map(|v| v.ledger.lock().clone());
+                (state.files.clone(), state.embedder.clone().unwrap_or_default(), ledger)
+            };
             let local = match &self.vectors {
                 Some(VectorSide { store: Store::Local(s), .. }) => Some(s.read()),
                 _ => None,
             };
-            let unknown = EmbedderIdentity::default();
             let vectors = match (&self.vectors, &ledger) {
                 (Some(v), Some(ledger)) => Some(VectorParts {
-                    embedder: state.embedder.as_ref().unwrap_or(&unknown),
+                    embedder: &embedder,
                     ledger,
                     local: local.as_ref().and_then(|s| s.index(&v.index_name).ok()),
                 }),
                 _ => None,
             };
-            let parts = Parts { fingerprint: &p.fingerprint, index: &index, files: &state.files, vectors };
+            let parts = Parts { fingerprint: &p.fingerprint, index: &index, files: &files, vectors };
             disk::begin(dir, |e| parts.encode(e))?
         };
         pending.commit()

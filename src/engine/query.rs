@@ -80,25 +80,29 @@ impl Inner {
         SearchResults(search(opts.top_k))
     }
 
-    /// bm25-mode hits, ranked in Rust.
-    fn keyword_hits(&self, tokens: &[String], top_k: usize, opts: &SearchOptions) -> Vec<SearchHit> {
+    /// bm25-mode hits, ranked in Rust (off this task when a write holds the index).
+    async fn keyword_hits(
+        self: &Arc<Self>,
+        tokens: &[String],
+        top_k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
         if tokens.is_empty() || self.keyword.is_none() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        let index = self.index.read();
-        let path_prefix = opts.path_prefix.as_deref();
-        keyword_ranked(
-            &index,
-            &KeywordQuery {
-                tokens,
+        let (tokens, opts) = (tokens.to_vec(), opts.clone());
+        self.read_index(move |index| {
+            let q = KeywordQuery {
+                tokens: &tokens,
                 top_k,
                 min_score: None,
                 filter: opts.filter.as_ref(),
-                path_prefix,
+                path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
-            },
-            opts.history.as_deref(),
-        )
+            };
+            keyword_ranked(index, &q, opts.history.as_deref())
+        })
+        .await
     }
 
     /// vector-mode hits: the query embedded, the store queried.
@@ -157,7 +161,7 @@ impl Inner {
             hybrid::vector_results(hits, top_k, opts.min_score)
         } else {
             let depth = hybrid_depth(top_k);
-            let keyword = self.keyword_hits(&tokens, depth, &opts);
+            let keyword = self.keyword_hits(&tokens, depth, &opts).await?;
             let vector = self.vector_hits(v, &query, &tokens, depth, &opts).await?;
             hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score)
         };

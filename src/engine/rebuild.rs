@@ -74,7 +74,7 @@ impl Inner {
             _ => None,
         };
         let me = self.clone();
-        let params = self.index.read().params();
+        let params = self.read_index(|index| index.params()).await?;
         let seq = ticket.seq();
         let mut taken = std::mem::take(report);
         let (rebuilt, taken) = blocking(move || {

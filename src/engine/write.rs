@@ -117,7 +117,8 @@ impl Inner {
             }
         }
         if self.keyword.is_some() {
-            self.index.write().upsert(doc, ticket.seq());
+            let seq = ticket.seq();
+            self.write_index(move |index| index.upsert(doc, seq)).await?;
         }
         self.save_soon();
         Ok(())
@@ -165,11 +166,14 @@ impl Inner {
         report.failed.extend(more.failed);
         report.indexed += held.len();
         if self.keyword.is_some() {
-            let mut index = self.index.write();
-            let mut writer = index.writer();
-            for d in held {
-                writer.upsert(d, ticket.seq());
-            }
+            let seq = ticket.seq();
+            self.write_index(move |index| {
+                let mut writer = index.writer();
+                for d in held {
+                    writer.upsert(d, seq);
+                }
+            })
+            .await?;
         }
         self.save_soon();
         let mut report = to_report(report, started);
@@ -202,7 +206,7 @@ impl Inner {
     /// documents of failed embedding groups, and of units the store
     /// refused, are reported failed and keep their previous version.
     async fn write_units(
-        &self,
+        self: &Arc<Self>,
         v: &VectorSide,
         ticket: &Ticket,
         docs: Vec<NewDocument>,
@@ -226,15 +230,26 @@ impl Inner {
                 report.failed.extend(unit.into_iter().map(|d| Failed { path: d.id, error: msg.clone() }));
                 continue;
             }
-            let mut index = self.index.write();
-            let mut writer = index.writer();
-            let mut ledger = v.ledger.lock();
-            for d in unit {
-                ledger.record(&d.id, [d.id.clone()]);
-                if self.keyword.is_some() {
-                    writer.upsert(d, ticket.seq());
+            let (count, seq, keyword, me) = (unit.len(), ticket.seq(), self.keyword.is_some(), self.clone());
+            // Lock order (docs/architecture.md): the index, then the ledger.
+            let written = self
+                .write_index(move |index| {
+                    let ledger = &me.vectors.as_ref().expect("a vector side").ledger;
+                    let mut writer = index.writer();
+                    let mut ledger = ledger.lock();
+                    for d in unit {
+                        ledger.record(&d.id, [d.id.clone()]);
+                        if keyword {
+                            writer.upsert(d, seq);
+                        }
+                    }
+                })
+                .await;
+            match written {
+                Ok(()) => report.indexed += count,
+                Err(e) => {
+                    first_error.get_or_insert(e);
                 }
-                report.indexed += 1;
             }
         }
         report
@@ -248,7 +263,8 @@ impl Inner {
         if let Some(v) = &self.vectors {
             removed = v.forget(&id).await?;
         }
-        removed |= self.index.write().remove_with_chunks(&id, ticket.seq());
+        let seq = ticket.seq();
+        removed |= self.write_index(move |index| index.remove_with_chunks(&id, seq)).await?;
         self.save_soon();
         Ok(removed)
     }
@@ -267,11 +283,16 @@ impl Inner {
             removed = ids;
         }
         if self.keyword.is_some() {
-            let mut index = self.index.write();
-            let ids = index.ids_with_prefix(&prefix);
-            for id in &ids {
-                index.remove(id, ticket.seq());
-            }
+            let seq = ticket.seq();
+            let ids = self
+                .write_index(move |index| {
+                    let ids = index.ids_with_prefix(&prefix);
+                    for id in &ids {
+                        index.remove(id, seq);
+                    }
+                    ids
+                })
+                .await?;
             removed.extend(ids);
         }
         removed.sort_unstable();
@@ -290,7 +311,8 @@ impl Inner {
         // The file table stays: a watcher then adds back only files whose
         // content changes, and the next init() reads every file again (the
         // index holds none of their documents).
-        self.index.write().clear(ticket.seq());
+        let seq = ticket.seq();
+        self.write_index(move |index| index.clear(seq)).await?;
         self.save_soon();
         Ok(())
     }
