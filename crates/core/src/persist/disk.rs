@@ -130,7 +130,7 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     // file and rename it over the old name, so the mapped inode stays as it
     // was while mapped (an empty file cannot be mapped: read instead). The
     // file is written read-only, so that another program cannot write it
-    // in place by mistake either (README: replace it by rename).
+    // in place by mistake either (docs/persistence.md: replace it by rename).
     // Not populated: the texts' pages are never touched (read with
     // positional reads when used); the rest is faulted in by the checksum.
     let bytes = match unsafe { memmap2::MmapOptions::new().map(&file) } {
