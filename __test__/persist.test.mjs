@@ -140,7 +140,7 @@ test('an init() that updated a few files resolves before saving; a process that 
   assert.equal((await run({ base, dir, queries: QUERIES })).report.reread, 0)
 })
 
-/** Replaces a file as the README asks (a new file renamed over it; the snapshot is read-only). */
+/** Replaces a file as docs/persistence.md asks (a new file renamed over it; the snapshot is read-only). */
 function replaceFile(file, bytes) {
   fs.writeFileSync(`${file}.new`, bytes)
   fs.renameSync(`${file}.new`, file)

@@ -1,17 +1,37 @@
-// The README's TypeScript code blocks, each a module of its own, and the
-// compiler settings a strict user project has; shared by the README test
-// and the pack-and-install test.
+// The TypeScript code blocks of the README and of docs/*.md, each a module
+// of its own, and the compiler settings a strict user project has; shared
+// by the README test and the pack-and-install test.
 import fs from 'node:fs'
+import path from 'node:path'
 
-/** The ```ts blocks of the README, in order. */
-export function readmeBlocks(readme) {
-  return [...fs.readFileSync(readme, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+/** The ```ts blocks of one Markdown file, in order. */
+export function readmeBlocks(file) {
+  return [...fs.readFileSync(file, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
 }
 
-/** Writes each block as block-N.mts (ES modules: top-level await works) and a strict tsconfig over them. */
+/** The documentation whose examples must compile: README.md, then docs/*.md by name (paths relative to `root`). */
+export function docFiles(root) {
+  const docs = fs.existsSync(path.join(root, 'docs')) ? fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).sort() : []
+  return ['README.md', ...docs.map((f) => `docs/${f}`)]
+}
+
+/** The ```ts blocks of every file of `docFiles(root)`, in order, each with a module name that says where it is from. */
+export function docsBlocks(root) {
+  return docFiles(root).flatMap((file) => {
+    const stem = file.replace(/\.md$/, '').replace(/[^A-Za-z0-9]+/g, '-')
+    return readmeBlocks(path.join(root, file)).map((code, i) => ({ name: `${stem}-${i + 1}`, code }))
+  })
+}
+
+/**
+ * Writes each block as a module (ES modules: top-level await works) and a
+ * strict tsconfig over them. A block is its code (written as block-N.mts)
+ * or `{ name, code }` (written as name.mts).
+ */
 export function writeBlocks(dir, blocks, extraOptions = {}) {
-  const files = blocks.map((code, i) => {
-    const file = `block-${i + 1}.mts`
+  const files = blocks.map((block, i) => {
+    const { name, code } = typeof block === 'string' ? { name: `block-${i + 1}`, code: block } : block
+    const file = `${name}.mts`
     fs.writeFileSync(`${dir}/${file}`, `export {}\n${code}`)
     return file
   })

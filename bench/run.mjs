@@ -38,7 +38,7 @@ const ORAMA_MAX = Number(opt('orama-max', '10000'))
 
 // Each engine runs in its own process. The bench, as a host, turns
 // transparent huge pages off for mimalloc (the package itself never does;
-// see the README's Speed section); MIMALLOC_ALLOW_THP=1 in the bench's own
+// see docs/benchmarks.md); MIMALLOC_ALLOW_THP=1 in the bench's own
 // environment keeps them.
 const childEnv = { ...process.env, MIMALLOC_ALLOW_THP: process.env.MIMALLOC_ALLOW_THP ?? '0' }
 

@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readmeBlocks, writeBlocks } from '../readme-blocks.mjs'
+import { docsBlocks, writeBlocks } from '../readme-blocks.mjs'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc')
@@ -37,7 +37,7 @@ const listing = (tarball) => execFileSync('tar', ['tzf', tarball], { encoding: '
 
 test('the root tarball holds no binary, the platform tarball only it', () => {
   const root = listing(tarballs.root)
-  for (const f of ['index.js', 'binding.js', 'index.d.ts', 'binding.d.ts', 'lib/runtime.js', 'lib/tools.js', 'lib/mastra/index.mjs', 'lib/mastra/index.cjs', 'lib/mastra/index.d.mts', 'bin/workspace-search.js', 'bin/progress.js', 'LICENSE', 'README.md', 'package.json']) {
+  for (const f of ['index.js', 'binding.js', 'index.d.ts', 'binding.d.ts', 'lib/runtime.js', 'lib/tools.js', 'lib/mastra/index.mjs', 'lib/mastra/index.cjs', 'lib/mastra/index.d.mts', 'bin/workspace-search.js', 'bin/progress.js', 'LICENSE', 'README.md', 'docs/api.md', 'docs/architecture.md', 'package.json']) {
     assert.ok(root.includes(f), `${f} in the root tarball`)
   }
   assert.deepEqual(root.filter((f) => f.endsWith('.node') || /^(src|crates|__test__|scripts|bench|eval)\//.test(f)), [])
@@ -166,7 +166,7 @@ console.log(JSON.stringify({ text: out.text, indexed: lastIndexReport(workspace)
 await workspace.destroy()
 `
 
-test('inside a fresh Mastra project: the README compiles, an Agent({ workspace }) conversation runs', { timeout: 600_000 }, () => {
+test('inside a fresh Mastra project: the README and docs/ compile, an Agent({ workspace }) conversation runs', { timeout: 600_000 }, () => {
   const app = path.join(work, 'mastra-app')
   fs.mkdirSync(path.join(app, 'data/docs'), { recursive: true })
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
@@ -175,11 +175,11 @@ test('inside a fresh Mastra project: the README compiles, an Agent({ workspace }
   const deps = ['@mastra/core', '@mastra/libsql', '@mastra/pg', '@mastra/duckdb', 'ai'].map(installed)
   npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.root, tarballs.platform, ...deps], app)
 
-  writeBlocks(app, readmeBlocks(path.join(ROOT, 'README.md')), { typeRoots: [path.join(ROOT, 'node_modules/@types')] })
+  writeBlocks(app, docsBlocks(ROOT), { typeRoots: [path.join(ROOT, 'node_modules/@types')] })
   try {
     node([TSC, '-p', app], app)
   } catch (err) {
-    assert.fail(`tsc failed over the README's blocks:\n${err.stdout}`)
+    assert.fail(`tsc failed over the blocks of the README and docs/:\n${err.stdout}`)
   }
   fs.writeFileSync(path.join(app, 'agent.mjs'), AGENT)
   const out = node(['agent.mjs', path.join(app, 'data')], app)

@@ -96,7 +96,7 @@ impl TokenizerConfig {
 }
 
 impl Default for TokenizerConfig {
-    /// The product default, chosen on the evaluation sets (README, Ranking
+    /// The product default, chosen on the evaluation sets (docs/ranking.md, Ranking
     /// quality): Mastra's pipeline plus CJK bigrams, identifier splitting
     /// and English stemming.
     fn default() -> Self {

@@ -140,7 +140,8 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
 /// write a new file and rename it over the name (the mapped inode stays as
 /// it was); the file is created read-only (mode 0444), so a plain write or
 /// `cp` over it fails; the persist directory is held with a lock file and
-/// used by one process at a time (`docs/architecture.md`).
+/// used by one process at a time (`docs/architecture.md`; replacing a
+/// snapshot by hand: by rename, `docs/persistence.md`).
 pub unsafe fn map_snapshot(file: &File) -> std::io::Result<memmap2::Mmap> {
     // SAFETY: forwarded to the caller (this function's contract).
     unsafe { memmap2::MmapOptions::new().map(file) }

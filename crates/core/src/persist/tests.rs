@@ -240,7 +240,7 @@ fn a_text_damaged_at_rest_is_blank_and_its_snapshot_is_not_loaded_again() {
     #[cfg(unix)]
     assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions()) & 0o222, 0);
     // One byte of a text flips on disk (the file replaced by rename, as
-    // the README asks): the texts are outside the whole-file checksum, so
+    // docs/persistence.md asks): the texts are outside the whole-file checksum, so
     // it loads; that text fails its own and comes back blank.
     let mut bytes = std::fs::read(&path).unwrap();
     let at = bytes.windows(18).position(|w| w == b"delta epsilon zeta").unwrap();
