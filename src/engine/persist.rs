@@ -186,8 +186,9 @@ impl Inner {
         doubted.extend(intents.sources.iter().cloned());
         // Whole sources are in doubt: every id the ledger knows for them goes.
         let (sources, by_hand) = {
-            let ledger = v.ledger.lock();
+            // Lock order (docs/architecture.md): the file state, then the ledger.
             let state = self.persisted().state.lock();
+            let ledger = v.ledger.lock();
             let sources = ledger.sources_with(&doubted);
             let by_hand: Vec<String> = sources.iter().filter(|s| state.files.get(s).is_none()).cloned().collect();
             (sources, by_hand)
