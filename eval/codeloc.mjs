@@ -18,9 +18,11 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const pkg = path.resolve(here, '..')
 const { fileKind } = createRequire(import.meta.url)('../index.js')
 const SHARED = path.resolve(here, '../../shared')
-const SET = path.join(SHARED, 'data/codeloc-dev')
+// CODELOC_SET: another set of the same kind (a held-out one built with
+// tools/build_codeloc.py), its folders under CODELOC_CACHE.
+const SET = process.env.CODELOC_SET ?? path.join(SHARED, 'data/codeloc-dev')
 const CACHE = process.env.CODELOC_CACHE ?? '/tmp/codeloc-cache'
-const TOOLS = path.join(SET, 'tools')
+const TOOLS = path.join(SHARED, 'data/codeloc-dev/tools')
 const out = path.join(here, 'out')
 
 const args = process.argv.slice(2)
@@ -31,7 +33,9 @@ const flag = (name) => {
 
 function ensureFolders() {
   const manifest = JSON.parse(fs.readFileSync(path.join(SET, 'manifest.json'), 'utf8'))
-  const missing = JSON.stringify(manifest).match(/[a-z]+@[0-9a-f]{12}/g)?.some((s) => !fs.existsSync(path.join(CACHE, 'codeloc-dev', s)))
+  const name = manifest.name ?? path.basename(SET)
+  const missing = JSON.stringify(manifest).match(/[a-z]+@[0-9a-f]{12}/g)?.some((s) => !fs.existsSync(path.join(CACHE, name, s)))
+  if (missing && process.env.CODELOC_SET) throw new Error(`the folders of ${SET} are not all in ${CACHE}/${name}`)
   if (missing) {
     execFileSync('python3', [path.join(TOOLS, 'build_codeloc.py'), 'folders', SET, '--bundles', path.join(SET, 'bundles'), '--cache', CACHE], { stdio: 'inherit' })
   }
@@ -88,7 +92,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error(`no ${SET}: the code set is not here`)
     process.exit(0)
   }
-  console.log('\n| codeloc-dev | nDCG@10 | Acc@5 | R@10 | MRR | fd | ky | fzf |\n|---|---:|---:|---:|---:|---:|---:|---:|')
+  const repos = Object.keys(rows[0].per)
+  console.log(`\n| ${path.basename(SET)} | nDCG@10 | Acc@5 | R@10 | MRR | ${repos.join(' | ')} |\n|---|---:|---:|---:|---:|${repos.map(() => '---:|').join('')}`)
   const f = (x) => (x === undefined ? '' : x.toFixed(3))
-  for (const r of rows) console.log(`| ${r.run} | ${f(r.ndcg10)} | ${f(r.acc5)} | ${f(r.r10)} | ${f(r.mrr)} | ${f(r.per.fd)} | ${f(r.per.ky)} | ${f(r.per.fzf)} |`)
+  for (const r of rows) console.log(`| ${r.run} | ${f(r.ndcg10)} | ${f(r.acc5)} | ${f(r.r10)} | ${f(r.mrr)} | ${repos.map((n) => f(r.per[n])).join(' | ')} |`)
 }

@@ -60,13 +60,50 @@ const DOC_NAMES: &[&str] = &[
     "authors",
     "notice",
 ];
-const CONFIG_EXTS: &[&str] =
-    &["json", "jsonc", "yml", "yaml", "toml", "ini", "cfg", "conf", "lock", "xml", "plist", "properties", "env"];
+const CONFIG_EXTS: &[&str] = &[
+    "json",
+    "jsonc",
+    "yml",
+    "yaml",
+    "toml",
+    "ini",
+    "cfg",
+    "conf",
+    "lock",
+    "xml",
+    "plist",
+    "properties",
+    "env",
+    // Build files: CMake, Gradle, Bazel, make, qmake, autoconf and
+    // pkg-config templates, editor syntax definitions.
+    "cmake",
+    "gradle",
+    "bazel",
+    "bzl",
+    "mk",
+    "pro",
+    "in",
+    "sublime-syntax",
+];
 /// Shell scripts are source (fzf's `shell/completion.bash` is what its
 /// commits change) except where they only build or release the project.
 const SCRIPT_EXTS: &[&str] = &["sh", "bash", "zsh", "fish", "ps1", "bat", "cmd"];
 const BUILD_DIRS: &[&str] = &["ci", ".ci", ".github", ".circleci", ".buildkite"];
 const CONFIG_NAMES: &[&str] = &["makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "vagrantfile"];
+/// Whole file names of build and packaging files whose extension says
+/// otherwise (`CMakeLists.txt` is no documentation, `setup.py` no source).
+const CONFIG_FILES: &[&str] = &[
+    "build",
+    "workspace",
+    "cmakelists.txt",
+    "meson.build",
+    "setup.py",
+    "noxfile.py",
+    "fabfile.py",
+    "py.typed",
+    "build.gradle.kts",
+    "settings.gradle.kts",
+];
 
 /// The kind of `path` under `rules` when there are any.
 pub fn kind_with(rules: Option<&KindRules>, path: &str) -> FileKind {
@@ -83,6 +120,10 @@ pub fn kind_of(path: &str) -> FileKind {
         Some(i) => (&name[..i], &name[i + 1..]),
     };
     let in_dir = |dirs: &[&str]| parts.iter().any(|p| dirs.contains(p));
+    // `vite.config.ts`, `jest.config.js`: a tool's configuration in code.
+    if CONFIG_FILES.contains(&name) || stem.ends_with(".config") {
+        return FileKind::Config;
+    }
     if LOCK_FILES.contains(&name)
         || in_dir(GENERATED_DIRS)
         || stem.ends_with(".min")
@@ -121,6 +162,7 @@ fn is_test_name(stem: &str, ext: &str, path: &str) -> bool {
         || stem.ends_with(".spec")
         || stem.ends_with("_spec")
         || (stem.starts_with("test_") && ext == "py")
+        || (stem == "conftest" && ext == "py")
         || stem == "tests"
         // `FooTest.java` by its case (not `Latest.java`).
         || (ext == "java" && path.rsplit('/').next().is_some_and(|n| n.trim_end_matches(".java").ends_with("Test")))
@@ -277,6 +319,16 @@ mod tests {
             (".gitignore", Config),
             ("ci/before_deploy.bash", Config),
             ("shell/completion.bash", Source),
+            ("CMakeLists.txt", Config),
+            ("src/CMakeLists.txt", Config),
+            ("support/cmake/fmt-config.cmake.in", Config),
+            ("support/build.gradle", Config),
+            ("support/bazel/BUILD.bazel", Config),
+            ("setup.py", Config),
+            ("tests/conftest.py", Test),
+            ("vite.config.ts", Config),
+            ("src/config.ts", Source),
+            ("src/build.rs", Source),
             ("shell/key-bindings.zsh", Source),
             ("build.rs", Source),
             ("src/history.ts", Source),
