@@ -15,6 +15,10 @@ const CACHE = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-cli-cache-'))
 process.on('exit', () => fs.rmSync(CACHE, { recursive: true, force: true }))
 const ENV = { ...process.env, XDG_CACHE_HOME: CACHE }
 const run = (...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: ENV })
+/** A path of the tests' spelling ('/') as the command prints it (ripgrep's: native separators). */
+const native = (p) => p.split('/').join(path.sep)
+/** The command run from `cwd` (paths print relative to it). */
+const runIn = (cwd, ...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: ENV, cwd })
 
 const FILES = {
   'docs/reset.md': '# Accounts\n\nTo reset your password, open settings.\nThen click reset.\n',
@@ -26,10 +30,10 @@ const FILES = {
 
 test('prints path:start-end  score and the matching lines', (t) => {
   const dir = tree(t, FILES)
-  const out = run(dir, 'reset password')
+  const out = runIn(dir, '.', 'reset password')
   assert.equal(out.status, 0, out.stderr)
   const lines = out.stdout.split('\n')
-  assert.match(lines[0], /^docs\/reset\.md:3-4  1\.000$/)
+  assert.equal(lines[0], `${native('docs/reset.md')}:3-4  1.000`)
   assert.match(lines[1], /^\s+3  To reset your password, open settings\.$/)
   assert.match(lines[2], /^\s+4  Then click reset\.$/)
   assert.ok(out.stdout.includes('notes.txt:1-1  0.'))
@@ -39,18 +43,18 @@ test('prints path:start-end  score and the matching lines', (t) => {
 
 test('--json prints one object per result; --top-k, --glob, --no-gitignore, --min-score', (t) => {
   const dir = tree(t, FILES)
-  const lines = run(dir, 'reset password', '--json', '--top-k', '1').stdout.trim().split('\n')
+  const lines = runIn(dir, '.', 'reset password', '--json', '--top-k', '1').stdout.trim().split('\n')
   assert.equal(lines.length, 1)
   const first = JSON.parse(lines[0])
-  assert.deepEqual(Object.keys(first), ['path', 'id', 'start', 'end', 'score', 'bm25', 'vector', 'content'])
-  assert.deepEqual([first.path, first.id, first.start, first.end, first.score, first.vector], ['docs/reset.md', 'docs/reset.md', 3, 4, 1, null])
+  assert.deepEqual(Object.keys(first), ['file', 'path', 'id', 'start', 'end', 'score', 'bm25', 'vector', 'content'])
+  assert.deepEqual([first.file, first.path, first.id, first.start, first.end, first.score, first.vector], [native('docs/reset.md'), 'docs/reset.md', 'docs/reset.md', 3, 4, 1, null])
   const ids = (out) => out.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).id)
   assert.deepEqual(ids(run(dir, 'password', '--json', '--glob', '*.txt')), ['notes.txt'])
   assert.deepEqual(ids(run(dir, 'secrets', '--json', '--no-gitignore')), ['ignored.md'])
   assert.deepEqual(ids(run(dir, 'reset password', '--json', '--min-score', '0.9')), ['docs/reset.md'])
 })
 
-test('exit status: 0 with results, 1 with none, 2 on a usage error with a message a person reads', (t) => {
+test('exit status: 0 with results, 1 with none, 2 on any error, with a message a person reads', (t) => {
   const dir = tree(t, FILES)
   const none = run(dir, 'zebra')
   assert.equal(none.status, 1)
@@ -72,16 +76,114 @@ test('exit status: 0 with results, 1 with none, 2 on a usage error with a messag
     assert.equal(out.status, 2, args.join(' '))
     assert.equal(out.stderr, `workspace-search: ${message}\nTry "workspace-search --help".\n`)
   }
-  assert.match(run('--help').stdout, /^Usage: workspace-search \[search\] <folder>/)
-  assert.equal(run('--version').stdout, `${JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url))).version}\n`)
+  const help = run('--help')
+  assert.equal(help.status, 0)
+  assert.match(help.stdout, /^Usage: workspace-search \[search\] <folder>/)
+  const version = run('--version')
+  assert.equal(version.status, 0)
+  assert.equal(version.stdout, `${JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url))).version}\n`)
   assert.equal(run('search', dir, 'router').status, 0)
+  // Errors past the arguments are errors too (2, not 1): a workspace that cannot be made, an index that cannot be kept.
+  const badInit = run(dir, 'x', '--index-dir', dir)
+  assert.equal(badInit.status, 2, badInit.stderr)
+  assert.match(badInit.stderr, /^workspace-search: persist\.dir \(.*\) is basePath or a folder that holds it/)
+  assert.ok(!badInit.stderr.includes('--help'), 'not a usage error')
+})
+
+test('exit status 2 for a folder that cannot be read (not "No results")', { skip: process.platform === 'win32' || !process.getuid }, (t) => {
+  const dir = tree(t, FILES)
+  fs.chmodSync(dir, 0o000)
+  let out
+  try {
+    // root reads any folder: the command runs as nobody then.
+    const as = process.getuid() === 0 ? { uid: 65534, gid: 65534 } : {}
+    out = spawnSync(process.execPath, [CLI, dir, 'password', '--no-persist'], { encoding: 'utf8', env: ENV, ...as })
+  } finally {
+    fs.chmodSync(dir, 0o700)
+  }
+  assert.equal(out.status, 2, out.stderr)
+  assert.equal(out.stderr, `workspace-search: cannot read ${dir}: permission denied\n`)
+})
+
+test('paths print as the folder argument joined with the file path (as ripgrep), in --json as file', (t) => {
+  const root = tree(t, { 'proj/src/a.md': 'the heron flies\n', 'work/.keep': '' })
+  const work = path.join(root, 'work')
+  const proj = path.join(root, 'proj')
+  for (const [cwd, folder, shown] of [
+    [work, '../proj', '../proj/src/a.md'],
+    [work, '../proj/', '../proj/src/a.md'],
+    [root, 'proj', 'proj/src/a.md'],
+    [root, './proj', './proj/src/a.md'],
+    [proj, '.', 'src/a.md'],
+    [proj, './', 'src/a.md'],
+    [proj, 'src', 'src/a.md'],
+    [work, proj, `${proj}/src/a.md`],
+    [work, path.join(proj, 'src'), `${proj}/src/a.md`],
+  ]) {
+    const out = runIn(cwd, folder, 'heron')
+    assert.equal(out.status, 0, out.stderr)
+    assert.equal(out.stdout.split('\n')[0], `${native(shown)}:1-1  1.000`, `${folder} from ${cwd}`)
+    assert.ok(fs.existsSync(path.resolve(cwd, native(shown))), `${shown} opens from ${cwd}`)
+    const json = JSON.parse(runIn(cwd, folder, 'heron', '--json').stdout)
+    assert.equal(json.file, native(shown))
+    assert.equal(json.path, folder === path.join(proj, 'src') || folder === 'src' ? 'a.md' : 'src/a.md', 'path: inside the folder, as before')
+  }
+  // A file the index could not take is named the same way on stderr.
+  const module = path.join(tree(t, { 'embedder.mjs': "export default async () => { throw new Error('503 down') }\n" }), 'embedder.mjs')
+  const failed = runIn(work, '../proj', 'heron', '--embedder', module)
+  assert.equal(failed.status, 0, failed.stderr)
+  assert.match(failed.stderr, new RegExp(`^workspace-search: ${native('../proj/src/a.md').replace(/[.\\]/g, '\\$&')}: vectors not written: 503 down`, 'm'))
+})
+
+test('displayPath: separators as the platform writes them, roots kept, the folder as written', () => {
+  const { displayPath } = createRequire(import.meta.url)('../bin/format.js')
+  const posix = (folder) => displayPath(folder, { sep: '/' })('src/a.rs')
+  assert.deepEqual(['.', './', '..', '../x/', '/', '/abs', 'a/../b', 'we\\ird'].map(posix), ['src/a.rs', 'src/a.rs', '../src/a.rs', '../x/src/a.rs', '/src/a.rs', '/abs/src/a.rs', 'a/../b/src/a.rs', 'we\\ird/src/a.rs'])
+  const windows = (folder) => displayPath(folder, { sep: '\\' })('src/a.rs')
+  assert.deepEqual(['.', '.\\', '..\\x\\', 'C:\\', 'C:', 'C:\\w', 'd/'].map(windows), ['src\\a.rs', 'src\\a.rs', '..\\x\\src\\a.rs', 'C:\\src\\a.rs', 'C:src\\a.rs', 'C:\\w\\src\\a.rs', 'd\\src\\a.rs'])
+})
+
+test('the default cache is one per folder and index options: same options reuse it, others get their own', (t) => {
+  const dir = tree(t, { 'docs/a.md': 'the heron flies\n', 'docs/b.md': 'the crane waits\n', 'notes.txt': 'a heron note\n', '.gitignore': 'hidden.md\n', 'hidden.md': 'heron hidden\n' })
+  // Older than any scan, so that none is read again as modified in the same instant (git's "racy" case).
+  const hourAgo = new Date(Date.now() - 3600_000)
+  for (const f of ['docs/a.md', 'docs/b.md', 'notes.txt', '.gitignore', 'hidden.md']) fs.utimesSync(path.join(dir, f), hourAgo, hourAgo)
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-cli-key-'))
+  t.after(() => fs.rmSync(cache, { recursive: true, force: true }))
+  const env = { ...process.env, XDG_CACHE_HOME: cache }
+  /** The files reused from the saved index (--stats), and the cache folders there are. */
+  const stats = (...args) => {
+    const out = spawnSync(process.execPath, [CLI, dir, 'heron', '--stats', ...args], { encoding: 'utf8', env })
+    assert.equal(out.status, 0, out.stderr)
+    const m = out.stderr.match(/^workspace-search: (\d+) files? indexed in \d+ ms: (\d+) reused from the saved index, (\d+) read, (\d+) removed; (\d+) skipped, (\d+) failed$/m)
+    assert.ok(m, out.stderr)
+    assert.ok(!out.stderr.includes('rebuilt'), out.stderr)
+    return { indexed: Number(m[1]), reused: Number(m[2]), read: Number(m[3]), folders: fs.readdirSync(path.join(cache, 'workspace-search')).length }
+  }
+  assert.deepEqual(stats(), { indexed: 4, reused: 0, read: 4, folders: 1 })
+  assert.deepEqual(stats(), { indexed: 4, reused: 4, read: 0, folders: 1 }, 'the same options reuse the index')
+  // Options of the search only: the same index.
+  assert.deepEqual(stats('--top-k', '1', '--json', '--min-score', '0.1', '--mode', 'bm25'), { indexed: 4, reused: 4, read: 0, folders: 1 })
+  // Options of the index: one each, the first left as it was.
+  assert.deepEqual(stats('--glob', 'docs/**'), { indexed: 2, reused: 0, read: 2, folders: 2 })
+  assert.deepEqual(stats('--glob', 'docs/**'), { indexed: 2, reused: 2, read: 0, folders: 2 })
+  assert.deepEqual(stats('--no-gitignore'), { indexed: 5, reused: 0, read: 5, folders: 3 })
+  assert.deepEqual(stats('--glob', 'notes.txt', '--glob', 'docs/**'), { indexed: 3, reused: 0, read: 3, folders: 4 })
+  assert.deepEqual(stats('--glob', 'docs/**', '--glob', 'notes.txt', '--glob', 'docs/**'), { indexed: 3, reused: 3, read: 0, folders: 4 }, 'the same globs in another order')
+  assert.deepEqual(stats(), { indexed: 4, reused: 4, read: 0, folders: 4 }, 'the first options still reuse theirs')
+  // The folder is known by its real path: a symbolic link to it shares its cache.
+  const link = path.join(cache, 'link')
+  fs.symlinkSync(dir, link, 'dir')
+  const viaLink = spawnSync(process.execPath, [CLI, link, 'heron', '--stats'], { encoding: 'utf8', env })
+  assert.match(viaLink.stderr, /: 4 files indexed in \d+ ms: 4 reused from the saved index/)
+  assert.equal(fs.readdirSync(path.join(cache, 'workspace-search')).length, 4)
 })
 
 test('chunks print their file path with file lines; long lines are elided; no colour when piped', (t) => {
   const long = `${'filler words here '.repeat(40)}needle${' and more'.repeat(200)}`
   const body = Array.from({ length: 400 }, (_, i) => (i === 300 ? 'the needle is here' : `line ${i} of text`)).join('\n')
   const dir = tree(t, { 'big.md': body, 'wide.md': long })
-  const out = run(dir, 'needle')
+  const out = runIn(dir, '.', 'needle')
   assert.equal(out.status, 0)
   assert.match(out.stdout, /^big\.md:301-301 {2}\d\.\d{3}\n {3}301 {2}the needle is here\n/m)
   assert.ok(!out.stdout.includes('#chunk-'))
@@ -145,15 +247,15 @@ test('a second run over the same folder reuses the saved index and sees changed 
 test('an embedder that fails (401) leaves keyword search working; its error is printed, never "No results"', (t) => {
   const dir = tree(t, FILES)
   const module = path.join(tree(t, { 'embedder.mjs': "export default async () => { throw new Error('401 Unauthorized: invalid API key') }\n" }), 'embedder.mjs')
-  const bm25 = run(dir, 'reset password', '--embedder', module)
+  const bm25 = runIn(dir, '.', 'reset password', '--embedder', module)
   assert.equal(bm25.status, 0, bm25.stderr)
-  assert.match(bm25.stdout, /^docs\/reset\.md:3-4 /)
+  assert.ok(bm25.stdout.startsWith(`${native('docs/reset.md')}:3-4 `), bm25.stdout)
   // One line for the four files the embedder failed alike.
   assert.match(bm25.stderr, /^workspace-search: 4 files: vectors not written: 401 Unauthorized: invalid API key \(/m)
   assert.ok(!bm25.stderr.includes('No results'), bm25.stderr)
   // Hybrid search embeds the query: the same error is the answer.
   const hybrid = run(dir, 'reset password', '--embedder', module, '--mode', 'hybrid')
-  assert.equal(hybrid.status, 1)
+  assert.equal(hybrid.status, 2, 'an error, not "found nothing"')
   assert.match(hybrid.stderr, /^workspace-search: 401 Unauthorized: invalid API key$/m)
   assert.ok(!hybrid.stderr.includes('No results'), hybrid.stderr)
 })
@@ -191,7 +293,16 @@ test('control characters from files are printed escaped (\\x1b), piped or on a t
   const byPath = Object.fromEntries(json.map((r) => [r.path, r]))
   assert.equal(byPath['tricks.md'].content, CONTROL_FILES['tricks.md'])
   assert.equal(byPath['odd\x1b[2Kname.md'].content, CONTROL_FILES['odd\x1b[2Kname.md'])
-  assert.deepEqual(Object.keys(json[0]), ['path', 'id', 'start', 'end', 'score', 'bm25', 'vector', 'content'])
+  assert.deepEqual(Object.keys(json[0]), ['file', 'path', 'id', 'start', 'end', 'score', 'bm25', 'vector', 'content'])
+
+  // The folder as the user wrote it, joined to each path, is escaped too (and kept raw in --json's file).
+  const parent = tree(t, Object.fromEntries(Object.entries(CONTROL_FILES).map(([name, text]) => [`in\x1b[31mside/${name}`, text])))
+  const nested = runIn(parent, 'in\x1b[31mside', 'terminal')
+  assert.equal(nested.status, 0, nested.stderr)
+  assertEscaped(nested.stdout)
+  assert.ok(nested.stdout.includes(`in\\x1b[31mside${path.sep}odd\\x1b[2Kname.md:1-1`), nested.stdout)
+  const nestedJson = runIn(parent, 'in\x1b[31mside', 'terminal', '--json').stdout.trim().split('\n').map((l) => JSON.parse(l))
+  assert.ok(nestedJson.some((r) => r.file === `in\x1b[31mside${path.sep}odd\x1b[2Kname.md` && r.path === 'odd\x1b[2Kname.md'), JSON.stringify(nestedJson))
 
   // What goes to stderr too: the query echoed back, a path in an error, the progress bar's file.
   const none = run(dir, 'zebra\x1b[Kquux')

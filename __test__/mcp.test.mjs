@@ -36,6 +36,18 @@ test('mcp: lists its tools, searches, reports status, and answers bad arguments 
   const { tools } = await client.listTools()
   assert.deepEqual(tools.map((x) => x.name), ['workspace_search', 'workspace_index_status'])
   assert.deepEqual(tools[0].inputSchema.required, ['query'])
+  // The JSON Schemas the SDK makes of the tools' zod schemas: every argument typed and bounded, no others allowed.
+  const { properties, additionalProperties } = tools[0].inputSchema
+  assert.deepEqual(Object.keys(properties), ['query', 'topK', 'mode', 'minScore', 'path'])
+  assert.equal(additionalProperties, false)
+  assert.deepEqual([properties.query.type, properties.query.pattern], ['string', '\\S'])
+  assert.deepEqual([properties.topK.type, properties.topK.minimum, properties.topK.maximum, properties.topK.default], ['integer', 1, 50, 5])
+  assert.deepEqual(properties.mode.enum, ['bm25', 'vector', 'hybrid'])
+  assert.deepEqual([properties.minScore.type, properties.minScore.minimum, properties.minScore.maximum], ['number', 0, 1])
+  assert.equal(properties.path.type, 'string')
+  for (const p of Object.values(properties)) assert.ok(p.description, JSON.stringify(p))
+  assert.deepEqual([tools[1].inputSchema.properties, tools[1].inputSchema.additionalProperties], [{}, false])
+  assert.match(tools[0].description, /^Search the files of this workspace by keywords/)
 
   const progress = []
   const found = await client.callTool({ name: 'workspace_search', arguments: { query: 'reset password', topK: 3 } }, undefined, { onprogress: (p) => progress.push(p) })
@@ -51,17 +63,28 @@ test('mcp: lists its tools, searches, reports status, and answers bad arguments 
   const status = await client.callTool({ name: 'workspace_index_status', arguments: {} })
   assert.match(text(status), /status: ready\n.*\nfiles indexed: 33 \(33 documents, 0 chunks\)/)
 
+  // Checked by the SDK against the zod schemas: its own wording around the schemas' messages.
   for (const [args, message] of [
     [{ topK: 3 }, 'query must be a non-empty string'],
+    [{ query: ' \n ' }, 'query must be a non-empty string'],
     [{ query: 'x', topK: 0 }, 'topK must be a whole number from 1 to 50'],
-    [{ query: 'x', mode: 'vector' }, /mode vector needs an embedder/],
+    [{ query: 'x', topK: 2.5 }, 'topK must be a whole number from 1 to 50'],
+    [{ query: 'x', mode: 'fuzzy' }, 'mode must be bm25, vector or hybrid'],
+    [{ query: 'x', minScore: 2 }, 'minScore must be a number from 0 to 1'],
+    [{ query: 'x', path: 3 }, 'path must be a string'],
     [{ query: 'x', bogus: 1 }, 'unknown argument "bogus"'],
   ]) {
     const bad = await client.callTool({ name: 'workspace_search', arguments: args })
     assert.equal(bad.isError, true)
-    if (typeof message === 'string') assert.equal(text(bad), message)
-    else assert.match(text(bad), message)
+    assert.match(text(bad), /Invalid arguments for tool workspace_search: /)
+    assert.ok(text(bad).includes(message), `${JSON.stringify(args)}: ${text(bad)}`)
   }
+  const vector = await client.callTool({ name: 'workspace_search', arguments: { query: 'x', mode: 'vector' } })
+  assert.equal(vector.isError, true)
+  assert.equal(text(vector), 'mode vector needs an embedder (start the server with --embedder or WORKSPACE_SEARCH_EMBEDDER); use bm25')
+  const extra = await client.callTool({ name: 'workspace_index_status', arguments: { verbose: true } })
+  assert.equal(extra.isError, true)
+  assert.ok(text(extra).includes('unknown argument "verbose"'), text(extra))
   const none = await client.callTool({ name: 'workspace_search', arguments: { query: 'zebra' } })
   assert.equal(text(none), 'No results for "zebra".')
 })

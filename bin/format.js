@@ -29,6 +29,24 @@ const escapeControls = (text) => text.replace(CONTROLS, (c) => `\\x${c.charCodeA
 const fileOf = (r) => (typeof r.metadata?.sourceFile === 'string' ? r.metadata.sourceFile : r.id)
 
 /**
+ * How the command line prints a file's path, as ripgrep does: the folder
+ * argument as the user wrote it (`../x`, `/abs/dir`, `./x`) joined with the
+ * file's path inside it, so the path opens from the working directory;
+ * `.` (the working directory) gives the plain relative path. Not
+ * normalised (`a/../b` stays), since `a` may be a symbolic link.
+ * @param {string} folder the folder argument
+ * @returns {(relative: string) => string}
+ */
+function displayPath(folder, { sep = require('node:path').sep } = {}) {
+  const native = sep === '/' ? (p) => p : (p) => p.replaceAll('/', sep)
+  const trimmed = folder.replace(sep === '/' ? /\/+$/ : /[\\/]+$/, '')
+  if (trimmed === '.') return native
+  // "/" (or "C:\\") keeps its root separator.
+  const base = trimmed === '' || /^[A-Za-z]:$/.test(trimmed) ? folder.slice(0, trimmed.length + 1) : `${trimmed}${sep}`
+  return (relative) => `${base}${native(relative)}`
+}
+
+/**
  * `text` cut to `width` columns (code points) with `…` in the middle.
  * @param {string} text
  * @param {number} width
@@ -72,7 +90,7 @@ function matchLines(r, spans) {
  * A printer for results on `stream`: colours only on a terminal and never
  * with NO_COLOR; lines fitted to the terminal (or PIPE_WIDTH).
  */
-function printer(stream) {
+function printer(stream, { show = (p) => p } = {}) {
   const tty = Boolean(stream.isTTY)
   const colour = tty && !process.env.NO_COLOR // no-color.org: set and not empty
   const width = tty ? stream.columns || 80 : PIPE_WIDTH
@@ -81,7 +99,7 @@ function printer(stream) {
   return {
     header(r) {
       const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
-      stream.write(`${paint('35', elide(`${escapeControls(fileOf(r))}${range}`, width - 9))}  ${r.score.toFixed(3)}\n`)
+      stream.write(`${paint('35', elide(`${escapeControls(show(fileOf(r)))}${range}`, width - 9))}  ${r.score.toFixed(3)}\n`)
     },
     /** A numbered line with its matching words highlighted (elided first, so spans are kept only where whole). */
     numbered({ number, text, spans }) {
@@ -103,9 +121,14 @@ function printer(stream) {
   }
 }
 
-/** One result as a JSON line: a stable shape for scripts. */
-function jsonLine(r) {
+/**
+ * One result as a JSON line: a stable shape for scripts. `file` is the path
+ * as printed (`show`: the folder argument joined with it), `path` the
+ * file's path inside the folder, `id` the result's.
+ */
+function jsonLine(r, show = (p) => p) {
   return JSON.stringify({
+    file: show(fileOf(r)),
     path: fileOf(r),
     id: r.id,
     start: r.lineRange?.start ?? null,
@@ -117,4 +140,4 @@ function jsonLine(r) {
   })
 }
 
-module.exports = { elide, matchLines, printer, jsonLine, fileOf, escapeControls, PIPE_WIDTH }
+module.exports = { elide, matchLines, printer, jsonLine, fileOf, displayPath, escapeControls, PIPE_WIDTH }

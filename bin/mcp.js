@@ -1,58 +1,53 @@
 // `workspace-search mcp <folder>`: the folder served to coding agents over
-// the Model Context Protocol (stdio), on the official TypeScript SDK (an
-// optional peer dependency, loaded only here). Two tools:
+// the Model Context Protocol (stdio), on the official TypeScript SDK's
+// McpServer (an optional peer dependency, loaded only here), its tools'
+// arguments declared and checked with zod schemas. Two tools:
 // workspace_search (ranked matches as text an agent reads well, capped to a
 // budget) and workspace_index_status. The folder is indexed at start; calls
 // made meanwhile wait for it, with progress notifications.
 'use strict'
 
+const path = require('node:path')
 const { matchLines, fileOf, escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
 
 /** Characters of result text per call (about 4,000 tokens). */
 const BUDGET = 16_000
 
-const SEARCH_TOOL = {
-  name: 'workspace_search',
-  title: 'Search the workspace',
-  description:
-    'Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns the best matches as "path:start-end  score" followed by the matching lines, best first.',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      query: { type: 'string', description: 'What to look for: words, identifiers, a question' },
-      topK: { type: 'integer', minimum: 1, maximum: 50, default: 5, description: 'Number of results (1-50, default 5)' },
-      mode: { type: 'string', enum: ['bm25', 'vector', 'hybrid'], description: 'bm25 (keywords, default), vector or hybrid (need an embedder)' },
-      minScore: { type: 'number', minimum: 0, maximum: 1, description: 'Drop results scoring below this (0-1)' },
-      path: { type: 'string', description: 'Only files whose path starts with this (e.g. "src/")' },
-    },
-    required: ['query'],
-    additionalProperties: false,
-  },
-}
+const SEARCH_DESCRIPTION =
+  'Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns the best matches as "path:start-end  score" followed by the matching lines, best first.'
+const STATUS_DESCRIPTION = 'How many files and chunks of the workspace are indexed, what was skipped and why, and whether indexing is still running.'
 
-const STATUS_TOOL = {
-  name: 'workspace_index_status',
-  title: 'Index status',
-  description: 'How many files and chunks of the workspace are indexed, what was skipped and why, and whether indexing is still running.',
-  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+/**
+ * The tools' input schemas in zod (its v4 API, from the zod the SDK itself
+ * loads): the SDK lists them as JSON Schema and checks every call against
+ * them, answering a bad one with a tool error that holds these messages.
+ * Unknown arguments are refused, not dropped.
+ * @param {typeof import('zod/v4')} z
+ */
+function inputSchemas(z) {
+  const unknownKeys = (issue) => {
+    if (issue.code !== 'unrecognized_keys') return undefined
+    return issue.keys.length === 1 ? `unknown argument "${issue.keys[0]}"` : `unknown arguments ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+  }
+  const strict = (shape) => z.strictObject(shape, { error: unknownKeys })
+  const QUERY = 'query must be a non-empty string'
+  const TOP_K = 'topK must be a whole number from 1 to 50'
+  const MIN_SCORE = 'minScore must be a number from 0 to 1'
+  return {
+    search: strict({
+      query: z.string({ error: QUERY }).regex(/\S/, { error: QUERY }).describe('What to look for: words, identifiers, a question'),
+      topK: z.number({ error: TOP_K }).int({ error: TOP_K }).min(1, { error: TOP_K }).max(50, { error: TOP_K }).default(5).describe('Number of results (1-50, default 5)'),
+      mode: z.enum(['bm25', 'vector', 'hybrid'], { error: 'mode must be bm25, vector or hybrid' }).optional().describe('bm25 (keywords, default), vector or hybrid (need an embedder)'),
+      minScore: z.number({ error: MIN_SCORE }).min(0, { error: MIN_SCORE }).max(1, { error: MIN_SCORE }).optional().describe('Drop results scoring below this (0-1)'),
+      path: z.string({ error: 'path must be a string' }).optional().describe('Only files whose path starts with this (e.g. "src/")'),
+    }),
+    status: strict({}),
+  }
 }
 
 /** A tool error the agent reads (isError), not a protocol error. */
 const toolError = (message) => ({ content: [{ type: 'text', text: message }], isError: true })
-
-/** The search arguments, checked; a message for the agent otherwise. */
-function searchArgs(args, canVector) {
-  const a = args ?? {}
-  for (const key of Object.keys(a)) if (!(key in SEARCH_TOOL.inputSchema.properties)) return `unknown argument "${key}"`
-  if (typeof a.query !== 'string' || a.query.trim() === '') return 'query must be a non-empty string'
-  if (a.topK !== undefined && !(Number.isInteger(a.topK) && a.topK >= 1 && a.topK <= 50)) return 'topK must be a whole number from 1 to 50'
-  if (a.mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(a.mode)) return 'mode must be bm25, vector or hybrid'
-  if (a.mode && a.mode !== 'bm25' && !canVector) return `mode ${a.mode} needs an embedder (start the server with --embedder or WORKSPACE_SEARCH_EMBEDDER); use bm25`
-  if (a.minScore !== undefined && !(typeof a.minScore === 'number' && a.minScore >= 0 && a.minScore <= 1)) return 'minScore must be a number from 0 to 1'
-  if (a.path !== undefined && typeof a.path !== 'string') return 'path must be a string'
-  return null
-}
 
 /**
  * Results as text: header lines and matching lines, cut at the budget with
@@ -77,17 +72,25 @@ function resultsText(workspace, query, results) {
   return parts.join('\n\n')
 }
 
-async function loadSdk() {
+/** The SDK's high-level server, its stdio transport and zod as the SDK loads it. */
+function loadSdk() {
+  let mcp
   try {
-    return {
-      ...require('@modelcontextprotocol/sdk/server/index.js'),
-      ...require('@modelcontextprotocol/sdk/server/stdio.js'),
-      ...require('@modelcontextprotocol/sdk/types.js'),
-    }
+    mcp = require.resolve('@modelcontextprotocol/sdk/server/mcp.js')
   } catch (err) {
     if (err.code !== 'MODULE_NOT_FOUND') throw err
     throw new Error('workspace-search mcp needs @modelcontextprotocol/sdk (an optional peer dependency): npm install @modelcontextprotocol/sdk')
   }
+  // The SDK's own zod (its dependency, found from its folder): schemas from
+  // another copy of zod may not be the kind it reads.
+  let z
+  try {
+    z = require(require.resolve('zod/v4', { paths: [path.dirname(mcp)] }))
+  } catch (err) {
+    if (err.code !== 'MODULE_NOT_FOUND' && err.code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw err
+    throw new Error('workspace-search mcp needs @modelcontextprotocol/sdk 1.23 or later, with zod 3.25 or later (zod/v4): npm install @modelcontextprotocol/sdk@latest')
+  }
+  return { ...require(mcp), ...require('@modelcontextprotocol/sdk/server/stdio.js'), ...require('@modelcontextprotocol/sdk/types.js'), z }
 }
 
 /**
@@ -107,9 +110,10 @@ function stdioTransport(sdk) {
 }
 
 async function serve(args, { openWorkspace }) {
-  const sdk = await loadSdk()
+  const sdk = loadSdk()
   const version = require('../package.json').version
-  const server = new sdk.Server({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
+  const server = new sdk.McpServer({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
+  const schemas = inputSchemas(sdk.z)
   const waiting = new Set() // progress listeners of calls made while indexing
   const started = Date.now()
   // A server lives long: files edited meanwhile reach the index (watch).
@@ -125,7 +129,7 @@ async function serve(args, { openWorkspace }) {
   const indexing = workspace.init().then(
     (r) => {
       report = r
-      server.sendLoggingMessage({ level: 'info', data: `workspace-search indexed ${r.indexed} files in ${Date.now() - started} ms` }).catch(() => {})
+      server.server.sendLoggingMessage({ level: 'info', data: `workspace-search indexed ${r.indexed} files in ${Date.now() - started} ms` }).catch(() => {})
     },
     (err) => {
       failure = err
@@ -146,26 +150,23 @@ async function serve(args, { openWorkspace }) {
     }
   }
 
-  server.setRequestHandler(sdk.ListToolsRequestSchema, async () => ({ tools: [SEARCH_TOOL, STATUS_TOOL] }))
-  server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: input } = request.params
-    if (name === STATUS_TOOL.name) {
-      const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'
-      const stats = workspace.stats()
-      const skipped = (report?.skipped ?? []).slice(0, 20).map((s) => `  ${escapeControls(s.path)}: ${escapeControls(s.reason)}`)
-      const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(require('node:path').resolve(args.folder))}`, `files indexed: ${report?.indexed ?? 0} (${stats.documents} documents, ${report?.chunks ?? 0} chunks)`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
-      return { content: [{ type: 'text', text }] }
-    }
-    if (name !== SEARCH_TOOL.name) return toolError(`unknown tool "${name}"`)
-    const problem = searchArgs(input, workspace.canVector)
-    if (problem) return toolError(problem)
+  // Arguments reach the callbacks checked against the schemas (topK defaulted).
+  server.registerTool('workspace_search', { title: 'Search the workspace', description: SEARCH_DESCRIPTION, inputSchema: schemas.search }, async (input, extra) => {
+    if (input.mode && input.mode !== 'bm25' && !workspace.canVector) return toolError(`mode ${input.mode} needs an embedder (start the server with --embedder or WORKSPACE_SEARCH_EMBEDDER); use bm25`)
     await ready(extra)
     if (failure) return toolError(`indexing failed: ${failure.message}`)
     // The path filter runs inside the engine (every mode), so a folder whose hits rank low is still found.
     // One result per file: an agent edits files, and five chunks of one file would crowd out the others.
-    const options = { topK: input.topK ?? 5, mode: input.mode ?? 'bm25', minScore: input.minScore, group: 'file', ...(input.path ? { pathPrefix: input.path } : {}) }
+    const options = { topK: input.topK, mode: input.mode ?? 'bm25', minScore: input.minScore, group: 'file', ...(input.path ? { pathPrefix: input.path } : {}) }
     const results = await workspace.search(input.query, options)
     return { content: [{ type: 'text', text: resultsText(workspace, input.query, results) }] }
+  })
+  server.registerTool('workspace_index_status', { title: 'Index status', description: STATUS_DESCRIPTION, inputSchema: schemas.status }, async () => {
+    const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'
+    const stats = workspace.stats()
+    const skipped = (report?.skipped ?? []).slice(0, 20).map((s) => `  ${escapeControls(s.path)}: ${escapeControls(s.reason)}`)
+    const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(path.resolve(args.folder))}`, `files indexed: ${report?.indexed ?? 0} (${stats.documents} documents, ${report?.chunks ?? 0} chunks)`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
+    return { content: [{ type: 'text', text }] }
   })
 
   await server.connect(stdioTransport(sdk))

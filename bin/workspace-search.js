@@ -6,37 +6,44 @@
 // agents over the Model Context Protocol (bin/mcp.js).
 
 const { parseArgs } = require('node:util')
+const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
-const { matchLines, printer, jsonLine, escapeControls } = require('./format.js')
+const { matchLines, printer, jsonLine, displayPath, escapeControls } = require('./format.js')
 
 const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
        workspace-search mcp <folder> [options]
 
 Indexes the files of <folder> (honouring .gitignore) and prints the best
-matches as "path:start-end  score" with the matching lines; "mcp" serves the
-folder to coding agents over the Model Context Protocol (stdio).
+matches as "path:start-end  score" with the matching lines, the path as
+<folder> joined with the file's path in it ("." prints it alone); "mcp"
+serves the folder to coding agents over the Model Context Protocol (stdio).
 
 Options:
   --mode MODE        bm25 (default), or vector / hybrid with an embedder
   --top-k N          number of results (default 5)
   --min-score X      drop results scoring below X (0 to 1)
   --glob PATTERN     index only files matching PATTERN (repeatable)
-  --json             one JSON object per result: { path, id, start, end, score, bm25, vector, content }
+  --json             one JSON object per result: { file, path, id, start, end,
+                     score, bm25, vector, content } (file: as printed; path:
+                     inside <folder>)
   --no-gitignore     index files that .gitignore excludes too
-  --index-dir DIR    keep the index in DIR (default: a folder per <folder>
-                     under ~/.cache/workspace-search); a second run over
-                     the same folder reads only the files that changed
+  --index-dir DIR    keep the index in DIR (default: a folder under
+                     ~/.cache/workspace-search per <folder>, --glob,
+                     --no-gitignore and --embedder); a second run reads only
+                     the files that changed
   --no-persist       keep nothing between runs
+  --stats            print on stderr what indexing did (files reused from
+                     the saved index, read, removed, skipped, failed)
   --embedder MODULE  a JavaScript module whose default export is an embedder
                      (also WORKSPACE_SEARCH_EMBEDDER); enables vector and hybrid
   -v, --version      print the version
   -h, --help         show this help
 
-Exit status: 0 with results, 1 with none, 2 on a usage error.`
+Exit status: 0 with results, 1 with none, 2 on an error (as grep).`
 
 const OPTIONS = {
   mode: { type: 'string' },
@@ -47,6 +54,7 @@ const OPTIONS = {
   'no-gitignore': { type: 'boolean' },
   'index-dir': { type: 'string' },
   'no-persist': { type: 'boolean' },
+  stats: { type: 'boolean' },
   embedder: { type: 'string' },
   version: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
@@ -78,6 +86,11 @@ function parse(argv) {
   if (positionals.length !== wanted) throw new UsageError(command === 'mcp' ? 'expected a folder' : 'expected a folder and a query')
   const [folder, query] = positionals
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new UsageError(`not a folder: ${folder}`)
+  try {
+    fs.opendirSync(folder).closeSync()
+  } catch (err) {
+    throw new Error(`cannot read ${folder}: ${err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.message}`)
+  }
   const topK = values['top-k'] === undefined ? 5 : Number(values['top-k'])
   if (!Number.isInteger(topK) || topK < 1) throw new UsageError(`--top-k must be a whole number of at least 1, got ${values['top-k']}`)
   const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score'])
@@ -86,7 +99,34 @@ function parse(argv) {
   if (mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(mode)) throw new UsageError(`--mode must be bm25, vector or hybrid, got ${mode}`)
   const embedderModule = values.embedder ?? process.env.WORKSPACE_SEARCH_EMBEDDER
   if (mode && mode !== 'bm25' && !embedderModule) throw new UsageError(`--mode ${mode} needs an embedder: --embedder MODULE or WORKSPACE_SEARCH_EMBEDDER`)
-  return { command, folder, query, topK, minScore, mode, embedderModule, json: Boolean(values.json), globs: values.glob ?? [], gitignore: !values['no-gitignore'], persist: persistOption(values) }
+  return { command, folder, query, topK, minScore, mode, embedderModule, json: Boolean(values.json), stats: Boolean(values.stats), globs: values.glob ?? [], gitignore: !values['no-gitignore'], persist: persistOption(values) }
+}
+
+/**
+ * The workspace id for the default cache folder (`persist: true` keeps one
+ * folder per real path of <folder> and id): a hash of every option that
+ * changes what is indexed, so that runs with other --glob, --no-gitignore
+ * or --embedder each keep their own index instead of rebuilding one in
+ * turn; options that only change the search (--top-k, --mode, --min-score,
+ * --json) share it. The engine's own fingerprint (version, tokenizer,
+ * chunking) is checked inside the folder.
+ */
+function cacheId(args) {
+  const key = {
+    v: 1,
+    globs: [...new Set(args.globs.length ? args.globs : ['.'])].sort(),
+    gitignore: args.gitignore,
+    embedder: args.embedderModule ? realpathOr(path.resolve(args.embedderModule)) : null,
+  }
+  return `cli_${crypto.createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16)}`
+}
+
+function realpathOr(p) {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return p
+  }
 }
 
 /** `persist` for the workspace: the cache folder by default, --index-dir, or off. */
@@ -111,6 +151,7 @@ async function loadEmbedder(module) {
 async function openWorkspace(args, onProgress, { watch = false } = {}) {
   const embedder = await loadEmbedder(args.embedderModule)
   return new Workspace({
+    ...(args.persist === true ? { id: cacheId(args) } : {}),
     filesystem: new LocalFilesystem({ basePath: args.folder }),
     bm25: true,
     ...(embedder ? { embedder } : {}),
@@ -138,14 +179,14 @@ async function search(args) {
  * stderr: one line per error, since an embedder that is down fails every
  * file with the same one.
  */
-function printFailed(failed) {
+function printFailed(failed, show) {
   const byError = new Map()
   for (const f of failed) {
     if (!byError.has(f.error)) byError.set(f.error, [])
     byError.get(f.error).push(f.path)
   }
   for (const [error, paths] of byError) {
-    const which = paths.length === 1 ? paths[0] : `${paths.length} files`
+    const which = paths.length === 1 ? show(paths[0]) : `${paths.length} files`
     process.stderr.write(`workspace-search: ${escapeControls(which)}: ${escapeControls(error)}\n`)
   }
 }
@@ -157,7 +198,9 @@ async function searchIn(workspace, args, progress) {
   } finally {
     progress.stop()
   }
-  printFailed(report.failed)
+  const show = displayPath(args.folder)
+  printFailed(report.failed, show)
+  if (args.stats) printStats(report)
   // One result per file (its best chunk, every matching range): what a person opens is a file.
   const results = await workspace.search(args.query, { topK: args.topK, minScore: args.minScore, mode: args.mode ?? 'bm25', group: 'file' })
   if (results.length === 0) {
@@ -165,10 +208,10 @@ async function searchIn(workspace, args, progress) {
     return 1
   }
   if (args.json) {
-    for (const r of results) process.stdout.write(`${jsonLine(r)}\n`)
+    for (const r of results) process.stdout.write(`${jsonLine(r, show)}\n`)
     return 0
   }
-  const out = printer(process.stdout)
+  const out = printer(process.stdout, { show })
   for (const r of results) {
     out.header(r)
     for (const line of matchLines(r, workspace.highlight(args.query, r.content))) {
@@ -180,6 +223,13 @@ async function searchIn(workspace, args, progress) {
   return 0
 }
 
+/** --stats: what init() did, and why a saved index was not used, on stderr. */
+function printStats(report) {
+  const line = `${report.indexed} file${report.indexed === 1 ? '' : 's'} indexed in ${Math.round(report.durationMs)} ms: ${report.reused} reused from the saved index, ${report.reread} read, ${report.removed} removed; ${report.skipped.length} skipped, ${report.failed.length} failed`
+  process.stderr.write(`workspace-search: ${line}\n`)
+  for (const w of report.warnings) process.stderr.write(`workspace-search: ${escapeControls(w)}\n`)
+}
+
 async function main() {
   const args = parse(process.argv.slice(2))
   if (args.info === 'help') return process.stdout.write(`${USAGE}\n`), 0
@@ -188,20 +238,24 @@ async function main() {
   return search(args)
 }
 
-// A reader that stops early (`| head`) is not an error.
+/** Any error exits 2, as grep's: usage, an unreadable folder, a failed init or search. */
+function fail(err) {
+  const usage = err instanceof UsageError
+  // Messages may quote a path or an argument; their own line breaks are kept.
+  const message = (err && err.message ? err.message : String(err)).split('\n').map(escapeControls).join('\n')
+  process.stderr.write(`workspace-search: ${message}${usage ? '\nTry "workspace-search --help".' : ''}\n`)
+  process.exitCode = 2
+}
+
+// A reader that stops early (`| head`) is not an error; another write error is.
 process.stdout.on('error', (err) => {
   if (err.code === 'EPIPE') process.exit(0)
-  throw err
+  fail(err)
+  process.exit(2)
 })
 main().then(
   (code) => {
     if (typeof code === 'number') process.exitCode = code
   },
-  (err) => {
-    const usage = err instanceof UsageError
-    // Messages may quote a path or an argument; their own line breaks are kept.
-    const message = (err && err.message ? err.message : String(err)).split('\n').map(escapeControls).join('\n')
-    process.stderr.write(`workspace-search: ${message}${usage ? '\nTry "workspace-search --help".' : ''}\n`)
-    process.exitCode = usage ? 2 : 1
-  },
+  fail,
 )

@@ -100,8 +100,9 @@ ws.init().then(() => ws.search('reset password')).then((r) => console.log(r.map(
   )
   assert.equal(node(['main.cjs', path.join(app, 'data')], app).trim(), 'docs/reset.md')
 
-  const cli = execFileSync(path.join(app, 'node_modules/.bin/workspace-search'), [path.join(app, 'data'), 'password'], { env: userEnv, encoding: 'utf8' })
-  assert.match(cli, /^docs\/reset\.md:2-2 {2}1\.000\n/)
+  // Paths print as the folder argument joined with the file's path (as ripgrep's).
+  const cli = execFileSync(path.join(app, 'node_modules/.bin/workspace-search'), ['data', 'password'], { cwd: app, env: userEnv, encoding: 'utf8' })
+  assert.match(cli, /^data\/docs\/reset\.md:2-2 {2}1\.000\n/)
 })
 
 const TSX = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs')
