@@ -21,6 +21,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod analysis;
+pub mod bytes;
 pub mod index;
 pub mod ingest;
 pub mod per_thread;

@@ -61,3 +61,9 @@ pub struct Hit<'a> {
     pub slot: u32,
     pub score: f64,
 }
+
+/// The id of chunk `n` of the file `id`: the one format, used when chunks
+/// are made and when a file's chunks are removed.
+pub fn chunk_id(id: &str, n: usize) -> String {
+    format!("{id}#chunk-{n}")
+}

@@ -27,7 +27,7 @@ mod names;
 pub mod postings;
 mod prefix;
 mod repack;
-pub mod section;
+pub use crate::bytes::section;
 pub mod slot_index;
 pub mod slots;
 mod snapshot;
@@ -39,8 +39,29 @@ mod writer;
 pub(crate) mod tests;
 
 pub use crate::analysis::{Analyzed, TermStats, Vocab};
-pub use crate::scoring::bm25::Bm25Params;
-pub use document::{Document, Hit, NewDocument};
+/// BM25's parameters, kept with the index they were built for (scoring
+/// reads them from it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    pub k1: f64,
+    pub b: f64,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: 1.5, b: 0.75 }
+    }
+}
+
+impl Bm25Params {
+    /// Whether scores can be bounded from block summaries (the bound of
+    /// `Norm::bound` needs k1 > 0 and 0 <= b <= 1).
+    pub fn prunable(&self) -> bool {
+        self.k1 > 0.0 && (0.0..=1.0).contains(&self.b)
+    }
+}
+
+pub use document::{chunk_id, Document, Hit, NewDocument};
 pub use vocab::Writer;
 pub use writer::{prepare, PreparedDocument};
 
@@ -151,7 +172,7 @@ impl Bm25Index {
     /// Whether the documents of a file indexed under `id` are here: the
     /// file itself, or its first chunk.
     pub fn holds_file(&self, id: &str) -> bool {
-        self.contains(id) || self.contains(&crate::ingest::chunk::chunk_id(id, 0))
+        self.contains(id) || self.contains(&chunk_id(id, 0))
     }
 
     /// Documents in slot order (indexing order).

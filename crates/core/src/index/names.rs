@@ -4,8 +4,8 @@
 //! names are used where they lie in the file.
 
 use super::section::Section;
-use crate::persist::codec::{Decoder, Encoder};
-use crate::persist::SnapshotError;
+use crate::bytes::codec::{Decoder, Encoder};
+use crate::bytes::SnapshotError;
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {

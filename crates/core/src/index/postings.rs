@@ -8,7 +8,7 @@
 
 use super::section::{Backing, Plain};
 use super::slots::{back_from_last, fit_narrow, narrow_is_sound, Slots};
-use crate::persist::SnapshotError;
+use crate::bytes::SnapshotError;
 use std::sync::Arc;
 
 /// Postings per skip block.
@@ -467,7 +467,7 @@ impl Postings {
     /// snapshot's postings are viewed where they lie, as one run), then the
     /// big frequencies. Starts at a multiple of 4 and ends at one. Slots
     /// that fit are written narrow whatever form they are kept in.
-    pub fn encode(&self, e: &mut crate::persist::codec::Encoder) {
+    pub fn encode(&self, e: &mut crate::bytes::codec::Encoder) {
         let s = self.slices();
         let narrow = self.narrows();
         e.u64(s.docs.len() as u64 | if narrow { NARROW } else { 0 });
@@ -518,7 +518,7 @@ impl Postings {
     }
 
     /// Postings as `encode` wrote them, checked against the slot count.
-    pub fn decode(d: &mut crate::persist::codec::Decoder, slots: usize) -> Result<Postings, SnapshotError> {
+    pub fn decode(d: &mut crate::bytes::codec::Decoder, slots: usize) -> Result<Postings, SnapshotError> {
         let bad = |what: &str| SnapshotError::Corrupt(format!("postings: {what}"));
         let head = d.u64("postings")?;
         let (n, narrow) = ((head & !NARROW) as usize, head & NARROW != 0);
@@ -570,7 +570,7 @@ const NARROW: u64 = 1 << 63;
 /// `bytes` as `T`s (empty if they cannot be: callers made sure they can).
 #[inline]
 fn plain_slice<T: Plain>(bytes: &[u8]) -> &[T] {
-    crate::index::section::plain_slice(bytes).unwrap_or(&[])
+    crate::bytes::section::plain_slice(bytes).unwrap_or(&[])
 }
 
 /// The first position at or after `from` where `before` turns false

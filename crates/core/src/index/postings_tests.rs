@@ -19,7 +19,7 @@ fn length_codes_round_down_and_keep_order() {
 /// back, viewed in a mapping where it can be; bad lists are refused.
 #[test]
 fn postings_round_trip_through_snapshot_bytes() {
-    use crate::persist::codec::{Decoder, Encoder};
+    use crate::bytes::codec::{Decoder, Encoder};
     let mut many = Postings::default();
     for d in 0..70u32 {
         many.push(d * 3, if d == 5 { 300 } else { d % 4 + 1 }, d + 2, d as f32);
@@ -61,7 +61,7 @@ fn postings_round_trip_through_snapshot_bytes() {
 /// not fall to 0 at each block's last slot, or rise, are refused.
 #[test]
 fn unsound_narrow_slots_are_refused() {
-    use crate::persist::codec::{Decoder, Encoder};
+    use crate::bytes::codec::{Decoder, Encoder};
     let mut p = Postings::default();
     for d in 0..40u32 {
         p.push(100 + d * 5, 1, 3, 1.0);

@@ -7,11 +7,11 @@
 use super::names::Names;
 use super::postings::Postings;
 use super::slot_index::SlotIndex;
+use super::Bm25Params;
 use super::{Bm25Index, Document, Term, DEAD};
-use crate::persist::codec::{Decoder, Encoder};
-use crate::persist::stored::StoredText;
-use crate::persist::SnapshotError;
-use crate::scoring::bm25::Bm25Params;
+use crate::bytes::codec::{Decoder, Encoder};
+use crate::bytes::stored::StoredText;
+use crate::bytes::SnapshotError;
 use crate::text::{Body, SharedText};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};

@@ -269,9 +269,9 @@ fn narrow_and_wide_slots_rank_alike() {
     };
     let before = ranked(&ix);
     // Through a snapshot: the same forms and results.
-    let mut e = crate::persist::codec::Encoder::default();
+    let mut e = crate::bytes::codec::Encoder::default();
     ix.encode(&mut e);
-    let back = Bm25Index::decode(&mut crate::persist::codec::Decoder::new(&e.buf)).unwrap();
+    let back = Bm25Index::decode(&mut crate::bytes::codec::Decoder::new(&e.buf)).unwrap();
     assert_eq!(term(&back, "sparse").slices().docs, term(&ix, "sparse").slices().docs);
     assert_eq!(ranked(&back), before);
     // A write copies a narrow list out (wide, growing) and keeps its slots.

@@ -3,11 +3,11 @@
 //! tombstone, or a `clear`) changes nothing. A rebuild made aside from the
 //! live index is brought up to date with `carry_over`.
 
+use super::chunk_id;
 use super::vocab::VocabMap;
 use super::{Bm25Index, NewDocument};
 use crate::analysis::{Analyzed, TermStats, Vocab};
 use crate::index::line_table::decode_table;
-use crate::ingest::chunk::chunk_id;
 use std::sync::Arc;
 
 impl Bm25Index {

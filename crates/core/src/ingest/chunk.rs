@@ -11,11 +11,7 @@ pub struct Chunk<'a> {
 
 pub use crate::text::js_len;
 
-/// The id of chunk `n` of the file `id`: the one format, used when chunks
-/// are made and when a file's chunks are removed.
-pub fn chunk_id(id: &str, n: usize) -> String {
-    format!("{id}#chunk-{n}")
-}
+pub use crate::index::chunk_id;
 
 /// Whether a text of this size is split at all (`length > maxChars`).
 pub fn needs_chunking(text: &str, max_chars: usize) -> bool {

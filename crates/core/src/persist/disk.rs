@@ -10,7 +10,7 @@
 
 use super::codec::Encoder;
 use super::{SnapshotError, FORMAT_VERSION};
-use crate::index::section::Backing;
+use crate::bytes::section::Backing;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};

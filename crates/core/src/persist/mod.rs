@@ -10,12 +10,11 @@
 //! The index, the ledger and the embedded vector store encode themselves
 //! (`index::snapshot`, `Ledger::encode`, `VectorIndex::encode`).
 
+pub use crate::bytes::{codec, stored};
 pub mod apply;
-pub mod codec;
 pub mod disk;
 pub mod files;
 pub mod intent;
-pub mod stored;
 
 #[cfg(test)]
 mod tests;
@@ -35,37 +34,9 @@ use std::sync::Arc;
 /// rebuilt, never misread.
 pub const FORMAT_VERSION: u32 = 9;
 
-/// Why a snapshot was not used (the index is rebuilt and `init()` reports
-/// the reason among its warnings).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SnapshotError {
-    #[error("no snapshot yet")]
-    Missing,
-    #[error("not a workspace-search snapshot")]
-    NotSnapshot,
-    #[error("the snapshot has format version {found}; this version reads {expected}")]
-    Version { found: u32, expected: u32 },
-    #[error("the snapshot is truncated ({got} of {expected} bytes)")]
-    Truncated { got: u64, expected: u64 },
-    #[error("the snapshot's checksum does not match its contents")]
-    Checksum,
-    #[error("the snapshot is corrupt: {0}")]
-    Corrupt(String),
-    #[error("the snapshot was built with other options ({0})")]
-    OtherOptions(String),
-    #[error("the snapshot could not be read: {0}")]
-    Io(String),
-}
+pub use crate::bytes::SnapshotError;
 
-/// Which embedder made the vectors a snapshot refers to (see
-/// `vectors::embedding::same_embedder`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EmbedderIdentity {
-    /// The `embedderId` option, when given.
-    pub id: Option<String>,
-    /// The canary text's vector, when no id was given.
-    pub canary: Vec<f32>,
-}
+pub use crate::vectors::embedding::EmbedderIdentity;
 
 /// The vector side of a snapshot.
 #[derive(Debug, Clone, Default)]

@@ -3,25 +3,7 @@
 
 use crate::index::Bm25Index;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bm25Params {
-    pub k1: f64,
-    pub b: f64,
-}
-
-impl Default for Bm25Params {
-    fn default() -> Self {
-        Bm25Params { k1: 1.5, b: 0.75 }
-    }
-}
-
-impl Bm25Params {
-    /// Whether scores can be bounded from block summaries (the bound of
-    /// `Norm::bound` needs k1 > 0 and 0 <= b <= 1).
-    pub fn prunable(&self) -> bool {
-        self.k1 > 0.0 && (0.0..=1.0).contains(&self.b)
-    }
-}
+pub use crate::index::Bm25Params;
 
 /// Bounds are inflated this much so that float rounding never makes a
 /// bound smaller than a score it should cover.

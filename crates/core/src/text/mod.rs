@@ -4,7 +4,7 @@
 
 pub mod arena;
 
-use crate::persist::stored::StoredText;
+use crate::bytes::stored::StoredText;
 use arena::ArenaText;
 use std::fmt;
 use std::ops::Deref;

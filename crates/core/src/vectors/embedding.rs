@@ -2,8 +2,6 @@
 //! for it: Mastra's batch size rule, one vector per text, one dimension,
 //! finite numbers, and group labels that say which texts a failure was about.
 
-use crate::persist::EmbedderIdentity;
-
 /// Mastra's group size when `maxBatchSize` is missing or not a finite number >= 1.
 pub const DEFAULT_MAX_BATCH: usize = 256;
 
@@ -109,4 +107,14 @@ mod tests {
         assert!(check_vectors(&[vec![]], "x").is_err());
         assert!(check_vectors(&[], "x").is_ok());
     }
+}
+
+/// Which embedder made the vectors a snapshot refers to (see
+/// `vectors::embedding::same_embedder`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EmbedderIdentity {
+    /// The `embedderId` option, when given.
+    pub id: Option<String>,
+    /// The canary text's vector, when no id was given.
+    pub canary: Vec<f32>,
 }

@@ -4,8 +4,8 @@
 //! keeps vectors of documents the workspace no longer has, and never loses
 //! vectors of another workspace sharing it.
 
-use crate::persist::codec::{Decoder, Encoder};
-use crate::persist::SnapshotError;
+use crate::bytes::codec::{Decoder, Encoder};
+use crate::bytes::SnapshotError;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -325,7 +325,7 @@ impl VectorIndex {
 
 impl VectorIndex {
     /// For snapshots (`persist`).
-    pub fn encode(&self, e: &mut crate::persist::codec::Encoder) {
+    pub fn encode(&self, e: &mut crate::bytes::codec::Encoder) {
         e.len(self.dim);
         e.str(self.metric.name());
         e.len(self.ids.len());
@@ -337,8 +337,8 @@ impl VectorIndex {
         e.f32s(&self.data);
     }
 
-    pub fn decode(d: &mut crate::persist::codec::Decoder) -> Result<VectorIndex, crate::persist::SnapshotError> {
-        use crate::persist::SnapshotError::Corrupt;
+    pub fn decode(d: &mut crate::bytes::codec::Decoder) -> Result<VectorIndex, crate::bytes::SnapshotError> {
+        use crate::bytes::SnapshotError::Corrupt;
         let dim = d.len(0, "a vector dimension")?;
         let metric = Metric::parse(d.str("a metric")?).ok_or_else(|| Corrupt("a metric".into()))?;
         let mut ix = VectorIndex::new(dim, metric);

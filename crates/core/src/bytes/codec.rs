@@ -3,7 +3,7 @@
 //! every read checks what is left and says what was being read.
 
 use super::SnapshotError;
-use crate::index::section::{Backing, Plain, Section};
+use crate::bytes::section::{Backing, Plain, Section};
 use std::sync::Arc;
 
 /// Bytes being written: kept in `buf`, or streamed to a sink in pieces
