@@ -38,7 +38,8 @@ test('a file whose past commits match the query ranks first among the files foun
   assert.equal(chunks[0].score, 1)
   assert.deepEqual(await top(ws, 'overflow'), [], 'history never brings in a file the query does not find')
   const head = git(dir, 'rev-parse', 'HEAD').toString().trim()
-  assert.deepEqual(ws.stats().history, { head, files: 2, memoryBytes: ws.stats().history.memoryBytes })
+  // The first commit is left out (it would name every file): the reader's fix alone.
+  assert.deepEqual(ws.stats().history, { head, files: 1, memoryBytes: ws.stats().history.memoryBytes })
   assert.ok(ws.stats().history.memoryBytes > 0)
   assert.equal(off.stats().history, undefined)
 })
@@ -76,4 +77,22 @@ test('no repository, a broken .git, an empty repository: BM25 alone, no error', 
     assert.equal(ws.stats().history?.files ?? 0, 0, dir)
   }
   assert.throws(() => open(plain, { gitHistory: 'yes' }), { name: 'TypeError', message: /gitHistory/ })
+})
+
+test('a shallow clone: the boundary commit names every file, so it is left out (no history rather than the same for all)', async (t) => {
+  const origin = repo(t)
+  for (let i = 0; i < 3; i++) {
+    fs.writeFileSync(path.join(origin, `src/extra${i}.rs`), `fn extra${i}() { parser }`)
+    git(origin, 'add', '.')
+    git(origin, 'commit', '-qm', `Add extra ${i}`)
+  }
+  const shallow = fs.mkdtempSync(path.join(path.dirname(origin), 'shallow-'))
+  t.after(() => fs.rmSync(shallow, { recursive: true, force: true }))
+  git(path.dirname(shallow), 'clone', '-q', '--depth', '1', `file://${origin}`, shallow)
+  const ws = open(shallow)
+  const off = open(shallow, { gitHistory: false })
+  t.after(() => Promise.all([ws.destroy(), off.destroy()]))
+  await Promise.all([ws.init(), off.init()])
+  assert.equal(ws.stats().history?.files ?? 0, 0)
+  assert.deepEqual(await top(ws, 'parser extra'), await top(off, 'parser extra'))
 })

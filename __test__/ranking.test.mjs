@@ -87,10 +87,13 @@ test('a definition ranks its file first for its name, in any of its spellings; p
     'src/router.ts': 'export const table = {}\n',
     'src/errors.h': '#define ERR_CODE_42 42\n#define ERR_CODE_43 43\n',
     'src/main.c': 'if (rc == ERR_CODE_42) return ERR_CODE_42;\nlog(ERR_CODE_42);\n',
+    // Characters of several bytes where a definition's name is looked for.
+    'src/odd.c': 'int\u00a0main(void)\n{\n}\nCopyright \u00a92019 (MIT)\ntypedef int \u00d7;\n',
   })
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'] })
   t.after(() => ws.destroy())
-  await ws.init()
+  const report = await ws.init()
+  assert.equal(report.indexed, 9, 'every file, the odd one too')
   const first = async (q) => (await ws.search(q, { topK: 3, group: 'file' }))[0]?.id
   for (const q of ['parseUserId', 'parse_user_id', 'parse user id', 'where is parseUserId defined']) assert.equal(await first(q), 'src/users.ts', q)
   assert.equal(await first('UserStore'), 'src/user_store.rs')

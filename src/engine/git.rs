@@ -21,6 +21,9 @@ pub struct HistoryState {
     pub current: Option<Arc<FileHistory>>,
     checked: Option<Instant>,
     reading: bool,
+    /// Bumped by every read that starts: a read that finishes after a
+    /// later one began does not put its older answer in place.
+    generation: u64,
 }
 
 impl Inner {
@@ -39,7 +42,11 @@ impl Inner {
     /// Reads the history again unless `HEAD` is where it was read.
     pub async fn refresh_history(self: &Arc<Self>) {
         let Some((root, tokenizer)) = self.history_root() else { return };
-        let known = self.history.lock().current.as_ref().map(|h| h.head.clone());
+        let (known, generation) = {
+            let mut state = self.history.lock();
+            state.generation += 1;
+            (state.current.as_ref().map(|h| h.head.clone()), state.generation)
+        };
         let built = blocking(move || {
             if known.is_some() && head_of(&root) == known {
                 return None;
@@ -48,19 +55,31 @@ impl Inner {
         })
         .await;
         let mut state = self.history.lock();
+        if state.generation != generation {
+            return; // a later read is under way; it settles the state
+        }
+        state.reading = false;
+        if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+            state.current = None;
+            return;
+        }
         if let Ok(Some(h)) = built {
             state.current = h;
         }
         state.checked = Some(Instant::now());
-        state.reading = false;
     }
 
-    /// Reads the root's `.gitattributes` and has the index follow its rules.
+    /// Reads the root's `.gitattributes` and has the index follow its rules
+    /// (on a blocking thread: new rules derive every document's kind again
+    /// under the write lock).
     pub async fn refresh_kind_rules(self: &Arc<Self>) {
         let Some(base) = self.base_path.clone().filter(|_| self.keyword.is_some()) else { return };
-        if let Ok(rules) = blocking(move || read_kind_rules(&base)).await {
-            let _ = self.write_index(move |index| index.set_kind_rules(rules)).await;
-        }
+        let me = self.clone();
+        let _ = blocking(move || {
+            let rules = read_kind_rules(&base);
+            me.index.write().set_kind_rules(rules);
+        })
+        .await;
     }
 
     /// The history a search uses now; starts a background check when the

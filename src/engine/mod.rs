@@ -315,6 +315,8 @@ impl Inner {
         self.destroyed.store(true, Ordering::SeqCst);
         *self.status.lock() = Lifecycle::Destroyed;
         self.shutdown.notify_waiters();
+        // The history goes with the index (a read still running drops its answer).
+        self.history.lock().current = None;
     }
 
     /// Resolves once the workspace is destroyed.

@@ -150,9 +150,25 @@ fn definition_on(lang: Lang, body: &str, top_level: bool) -> Option<&str> {
     };
     if keyword {
         let rest = rest.trim_start_matches(['!', '*']);
-        return ident(rest.trim_start_matches(['*', '&', ' ']))
-            .map(|(n, _)| n)
-            .filter(|n| !matches!(*n, "extends" | "implements" | "where"));
+        let (name, after) = ident(rest.trim_start_matches(['*', '&', ' ']))?;
+        if matches!(name, "extends" | "implements" | "where") {
+            return None;
+        }
+        // C and C++ name a type where they use it (`struct sk_buff *skb`,
+        // a parameter `struct device *dev,`, `class Foo;`): a definition
+        // has its body, a base list or nothing after the name.
+        let after = after.trim();
+        if lang == Lang::C && !(after.is_empty() || after.starts_with(['{', ':'])) {
+            return None;
+        }
+        // `const fs = require('fs')` binds a module, it defines nothing.
+        if lang == Lang::Script && after.trim_start_matches([':', ' ']).starts_with('=') {
+            let value = after.trim_start_matches(|c: char| c != '=').trim_start_matches('=').trim_start();
+            if value.starts_with("require(") || value.starts_with("await import(") {
+                return None;
+            }
+        }
+        return Some(name);
     }
     match lang {
         Lang::Script if !top_level => method_name(s),
@@ -169,10 +185,17 @@ fn go_func(rest: &str) -> Option<&str> {
     ident(rest).map(|(n, _)| n)
 }
 
+/// Where the name that ends `head` starts: just after the last character
+/// that cannot be part of it (found by characters: the one before may be
+/// `©` or a no-break space, several bytes long).
+fn last_name_start(head: &str, part_of_name: impl Fn(char) -> bool) -> Option<usize> {
+    head.char_indices().rev().find(|&(_, c)| !part_of_name(c)).map(|(i, c)| i + c.len_utf8())
+}
+
 /// `typedef struct x { ... } name;` on one line, or `typedef int name;`.
 fn typedef_name(rest: &str) -> Option<&str> {
     let head = rest.trim_end().strip_suffix(';')?;
-    let start = head.rfind(|c: char| !(c.is_alphanumeric() || c == '_'))? + 1;
+    let start = last_name_start(head, |c| c.is_alphanumeric() || c == '_')?;
     let name = &head[start..];
     (!name.is_empty()).then_some(name)
 }
@@ -206,7 +229,7 @@ fn typed_function(s: &str, top_level: bool) -> Option<&str> {
     if head.contains('=') || head.contains('.') {
         return None;
     }
-    let start = head.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '~'))? + 1;
+    let start = last_name_start(head, |c| c.is_alphanumeric() || c == '_' || c == ':' || c == '~')?;
     let name = head[start..].rsplit("::").next()?;
     let before = head[..start].trim_end();
     let typed = !before.is_empty() && !CONTROL.contains(&name) && !before.ends_with(['(', ',', '!', '|', '&', '+']);
@@ -226,6 +249,25 @@ mod tests {
     }
     fn names(path: &str, text: &str) -> Vec<String> {
         defs(path, text).into_iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn any_text_without_a_panic() {
+        // Multi-byte characters where a name's start is looked for.
+        for text in ["int\u{a0}main(void)\n{", "Copyright \u{a9}2019 (MIT)", "x\u{2014}y(z) {", "typedef int \u{d7};"] {
+            for path in ["a.c", "A.java", "a.ts", "a.rs", "a.go", "a.py", "a.rb"] {
+                definitions(lang_of(path).unwrap(), text, |_, _| {});
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_lines(text in "\\PC{0,200}") {
+            for path in ["a.c", "A.java", "a.ts", "a.rs", "a.go", "a.py", "a.rb"] {
+                definitions(lang_of(path).unwrap(), &text, |_, _| {});
+            }
+        }
     }
 
     #[test]
@@ -261,8 +303,9 @@ mod tests {
         );
         let java = "public final class Router {\n  private static List<String> matchRoute(String p) {\n    return helper(p);\n    if (x) {\n  }\n  public interface Handler {}";
         assert_eq!(names("R.java", java), ["Router", "matchRoute", "Handler"]);
-        let c = "#define ERR_CODE_42 42\nstatic int parse_args(int argc, char **argv)\n{\nint declared(void);\ntypedef struct node node_t;\nstruct list {\n    return foo(x);\nnamespace fs {\nvoid Walker::run() {";
-        assert_eq!(names("a.c", c), ["ERR_CODE_42", "parse_args", "node_t", "list", "fs", "run"]);
+        let c = "#define ERR_CODE_42 42\nstatic int parse_args(int argc, char **argv)\n{\nint declared(void);\ntypedef struct node node_t;\nstruct list {\n    return foo(x);\nnamespace fs {\nvoid Walker::run() {\n    struct sk_buff *skb = get();\n    struct device *dev,\nclass Forward;\nclass Shape : public Base {\nstruct point\n";
+        assert_eq!(names("a.c", c), ["ERR_CODE_42", "parse_args", "node_t", "list", "fs", "run", "Shape", "point"]);
+        assert_eq!(names("a.js", "const fs = require('fs')\nconst parser = require('./parser')\nconst MAX = 3\nexport const api = createApi()"), ["MAX", "api"]);
         assert_eq!(names("a.rb", "module Http\n  def get_user\n  class Client"), ["Http", "get_user", "Client"]);
         assert_eq!(lang_of("README.md"), None);
         assert_eq!(lang_of("Makefile"), None);

@@ -120,10 +120,6 @@ pub fn kind_of(path: &str) -> FileKind {
         Some(i) => (&name[..i], &name[i + 1..]),
     };
     let in_dir = |dirs: &[&str]| parts.iter().any(|p| dirs.contains(p));
-    // `vite.config.ts`, `jest.config.js`: a tool's configuration in code.
-    if CONFIG_FILES.contains(&name) || stem.ends_with(".config") {
-        return FileKind::Config;
-    }
     if LOCK_FILES.contains(&name)
         || in_dir(GENERATED_DIRS)
         || stem.ends_with(".min")
@@ -134,6 +130,11 @@ pub fn kind_of(path: &str) -> FileKind {
         || stem.ends_with(".g")
     {
         return FileKind::Generated;
+    }
+    // `vite.config.ts`, `jest.config.js`: a tool's configuration in code
+    // (after the generated check: `third_party/x/BUILD` stays vendored).
+    if CONFIG_FILES.contains(&name) || stem.ends_with(".config") {
+        return FileKind::Config;
     }
     if in_dir(TEST_DIRS) || is_test_name(stem, ext, path) {
         return FileKind::Test;
@@ -200,7 +201,7 @@ fn is_code_ext(ext: &str) -> bool {
 /// linguist and go-enry read them the same way. Later lines win, as in git.
 #[derive(Debug, Default)]
 pub struct KindRules {
-    rules: Vec<(globset::GlobMatcher, FileKind, bool)>,
+    rules: Vec<(globset::GlobMatcher, Attribute, bool)>,
     /// The text they came from (`set_kind_rules` skips a re-read that changed nothing).
     pub source: String,
 }
@@ -220,12 +221,13 @@ impl KindRules {
                         None => (attr, true),
                     },
                 };
-                let kind = match name {
-                    "linguist-generated" | "linguist-vendored" => FileKind::Generated,
-                    "linguist-documentation" => FileKind::Doc,
+                let attribute = match name {
+                    "linguist-generated" => Attribute::Generated,
+                    "linguist-vendored" => Attribute::Vendored,
+                    "linguist-documentation" => Attribute::Documentation,
                     _ => continue,
                 };
-                rules.push((glob.clone(), kind, on));
+                rules.push((glob.clone(), attribute, on));
             }
         }
         KindRules { rules, source: text.to_string() }
@@ -235,22 +237,72 @@ impl KindRules {
         self.rules.is_empty()
     }
 
-    /// The kind of `path` with these rules applied over `kind_of`.
+    /// The kind of `path` with these rules applied over `kind_of`. Each
+    /// attribute is settled on its own, the last matching line winning (as
+    /// git resolves attributes); then set ones decide, and an unset one
+    /// overrules only what the path said for that same attribute.
     pub fn kind(&self, path: &str) -> FileKind {
-        let by_path = kind_of(path);
         let p = path.trim_start_matches("./");
-        let mut kind = by_path;
-        for (glob, k, on) in &self.rules {
+        let mut value: [Option<bool>; 3] = [None; 3];
+        for (glob, attribute, on) in &self.rules {
             if glob.is_match(p) {
-                kind = match (on, by_path) {
-                    (true, _) => *k,
-                    // `-linguist-vendored` on `vendor/x.go`: hand-written after all.
-                    (false, FileKind::Generated | FileKind::Doc) if by_path == *k => FileKind::Source,
-                    (false, _) => by_path,
-                };
+                value[*attribute as usize] = Some(*on);
             }
         }
-        kind
+        let [generated, vendored, documentation] = value;
+        if generated == Some(true) || vendored == Some(true) {
+            return FileKind::Generated;
+        }
+        if documentation == Some(true) {
+            return FileKind::Doc;
+        }
+        let by_path = kind_of(path);
+        let unset = match by_path {
+            // `-linguist-vendored` on `vendor/x.go`: hand-written after all;
+            // `-linguist-generated` does not make it so.
+            FileKind::Generated if is_vendored_path(path) => vendored == Some(false),
+            FileKind::Generated => generated == Some(false),
+            FileKind::Doc => documentation == Some(false),
+            _ => false,
+        };
+        if unset {
+            // What the path says once that attribute is off: a test stays a test.
+            return kind_without_generated_or_doc(path);
+        }
+        by_path
+    }
+}
+
+/// The linguist attributes `KindRules` reads.
+#[derive(Debug, Clone, Copy)]
+enum Attribute {
+    Generated = 0,
+    Vendored = 1,
+    Documentation = 2,
+}
+
+/// Whether the path is generated because of a vendored folder (`vendor/`,
+/// `node_modules/`, ...) rather than by its name.
+fn is_vendored_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let mut parts: Vec<&str> = lower.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    parts.pop();
+    parts.iter().any(|p| GENERATED_DIRS.contains(p))
+}
+
+/// The kind a path has when it is neither generated nor documentation.
+fn kind_without_generated_or_doc(path: &str) -> FileKind {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let (stem, ext) = match name.rfind('.') {
+        Some(0) | None => (name.as_str(), ""),
+        Some(i) => (&name[..i], &name[i + 1..]),
+    };
+    let lower = path.to_ascii_lowercase();
+    let in_test_dir = lower.split('/').rev().skip(1).any(|p| TEST_DIRS.contains(&p));
+    if in_test_dir || is_test_name(stem, ext, path) {
+        FileKind::Test
+    } else {
+        FileKind::Source
     }
 }
 
@@ -329,6 +381,10 @@ mod tests {
             ("vite.config.ts", Config),
             ("src/config.ts", Source),
             ("src/build.rs", Source),
+            ("third_party/x/BUILD", Generated),
+            ("vendor/foo/setup.py", Generated),
+            ("node_modules/p/jest.config.js", Generated),
+            ("third_party/googletest/CMakeLists.txt", Generated),
             ("shell/key-bindings.zsh", Source),
             ("build.rs", Source),
             ("src/history.ts", Source),
@@ -354,6 +410,13 @@ mod tests {
         assert_eq!(rules.kind("lib/gen/a.ts"), FileKind::Generated);
         assert_eq!(rules.kind("lib/gen/keep.ts"), FileKind::Source);
         assert_eq!(rules.kind("README.md"), FileKind::Doc);
+        // Each attribute settled on its own: unsetting one leaves another set.
+        let rules = KindRules::parse("api/** linguist-generated\n*.go -linguist-documentation\n*.min.js linguist-generated\n*.js linguist-vendored=false\nvendor/** -linguist-generated\n");
+        assert_eq!(rules.kind("api/x.go"), FileKind::Generated);
+        assert_eq!(rules.kind("web/app.min.js"), FileKind::Generated);
+        assert_eq!(rules.kind("vendor/lib/x.go"), FileKind::Generated, "unset generated is not unset vendored");
+        let rules = KindRules::parse("vendor/** -linguist-vendored\n");
+        assert_eq!(rules.kind("vendor/lib/x_test.go"), FileKind::Test);
     }
 
     #[test]

@@ -66,10 +66,12 @@ impl Bm25Index {
     }
 
     /// Removes every document; writes numbered before `seq` are ignored
-    /// from now on.
+    /// from now on. The `.gitattributes` rules stay (documents added
+    /// later still follow them).
     pub fn clear(&mut self, seq: u64) {
-        let params = self.params;
+        let (params, rules) = (self.params, self.kind_rules.take());
         *self = Bm25Index::new(params);
+        self.kind_rules = rules;
         self.floor_seq = seq;
     }
 

@@ -17,6 +17,9 @@ pub const MAX_COMMITS: usize = 2000;
 pub const MAX_PER_FILE: usize = 50;
 /// Characters kept of one message (a squash merge can list hundreds of lines).
 const MAX_MESSAGE: usize = 2000;
+/// A commit that changed more files than this (a reformat, a vendored
+/// import, a license header everywhere) says nothing about any one of them.
+pub const MAX_FILES_PER_COMMIT: usize = 1000;
 
 /// What was read: the commit it was read at and, per file (relative to the
 /// workspace root, `/`-separated), the messages that touched it, newest first.
@@ -61,10 +64,21 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
     let mut read = 0;
     for info in walk {
         let Ok(info) = info else { break };
-        if info.parent_ids.len() > 1 {
-            continue; // a merge repeats its branch's changes
+        // A merge repeats its branch's changes. A commit without a parent
+        // (the first one, or a shallow clone's boundary, whose parents git
+        // hides) would be diffed against nothing: every file it holds would
+        // get its message.
+        if info.parent_ids.len() != 1 {
+            continue;
         }
         let Some(paths) = changed_paths(&repo, &info, &empty, &mut state) else { break };
+        read += 1;
+        if read > MAX_COMMITS {
+            break;
+        }
+        if paths.len() > MAX_FILES_PER_COMMIT {
+            continue;
+        }
         let Ok(commit) = info.object() else { break };
         let message = commit.message_raw().map(|m| clip(&m.to_str_lossy())).unwrap_or_default();
         let at = out.messages.len() as u32;
@@ -79,10 +93,6 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
         }
         if used {
             out.messages.push(message);
-        }
-        read += 1;
-        if read >= MAX_COMMITS {
-            break;
         }
     }
     Some(out)
@@ -158,9 +168,14 @@ mod tests {
         let m = read_file_messages(&d.join("app")).unwrap();
         let texts: FxHashMap<&str, String> = m.texts().collect();
         assert_eq!(texts.len(), 1, "only files under the root, relative to it: {texts:?}");
-        assert_eq!(texts["src/a.rs"], "Fix overflow in the parser\n\nAdd the parser");
+        assert_eq!(texts["src/a.rs"], "Fix overflow in the parser");
         assert_eq!(head_of(d).unwrap(), m.head);
-        let plain = tempfile::tempdir().unwrap();
-        assert!(read_file_messages(plain.path()).is_none() || head_of(plain.path()).is_some());
+        // The first commit is left out (diffed against nothing it would name every file).
+        std::fs::write(d.join("top.txt"), "y").unwrap();
+        git(d, &["commit", "-qam", "Touch the top file"]);
+        let m = read_file_messages(d).unwrap();
+        let texts: FxHashMap<&str, String> = m.texts().collect();
+        assert_eq!(texts["top.txt"], "Touch the top file");
+        assert_eq!(texts["app/src/a.rs"], "Fix overflow in the parser");
     }
 }

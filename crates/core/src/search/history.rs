@@ -63,13 +63,16 @@ impl FileHistory {
         self.index.memory_parts().iter().map(|p| p.1).sum()
     }
 
-    /// Each file's history score for `tokens`, divided by the best one.
-    fn scores(&self, tokens: &[String], k: usize) -> FxHashMap<&str, f64> {
-        let hits = self.index.top_k(tokens, k, None);
-        let best = hits.first().map_or(0.0, |h| h.score);
+    /// The history score of each of `files` for `tokens` (each scored
+    /// itself: ties elsewhere in the history cannot push a found file
+    /// out), divided by the best score of any file's history.
+    fn scores(&self, tokens: &[String], files: &rustc_hash::FxHashSet<&str>) -> FxHashMap<&str, f64> {
+        let best = self.index.top_k(tokens, 1, None).first().map_or(0.0, |h| h.score);
         if best <= 0.0 {
             return FxHashMap::default();
         }
+        let keep = |d: &crate::index::Document| files.contains(d.id.as_str());
+        let hits = self.index.top_k(tokens, files.len(), Some(&keep));
         hits.into_iter().map(|h| (h.doc.id.as_str(), h.score / best)).collect()
     }
 
@@ -83,7 +86,10 @@ impl FileHistory {
         top_k: usize,
         min_score: Option<f64>,
     ) -> Vec<SearchHit> {
-        let history = self.scores(tokens, hits.len().max(top_k).saturating_mul(2));
+        let files: rustc_hash::FxHashSet<&str> =
+            hits.iter().map(|h| super::keyword::path_prefix(super::group::file_of(h))).collect();
+        let history = self.scores(tokens, &files);
+        let history: FxHashMap<String, f64> = history.into_iter().map(|(f, s)| (f.to_string(), s)).collect();
         if history.is_empty() {
             hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
             hits.truncate(top_k);
