@@ -7,14 +7,15 @@
 /**
  * Slots per result: id, content, score, lineRange start and end, metadata
  * (JSON text, or the value of its single string entry), bm25 and vector
- * scores, that single entry's key, and a file-level result's line ranges
- * (`start,end,start,end...` as text).
+ * scores, that single entry's key, a file-level result's line ranges
+ * (`start,end,start,end...` as text), and the reranker's score (a number)
+ * or why there is none (a string).
  */
-const SLOTS = 10
+const SLOTS = 11
 
 /**
  * @typedef {{ start: number, end: number }} LineRange
- * @typedef {{ id: string, content: string, score: number, lineRange?: LineRange, lineRanges?: LineRange[], metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number } }} Result
+ * @typedef {{ id: string, content: string, score: number, lineRange?: LineRange, lineRanges?: LineRange[], metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number, rerank?: number, rerankError?: string } }} Result
  */
 
 /**
@@ -35,6 +36,9 @@ function results(flat) {
     const details = {}
     if (flat[i + 6] !== undefined) details.bm25 = flat[i + 6]
     if (flat[i + 7] !== undefined) details.vector = flat[i + 7]
+    const rerank = flat[i + 10]
+    if (typeof rerank === 'number') details.rerank = rerank
+    else if (rerank !== undefined) details.rerankError = rerank
     r.scoreDetails = details
     if (flat[i + 9] !== undefined) r.lineRanges = rangesOf(flat[i + 9])
     out[j] = /** @type {Result} */ (r)

@@ -132,6 +132,10 @@ impl Workspace {
             }
             None => (None, Default::default()),
         };
+        let reranker = match &o.rerank {
+            Some(f) => Some(crate::reranker::Reranker::from_js(f, o.rerank_depth, o.rerank_timeout_ms)?),
+            None => None,
+        };
         let progress = match o.on_progress {
             Some(f) => {
                 // SAFETY: `f` is a function (checked when the options were read);
@@ -195,6 +199,7 @@ impl Workspace {
                 kind_weights: o.file_kinds,
                 git_history: o.git_history,
                 history: parking_lot::Mutex::default(),
+                reranker,
             }),
         })
     }

@@ -160,6 +160,20 @@ export interface WorkspaceOptions {
    * again when `HEAD` moves. Default `true`.
    */
   gitHistory?: boolean
+  /**
+   * A reranker over the first `rerankDepth` results of every mode (after
+   * fusion): one score per candidate, higher is better, blended with the
+   * first stage by position (the first stage keeps 0.75 of the say for the
+   * top 3, 0.6 to 10, 0.4 beyond). It fails open: a throw, no answer within
+   * `rerankTimeoutMs`, or an answer other than one finite number per
+   * candidate keeps the first-stage order, and every result says why in
+   * `scoreDetails.rerankError`.
+   */
+  rerank?: (query: string, candidates: RerankCandidate[]) => number[] | Promise<number[]>
+  /** Candidates handed to `rerank` at most (1-1000, default 40); each text is cut to 2,000 characters. */
+  rerankDepth?: number
+  /** How long `rerank` may take, in ms (default 5000). */
+  rerankTimeoutMs?: number
   /** Options of Mastra's Workspace that do not concern search: accepted and ignored. */
   name?: string
   sandbox?: unknown

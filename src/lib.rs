@@ -14,6 +14,7 @@ mod js;
 mod local_vector;
 mod options;
 mod promise;
+mod reranker;
 mod shape;
 mod store;
 mod text;

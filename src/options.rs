@@ -49,6 +49,9 @@ pub const WORKSPACE_KEYS: &[&str] = &[
     "watch",
     "fileKinds",
     "gitHistory",
+    "rerank",
+    "rerankDepth",
+    "rerankTimeoutMs",
 ];
 
 /// How long one embedder call may take before it fails (2 minutes).
@@ -93,6 +96,10 @@ pub struct WorkspaceOptions<'e> {
     pub file_kinds: workspace_search_core::index::kind::KindWeights,
     /// `gitHistory`: the commit messages of each file as a ranking signal.
     pub git_history: bool,
+    /// `rerank`, `rerankDepth`, `rerankTimeoutMs`.
+    pub rerank: Option<JsFn<'e>>,
+    pub rerank_depth: usize,
+    pub rerank_timeout_ms: u64,
 }
 
 pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked<WorkspaceOptions<'e>> {
@@ -118,6 +125,9 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         watch: false,
         file_kinds: workspace_search_core::index::kind::DEFAULT_WEIGHTS,
         git_history: true,
+        rerank: None,
+        rerank_depth: workspace_search_core::search::rerank::DEFAULT_DEPTH,
+        rerank_timeout_ms: workspace_search_core::search::rerank::DEFAULT_TIMEOUT_MS,
     };
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "Workspace options")?;
@@ -189,6 +199,15 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     }
     if let Some(v) = prop(&o, "gitHistory")? {
         out.git_history = to_bool(&v, "gitHistory")?;
+    }
+    if let Some(v) = prop(&o, "rerank")? {
+        out.rerank = Some(to_function(&v, "rerank")?);
+    }
+    if let Some(v) = prop(&o, "rerankDepth")? {
+        out.rerank_depth = to_integer(&v, "rerankDepth", 1.0)? as usize;
+    }
+    if let Some(v) = prop(&o, "rerankTimeoutMs")? {
+        out.rerank_timeout_ms = to_integer(&v, "rerankTimeoutMs", 1.0)? as u64;
     }
     Ok(out)
 }

@@ -5,6 +5,7 @@ use napi::{sys, JsValue};
 use napi_derive::napi;
 use std::time::Instant;
 use workspace_search_core::ingest::Report;
+use workspace_search_core::search::rerank::RerankNote;
 use workspace_search_core::search::SearchHit;
 
 /// Progress of auto-indexing.
@@ -33,6 +34,12 @@ pub struct ScoreDetails {
     pub bm25: Option<f64>,
     /// Raw vector-store score.
     pub vector: Option<f64>,
+    /// With `rerank`: the reranker's score of this result.
+    pub rerank: Option<f64>,
+    /// With `rerank`: why the first-stage order was kept (the reranker
+    /// threw, timed out, or answered other than one finite number per
+    /// candidate).
+    pub rerank_error: Option<String>,
 }
 
 /// The shape of a result, for the TypeScript declarations; results are
@@ -115,6 +122,18 @@ pub struct WorkspaceStats {
     pub history: Option<HistoryStats>,
 }
 
+/// One candidate handed to the reranker (`rerank(query, candidates)`).
+#[napi(object)]
+pub struct RerankCandidate {
+    pub id: String,
+    /// The file it comes from.
+    pub path: String,
+    /// Its text, cut to 2,000 characters.
+    pub text: String,
+    /// Its first-stage score.
+    pub score: f64,
+}
+
 /// `stats().history`.
 #[napi(object)]
 pub struct HistoryStats {
@@ -151,7 +170,7 @@ pub struct WatchStats {
 /// calls of 10 results were a tenth of a query's time in Node); more go in one array.
 pub struct SearchResults(pub Vec<SearchHit>);
 
-const SLOTS: usize = 10;
+const SLOTS: usize = 11;
 /// Values passed as call arguments at most (V8 puts them on the stack).
 const MAX_ARGS: usize = 64 * SLOTS;
 
@@ -196,7 +215,8 @@ impl ToNapiValue for SearchResults {
 /// One result's values, in lib/results.js's order: id, content, score,
 /// line range start and end, metadata, bm25 and vector scores, and the
 /// metadata's key when it is a single string entry (the value then stands
-/// in the metadata slot, not JSON text).
+/// in the metadata slot, not JSON text), a file-level result's ranges, and
+/// the reranker's score (a number) or why there is none (a string).
 unsafe fn result_values(
     env: sys::napi_env,
     h: SearchHit,
@@ -225,6 +245,11 @@ unsafe fn result_values(
         opt_f64(h.vector)?,
         key,
         line_ranges(env, &h.line_ranges, undefined)?,
+        match &h.rerank {
+            None => undefined,
+            Some(RerankNote::Score(s)) => f64::to_napi_value(env, *s)?,
+            Some(RerankNote::Failed(why)) => <&str>::to_napi_value(env, why)?,
+        },
     ])
 }
 

@@ -338,6 +338,10 @@ impl Workspace {
             if query.is_empty() || opts.top_k == 0 {
                 return PromiseRaw::resolve(env, SearchResults(Vec::new()));
             }
+            if self.inner.reranker.is_some() {
+                // The reranker answers later: every mode goes the async way.
+                return spawn(env, &self.inner, self.inner.clone().search_reranked(query, mode, opts));
+            }
             if mode != Mode::Bm25 {
                 return spawn(env, &self.inner, self.inner.clone().search_vectors(query, mode, opts));
             }

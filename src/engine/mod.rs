@@ -117,6 +117,8 @@ pub struct Inner {
     /// `gitHistory`: commit messages per file as a ranking signal.
     pub git_history: bool,
     pub history: Mutex<git::HistoryState>,
+    /// `rerank`: the user's reranker over the first results of every mode.
+    pub reranker: Option<crate::reranker::Reranker>,
 }
 
 /// A pause at a named point, for tests that force an interleaving of two

@@ -144,6 +144,31 @@ impl Inner {
             .collect())
     }
 
+    /// Search with the user's reranker: the first stage asked for at least
+    /// `rerankDepth` results, the first of them reranked, then cut to `topK`.
+    pub async fn search_reranked(
+        self: Arc<Self>,
+        query: String,
+        mode: Mode,
+        mut opts: SearchOptions,
+    ) -> Result<SearchResults> {
+        let reranker = self.reranker.as_ref().expect("checked");
+        let top_k = opts.top_k;
+        opts.top_k = top_k.max(reranker.depth);
+        let SearchResults(hits) = if mode == Mode::Bm25 {
+            let tokens = self.query_tokens(&query).await?;
+            if tokens.is_empty() {
+                return Ok(SearchResults(Vec::new()));
+            }
+            self.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await?
+        } else {
+            self.clone().search_vectors(query.clone(), mode, opts).await?
+        };
+        let mut hits = reranker.rerank(&query, hits).await;
+        hits.truncate(top_k);
+        Ok(SearchResults(hits))
+    }
+
     /// Search in vector or hybrid mode.
     pub async fn search_vectors(
         self: Arc<Self>,

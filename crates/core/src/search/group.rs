@@ -77,6 +77,7 @@ mod tests {
             line_range: Some(range),
             line_ranges: Vec::new(),
             metadata: Some(Arc::new(meta)),
+            rerank: None,
         }
     }
 

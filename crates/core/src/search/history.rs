@@ -124,6 +124,7 @@ mod tests {
             line_range: None,
             line_ranges: Vec::new(),
             metadata: None,
+            rerank: None,
         }
     }
 

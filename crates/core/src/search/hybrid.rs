@@ -69,6 +69,7 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
         line_range,
         line_ranges: Vec::new(),
         metadata: (!d.metadata.is_empty()).then(|| std::sync::Arc::new(d.metadata)),
+        rerank: None,
     }
 }
 
@@ -132,6 +133,7 @@ pub fn merge(
                 line_range,
                 line_ranges: Vec::new(),
                 metadata: base.metadata,
+                rerank: None,
             }
         })
         .collect();
@@ -156,6 +158,7 @@ mod tests {
             line_range: None,
             line_ranges: Vec::new(),
             metadata: None,
+            rerank: None,
         }
     }
 

@@ -22,6 +22,8 @@ pub struct SearchHit {
     /// chunk of the file, in line order; empty otherwise.
     pub line_ranges: Vec<(u32, u32)>,
     pub metadata: Option<Arc<Map<String, Value>>>,
+    /// The reranker's score, or why there is none (`search::rerank`).
+    pub rerank: Option<super::rerank::RerankNote>,
 }
 
 #[derive(Clone, Copy)]
@@ -102,6 +104,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             line_range: index.line_range_of_terms(h.slot, &wanted).map(|r| shift_range(r, h.doc.start_line_offset)),
             line_ranges: Vec::new(),
             metadata: h.doc.metadata.clone(),
+            rerank: None,
         })
         .collect()
 }

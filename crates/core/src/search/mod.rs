@@ -6,6 +6,7 @@ pub mod history;
 pub mod hybrid;
 pub mod keyword;
 pub mod mode;
+pub mod rerank;
 
 pub use keyword::{keyword_search, shift_range, KeywordQuery, SearchHit};
 pub use mode::{Fusion, Mode};
