@@ -13,6 +13,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
+use workspace_search_core::search::keyword::texts_unread;
 use workspace_search_core::search::Mode;
 
 /// Mastra-compatible workspace search: BM25, vector and hybrid search over
@@ -358,6 +359,14 @@ impl Workspace {
                         std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));
                     drop(index);
                     return match results {
+                        // Texts still in the snapshot file are read off this thread.
+                        Ok(SearchResults(hits)) if texts_unread(&hits) => {
+                            spawn(
+                                env,
+                                &self.inner,
+                                async move { Ok(SearchResults(crate::engine::texts_read(hits).await?)) },
+                            )
+                        }
                         Ok(r) => PromiseRaw::resolve(env, r),
                         Err(p) => rejected(env, Fail::Napi(panic_error(p))),
                     };
@@ -366,7 +375,9 @@ impl Workspace {
             let inner = self.inner.clone();
             spawn(env, &self.inner, async move {
                 let tokens = inner.query_tokens(&query).await?;
-                inner.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await
+                let SearchResults(hits) =
+                    inner.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await?;
+                Ok(SearchResults(crate::engine::texts_read(hits).await?))
             })
         })
     }

@@ -13,6 +13,7 @@ mod watch;
 mod write;
 
 pub use persist::Persist;
+pub use query::texts_read;
 
 pub use write::{DocArgs, ManyOutcome};
 

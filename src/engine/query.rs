@@ -10,7 +10,7 @@ use workspace_search_core::index::Bm25Index;
 use workspace_search_core::search::group;
 use workspace_search_core::search::history::keyword_ranked;
 use workspace_search_core::search::hybrid;
-use workspace_search_core::search::keyword::path_prefix;
+use workspace_search_core::search::keyword::{path_prefix, read_texts, texts_unread};
 use workspace_search_core::search::mode::hybrid_depth;
 use workspace_search_core::search::{KeywordQuery, Mode, SearchHit};
 use workspace_search_core::vectors::filter::Filter;
@@ -35,6 +35,15 @@ fn scoped_filter(v: &VectorSide, prefix: &str, opts: &SearchOptions) -> Option<(
     }
     let filter = Filter::parse(&json).expect("a filter of ids is valid");
     Some((filter, json))
+}
+
+/// `hits` with every text read from the snapshot file where one is still
+/// there, on a blocking thread (a read from disk).
+pub async fn texts_read(hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
+    if !texts_unread(&hits) {
+        return Ok(hits);
+    }
+    super::blocking(move || read_texts(hits)).await
 }
 
 impl Inner {
@@ -164,6 +173,7 @@ impl Inner {
         } else {
             self.clone().search_vectors(query.clone(), mode, opts).await?
         };
+        let hits = texts_read(hits).await?;
         let mut hits = reranker.rerank(&query, hits).await;
         hits.truncate(top_k);
         Ok(SearchResults(hits))
@@ -190,6 +200,7 @@ impl Inner {
             let vector = self.vector_hits(v, &query, &tokens, depth, &opts).await?;
             hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score)
         };
+        let results = texts_read(results).await?;
         if opts.group_by_file {
             return Ok(SearchResults(group::by_file(results, opts.top_k)));
         }

@@ -90,11 +90,10 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
         .map(|h| (h, if best > 0.0 { h.score / best } else { 0.0 }))
         .filter(|(_, score)| q.min_score.is_none_or(|m| *score >= m))
         // A text damaged in its snapshot and not readable again from its
-        // file is left out, never shown blank (`persist::stored`).
-        .filter(|(h, _)| {
-            let _ = h.doc.content.as_str(); // read (and checked) now, as the result needs it
-            !h.doc.content.is_damaged()
-        })
+        // file is left out, never shown blank (`bytes::stored`); one not
+        // read yet is read, and checked, by `read_texts`, where the caller
+        // may read from disk.
+        .filter(|(h, _)| !h.doc.content.is_damaged())
         .map(|(h, score)| SearchHit {
             id: h.doc.id.clone(),
             content: h.doc.content.clone(),
@@ -107,6 +106,25 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             rerank: None,
         })
         .collect()
+}
+
+/// Whether any hit's text is still in its snapshot file (reading it is a
+/// read from disk: the binding does not do that on the JavaScript thread).
+pub fn texts_unread(hits: &[SearchHit]) -> bool {
+    hits.iter().any(|h| !h.content.in_memory())
+}
+
+/// Reads every hit's text that is still in its snapshot file, and leaves
+/// out those found damaged (never shown blank).
+pub fn read_texts(mut hits: Vec<SearchHit>) -> Vec<SearchHit> {
+    if !texts_unread(&hits) {
+        return hits;
+    }
+    hits.retain(|h| {
+        let _ = h.content.as_str(); // read and checked now
+        !h.content.is_damaged()
+    });
+    hits
 }
 
 #[cfg(test)]

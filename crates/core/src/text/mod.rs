@@ -165,6 +165,12 @@ impl SharedText {
         }
     }
 
+    /// Whether the text is in memory (not one still to be read from its
+    /// snapshot file: reading that is a positional read from disk).
+    pub fn in_memory(&self) -> bool {
+        self.text.in_memory()
+    }
+
     /// Whether both share one allocation.
     pub fn shares_with(&self, other: &SharedText) -> bool {
         Arc::ptr_eq(&self.text, &other.text)
