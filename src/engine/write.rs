@@ -95,33 +95,13 @@ impl Inner {
         }
     }
 
-    /// `index()`: embed (when vectors are configured), then in call order
-    /// write the vector and the BM25 entry; a failure changes nothing.
+    /// `index()`: `indexMany()` of one document (one vector-write pipeline
+    /// for both); its failure rejects as it was thrown, and changes nothing.
     pub async fn index_one(self: Arc<Self>, ticket: Ticket, doc: DocArgs) -> Result<()> {
-        let mut docs = self.analyze_docs(vec![doc]).await?;
-        let doc = docs.pop().expect("one document");
-        // A document the store already holds as it is is not embedded again.
-        let mut vector = match &self.vectors {
-            Some(v) if !v.holds(&doc) => Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?),
-            _ => None,
-        };
-        self.turn(&ticket).await?;
-        if let Some(v) = &self.vectors {
-            if vector.is_none() && !v.holds(&doc) {
-                // Its vector went meanwhile (an earlier write removed it).
-                vector = Some(v.embedder.embed_group(vec![doc.content.to_string()], "index()").await?);
-            }
-            if let Some(vectors) = vector {
-                v.upsert(&[&doc], vectors).await?;
-                v.ledger.lock().record(&doc.id, [doc.id.clone()]);
-            }
+        match self.write_docs(ticket, vec![doc], Instant::now(), Some("index()")).await? {
+            ManyOutcome { error: Some(e), .. } => Err(e),
+            ManyOutcome { error: None, .. } => Ok(()),
         }
-        if self.keyword.is_some() {
-            let seq = ticket.seq();
-            self.write_index(move |index| index.upsert(doc, seq)).await?;
-        }
-        self.save_soon();
-        Ok(())
     }
 
     /// `indexMany()`: embedding groups run concurrently; then, in call
@@ -133,10 +113,30 @@ impl Inner {
         docs: Vec<DocArgs>,
         started: Instant,
     ) -> Result<ManyOutcome> {
+        self.write_docs(ticket, docs, started, None).await
+    }
+
+    /// The pipeline of `index()` and `indexMany()`; `label`: how a single
+    /// document's embedder call is named in its errors (`index()`), else by
+    /// its group.
+    async fn write_docs(
+        self: Arc<Self>,
+        ticket: Ticket,
+        docs: Vec<DocArgs>,
+        started: Instant,
+        label: Option<&str>,
+    ) -> Result<ManyOutcome> {
         let docs = self.analyze_docs(docs).await?;
         let Some(v) = &self.vectors else {
             self.turn(&ticket).await?;
             let report = Report { indexed: docs.len(), ..Default::default() };
+            if docs.len() == 1 {
+                // One document: an upsert, no bulk build.
+                let (doc, seq) = (docs.into_iter().next().expect("one"), ticket.seq());
+                self.write_index(move |index| index.upsert(doc, seq)).await?;
+                self.save_soon();
+                return Ok(ManyOutcome { report: to_report(report, started), error: None });
+            }
             let large = docs.len() >= 10_000;
             let (me, seq) = (self.clone(), ticket.seq());
             // The build holds the write lock: off the JavaScript thread.
@@ -154,11 +154,11 @@ impl Inner {
         // Documents the store already holds as they are are not embedded again.
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
         let mut first_error: Option<Error> = None;
-        let per_doc = Self::embed_many(v, &docs, &mut first_error).await;
+        let per_doc = Self::embed_many(v, &docs, label, &mut first_error).await;
         self.turn(&ticket).await?;
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
-        let lost_per_doc = Self::embed_many(v, &lost, &mut first_error).await;
+        let lost_per_doc = Self::embed_many(v, &lost, label, &mut first_error).await;
         let embedded = (docs.len() + lost.len()) as u32;
         let mut report = self.write_units(v, &ticket, docs, per_doc, &mut first_error).await;
         let more = self.write_units(v, &ticket, lost, lost_per_doc, &mut first_error).await;
@@ -186,12 +186,17 @@ impl Inner {
     async fn embed_many(
         v: &VectorSide,
         docs: &[NewDocument],
+        label: Option<&str>,
         first_error: &mut Option<Error>,
     ) -> Vec<std::result::Result<Vec<f32>, String>> {
         if docs.is_empty() {
             return Vec::new();
         }
-        let groups = v.embedder.embed_groups(docs.iter().map(|d| d.content.to_string()).collect()).await;
+        let texts: Vec<String> = docs.iter().map(|d| d.content.to_string()).collect();
+        let groups = match label {
+            Some(label) if texts.len() == 1 => vec![v.embedder.embed_group(texts, label).await],
+            _ => v.embedder.embed_groups(texts).await,
+        };
         let messages = groups.into_iter().map(|g| {
             g.map_err(|e| {
                 let msg = e.reason.clone();
