@@ -39,9 +39,22 @@ export interface ToolInputSchema<T> {
 
 export interface WorkspaceSearchToolInput {
   query: string
+  /** Results at most: with a budget, files per page (1-50; default as many as fit); with `maxTokens: false`, Mastra's (default 5). */
   topK?: number
   mode?: 'bm25' | 'vector' | 'hybrid'
   minScore?: number
+  /** Most tokens (tokenx's estimate) the answer may take, 100 to 100,000; default `WorkspaceToolsOptions.maxTokens` (2,000). Not with `maxTokens: false`. */
+  maxTokens?: number
+  /** The cursor the previous answer ended with: the next page of the same search. */
+  cursor?: string
+  /** Show again the lines this tools instance already showed (default false: a file shown before is one line). */
+  repeat?: boolean
+}
+
+/** Options of `createWorkspaceTools`. */
+export interface WorkspaceToolsOptions {
+  /** The search tool's default budget in tokens (100 to 100,000; default 2,000, Mastra's `DEFAULT_MAX_OUTPUT_TOKENS`), or `false` for Mastra's own tool: its inputs and its output text, unbudgeted. */
+  maxTokens?: number | false
 }
 
 export interface WorkspaceIndexToolInput {
@@ -65,9 +78,13 @@ export type WorkspaceTools = {
 }
 
 /**
- * The agent tools of a workspace, named, described and shaped as Mastra's:
+ * The agent tools of a workspace, named and described as Mastra's:
  * `mastra_workspace_search` (when search is configured) and
  * `mastra_workspace_index` (unless the filesystem is read-only). They work
- * as tools of a Mastra `Agent` and of the AI SDK's `generateText`.
+ * as tools of a Mastra `Agent` and of the AI SDK's `generateText`. The
+ * search tool's answer stays within `maxTokens` (default 2,000): one result
+ * per file with its best matching lines, a cursor for the next page, and
+ * what this instance already showed referred to in one line;
+ * `{ maxTokens: false }` gives Mastra's own inputs and text.
  */
-export declare function createWorkspaceTools(workspace: Workspace): WorkspaceTools
+export declare function createWorkspaceTools(workspace: Workspace, options?: WorkspaceToolsOptions): WorkspaceTools

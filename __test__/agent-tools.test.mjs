@@ -1,6 +1,7 @@
 // createWorkspaceTools: Mastra's two search tools, checked against Mastra's
-// own, and run by the real Mastra Agent and the real AI SDK generateText
-// with mock language models that call them.
+// own (byte for byte with maxTokens: false), and run by the real Mastra
+// Agent and the real AI SDK generateText with mock language models that call
+// them. The budget itself: budget.test.mjs.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { generateText, stepCountIs } from 'ai'
@@ -22,7 +23,7 @@ async function ours(options = {}) {
   return ws
 }
 
-test('names, descriptions and input fields as Mastra; only the modes this workspace has', async (t) => {
+test('names and descriptions as Mastra; Mastra\'s inputs and the budget\'s; only the modes this workspace has', async (t) => {
   const ws = await ours()
   const tools = createWorkspaceTools(ws)
   assert.deepEqual(Object.keys(tools), ['mastra_workspace_search', 'mastra_workspace_index'])
@@ -32,43 +33,68 @@ test('names, descriptions and input fields as Mastra; only the modes this worksp
     assert.equal(tools[name].description, theirs[name].description)
   }
   const schema = tools.mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({ target: 'draft-07' })
-  assert.deepEqual(Object.keys(schema.properties), ['query', 'topK', 'mode', 'minScore'])
+  assert.deepEqual(Object.keys(schema.properties), ['query', 'topK', 'mode', 'minScore', 'maxTokens', 'cursor', 'repeat'])
   assert.deepEqual(schema.required, ['query'])
   assert.deepEqual(schema.properties.mode.enum, ['bm25'])
   assert.equal(schema.properties.mode.description, 'Search mode: bm25')
-  assert.equal(schema.properties.topK.default, 5)
+  assert.deepEqual([schema.properties.topK.type, schema.properties.topK.minimum, schema.properties.topK.maximum, schema.properties.topK.default], ['integer', 1, 50, undefined])
+  assert.deepEqual([schema.properties.maxTokens.type, schema.properties.maxTokens.minimum, schema.properties.maxTokens.maximum, schema.properties.maxTokens.default], ['integer', 100, 100000, 2000])
+  assert.deepEqual([schema.properties.cursor.type, schema.properties.repeat.type, schema.properties.repeat.default], ['string', 'boolean', false])
+  for (const p of Object.values(schema.properties)) assert.ok(p.description, JSON.stringify(p))
+  // The instance's default budget; false: Mastra's own inputs.
+  const small = createWorkspaceTools(ws, { maxTokens: 500 }).mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({})
+  assert.equal(small.properties.maxTokens.default, 500)
+  const plain = createWorkspaceTools(ws, { maxTokens: false }).mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({})
+  assert.deepEqual(Object.keys(plain.properties), ['query', 'topK', 'mode', 'minScore'])
+  assert.equal(plain.properties.topK.default, 5)
   const { embedder } = batchEmbedder(hashModel())
   const both = createWorkspaceTools(new Workspace({ bm25: true, embedder }))
   assert.deepEqual(both.mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({}).properties.mode.enum, ['bm25', 'vector', 'hybrid'])
   const vectorOnly = createWorkspaceTools(new Workspace({ embedder }))
   assert.deepEqual(vectorOnly.mastra_workspace_search.inputSchema['~standard'].jsonSchema.input({}).properties.mode.enum, ['vector'])
   assert.deepEqual(createWorkspaceTools(new Workspace()), {})
+  assert.throws(() => createWorkspaceTools(ws, { maxTokens: 50 }), { name: 'TypeError', message: /options\.maxTokens must be false or a whole number from 100 to 100000, got 50/ })
+  assert.throws(() => createWorkspaceTools(ws, { budget: 1 }), { name: 'TypeError', message: /unknown option budget/ })
 })
 
-test("the output text is Mastra's, byte for byte", async (t) => {
+test("with maxTokens: false, the output text is Mastra's, byte for byte", async (t) => {
   const theirs = new mastra.Workspace({ bm25: true, filesystem: new mastra.LocalFilesystem({ basePath: tree(t) }) })
   for (const [p, c] of DOCS) await theirs.index(p, c)
   const theirTools = await mastra.createWorkspaceTools(theirs)
-  const ourTools = createWorkspaceTools(await ours())
+  const ourTools = createWorkspaceTools(await ours(), { maxTokens: false })
   for (const input of [{ query: 'reset password' }, { query: 'router', topK: 1 }, { query: 'zebra' }, { query: 'guide settings', mode: 'bm25' }]) {
     const expected = await theirTools.mastra_workspace_search.execute(input, {})
     assert.equal(await ourTools.mastra_workspace_search.execute(input), expected, JSON.stringify(input))
   }
   assert.equal(await ourTools.mastra_workspace_search.execute({ query: 'zebra' }), '---\n0 results (bm25 search)')
+  await assert.rejects(ourTools.mastra_workspace_search.execute({ query: 'x', maxTokens: 500 }), /Unknown field maxTokens/)
   const expectedIndex = await theirTools.mastra_workspace_index.execute({ path: 'notes/new.md', content: 'fresh note' }, {})
   assert.equal(await ourTools.mastra_workspace_index.execute({ path: 'notes/new.md', content: 'fresh note' }), expectedIndex)
+})
+
+test('the budgeted answer: one block per file, matching lines ("n:") with context ("n-"), and an end', async () => {
+  const tools = createWorkspaceTools(await ours())
+  assert.equal(await tools.mastra_workspace_search.execute({ query: 'reset password' }), 'docs/reset.md:1-3  1.000\n1:How to reset your password\n2-Open settings\n3:Click reset password\n\n[no more results]')
+  assert.equal(await tools.mastra_workspace_search.execute({ query: 'zebra' }), 'No results for "zebra".')
 })
 
 test('an unavailable mode falls back as Mastra; bad input is a clear error', async () => {
   const tools = createWorkspaceTools(await ours())
   const out = await tools.mastra_workspace_search.execute({ query: 'router', mode: 'hybrid' })
-  assert.ok(out.endsWith('1 result (bm25 search)'), out)
+  assert.ok(out.startsWith('docs/router.md:1-1  1.000\n'), out)
+  const plain = createWorkspaceTools(await ours(), { maxTokens: false })
+  assert.ok((await plain.mastra_workspace_search.execute({ query: 'router', mode: 'hybrid' })).endsWith('1 result (bm25 search)'))
   const validate = tools.mastra_workspace_search.inputSchema['~standard'].validate
-  assert.deepEqual(validate({ query: 'x' }), { value: { query: 'x', topK: 5 } })
+  assert.deepEqual(validate({ query: 'x' }), { value: { query: 'x', maxTokens: 2000, repeat: false } })
+  assert.deepEqual(plain.mastra_workspace_search.inputSchema['~standard'].validate({ query: 'x' }), { value: { query: 'x', topK: 5 } })
   assert.deepEqual(validate({ query: 5 }).issues, [{ message: 'query must be a string, got number', path: ['query'] }])
   assert.deepEqual(validate({ query: 'x', mode: 'vector' }).issues, [{ message: 'mode must be one of bm25, got "vector"', path: ['mode'] }])
+  assert.deepEqual(validate({ query: 'x', maxTokens: 99 }).issues, [{ message: 'maxTokens must be a whole number from 100 to 100000, got 99', path: ['maxTokens'] }])
+  assert.deepEqual(validate({ query: 'x', topK: 2.5 }).issues, [{ message: 'topK must be a whole number from 1 to 50, got 2.5', path: ['topK'] }])
+  assert.deepEqual(validate({ query: 'x', repeat: 'yes' }).issues, [{ message: 'repeat must be true or false, got string', path: ['repeat'] }])
   assert.equal(validate('x').issues[0].message, 'Expected an object, got string')
   await assert.rejects(tools.mastra_workspace_search.execute({ topK: 2 }), { name: 'TypeError', message: /query is required/ })
+  await assert.rejects(tools.mastra_workspace_search.execute({ query: 'router', cursor: 'nonsense' }), { message: /cursor "nonsense" is not one this search gave/ })
   await assert.rejects(tools.mastra_workspace_index.execute({ path: 'a' }), /content is required/)
 })
 
@@ -87,15 +113,16 @@ test("AI SDK generateText: the tool's output reaches the next model step; bad in
   ]])
   const result = await generateText({ model, tools: createWorkspaceTools(ws), prompt: 'find the reset docs', stopWhen: stepCountIs(3) })
   assert.equal(result.text, 'done')
-  assert.deepEqual(results.c1, { type: 'text', value: 'docs/reset.md:1-3: How to reset your password\nOpen settings\nClick reset password\n---\n1 result (bm25 search)' })
+  assert.deepEqual(results.c1, { type: 'text', value: 'docs/reset.md:1-3  1.000\n1:How to reset your password\n2-Open settings\n3:Click reset password\n\n[no more results]' })
   assert.equal(results.c2.type, 'error-text')
   assert.match(results.c2.value, /query is required \(string\)/)
-  assert.match(results.c2.value, /topK must be a number, got string/)
+  assert.match(results.c2.value, /topK must be a whole number from 1 to 50, got string/)
   assert.deepEqual(results.c3, { type: 'text', value: 'Indexed notes/agent.md' })
   assert.deepEqual((await ws.search('agent')).map((r) => r.id), ['notes/agent.md'])
   // The model was offered the tools with their JSON Schema.
   const offered = model.doGenerateCalls[0].tools.map((t) => [t.name, t.inputSchema.required])
   assert.deepEqual(offered, [['mastra_workspace_search', ['query']], ['mastra_workspace_index', ['path', 'content']]])
+  assert.deepEqual(Object.keys(model.doGenerateCalls[0].tools[0].inputSchema.properties), ['query', 'topK', 'mode', 'minScore', 'maxTokens', 'cursor', 'repeat'])
 })
 
 test("Mastra Agent: the tools run inside the agent loop; bad input is returned to the model, the loop goes on", async () => {
@@ -108,7 +135,7 @@ test("Mastra Agent: the tools run inside the agent loop; bad input is returned t
   const agent = new Agent({ id: 'searcher', name: 'searcher', instructions: 'Use the workspace tools.', model, tools: createWorkspaceTools(ws) })
   const result = await agent.generate('what about routers?', { maxSteps: 3 })
   assert.equal(result.text, 'done')
-  assert.deepEqual(results.c1, { type: 'text', value: 'docs/router.md:1-1: Router setup guide\n---\n1 result (bm25 search)' })
+  assert.deepEqual(results.c1, { type: 'text', value: 'docs/router.md:1-1  1.000\n1:Router setup guide\n\n[no more results]' })
   assert.equal(results.c2.value.error, true)
   assert.match(results.c2.value.message, /query is required \(string\)/)
   assert.deepEqual(results.c3, { type: 'text', value: 'Indexed notes/mastra.md' })

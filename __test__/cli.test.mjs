@@ -314,3 +314,58 @@ test('control characters from files are printed escaped (\\x1b), piped or on a t
   const { render } = createRequire(import.meta.url)('../bin/progress.js')
   assert.equal(render({ phase: 'read', done: 1, total: 2, path: 'odd\x1b[2Kname.md' }, 200), 'read [####################--------------------] 1/2 odd\\x1b[2Kname.md')
 })
+
+test('--max-tokens prints what an agent is given, within the budget, paged with --cursor to the end; --json keeps its shape', async (t) => {
+  const { estimateTokenCount } = await import('tokenx')
+  const files = {}
+  for (let i = 0; i < 30; i++) files[`notes/n${String(i).padStart(2, '0')}.md`] = `note ${i} about routers\n${'and switches '.repeat(i % 4)}routers again\n`
+  const dir = tree(t, files)
+  const seen = []
+  let cursor
+  let pages = 0
+  for (;;) {
+    const out = runIn(dir, '.', 'routers', '--max-tokens', '150', '--no-persist', ...(cursor ? ['--cursor', cursor] : []))
+    assert.equal(out.status, 0, out.stderr)
+    assert.equal(out.stderr, '')
+    const text = out.stdout.replace(/\n$/, '')
+    assert.ok(estimateTokenCount(text) <= 150, `${estimateTokenCount(text)} tokens\n${text}`)
+    seen.push(...[...text.matchAll(/^(\S+):\d+-\d+ {2}\d\.\d{3}$/gm)].map((m) => m[1]))
+    pages++
+    cursor = /next page: the same command with --cursor (\S+)\]$/.exec(text)?.[1]
+    if (!cursor) {
+      assert.match(text, /\n\n\[no more results\]$/)
+      break
+    }
+  }
+  assert.ok(pages > 2, `${pages} pages`)
+  assert.deepEqual(seen.sort(), Object.keys(files).map(native).sort(), 'every file once')
+
+  // --json: the same files as the budgeted page, one object each, the next cursor on stderr.
+  const text = runIn(dir, '.', 'routers', '--max-tokens', '150', '--no-persist').stdout
+  const json = runIn(dir, '.', 'routers', '--max-tokens', '150', '--no-persist', '--json')
+  const rows = json.stdout.trim().split('\n').map((l) => JSON.parse(l))
+  assert.deepEqual(Object.keys(rows[0]), ['file', 'path', 'id', 'start', 'end', 'score', 'bm25', 'vector', 'content'])
+  assert.deepEqual(rows.map((r) => r.file), [...text.matchAll(/^(\S+):\d+-\d+ {2}/gm)].map((m) => m[1]))
+  assert.match(json.stderr, /^workspace-search: next page: --cursor \S+\n$/)
+  const next = /--cursor (\S+)/.exec(json.stderr)[1]
+  const second = runIn(dir, '.', 'routers', '--max-tokens', '150', '--no-persist', '--json', '--cursor', next).stdout.trim().split('\n').map((l) => JSON.parse(l).file)
+  assert.equal(second.filter((f) => rows.some((r) => r.file === f)).length, 0, 'no overlap')
+
+  // Without --max-tokens, --cursor pages --top-k results at a time (an empty one starts), the next cursor on stderr.
+  const first = runIn(dir, '.', 'routers', '--top-k', '25', '--no-persist', '--json', '--cursor=')
+  assert.equal(first.stdout.trim().split('\n').length, 25)
+  const rest = runIn(dir, '.', 'routers', '--top-k', '25', '--no-persist', '--json', '--cursor', /--cursor (\S+)/.exec(first.stderr)[1])
+  assert.equal(rest.stdout.trim().split('\n').length, 5)
+  assert.equal(rest.stderr, 'workspace-search: no more results\n')
+
+  for (const [args, message] of [
+    [['--max-tokens', '99'], '--max-tokens must be a whole number from 100 to 100000, got 99'],
+    [['--max-tokens', 'lots'], '--max-tokens must be a whole number from 100 to 100000, got lots'],
+    [['--max-tokens', '500', '--top-k', '51'], '--top-k must be at most 50 with --max-tokens, got 51'],
+    [['--cursor', 'x'], '--cursor: cursor "x" is not one this search gave; leave it out to start from the first page'],
+  ]) {
+    const out = runIn(dir, '.', 'routers', '--no-persist', ...args)
+    assert.equal(out.status, 2, args.join(' '))
+    assert.equal(out.stderr, `workspace-search: ${message}\nTry "workspace-search --help".\n`)
+  }
+})

@@ -9,24 +9,15 @@ const MAX_LINES = 8
 /** Columns a line may take when stdout is not a terminal. */
 const PIPE_WIDTH = 200
 
-/** Control characters a terminal acts on: C0 but tab, DEL, C1 (U+0080-U+009F). */
-const CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g
-
-/**
- * `text` with its control characters written as `\xHH` (ESC as `\x1b`),
- * for every human-readable output: a file holding `\x1b[2J` or
- * `\x1b]0;title\x07` shows them rather than clearing the screen or
- * retitling the window. Hex rather than U+FFFD so the reader sees which
- * byte it was (a literal `\x1b` in a file looks the same: this is for
- * reading, not for undoing). Applied on a pipe too, since a pipe into
- * `less -R` or through `tee` still reaches a terminal; --json output is
- * JSON and left as it is.
- * @param {string} text
- */
-const escapeControls = (text) => text.replace(CONTROLS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
-
-/** The file a result comes from: its source file for a chunk. */
-const fileOf = (r) => (typeof r.metadata?.sourceFile === 'string' ? r.metadata.sourceFile : r.id)
+// escapeControls writes control characters as `\xHH` (ESC as `\x1b`), for
+// every human-readable output: a file holding `\x1b[2J` or
+// `\x1b]0;title\x07` shows them rather than clearing the screen or
+// retitling the window. Hex rather than U+FFFD so the reader sees which
+// byte it was. Applied on a pipe too, since a pipe into `less -R` or
+// through `tee` still reaches a terminal; --json output is JSON and left
+// as it is. fileOf is the file a result comes from (its source file for a
+// chunk). Both are shared with the agent-facing text (lib/budget.js).
+const { escapeControls, fileOf } = require('../lib/budget.js')
 
 /**
  * How the command line prints a file's path, as ripgrep does: the folder

@@ -2,20 +2,18 @@
 // the Model Context Protocol (stdio), on the official TypeScript SDK's
 // McpServer (an optional peer dependency, loaded only here), its tools'
 // arguments declared and checked with zod schemas. Two tools:
-// workspace_search (ranked matches as text an agent reads well, capped to a
-// budget) and workspace_index_status. The folder is indexed at start; calls
+// workspace_search (ranked matches as text an agent reads well, within a
+// token budget, paged with a cursor, without repeating what this connection
+// was already shown; lib/budget.js) and workspace_index_status. The folder is indexed at start; calls
 // made meanwhile wait for it, with progress notifications.
 'use strict'
 
 const path = require('node:path')
-const { matchLines, fileOf, escapeControls } = require('./format.js')
+const { escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
+const { budgetedPage, cursorKey, SearchMemory, CursorError, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES, MEMORY_CALLS } = require('../lib/budget.js')
 
-/** Characters of result text per call (about 4,000 tokens). */
-const BUDGET = 16_000
-
-const SEARCH_DESCRIPTION =
-  'Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns the best matches as "path:start-end  score" followed by the matching lines, best first.'
+const SEARCH_DESCRIPTION = `Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns one result per file, best first: "path:start-end  score" and the file's best matching lines ("12:" a match, "13-" context), as many files as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}). When there is more, the text ends with a cursor: the same call with that cursor gives the next page. Lines this session was already shown are not repeated (a file shown before is one line) unless repeat is true.`
 const STATUS_DESCRIPTION = 'How many files and chunks of the workspace are indexed, what was skipped and why, and whether indexing is still running.'
 
 /**
@@ -32,15 +30,19 @@ function inputSchemas(z) {
   }
   const strict = (shape) => z.strictObject(shape, { error: unknownKeys })
   const QUERY = 'query must be a non-empty string'
-  const TOP_K = 'topK must be a whole number from 1 to 50'
+  const TOP_K = `topK must be a whole number from 1 to ${MAX_FILES}`
   const MIN_SCORE = 'minScore must be a number from 0 to 1'
+  const MAX_TOKENS = `maxTokens must be a whole number from ${MIN_MAX_TOKENS} to ${MAX_MAX_TOKENS}`
   return {
     search: strict({
       query: z.string({ error: QUERY }).regex(/\S/, { error: QUERY }).describe('What to look for: words, identifiers, a question'),
-      topK: z.number({ error: TOP_K }).int({ error: TOP_K }).min(1, { error: TOP_K }).max(50, { error: TOP_K }).default(5).describe('Number of results (1-50, default 5)'),
+      topK: z.number({ error: TOP_K }).int({ error: TOP_K }).min(1, { error: TOP_K }).max(MAX_FILES, { error: TOP_K }).optional().describe(`Files per page at most (1-${MAX_FILES}; default: as many as fit in maxTokens)`),
       mode: z.enum(['bm25', 'vector', 'hybrid'], { error: 'mode must be bm25, vector or hybrid' }).optional().describe('bm25 (keywords, default), vector or hybrid (need an embedder)'),
       minScore: z.number({ error: MIN_SCORE }).min(0, { error: MIN_SCORE }).max(1, { error: MIN_SCORE }).optional().describe('Drop results scoring below this (0-1)'),
       path: z.string({ error: 'path must be a string' }).optional().describe('Only files whose path starts with this (e.g. "src/")'),
+      maxTokens: z.number({ error: MAX_TOKENS }).int({ error: MAX_TOKENS }).min(MIN_MAX_TOKENS, { error: MAX_TOKENS }).max(MAX_MAX_TOKENS, { error: MAX_TOKENS }).default(DEFAULT_MAX_TOKENS).describe(`Most tokens the answer may take (estimated as Mastra does, with tokenx; default ${DEFAULT_MAX_TOKENS})`),
+      cursor: z.string({ error: 'cursor must be a string' }).optional().describe('The cursor the previous page ended with: the next page of the same search'),
+      repeat: z.boolean({ error: 'repeat must be true or false' }).default(false).describe('Show lines again that this session was already shown (default false: they are referred to in one line)'),
     }),
     status: strict({}),
   }
@@ -48,29 +50,6 @@ function inputSchemas(z) {
 
 /** A tool error the agent reads (isError), not a protocol error. */
 const toolError = (message) => ({ content: [{ type: 'text', text: message }], isError: true })
-
-/**
- * Results as text: header lines and matching lines, cut at the budget with
- * a marker; control characters escaped as on the command line (agents show
- * this text in terminals).
- */
-function resultsText(workspace, query, results) {
-  if (results.length === 0) return `No results for "${escapeControls(query)}".`
-  const parts = []
-  let used = 0
-  for (const [i, r] of results.entries()) {
-    const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
-    const lines = matchLines(r, workspace.highlight(query, r.content)).map((l) => (l ? `${String(l.number).padStart(6)}  ${escapeControls(l.text)}` : '        …'))
-    const block = [`${escapeControls(fileOf(r))}${range}  ${r.score.toFixed(3)}`, ...lines].join('\n')
-    if (used + block.length > BUDGET) {
-      parts.push(`[truncated: ${results.length - i} more result(s) left out to stay within ${BUDGET} characters; ask with a smaller topK or a narrower query]`)
-      break
-    }
-    parts.push(block)
-    used += block.length
-  }
-  return parts.join('\n\n')
-}
 
 /** The SDK's high-level server, its stdio transport and zod as the SDK loads it. */
 function loadSdk() {
@@ -115,6 +94,8 @@ async function serve(args, { openWorkspace }) {
   const server = new sdk.McpServer({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
   const schemas = inputSchemas(sdk.z)
   const waiting = new Set() // progress listeners of calls made while indexing
+  // What this connection was shown (one server process serves one client over stdio).
+  const memory = new SearchMemory({ calls: MEMORY_CALLS })
   const started = Date.now()
   // A server lives long: files edited meanwhile reach the index (watch).
   const workspace = await openWorkspace(
@@ -157,9 +138,25 @@ async function serve(args, { openWorkspace }) {
     if (failure) return toolError(`indexing failed: ${failure.message}`)
     // The path filter runs inside the engine (every mode), so a folder whose hits rank low is still found.
     // One result per file: an agent edits files, and five chunks of one file would crowd out the others.
-    const options = { topK: input.topK, mode: input.mode ?? 'bm25', minScore: input.minScore, group: 'file', ...(input.path ? { pathPrefix: input.path } : {}) }
-    const results = await workspace.search(input.query, options)
-    return { content: [{ type: 'text', text: resultsText(workspace, input.query, results) }] }
+    const mode = input.mode ?? 'bm25'
+    const search = { query: input.query, mode, minScore: input.minScore, path: input.path, topK: input.topK }
+    try {
+      const page = await budgetedPage({
+        query: input.query,
+        maxTokens: input.maxTokens,
+        cursor: input.cursor,
+        repeat: input.repeat,
+        topK: input.topK,
+        key: cursorKey(search),
+        memory,
+        highlight: (query, text) => workspace.highlight(query, text),
+        search: (topK) => workspace.search(input.query, { topK, mode, minScore: input.minScore, group: 'file', ...(input.path ? { pathPrefix: input.path } : {}) }),
+      })
+      return { content: [{ type: 'text', text: page.text }] }
+    } catch (err) {
+      if (err instanceof CursorError) return toolError(err.message)
+      throw err
+    }
   })
   server.registerTool('workspace_index_status', { title: 'Index status', description: STATUS_DESCRIPTION, inputSchema: schemas.status }, async () => {
     const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'
@@ -179,4 +176,4 @@ async function serve(args, { openWorkspace }) {
   return new Promise(() => {}) // serves until stdin closes
 }
 
-module.exports = { serve, resultsText, BUDGET }
+module.exports = { serve }

@@ -13,6 +13,7 @@ const { pathToFileURL } = require('node:url')
 const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
 const { matchLines, printer, jsonLine, displayPath, escapeControls } = require('./format.js')
+const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('../lib/budget.js')
 
 const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
        workspace-search mcp <folder> [options]
@@ -30,6 +31,13 @@ Options:
   --json             one JSON object per result: { file, path, id, start, end,
                      score, bm25, vector, content } (file: as printed; path:
                      inside <folder>)
+  --max-tokens N     print what an agent is given: as many files as fit in N
+                     tokens (tokenx's estimate), each with its best matching
+                     lines, ending with the cursor of the next page (with
+                     --json: the same files as JSON, the cursor on stderr)
+  --cursor C         the next page of the same search (C as a previous page
+                     ended with); the next cursor is printed at the end, or
+                     on stderr for the usual output and --json
   --no-gitignore     index files that .gitignore excludes too
   --index-dir DIR    keep the index in DIR (default: a folder under
                      ~/.cache/workspace-search per <folder>, --glob,
@@ -51,6 +59,8 @@ const OPTIONS = {
   'min-score': { type: 'string' },
   glob: { type: 'string', multiple: true },
   json: { type: 'boolean' },
+  'max-tokens': { type: 'string' },
+  cursor: { type: 'string' },
   'no-gitignore': { type: 'boolean' },
   'index-dir': { type: 'string' },
   'no-persist': { type: 'boolean' },
@@ -91,15 +101,21 @@ function parse(argv) {
   } catch (err) {
     throw new Error(`cannot read ${folder}: ${err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.message}`)
   }
-  const topK = values['top-k'] === undefined ? 5 : Number(values['top-k'])
-  if (!Number.isInteger(topK) || topK < 1) throw new UsageError(`--top-k must be a whole number of at least 1, got ${values['top-k']}`)
+  const maxTokens = values['max-tokens'] === undefined ? undefined : Number(values['max-tokens'])
+  if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= MIN_MAX_TOKENS && maxTokens <= MAX_MAX_TOKENS)) {
+    throw new UsageError(`--max-tokens must be a whole number from ${MIN_MAX_TOKENS} to ${MAX_MAX_TOKENS}, got ${values['max-tokens']}`)
+  }
+  // With a budget, as many files as fit unless --top-k says fewer (at most MAX_FILES a page).
+  const topK = values['top-k'] === undefined ? (maxTokens === undefined ? 5 : undefined) : Number(values['top-k'])
+  if (topK !== undefined && (!Number.isInteger(topK) || topK < 1)) throw new UsageError(`--top-k must be a whole number of at least 1, got ${values['top-k']}`)
+  if (topK !== undefined && maxTokens !== undefined && topK > MAX_FILES) throw new UsageError(`--top-k must be at most ${MAX_FILES} with --max-tokens, got ${topK}`)
   const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score'])
   if (minScore !== undefined && !(minScore >= 0 && minScore <= 1)) throw new UsageError(`--min-score must be a number from 0 to 1, got ${values['min-score']}`)
   const mode = values.mode
   if (mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(mode)) throw new UsageError(`--mode must be bm25, vector or hybrid, got ${mode}`)
   const embedderModule = values.embedder ?? process.env.WORKSPACE_SEARCH_EMBEDDER
   if (mode && mode !== 'bm25' && !embedderModule) throw new UsageError(`--mode ${mode} needs an embedder: --embedder MODULE or WORKSPACE_SEARCH_EMBEDDER`)
-  return { command, folder, query, topK, minScore, mode, embedderModule, json: Boolean(values.json), stats: Boolean(values.stats), globs: values.glob ?? [], gitignore: !values['no-gitignore'], persist: persistOption(values) }
+  return { command, folder, query, topK, minScore, mode, maxTokens, cursor: values.cursor, embedderModule, json: Boolean(values.json), stats: Boolean(values.stats), globs: values.glob ?? [], gitignore: !values['no-gitignore'], persist: persistOption(values) }
 }
 
 /**
@@ -202,14 +218,23 @@ async function searchIn(workspace, args, progress) {
   printFailed(report.failed, show)
   if (args.stats) printStats(report)
   // One result per file (its best chunk, every matching range): what a person opens is a file.
-  const results = await workspace.search(args.query, { topK: args.topK, minScore: args.minScore, mode: args.mode ?? 'bm25', group: 'file' })
+  const mode = args.mode ?? 'bm25'
+  const search = (topK) => workspace.search(args.query, { topK, minScore: args.minScore, mode, group: 'file' })
+  if (args.maxTokens !== undefined || args.cursor !== undefined) return page(workspace, args, search, show)
+  const results = await search(args.topK)
   if (results.length === 0) {
     process.stderr.write(`No results for "${escapeControls(args.query)}" (${report.indexed} files indexed).\n`)
     return 1
   }
+  print(workspace, args, results, show)
+  return 0
+}
+
+/** Results as --json lines, or for a person: headers and highlighted lines. */
+function print(workspace, args, results, show) {
   if (args.json) {
     for (const r of results) process.stdout.write(`${jsonLine(r, show)}\n`)
-    return 0
+    return
   }
   const out = printer(process.stdout, { show })
   for (const r of results) {
@@ -220,7 +245,39 @@ async function searchIn(workspace, args, progress) {
     }
     out.blank()
   }
-  return 0
+}
+
+/**
+ * --max-tokens and --cursor: one page of the search. With --max-tokens the
+ * page is the text an agent is given (lib/budget.js), its last line the
+ * next cursor; with --json, or without --max-tokens, the page's files are
+ * printed as usual and the next cursor goes to stderr.
+ */
+async function page(workspace, args, search, show) {
+  const key = cursorKey({ query: args.query, mode: args.mode ?? 'bm25', minScore: args.minScore, path: undefined, topK: args.topK })
+  let files
+  let next
+  try {
+    if (args.maxTokens !== undefined) {
+      const p = await budgetedPage({ query: args.query, maxTokens: args.maxTokens, cursor: args.cursor, topK: args.topK, key, search, show, highlight: (q, t) => workspace.highlight(q, t), nextHint: (c) => `the same command with --cursor ${c}` })
+      if (!args.json) {
+        process.stdout.write(`${p.text}\n`)
+        return p.files.length ? 0 : 1
+      }
+      ;({ files, next } = p)
+    } else {
+      const skip = readCursor(args.cursor, key)
+      const found = await search(skip + args.topK + 1)
+      files = found.slice(skip, skip + args.topK)
+      next = found.length > skip + args.topK ? makeCursor(skip + files.length, key) : null
+    }
+  } catch (err) {
+    if (err instanceof CursorError) throw new UsageError(`--cursor: ${err.message}`)
+    throw err
+  }
+  print(workspace, args, files, show)
+  process.stderr.write(next ? `workspace-search: next page: --cursor ${next}\n` : 'workspace-search: no more results\n')
+  return files.length ? 0 : 1
 }
 
 /** --stats: what init() did, and why a saved index was not used, on stderr. */

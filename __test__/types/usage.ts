@@ -106,6 +106,11 @@ export async function vectors(model: LanguageModel): Promise<void> {
   const raw: number | undefined = results[0]?.scoreDetails?.vector
   const tools: WorkspaceTools = createWorkspaceTools(ws)
   const out: string | undefined = await tools.mastra_workspace_search?.execute({ query: 'q', topK: 3 })
+  const paged = await createWorkspaceTools(ws, { maxTokens: 4000 }).mastra_workspace_search?.execute({ query: 'q', maxTokens: 500, cursor: '5.0123abcd', repeat: true })
+  createWorkspaceTools(ws, { maxTokens: false })
+  // @ts-expect-error maxTokens is a number or false
+  createWorkspaceTools(ws, { maxTokens: 'many' })
+  void paged
   await generateText({ model, tools, prompt: 'search' })
   const stats = await store.describeIndex({ indexName: 'docs_search' })
   void [raw, out, stats.dimension]

@@ -1,0 +1,201 @@
+// The token budget of the agent-facing search (lib/budget.js), through the
+// search tool of createWorkspaceTools and the MCP server's workspace_search
+// (the SDK's own client over stdio): the answer never exceeds maxTokens
+// (tokenx's estimate, as Mastra's), reaches many files, pages with a cursor
+// without overlap, and a session does not see the same lines twice unless
+// it asks (repeat: true).
+import path from 'node:path'
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { fileURLToPath } from 'node:url'
+import { estimateTokenCount } from 'tokenx'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { Workspace, LocalFilesystem, lib, tree } from './helpers.mjs'
+
+const { createWorkspaceTools } = lib
+const CLI = fileURLToPath(new URL('../bin/workspace-search.js', import.meta.url))
+
+async function connect(t, dir) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, '--no-persist'], stderr: 'pipe' })
+  const client = new Client({ name: 'test-client', version: '1.0.0' })
+  await client.connect(transport)
+  t.after(() => client.close())
+  /** The tool's text for these arguments (a tool error fails the test unless `error` is set). */
+  return async (args, { error = false } = {}) => {
+    const result = await client.callTool({ name: 'workspace_search', arguments: args })
+    assert.equal(Boolean(result.isError), error, result.content[0].text)
+    return result.content.map((c) => c.text).join('\n')
+  }
+}
+
+async function toolsOver(dir, options) {
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'] })
+  await ws.init()
+  const search = createWorkspaceTools(ws, options).mastra_workspace_search
+  return { ws, call: (args) => search.execute(args) }
+}
+
+/** The files an answer shows: its header lines (`path:start-end  score`, `(shown before)` ones too). */
+const headers = (text) => [...text.matchAll(/^(\S+?):\d+-\d+ {2}\d\.\d{3}/gm)].map((m) => m[1])
+const cursorOf = (text) => /cursor "([^"]+)"\]$/.exec(text)?.[1]
+
+/** Files that test the budget's edges: many long files, CJK lines, one enormous line. */
+function hardFiles() {
+  const files = {}
+  for (let f = 0; f < 12; f++) files[`big/huge${f}.txt`] = Array.from({ length: 3000 }, (_, i) => `alpha beta gamma delta line ${i} of file ${f}`).join('\n')
+  const cjk = '这是一个很长的中文句子用来测试令牌预算是否成立'.repeat(20)
+  for (let f = 0; f < 6; f++) files[`cjk/文档${f}.md`] = Array.from({ length: 40 }, (_, i) => `${cjk.slice(0, 200 + i)}重置密码${cjk}`).join('\n')
+  files['min/bundle.js'] = `${'var a=1;'.repeat(25_000)}function findMeHere(){}${'var b=2;'.repeat(25_000)}`
+  files['min/wide.txt'] = `${'word '.repeat(40_000)}findMeHere ${'word '.repeat(40_000)}\nsecond findMeHere line\n`
+  for (let i = 0; i < 60; i++) files[`many/m${i}.md`] = `alpha note ${i}\nand more, ${i} times\n`
+  files['min/mid.txt'] = `${'word '.repeat(300)}findMeHere ${'word '.repeat(300)}\n`
+  return files
+}
+
+test('the answer never exceeds maxTokens: huge files, CJK text, very long lines (tools instance)', async (t) => {
+  const { call } = await toolsOver(tree(t, hardFiles()))
+  for (const query of ['alpha gamma line', '重置密码', 'findMeHere', 'alpha 重置密码 findMeHere']) {
+    for (const maxTokens of [100, 137, 400, 2000, 6000]) {
+      const out = await call({ query, maxTokens, repeat: true })
+      const tokens = estimateTokenCount(out)
+      assert.ok(tokens <= maxTokens, `${query} / ${maxTokens}: ${tokens} tokens\n${out}`)
+      assert.ok(headers(out).length >= 1, out)
+      assert.match(out, /\[(no more results|(stopped at maxTokens \d+ after \d+ files?|50 files shown, the page is full \(at most 50 files a page\)); next page: the same call with cursor "[^"]+")\]$/)
+    }
+  }
+  // A line too long for the budget is cut around its match, which stays.
+  const long = await call({ query: 'findMeHere', maxTokens: 6000, repeat: true })
+  assert.match(long, /^min\/bundle\.js:\d+-\d+ {2}\d\.\d{3}\n\d+:.*findMeHere.*…$/m)
+  assert.match(long, /^min\/mid\.txt:1-1 {2}\d\.\d{3}\n1:….* findMeHere word .*…$/m)
+  for (const line of long.split('\n')) assert.ok(estimateTokenCount(line) <= 45, line)
+  // The default budget is 2,000 tokens.
+  const byDefault = await call({ query: 'alpha 重置密码 findMeHere', repeat: true })
+  assert.equal(byDefault, await call({ query: 'alpha 重置密码 findMeHere', maxTokens: 2000, repeat: true }))
+  assert.match(byDefault, /\[stopped at maxTokens 2000 after \d+ files; next page/)
+})
+
+test('the answer never exceeds maxTokens (MCP)', async (t) => {
+  const search = await connect(t, tree(t, hardFiles()))
+  for (const query of ['alpha gamma line', '重置密码', 'findMeHere']) {
+    for (const maxTokens of [100, 2000]) {
+      const out = await search({ query, maxTokens, repeat: true })
+      assert.ok(estimateTokenCount(out) <= maxTokens, `${query} / ${maxTokens}: ${estimateTokenCount(out)}\n${out}`)
+      assert.ok(headers(out).length >= 1, out)
+    }
+  }
+  const cjk = await search({ query: '重置密码', repeat: true })
+  assert.match(cjk, /^\d+:….*重置密码.*…$/m)
+})
+
+test('the budget reaches many files: matching lines per file are capped and the remaining budget is shared', async (t) => {
+  const { call } = await toolsOver(tree(t, hardFiles()))
+  const out = await call({ query: 'alpha gamma line', maxTokens: 2000 })
+  const files = headers(out)
+  assert.ok(files.length >= 10, `${files.length} files\n${out}`)
+  // At most 4 matching lines chosen, each with a line of context each side (which may match too).
+  for (const block of out.split('\n\n').filter((b) => b.startsWith('big/'))) {
+    const lines = block.split('\n').slice(1)
+    assert.ok(lines.length >= 1 && lines.length <= 12, block)
+  }
+  // The best file gets at least as many lines as the last one shown.
+  const blocks = out.split('\n\n').filter((b) => /^\S+:\d+-\d+ {2}/.test(b))
+  assert.ok(blocks[0].split('\n').length >= blocks.at(-1).split('\n').length, out)
+})
+
+test('neighbouring matches share their context: each line once, in order, "n:" a match, "n-" context', async (t) => {
+  const dir = tree(t, { 'a.md': 'intro\nfoo one\nfoo two\nmiddle\nplain\nplain\nplain\nfoo three\nend\n' })
+  const { call } = await toolsOver(dir)
+  assert.equal(await call({ query: 'foo' }), 'a.md:2-8  1.000\n1-intro\n2:foo one\n3:foo two\n4-middle\n7-plain\n8:foo three\n9-end\n\n[no more results]')
+})
+
+/** Pages through a search with `call`, returning every page's text. */
+async function pages(call, args) {
+  const out = []
+  let cursor
+  for (let i = 0; i < 100; i++) {
+    const text = await call({ ...args, ...(cursor ? { cursor } : {}) })
+    out.push(text)
+    cursor = cursorOf(text)
+    if (!cursor) return out
+  }
+  throw new Error('no end')
+}
+
+function routerNotes() {
+  const files = {}
+  for (let i = 0; i < 40; i++) files[`notes/n${String(i).padStart(2, '0')}.md`] = `note ${i} about routers\n${'and switches '.repeat(i % 5)}routers again\n`
+  return files
+}
+
+test('a cursor pages through every file once, without overlap, and the last page says there is no more (tools, MCP)', async (t) => {
+  const dir = tree(t, routerNotes())
+  const { ws, call } = await toolsOver(dir)
+  const all = (await ws.search('routers', { topK: 100, group: 'file' })).map((r) => r.id).sort()
+  assert.equal(all.length, 40)
+  const mcp = await connect(t, dir)
+  for (const [name, fn] of [['tools', call], ['mcp', mcp]]) {
+    for (const args of [{ query: 'routers', maxTokens: 150 }, { query: 'routers', maxTokens: 2000, topK: 7 }]) {
+      const texts = await pages(fn, args)
+      assert.ok(texts.length > 1, `${name}: one page`)
+      const seen = texts.flatMap(headers)
+      assert.deepEqual([...seen].sort(), all, `${name} ${JSON.stringify(args)}: every file once`)
+      for (const text of texts) assert.ok(estimateTokenCount(text) <= args.maxTokens, text)
+      assert.match(texts.at(-1), /\n\n\[no more results\]$/)
+      if (args.topK) assert.match(texts[0], /\[7 files shown, the page is full \(topK\); next page: the same call with cursor "[^"]+"\]$/)
+      else assert.match(texts[0], /\[stopped at maxTokens 150 after \d+ files?; next page: the same call with cursor "[^"]+"\]$/)
+    }
+  }
+  // A cursor belongs to its search.
+  const first = await call({ query: 'routers', maxTokens: 150 })
+  await assert.rejects(call({ query: 'switches', maxTokens: 150, cursor: cursorOf(first) }), { message: /cursor belongs to another search/ })
+  // The budget may change between pages; topK may not.
+  assert.ok(headers(await call({ query: 'routers', maxTokens: 3000, cursor: cursorOf(first), repeat: true })).length > 1)
+  await assert.rejects(call({ query: 'routers', topK: 3, cursor: cursorOf(first) }), { message: /cursor belongs to another search/ })
+  const mcpError = await mcp({ query: 'switches', cursor: cursorOf(first) }, { error: true })
+  assert.match(mcpError, /^cursor belongs to another search/)
+})
+
+test('within a session, lines shown before are one line, new lines still show; repeat: true shows them again (MCP)', async (t) => {
+  const dir = tree(t, { 'src/auth.ts': 'export function resetPassword(user) {\n  sendMail(user)\n}\n\n\n\n\nexport function login(user) {\n  check(user)\n}\n', 'docs/guide.md': 'How to reset a password and login\n' })
+  const search = await connect(t, dir)
+  const first = await search({ query: 'reset password' })
+  assert.match(first, /^src\/auth\.ts:1-1 {2}1\.000\n1:export function resetPassword\(user\) \{\n2- {2}sendMail\(user\)$/m)
+  const again = await search({ query: 'reset password' })
+  assert.match(again, /^src\/auth\.ts:1-1 {2}1\.000 {2}\(shown before\)$/m)
+  assert.match(again, /^docs\/guide\.md:1-1 {2}\d\.\d{3} {2}\(shown before\)$/m)
+  assert.ok(!again.includes('resetPassword'), again)
+  // Another query on the same files: only what was not shown, with a note of what was.
+  const other = await search({ query: 'login user' })
+  assert.match(other, /^src\/auth\.ts:\d+-\d+ {2}\d\.\d{3} {2}\(also shown before: 1-2\)\n8:export function login\(user\) \{/m)
+  const repeated = await search({ query: 'reset password', repeat: true })
+  assert.equal(repeated, first)
+  // A new session (a new server) has no memory.
+  const fresh = await connect(t, dir)
+  assert.equal(await fresh({ query: 'reset password' }), first)
+})
+
+test('the tools instance remembers what it showed; a changed line shows again; memory lasts 20 calls', async () => {
+  const ws = new Workspace({ bm25: true })
+  await ws.index('a.md', 'alpha first\nfiller\nalpha second\n')
+  await ws.index('b.md', 'alpha only here\n')
+  const tools = createWorkspaceTools(ws)
+  const call = (args) => tools.mastra_workspace_search.execute(args)
+  const first = await call({ query: 'alpha' })
+  assert.ok(first.includes('1:alpha first'), first)
+  assert.match(await call({ query: 'alpha' }), /^a\.md:1-3 {2}1\.000 {2}\(shown before\)\n\nb\.md:1-1 {2}0\.\d{3} {2}\(shown before\)\n\n\[no more results\]$/)
+  assert.equal(await call({ query: 'alpha', repeat: true }), first)
+  // Another instance has its own memory.
+  assert.equal(await createWorkspaceTools(ws).mastra_workspace_search.execute({ query: 'alpha' }), first)
+  // An edited document: its changed line is new.
+  await ws.index('b.md', 'alpha changed here\n')
+  assert.match(await call({ query: 'alpha' }), /^b\.md:1-1 {2}\d\.\d{3}\n1:alpha changed here$/m)
+  // Twenty calls later the memory has let go.
+  assert.match(await call({ query: 'alpha' }), /^a\.md:1-3 {2}1\.000 {2}\(shown before\)$/m)
+  for (let i = 0; i < 20; i++) await call({ query: 'zebra' })
+  assert.equal(await call({ query: 'alpha' }), await createWorkspaceTools(ws).mastra_workspace_search.execute({ query: 'alpha' }))
+  // A file with many matches: once its best lines were shown, it is one line, not its next-best lines.
+  await ws.index('c.md', Array.from({ length: 50 }, (_, i) => `gamma ${i}`).join('\n'))
+  assert.match(await call({ query: 'gamma' }), /^c\.md:1-50 {2}1\.000\n1:gamma 0\n2:gamma 1\n3:gamma 2\n4:gamma 3\n5:gamma 4\n\n\[no more results\]$/)
+  assert.match(await call({ query: 'gamma' }), /^c\.md:\d+-\d+ {2}1\.000 {2}\(shown before\)\n\n\[no more results\]$/)
+})
