@@ -331,6 +331,7 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("secret.txt"), d.path().join("link.md")).unwrap();
         std::fs::remove_file(d.path().join("plain.md")).unwrap();
         let fifo = std::ffi::CString::new(d.path().join("plain.md").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
         // Alone (texts on the heap) and among enough files for the texts
         // to be read into blocks: refused the same way.

@@ -113,20 +113,7 @@ impl FileHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hit(id: &str, score: f64) -> SearchHit {
-        SearchHit {
-            id: id.into(),
-            content: String::new().into(),
-            score,
-            bm25: Some(score),
-            vector: None,
-            line_range: None,
-            line_ranges: Vec::new(),
-            metadata: None,
-            rerank: None,
-        }
-    }
+    use crate::search::test_hit as hit;
 
     #[test]
     fn a_files_history_lifts_it_among_the_found() {

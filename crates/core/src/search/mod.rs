@@ -10,3 +10,19 @@ pub mod rerank;
 
 pub use keyword::{keyword_search, shift_range, KeywordQuery, SearchHit};
 pub use mode::{Fusion, Mode};
+
+/// A bm25 hit for tests: `id`, its text `text of <id>`, `score`.
+#[cfg(test)]
+pub(crate) fn test_hit(id: &str, score: f64) -> SearchHit {
+    SearchHit {
+        id: id.into(),
+        content: format!("text of {id}").into(),
+        score,
+        bm25: Some(score),
+        vector: None,
+        line_range: None,
+        line_ranges: Vec::new(),
+        metadata: None,
+        rerank: None,
+    }
+}

@@ -123,20 +123,7 @@ pub fn failed(mut hits: Vec<SearchHit>, why: &str) -> Vec<SearchHit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hit(id: &str, score: f64) -> SearchHit {
-        SearchHit {
-            id: id.into(),
-            content: format!("text of {id}").into(),
-            score,
-            bm25: Some(score),
-            vector: None,
-            line_range: None,
-            line_ranges: Vec::new(),
-            metadata: None,
-            rerank: None,
-        }
-    }
+    use crate::search::test_hit as hit;
 
     #[test]
     fn blended_by_position_candidates_first() {
