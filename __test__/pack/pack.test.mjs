@@ -46,7 +46,8 @@ test('the root tarball holds no binary, the platform tarball only it', () => {
   assert.deepEqual(Object.keys(manifest.optionalDependencies).sort(), fs.readdirSync(path.join(ROOT, 'npm')).map((d) => `workspace-search-${d}`).sort())
   assert.ok(Object.values(manifest.optionalDependencies).every((v) => v === pkg.version))
   assert.equal(manifest.scripts, undefined, 'no install scripts: nothing builds on a user machine')
-  assert.equal(manifest.dependencies, undefined)
+  // One runtime dependency: tokenx (no dependencies of its own), the estimator token budgets use.
+  assert.deepEqual(manifest.dependencies, { tokenx: pkg.dependencies.tokenx })
   const platform = listing(tarballs.platform)
   assert.deepEqual(platform.filter((f) => f.endsWith('.node')).length, 1)
   assert.ok(platform.includes('LICENSE'))
