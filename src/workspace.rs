@@ -373,12 +373,7 @@ impl Workspace {
                 }
             }
             let inner = self.inner.clone();
-            spawn(env, &self.inner, async move {
-                let tokens = inner.query_tokens(&query).await?;
-                let SearchResults(hits) =
-                    inner.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await?;
-                Ok(SearchResults(crate::engine::texts_read(hits).await?))
-            })
+            spawn(env, &self.inner, async move { inner.search_bm25(&query, opts).await })
         })
     }
 

@@ -153,6 +153,14 @@ impl Inner {
             .collect())
     }
 
+    /// bm25-mode results off the JavaScript thread (a JavaScript tokenizer,
+    /// the index held by a writer, or a reranker to call), texts read.
+    pub async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<SearchResults> {
+        let tokens = self.query_tokens(query).await?;
+        let SearchResults(hits) = self.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await?;
+        Ok(SearchResults(texts_read(hits).await?))
+    }
+
     /// Search with the user's reranker: the first stage asked for at least
     /// `rerankDepth` results, the first of them reranked, then cut to `topK`.
     pub async fn search_reranked(
@@ -165,15 +173,10 @@ impl Inner {
         let top_k = opts.top_k;
         opts.top_k = top_k.max(reranker.depth);
         let SearchResults(hits) = if mode == Mode::Bm25 {
-            let tokens = self.query_tokens(&query).await?;
-            if tokens.is_empty() {
-                return Ok(SearchResults(Vec::new()));
-            }
-            self.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await?
+            self.search_bm25(&query, opts).await?
         } else {
             self.clone().search_vectors(query.clone(), mode, opts).await?
         };
-        let hits = texts_read(hits).await?;
         let mut hits = reranker.rerank(&query, hits).await;
         hits.truncate(top_k);
         Ok(SearchResults(hits))

@@ -112,13 +112,23 @@ pub fn kind_with(rules: Option<&KindRules>, path: &str) -> FileKind {
 
 /// The kind of the file at `path` (slash-separated, as document ids are).
 pub fn kind_of(path: &str) -> FileKind {
+    with_parts(path, |parts, name, stem, ext| kind_of_parts(path, parts, name, stem, ext)).unwrap_or(FileKind::Source)
+}
+
+/// `f(folders, name, stem, extension)` of `path`, lowercased (`None` for a
+/// path with no name).
+fn with_parts<R>(path: &str, f: impl FnOnce(&[&str], &str, &str, &str) -> R) -> Option<R> {
     let lower = path.to_ascii_lowercase();
     let mut parts: Vec<&str> = lower.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
-    let Some(name) = parts.pop() else { return FileKind::Source };
+    let name = parts.pop()?;
     let (stem, ext) = match name.rfind('.') {
         Some(0) | None => (name, ""),
         Some(i) => (&name[..i], &name[i + 1..]),
     };
+    Some(f(&parts, name, stem, ext))
+}
+
+fn kind_of_parts(path: &str, parts: &[&str], name: &str, stem: &str, ext: &str) -> FileKind {
     let in_dir = |dirs: &[&str]| parts.iter().any(|p| dirs.contains(p));
     if LOCK_FILES.contains(&name)
         || in_dir(GENERATED_DIRS)
@@ -284,22 +294,15 @@ enum Attribute {
 /// Whether the path is generated because of a vendored folder (`vendor/`,
 /// `node_modules/`, ...) rather than by its name.
 fn is_vendored_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let mut parts: Vec<&str> = lower.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
-    parts.pop();
-    parts.iter().any(|p| GENERATED_DIRS.contains(p))
+    with_parts(path, |parts, _, _, _| parts.iter().any(|p| GENERATED_DIRS.contains(p))).unwrap_or(false)
 }
 
 /// The kind a path has when it is neither generated nor documentation.
 fn kind_without_generated_or_doc(path: &str) -> FileKind {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    let (stem, ext) = match name.rfind('.') {
-        Some(0) | None => (name.as_str(), ""),
-        Some(i) => (&name[..i], &name[i + 1..]),
-    };
-    let lower = path.to_ascii_lowercase();
-    let in_test_dir = lower.split('/').rev().skip(1).any(|p| TEST_DIRS.contains(&p));
-    if in_test_dir || is_test_name(stem, ext, path) {
+    let test = with_parts(path, |parts, _, stem, ext| {
+        parts.iter().any(|p| TEST_DIRS.contains(p)) || is_test_name(stem, ext, path)
+    });
+    if test == Some(true) {
         FileKind::Test
     } else {
         FileKind::Source

@@ -23,6 +23,11 @@ pub fn depth(top_k: usize) -> usize {
     top_k.saturating_mul(4).max(100)
 }
 
+/// The file a hit's history is kept under.
+fn file_key(h: &SearchHit) -> &str {
+    super::keyword::path_prefix(super::group::file_of(h))
+}
+
 /// bm25 hits for `q`, re-ranked with `history` when there is one.
 pub fn keyword_ranked(index: &Bm25Index, q: &KeywordQuery, history: Option<&FileHistory>) -> Vec<SearchHit> {
     let Some(h) = history else { return keyword_search(index, q) };
@@ -86,18 +91,19 @@ impl FileHistory {
         top_k: usize,
         min_score: Option<f64>,
     ) -> Vec<SearchHit> {
-        let files: rustc_hash::FxHashSet<&str> =
-            hits.iter().map(|h| super::keyword::path_prefix(super::group::file_of(h))).collect();
-        let history = self.scores(tokens, &files);
-        let history: FxHashMap<String, f64> = history.into_iter().map(|(f, s)| (f.to_string(), s)).collect();
-        if history.is_empty() {
-            hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
-            hits.truncate(top_k);
-            return hits;
-        }
-        for h in &mut hits {
-            let file = super::keyword::path_prefix(super::group::file_of(h));
-            h.score += HISTORY_WEIGHT * history.get(file).copied().unwrap_or(0.0);
+        // Each hit's share of history, read before the hits change.
+        let bonus: Vec<f64> = {
+            let files: rustc_hash::FxHashSet<&str> = hits.iter().map(file_key).collect();
+            let history = self.scores(tokens, &files);
+            if history.is_empty() {
+                hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
+                hits.truncate(top_k);
+                return hits;
+            }
+            hits.iter().map(|h| HISTORY_WEIGHT * history.get(file_key(h)).copied().unwrap_or(0.0)).collect()
+        };
+        for (h, b) in hits.iter_mut().zip(bonus) {
+            h.score += b;
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         let best = hits.first().map_or(1.0, |h| h.score);
