@@ -209,6 +209,28 @@ export interface IndexManyDocument extends IndexOptions {
 /** MongoDB-style metadata filter: field equality and `$eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $nor $not`. */
 export type MetadataFilter = { [field: string]: unknown }
 
+/** `grep()` options: Mastra's grep tool's, and two of this package. */
+export interface GrepOptions {
+  /**
+   * A file, a folder or a glob relative to `basePath` (default `'.'`); a
+   * glob's static folders are walked and its files filtered by it (`*`
+   * stays within a folder, `**` crosses folders).
+   */
+  path?: string
+  /** Lines of context before and after each match (default 0): `before` / `after`. */
+  contextLines?: number
+  /** Matches kept per file (like `grep -m`); an integer >= 1. */
+  maxCount?: number
+  /** Default `true`; `false` compiles the pattern with `gi` as Mastra does. */
+  caseSensitive?: boolean
+  /** Also names starting with `.` (default `false`; `.git` never). */
+  includeHidden?: boolean
+  /** Every file, not only those with one of Mastra's text extensions (default `false`). */
+  allFiles?: boolean
+  /** Reject when a file or folder cannot be read (default `false`: skipped). */
+  strict?: boolean
+}
+
 export interface SearchOptions {
   /** Results wanted (default 5); an integer >= 0. */
   topK?: number
@@ -277,6 +299,11 @@ export declare class LocalVector {
  * files and documents, run natively.
  */
 export declare class Workspace {
+  /**
+   * Lines of the files under `basePath` that match a JavaScript regex,
+   * found as Mastra's grep tool finds them (its walk, its matching).
+   */
+  grep(pattern: string, options?: GrepOptions): Promise<GrepFileResult[]>
   constructor(options?: WorkspaceOptions)
   /** The given id, or a generated `ws-...` one. */
   get id(): string
@@ -366,6 +393,27 @@ export interface FailedFile {
  * `'source'`, `'test'`, `'docs'`, `'config'` or `'generated'`.
  */
 export declare function fileKind(path: string): string
+
+/** A file's matches, as Mastra's `FilesystemGrepResult`. */
+export interface GrepFileResult {
+  /** Relative to `basePath`, POSIX separators. */
+  path: string
+  matches: Array<GrepMatch>
+}
+
+/** One matching line, as Mastra's `FilesystemGrepMatch`. */
+export interface GrepMatch {
+  /** 1-based line number. */
+  line: number
+  /** 0-based UTF-16 index of the match in the line (Mastra prints it + 1). */
+  column: number
+  /** The whole line, without its line feed. */
+  text: string
+  /** Up to `contextLines` lines before (present when `contextLines` > 0). */
+  before?: Array<string>
+  /** Up to `contextLines` lines after (present when `contextLines` > 0). */
+  after?: Array<string>
+}
 
 /** `stats().history`. */
 export interface HistoryStats {

@@ -15,6 +15,7 @@ exports.LocalVector = binding.LocalVector
 exports.WorkspaceError = runtime.WorkspaceError
 exports.SearchNotAvailableError = runtime.SearchNotAvailableError
 exports.WorkspaceNotReadyError = runtime.WorkspaceNotReadyError
+exports.UnsupportedGrepPatternError = runtime.UnsupportedGrepPatternError
 exports.createWorkspaceTools = createWorkspaceTools
 exports.fileKind = binding.fileKind
 // Which build the loader picked (napi-rs's marker, declared in binding.d.ts).

@@ -41,4 +41,21 @@ class WorkspaceNotReadyError extends WorkspaceError {
   }
 }
 
-module.exports = { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError }
+/**
+ * A grep pattern that is valid JavaScript but cannot run natively with the
+ * same matches (code `UNSUPPORTED_GREP_PATTERN`); run it in JavaScript instead.
+ * Through `workspace-search/mastra`, Mastra's own `UnsupportedGrepPatternError`
+ * is thrown, and Mastra's grep tool falls back to its walk.
+ */
+class UnsupportedGrepPatternError extends WorkspaceError {
+  /**
+   * @param {string} message
+   * @param {string | undefined | null} [workspaceId]
+   */
+  constructor(message, workspaceId) {
+    super(message, 'UNSUPPORTED_GREP_PATTERN', workspaceId)
+    this.name = 'UnsupportedGrepPatternError'
+  }
+}
+
+module.exports = { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError, UnsupportedGrepPatternError }

@@ -3,7 +3,7 @@
 // builder, and the checks that are cheaper on this side of the boundary.
 'use strict'
 
-const { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError } = require('./errors.js')
+const { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError, UnsupportedGrepPatternError } = require('./errors.js')
 const { results, resultsOf } = require('./results.js')
 const { describe } = require('./describe.js')
 const { jsonText } = require('./json.js')
@@ -116,7 +116,19 @@ function storeCaller(store) {
   }
 }
 
+/**
+ * Compiles a grep pattern as Mastra's grep tool does (`g`, or `gi` when
+ * not case-sensitive): an invalid one throws JavaScript's own SyntaxError.
+ * @param {string} pattern
+ * @param {boolean} caseSensitive
+ */
+function checkGrepPattern(pattern, caseSensitive) {
+  new RegExp(pattern, caseSensitive ? 'g' : 'gi')
+}
+
 module.exports = {
+  checkGrepPattern,
+  UnsupportedGrepPatternError,
   storeCaller,
   WorkspaceError,
   SearchNotAvailableError,

@@ -200,6 +200,7 @@ impl Workspace {
                 git_history: o.git_history,
                 history: parking_lot::Mutex::default(),
                 reranker,
+                grep: Arc::default(),
             }),
         })
     }

@@ -209,6 +209,28 @@ export interface IndexManyDocument extends IndexOptions {
 /** MongoDB-style metadata filter: field equality and `$eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $nor $not`. */
 export type MetadataFilter = { [field: string]: unknown }
 
+/** `grep()` options: Mastra's grep tool's, and two of this package. */
+export interface GrepOptions {
+  /**
+   * A file, a folder or a glob relative to `basePath` (default `'.'`); a
+   * glob's static folders are walked and its files filtered by it (`*`
+   * stays within a folder, `**` crosses folders).
+   */
+  path?: string
+  /** Lines of context before and after each match (default 0): `before` / `after`. */
+  contextLines?: number
+  /** Matches kept per file (like `grep -m`); an integer >= 1. */
+  maxCount?: number
+  /** Default `true`; `false` compiles the pattern with `gi` as Mastra does. */
+  caseSensitive?: boolean
+  /** Also names starting with `.` (default `false`; `.git` never). */
+  includeHidden?: boolean
+  /** Every file, not only those with one of Mastra's text extensions (default `false`). */
+  allFiles?: boolean
+  /** Reject when a file or folder cannot be read (default `false`: skipped). */
+  strict?: boolean
+}
+
 export interface SearchOptions {
   /** Results wanted (default 5); an integer >= 0. */
   topK?: number

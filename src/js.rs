@@ -20,6 +20,8 @@ pub enum Fail {
     NotReady { workspace_id: String, status: String },
     /// `SearchNotAvailableError` (code `NO_SEARCH`).
     NoSearch { workspace_id: String },
+    /// `UnsupportedGrepPatternError` (code `UNSUPPORTED_GREP_PATTERN`).
+    UnsupportedGrep { message: String, workspace_id: String },
     /// An error that already is a JavaScript value (a user callback threw).
     Napi(napi::Error),
 }
@@ -81,6 +83,11 @@ impl Fail {
             Fail::NoSearch { workspace_id } => {
                 let c: Function<String, Unknown> = rt.get_named_property("SearchNotAvailableError")?;
                 c.new_instance(workspace_id)
+            }
+            Fail::UnsupportedGrep { message, workspace_id } => {
+                let c: Function<FnArgs<(String, String)>, Unknown> =
+                    rt.get_named_property("UnsupportedGrepPatternError")?;
+                c.new_instance((message, workspace_id).into())
             }
             Fail::Napi(e) => {
                 // An error carrying a JavaScript value gives that value back
@@ -246,6 +253,14 @@ pub fn to_json(env: &Env, v: &Unknown, name: &str) -> Checked<serde_json::Value>
 pub fn json_text(env: &Env, v: &Unknown, name: &str) -> Checked<String> {
     let f: Function<FnArgs<(Unknown, String)>, String> = runtime(env)?.get_named_property("jsonText")?;
     Ok(f.call((*v, name.to_string()).into())?)
+}
+
+/// JavaScript's own verdict on a grep pattern (lib/runtime.js
+/// `checkGrepPattern`): its SyntaxError, as thrown.
+pub fn check_grep_pattern(env: &Env, pattern: &str, case_sensitive: bool) -> Checked<()> {
+    let check: Function<FnArgs<(String, bool)>, Unknown> = runtime(env)?.get_named_property("checkGrepPattern")?;
+    check.call((pattern.to_string(), case_sensitive).into())?;
+    Ok(())
 }
 
 /// What a user tokenizer does, for the persist fingerprint (lib/runtime.js

@@ -10,6 +10,7 @@ mod construct;
 mod embedder;
 mod engine;
 mod filesystem;
+mod grep;
 mod js;
 mod local_vector;
 mod options;

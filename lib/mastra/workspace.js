@@ -6,7 +6,7 @@
 // loudly instead of silently searching with its own engine.
 'use strict'
 
-const { Workspace: NativeWorkspace } = require('../../index.js')
+const { Workspace: NativeWorkspace, UnsupportedGrepPatternError: NativeUnsupported } = require('../../index.js')
 const { NativeSearchEngine, ENGINE_METHODS } = require('./engine.js')
 
 /** The @mastra/core releases this entry is tested with. */
@@ -32,6 +32,53 @@ function lastIndexReport(workspace) {
  */
 const SHARED_OPTIONS = ['bm25', 'vectorStore', 'embedder', 'searchIndexName', 'autoIndexPaths']
 const NATIVE_OPTIONS = ['persist', 'embedderId', 'watch', 'fileKinds', 'gitHistory']
+
+/** Above this, context is left to Mastra's walk (the native answer copies context per match). */
+const MAX_NATIVE_CONTEXT = 10000
+
+/**
+ * The `grep(options)` capability of Mastra's `WorkspaceFilesystem`
+ * (`FilesystemGrepOptions` -> `FilesystemGrepResult[]`), run by the native
+ * workspace over the same folder. Mastra's grep tool formats the answer
+ * itself and filters it again (root .gitignore, hidden names, text
+ * extensions, its glob); every match is returned so that its 1,000-match cap
+ * falls where its own walk puts it. Whatever the native side cannot answer
+ * exactly (a pattern it cannot match as JavaScript does, a file it cannot
+ * read, which Mastra's summary counts) throws, and the tool falls back to
+ * its JavaScript walk, so its output stays Mastra's own.
+ * @param {any} mastra `@mastra/core/workspace`
+ * @param {import('../../index').Workspace} native
+ * @param {any} fs the LocalFilesystem
+ */
+function nativeGrep(mastra, native, fs) {
+  /** @param {any} options */
+  return async function grep(options) {
+    const { pattern, caseSensitive = true, includeHidden = false, maxCountPerFile, contextLines = 0 } = options
+    const root = String(options.path ?? '.').replace(/^\.\//, '').replace(/\/+$/, '')
+    const folder = root === '.' ? '' : root
+    if (contextLines > MAX_NATIVE_CONTEXT) throw new mastra.UnsupportedGrepPatternError(pattern, 'contextLines above 10000')
+    const extra = fs._textExtensions instanceof Set && fs._textExtensions.size > 0
+    let files
+    try {
+      files = await native.grep(pattern, {
+        path: folder || '.',
+        caseSensitive,
+        includeHidden,
+        // Mastra's walk stops a file once its count reaches maxCount.
+        maxCount: Number.isFinite(maxCountPerFile) ? Math.max(1, Math.ceil(maxCountPerFile)) : undefined,
+        contextLines: Math.max(0, Math.floor(contextLines)),
+        // Extra text extensions of the filesystem: every file; the tool filters.
+        allFiles: extra,
+        strict: true,
+      })
+    } catch (err) {
+      if (err instanceof NativeUnsupported) throw new mastra.UnsupportedGrepPatternError(pattern, err.message)
+      throw err
+    }
+    const cut = folder ? folder.length + 1 : 0
+    return files.map((f) => ({ path: f.path.slice(cut), matches: f.matches }))
+  }
+}
 
 /**
  * Mastra's WorkspaceError (code `UNSUPPORTED_MASTRA`) for a Mastra whose
@@ -85,7 +132,12 @@ function createWorkspaceClass(mastra, version) {
         throw unsupported(mastra, 'does not keep its search engine in Workspace._searchEngine', version)
       }
       const engine = self._searchEngine
-      if (engine === undefined) return // no search configured: nothing to swap
+      const basePath = nativeBasePath(self._fs)
+      if (engine === undefined) {
+        // No search configured: a native workspace for grep alone.
+        if (basePath !== undefined) this.#installGrep(new NativeWorkspace({ id: this.id, filesystem: { basePath } }))
+        return
+      }
       const missing = ENGINE_METHODS.filter((m) => typeof engine[m] !== 'function')
       if (missing.length > 0) throw unsupported(mastra, `has a search engine without ${missing.join(', ')}`, version)
       /** @type {Record<string, unknown>} */
@@ -93,11 +145,32 @@ function createWorkspaceClass(mastra, version) {
       // (stable across starts, so is its vector index name); Mastra's is new each time.
       const options = config.id === undefined && config.persist ? {} : { id: this.id }
       for (const key of [...SHARED_OPTIONS, ...NATIVE_OPTIONS]) if (config[key] !== undefined) options[key] = config[key]
-      const basePath = nativeBasePath(self._fs)
       if (basePath !== undefined) options.filesystem = { basePath }
       this.#native = new NativeWorkspace(/** @type {any} */ (options))
       self._searchEngine = new NativeSearchEngine(this.#native)
+      if (basePath !== undefined) this.#installGrep(this.#native)
     }
+
+    /** @type {{ fs: any, grep: Function } | undefined} */
+    #grep
+
+    /**
+     * Gives the workspace's LocalFilesystem Mastra's optional `grep()`
+     * capability (an own, non-enumerable property), run natively, unless it
+     * has one already; `destroy()` takes it back.
+     * @param {import('../../index').Workspace} native
+     */
+    #installGrep(native) {
+      const fs = /** @type {any} */ (this)._fs
+      if (fs.grep !== undefined) return
+      this.#grepNative = native
+      const grep = nativeGrep(mastra, native, fs)
+      Object.defineProperty(fs, 'grep', { value: grep, configurable: true, writable: true, enumerable: false })
+      this.#grep = { fs, grep }
+    }
+
+    /** The native workspace behind grep when there is no search (else #native). @type {import('../../index').Workspace | undefined} */
+    #grepNative
 
     /**
      * Mastra's rebuild, with files scanned, read, chunked and indexed
@@ -122,6 +195,8 @@ function createWorkspaceClass(mastra, version) {
      */
     async destroy() {
       try {
+        if (this.#grep && this.#grep.fs.grep === this.#grep.grep) delete this.#grep.fs.grep
+        if (this.#grepNative !== this.#native) await this.#grepNative?.destroy()
         await this.#native?.destroy()
       } finally {
         await super.destroy()

@@ -120,6 +120,8 @@ pub struct Inner {
     pub history: Mutex<git::HistoryState>,
     /// `rerank`: the user's reranker over the first results of every mode.
     pub reranker: Option<crate::reranker::Reranker>,
+    /// `grep()`: the trigram index of `basePath`, built by the first grep.
+    pub grep: Arc<Mutex<Option<crate::grep::GrepState>>>,
 }
 
 /// A pause at a named point, for tests that force an interleaving of two
@@ -320,6 +322,10 @@ impl Inner {
         self.shutdown.notify_waiters();
         // The history goes with the index (a read still running drops its answer).
         self.history.lock().current = None;
+        // A grep still running keeps its own reference until it is done.
+        if let Some(mut g) = self.grep.try_lock() {
+            *g = None;
+        }
     }
 
     /// Resolves once the workspace is destroyed.

@@ -12,6 +12,9 @@
 //!   to and delete from any store (the binding runs them with the user's
 //!   embedder and store).
 //!
+//! - `grep`: a JavaScript regex over a folder's files, as Mastra's grep
+//!   tool walks and matches them, pruned by a trigram index.
+//!
 //! - `persist`: snapshots of all of it on disk, and the plan of an
 //!   incremental `init()` that re-reads only changed files.
 //!
@@ -22,6 +25,7 @@
 
 pub mod analysis;
 pub mod bytes;
+pub mod grep;
 pub mod index;
 pub mod ingest;
 pub mod per_thread;

@@ -1,0 +1,470 @@
+//! A JavaScript `RegExp` source (no `u`/`v` flag, Annex B syntax, as
+//! Mastra's grep compiles it with `g` or `gi`) rewritten as a Rust pattern
+//! with the same matches on every line.
+//!
+//! Two rewrites make one search over a whole text equal to `regex.exec`
+//! once per line: nothing may match a line feed (every class and escape
+//! leaves `\n` out, and a literal `\n` never matches: a line has none), and
+//! `^` / `$` become line anchors (`(?m)`), so a text is searched once and
+//! each match is already confined to its line. JavaScript's ASCII `\d`,
+//! `\w`, `\b` and its `\s` and `.` sets are spelled out, since Rust's are
+//! Unicode's. Look-around and back-references need the backtracking engine
+//! (`fancy-regex`); everything else runs on `regex`'s automata. What this
+//! cannot rewrite faithfully is refused (`Unsupported`), so that a caller
+//! such as Mastra's grep tool falls back to JavaScript.
+
+/// A pattern in Rust's syntax, and whether it needs backtracking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translated {
+    pub pattern: String,
+    pub backtracking: bool,
+}
+
+/// Why a JavaScript pattern is not rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// Valid JavaScript that this rewrite does not reproduce exactly.
+    #[error("/{pattern}/ cannot run natively: {reason}")]
+    Unsupported { pattern: String, reason: String },
+}
+
+/// `[A-Za-z0-9_]`, immune to `(?i)` (JavaScript's `\w` stays ASCII under `i`).
+const WORD: &str = "A-Za-z0-9_";
+/// JavaScript's `\s` (WhiteSpace and LineTerminator) without the line feed.
+const SPACE: &str = r"\t\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+/// A class that matches nothing (a line feed, or JavaScript's `[]`).
+const NOTHING: &str = "[a&&b]";
+
+pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, PatternError> {
+    let chars: Vec<char> = source.chars().collect();
+    let groups = count_groups(&chars);
+    let mut t = Translator { src: source, chars, at: 0, out: String::new(), backtracking: false, groups, named: false };
+    t.named = source.contains("(?<") && t.has_named_group();
+    t.alternation()?;
+    if t.at < t.chars.len() {
+        return Err(t.unsupported("unbalanced parenthesis"));
+    }
+    let flags = if case_insensitive { "(?mi)" } else { "(?m)" };
+    Ok(Translated { pattern: format!("{flags}{}", t.out), backtracking: t.backtracking })
+}
+
+struct Translator<'a> {
+    src: &'a str,
+    chars: Vec<char>,
+    at: usize,
+    out: String,
+    backtracking: bool,
+    /// Capturing groups in the whole pattern (a `\N` beyond them is not a back-reference).
+    groups: usize,
+    named: bool,
+}
+
+/// Capturing groups: `(` not followed by `?`, or `(?<name>`.
+fn count_groups(chars: &[char]) -> usize {
+    let (mut n, mut i, mut in_class) = (0, 0, false);
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '(' if !in_class => {
+                let next = chars.get(i + 1);
+                let named = next == Some(&'?')
+                    && chars.get(i + 2) == Some(&'<')
+                    && !matches!(chars.get(i + 3), Some('=' | '!'));
+                if next != Some(&'?') || named {
+                    n += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    n
+}
+
+impl Translator<'_> {
+    fn unsupported(&self, reason: &str) -> PatternError {
+        PatternError::Unsupported { pattern: self.src.to_string(), reason: reason.to_string() }
+    }
+
+    fn has_named_group(&self) -> bool {
+        self.chars.windows(3).any(|w| w[0] == '(' && w[1] == '?' && w[2] == '<')
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn alternation(&mut self) -> Result<(), PatternError> {
+        loop {
+            self.sequence()?;
+            if self.peek() == Some('|') {
+                self.at += 1;
+                self.out.push('|');
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    fn sequence(&mut self) -> Result<(), PatternError> {
+        while let Some(c) = self.peek() {
+            match c {
+                '|' | ')' => return Ok(()),
+                '(' => self.group()?,
+                '[' => self.class()?,
+                '\\' => self.escape()?,
+                '.' => {
+                    self.at += 1;
+                    self.out.push_str(r"[^\n\r\x{2028}\x{2029}]");
+                }
+                '^' | '$' => {
+                    self.at += 1;
+                    self.out.push(c);
+                }
+                '*' | '+' | '?' => {
+                    self.at += 1;
+                    self.out.push(c);
+                    self.lazy();
+                }
+                '{' => self.brace(),
+                _ => {
+                    self.at += 1;
+                    self.literal(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A `?` after a quantifier (lazy) is kept.
+    fn lazy(&mut self) {
+        if self.peek() == Some('?') {
+            self.at += 1;
+            self.out.push('?');
+        }
+    }
+
+    /// `{n}`, `{n,}`, `{n,m}` are quantifiers; any other `{` is a literal (Annex B).
+    fn brace(&mut self) {
+        let rest: String = self.chars[self.at..].iter().take_while(|&&c| c != '}').collect();
+        let closed = self.chars.get(self.at + rest.chars().count()) == Some(&'}');
+        let body = &rest[1..];
+        let (lo, hi) = body.split_once(',').unwrap_or((body, body));
+        let number = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+        if closed && number(lo) && (hi.is_empty() || number(hi)) {
+            self.at += rest.chars().count() + 1;
+            self.out.push_str(&rest);
+            self.out.push('}');
+            self.lazy();
+        } else {
+            self.at += 1;
+            self.out.push_str(r"\{");
+        }
+    }
+
+    fn literal(&mut self, c: char) {
+        match c {
+            '\n' => self.out.push_str(NOTHING),
+            _ => self.out.push_str(&regex_syntax_escape(c)),
+        }
+    }
+
+    fn group(&mut self) -> Result<(), PatternError> {
+        let rest: String = self.chars[self.at..].iter().take(4).collect();
+        let (open, backtracking) = if rest.starts_with("(?:") {
+            ("(?:", false)
+        } else if rest.starts_with("(?=") || rest.starts_with("(?!") {
+            (&rest[..3], true)
+        } else if rest.starts_with("(?<=") || rest.starts_with("(?<!") {
+            (&rest[..4], true)
+        } else if rest.starts_with("(?<") {
+            ("(?<", false)
+        } else if rest.starts_with("(?") {
+            return Err(self.unsupported("group modifiers"));
+        } else {
+            ("(", false)
+        };
+        self.at += open.chars().count();
+        self.out.push_str(open);
+        self.backtracking |= backtracking;
+        if open == "(?<" {
+            let name: String = self.chars[self.at..].iter().take_while(|&&c| c != '>').collect();
+            if name.is_empty()
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+                || name.contains('$')
+            {
+                return Err(self.unsupported("a group name outside [A-Za-z0-9_]"));
+            }
+            self.at += name.chars().count() + 1;
+            self.out.push_str(&name);
+            self.out.push('>');
+        }
+        self.alternation()?;
+        if self.peek() != Some(')') {
+            return Err(self.unsupported("unbalanced parenthesis"));
+        }
+        self.at += 1;
+        self.out.push(')');
+        Ok(())
+    }
+
+    fn escape(&mut self) -> Result<(), PatternError> {
+        self.at += 1;
+        let Some(c) = self.peek() else { return Err(self.unsupported("a trailing backslash")) };
+        self.at += 1;
+        match c {
+            'd' => self.out.push_str("(?-i:[0-9])"),
+            'D' => self.out.push_str(r"(?-i:[^0-9\n])"),
+            'w' => self.out.push_str(&format!("(?-i:[{WORD}])")),
+            'W' => self.out.push_str(&format!(r"(?-i:[^{WORD}\n])")),
+            's' => self.out.push_str(&format!("[{SPACE}]")),
+            'S' => self.out.push_str(&format!(r"[^{SPACE}\n]")),
+            'b' | 'B' => self.boundary(c == 'b'),
+            'k' if self.named => {
+                let name: String = self.chars[self.at..].iter().take_while(|&&c| c != '>').collect();
+                if !name.starts_with('<') {
+                    return Err(self.unsupported(r"\k without a group name"));
+                }
+                self.at += name.chars().count() + 1;
+                self.out.push_str(&format!(r"\k{name}>"));
+                self.backtracking = true;
+            }
+            '1'..='9' => self.backreference(c)?,
+            _ => match self.escaped_char(c)? {
+                '\n' => self.out.push_str(NOTHING),
+                ch => self.out.push_str(&regex_syntax_escape(ch)),
+            },
+        }
+        Ok(())
+    }
+
+    /// `\1`..: a back-reference when that many groups exist; Annex B's
+    /// octal reading otherwise is refused.
+    fn backreference(&mut self, first: char) -> Result<(), PatternError> {
+        let mut digits = first.to_string();
+        while let Some(d) = self.peek().filter(char::is_ascii_digit) {
+            digits.push(d);
+            self.at += 1;
+        }
+        let n: usize = digits.parse().unwrap_or(usize::MAX);
+        if n > self.groups {
+            return Err(self.unsupported("an octal escape or a reference to a missing group"));
+        }
+        self.out.push_str(&format!(r"\{n}"));
+        self.backtracking = true;
+        Ok(())
+    }
+
+    /// `\b` / `\B` at ASCII word edges, as JavaScript tells them.
+    fn boundary(&mut self, word: bool) {
+        if !self.backtracking_needed_for_boundary() {
+            self.out.push_str(if word { r"(?-u:\b)" } else { r"(?-u:\B)" });
+            return;
+        }
+        let w = format!("(?-i:[{WORD}])");
+        self.out.push_str(&if word {
+            format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))")
+        } else {
+            format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))")
+        });
+    }
+
+    /// `fancy-regex` cannot switch Unicode off inline: a boundary in a
+    /// backtracking pattern is spelled with look-around.
+    fn backtracking_needed_for_boundary(&self) -> bool {
+        let s = self.src;
+        s.contains("(?=") || s.contains("(?!") || s.contains("(?<=") || s.contains("(?<!") || has_backreference(s)
+    }
+
+    /// One escaped character (outside or inside a class): the control and
+    /// code escapes, or the character itself (an identity escape).
+    fn escaped_char(&mut self, c: char) -> Result<char, PatternError> {
+        Ok(match c {
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\x0B',
+            'f' => '\x0C',
+            '0' if !self.peek().is_some_and(|d| d.is_ascii_digit()) => '\0',
+            '0' => return Err(self.unsupported("an octal escape")),
+            'x' => self.hex(2).unwrap_or('x'),
+            'u' => match self.hex(4) {
+                Some(ch) => ch,
+                None if self.surrogate_pair().is_some() => self.surrogate_pair_take(),
+                None => 'u',
+            },
+            'c' => match self.peek().filter(char::is_ascii_alphabetic) {
+                Some(l) => {
+                    self.at += 1;
+                    char::from(l as u8 % 32)
+                }
+                None => return Err(self.unsupported(r"\c without a letter")),
+            },
+            _ => c,
+        })
+    }
+
+    /// `count` hex digits after the escape, as one character; `None` when
+    /// they are not there (Annex B: `\x` alone is `x`) or name a surrogate.
+    fn hex(&mut self, count: usize) -> Option<char> {
+        let digits: String = self.chars.get(self.at..self.at + count)?.iter().collect();
+        let v = u32::from_str_radix(&digits, 16).ok().filter(|_| digits.chars().all(|c| c.is_ascii_hexdigit()))?;
+        let ch = char::from_u32(v)?;
+        self.at += count;
+        Some(ch)
+    }
+
+    /// `\uD83D\uDE00`: a surrogate pair written as two escapes (the high one
+    /// already after `\u`), as the character it encodes.
+    fn surrogate_pair(&self) -> Option<char> {
+        let s: String = self.chars.get(self.at..self.at + 10)?.iter().collect();
+        let hi = u32::from_str_radix(s.get(0..4)?, 16).ok()?;
+        let lo = u32::from_str_radix(s.get(6..10)?, 16).ok()?;
+        if !(0xD800..0xDC00).contains(&hi) || &s[4..6] != "\\u" || !(0xDC00..0xE000).contains(&lo) {
+            return None;
+        }
+        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+    }
+
+    fn surrogate_pair_take(&mut self) -> char {
+        let ch = self.surrogate_pair().expect("checked");
+        self.at += 10;
+        ch
+    }
+
+    /// `[...]`: each item spelled for Rust, a line feed left out.
+    fn class(&mut self) -> Result<(), PatternError> {
+        self.at += 1;
+        let negated = self.peek() == Some('^');
+        if negated {
+            self.at += 1;
+        }
+        let mut items = String::new();
+        let mut first = true;
+        loop {
+            let Some(c) = self.peek() else { return Err(self.unsupported("an unterminated class")) };
+            if c == ']' {
+                self.at += 1;
+                break;
+            }
+            let lo = self.class_atom(&mut items, first)?;
+            first = false;
+            let Some(lo) = lo else { continue };
+            // A range `a-z` (a `-` before `]` is a literal).
+            if self.peek() == Some('-') && self.chars.get(self.at + 1).is_some_and(|&n| n != ']') {
+                let save = self.at;
+                self.at += 1;
+                let mut scratch = String::new();
+                match self.class_atom(&mut scratch, false)? {
+                    Some(hi) if hi >= lo => {
+                        items.push_str(&format!("{}-{}", class_escape(lo), class_escape(hi)));
+                        continue;
+                    }
+                    Some(_) => return Err(self.unsupported("a class range out of order")),
+                    // `[a-\d]`: Annex B reads `-` literally.
+                    None => {
+                        self.at = save;
+                    }
+                }
+            }
+            items.push_str(&class_escape(lo));
+        }
+        self.out.push_str(&match (negated, items.is_empty()) {
+            (false, true) => NOTHING.to_string(),
+            (true, true) => r"[^\n]".to_string(),
+            (false, false) => format!(r"[{items}&&[^\n]]"),
+            (true, false) => format!(r"[^{items}\n]"),
+        });
+        Ok(())
+    }
+
+    /// One item of a class: a character (returned, for ranges), or a set
+    /// escape written into `items` (returns `None`).
+    fn class_atom(&mut self, items: &mut String, _first: bool) -> Result<Option<char>, PatternError> {
+        let c = self.chars[self.at];
+        self.at += 1;
+        if c != '\\' {
+            return Ok(Some(c));
+        }
+        let Some(e) = self.peek() else { return Err(self.unsupported("a trailing backslash")) };
+        self.at += 1;
+        let set = match e {
+            'd' => "0-9".to_string(),
+            'w' => WORD.to_string(),
+            's' => SPACE.to_string(),
+            'D' => r"[^0-9]".to_string(),
+            'W' => format!("[^{WORD}]"),
+            'S' => format!("[^{SPACE}]"),
+            'b' => return Ok(Some('\x08')),
+            '1'..='9' => return Err(self.unsupported("an octal escape in a class")),
+            _ => return self.escaped_char(e).map(Some),
+        };
+        items.push_str(&set);
+        Ok(None)
+    }
+}
+
+fn has_backreference(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.windows(2).any(|w| w[0] == b'\\' && (w[1].is_ascii_digit() && w[1] != b'0' || w[1] == b'k'))
+}
+
+/// One character as a Rust literal.
+fn regex_syntax_escape(c: char) -> String {
+    if c.is_ascii_punctuation() || c == ' ' || c == '#' {
+        if r"\.+*?()|[]{}^$#&-~".contains(c) {
+            return format!(r"\{c}");
+        }
+        return c.to_string();
+    }
+    if c.is_control() || c.is_whitespace() {
+        return format!(r"\x{{{:X}}}", c as u32);
+    }
+    c.to_string()
+}
+
+/// One character inside a Rust class.
+fn class_escape(c: char) -> String {
+    if r"\[]^-&~".contains(c) || c.is_control() || c.is_whitespace() {
+        return format!(r"\x{{{:X}}}", c as u32);
+    }
+    c.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> String {
+        translate(s, false).unwrap().pattern
+    }
+
+    #[test]
+    fn spells_out_javascript_classes_without_line_feeds() {
+        assert_eq!(t(r"\d+"), "(?m)(?-i:[0-9])+");
+        assert_eq!(t(r"a.b"), r"(?m)a[^\n\r\x{2028}\x{2029}]b");
+        assert_eq!(t(r"[^a]"), r"(?m)[^a\n]");
+        assert_eq!(t(r"[]"), "(?m)[a&&b]");
+        assert_eq!(t(r"[^]"), r"(?m)[^\n]");
+        assert_eq!(t(r"a\nb"), "(?m)a[a&&b]b");
+    }
+
+    #[test]
+    fn annex_b_braces_and_escapes_are_literals() {
+        assert_eq!(t(r"a{2,3}"), "(?m)a{2,3}");
+        assert_eq!(t(r"a{x}"), r"(?m)a\{x\}");
+        assert_eq!(t(r"\x41\u00e9\/"), "(?m)Aé/");
+        assert_eq!(t(r"\uD83D\uDE00"), "(?m)😀");
+    }
+
+    #[test]
+    fn look_around_and_back_references_backtrack() {
+        assert!(translate(r"(a)\1", false).unwrap().backtracking);
+        assert!(translate(r"foo(?=bar)", false).unwrap().backtracking);
+        assert!(!translate(r"(?:a|b)+", false).unwrap().backtracking);
+        assert!(translate(r"\2(a)", false).is_err());
+        assert!(translate(r"(?i:a)", false).is_err());
+    }
+}

@@ -1,0 +1,229 @@
+//! Grep at index speed: a JavaScript regex over the files of a folder, with
+//! Mastra's semantics (`regex.exec` once per line: at most one match per
+//! line, its column a UTF-16 index) and Mastra's walk (`walk`).
+//!
+//! Every grep walks its folder (which files exist, their size and time);
+//! a file whose size and time are those it had when its trigrams were
+//! taken is read only if the pattern's trigram query (`trigrams`) admits
+//! it, any other file is read (and its trigrams taken for the next grep).
+//! Files are always read fresh from disk, so a reported line is the file's
+//! line now; the index only decides which files need no reading. The first
+//! grep of a folder reads every file once: the index is built lazily.
+
+pub mod js_regex;
+pub mod search;
+pub mod trigrams;
+pub mod walk;
+
+pub use search::{search_text, LineMatch, Matcher};
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::path::PathBuf;
+use trigrams::TrigramIndex;
+use walk::{Found, Stamp, WalkRules};
+
+/// One grep: the pattern and Mastra's options.
+pub struct GrepRequest {
+    pub matcher: Matcher,
+    /// The folder or file to search, relative to the base (`""`: all of it).
+    pub path: String,
+    pub include_hidden: bool,
+    /// Matches kept per file (`maxCount`).
+    pub max_count: Option<usize>,
+    pub context_lines: usize,
+    /// Text files by extension (Mastra's list); `None`: every file.
+    pub text_extensions: Option<FxHashSet<String>>,
+    /// Only paths (relative to the base) this glob matches.
+    pub glob: Option<globset::GlobMatcher>,
+}
+
+/// A file's matches, its path relative to the base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMatches {
+    pub path: String,
+    pub matches: Vec<LineMatch>,
+}
+
+/// What a grep found, and what it could not read.
+#[derive(Debug, Default)]
+pub struct GrepOutcome {
+    pub files: Vec<FileMatches>,
+    /// Files and folders that could not be read (broken links, permissions).
+    pub unreadable: usize,
+    /// Files the walk kept, and how many of them were read.
+    pub searched: usize,
+    pub read: usize,
+    /// The requested path does not exist.
+    pub not_found: bool,
+}
+
+/// The trigram index of one folder, and what each file was when indexed.
+pub struct Grep {
+    base: PathBuf,
+    files: FxHashMap<String, (u32, Stamp)>,
+    index: TrigramIndex,
+}
+
+/// Memory and size of a grep index, for `stats()`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrepStats {
+    pub files: usize,
+    pub memory_bytes: usize,
+}
+
+/// A file modified this recently may change again within the clock's
+/// resolution without a new time: its trigrams are not kept (git's "racy"
+/// rule), so the next grep reads it again.
+const RACY_NS: i128 = 2_000_000_000;
+
+impl Grep {
+    pub fn new(base: PathBuf) -> Grep {
+        Grep { base, files: FxHashMap::default(), index: TrigramIndex::default() }
+    }
+
+    pub fn stats(&self) -> GrepStats {
+        GrepStats { files: self.files.len(), memory_bytes: self.index.memory_bytes() + self.files.capacity() * 64 }
+    }
+
+    pub fn grep(&mut self, req: &GrepRequest) -> GrepOutcome {
+        let target = self.base.join(&req.path);
+        let meta = match std::fs::metadata(&target) {
+            Ok(m) => m,
+            Err(_) => return GrepOutcome { not_found: true, ..Default::default() },
+        };
+        let rules = WalkRules { include_hidden: req.include_hidden, text_extensions: req.text_extensions.clone() };
+        let mut walked = if meta.is_file() {
+            let stamp = Some(Stamp { len: meta.len(), mtime_ns: walk::mtime_ns(&meta) });
+            walk::Walked { files: vec![Found { rel: req.path.clone(), stamp }], unreadable_folders: 0 }
+        } else {
+            walk::walk(&self.base, &req.path, &rules)
+        };
+        if let Some(g) = &req.glob {
+            walked.files.retain(|f| g.is_match(&f.rel));
+        }
+        let candidates = self.index.candidates(&req.matcher.query);
+        let now = now_ns();
+        let plan: Vec<(usize, Read)> = walked
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                let stamp = f.stamp?;
+                match self.files.get(&f.rel) {
+                    Some(&(id, s)) if s == stamp => trigrams::has(&candidates, id).then_some((i, Read::Search)),
+                    _ => Some((i, Read::Index { keep: now - stamp.mtime_ns >= RACY_NS })),
+                }
+            })
+            .collect();
+        let base = &self.base;
+        let results: Vec<(usize, Option<Searched>)> = plan
+            .par_iter()
+            .map(|&(i, read)| (i, read_and_search(&base.join(&walked.files[i].rel), req, read)))
+            .collect();
+        let mut out = GrepOutcome {
+            unreadable: walked.unreadable_folders + walked.files.iter().filter(|f| f.stamp.is_none()).count(),
+            searched: walked.files.len(),
+            read: results.len(),
+            ..Default::default()
+        };
+        for (i, r) in results {
+            let f = &walked.files[i];
+            let Some(r) = r else {
+                out.unreadable += 1;
+                continue;
+            };
+            if let Some(grams) = r.trigrams {
+                self.forget(&f.rel);
+                let id = self.index.add(&grams);
+                self.files.insert(f.rel.clone(), (id, f.stamp.expect("read files have a stamp")));
+            } else if matches!(r.read, Read::Index { .. }) {
+                self.forget(&f.rel);
+            }
+            if !r.matches.is_empty() {
+                out.files.push(FileMatches { path: f.rel.clone(), matches: r.matches });
+            }
+        }
+        self.forget_missing(&req.path, &walked.files, meta.is_file());
+        out
+    }
+
+    fn forget(&mut self, rel: &str) {
+        if let Some((id, _)) = self.files.remove(rel) {
+            self.index.remove(id);
+        }
+        // Past twice as many dead ids as live ones, start over: the next
+        // grep reads every file again.
+        if self.index.dead() > 2 * self.files.len() + 1024 {
+            self.files.clear();
+            self.index = TrigramIndex::default();
+        }
+    }
+
+    /// Files under the searched folder that the walk no longer found.
+    fn forget_missing(&mut self, root: &str, found: &[Found], single: bool) {
+        if single {
+            return;
+        }
+        let seen: FxHashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+        let prefix = if root.is_empty() { String::new() } else { format!("{root}/") };
+        let gone: Vec<String> =
+            self.files.keys().filter(|k| k.starts_with(&prefix) && !seen.contains(k.as_str())).cloned().collect();
+        for k in gone {
+            self.forget(&k);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    /// Indexed as it is: read because the query admits it.
+    Search,
+    /// New or changed: read, searched, and its trigrams taken (kept unless racy).
+    Index { keep: bool },
+}
+
+struct Searched {
+    read: Read,
+    matches: Vec<LineMatch>,
+    trigrams: Option<Vec<u32>>,
+}
+
+fn read_and_search(path: &std::path::Path, req: &GrepRequest, read: Read) -> Option<Searched> {
+    let bytes = std::fs::read(path).ok()?;
+    // As Node's `readFile(path, 'utf-8')` decodes: invalid bytes become U+FFFD.
+    let text = String::from_utf8_lossy(&bytes);
+    let trigrams = match read {
+        Read::Index { keep: true } => Some(trigrams::trigrams_of(text.as_bytes())),
+        _ => None,
+    };
+    let matches = search_text(&req.matcher, &text, req.max_count, req.context_lines);
+    Some(Searched { read, matches, trigrams })
+}
+
+/// A `path` option (a file, a folder, or a glob, relative to the base):
+/// the folder to walk (`""` for the base) and the glob that the paths of
+/// its files (relative to the base) must match. A path leaving the base is
+/// refused.
+pub fn split_glob(path: &str) -> Result<(String, Option<globset::GlobMatcher>), String> {
+    let clean = path.trim_start_matches("./").trim_end_matches('/');
+    let clean = if clean == "." { "" } else { clean };
+    if clean.starts_with('/') || clean.split('/').any(|s| s == "..") {
+        return Err(format!("path must stay inside basePath, got {path}"));
+    }
+    let is_glob = |s: &str| s.contains(['*', '?', '[', ']', '{', '}']);
+    if !is_glob(clean) {
+        return Ok((clean.to_string(), None));
+    }
+    let base: Vec<&str> = clean.split('/').take_while(|s| !is_glob(s)).collect();
+    let glob = globset::GlobBuilder::new(clean)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| format!("path is not a valid glob: {e}"))?;
+    Ok((base.join("/"), Some(glob.compile_matcher())))
+}
+
+fn now_ns() -> i128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
+}

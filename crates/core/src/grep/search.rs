@@ -1,0 +1,145 @@
+//! One text searched as Mastra searches it line by line, in one pass: the
+//! translated pattern (`js_regex`) cannot match across a line feed, so each
+//! match found in the whole text lies in one line, and the first one found
+//! from a line's start is that line's `regex.exec` match.
+
+use super::js_regex::{translate, PatternError, Translated};
+use super::trigrams::{query_of, Query};
+
+/// A compiled grep pattern and the trigram query that prunes files for it.
+pub struct Matcher {
+    engine: Engine,
+    pub query: Query,
+}
+
+enum Engine {
+    Automaton(regex::Regex),
+    Backtracking(fancy_regex::Regex),
+}
+
+/// A matching line: 1-based line number, 0-based UTF-16 column of the match
+/// (as Mastra's hook takes it), the line, and its context lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineMatch {
+    pub line: u32,
+    pub column: u32,
+    pub text: String,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+}
+
+/// Patterns larger than this as automata are refused (Mastra then runs
+/// them in JavaScript).
+const SIZE_LIMIT: usize = 64 << 20;
+
+impl Matcher {
+    /// A JavaScript regex source, with `i` when not `case_sensitive`.
+    pub fn new(source: &str, case_sensitive: bool) -> Result<Matcher, PatternError> {
+        let Translated { pattern, backtracking } = translate(source, !case_sensitive)?;
+        let unsupported = |e: String| PatternError::Unsupported { pattern: source.to_string(), reason: e };
+        if !backtracking {
+            let re = regex::RegexBuilder::new(&pattern)
+                .size_limit(SIZE_LIMIT)
+                .build()
+                .map_err(|e| unsupported(e.to_string()))?;
+            let query =
+                regex_syntax::ParserBuilder::new().build().parse(&pattern).map(|h| query_of(&h)).unwrap_or(Query::All);
+            return Ok(Matcher { engine: Engine::Automaton(re), query });
+        }
+        let re = fancy_regex::RegexBuilder::new(&pattern)
+            .delegate_size_limit(SIZE_LIMIT)
+            .build()
+            .map_err(|e| unsupported(e.to_string()))?;
+        Ok(Matcher { engine: Engine::Backtracking(re), query: Query::All })
+    }
+
+    /// The first match starting at or after `at`: its start and end.
+    fn find_at(&self, text: &str, at: usize) -> Option<(usize, usize)> {
+        match &self.engine {
+            Engine::Automaton(re) => re.find_at(text, at).map(|m| (m.start(), m.end())),
+            // A pattern that exhausts the backtracking limit on a line is
+            // taken as not matching there (JavaScript would keep trying).
+            Engine::Backtracking(re) => re.find_from_pos(text, at).ok().flatten().map(|m| (m.start(), m.end())),
+        }
+    }
+}
+
+/// The lines of `text` that match, at most `max_count`, each with up to
+/// `context` lines before and after.
+pub fn search_text(m: &Matcher, text: &str, max_count: Option<usize>, context: usize) -> Vec<LineMatch> {
+    let mut out = Vec::new();
+    let (mut at, mut line, mut counted) = (0usize, 0u32, 0usize);
+    while at <= text.len() && max_count.is_none_or(|n| out.len() < n) {
+        let Some((start, _)) = m.find_at(text, at) else { break };
+        let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..start]).map_or(0, |i| i + 1);
+        let line_end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..line_start]).count() as u32;
+        counted = line_start;
+        let column = text[line_start..start].encode_utf16().count() as u32;
+        out.push(LineMatch {
+            line: line + 1,
+            column,
+            text: text[line_start..line_end].to_string(),
+            before: lines_before(text, line_start, context),
+            after: lines_after(text, line_end, context),
+        });
+        at = line_end + 1;
+    }
+    out
+}
+
+/// Up to `n` lines ending just before the line that starts at `start`.
+fn lines_before(text: &str, start: usize, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut end = start;
+    while out.len() < n && end > 0 {
+        let line_end = end - 1; // the '\n' before
+        let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..line_end]).map_or(0, |i| i + 1);
+        out.push(text[line_start..line_end].to_string());
+        end = line_start;
+    }
+    out.reverse();
+    out
+}
+
+/// Up to `n` lines after the line that ends at `end` (at its '\n' or the text's end).
+fn lines_after(text: &str, end: usize, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = end;
+    while out.len() < n && at < text.len() {
+        let line_start = at + 1;
+        let line_end = memchr::memchr(b'\n', &text.as_bytes()[line_start..]).map_or(text.len(), |i| line_start + i);
+        out.push(text[line_start..line_end].to_string());
+        at = line_end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grep(pattern: &str, text: &str) -> Vec<(u32, u32)> {
+        let m = Matcher::new(pattern, true).unwrap();
+        search_text(&m, text, None, 0).into_iter().map(|l| (l.line, l.column)).collect()
+    }
+
+    #[test]
+    fn one_match_per_line_with_utf16_columns() {
+        assert_eq!(grep("b", "abab\nxb\nnone"), [(1, 1), (2, 1)]);
+        assert_eq!(grep("x", "😀x"), [(1, 2)]);
+        assert_eq!(grep("^b", "ab\nb"), [(2, 0)]);
+        assert_eq!(grep(r"a\sb", "a\nb\na b"), [(3, 0)]);
+        assert_eq!(grep("x*", "a\n"), [(1, 0), (2, 0)]);
+        assert_eq!(grep("(a)\\1", "aa\nab"), [(1, 0)]);
+        assert_eq!(grep("a$", "a\r\na"), [(2, 0)]);
+    }
+
+    #[test]
+    fn context_and_max_count() {
+        let m = Matcher::new("x", true).unwrap();
+        let got = search_text(&m, "a\nx\nb\nc\nx", Some(1), 1);
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].before.clone(), got[0].after.clone()), (vec!["a".to_string()], vec!["b".to_string()]));
+    }
+}

@@ -1,0 +1,265 @@
+//! The files a grep reads, found as Mastra 1.71's grep tool walks: depth
+//! first in byte order of names (Node's `readdir` order) with files and
+//! folders interleaved, `.git` never entered, names starting with `.`
+//! left out unless asked for, symbolic links to folders not followed
+//! (links to files are read), only the root `.gitignore` applied (and not
+//! at all when the searched folder is itself ignored), text files by
+//! extension. Folders are listed in parallel; the order stays Mastra's.
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
+use std::path::{Path, PathBuf};
+
+/// What a walk keeps and leaves out.
+pub struct WalkRules {
+    pub include_hidden: bool,
+    /// Lowercased extensions with their dot (`.ts`); `None`: every file.
+    pub text_extensions: Option<FxHashSet<String>>,
+}
+
+/// A file found: its path relative to the walk's base (POSIX separators)
+/// and what its metadata said (for telling whether it changed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub rel: String,
+    pub stamp: Option<Stamp>,
+}
+
+/// A file's size and modification time; `None` above when it could not be
+/// read (a broken link, no permission), which a caller reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub len: u64,
+    pub mtime_ns: i128,
+}
+
+/// What a walk found: the files in Mastra's order, and the folders it
+/// could not list.
+#[derive(Debug, Default)]
+pub struct Walked {
+    pub files: Vec<Found>,
+    pub unreadable_folders: usize,
+}
+
+/// Mastra's text extensions (`isTextFile` in @mastra/core 1.71).
+pub const MASTRA_TEXT_EXTENSIONS: &[&str] = &[
+    ".md", ".txt", ".json", ".yaml", ".yml", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".py", ".rb", ".go", ".rs", ".java",
+    ".c", ".cpp", ".h", ".hpp", ".sh", ".bash", ".zsh", ".html", ".htm", ".css", ".xml", ".toml", ".ini", ".env",
+    ".csv", ".sql", ".graphql", ".gql", ".vue", ".svg", ".mdx", ".scss", ".sass", ".less", ".svelte", ".php", ".swift",
+    ".kt", ".kts", ".dart", ".lua", ".r", ".tf", ".tfvars", ".sas", ".log", ".jsonl",
+];
+
+/// Mastra's text-file test: Node's `path.extname`, lowercased, in the set.
+pub fn is_text(name: &str, extensions: &FxHashSet<String>) -> bool {
+    extname(name).is_some_and(|e| extensions.contains(&e.to_lowercase()))
+}
+
+/// Node's `path.extname` of a file name: from the last `.` that is not the
+/// first character.
+fn extname(name: &str) -> Option<&str> {
+    let dot = name.rfind('.')?;
+    (dot > 0).then(|| &name[dot..])
+}
+
+/// The root `.gitignore` of `base` as Mastra applies it; `None` without one.
+pub fn root_gitignore(base: &Path) -> Option<Gitignore> {
+    let file = base.join(".gitignore");
+    let text = std::fs::read_to_string(&file).ok()?;
+    if text.trim().is_empty() {
+        return None;
+    }
+    let mut b = GitignoreBuilder::new(base);
+    for line in text.lines() {
+        let _ = b.add_line(None, line);
+    }
+    b.build().ok()
+}
+
+/// Walks the folder `rel` of `base` (`""` for base itself).
+pub fn walk(base: &Path, rel: &str, rules: &WalkRules) -> Walked {
+    let ignore = root_gitignore(base).filter(|g| rel.is_empty() || !g.matched(rel, true).is_ignore());
+    let real_base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let walker = Walker { base, real_base: &real_base, rules, ignore: ignore.as_ref() };
+    let mut out = Walked::default();
+    walker.folder(rel, &mut out);
+    out
+}
+
+struct Walker<'a> {
+    base: &'a Path,
+    /// `base` with its links resolved: a linked file must resolve inside it.
+    real_base: &'a Path,
+    rules: &'a WalkRules,
+    ignore: Option<&'a Gitignore>,
+}
+
+enum Entry {
+    File(Found),
+    Folder(String),
+}
+
+impl Walker<'_> {
+    fn abs(&self, rel: &str) -> PathBuf {
+        if rel.is_empty() {
+            self.base.to_path_buf()
+        } else {
+            self.base.join(rel)
+        }
+    }
+
+    /// The files under `rel`, in order, appended to `out`.
+    fn folder(&self, rel: &str, out: &mut Walked) {
+        let Some(entries) = self.list(rel) else {
+            out.unreadable_folders += 1;
+            return;
+        };
+        // Sub-folders are walked in parallel, then put back in place.
+        let walked: Vec<Result<Found, Walked>> = entries
+            .into_par_iter()
+            .map(|e| match e {
+                Entry::File(f) => Ok(f),
+                Entry::Folder(sub) => {
+                    let mut w = Walked::default();
+                    self.folder(&sub, &mut w);
+                    Err(w)
+                }
+            })
+            .collect();
+        for w in walked {
+            match w {
+                Ok(f) => out.files.push(f),
+                Err(w) => {
+                    out.files.extend(w.files);
+                    out.unreadable_folders += w.unreadable_folders;
+                }
+            }
+        }
+    }
+
+    /// One folder's entries that the walk keeps, in byte order of names.
+    fn list(&self, rel: &str) -> Option<Vec<Entry>> {
+        let mut names: Vec<(Vec<u8>, std::fs::DirEntry)> = std::fs::read_dir(self.abs(rel))
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| (e.file_name().as_encoded_bytes().to_vec(), e))
+            .collect();
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Some(names.into_iter().filter_map(|(_, e)| self.entry(rel, &e)).collect())
+    }
+
+    fn entry(&self, rel: &str, e: &std::fs::DirEntry) -> Option<Entry> {
+        // Mastra's paths are JavaScript strings: a name that is not UTF-8
+        // cannot be one, and is left out.
+        let name = e.file_name().into_string().ok()?;
+        if name == ".git" || (!self.rules.include_hidden && name.starts_with('.')) {
+            return None;
+        }
+        let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+        let kind = e.file_type().ok()?;
+        let is_dir = kind.is_dir();
+        if let Some(g) = self.ignore {
+            if g.matched(&path, is_dir).is_ignore() {
+                return None;
+            }
+        }
+        if is_dir {
+            return Some(Entry::Folder(path));
+        }
+        if kind.is_symlink() && std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir()) {
+            return None; // a link to a folder: not followed
+        }
+        if let Some(exts) = &self.rules.text_extensions {
+            if !is_text(&name, exts) {
+                return None;
+            }
+        }
+        if !kind.is_symlink() && !kind.is_file() {
+            return None; // FIFOs, sockets, devices: never opened (a FIFO would block)
+        }
+        let stamp = match std::fs::metadata(e.path()) {
+            Ok(m) if !m.is_file() => return None,
+            // A link that leads outside the base is not read (Mastra's
+            // contained filesystem refuses it: a read error).
+            Ok(_) if kind.is_symlink() && !self.inside(&e.path()) => None,
+            Ok(m) => Some(Stamp { len: m.len(), mtime_ns: mtime_ns(&m) }),
+            Err(_) => None,
+        };
+        Some(Entry::File(Found { rel: path, stamp }))
+    }
+}
+
+impl Walker<'_> {
+    fn inside(&self, path: &Path) -> bool {
+        std::fs::canonicalize(path).is_ok_and(|p| p.starts_with(self.real_base))
+    }
+}
+
+/// A file's modification time in nanoseconds (0 where the platform has none).
+pub fn mtime_ns(m: &std::fs::Metadata) -> i128 {
+    match m.modified() {
+        Ok(t) => match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(e) => -(e.duration().as_nanos() as i128),
+        },
+        Err(_) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(hidden: bool) -> WalkRules {
+        WalkRules {
+            include_hidden: hidden,
+            text_extensions: Some(MASTRA_TEXT_EXTENSIONS.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn walks_in_mastras_order_with_its_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        for f in [
+            "b.ts",
+            "a/z.ts",
+            "a/b/c.md",
+            "B.md",
+            ".hidden/x.ts",
+            ".env",
+            "img.png",
+            "node_modules/m.js",
+            ".git/config",
+        ] {
+            std::fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
+            std::fs::write(p.join(f), "x").unwrap();
+        }
+        std::fs::write(p.join(".gitignore"), "node_modules/\n").unwrap();
+        let names = |w: Walked| w.files.into_iter().map(|f| f.rel).collect::<Vec<_>>();
+        assert_eq!(names(walk(p, "", &rules(false))), ["B.md", "a/b/c.md", "a/z.ts", "b.ts"]);
+        // `.env` has no extension to Node's `path.extname`: not a text file.
+        assert_eq!(names(walk(p, "", &rules(true))), [".hidden/x.ts", "B.md", "a/b/c.md", "a/z.ts", "b.ts"]);
+        // A link out of the base is unreadable; a FIFO is left out.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.ts"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.ts"), p.join("link.ts")).unwrap();
+        std::os::unix::fs::symlink(p.join("b.ts"), p.join("inner.ts")).unwrap();
+        let c = std::ffi::CString::new(p.join("fifo.ts").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let w = walk(p, "", &rules(false));
+        let got: Vec<(String, bool)> = w.files.into_iter().map(|f| (f.rel, f.stamp.is_some())).collect();
+        let want = [
+            ("B.md", true),
+            ("a/b/c.md", true),
+            ("a/z.ts", true),
+            ("b.ts", true),
+            ("inner.ts", true),
+            ("link.ts", false),
+        ];
+        assert_eq!(got, want.map(|(a, b)| (a.to_string(), b)));
+        // The searched folder itself ignored: the root .gitignore is off.
+        assert_eq!(names(walk(p, "node_modules", &rules(false))), ["node_modules/m.js"]);
+    }
+}
