@@ -415,6 +415,16 @@ export interface GrepMatch {
   after?: Array<string>
 }
 
+/** `stats().grep`. */
+export interface GrepStats {
+  /** Files whose trigrams are kept. */
+  files: number
+  /** Approximate memory the index holds. */
+  memoryBytes: number
+  /** Files and folders the last grep could not read (skipped). */
+  unreadable: number
+}
+
 /** `stats().history`. */
 export interface HistoryStats {
   /** The commit it was read at (`HEAD` then). */
@@ -579,4 +589,6 @@ export interface WorkspaceStats {
   watch?: WatchStats
   /** With `gitHistory`, in a git work tree: the history in use. */
   history?: HistoryStats
+  /** After a `grep()`: its trigram index. */
+  grep?: GrepStats
 }

@@ -34,7 +34,7 @@ test('mcp: lists its tools, searches, reports status, and answers bad arguments 
   const dir = tree(t, files)
   const client = await connect(t, dir)
   const { tools } = await client.listTools()
-  assert.deepEqual(tools.map((x) => x.name), ['workspace_search', 'workspace_index_status'])
+  assert.deepEqual(tools.map((x) => x.name), ['workspace_search', 'workspace_grep', 'workspace_index_status'])
   assert.deepEqual(tools[0].inputSchema.required, ['query'])
   // The JSON Schemas the SDK makes of the tools' zod schemas: every argument typed and bounded, no others allowed.
   const { properties, additionalProperties } = tools[0].inputSchema
@@ -49,7 +49,8 @@ test('mcp: lists its tools, searches, reports status, and answers bad arguments 
   assert.deepEqual([properties.minScore.type, properties.minScore.minimum, properties.minScore.maximum], ['number', 0, 1])
   assert.equal(properties.path.type, 'string')
   for (const p of Object.values(properties)) assert.ok(p.description, JSON.stringify(p))
-  assert.deepEqual([tools[1].inputSchema.properties, tools[1].inputSchema.additionalProperties], [{}, false])
+  assert.deepEqual([tools[2].inputSchema.properties, tools[2].inputSchema.additionalProperties], [{}, false])
+  assert.deepEqual(tools[1].inputSchema.required, ['pattern'])
   assert.match(tools[0].description, /^Search the files of this workspace by keywords/)
 
   const progress = []
@@ -165,4 +166,22 @@ test('mcp: control characters from files come back escaped (\\x1b), as on the co
   assert.ok(!/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(out), JSON.stringify(out))
   assert.ok(out.includes('terminal \\x1b[2J and \\x1b]0;pwned\\x07 and \\x9b31m'), out)
   assert.ok(out.includes('odd\\x1b[2Kname.md:1-1'), out)
+})
+
+test('mcp: workspace_grep prints matches as ripgrep does, within its token budget; bad patterns are tool errors', async (t) => {
+  const files = { 'src/a.ts': 'const x = 1\n// TODO: one\nconst y = 2\n', 'src/b.ts': 'nothing\n' }
+  for (let i = 0; i < 200; i++) files[`many/m${String(i).padStart(3, '0')}.md`] = `TODO item ${i} ${'words '.repeat(20)}\n`
+  const client = await connect(t, tree(t, files))
+  const one = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'TODO: \\w+', path: 'src', contextLines: 1 } })
+  assert.equal(text(one), '1 match in 1 file\nsrc/a.ts-1-const x = 1\nsrc/a.ts:2:4:// TODO: one\nsrc/a.ts-3-const y = 2')
+  const big = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'TODO', maxTokens: 300 } })
+  const lines = text(big).split('\n')
+  assert.equal(lines[0], '201 matches in 201 files')
+  assert.match(lines.at(-1), /^\[\d+ more matches left out to fit 300 tokens/)
+  assert.ok(lines.length > 3 && lines.length < 60, String(lines.length))
+  const bad = await client.callTool({ name: 'workspace_grep', arguments: { pattern: '(' } })
+  assert.equal(bad.isError, true)
+  assert.match(text(bad), /Invalid regular expression/)
+  const none = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'zzz_nothing' } })
+  assert.equal(text(none), '0 matches in 0 files')
 })

@@ -1,19 +1,22 @@
 // `workspace-search mcp <folder>`: the folder served to coding agents over
 // the Model Context Protocol (stdio), on the official TypeScript SDK's
 // McpServer (an optional peer dependency, loaded only here), its tools'
-// arguments declared and checked with zod schemas. Two tools:
+// arguments declared and checked with zod schemas. Three tools:
 // workspace_search (ranked matches as text an agent reads well, within a
 // token budget, paged with a cursor, without repeating what this connection
-// was already shown; lib/budget.js) and workspace_index_status. The folder is indexed at start; calls
+// was already shown; lib/budget.js), workspace_grep (Workspace.grep(), as
+// ripgrep prints it, within a token budget) and workspace_index_status. The folder is indexed at start; calls
 // made meanwhile wait for it, with progress notifications.
 'use strict'
 
 const path = require('node:path')
 const { escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
-const { budgetedPage, cursorKey, SearchMemory, CursorError, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES, MEMORY_CALLS } = require('../lib/budget.js')
+const { budgetedPage, cursorKey, loadEstimator, SearchMemory, CursorError, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES, MEMORY_CALLS } = require('../lib/budget.js')
+const { fileLines } = require('./grep.js')
 
 const SEARCH_DESCRIPTION = `Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns one result per file, best first: "path:start-end  score" and the file's best matching lines ("12:" a match, "13-" context), as many files as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}). When there is more, the text ends with a cursor: the same call with that cursor gives the next page. Lines this session was already shown are not repeated (a file shown before is one line) unless repeat is true.`
+const GREP_DESCRIPTION = `Search file contents with a JavaScript regular expression, as grep does, from an index (fast on large folders). Returns "N matches in M files", then "path:line:column:text" per matching line (one match per line), context lines as "path-line-text", groups separated by "--"; as many lines as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}), then what was left out.`
 const STATUS_DESCRIPTION = 'How many files and chunks of the workspace are indexed, what was skipped and why, and whether indexing is still running.'
 
 /**
@@ -33,6 +36,8 @@ function inputSchemas(z) {
   const TOP_K = `topK must be a whole number from 1 to ${MAX_FILES}`
   const MIN_SCORE = 'minScore must be a number from 0 to 1'
   const MAX_TOKENS = `maxTokens must be a whole number from ${MIN_MAX_TOKENS} to ${MAX_MAX_TOKENS}`
+  const CONTEXT = 'contextLines must be a whole number from 0 to 100'
+  const MAX_COUNT = 'maxCount must be a whole number of at least 1'
   return {
     search: strict({
       query: z.string({ error: QUERY }).regex(/\S/, { error: QUERY }).describe('What to look for: words, identifiers, a question'),
@@ -43,6 +48,15 @@ function inputSchemas(z) {
       maxTokens: z.number({ error: MAX_TOKENS }).int({ error: MAX_TOKENS }).min(MIN_MAX_TOKENS, { error: MAX_TOKENS }).max(MAX_MAX_TOKENS, { error: MAX_TOKENS }).default(DEFAULT_MAX_TOKENS).describe(`Most tokens the answer may take (estimated as Mastra does, with tokenx; default ${DEFAULT_MAX_TOKENS})`),
       cursor: z.string({ error: 'cursor must be a string' }).optional().describe('The cursor the previous page ended with: the next page of the same search'),
       repeat: z.boolean({ error: 'repeat must be true or false' }).default(false).describe('Show lines again that this session was already shown (default false: they are referred to in one line)'),
+    }),
+    grep: strict({
+      pattern: z.string({ error: 'pattern must be a string' }).min(1, { error: 'pattern must not be empty' }).max(1000, { error: 'pattern must be at most 1000 characters' }).describe('A JavaScript regular expression (e.g. "TODO|FIXME", "function\\s+\\w+\\(")'),
+      path: z.string({ error: 'path must be a string' }).optional().describe('A file, a folder or a glob inside the workspace (default: all of it; "src/**/*.ts")'),
+      caseSensitive: z.boolean({ error: 'caseSensitive must be true or false' }).default(true).describe('Default true'),
+      contextLines: z.number({ error: CONTEXT }).int({ error: CONTEXT }).min(0, { error: CONTEXT }).max(100, { error: CONTEXT }).default(0).describe('Lines of context around each match (0-100)'),
+      maxCount: z.number({ error: MAX_COUNT }).int({ error: MAX_COUNT }).min(1, { error: MAX_COUNT }).optional().describe('Matching lines per file at most'),
+      includeHidden: z.boolean({ error: 'includeHidden must be true or false' }).default(false).describe('Also names starting with "."'),
+      maxTokens: z.number({ error: MAX_TOKENS }).int({ error: MAX_TOKENS }).min(MIN_MAX_TOKENS, { error: MAX_TOKENS }).max(MAX_MAX_TOKENS, { error: MAX_TOKENS }).default(DEFAULT_MAX_TOKENS).describe(`Most tokens the answer may take (default ${DEFAULT_MAX_TOKENS})`),
     }),
     status: strict({}),
   }
@@ -86,6 +100,39 @@ function stdioTransport(sdk) {
   // The same cap for the transport's buffer, where the SDK takes it: a whole line fits.
   const transport = new sdk.StdioServerTransport(guardLines(process.stdin, { onOversize }), process.stdout, { maxBufferSize: MAX_LINE })
   return transport
+}
+
+/**
+ * Grep results as text within `maxTokens` (tokenx's estimate): a summary
+ * line, then the lines of each file in order while they fit, then how many
+ * matches were left out.
+ */
+async function grepText(files, input) {
+  const estimate = await loadEstimator()
+  const total = files.reduce((n, f) => n + f.matches.length, 0)
+  const head = `${total} match${total === 1 ? '' : 'es'} in ${files.length} file${files.length === 1 ? '' : 's'}`
+  const out = [head]
+  let used = estimate(head) + 60 // room for the last line
+  let shownMatches = 0
+  let full = false
+  for (const [i, file] of files.entries()) {
+    const show = escapeControls(file.path)
+    const lines = fileLines(show, file.matches)
+    if (i > 0 && input.contextLines > 0) lines.unshift('--')
+    for (const line of lines) {
+      const cost = estimate(line) + 1
+      if (used + cost > input.maxTokens) {
+        full = true
+        break
+      }
+      out.push(line)
+      used += cost
+      if (line.startsWith(`${show}:`)) shownMatches++
+    }
+    if (full) break
+  }
+  if (shownMatches < total) out.push(`[${total - shownMatches} more match${total - shownMatches === 1 ? '' : 'es'} left out to fit ${input.maxTokens} tokens: narrow the pattern or the path, or set maxCount]`)
+  return out.join('\n')
 }
 
 async function serve(args, { openWorkspace }) {
@@ -157,6 +204,16 @@ async function serve(args, { openWorkspace }) {
       if (err instanceof CursorError) return toolError(err.message)
       throw err
     }
+  })
+  server.registerTool('workspace_grep', { title: 'Grep the workspace', description: GREP_DESCRIPTION, inputSchema: schemas.grep }, async (input) => {
+    let files
+    try {
+      files = await workspace.grep(input.pattern, { path: input.path ?? '.', caseSensitive: input.caseSensitive, contextLines: input.contextLines, maxCount: input.maxCount, includeHidden: input.includeHidden })
+    } catch (err) {
+      if (err instanceof SyntaxError || err?.code === 'UNSUPPORTED_GREP_PATTERN' || /no such file or folder/.test(String(err?.message))) return toolError(String(err.message))
+      throw err
+    }
+    return { content: [{ type: 'text', text: await grepText(files, input) }] }
   })
   server.registerTool('workspace_index_status', { title: 'Index status', description: STATUS_DESCRIPTION, inputSchema: schemas.status }, async () => {
     const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'

@@ -2,6 +2,7 @@
 'use strict'
 // workspace-search [search] <folder> "<query>" [options]
 // workspace-search mcp <folder> [options]
+// workspace-search grep PATTERN [FOLDER] [options] (bin/grep.js)
 // Indexes a folder and prints the best matches, or serves it to coding
 // agents over the Model Context Protocol (bin/mcp.js).
 
@@ -17,6 +18,7 @@ const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TO
 
 const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
        workspace-search mcp <folder> [options]
+       workspace-search grep PATTERN [FOLDER] [options] (see grep --help)
 
 Indexes the files of <folder> (honouring .gitignore) and prints the best
 matches as "path:start-end  score" with the matching lines, the path as
@@ -288,6 +290,7 @@ function printStats(report) {
 }
 
 async function main() {
+  if (process.argv[2] === 'grep') return require('./grep.js').grep(process.argv.slice(3))
   const args = parse(process.argv.slice(2))
   if (args.info === 'help') return process.stdout.write(`${USAGE}\n`), 0
   if (args.info === 'version') return process.stdout.write(`${require('../package.json').version}\n`), 0
@@ -297,7 +300,7 @@ async function main() {
 
 /** Any error exits 2, as grep's: usage, an unreadable folder, a failed init or search. */
 function fail(err) {
-  const usage = err instanceof UsageError
+  const usage = err instanceof UsageError || err instanceof require('./grep.js').UsageError
   // Messages may quote a path or an argument; their own line breaks are kept.
   const message = (err && err.message ? err.message : String(err)).split('\n').map(escapeControls).join('\n')
   process.stderr.write(`workspace-search: ${message}${usage ? '\nTry "workspace-search --help".' : ''}\n`)

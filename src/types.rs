@@ -120,6 +120,8 @@ pub struct WorkspaceStats {
     pub watch: Option<WatchStats>,
     /// With `gitHistory`, in a git work tree: the history in use.
     pub history: Option<HistoryStats>,
+    /// After a `grep()`: its trigram index.
+    pub grep: Option<GrepStats>,
 }
 
 /// One candidate handed to the reranker (`rerank(query, candidates)`).
@@ -143,6 +145,17 @@ pub struct HistoryStats {
     pub files: u32,
     /// Approximate memory it holds.
     pub memory_bytes: f64,
+}
+
+/// `stats().grep`.
+#[napi(object)]
+pub struct GrepStats {
+    /// Files whose trigrams are kept.
+    pub files: u32,
+    /// Approximate memory the index holds.
+    pub memory_bytes: f64,
+    /// Files and folders the last grep could not read (skipped).
+    pub unreadable: u32,
 }
 
 /// `stats().watch`.

@@ -409,6 +409,16 @@ impl Workspace {
                     files: h.files() as u32,
                     memory_bytes: h.memory_bytes() as f64,
                 }),
+                grep: self.inner.grep.try_lock().and_then(|g| {
+                    g.as_ref().map(|g| {
+                        let s = g.grep.stats();
+                        crate::types::GrepStats {
+                            files: s.files as u32,
+                            memory_bytes: s.memory_bytes as f64,
+                            unreadable: g.last_unreadable as u32,
+                        }
+                    })
+                }),
             })
         })
     }

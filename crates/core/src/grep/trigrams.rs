@@ -205,15 +205,36 @@ fn key(w: &[u8]) -> u32 {
         | u32::from(w[2].to_ascii_lowercase())
 }
 
-/// The distinct trigrams of a text, sorted.
+/// The distinct trigrams of a text, sorted. A bit per possible trigram
+/// (2 MB, one per thread, cleared after each text) finds the distinct ones
+/// in one pass; only those are sorted (sorting every window cost 10x).
 pub fn trigrams_of(text: &[u8]) -> Vec<u32> {
+    thread_local! {
+        static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
     if text.len() < 3 {
         return Vec::new();
     }
-    let mut out: Vec<u32> = text.windows(3).map(key).collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if seen.is_empty() {
+            seen.resize(1 << 18, 0);
+        }
+        let mut out = Vec::new();
+        for w in text.windows(3) {
+            let k = key(w);
+            let (word, bit) = ((k >> 6) as usize, 1u64 << (k & 63));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                out.push(k);
+            }
+        }
+        for &k in &out {
+            seen[(k >> 6) as usize] = 0;
+        }
+        out.sort_unstable();
+        out
+    })
 }
 
 /// Files by the trigrams they hold. Ids only grow: a changed file gets a
