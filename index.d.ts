@@ -23,6 +23,16 @@ export declare class WorkspaceNotReadyError extends WorkspaceError {
   constructor(workspaceId: string, status: string)
 }
 
+/**
+ * A grep pattern that is valid JavaScript but cannot run natively with the
+ * same matches (code `UNSUPPORTED_GREP_PATTERN`): run it in JavaScript
+ * instead. Through `workspace-search/mastra`, Mastra's own
+ * `UnsupportedGrepPatternError` is thrown and its grep tool falls back.
+ */
+export declare class UnsupportedGrepPatternError extends WorkspaceError {
+  constructor(message: string, workspaceId?: string | null)
+}
+
 /** A Standard Schema (https://standardschema.dev) with a JSON Schema of its input: what Mastra's Agent and the AI SDK validate tool input with. */
 export interface ToolInputSchema<T> {
   readonly '~standard': {

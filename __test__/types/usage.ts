@@ -11,6 +11,8 @@ import {
   WorkspaceError,
   SearchNotAvailableError,
   WorkspaceNotReadyError,
+  UnsupportedGrepPatternError,
+  type GrepFileResult,
   type SearchResult,
   type IndexReport,
   type WorkspaceStats,
@@ -95,6 +97,23 @@ export async function usage(): Promise<void> {
       void id
     }
   }
+}
+
+export async function grep(): Promise<void> {
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: '.' }) })
+  const files: GrepFileResult[] = await ws.grep('TODO|FIXME', { path: 'src/**/*.ts', contextLines: 2, maxCount: 5, caseSensitive: false, includeHidden: true })
+  for (const f of files) for (const m of f.matches) void [f.path, m.line, m.column, m.text, m.before?.length, m.after?.length]
+  const g = ws.stats().grep
+  void [g?.files, g?.memoryBytes, g?.unreadable]
+  try {
+    await ws.grep('(?<=a+)b')
+  } catch (err) {
+    if (err instanceof UnsupportedGrepPatternError) void err.code
+  }
+  // @ts-expect-error contextLines is a number
+  await ws.grep('x', { contextLines: '2' })
+  // @ts-expect-error no such option
+  await ws.grep('x', { glob: '*.ts' })
 }
 
 export async function vectors(model: LanguageModel): Promise<void> {

@@ -72,7 +72,7 @@ function nativeGrep(mastra, native, fs) {
         strict: true,
       })
     } catch (err) {
-      if (err instanceof NativeUnsupported) throw new mastra.UnsupportedGrepPatternError(pattern, err.message)
+      if (err instanceof NativeUnsupported) throw new mastra.UnsupportedGrepPatternError(pattern, /** @type {Error} */ (err).message)
       throw err
     }
     const cut = folder ? folder.length + 1 : 0
