@@ -423,6 +423,8 @@ export interface GrepStats {
   memoryBytes: number
   /** Files and folders the last grep could not read (skipped). */
   unreadable: number
+  /** Folders whose walk is kept and watched (0: each grep walks the disk). */
+  watchedFolders: number
 }
 
 /** `stats().history`. */

@@ -1,6 +1,7 @@
 //! `workspace.grep(pattern, options)`: options checked here, the grep run
 //! by core's `grep` off the JavaScript thread, results in the shape of
-//! Mastra's `FilesystemGrepResult`.
+//! Mastra's `FilesystemGrepResult`; the OS's folder notifications that let
+//! a grep walk its kept tree instead of the disk (`FolderWatch`).
 
 use crate::engine::blocking;
 use crate::js::*;
@@ -8,7 +9,13 @@ use crate::promise::spawn;
 use crate::workspace::Workspace;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use workspace_search_core::grep::js_regex::PatternError;
+use workspace_search_core::grep::tree::{Changes, DirWatch};
 use workspace_search_core::grep::{walk, FileMatches, Grep, GrepRequest, Matcher};
 
 /// One matching line, as Mastra's `FilesystemGrepMatch`.
@@ -34,10 +41,108 @@ pub struct GrepFileResult {
     pub matches: Vec<GrepMatch>,
 }
 
-/// A workspace's grep index, and how many paths its last grep could not read.
+/// A workspace's grep index, the watch that keeps its walk, and how many
+/// paths its last grep could not read.
 pub struct GrepState {
     pub grep: Grep,
     pub last_unreadable: usize,
+    /// `None` before the first grep, or after a watch failed (every grep
+    /// then walks the disk).
+    watch: Option<FolderWatch>,
+    watch_failed: bool,
+}
+
+impl GrepState {
+    fn new(base: PathBuf) -> GrepState {
+        GrepState { grep: Grep::new(base), last_unreadable: 0, watch: None, watch_failed: false }
+    }
+
+    /// Folders the grep walk watches.
+    pub fn watched_folders(&self) -> usize {
+        self.grep.kept_folders()
+    }
+
+    fn run(&mut self, base: &Path, request: &GrepRequest) -> workspace_search_core::grep::GrepOutcome {
+        if self.watch.is_none() && !self.watch_failed {
+            self.watch = FolderWatch::new(base.to_path_buf());
+            self.watch_failed = self.watch.is_none();
+        }
+        let outcome = match self.watch.as_mut() {
+            Some(w) => {
+                let changes = std::mem::take(&mut *w.changes.lock());
+                let out = self.grep.grep(request, Some((w as &mut dyn DirWatch, changes)));
+                if w.refused {
+                    // A watch limit: the kept walk cannot be trusted; walk the disk from now on.
+                    self.watch = None;
+                    self.watch_failed = true;
+                }
+                out
+            }
+            None => self.grep.grep(request, None),
+        };
+        self.last_unreadable = outcome.unreadable;
+        outcome
+    }
+}
+
+/// The OS's notifications for the folders of grep's kept walk, one folder
+/// at a time (links not followed). Events only record what changed; the
+/// next grep applies them. Idle, it costs a blocked thread and nothing else.
+struct FolderWatch {
+    base: PathBuf,
+    watcher: RecommendedWatcher,
+    changes: Arc<Mutex<Changes>>,
+    refused: bool,
+}
+
+impl FolderWatch {
+    fn new(base: PathBuf) -> Option<FolderWatch> {
+        let changes = Arc::new(Mutex::new(Changes::default()));
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let watcher = RecommendedWatcher::new(record(base.clone(), changes.clone()), config).ok()?;
+        Some(FolderWatch { base, watcher, changes, refused: false })
+    }
+}
+
+impl DirWatch for FolderWatch {
+    fn watch(&mut self, rel: &str) -> bool {
+        let ok = self.watcher.watch(&self.base.join(rel), RecursiveMode::NonRecursive).is_ok();
+        self.refused |= !ok;
+        ok
+    }
+
+    fn unwatch(&mut self, rel: &str) {
+        let _ = self.watcher.unwatch(&self.base.join(rel));
+    }
+}
+
+/// The notify handler: each event's paths, relative to `base`, as changed
+/// files (content, time) or changed folders (an entry created, removed or
+/// renamed: the folder holding it).
+fn record(base: PathBuf, changes: Arc<Mutex<Changes>>) -> impl FnMut(notify::Result<Event>) + Send + 'static {
+    move |result| {
+        let mut c = changes.lock();
+        let event = match result {
+            Ok(e) if !e.need_rescan() => e,
+            _ => return c.overflow = true,
+        };
+        let content = match event.kind {
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+            EventKind::Access(_) => return,
+            EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Metadata(_)) => true,
+            _ => false,
+        };
+        for p in &event.paths {
+            let Some(rel) = p.strip_prefix(&base).ok().and_then(|r| r.to_str()) else { continue };
+            if content {
+                c.files.insert(rel.to_string());
+            } else {
+                c.folders.insert(rel.rsplit_once('/').map_or("", |(parent, _)| parent).to_string());
+                // A folder removed or renamed itself: listed again (and dropped) too.
+                c.folders.insert(rel.to_string());
+            }
+        }
+    }
 }
 
 /// `grep()` options, checked.
@@ -149,10 +254,7 @@ impl Workspace {
             spawn(env, inner, async move {
                 let outcome = blocking(move || {
                     let mut state = state.lock();
-                    let grep = state.get_or_insert_with(|| GrepState { grep: Grep::new(base), last_unreadable: 0 });
-                    let outcome = grep.grep.grep(&args.request);
-                    grep.last_unreadable = outcome.unreadable;
-                    outcome
+                    state.get_or_insert_with(|| GrepState::new(base.clone())).run(&base, &args.request)
                 })
                 .await?;
                 if outcome.not_found {

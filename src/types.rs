@@ -156,6 +156,8 @@ pub struct GrepStats {
     pub memory_bytes: f64,
     /// Files and folders the last grep could not read (skipped).
     pub unreadable: u32,
+    /// Folders whose walk is kept and watched (0: each grep walks the disk).
+    pub watched_folders: u32,
 }
 
 /// `stats().watch`.

@@ -416,6 +416,7 @@ impl Workspace {
                             files: s.files as u32,
                             memory_bytes: s.memory_bytes as f64,
                             unreadable: g.last_unreadable as u32,
+                            watched_folders: g.watched_folders() as u32,
                         }
                     })
                 }),

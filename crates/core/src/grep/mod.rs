@@ -12,6 +12,7 @@
 
 pub mod js_regex;
 pub mod search;
+pub mod tree;
 pub mod trigrams;
 pub mod walk;
 
@@ -20,8 +21,9 @@ pub use search::{search_text, LineMatch, Matcher};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
+use tree::{Changes, DirWatch, Tree};
 use trigrams::TrigramIndex;
-use walk::{Found, Stamp, WalkRules};
+use walk::{Found, Stamp, WalkRules, Walked, Walker};
 
 /// One grep: the pattern and Mastra's options.
 pub struct GrepRequest {
@@ -63,6 +65,8 @@ pub struct Grep {
     base: PathBuf,
     files: FxHashMap<String, (u32, Stamp)>,
     index: TrigramIndex,
+    /// The kept walk of the base without hidden names, while watched.
+    tree: Option<Tree>,
 }
 
 /// Memory and size of a grep index, for `stats()`.
@@ -79,28 +83,42 @@ const RACY_NS: i128 = 2_000_000_000;
 
 impl Grep {
     pub fn new(base: PathBuf) -> Grep {
-        Grep { base, files: FxHashMap::default(), index: TrigramIndex::default() }
+        Grep { base, files: FxHashMap::default(), index: TrigramIndex::default(), tree: None }
     }
 
     pub fn stats(&self) -> GrepStats {
         GrepStats { files: self.files.len(), memory_bytes: self.index.memory_bytes() + self.files.capacity() * 64 }
     }
 
-    pub fn grep(&mut self, req: &GrepRequest) -> GrepOutcome {
+    /// Greps; with `watched` (a folder watch and what it reported since
+    /// the last grep), from the kept walk of the base instead of the disk.
+    pub fn grep(&mut self, req: &GrepRequest, watched: Option<(&mut dyn DirWatch, Changes)>) -> GrepOutcome {
         let target = self.base.join(&req.path);
         let meta = match std::fs::metadata(&target) {
             Ok(m) => m,
             Err(_) => return GrepOutcome { not_found: true, ..Default::default() },
         };
-        let rules = WalkRules { include_hidden: req.include_hidden, text_extensions: req.text_extensions.clone() };
+        let mut unchanged = false;
         let mut walked = if meta.is_file() {
             let stamp = Some(Stamp { len: meta.len(), mtime_ns: walk::mtime_ns(&meta) });
-            walk::Walked { files: vec![Found { rel: req.path.clone(), stamp }], unreadable_folders: 0 }
+            Walked { files: vec![Found { rel: req.path.as_str().into(), stamp }], unreadable_folders: 0 }
         } else {
-            walk::walk(&self.base, &req.path, &rules)
+            let kept = match watched {
+                Some((watch, changes)) if !req.include_hidden => {
+                    // Unchanged since the last grep: no file can be gone.
+                    unchanged = changes.is_empty() && self.tree.is_some();
+                    self.kept_walk(req, watch, changes)
+                }
+                _ => None,
+            };
+            unchanged &= kept.is_some();
+            kept.unwrap_or_else(|| {
+                let rules = WalkRules { include_hidden: req.include_hidden, text_extensions: req.text_extensions.clone() };
+                walk::walk(&self.base, &req.path, &rules)
+            })
         };
         if let Some(g) = &req.glob {
-            walked.files.retain(|f| g.is_match(&f.rel));
+            walked.files.retain(|f| g.is_match(&*f.rel));
         }
         let candidates = self.index.candidates(&req.matcher.query);
         let now = now_ns();
@@ -110,7 +128,7 @@ impl Grep {
             .enumerate()
             .filter_map(|(i, f)| {
                 let stamp = f.stamp?;
-                match self.files.get(&f.rel) {
+                match self.files.get(&*f.rel) {
                     Some(&(id, s)) if s == stamp => trigrams::has(&candidates, id).then_some((i, Read::Search)),
                     _ => Some((i, Read::Index { keep: now - stamp.mtime_ns >= RACY_NS })),
                 }
@@ -119,7 +137,7 @@ impl Grep {
         let base = &self.base;
         let results: Vec<(usize, Option<Searched>)> = plan
             .par_iter()
-            .map(|&(i, read)| (i, read_and_search(&base.join(&walked.files[i].rel), req, read)))
+            .map(|&(i, read)| (i, read_and_search(&base.join(&*walked.files[i].rel), req, read)))
             .collect();
         let mut out = GrepOutcome {
             unreadable: walked.unreadable_folders + walked.files.iter().filter(|f| f.stamp.is_none()).count(),
@@ -136,16 +154,45 @@ impl Grep {
             if let Some(grams) = r.trigrams {
                 self.forget(&f.rel);
                 let id = self.index.add(&grams);
-                self.files.insert(f.rel.clone(), (id, f.stamp.expect("read files have a stamp")));
+                self.files.insert(f.rel.to_string(), (id, f.stamp.expect("read files have a stamp")));
             } else if matches!(r.read, Read::Index { .. }) {
                 self.forget(&f.rel);
             }
             if !r.matches.is_empty() {
-                out.files.push(FileMatches { path: f.rel.clone(), matches: r.matches });
+                out.files.push(FileMatches { path: f.rel.to_string(), matches: r.matches });
             }
         }
-        self.forget_missing(&req.path, &walked.files, meta.is_file());
+        if !unchanged {
+            self.forget_missing(&req.path, &walked.files, meta.is_file());
+        }
         out
+    }
+
+    /// The files of `req.path` from the kept tree, brought up to date with
+    /// `changes` (or walked anew, watching as it goes); `None` when the tree
+    /// cannot answer (the path is outside it, or a folder cannot be watched).
+    fn kept_walk(&mut self, req: &GrepRequest, watch: &mut dyn DirWatch, changes: Changes) -> Option<Walked> {
+        let ignore = walk::root_gitignore(&self.base);
+        // Mastra turns the root .gitignore off for a path it ignores: not the tree's walk.
+        if !req.path.is_empty() && ignore.as_ref().is_some_and(|g| g.matched_path_or_any_parents(&req.path, true).is_ignore()) {
+            return None;
+        }
+        let real_base = std::fs::canonicalize(&self.base).unwrap_or_else(|_| self.base.clone());
+        let rules = WalkRules { include_hidden: false, text_extensions: None };
+        let walker = Walker { base: &self.base, real_base: &real_base, rules: &rules, ignore: ignore.as_ref() };
+        let kept = self.tree.take().and_then(|mut t| t.refresh(&walker, changes, watch).then_some(t));
+        let fresh = match kept {
+            Some(t) => Some(t),
+            None => Tree::build(&walker, watch),
+        };
+        self.tree = fresh;
+        let (files, unreadable_folders) = self.tree.as_ref()?.files(&req.path, req.text_extensions.as_ref())?;
+        Some(Walked { files, unreadable_folders })
+    }
+
+    /// Folders in the kept walk (0 when there is none).
+    pub fn kept_folders(&self) -> usize {
+        self.tree.as_ref().map_or(0, Tree::folder_count)
     }
 
     fn forget(&mut self, rel: &str) {
@@ -165,7 +212,7 @@ impl Grep {
         if single {
             return;
         }
-        let seen: FxHashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+        let seen: FxHashSet<&str> = found.iter().map(|f| &*f.rel).collect();
         let prefix = if root.is_empty() { String::new() } else { format!("{root}/") };
         let gone: Vec<String> =
             self.files.keys().filter(|k| k.starts_with(&prefix) && !seen.contains(k.as_str())).cloned().collect();

@@ -22,7 +22,8 @@ pub struct WalkRules {
 /// and what its metadata said (for telling whether it changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    pub rel: String,
+    /// Shared: a kept walk hands the same path to every grep.
+    pub rel: std::sync::Arc<str>,
     pub stamp: Option<Stamp>,
 }
 
@@ -52,7 +53,15 @@ pub const MASTRA_TEXT_EXTENSIONS: &[&str] = &[
 
 /// Mastra's text-file test: Node's `path.extname`, lowercased, in the set.
 pub fn is_text(name: &str, extensions: &FxHashSet<String>) -> bool {
-    extname(name).is_some_and(|e| extensions.contains(&e.to_lowercase()))
+    let Some(e) = extname(name) else { return false };
+    // Lowercased on the stack: this runs for every file of every grep.
+    let mut buf = [0u8; 16];
+    if e.len() <= buf.len() && e.is_ascii() {
+        buf[..e.len()].copy_from_slice(e.as_bytes());
+        buf[..e.len()].make_ascii_lowercase();
+        return std::str::from_utf8(&buf[..e.len()]).is_ok_and(|l| extensions.contains(l));
+    }
+    extensions.contains(&e.to_lowercase())
 }
 
 /// Node's `path.extname` of a file name: from the last `.` that is not the
@@ -86,15 +95,18 @@ pub fn walk(base: &Path, rel: &str, rules: &WalkRules) -> Walked {
     out
 }
 
-struct Walker<'a> {
-    base: &'a Path,
+/// One folder's walk: the base, its rules, and the root `.gitignore`.
+pub(super) struct Walker<'a> {
+    pub(super) base: &'a Path,
     /// `base` with its links resolved: a linked file must resolve inside it.
-    real_base: &'a Path,
-    rules: &'a WalkRules,
-    ignore: Option<&'a Gitignore>,
+    pub(super) real_base: &'a Path,
+    pub(super) rules: &'a WalkRules,
+    pub(super) ignore: Option<&'a Gitignore>,
 }
 
-enum Entry {
+/// What a folder holds that the walk keeps: a file, or a folder to walk.
+#[derive(Debug, Clone)]
+pub(super) enum Entry {
     File(Found),
     Folder(String),
 }
@@ -138,7 +150,7 @@ impl Walker<'_> {
     }
 
     /// One folder's entries that the walk keeps, in byte order of names.
-    fn list(&self, rel: &str) -> Option<Vec<Entry>> {
+    pub(super) fn list(&self, rel: &str) -> Option<Vec<Entry>> {
         let mut names: Vec<(Vec<u8>, std::fs::DirEntry)> = std::fs::read_dir(self.abs(rel))
             .ok()?
             .filter_map(Result::ok)
@@ -148,7 +160,7 @@ impl Walker<'_> {
         Some(names.into_iter().filter_map(|(_, e)| self.entry(rel, &e)).collect())
     }
 
-    fn entry(&self, rel: &str, e: &std::fs::DirEntry) -> Option<Entry> {
+    pub(super) fn entry(&self, rel: &str, e: &std::fs::DirEntry) -> Option<Entry> {
         // Mastra's paths are JavaScript strings: a name that is not UTF-8
         // cannot be one, and is left out.
         let name = e.file_name().into_string().ok()?;
@@ -185,11 +197,27 @@ impl Walker<'_> {
             Ok(m) => Some(Stamp { len: m.len(), mtime_ns: mtime_ns(&m) }),
             Err(_) => None,
         };
-        Some(Entry::File(Found { rel: path, stamp }))
+        Some(Entry::File(Found { rel: path.into(), stamp }))
     }
 }
 
 impl Walker<'_> {
+    /// A file's stamp now, by the walk's rules (`None` inside: unreadable;
+    /// `None` outside: no longer a file the walk keeps).
+    pub(super) fn restat(&self, rel: &str) -> Option<Option<Stamp>> {
+        let path = self.abs(rel);
+        let link = std::fs::symlink_metadata(&path).ok()?;
+        if link.is_dir() || (!link.is_symlink() && !link.is_file()) {
+            return None;
+        }
+        match std::fs::metadata(&path) {
+            Ok(m) if !m.is_file() => None,
+            Ok(_) if link.is_symlink() && !self.inside(&path) => Some(None),
+            Ok(m) => Some(Some(Stamp { len: m.len(), mtime_ns: mtime_ns(&m) })),
+            Err(_) => Some(None),
+        }
+    }
+
     fn inside(&self, path: &Path) -> bool {
         std::fs::canonicalize(path).is_ok_and(|p| p.starts_with(self.real_base))
     }
@@ -236,7 +264,7 @@ mod tests {
             std::fs::write(p.join(f), "x").unwrap();
         }
         std::fs::write(p.join(".gitignore"), "node_modules/\n").unwrap();
-        let names = |w: Walked| w.files.into_iter().map(|f| f.rel).collect::<Vec<_>>();
+        let names = |w: Walked| w.files.into_iter().map(|f| f.rel.to_string()).collect::<Vec<_>>();
         assert_eq!(names(walk(p, "", &rules(false))), ["B.md", "a/b/c.md", "a/z.ts", "b.ts"]);
         // `.env` has no extension to Node's `path.extname`: not a text file.
         assert_eq!(names(walk(p, "", &rules(true))), [".hidden/x.ts", "B.md", "a/b/c.md", "a/z.ts", "b.ts"]);
@@ -249,7 +277,7 @@ mod tests {
         // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         let w = walk(p, "", &rules(false));
-        let got: Vec<(String, bool)> = w.files.into_iter().map(|f| (f.rel, f.stamp.is_some())).collect();
+        let got: Vec<(String, bool)> = w.files.into_iter().map(|f| (f.rel.to_string(), f.stamp.is_some())).collect();
         let want = [
             ("B.md", true),
             ("a/b/c.md", true),

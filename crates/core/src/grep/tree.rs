@@ -1,0 +1,170 @@
+//! The walk of a watched folder, kept: every folder's entries as the last
+//! listing found them, watched (`DirWatch`, implemented by the binding over
+//! the OS's notifications) before they were listed, so that no change after
+//! a listing goes unseen. A grep then walks this tree in memory; the
+//! changes reported since (`Changes`) are applied first: a changed folder
+//! is listed again (a new sub-folder walked, a gone one dropped), a changed
+//! file's size and time are read again. Anything the notifications may
+//! have missed (an overflow, a lost watch, the root `.gitignore` changed)
+//! drops the tree, and the next grep walks the disk.
+
+use super::walk::{is_text, Entry, Found, Walker};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Watches folders, one at a time (not their sub-folders).
+pub trait DirWatch: Send {
+    /// Starts watching `rel` (relative to the base); `false` when it cannot
+    /// (a limit reached): the tree is then not kept.
+    fn watch(&mut self, rel: &str) -> bool;
+    fn unwatch(&mut self, rel: &str);
+}
+
+/// What changed since the last grep, as the watcher reported it.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Files whose content or time changed.
+    pub files: FxHashSet<String>,
+    /// Folders whose entries changed (created, removed, renamed).
+    pub folders: FxHashSet<String>,
+    /// Notifications may be missing: start over.
+    pub overflow: bool,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        !self.overflow && self.files.is_empty() && self.folders.is_empty()
+    }
+}
+
+/// The kept walk of the whole base (with or without hidden names).
+pub struct Tree {
+    folders: FxHashMap<String, Vec<Entry>>,
+    /// Folders that could not be listed (kept empty above).
+    unreadable: FxHashSet<String>,
+}
+
+impl Tree {
+    /// Walks the base, watching each folder before it is listed; `None`
+    /// when a folder cannot be watched.
+    pub(super) fn build(walker: &Walker, watch: &mut dyn DirWatch) -> Option<Tree> {
+        let mut tree = Tree { folders: FxHashMap::default(), unreadable: FxHashSet::default() };
+        tree.add(walker, "", watch).then_some(tree)
+    }
+
+    /// Watches and lists `rel` and every folder below it.
+    fn add(&mut self, walker: &Walker, rel: &str, watch: &mut dyn DirWatch) -> bool {
+        if !watch.watch(rel) {
+            return false;
+        }
+        // An unreadable folder is kept empty (each grep counts it).
+        let entries = walker.list(rel).unwrap_or_else(|| {
+            self.unreadable.insert(rel.to_string());
+            Vec::new()
+        });
+        let subs: Vec<String> =
+            entries.iter().filter_map(|e| if let Entry::Folder(f) = e { Some(f.clone()) } else { None }).collect();
+        self.folders.insert(rel.to_string(), entries);
+        subs.iter().all(|sub| self.add(walker, sub, watch))
+    }
+
+    fn drop_folder(&mut self, rel: &str, watch: &mut dyn DirWatch) {
+        self.unreadable.remove(rel);
+        if let Some(entries) = self.folders.remove(rel) {
+            watch.unwatch(rel);
+            for e in entries {
+                if let Entry::Folder(sub) = e {
+                    self.drop_folder(&sub, watch);
+                }
+            }
+        }
+    }
+
+    /// Applies `changes`; `false` when the tree must be walked anew.
+    pub(super) fn refresh(&mut self, walker: &Walker, changes: Changes, watch: &mut dyn DirWatch) -> bool {
+        // The root .gitignore decides what the tree holds.
+        if changes.overflow || changes.files.contains(".gitignore") {
+            return false;
+        }
+        let mut folders: Vec<&String> = changes.folders.iter().filter(|f| self.folders.contains_key(f.as_str())).collect();
+        folders.sort();
+        for rel in &folders {
+            if !self.relist(walker, rel, watch) {
+                return false;
+            }
+        }
+        for file in &changes.files {
+            let parent = file.rsplit_once('/').map_or("", |(p, _)| p);
+            if changes.folders.contains(parent) {
+                continue; // listed again above
+            }
+            let Some(entries) = self.folders.get_mut(parent) else { continue };
+            let at = entries.iter().position(|e| matches!(e, Entry::File(f) if *f.rel == **file));
+            match (at, walker.restat(file)) {
+                (Some(i), Some(stamp)) => entries[i] = Entry::File(Found { rel: file.as_str().into(), stamp }),
+                (Some(i), None) => {
+                    entries.remove(i);
+                }
+                // A file the last listing did not have: list its folder.
+                (None, Some(_)) => {
+                    if !self.relist(walker, parent, watch) {
+                        return false;
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        true
+    }
+
+    /// Lists `rel` again: gone sub-folders dropped, new ones walked.
+    fn relist(&mut self, walker: &Walker, rel: &str, watch: &mut dyn DirWatch) -> bool {
+        let Some(old) = self.folders.get(rel) else { return true };
+        let before: FxHashSet<String> =
+            old.iter().filter_map(|e| if let Entry::Folder(f) = e { Some(f.clone()) } else { None }).collect();
+        let Some(entries) = walker.list(rel) else {
+            // Gone, or no longer readable: its parent's listing tells which.
+            self.drop_folder(rel, watch);
+            let parent = rel.rsplit_once('/').map_or("", |(p, _)| p);
+            return rel.is_empty() || self.relist(walker, parent, watch);
+        };
+        self.unreadable.remove(rel);
+        let now: FxHashSet<String> =
+            entries.iter().filter_map(|e| if let Entry::Folder(f) = e { Some(f.clone()) } else { None }).collect();
+        self.folders.insert(rel.to_string(), entries);
+        for gone in before.difference(&now) {
+            self.drop_folder(gone, watch);
+        }
+        now.difference(&before).all(|new| self.add(walker, new, watch))
+    }
+
+    /// The files under `root` in the walk's order (text files only when
+    /// `extensions` is given) and the folders there that could not be
+    /// listed; `None` when `root` is not a folder of the tree.
+    pub(super) fn files(&self, root: &str, extensions: Option<&FxHashSet<String>>) -> Option<(Vec<Found>, usize)> {
+        self.folders.get(root)?;
+        let mut out = Vec::new();
+        self.collect(root, extensions, &mut out);
+        let prefix = format!("{root}/");
+        let unreadable = self.unreadable.iter().filter(|u| root.is_empty() || *u == root || u.starts_with(&prefix)).count();
+        Some((out, unreadable))
+    }
+
+    fn collect(&self, rel: &str, extensions: Option<&FxHashSet<String>>, out: &mut Vec<Found>) {
+        for e in self.folders.get(rel).map(Vec::as_slice).unwrap_or_default() {
+            match e {
+                Entry::File(f) => {
+                    let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+                    if extensions.is_none_or(|x| is_text(name, x)) {
+                        out.push(f.clone());
+                    }
+                }
+                Entry::Folder(sub) => self.collect(sub, extensions, out),
+            }
+        }
+    }
+
+    /// Folders in the tree.
+    pub fn folder_count(&self) -> usize {
+        self.folders.len()
+    }
+}
