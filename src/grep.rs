@@ -5,7 +5,7 @@
 
 use crate::engine::blocking;
 use crate::js::*;
-use crate::promise::spawn;
+use crate::promise::{js_error, raced};
 use crate::workspace::Workspace;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -17,6 +17,9 @@ use std::sync::Arc;
 use workspace_search_core::grep::js_regex::PatternError;
 use workspace_search_core::grep::tree::{Changes, DirWatch};
 use workspace_search_core::grep::{walk, FileMatches, Grep, GrepRequest, Matcher};
+
+/// Marks the reason of an error that rejects with `UnsupportedGrepPatternError`.
+const UNANSWERABLE: &str = "\u{0}unanswerable:";
 
 /// One matching line, as Mastra's `FilesystemGrepMatch`.
 #[napi(object)]
@@ -148,6 +151,7 @@ fn record(base: PathBuf, changes: Arc<Mutex<Changes>>) -> impl FnMut(notify::Res
 /// `grep()` options, checked.
 struct GrepArgs {
     request: GrepRequest,
+    pattern: String,
     /// Reject when a file or folder cannot be read (else it is skipped).
     strict: bool,
 }
@@ -157,6 +161,7 @@ const OPTION_KEYS: &[&str] =
 
 fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<Unknown>) -> Checked<GrepArgs> {
     let pattern = to_string(pattern, "pattern")?;
+    let source = pattern.clone();
     let (mut path, mut context, mut max_count, mut case_sensitive, mut hidden, mut all_files, mut strict) =
         (".".to_string(), 0usize, None, true, false, false, false);
     if let Some(o) = options.filter(|o| !is_nullish(o)) {
@@ -202,7 +207,7 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
         text_extensions,
         glob,
     };
-    Ok(GrepArgs { request, strict })
+    Ok(GrepArgs { request, strict, pattern: source })
 }
 
 fn to_results(files: Vec<FileMatches>, with_context: bool) -> Vec<GrepFileResult> {
@@ -251,12 +256,20 @@ impl Workspace {
             };
             let state = inner.grep.clone();
             let (with_context, strict, path) = (args.request.context_lines > 0, args.strict, args.request.path.clone());
-            spawn(env, inner, async move {
+            let source = args.pattern.clone();
+            let id = inner.id.clone();
+            let work = async move {
                 let outcome = blocking(move || {
                     let mut state = state.lock();
                     state.get_or_insert_with(|| GrepState::new(base.clone())).run(&base, &args.request)
                 })
                 .await?;
+                if let Some((path, why)) = &outcome.unanswerable {
+                    return Err(Error::new(
+                        Status::GenericFailure,
+                        format!("{UNANSWERABLE}/{source}/ cannot run natively on {path}: {why}"),
+                    ));
+                }
                 if outcome.not_found {
                     return Err(Error::from_reason(format!("grep(): no such file or folder in basePath: {path}")));
                 }
@@ -267,6 +280,14 @@ impl Workspace {
                     )));
                 }
                 Ok(to_results(outcome.files, with_context))
+            };
+            env.spawn_future_with_callback(raced(inner.clone(), work), move |env, result| match result {
+                Ok(v) => Ok(v),
+                Err((e, _)) if e.reason.starts_with(UNANSWERABLE) => {
+                    let message = e.reason[UNANSWERABLE.len()..].to_string();
+                    Err(Fail::UnsupportedGrep { message, workspace_id: id }.throw(env))
+                }
+                Err((e, status)) => Err(js_error(env, e, status)),
             })
         })
     }

@@ -64,8 +64,6 @@ function nativeGrep(mastra, native, fs) {
     // Mastra joins '' and a path as '/path', which its walk reads outside the base.
     if (options.path === '') throw new mastra.UnsupportedGrepPatternError(pattern, "the path ''")
     if (contextLines > MAX_NATIVE_CONTEXT) throw new mastra.UnsupportedGrepPatternError(pattern, 'contextLines above 10000')
-    if (splitsAstral(pattern)) throw new mastra.UnsupportedGrepPatternError(pattern, 'it can match half of a character outside the BMP')
-    if (mayReferUnsetGroup(pattern)) throw new mastra.UnsupportedGrepPatternError(pattern, 'a back-reference to a group that may not have matched')
     const extra = fs._textExtensions instanceof Set && fs._textExtensions.size > 0
     let files
     try {
@@ -97,86 +95,6 @@ function nativeGrep(mastra, native, fs) {
     const cut = folder ? folder.length + 1 : 0
     return files.map((f) => ({ path: f.path.slice(cut), matches: f.matches }))
   }
-}
-
-/**
- * Whether a back-reference of a pattern may refer to a group that has not
- * matched: JavaScript matches it as empty, the native engine not at all
- * (no line would show the miss). That takes a group in an alternative, an
- * optional group, a negative look-around, a reference before its group
- * closes or inside a look-behind (JavaScript matches those right to left),
- * or a named reference; any of them refuses the pattern.
- * @param {string} pattern
- */
-function mayReferUnsetGroup(pattern) {
-  if (!/\\[1-9k]/.test(pattern)) return false
-  /** @type {{ n: number, behind: boolean }[]} */
-  const open = []
-  const closed = new Set()
-  let groups = 0
-  let risky = false
-  let inClass = false
-  const refs = []
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]
-    if (c === '\\') {
-      const digits = /^[1-9][0-9]*/.exec(pattern.slice(i + 1))
-      if (!inClass && digits) {
-        refs.push({ n: Number(digits[0]), set: closed.has(Number(digits[0])) && !open.some((g) => g.behind) })
-      }
-      if (!inClass && pattern[i + 1] === 'k' && pattern.includes('(?<')) return true
-      i += digits && !inClass ? digits[0].length : 1
-    } else if (inClass) {
-      if (c === ']') inClass = false
-    } else if (c === '[') {
-      inClass = true
-    } else if (c === '|') {
-      risky = true
-    } else if (c === '(') {
-      if (pattern.startsWith('(?!', i) || pattern.startsWith('(?<!', i)) risky = true
-      const behind = pattern.startsWith('(?<=', i) || pattern.startsWith('(?<!', i)
-      const named = pattern.startsWith('(?<', i) && !behind
-      open.push({ n: pattern[i + 1] !== '?' || named ? ++groups : 0, behind })
-    } else if (c === ')') {
-      const n = open.pop()?.n
-      if (n) closed.add(n)
-      if (/^(?:[?*]|\{0[,}])/.test(pattern.slice(i + 1))) risky = true
-    }
-  }
-  // A number beyond the groups is no back-reference (the native side refuses it).
-  const live = refs.filter((r) => r.n <= groups)
-  return live.length > 0 && (risky || live.some((r) => !r.set))
-}
-
-/**
- * Whether a pattern (JavaScript's, without the `u` flag) can match one half
- * of a character outside the BMP, which JavaScript sees as two UTF-16 units
- * and the native engine as one character: a surrogate escape (`\uD83D`),
- * such a character in a class (`[😀]` holds two units) or directly
- * quantified (`😀{2}` repeats its second unit). The native answer could
- * then miss lines that JavaScript matches, which checking its matches
- * would not show.
- * @param {string} pattern
- */
-function splitsAstral(pattern) {
-  let inClass = false
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern.charCodeAt(i)
-    if (c === 0x5c) {
-      if (/^u[dD][89a-fA-F][0-9a-fA-F]{2}/.test(pattern.slice(i + 1, i + 6))) return true
-      i++
-    } else if (c >= 0xd800 && c <= 0xdbff) {
-      if (inClass || /^[*+?{]/.test(pattern.slice(i + 2, i + 3))) return true
-      i++
-    } else if (c >= 0xdc00 && c <= 0xdfff) {
-      return true // a low surrogate alone
-    } else if (c === 0x5b) {
-      inClass = true
-    } else if (c === 0x5d) {
-      inClass = false
-    }
-  }
-  return false
 }
 
 /**

@@ -18,6 +18,35 @@
 pub struct Translated {
     pub pattern: String,
     pub backtracking: bool,
+    /// The pattern names a character of U+E000-U+E7FF, the stand-ins of
+    /// surrogates (`stand_in`): a text holding real ones is not searched.
+    pub stand_ins: bool,
+}
+
+/// JavaScript without the `u` flag sees a character beyond U+FFFF as two
+/// UTF-16 units (a surrogate pair), and `.`, `[^x]` or `\S` match each half.
+/// Such characters become two stand-ins, in the pattern (before it is read)
+/// and in the texts it searches (`search::search_text`): surrogate
+/// D800-DFFF is private-use character E000-E7FF, contiguous, so ranges and
+/// classes keep their meaning, and each stand-in is one UTF-16 unit, so
+/// columns stay JavaScript's.
+pub fn stand_in(unit: u32) -> char {
+    char::from_u32(0xE000 + (unit - 0xD800)).expect("a private-use character")
+}
+
+/// A character as JavaScript's units: itself, or its two stand-ins.
+pub fn units(c: char) -> [Option<char>; 2] {
+    let v = c as u32;
+    if v < 0x10000 {
+        return [Some(c), None];
+    }
+    let u = v - 0x10000;
+    [Some(stand_in(0xD800 + (u >> 10))), Some(stand_in(0xDC00 + (u & 0x3FF)))]
+}
+
+/// Whether `c` is one of the stand-ins' range.
+pub fn is_stand_in_range(c: char) -> bool {
+    ('\u{E000}'..='\u{E7FF}').contains(&c)
 }
 
 /// Why a JavaScript pattern is not rewritten.
@@ -36,16 +65,33 @@ const SPACE: &str = r"\t\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}
 const NOTHING: &str = "[a&&b]";
 
 pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, PatternError> {
-    let chars: Vec<char> = source.chars().collect();
+    // JavaScript's units: a character beyond U+FFFF is two atoms.
+    let chars: Vec<char> = source.chars().flat_map(units).flatten().collect();
+    let stand_ins = chars.iter().copied().any(is_stand_in_range);
     let groups = count_groups(&chars);
-    let mut t = Translator { src: source, chars, at: 0, out: String::new(), backtracking: false, groups, named: false };
+    if may_refer_unset_group(&chars, groups) {
+        return Err(PatternError::Unsupported {
+            pattern: source.to_string(),
+            reason: "a back-reference to a group that may not have matched (JavaScript matches it empty)".into(),
+        });
+    }
+    let mut t = Translator {
+        src: source,
+        chars,
+        at: 0,
+        out: String::new(),
+        backtracking: false,
+        groups,
+        named: false,
+        stand_ins,
+    };
     t.named = source.contains("(?<") && t.has_named_group();
     t.alternation()?;
     if t.at < t.chars.len() {
         return Err(t.unsupported("unbalanced parenthesis"));
     }
     let flags = if case_insensitive { "(?mi)" } else { "(?m)" };
-    Ok(Translated { pattern: format!("{flags}{}", t.out), backtracking: t.backtracking })
+    Ok(Translated { pattern: format!("{flags}{}", t.out), backtracking: t.backtracking, stand_ins: t.stand_ins })
 }
 
 struct Translator<'a> {
@@ -57,6 +103,7 @@ struct Translator<'a> {
     /// Capturing groups in the whole pattern (a `\N` beyond them is not a back-reference).
     groups: usize,
     named: bool,
+    stand_ins: bool,
 }
 
 /// Capturing groups: `(` not followed by `?`, or `(?<name>`.
@@ -81,6 +128,63 @@ fn count_groups(chars: &[char]) -> usize {
         i += 1;
     }
     n
+}
+
+/// Whether a back-reference may refer to a group that has not matched:
+/// JavaScript then matches it as empty, `fancy-regex` not at all, and no
+/// line would show the miss. A group in an alternative, an optional group,
+/// a negative look-around, a reference before its group closes or inside a
+/// look-behind (JavaScript matches those right to left), or a named
+/// reference: any of them refuses the pattern.
+fn may_refer_unset_group(chars: &[char], groups: usize) -> bool {
+    let has_ref = chars.windows(2).any(|w| w[0] == '\\' && (matches!(w[1], '1'..='9') || w[1] == 'k'));
+    if !has_ref {
+        return false;
+    }
+    let at = |i: usize, s: &str| s.chars().enumerate().all(|(k, c)| chars.get(i + k) == Some(&c));
+    let (mut open, mut closed): (Vec<(usize, bool)>, Vec<usize>) = (Vec::new(), Vec::new());
+    let (mut count, mut risky, mut in_class, mut refs) = (0usize, false, false, Vec::new());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            let digits: String = chars[i + 1..].iter().take_while(|d| d.is_ascii_digit()).collect();
+            if !in_class && !digits.is_empty() && !digits.starts_with('0') {
+                let n: usize = digits.parse().unwrap_or(usize::MAX);
+                refs.push((n, closed.contains(&n) && !open.iter().any(|&(_, behind)| behind)));
+                i += digits.len();
+            } else {
+                if !in_class && chars.get(i + 1) == Some(&'k') {
+                    return true;
+                }
+                i += 1;
+            }
+        } else if in_class {
+            in_class = c != ']';
+        } else if c == '[' {
+            in_class = true;
+        } else if c == '|' {
+            risky = true;
+        } else if c == '(' {
+            risky |= at(i, "(?!") || at(i, "(?<!");
+            let behind = at(i, "(?<=") || at(i, "(?<!");
+            let named = at(i, "(?<") && !behind;
+            let capturing = chars.get(i + 1) != Some(&'?') || named;
+            count += usize::from(capturing);
+            open.push((if capturing { count } else { 0 }, behind));
+        } else if c == ')' {
+            if let Some((n, _)) = open.pop() {
+                if n > 0 {
+                    closed.push(n);
+                }
+            }
+            let next = chars.get(i + 1).copied();
+            risky |= matches!(next, Some('?' | '*')) || at(i + 1, "{0,") || at(i + 1, "{0}");
+        }
+        i += 1;
+    }
+    let live: Vec<&(usize, bool)> = refs.iter().filter(|(n, _)| *n <= groups).collect();
+    !live.is_empty() && (risky || live.iter().any(|(_, set)| !set))
 }
 
 impl Translator<'_> {
@@ -290,11 +394,7 @@ impl Translator<'_> {
             '0' if !self.peek().is_some_and(|d| d.is_ascii_digit()) => '\0',
             '0' => return Err(self.unsupported("an octal escape")),
             'x' => self.hex(2).unwrap_or('x'),
-            'u' => match self.hex(4) {
-                Some(ch) => ch,
-                None if self.surrogate_pair().is_some() => self.surrogate_pair_take(),
-                None => 'u',
-            },
+            'u' => self.hex(4).unwrap_or('u'),
             'c' => match self.peek().filter(char::is_ascii_alphabetic) {
                 Some(l) => {
                     self.at += 1;
@@ -306,32 +406,19 @@ impl Translator<'_> {
         })
     }
 
-    /// `count` hex digits after the escape, as one character; `None` when
-    /// they are not there (Annex B: `\x` alone is `x`) or name a surrogate.
+    /// `count` hex digits after the escape, as one character (a surrogate
+    /// as its stand-in); `None` when they are not there (Annex B: `\x`
+    /// alone is `x`).
     fn hex(&mut self, count: usize) -> Option<char> {
         let digits: String = self.chars.get(self.at..self.at + count)?.iter().collect();
         let v = u32::from_str_radix(&digits, 16).ok().filter(|_| digits.chars().all(|c| c.is_ascii_hexdigit()))?;
-        let ch = char::from_u32(v)?;
+        let ch = match v {
+            0xD800..=0xDFFF => stand_in(v),
+            _ => char::from_u32(v)?,
+        };
+        self.stand_ins |= is_stand_in_range(ch);
         self.at += count;
         Some(ch)
-    }
-
-    /// `\uD83D\uDE00`: a surrogate pair written as two escapes (the high one
-    /// already after `\u`), as the character it encodes.
-    fn surrogate_pair(&self) -> Option<char> {
-        let s: String = self.chars.get(self.at..self.at + 10)?.iter().collect();
-        let hi = u32::from_str_radix(s.get(0..4)?, 16).ok()?;
-        let lo = u32::from_str_radix(s.get(6..10)?, 16).ok()?;
-        if !(0xD800..0xDC00).contains(&hi) || &s[4..6] != "\\u" || !(0xDC00..0xE000).contains(&lo) {
-            return None;
-        }
-        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
-    }
-
-    fn surrogate_pair_take(&mut self) -> char {
-        let ch = self.surrogate_pair().expect("checked");
-        self.at += 10;
-        ch
     }
 
     /// `[...]`: each item spelled for Rust, a line feed left out.
@@ -456,7 +543,10 @@ mod tests {
         assert_eq!(t(r"a{2,3}"), "(?m)a{2,3}");
         assert_eq!(t(r"a{x}"), r"(?m)a\{x\}");
         assert_eq!(t(r"\x41\u00e9\/"), "(?m)Aé/");
-        assert_eq!(t(r"\uD83D\uDE00"), "(?m)😀");
+        // Beyond U+FFFF: two units, as JavaScript reads them, written or escaped.
+        assert_eq!(t(r"\uD83D\uDE00"), t("😀"));
+        assert_eq!(t("😀"), "(?m)\u{E03D}\u{E600}");
+        assert!(translate("😀", false).unwrap().stand_ins && !translate("a", false).unwrap().stand_ins);
     }
 
     #[test]
@@ -465,6 +555,11 @@ mod tests {
         assert!(translate(r"foo(?=bar)", false).unwrap().backtracking);
         assert!(!translate(r"(?:a|b)+", false).unwrap().backtracking);
         assert!(translate(r"\2(a)", false).is_err());
+        // JavaScript matches a reference to an unset group as empty.
+        for p in [r"(q)?zz\1", r"(a)|\1", r"(?<=(o)\1)b", r"(?<q>z)\k<q>", r"(?!(a))\1"] {
+            assert!(translate(p, false).is_err(), "{p}");
+        }
+        assert!(translate(r"(\w)\1", false).is_ok());
         assert!(translate(r"(?i:a)", false).is_err());
     }
 }

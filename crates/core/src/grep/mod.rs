@@ -16,7 +16,7 @@ pub mod tree;
 pub mod trigrams;
 pub mod walk;
 
-pub use search::{search_text, LineMatch, Matcher};
+pub use search::{search_text, LineMatch, Matcher, Unanswerable};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -58,6 +58,9 @@ pub struct GrepOutcome {
     pub read: usize,
     /// The requested path does not exist.
     pub not_found: bool,
+    /// A file this pattern cannot be searched in as JavaScript would (its
+    /// path and why): the grep has no exact answer.
+    pub unanswerable: Option<(String, String)>,
 }
 
 /// The trigram index of one folder, and what each file was when indexed.
@@ -113,7 +116,8 @@ impl Grep {
             };
             unchanged &= kept.is_some();
             kept.unwrap_or_else(|| {
-                let rules = WalkRules { include_hidden: req.include_hidden, text_extensions: req.text_extensions.clone() };
+                let rules =
+                    WalkRules { include_hidden: req.include_hidden, text_extensions: req.text_extensions.clone() };
                 walk::walk(&self.base, &req.path, &rules)
             })
         };
@@ -135,7 +139,7 @@ impl Grep {
             })
             .collect();
         let base = &self.base;
-        let results: Vec<(usize, Option<Searched>)> = plan
+        let results: Vec<(usize, Option<Result<Searched, Unanswerable>>)> = plan
             .par_iter()
             .map(|&(i, read)| (i, read_and_search(&base.join(&*walked.files[i].rel), req, read)))
             .collect();
@@ -147,9 +151,16 @@ impl Grep {
         };
         for (i, r) in results {
             let f = &walked.files[i];
-            let Some(r) = r else {
-                out.unreadable += 1;
-                continue;
+            let r = match r {
+                None => {
+                    out.unreadable += 1;
+                    continue;
+                }
+                Some(Err(Unanswerable(why))) => {
+                    out.unanswerable.get_or_insert((f.rel.to_string(), why));
+                    continue;
+                }
+                Some(Ok(r)) => r,
             };
             if let Some(grams) = r.trigrams {
                 self.forget(&f.rel);
@@ -174,7 +185,9 @@ impl Grep {
     fn kept_walk(&mut self, req: &GrepRequest, watch: &mut dyn DirWatch, changes: Changes) -> Option<Walked> {
         let ignore = walk::root_gitignore(&self.base);
         // Mastra turns the root .gitignore off for a path it ignores: not the tree's walk.
-        if !req.path.is_empty() && ignore.as_ref().is_some_and(|g| g.matched_path_or_any_parents(&req.path, true).is_ignore()) {
+        if !req.path.is_empty()
+            && ignore.as_ref().is_some_and(|g| g.matched_path_or_any_parents(&req.path, true).is_ignore())
+        {
             return None;
         }
         let real_base = std::fs::canonicalize(&self.base).unwrap_or_else(|_| self.base.clone());
@@ -236,16 +249,22 @@ struct Searched {
     trigrams: Option<Vec<u32>>,
 }
 
-fn read_and_search(path: &std::path::Path, req: &GrepRequest, read: Read) -> Option<Searched> {
+fn read_and_search(path: &std::path::Path, req: &GrepRequest, read: Read) -> Option<Result<Searched, Unanswerable>> {
     let bytes = std::fs::read(path).ok()?;
     // As Node's `readFile(path, 'utf-8')` decodes: invalid bytes become U+FFFD.
     let text = String::from_utf8_lossy(&bytes);
+    // The trigrams of what the pattern is matched against: JavaScript's units.
     let trigrams = match read {
-        Read::Index { keep: true } => Some(trigrams::trigrams_of(text.as_bytes())),
+        Read::Index { keep: true } => {
+            Some(trigrams::trigrams_of(search::as_units(&text).as_deref().unwrap_or(&text).as_bytes()))
+        }
         _ => None,
     };
-    let matches = search_text(&req.matcher, &text, req.max_count, req.context_lines);
-    Some(Searched { read, matches, trigrams })
+    Some(search_text(&req.matcher, &text, req.max_count, req.context_lines).map(|matches| Searched {
+        read,
+        matches,
+        trigrams,
+    }))
 }
 
 /// A `path` option (a file, a folder, or a glob, relative to the base):

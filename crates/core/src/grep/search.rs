@@ -3,14 +3,20 @@
 //! match found in the whole text lies in one line, and the first one found
 //! from a line's start is that line's `regex.exec` match.
 
-use super::js_regex::{translate, PatternError, Translated};
+use super::js_regex::{is_stand_in_range, translate, units, PatternError, Translated};
 use super::trigrams::{query_of, Query};
 
 /// A compiled grep pattern and the trigram query that prunes files for it.
 pub struct Matcher {
     engine: Engine,
     pub query: Query,
+    /// The pattern names stand-ins (`js_regex::stand_in`).
+    stand_ins: bool,
 }
+
+/// A text this grep cannot search exactly as JavaScript would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanswerable(pub String);
 
 enum Engine {
     Automaton(regex::Regex),
@@ -35,7 +41,7 @@ const SIZE_LIMIT: usize = 64 << 20;
 impl Matcher {
     /// A JavaScript regex source, with `i` when not `case_sensitive`.
     pub fn new(source: &str, case_sensitive: bool) -> Result<Matcher, PatternError> {
-        let Translated { pattern, backtracking } = translate(source, !case_sensitive)?;
+        let Translated { pattern, backtracking, stand_ins } = translate(source, !case_sensitive)?;
         let unsupported = |e: String| PatternError::Unsupported { pattern: source.to_string(), reason: e };
         if !backtracking {
             let re = regex::RegexBuilder::new(&pattern)
@@ -44,33 +50,78 @@ impl Matcher {
                 .map_err(|e| unsupported(e.to_string()))?;
             let query =
                 regex_syntax::ParserBuilder::new().build().parse(&pattern).map(|h| query_of(&h)).unwrap_or(Query::All);
-            return Ok(Matcher { engine: Engine::Automaton(re), query });
+            return Ok(Matcher { engine: Engine::Automaton(re), query, stand_ins });
         }
         let re = fancy_regex::RegexBuilder::new(&pattern)
             .delegate_size_limit(SIZE_LIMIT)
             .build()
             .map_err(|e| unsupported(e.to_string()))?;
-        Ok(Matcher { engine: Engine::Backtracking(re), query: Query::All })
+        Ok(Matcher { engine: Engine::Backtracking(re), query: Query::All, stand_ins })
     }
 
-    /// The first match starting at or after `at`: its start and end.
-    fn find_at(&self, text: &str, at: usize) -> Option<(usize, usize)> {
+    /// The start of the first match at or after `at`.
+    fn find_at(&self, text: &str, at: usize) -> Result<Option<usize>, Unanswerable> {
         match &self.engine {
-            Engine::Automaton(re) => re.find_at(text, at).map(|m| (m.start(), m.end())),
-            // A pattern that exhausts the backtracking limit on a line is
-            // taken as not matching there (JavaScript would keep trying).
-            Engine::Backtracking(re) => re.find_from_pos(text, at).ok().flatten().map(|m| (m.start(), m.end())),
+            Engine::Automaton(re) => Ok(re.find_at(text, at).map(|m| m.start())),
+            // The backtracking limit: JavaScript would go on, so no answer.
+            Engine::Backtracking(re) => {
+                re.find_from_pos(text, at).map(|m| m.map(|m| m.start())).map_err(|e| Unanswerable(e.to_string()))
+            }
         }
     }
 }
 
+/// `text` with each character beyond U+FFFF as its two stand-ins, when it
+/// has any (a 4-byte UTF-8 sequence); line feeds stay where they were.
+pub fn as_units(text: &str) -> Option<String> {
+    if !text.bytes().any(|b| b >= 0xF0) {
+        return None;
+    }
+    Some(text.chars().flat_map(units).flatten().collect())
+}
+
 /// The lines of `text` that match, at most `max_count`, each with up to
-/// `context` lines before and after.
-pub fn search_text(m: &Matcher, text: &str, max_count: Option<usize>, context: usize) -> Vec<LineMatch> {
+/// `context` lines before and after: searched as JavaScript's units (a
+/// text with characters beyond U+FFFF through their stand-ins, its lines
+/// then reported as they are).
+pub fn search_text(
+    m: &Matcher,
+    text: &str,
+    max_count: Option<usize>,
+    context: usize,
+) -> Result<Vec<LineMatch>, Unanswerable> {
+    let Some(units) = as_units(text) else {
+        if m.stand_ins && text.chars().any(is_stand_in_range) {
+            return Err(Unanswerable("a text with characters of U+E000-U+E7FF, which the pattern names".into()));
+        }
+        return search_units(m, text, max_count, context);
+    };
+    if m.stand_ins && text.chars().any(is_stand_in_range) {
+        return Err(Unanswerable("a text with characters of U+E000-U+E7FF, which the pattern names".into()));
+    }
+    let mut found = search_units(m, &units, max_count, context)?;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let line = |n: usize| lines.get(n).copied().unwrap_or_default().to_string();
+    for f in &mut found {
+        let n = f.line as usize - 1;
+        f.text = line(n);
+        let before = f.before.len();
+        f.before = (n - before..n).map(line).collect();
+        f.after = (n + 1..n + 1 + f.after.len()).map(line).collect();
+    }
+    Ok(found)
+}
+
+fn search_units(
+    m: &Matcher,
+    text: &str,
+    max_count: Option<usize>,
+    context: usize,
+) -> Result<Vec<LineMatch>, Unanswerable> {
     let mut out = Vec::new();
     let (mut at, mut line, mut counted) = (0usize, 0u32, 0usize);
     while at <= text.len() && max_count.is_none_or(|n| out.len() < n) {
-        let Some((start, _)) = m.find_at(text, at) else { break };
+        let Some(start) = m.find_at(text, at)? else { break };
         let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..start]).map_or(0, |i| i + 1);
         let line_end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
         line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..line_start]).count() as u32;
@@ -85,7 +136,7 @@ pub fn search_text(m: &Matcher, text: &str, max_count: Option<usize>, context: u
         });
         at = line_end + 1;
     }
-    out
+    Ok(out)
 }
 
 /// Up to `n` lines ending just before the line that starts at `start`.
@@ -121,13 +172,16 @@ mod tests {
 
     fn grep(pattern: &str, text: &str) -> Vec<(u32, u32)> {
         let m = Matcher::new(pattern, true).unwrap();
-        search_text(&m, text, None, 0).into_iter().map(|l| (l.line, l.column)).collect()
+        search_text(&m, text, None, 0).unwrap().into_iter().map(|l| (l.line, l.column)).collect()
     }
 
     #[test]
     fn one_match_per_line_with_utf16_columns() {
         assert_eq!(grep("b", "abab\nxb\nnone"), [(1, 1), (2, 1)]);
         assert_eq!(grep("x", "😀x"), [(1, 2)]);
+        // JavaScript's units: `.` is half of an emoji.
+        assert_eq!(grep("^..$", "😀\na"), [(1, 0)]);
+        assert_eq!(grep("😀{2}", "😀😀"), []);
         assert_eq!(grep("^b", "ab\nb"), [(2, 0)]);
         assert_eq!(grep(r"a\sb", "a\nb\na b"), [(3, 0)]);
         assert_eq!(grep("x*", "a\n"), [(1, 0), (2, 0)]);
@@ -138,7 +192,7 @@ mod tests {
     #[test]
     fn context_and_max_count() {
         let m = Matcher::new("x", true).unwrap();
-        let got = search_text(&m, "a\nx\nb\nc\nx", Some(1), 1);
+        let got = search_text(&m, "a\nx\nb\nc\nx", Some(1), 1).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].before.clone(), got[0].after.clone()), (vec!["a".to_string()], vec!["b".to_string()]));
     }

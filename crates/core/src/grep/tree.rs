@@ -85,7 +85,8 @@ impl Tree {
         if changes.overflow || changes.files.contains(".gitignore") {
             return false;
         }
-        let mut folders: Vec<&String> = changes.folders.iter().filter(|f| self.folders.contains_key(f.as_str())).collect();
+        let mut folders: Vec<&String> =
+            changes.folders.iter().filter(|f| self.folders.contains_key(f.as_str())).collect();
         folders.sort();
         for rel in &folders {
             if !self.relist(walker, rel, watch) {
@@ -145,7 +146,8 @@ impl Tree {
         let mut out = Vec::new();
         self.collect(root, extensions, &mut out);
         let prefix = format!("{root}/");
-        let unreadable = self.unreadable.iter().filter(|u| root.is_empty() || *u == root || u.starts_with(&prefix)).count();
+        let unreadable =
+            self.unreadable.iter().filter(|u| root.is_empty() || *u == root || u.starts_with(&prefix)).count();
         Some((out, unreadable))
     }
 

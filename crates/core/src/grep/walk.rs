@@ -78,7 +78,9 @@ pub fn root_gitignore(base: &Path) -> Option<Gitignore> {
     if text.trim().is_empty() {
         return None;
     }
+    // Mastra's `ignore` package matches case-insensitively by default.
     let mut b = GitignoreBuilder::new(base);
+    b.case_insensitive(true).ok()?;
     for line in text.lines() {
         let _ = b.add_line(None, line);
     }
@@ -87,7 +89,8 @@ pub fn root_gitignore(base: &Path) -> Option<Gitignore> {
 
 /// Walks the folder `rel` of `base` (`""` for base itself).
 pub fn walk(base: &Path, rel: &str, rules: &WalkRules) -> Walked {
-    let ignore = root_gitignore(base).filter(|g| rel.is_empty() || !g.matched(rel, true).is_ignore());
+    let ignore =
+        root_gitignore(base).filter(|g| rel.is_empty() || !g.matched_path_or_any_parents(rel, true).is_ignore());
     let real_base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
     let walker = Walker { base, real_base: &real_base, rules, ignore: ignore.as_ref() };
     let mut out = Walked::default();
