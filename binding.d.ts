@@ -394,14 +394,17 @@ export interface FailedFile {
  */
 export declare function fileKind(path: string): string
 
-/** A file's matches, as Mastra's `FilesystemGrepResult`. */
+/** A file's matches, as Mastra's `FilesystemGrepResult` (a TypeScript type, as above). */
 export interface GrepFileResult {
   /** Relative to `basePath`, POSIX separators. */
   path: string
   matches: Array<GrepMatch>
 }
 
-/** One matching line, as Mastra's `FilesystemGrepMatch`. */
+/**
+ * One matching line, as Mastra's `FilesystemGrepMatch` (its TypeScript
+ * type: the objects themselves are built by lib/runtime.js's `grepResults`).
+ */
 export interface GrepMatch {
   /** 1-based line number. */
   line: number
@@ -425,6 +428,8 @@ export interface GrepStats {
   unreadable: number
   /** Folders whose walk is kept and watched (0: each grep walks the disk). */
   watchedFolders: number
+  /** The trigram index is being built in the background (after the first grep). */
+  building: boolean
 }
 
 /** `stats().history`. */

@@ -25,6 +25,9 @@ Options:
   --all-files              every file, not only text extensions
   --json                   one JSON object per file: { path, matches: [{ line,
                            column, text, before?, after? }] } (column from 0)
+  --no-persist             keep no index between runs (default: the trigram
+                           index is kept under ~/.cache/workspace-search, so
+                           the next grep of FOLDER reads only what can match)
   -h, --help               show this help
 
 Exit status: 0 with a match, 1 with none, 2 on an error (as grep).`
@@ -37,6 +40,7 @@ const OPTIONS = {
   hidden: { type: 'boolean' },
   'all-files': { type: 'boolean' },
   json: { type: 'boolean' },
+  'no-persist': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 }
 
@@ -73,6 +77,7 @@ function parse(argv) {
       allFiles: Boolean(values['all-files']),
     },
     json: Boolean(values.json),
+    persist: !values['no-persist'],
   }
 }
 
@@ -110,7 +115,8 @@ function fileLines(show, matches) {
 async function grep(argv, out = process.stdout) {
   const args = parse(argv)
   if (args.help) return out.write(`${USAGE}\n`), 0
-  const workspace = new Workspace({ filesystem: { basePath: args.folder } })
+  // One index per folder (the id names the cache folder beside the search's).
+  const workspace = new Workspace({ id: 'grep', filesystem: { basePath: args.folder }, ...(args.persist ? { persist: true } : {}) })
   try {
     const files = await workspace.grep(args.pattern, args.options)
     const show = displayPath(args.folder)
@@ -123,6 +129,8 @@ async function grep(argv, out = process.stdout) {
       const text = fileLines(escapeControls(show(file.path)), file.matches)
       out.write(`${text.join('\n')}\n`)
     }
+    // The first grep of a folder scans it; its index is built after, and kept for the next run.
+    while (args.persist && workspace.stats().grep?.building !== false) await new Promise((r) => setTimeout(r, 20))
     return files.length ? 0 : 1
   } catch (err) {
     if (err instanceof SyntaxError) throw new UsageError(`invalid pattern: ${err.message}`)

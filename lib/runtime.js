@@ -126,8 +126,51 @@ function checkGrepPattern(pattern, caseSensitive) {
   new RegExp(pattern, caseSensitive ? 'g' : 'gi')
 }
 
+/**
+ * Grep results (Mastra's FilesystemGrepResult[]) from src/grep.rs's flat
+ * answer: per file a path and its match count; per match its line, column
+ * and how many context lines come before and after it; every line (context
+ * before, the match, context after, in order) in one string, cut at `ends`
+ * (UTF-16 offsets).
+ * @param {string[]} paths
+ * @param {Uint32Array} counts
+ * @param {Uint32Array} nums
+ * @param {string} text
+ * @param {Uint32Array} ends
+ * @param {boolean} withContext
+ */
+function grepResults(paths, counts, nums, text, ends, withContext) {
+  let piece = 0
+  let at = 0
+  const next = () => text.slice(at, (at = ends[piece++]))
+  const lines = (n) => {
+    const out = new Array(n)
+    for (let i = 0; i < n; i++) out[i] = next()
+    return out
+  }
+  const files = new Array(paths.length)
+  let m = 0
+  for (let f = 0; f < paths.length; f++) {
+    const matches = new Array(counts[f])
+    for (let k = 0; k < matches.length; k++, m++) {
+      const line = nums[4 * m]
+      const column = nums[4 * m + 1]
+      if (withContext) {
+        const before = lines(nums[4 * m + 2])
+        const lineText = next()
+        matches[k] = { line, column, text: lineText, before, after: lines(nums[4 * m + 3]) }
+      } else {
+        matches[k] = { line, column, text: next() }
+      }
+    }
+    files[f] = { path: paths[f], matches }
+  }
+  return files
+}
+
 module.exports = {
   checkGrepPattern,
+  grepResults,
   UnsupportedGrepPatternError,
   storeCaller,
   WorkspaceError,

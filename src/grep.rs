@@ -21,7 +21,9 @@ use workspace_search_core::grep::{walk, FileMatches, Grep, GrepRequest, Matcher}
 /// Marks the reason of an error that rejects with `UnsupportedGrepPatternError`.
 const UNANSWERABLE: &str = "\u{0}unanswerable:";
 
-/// One matching line, as Mastra's `FilesystemGrepMatch`.
+/// One matching line, as Mastra's `FilesystemGrepMatch` (its TypeScript
+/// type: the objects themselves are built by lib/runtime.js's `grepResults`).
+#[allow(dead_code)]
 #[napi(object)]
 pub struct GrepMatch {
     /// 1-based line number.
@@ -36,7 +38,8 @@ pub struct GrepMatch {
     pub after: Option<Vec<String>>,
 }
 
-/// A file's matches, as Mastra's `FilesystemGrepResult`.
+/// A file's matches, as Mastra's `FilesystemGrepResult` (a TypeScript type, as above).
+#[allow(dead_code)]
 #[napi(object)]
 pub struct GrepFileResult {
     /// Relative to `basePath`, POSIX separators.
@@ -53,11 +56,16 @@ pub struct GrepState {
     /// then walks the disk).
     watch: Option<FolderWatch>,
     watch_failed: bool,
+    /// A build of the trigram index runs in the background.
+    pub building: bool,
 }
 
 impl GrepState {
-    fn new(base: PathBuf) -> GrepState {
-        GrepState { grep: Grep::new(base), last_unreadable: 0, watch: None, watch_failed: false }
+    /// With `persist`, the index saved there by an earlier run (every file
+    /// still checked against the disk before it is trusted).
+    fn new(base: PathBuf, persist_dir: Option<&Path>) -> GrepState {
+        let grep = persist_dir.and_then(|d| Grep::load(d, &base).ok()).unwrap_or_else(|| Grep::new(base));
+        GrepState { grep, last_unreadable: 0, watch: None, watch_failed: false, building: false }
     }
 
     /// Folders the grep walk watches.
@@ -86,6 +94,66 @@ impl GrepState {
         self.last_unreadable = outcome.unreadable;
         outcome
     }
+}
+
+impl crate::engine::Inner {
+    /// With `persist`: writes grep's index beside the snapshot if it changed
+    /// since loaded or saved (at `save()` and `destroy()`). A workspace that
+    /// never ran `init()` takes the directory's lock for it, and leaves the
+    /// index unsaved when another process holds it.
+    pub fn save_grep(&self) -> std::io::Result<()> {
+        let Some((p, dir)) = self.persist.as_ref().and_then(|p| Some((p, p.dir.clone()?))) else { return Ok(()) };
+        let mut state = self.grep.lock();
+        let Some(g) = state.as_mut().filter(|g| g.grep.unsaved()) else { return Ok(()) };
+        let _lock = if p.holds_lock() {
+            None
+        } else {
+            match workspace_search_core::persist::disk::lock(&dir) {
+                Ok(Ok(lock)) => Some(lock),
+                _ => return Ok(()),
+            }
+        };
+        let at = g.grep.changes();
+        g.grep.save(&dir)?;
+        g.grep.mark_saved(at);
+        Ok(())
+    }
+}
+
+/// Files per step of a background build: the grep state is locked only to
+/// hand a step out and to keep its trigrams, and a step's trigram lists
+/// stay small (2,000 files of code: a few MB).
+const BUILD_STEP: usize = 2000;
+
+/// Builds the trigram index after the first grep, off every thread a call
+/// waits on: the first grep itself only scans (as fast as a plain scan),
+/// and a workspace that greps once more finds the index ready. It stops
+/// when the workspace is destroyed.
+fn build_in_background(state: Arc<Mutex<Option<GrepState>>>, base: PathBuf, inner: Arc<crate::engine::Inner>) {
+    napi::bindgen_prelude::spawn(async move {
+        let st = state.clone();
+        let _ = blocking(move || loop {
+            if inner.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            let todo = match st.lock().as_mut() {
+                Some(g) => g.grep.unindexed(BUILD_STEP),
+                None => break,
+            };
+            if todo.is_empty() {
+                break;
+            }
+            let built = Grep::build(&base, todo);
+            match st.lock().as_mut() {
+                Some(g) => g.grep.add_built(built),
+                None => break,
+            }
+        })
+        .await;
+        if let Some(g) = state.lock().as_mut() {
+            g.building = false;
+        }
+    });
 }
 
 /// The OS's notifications for the folders of grep's kept walk, one folder
@@ -210,24 +278,51 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
     Ok(GrepArgs { request, strict, pattern: source })
 }
 
-fn to_results(files: Vec<FileMatches>, with_context: bool) -> Vec<GrepFileResult> {
-    files
-        .into_iter()
-        .map(|f| GrepFileResult {
-            path: f.path,
-            matches: f
-                .matches
-                .into_iter()
-                .map(|m| GrepMatch {
-                    line: m.line,
-                    column: m.column,
-                    text: m.text,
-                    before: with_context.then_some(m.before),
-                    after: with_context.then_some(m.after),
-                })
-                .collect(),
+/// Grep's answer, handed to JavaScript as one string of every line and a
+/// few number arrays, which lib/runtime.js's `grepResults` turns into
+/// Mastra's objects: a Node-API call per match and property took most of
+/// the time of a grep with many matches.
+pub struct GrepAnswer {
+    files: Vec<FileMatches>,
+    with_context: bool,
+}
+
+impl ToNapiValue for GrepAnswer {
+    unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+        // A panic here would abort Node.js: it becomes a thrown error.
+        guard(|| {
+            let (mut paths, mut counts, mut nums, mut text, mut ends) =
+                (Vec::new(), Vec::new(), Vec::new(), String::new(), Vec::new());
+            let mut units = 0u32;
+            let mut piece = |s: &str, text: &mut String, ends: &mut Vec<u32>| {
+                text.push_str(s);
+                units += s.encode_utf16().count() as u32;
+                ends.push(units);
+            };
+            for f in val.files {
+                counts.push(f.matches.len() as u32);
+                paths.push(f.path);
+                for m in f.matches {
+                    nums.extend([m.line, m.column, m.before.len() as u32, m.after.len() as u32]);
+                    for l in m.before.iter().chain(std::iter::once(&m.text)).chain(&m.after) {
+                        piece(l, &mut text, &mut ends);
+                    }
+                }
+            }
+            let js = Env::from_raw(env);
+            let make: Function<FnArgs<(Vec<String>, Uint32Array, Uint32Array, String, Uint32Array, bool)>, Unknown> =
+                runtime_typed(&js, "grepResults")?;
+            let args = (
+                paths,
+                Uint32Array::new(counts),
+                Uint32Array::new(nums),
+                text,
+                Uint32Array::new(ends),
+                val.with_context,
+            );
+            Ok(make.call(args.into())?.raw())
         })
-        .collect()
+    }
 }
 
 #[napi]
@@ -240,7 +335,7 @@ impl Workspace {
         env: &'e Env,
         pattern: Unknown,
         options: Option<Unknown>,
-    ) -> Result<PromiseRaw<'e, Vec<GrepFileResult>>> {
+    ) -> Result<PromiseRaw<'e, GrepAnswer>> {
         guard(|| {
             let inner = &self.inner;
             let checked = (|| -> Checked<(GrepArgs, std::path::PathBuf)> {
@@ -255,15 +350,24 @@ impl Workspace {
                 Ok(x) => x,
             };
             let state = inner.grep.clone();
+            let (me, for_build, build_base) = (inner.clone(), inner.grep.clone(), base.clone());
+            let persist_dir = inner.persist.as_ref().and_then(|p| p.dir.clone());
             let (with_context, strict, path) = (args.request.context_lines > 0, args.strict, args.request.path.clone());
             let source = args.pattern.clone();
             let id = inner.id.clone();
             let work = async move {
-                let outcome = blocking(move || {
+                let (outcome, build) = blocking(move || {
                     let mut state = state.lock();
-                    state.get_or_insert_with(|| GrepState::new(base.clone())).run(&base, &args.request)
+                    let g = state.get_or_insert_with(|| GrepState::new(base.clone(), persist_dir.as_deref()));
+                    let outcome = g.run(&base, &args.request);
+                    let build = g.grep.needs_build() && !g.building;
+                    g.building |= build;
+                    (outcome, build)
                 })
                 .await?;
+                if build {
+                    build_in_background(for_build, build_base, me);
+                }
                 if let Some((path, why)) = &outcome.unanswerable {
                     return Err(Error::new(
                         Status::GenericFailure,
@@ -279,7 +383,7 @@ impl Workspace {
                         outcome.unreadable
                     )));
                 }
-                Ok(to_results(outcome.files, with_context))
+                Ok(GrepAnswer { files: outcome.files, with_context })
             };
             env.spawn_future_with_callback(raced(inner.clone(), work), move |env, result| match result {
                 Ok(v) => Ok(v),

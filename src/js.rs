@@ -54,6 +54,14 @@ fn runtime<'e>(env: &'e Env) -> Result<Object<'e>> {
     })
 }
 
+/// A function exported by lib/runtime.js, typed.
+pub fn runtime_typed<'e, A: JsValuesTupleIntoVec, R: FromNapiValue>(
+    env: &'e Env,
+    name: &str,
+) -> Result<Function<'e, A, R>> {
+    runtime(env)?.get_named_property(name)
+}
+
 /// A function exported by lib/runtime.js.
 pub fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<Function<'e, Unknown<'e>, Unknown<'e>>> {
     runtime(env)?.get_named_property(name)

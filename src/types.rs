@@ -158,6 +158,8 @@ pub struct GrepStats {
     pub unreadable: u32,
     /// Folders whose walk is kept and watched (0: each grep walks the disk).
     pub watched_folders: u32,
+    /// The trigram index is being built in the background (after the first grep).
+    pub building: bool,
 }
 
 /// `stats().watch`.

@@ -417,6 +417,7 @@ impl Workspace {
                             memory_bytes: s.memory_bytes as f64,
                             unreadable: g.last_unreadable as u32,
                             watched_folders: g.watched_folders() as u32,
+                            building: g.building,
                         }
                     })
                 }),
@@ -438,7 +439,10 @@ impl Workspace {
             let ticket = inner.gate.ticket();
             spawn(env, &self.inner, async move {
                 inner.turn(&ticket).await?;
-                inner.save(true).await
+                let saved = inner.save(true).await?;
+                let me = inner.clone();
+                blocking(move || me.save_grep()).await?.map_err(|e| Error::from_reason(format!("persist: could not save grep's index: {e}")))?;
+                Ok(saved)
             })
         })
     }
@@ -456,6 +460,13 @@ impl Workspace {
                 inner.shut_down();
                 return env.spawn_future(catch_panics(async move {
                     let saved = inner.save(false).await;
+                    let me = inner.clone();
+                    // Saved beside the snapshot, then dropped; a failure to save it only costs a rebuild.
+                    blocking(move || {
+                        let _ = me.save_grep();
+                        *me.grep.lock() = None;
+                    })
+                    .await?;
                     if let Some(p) = &inner.persist {
                         p.release();
                     }

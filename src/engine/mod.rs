@@ -322,9 +322,12 @@ impl Inner {
         self.shutdown.notify_waiters();
         // The history goes with the index (a read still running drops its answer).
         self.history.lock().current = None;
-        // A grep still running keeps its own reference until it is done.
-        if let Some(mut g) = self.grep.try_lock() {
-            *g = None;
+        // A grep still running keeps its own reference until it is done;
+        // with `persist`, destroy() saves the index first, then drops it.
+        if self.persist.as_ref().and_then(|p| p.dir.as_ref()).is_none() {
+            if let Some(mut g) = self.grep.try_lock() {
+                *g = None;
+            }
         }
     }
 

@@ -83,6 +83,11 @@ impl Persist {
         drop(lock);
     }
 
+    /// Whether this workspace holds the directory's writer lock.
+    pub fn holds_lock(&self) -> bool {
+        self.state.lock().writer.is_some()
+    }
+
     /// Notes a change to save.
     pub fn changed(&self) {
         self.changes.fetch_add(1, Ordering::SeqCst);

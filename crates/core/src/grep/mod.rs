@@ -12,6 +12,7 @@
 
 pub mod js_regex;
 pub mod search;
+pub mod store;
 pub mod tree;
 pub mod trigrams;
 pub mod walk;
@@ -70,6 +71,21 @@ pub struct Grep {
     index: TrigramIndex,
     /// The kept walk of the base without hidden names, while watched.
     tree: Option<Tree>,
+    /// The files of the last walk (what a build indexes).
+    last_walk: Vec<Found>,
+    /// Every file of the walks so far has been indexed once (the build
+    /// ran); new and changed files are then indexed as greps read them.
+    built: bool,
+    /// Changes to the index so far, and as of the last save (`store`).
+    changes: u64,
+    saved: u64,
+}
+
+/// One file's trigrams, taken by `Grep::build`.
+pub struct Built {
+    rel: std::sync::Arc<str>,
+    stamp: Stamp,
+    trigrams: Vec<u32>,
 }
 
 /// Memory and size of a grep index, for `stats()`.
@@ -86,7 +102,16 @@ const RACY_NS: i128 = 2_000_000_000;
 
 impl Grep {
     pub fn new(base: PathBuf) -> Grep {
-        Grep { base, files: FxHashMap::default(), index: TrigramIndex::default(), tree: None }
+        Grep {
+            base,
+            files: FxHashMap::default(),
+            index: TrigramIndex::default(),
+            tree: None,
+            last_walk: Vec::new(),
+            built: false,
+            changes: 0,
+            saved: 0,
+        }
     }
 
     pub fn stats(&self) -> GrepStats {
@@ -96,52 +121,22 @@ impl Grep {
     /// Greps; with `watched` (a folder watch and what it reported since
     /// the last grep), from the kept walk of the base instead of the disk.
     pub fn grep(&mut self, req: &GrepRequest, watched: Option<(&mut dyn DirWatch, Changes)>) -> GrepOutcome {
-        let target = self.base.join(&req.path);
-        let meta = match std::fs::metadata(&target) {
+        let meta = match std::fs::metadata(self.base.join(&req.path)) {
             Ok(m) => m,
             Err(_) => return GrepOutcome { not_found: true, ..Default::default() },
         };
-        let mut unchanged = false;
-        let mut walked = if meta.is_file() {
-            let stamp = Some(Stamp { len: meta.len(), mtime_ns: walk::mtime_ns(&meta) });
-            Walked { files: vec![Found { rel: req.path.as_str().into(), stamp }], unreadable_folders: 0 }
-        } else {
-            let kept = match watched {
-                Some((watch, changes)) if !req.include_hidden => {
-                    // Unchanged since the last grep: no file can be gone.
-                    unchanged = changes.is_empty() && self.tree.is_some();
-                    self.kept_walk(req, watch, changes)
-                }
-                _ => None,
-            };
-            unchanged &= kept.is_some();
-            kept.unwrap_or_else(|| {
-                let rules =
-                    WalkRules { include_hidden: req.include_hidden, text_extensions: req.text_extensions.clone() };
-                walk::walk(&self.base, &req.path, &rules)
-            })
-        };
+        let (mut walked, unchanged) = self.files_of(req, &meta, watched);
         if let Some(g) = &req.glob {
             walked.files.retain(|f| g.is_match(&*f.rel));
         }
-        let candidates = self.index.candidates(&req.matcher.query);
-        let now = now_ns();
-        let plan: Vec<(usize, Read)> = walked
-            .files
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| {
-                let stamp = f.stamp?;
-                match self.files.get(&*f.rel) {
-                    Some(&(id, s)) if s == stamp => trigrams::has(&candidates, id).then_some((i, Read::Search)),
-                    _ => Some((i, Read::Index { keep: now - stamp.mtime_ns >= RACY_NS })),
-                }
-            })
-            .collect();
+        let plan = self.plan(req, &walked.files);
         let base = &self.base;
         let results: Vec<(usize, Option<Result<Searched, Unanswerable>>)> = plan
             .par_iter()
-            .map(|&(i, read)| (i, read_and_search(&base.join(&*walked.files[i].rel), req, read)))
+            .map(|&(i, read)| {
+                let f = &walked.files[i];
+                (i, read_and_search(&base.join(&*f.rel), f.stamp.map_or(0, |s| s.len), req, read))
+            })
             .collect();
         let mut out = GrepOutcome {
             unreadable: walked.unreadable_folders + walked.files.iter().filter(|f| f.stamp.is_none()).count(),
@@ -149,8 +144,134 @@ impl Grep {
             read: results.len(),
             ..Default::default()
         };
+        self.take_results(&walked.files, results, &mut out);
+        if !unchanged {
+            self.forget_missing(&req.path, &walked.files, meta.is_file());
+        }
+        if !self.built {
+            self.last_walk = walked.files;
+        }
+        out
+    }
+
+    /// Whether a build is due: some file a grep walked has no trigrams yet.
+    pub fn needs_build(&self) -> bool {
+        !self.built
+    }
+
+    /// Up to `n` files of the last walk without trigrams, to build (`build`
+    /// reads them without holding this; `add_built` keeps the answers).
+    /// Empty: the build is done, and new files are indexed as greps find them.
+    pub fn unindexed(&mut self, n: usize) -> Vec<(std::sync::Arc<str>, Stamp)> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            let Some(f) = self.last_walk.pop() else { break };
+            match (f.stamp, self.files.get(&*f.rel)) {
+                (Some(s), Some(&(_, t))) if s == t => {}
+                (Some(s), _) => out.push((f.rel, s)),
+                (None, _) => {}
+            }
+        }
+        if out.is_empty() && !self.built {
+            self.built = true;
+            self.changes += 1;
+        }
+        out
+    }
+
+    /// Reads `files` and takes their trigrams, in parallel (no grep state
+    /// needed: call it without holding the `Grep`). A file whose size or
+    /// time is not the walk's any more, or modified in the last 2 seconds,
+    /// is left out (the next grep reads it).
+    pub fn build(base: &std::path::Path, files: Vec<(std::sync::Arc<str>, Stamp)>) -> Vec<Built> {
+        let now = now_ns();
+        files
+            .into_par_iter()
+            .filter(|(_, stamp)| now - stamp.mtime_ns >= RACY_NS)
+            .filter_map(|(rel, stamp)| {
+                let path = base.join(&*rel);
+                let bytes = read_file(&path, stamp.len).ok()?;
+                let after = std::fs::metadata(&path).ok()?;
+                if (Stamp { len: after.len(), mtime_ns: walk::mtime_ns(&after) }) != stamp {
+                    return None;
+                }
+                let text = String::from_utf8_lossy(&bytes);
+                let units = search::as_units(&text);
+                let trigrams = trigrams::trigrams_of(units.as_deref().unwrap_or(&text).as_bytes());
+                Some(Built { rel, stamp, trigrams })
+            })
+            .collect()
+    }
+
+    /// Keeps what `build` took, for files still as they were (a grep may
+    /// have indexed one meanwhile).
+    pub fn add_built(&mut self, built: Vec<Built>) {
+        for b in built {
+            if self.files.get(&*b.rel).is_some_and(|&(_, s)| s == b.stamp) {
+                continue;
+            }
+            self.forget(&b.rel);
+            let id = self.index.add(&b.trigrams);
+            self.files.insert(b.rel.to_string(), (id, b.stamp));
+            self.changes += 1;
+        }
+    }
+
+    /// The files a grep searches, in Mastra's order; and whether they are
+    /// the kept walk unchanged since the last grep (then no file is gone).
+    fn files_of(
+        &mut self,
+        req: &GrepRequest,
+        meta: &std::fs::Metadata,
+        watched: Option<(&mut dyn DirWatch, Changes)>,
+    ) -> (Walked, bool) {
+        if meta.is_file() {
+            let stamp = Some(Stamp { len: meta.len(), mtime_ns: walk::mtime_ns(meta) });
+            return (
+                Walked { files: vec![Found { rel: req.path.as_str().into(), stamp }], unreadable_folders: 0 },
+                false,
+            );
+        }
+        if let Some((watch, changes)) = watched.filter(|_| !req.include_hidden) {
+            let unchanged = changes.is_empty() && self.tree.is_some();
+            if let Some(kept) = self.kept_walk(req, watch, changes) {
+                return (kept, unchanged);
+            }
+        }
+        let rules = WalkRules { include_hidden: req.include_hidden, text_extensions: req.text_extensions.clone() };
+        (walk::walk(&self.base, &req.path, &rules), false)
+    }
+
+    /// Which files to read, and why: an indexed file only when the query
+    /// admits it; a new or changed one always (its trigrams are taken).
+    fn plan(&self, req: &GrepRequest, files: &[Found]) -> Vec<(usize, Read)> {
+        let candidates = self.index.candidates(&req.matcher.query);
+        let now = now_ns();
+        files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                let stamp = f.stamp?;
+                match self.files.get(&*f.rel) {
+                    Some(&(id, s)) if s == stamp => trigrams::has(&candidates, id).then_some((i, Read::Search)),
+                    // Before the first build, a file not indexed is only
+                    // scanned: the build takes its trigrams (`unindexed`).
+                    None if !self.built => Some((i, Read::Index { keep: false })),
+                    _ => Some((i, Read::Index { keep: now - stamp.mtime_ns >= RACY_NS })),
+                }
+            })
+            .collect()
+    }
+
+    /// Keeps what the reads found: matches into `out`, new trigrams into the index.
+    fn take_results(
+        &mut self,
+        files: &[Found],
+        results: Vec<(usize, Option<Result<Searched, Unanswerable>>)>,
+        out: &mut GrepOutcome,
+    ) {
         for (i, r) in results {
-            let f = &walked.files[i];
+            let f = &files[i];
             let r = match r {
                 None => {
                     out.unreadable += 1;
@@ -166,6 +287,7 @@ impl Grep {
                 self.forget(&f.rel);
                 let id = self.index.add(&grams);
                 self.files.insert(f.rel.to_string(), (id, f.stamp.expect("read files have a stamp")));
+                self.changes += 1;
             } else if matches!(r.read, Read::Index { .. }) {
                 self.forget(&f.rel);
             }
@@ -173,10 +295,6 @@ impl Grep {
                 out.files.push(FileMatches { path: f.rel.to_string(), matches: r.matches });
             }
         }
-        if !unchanged {
-            self.forget_missing(&req.path, &walked.files, meta.is_file());
-        }
-        out
     }
 
     /// The files of `req.path` from the kept tree, brought up to date with
@@ -208,15 +326,31 @@ impl Grep {
         self.tree.as_ref().map_or(0, Tree::folder_count)
     }
 
+    /// Whether the index changed since it was saved or loaded.
+    pub fn unsaved(&self) -> bool {
+        self.changes != self.saved
+    }
+
+    /// After a save of the index as it was when `changes()` said `at`.
+    pub fn mark_saved(&mut self, at: u64) {
+        self.saved = at;
+    }
+
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
     fn forget(&mut self, rel: &str) {
         if let Some((id, _)) = self.files.remove(rel) {
             self.index.remove(id);
+            self.changes += 1;
         }
         // Past twice as many dead ids as live ones, start over: the next
         // grep reads every file again.
         if self.index.dead() > 2 * self.files.len() + 1024 {
             self.files.clear();
             self.index = TrigramIndex::default();
+            self.built = false;
         }
     }
 
@@ -249,8 +383,13 @@ struct Searched {
     trigrams: Option<Vec<u32>>,
 }
 
-fn read_and_search(path: &std::path::Path, req: &GrepRequest, read: Read) -> Option<Result<Searched, Unanswerable>> {
-    let bytes = std::fs::read(path).ok()?;
+fn read_and_search(
+    path: &std::path::Path,
+    len: u64,
+    req: &GrepRequest,
+    read: Read,
+) -> Option<Result<Searched, Unanswerable>> {
+    let bytes = read_file(path, len).ok()?;
     // As Node's `readFile(path, 'utf-8')` decodes: invalid bytes become U+FFFD.
     let text = String::from_utf8_lossy(&bytes);
     // The trigrams of what the pattern is matched against: JavaScript's units.
@@ -288,6 +427,15 @@ pub fn split_glob(path: &str) -> Result<(String, Option<globset::GlobMatcher>), 
         .build()
         .map_err(|e| format!("path is not a valid glob: {e}"))?;
     Ok((base.join("/"), Some(glob.compile_matcher())))
+}
+
+/// A file's bytes, its size known from the walk (`std::fs::read` would ask
+/// the system again: one call per file saved, on every file of a scan).
+fn read_file(path: &std::path::Path, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut bytes = Vec::with_capacity(len as usize + 1);
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
 }
 
 fn now_ns() -> i128 {

@@ -9,6 +9,7 @@
 //! drops the tree, and the next grep walks the disk.
 
 use super::walk::{is_text, Entry, Found, Walker};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Watches folders, one at a time (not their sub-folders).
@@ -51,20 +52,36 @@ impl Tree {
         tree.add(walker, "", watch).then_some(tree)
     }
 
-    /// Watches and lists `rel` and every folder below it.
+    /// Watches and lists `rel` and every folder below it, a level at a
+    /// time: the level's folders watched (each before it is listed), then
+    /// listed in parallel.
     fn add(&mut self, walker: &Walker, rel: &str, watch: &mut dyn DirWatch) -> bool {
-        if !watch.watch(rel) {
-            return false;
+        let mut level = vec![rel.to_string()];
+        while !level.is_empty() {
+            if !level.iter().all(|f| watch.watch(f)) {
+                return false;
+            }
+            let listed: Vec<(String, Option<Vec<Entry>>)> = level
+                .into_par_iter()
+                .map(|f| {
+                    let entries = walker.list(&f);
+                    (f, entries)
+                })
+                .collect();
+            level = Vec::new();
+            for (f, entries) in listed {
+                // An unreadable folder is kept empty (each grep counts it).
+                let entries = entries.unwrap_or_else(|| {
+                    self.unreadable.insert(f.clone());
+                    Vec::new()
+                });
+                level.extend(
+                    entries.iter().filter_map(|e| if let Entry::Folder(s) = e { Some(s.clone()) } else { None }),
+                );
+                self.folders.insert(f, entries);
+            }
         }
-        // An unreadable folder is kept empty (each grep counts it).
-        let entries = walker.list(rel).unwrap_or_else(|| {
-            self.unreadable.insert(rel.to_string());
-            Vec::new()
-        });
-        let subs: Vec<String> =
-            entries.iter().filter_map(|e| if let Entry::Folder(f) = e { Some(f.clone()) } else { None }).collect();
-        self.folders.insert(rel.to_string(), entries);
-        subs.iter().all(|sub| self.add(walker, sub, watch))
+        true
     }
 
     fn drop_folder(&mut self, rel: &str, watch: &mut dyn DirWatch) {
@@ -168,5 +185,77 @@ impl Tree {
     /// Folders in the tree.
     pub fn folder_count(&self) -> usize {
         self.folders.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grep::walk::{walk, WalkRules, MASTRA_TEXT_EXTENSIONS};
+    use std::path::Path;
+
+    #[derive(Default)]
+    struct Recorded(FxHashSet<String>);
+
+    impl DirWatch for Recorded {
+        fn watch(&mut self, rel: &str) -> bool {
+            self.0.insert(rel.to_string());
+            true
+        }
+        fn unwatch(&mut self, rel: &str) {
+            self.0.remove(rel);
+        }
+    }
+
+    fn write(base: &Path, rel: &str, text: &str) {
+        std::fs::create_dir_all(base.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(base.join(rel), text).unwrap();
+    }
+
+    /// The kept tree's files against a fresh walk of the disk.
+    fn same_as_disk(tree: &Tree, base: &Path) {
+        let exts: FxHashSet<String> = MASTRA_TEXT_EXTENSIONS.iter().map(|s| s.to_string()).collect();
+        let rules = WalkRules { include_hidden: false, text_extensions: Some(exts.clone()) };
+        let disk: Vec<(String, Option<crate::grep::walk::Stamp>)> =
+            walk(base, "", &rules).files.into_iter().map(|f| (f.rel.to_string(), f.stamp)).collect();
+        let kept: Vec<(String, Option<crate::grep::walk::Stamp>)> =
+            tree.files("", Some(&exts)).unwrap().0.into_iter().map(|f| (f.rel.to_string(), f.stamp)).collect();
+        assert_eq!(kept, disk);
+    }
+
+    #[test]
+    fn changes_applied_give_the_walk_of_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        for f in ["a.ts", "src/b.ts", "src/deep/c.ts", "gone/d.ts", "img.png"] {
+            write(base, f, "x");
+        }
+        let real = std::fs::canonicalize(base).unwrap();
+        let rules = WalkRules { include_hidden: false, text_extensions: None };
+        let walker = Walker { base, real_base: &real, rules: &rules, ignore: None };
+        let mut watch = Recorded::default();
+        let mut tree = Tree::build(&walker, &mut watch).unwrap();
+        same_as_disk(&tree, base);
+        assert_eq!(watch.0.len(), 4, "{:?}", watch.0);
+
+        // A file rewritten (longer), one added, a folder removed, a folder with files added.
+        write(base, "src/b.ts", "longer text");
+        write(base, "src/new.ts", "y");
+        std::fs::remove_dir_all(base.join("gone")).unwrap();
+        write(base, "added/sub/e.ts", "z");
+        let mut changes = Changes::default();
+        changes.files.insert("src/b.ts".into());
+        for f in ["src", "", "gone"] {
+            changes.folders.insert(f.into());
+        }
+        assert!(tree.refresh(&walker, changes, &mut watch));
+        same_as_disk(&tree, base);
+        assert!(watch.0.contains("added/sub") && !watch.0.contains("gone"), "{:?}", watch.0);
+
+        // The root .gitignore changed, or notifications overflowed: walked anew.
+        let mut changes = Changes::default();
+        changes.files.insert(".gitignore".into());
+        assert!(!tree.refresh(&walker, changes, &mut watch));
+        assert!(!tree.refresh(&walker, Changes { overflow: true, ..Default::default() }, &mut watch));
     }
 }

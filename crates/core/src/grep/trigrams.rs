@@ -287,6 +287,11 @@ impl TrigramIndex {
         }
     }
 
+    /// The id the next file gets (every id in use is below it).
+    pub fn next_id(&self) -> u32 {
+        self.next
+    }
+
     /// Ids that are dead, against live ones: a caller rebuilds past a share.
     pub fn dead(&self) -> usize {
         self.dead
@@ -348,6 +353,79 @@ impl TrigramIndex {
         }
         set
     }
+}
+
+impl TrigramIndex {
+    /// Writes the index (`grep::store`).
+    pub fn encode(&self, e: &mut crate::bytes::codec::Encoder) {
+        e.u32(self.next);
+        e.u64(self.dead as u64);
+        e.len(self.live.len());
+        for &w in &self.live {
+            e.u64(w);
+        }
+        let mut keys: Vec<&u32> = self.postings.keys().collect();
+        keys.sort_unstable();
+        e.len(keys.len());
+        for k in keys {
+            let p = &self.postings[k];
+            e.u32(*k);
+            e.u32(p.last);
+            e.bytes(&p.gaps);
+        }
+    }
+
+    /// Reads what `encode` wrote; every id checked against `next`.
+    pub fn decode(d: &mut crate::bytes::codec::Decoder) -> Result<TrigramIndex, crate::bytes::SnapshotError> {
+        let bad = || crate::bytes::SnapshotError::Corrupt("grep: a posting past the last id".into());
+        let next = d.u32("grep next id")?;
+        let dead = d.u64("grep dead ids")? as usize;
+        let words = d.len(8, "grep live ids")?;
+        if words != (next as usize).div_ceil(64) {
+            return Err(bad());
+        }
+        let live = (0..words).map(|_| d.u64("grep live word")).collect::<Result<Vec<u64>, _>>()?;
+        let n = d.len(12, "grep trigrams")?;
+        let mut index = TrigramIndex { live, next, dead, ..Default::default() };
+        for _ in 0..n {
+            let (key, last) = (d.u32("grep trigram")?, d.u32("grep last id")?);
+            let gaps = d.bytes("grep postings")?.to_vec();
+            if last >= next || !postings_valid(&gaps, last) {
+                return Err(bad());
+            }
+            index.bytes += gaps.len();
+            index.postings.insert(key, Postings { gaps, last });
+        }
+        Ok(index)
+    }
+}
+
+/// Whether `gaps` decode to increasing ids ending at `last` (so that no id
+/// read back from a damaged file can index past the live set).
+fn postings_valid(gaps: &[u8], last: u32) -> bool {
+    let (mut id, mut at, mut first) = (0u64, 0usize, true);
+    while at < gaps.len() {
+        let Some((gap, n)) = try_varint(&gaps[at..]) else { return false };
+        at += n;
+        id = if first { u64::from(gap).wrapping_sub(1) } else { id + u64::from(gap) };
+        if (first && gap == 0) || (!first && gap == 0) {
+            return false;
+        }
+        first = false;
+    }
+    !first && id == u64::from(last)
+}
+
+fn try_varint(b: &[u8]) -> Option<(u32, usize)> {
+    let (mut v, mut shift) = (0u64, 0);
+    for (i, &byte) in b.iter().enumerate().take(5) {
+        v |= u64::from(byte & 0x7F) << shift;
+        if byte < 0x80 {
+            return u32::try_from(v).ok().map(|v| (v, i + 1));
+        }
+        shift += 7;
+    }
+    None
 }
 
 fn push_varint(out: &mut Vec<u8>, mut v: u32) {

@@ -21,6 +21,8 @@ const MAGIC: &[u8; 8] = b"WSSNAP\r\n";
 /// span of the payload the checksum leaves out (start, end).
 pub const HEADER: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
 pub const SNAPSHOT_FILE: &str = "snapshot.wss";
+/// grep's trigram index and file table (`grep::store`), beside the snapshot.
+pub const GREP_FILE: &str = "grep.wss";
 const LOCK_FILE: &str = "lock";
 /// The first line of a lock file of ours: a file named `lock` without it
 /// is someone else's, never written.
@@ -171,6 +173,20 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     Ok((bytes, file))
 }
 
+/// The checked payload of another framed file of `dir` (`GREP_FILE`), read
+/// whole (a regular file only, no more than its size).
+pub fn read_named(dir: &Path, name: &str) -> Result<Vec<u8>, SnapshotError> {
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => SnapshotError::Missing,
+        _ => SnapshotError::Io(e.to_string()),
+    };
+    let mut file = open_regular(&dir.join(name)).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, size), &mut bytes).map_err(io)?;
+    unframe(&bytes).map(<[u8]>::to_vec)
+}
+
 /// Replaces the snapshot of `dir` with `payload`, atomically and durably
 /// (the tests' way to write raw payloads; workspaces stream with `begin`).
 #[cfg(test)]
@@ -182,6 +198,8 @@ pub fn write(dir: &Path, payload: &[u8]) -> std::io::Result<()> {
 pub struct Pending {
     temp: PathBuf,
     dir: PathBuf,
+    /// The name it takes at `commit`.
+    name: &'static str,
     file: File,
 }
 
@@ -189,9 +207,14 @@ pub struct Pending {
 /// temporary file in `dir`, then writes its header. `commit` puts it in
 /// place; dropping it instead removes it.
 pub fn begin(dir: &Path, encode: impl FnOnce(&mut Encoder)) -> std::io::Result<Pending> {
+    begin_named(dir, SNAPSHOT_FILE, encode)
+}
+
+/// `begin` for another file of the directory (`GREP_FILE`), framed alike.
+pub fn begin_named(dir: &Path, name: &'static str, encode: impl FnOnce(&mut Encoder)) -> std::io::Result<Pending> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let temp = dir.join(format!("{SNAPSHOT_FILE}{TEMP_MARK}{}-{n}", std::process::id()));
+    let temp = dir.join(format!("{name}{TEMP_MARK}{}-{n}", std::process::id()));
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     // Read-only for everyone (this handle still writes it): a loaded index
@@ -200,7 +223,7 @@ pub fn begin(dir: &Path, encode: impl FnOnce(&mut Encoder)) -> std::io::Result<P
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
     let file = options.open(&temp)?;
-    let mut pending = Pending { temp, dir: dir.to_path_buf(), file };
+    let mut pending = Pending { temp, dir: dir.to_path_buf(), name, file };
     pending.file.write_all(&[0u8; HEADER])?;
     let sink = std::io::BufWriter::with_capacity(1 << 20, pending.file.try_clone()?);
     let mut e = Encoder::to_sink(Box::new(sink));
@@ -222,7 +245,7 @@ impl Pending {
     /// Syncs the file, renames it over the snapshot, syncs the directory.
     pub fn commit(self) -> std::io::Result<()> {
         self.file.sync_all()?;
-        fs::rename(&self.temp, snapshot_path(&self.dir))?;
+        fs::rename(&self.temp, self.dir.join(self.name))?;
         sync_dir(&self.dir)
     }
 }
@@ -257,6 +280,8 @@ pub struct DirLock {
 fn is_ours(name: &std::ffi::OsStr) -> bool {
     let name = name.to_string_lossy();
     name == SNAPSHOT_FILE
+        || name == GREP_FILE
+        || name.starts_with(&format!("{GREP_FILE}{TEMP_MARK}"))
         || name == LOCK_FILE
         || name.starts_with(super::intent::INTENT_FILE)
         || name.starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}"))
