@@ -371,3 +371,35 @@ test('--max-tokens prints what an agent is given, within the budget, paged with 
     assert.equal(out.stderr, `workspace-search: ${message}\nTry "workspace-search --help".\n`)
   }
 })
+
+test('grep: ripgrep\'s lines (path:line:column:text, context path-line-text, -- between groups), exit 0/1/2, the index kept for the next run', (t) => {
+  const dir = tree(t, {
+    'src/a.ts': 'one\nconst needle = 1\ntwo\nthree\nfour\nneedle again\n',
+    'src/b.md': 'Needle in caps\n',
+    'src/c.png': 'needle in a file Mastra does not read\n',
+    '.hidden/h.ts': 'needle hidden\n',
+    'esc.md': 'needle \x1b[31mred\x1b[0m\n',
+  })
+  const plain = runIn(dir, 'grep', 'needle', '.')
+  assert.equal(plain.status, 0, plain.stderr)
+  assert.equal(plain.stdout, 'esc.md:1:1:needle \\x1b[31mred\\x1b[0m\nsrc/a.ts:2:7:const needle = 1\nsrc/a.ts:6:1:needle again\n')
+  const context = runIn(dir, 'grep', '-i', '-C', '1', 'needle', 'src')
+  // Lines as JavaScript's split('\n') gives them (as Mastra's tool): a file ending in a line feed ends with an empty line.
+  assert.equal(context.stdout, 'src/a.ts-1-one\nsrc/a.ts:2:7:const needle = 1\nsrc/a.ts-3-two\n--\nsrc/a.ts-5-four\nsrc/a.ts:6:1:needle again\nsrc/a.ts-7-\n--\nsrc/b.md:1:1:Needle in caps\nsrc/b.md-2-\n')
+  assert.equal(runIn(dir, 'grep', '-m', '1', '--hidden', 'needle', '.').stdout.split('\n').filter(Boolean).length, 3)
+  assert.equal(runIn(dir, 'grep', '--glob', '**/*.md', 'eedle', '.').stdout, 'esc.md:1:2:needle \\x1b[31mred\\x1b[0m\nsrc/b.md:1:2:Needle in caps\n')
+  const json = runIn(dir, 'grep', '--json', 'needle', 'src').stdout.trim().split('\n').map((l) => JSON.parse(l))
+  assert.deepEqual(json, [{ path: 'a.ts', matches: [{ line: 2, column: 6, text: 'const needle = 1' }, { line: 6, column: 0, text: 'needle again' }] }])
+  // Paths as the folder argument joined with the file's path, as ripgrep prints them.
+  assert.match(run('grep', 'caps', path.join(dir, 'src')).stdout, new RegExp(`^${path.join(dir, 'src', 'b.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1:11:`))
+  assert.equal(runIn(dir, 'grep', 'zzz_none', '.').status, 1)
+  const bad = runIn(dir, 'grep', '(', '.')
+  assert.equal(bad.status, 2)
+  assert.match(bad.stderr, /invalid pattern: Invalid regular expression/)
+  assert.equal(runIn(dir, 'grep', 'x', 'missing-folder').status, 2)
+  // The second run finds its index in the cache (and an edit in between).
+  fs.writeFileSync(path.join(dir, 'src/b.md'), 'Needle edited\n')
+  assert.equal(runIn(dir, 'grep', '-i', 'needle edited', '.').stdout, 'src/b.md:1:1:Needle edited\n')
+  const caches = fs.readdirSync(CACHE, { recursive: true }).filter((f) => String(f).endsWith('grep.wss'))
+  assert.ok(caches.length >= 1, 'the grep index is kept in the cache folder')
+})

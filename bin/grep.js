@@ -93,7 +93,8 @@ function fileLines(show, matches) {
   matches.forEach((m, k) => {
     const before = m.before ?? []
     const first = m.line - before.length
-    if (printed > 0 && first > printed + 1) out.push('--')
+    // Groups are separated only when there is context (as ripgrep).
+    if (printed > 0 && m.before !== undefined && first > printed + 1) out.push('--')
     before.forEach((text, i) => {
       if (first + i > printed) out.push(`${show}-${first + i}-${escapeControls(text)}`)
     })

@@ -278,6 +278,9 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
     Ok(GrepArgs { request, strict, pattern: source })
 }
 
+/// `grepResults`'s arguments: paths, match counts, per-match numbers, every line, their ends, context.
+type GrepColumns = (Vec<String>, Uint32Array, Uint32Array, String, Uint32Array, bool);
+
 /// Grep's answer, handed to JavaScript as one string of every line and a
 /// few number arrays, which lib/runtime.js's `grepResults` turns into
 /// Mastra's objects: a Node-API call per match and property took most of
@@ -310,8 +313,7 @@ impl ToNapiValue for GrepAnswer {
                 }
             }
             let js = Env::from_raw(env);
-            let make: Function<FnArgs<(Vec<String>, Uint32Array, Uint32Array, String, Uint32Array, bool)>, Unknown> =
-                runtime_typed(&js, "grepResults")?;
+            let make: Function<FnArgs<GrepColumns>, Unknown> = runtime_typed(&js, "grepResults")?;
             let args = (
                 paths,
                 Uint32Array::new(counts),

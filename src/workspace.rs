@@ -441,7 +441,9 @@ impl Workspace {
                 inner.turn(&ticket).await?;
                 let saved = inner.save(true).await?;
                 let me = inner.clone();
-                blocking(move || me.save_grep()).await?.map_err(|e| Error::from_reason(format!("persist: could not save grep's index: {e}")))?;
+                blocking(move || me.save_grep())
+                    .await?
+                    .map_err(|e| Error::from_reason(format!("persist: could not save grep's index: {e}")))?;
                 Ok(saved)
             })
         })

@@ -234,6 +234,9 @@ impl Grep {
         }
         if let Some((watch, changes)) = watched.filter(|_| !req.include_hidden) {
             let unchanged = changes.is_empty() && self.tree.is_some();
+            // What the notifications named is read again, whatever its size
+            // and time say (an edit that kept both is still an edit).
+            self.forget_changed(&changes);
             if let Some(kept) = self.kept_walk(req, watch, changes) {
                 return (kept, unchanged);
             }
@@ -354,6 +357,22 @@ impl Grep {
         }
     }
 
+    /// Drops the trigrams of the files a notification named, and of every
+    /// file directly in a folder one named (a file renamed over another).
+    fn forget_changed(&mut self, changes: &Changes) {
+        if changes.overflow {
+            // The kept walk is dropped too: every stamp is checked against the disk again.
+            return;
+        }
+        let mut gone: Vec<String> = changes.files.iter().filter(|f| self.files.contains_key(*f)).cloned().collect();
+        if !changes.folders.is_empty() {
+            gone.extend(self.files.keys().filter(|k| changes.folders.contains(parent_of(k))).cloned());
+        }
+        for rel in gone {
+            self.forget(&rel);
+        }
+    }
+
     /// Files under the searched folder that the walk no longer found.
     fn forget_missing(&mut self, root: &str, found: &[Found], single: bool) {
         if single {
@@ -436,6 +455,11 @@ fn read_file(path: &std::path::Path, len: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(len as usize + 1);
     std::io::Read::read_to_end(&mut file, &mut bytes)?;
     Ok(bytes)
+}
+
+/// The folder of a relative path (`""` for the base).
+fn parent_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(p, _)| p)
 }
 
 fn now_ns() -> i128 {

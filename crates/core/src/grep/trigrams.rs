@@ -405,12 +405,10 @@ impl TrigramIndex {
 fn postings_valid(gaps: &[u8], last: u32) -> bool {
     let (mut id, mut at, mut first) = (0u64, 0usize, true);
     while at < gaps.len() {
-        let Some((gap, n)) = try_varint(&gaps[at..]) else { return false };
+        // The first gap is the id + 1, the others the distance to the last: none is 0.
+        let Some((gap, n)) = try_varint(&gaps[at..]).filter(|&(g, _)| g > 0) else { return false };
         at += n;
-        id = if first { u64::from(gap).wrapping_sub(1) } else { id + u64::from(gap) };
-        if (first && gap == 0) || (!first && gap == 0) {
-            return false;
-        }
+        id = if first { u64::from(gap) - 1 } else { id + u64::from(gap) };
         first = false;
     }
     !first && id == u64::from(last)

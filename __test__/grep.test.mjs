@@ -1,0 +1,103 @@
+// Workspace.grep beyond Mastra's own tests (grep-mastra.test.mjs): the kept,
+// watched walk is idle when nothing happens and exact when files change under
+// it (same-size edits, folders removed and recreated, renames), the index
+// survives a restart in another process with persist, and a grep after
+// destroy() rejects. Real files and processes; waits are deadlines.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { tree, Workspace } from './helpers.mjs'
+
+const linux = process.platform === 'linux'
+const cpuMs = (since) => {
+  const d = process.cpuUsage(since)
+  return (d.user + d.system) / 1000
+}
+const lines = (files) => files.flatMap((f) => f.matches.map((m) => `${f.path}:${m.line}:${m.column}:${m.text}`))
+const built = async (ws) => {
+  const deadline = Date.now() + 20_000
+  while (ws.stats().grep?.building !== false) {
+    assert.ok(Date.now() < deadline, 'the background build ends')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+/** Files an hour old: their trigrams are kept (a file modified in the last 2 s is read each time). */
+const age = (dir) => {
+  const past = new Date(Date.now() - 3600_000)
+  for (const f of fs.readdirSync(dir, { recursive: true })) fs.utimesSync(path.join(dir, String(f)), past, past)
+}
+
+test('an idle grep index of 10,000 files costs no CPU; edits, new and removed files and folders are seen by the next grep', { skip: !linux && 'inotify figures are Linux-only' }, async (t) => {
+  const files = {}
+  for (let d = 0; d < 100; d++) for (let f = 0; f < 100; f++) files[`src/d${d}/f${f}.ts`] = `export const v${d}_${f} = ${f} // topic${d}\n`
+  const dir = tree(t, files)
+  age(dir)
+  const ws = new Workspace({ filesystem: { basePath: dir } })
+  t.after(() => ws.destroy())
+  assert.equal(lines(await ws.grep('topic42\\b')).length, 100)
+  await built(ws)
+  assert.equal(ws.stats().grep.files, 10_000)
+  assert.equal(ws.stats().grep.watchedFolders, 102)
+
+  const quiet = process.cpuUsage()
+  await new Promise((r) => setTimeout(r, 3000))
+  const idle = cpuMs(quiet)
+  assert.ok(idle < 30, `idle CPU ${idle.toFixed(1)} ms over 3 s (target < 30)`)
+
+  // A same-size edit that keeps its modification time: the notification tells.
+  const f = path.join(dir, 'src/d3/f3.ts')
+  const { mtime } = fs.statSync(f)
+  fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('topic3', 'tropic'))
+  fs.utimesSync(f, mtime, mtime)
+  assert.deepEqual(lines(await ws.grep('tropic')), ['src/d3/f3.ts:1:25:export const v3_3 = 3 // tropic'])
+  // A folder removed, recreated with other files, a file renamed, a new folder with files.
+  fs.rmSync(path.join(dir, 'src/d5'), { recursive: true })
+  fs.mkdirSync(path.join(dir, 'src/d5'))
+  fs.writeFileSync(path.join(dir, 'src/d5/new.ts'), 'const narwhal = 1\n')
+  fs.renameSync(path.join(dir, 'src/d6/f6.ts'), path.join(dir, 'src/d6/renamed.ts'))
+  fs.mkdirSync(path.join(dir, 'src/fresh/deep'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'src/fresh/deep/x.ts'), 'narwhal too\n')
+  assert.deepEqual(lines(await ws.grep('narwhal')), ['src/d5/new.ts:1:6:const narwhal = 1', 'src/fresh/deep/x.ts:1:0:narwhal too'])
+  assert.deepEqual(lines(await ws.grep('topic5\\b')), [])
+  assert.deepEqual(lines(await ws.grep('v6_6 ')).map((l) => l.split(':')[0]), ['src/d6/renamed.ts'])
+  assert.equal(ws.stats().grep.unreadable, 0)
+})
+
+test('with persist, the index is saved at destroy() and a restarted process reads only the files that can match', async (t) => {
+  const files = {}
+  for (let i = 0; i < 300; i++) files[`f${i}.md`] = `line ${i} ${i === 7 ? 'unicorn' : 'plain'}\n`
+  const dir = tree(t, files)
+  age(dir)
+  const persist = fs.mkdtempSync(path.join(path.dirname(dir), 'wss-grep-persist-'))
+  t.after(() => fs.rmSync(persist, { recursive: true, force: true }))
+  const ws = new Workspace({ filesystem: { basePath: dir }, persist: { dir: persist } })
+  assert.equal(lines(await ws.grep('unicorn')).length, 1)
+  await built(ws)
+  await ws.destroy()
+  assert.ok(fs.existsSync(path.join(persist, 'grep.wss')))
+  // Another process: its first grep finds the index (no scan, no build), and an edit made meanwhile.
+  fs.writeFileSync(path.join(dir, 'f9.md'), 'a unicorn too\n')
+  const child = `
+    const { Workspace } = require(${JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))})
+    ;(async () => {
+      const ws = new Workspace({ filesystem: { basePath: ${JSON.stringify(dir)} }, persist: { dir: ${JSON.stringify(persist)} } })
+      const files = await ws.grep('unicorn')
+      const s = ws.stats().grep
+      console.log(JSON.stringify({ paths: files.map((f) => f.path), indexed: s.files, building: s.building }))
+      await ws.destroy()
+    })()`
+  const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { encoding: 'utf8' }))
+  assert.deepEqual(out, { paths: ['f7.md', 'f9.md'], indexed: 299, building: false })
+})
+
+test('grep rejects after destroy(), and without a basePath', async (t) => {
+  const dir = tree(t, { 'a.md': 'x\n' })
+  const ws = new Workspace({ filesystem: { basePath: dir } })
+  await ws.destroy()
+  await assert.rejects(ws.grep('x'), { name: 'WorkspaceNotReadyError' })
+  const none = new Workspace({ bm25: true })
+  await assert.rejects(none.grep('x'), /needs a filesystem with a basePath/)
+})
