@@ -430,6 +430,12 @@ export interface GrepStats {
   watchedFolders: number
   /** The trigram index is being built in the background (after the first grep). */
   building: boolean
+  /**
+   * Files the last grep walked, and how many of them it read (the others
+   * its trigram query ruled out).
+   */
+  lastSearched: number
+  lastRead: number
 }
 
 /** `stats().history`. */

@@ -52,6 +52,9 @@ pub struct GrepFileResult {
 pub struct GrepState {
     pub grep: Grep,
     pub last_unreadable: usize,
+    /// Files the last grep walked, and how many of them it read.
+    pub last_searched: usize,
+    pub last_read: usize,
     /// `None` before the first grep, or after a watch failed (every grep
     /// then walks the disk).
     watch: Option<FolderWatch>,
@@ -65,7 +68,15 @@ impl GrepState {
     /// still checked against the disk before it is trusted).
     fn new(base: PathBuf, persist_dir: Option<&Path>) -> GrepState {
         let grep = persist_dir.and_then(|d| Grep::load(d, &base).ok()).unwrap_or_else(|| Grep::new(base));
-        GrepState { grep, last_unreadable: 0, watch: None, watch_failed: false, building: false }
+        GrepState {
+            grep,
+            last_unreadable: 0,
+            last_searched: 0,
+            last_read: 0,
+            watch: None,
+            watch_failed: false,
+            building: false,
+        }
     }
 
     /// Folders the grep walk watches.
@@ -91,7 +102,7 @@ impl GrepState {
             }
             None => self.grep.grep(request, None),
         };
-        self.last_unreadable = outcome.unreadable;
+        (self.last_unreadable, self.last_searched, self.last_read) = (outcome.unreadable, outcome.searched, outcome.read);
         outcome
     }
 }

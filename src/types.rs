@@ -160,6 +160,10 @@ pub struct GrepStats {
     pub watched_folders: u32,
     /// The trigram index is being built in the background (after the first grep).
     pub building: bool,
+    /// Files the last grep walked, and how many of them it read (the others
+    /// its trigram query ruled out).
+    pub last_searched: u32,
+    pub last_read: u32,
 }
 
 /// `stats().watch`.

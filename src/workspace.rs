@@ -418,6 +418,8 @@ impl Workspace {
                             unreadable: g.last_unreadable as u32,
                             watched_folders: g.watched_folders() as u32,
                             building: g.building,
+                            last_searched: g.last_searched as u32,
+                            last_read: g.last_read as u32,
                         }
                     })
                 }),
