@@ -89,6 +89,11 @@ impl GrepState {
             self.watch = FolderWatch::new(base.to_path_buf());
             self.watch_failed = self.watch.is_none();
         }
+        // A watch whose cookie goes unheard is given up: the disk is walked.
+        if self.watch.as_mut().is_some_and(|w| !w.sync()) {
+            self.watch = None;
+            self.watch_failed = true;
+        }
         let outcome = match self.watch.as_mut() {
             Some(w) => {
                 let changes = std::mem::take(&mut *w.changes.lock());
@@ -102,7 +107,8 @@ impl GrepState {
             }
             None => self.grep.grep(request, None),
         };
-        (self.last_unreadable, self.last_searched, self.last_read) = (outcome.unreadable, outcome.searched, outcome.read);
+        (self.last_unreadable, self.last_searched, self.last_read) =
+            (outcome.unreadable, outcome.searched, outcome.read);
         outcome
     }
 }
@@ -170,19 +176,71 @@ fn build_in_background(state: Arc<Mutex<Option<GrepState>>>, base: PathBuf, inne
 /// The OS's notifications for the folders of grep's kept walk, one folder
 /// at a time (links not followed). Events only record what changed; the
 /// next grep applies them. Idle, it costs a blocked thread and nothing else.
+///
+/// Notifications arrive on the watcher's own thread, a little after the
+/// change: a grep right after a write could walk the tree before hearing
+/// of it. So each grep first touches a file of its own in a private folder
+/// watched by the same queue (`sync`, a "cookie" as Watchman's) and waits
+/// for its event: every change made before the grep was then recorded.
 struct FolderWatch {
     base: PathBuf,
     watcher: RecommendedWatcher,
     changes: Arc<Mutex<Changes>>,
     refused: bool,
+    cookies: Cookies,
 }
+
+/// The private folder (under the system's temporary folder, removed when
+/// the watch is dropped) and the cookies sent and heard.
+struct Cookies {
+    dir: PathBuf,
+    sent: u64,
+    heard: Arc<(Mutex<u64>, parking_lot::Condvar)>,
+}
+
+impl Drop for Cookies {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// How long a grep waits for its cookie before it walks the disk instead.
+const COOKIE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl FolderWatch {
     fn new(base: PathBuf) -> Option<FolderWatch> {
+        static FOLDERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = FOLDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("workspace-search-grep-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cookies = Cookies { dir, sent: 0, heard: Arc::new((Mutex::new(0), parking_lot::Condvar::new())) };
         let changes = Arc::new(Mutex::new(Changes::default()));
         let config = notify::Config::default().with_follow_symlinks(false);
-        let watcher = RecommendedWatcher::new(record(base.clone(), changes.clone()), config).ok()?;
-        Some(FolderWatch { base, watcher, changes, refused: false })
+        let handler = record(base.clone(), changes.clone(), cookies.dir.clone(), cookies.heard.clone());
+        let mut watcher = RecommendedWatcher::new(handler, config).ok()?;
+        watcher.watch(&cookies.dir, RecursiveMode::NonRecursive).ok()?;
+        Some(FolderWatch { base, watcher, changes, refused: false, cookies })
+    }
+
+    /// Sends a cookie and waits until its event is heard (every earlier
+    /// change is recorded by then); `false` when it was not heard in time.
+    fn sync(&mut self) -> bool {
+        let c = &mut self.cookies;
+        c.sent += 1;
+        let file = c.dir.join(c.sent.to_string());
+        if std::fs::write(&file, b"").is_err() {
+            return false;
+        }
+        let _ = std::fs::remove_file(&file);
+        let (heard, woken) = &*c.heard;
+        let mut heard = heard.lock();
+        let deadline = std::time::Instant::now() + COOKIE_WAIT;
+        while *heard < c.sent {
+            if woken.wait_until(&mut heard, deadline).timed_out() {
+                return *heard >= c.sent;
+            }
+        }
+        true
     }
 }
 
@@ -200,9 +258,28 @@ impl DirWatch for FolderWatch {
 
 /// The notify handler: each event's paths, relative to `base`, as changed
 /// files (content, time) or changed folders (an entry created, removed or
-/// renamed: the folder holding it).
-fn record(base: PathBuf, changes: Arc<Mutex<Changes>>) -> impl FnMut(notify::Result<Event>) + Send + 'static {
+/// renamed: the folder holding it); a cookie's event, as heard.
+fn record(
+    base: PathBuf,
+    changes: Arc<Mutex<Changes>>,
+    cookie_dir: PathBuf,
+    heard: Arc<(Mutex<u64>, parking_lot::Condvar)>,
+) -> impl FnMut(notify::Result<Event>) + Send + 'static {
     move |result| {
+        if let Ok(e) = &result {
+            let cookie = e
+                .paths
+                .iter()
+                .filter(|p| p.parent() == Some(cookie_dir.as_path()))
+                .find_map(|p| p.file_name()?.to_str()?.parse::<u64>().ok());
+            if let Some(n) = cookie {
+                let (h, woken) = &*heard;
+                let mut h = h.lock();
+                *h = (*h).max(n);
+                woken.notify_all();
+                return;
+            }
+        }
         let mut c = changes.lock();
         let event = match result {
             Ok(e) if !e.need_rescan() => e,
@@ -385,6 +462,12 @@ impl Workspace {
                     return Err(Error::new(
                         Status::GenericFailure,
                         format!("{UNANSWERABLE}/{source}/ cannot run natively on {path}: {why}"),
+                    ));
+                }
+                if outcome.outside {
+                    return Err(Error::new(
+                        Status::InvalidArg,
+                        format!("grep(): {path} leads outside basePath (through a link)"),
                     ));
                 }
                 if outcome.not_found {

@@ -21,6 +21,11 @@ pub struct Translated {
     /// The pattern names a character of U+E000-U+E7FF, the stand-ins of
     /// surrogates (`stand_in`): a text holding real ones is not searched.
     pub stand_ins: bool,
+    /// The pattern names characters beyond U+FFFF or surrogates (their
+    /// stand-ins), and real characters of U+E000-U+E7FF or a range ending
+    /// among them: a text holding the other kind could be confused with it.
+    pub surrogates: bool,
+    pub private_use: bool,
 }
 
 /// JavaScript without the `u` flag sees a character beyond U+FFFF as two
@@ -68,6 +73,8 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
     // JavaScript's units: a character beyond U+FFFF is two atoms.
     let chars: Vec<char> = source.chars().flat_map(units).flatten().collect();
     let stand_ins = chars.iter().copied().any(is_stand_in_range);
+    let surrogates = source.chars().any(|c| c as u32 >= 0x10000);
+    let private_use = source.chars().any(is_stand_in_range);
     let groups = count_groups(&chars);
     if may_refer_unset_group(&chars, groups) {
         return Err(PatternError::Unsupported {
@@ -84,6 +91,8 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
         groups,
         named: false,
         stand_ins,
+        surrogates,
+        private_use,
     };
     t.named = source.contains("(?<") && t.has_named_group();
     t.alternation()?;
@@ -91,7 +100,13 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
         return Err(t.unsupported("unbalanced parenthesis"));
     }
     let flags = if case_insensitive { "(?mi)" } else { "(?m)" };
-    Ok(Translated { pattern: format!("{flags}{}", t.out), backtracking: t.backtracking, stand_ins: t.stand_ins })
+    Ok(Translated {
+        pattern: format!("{flags}{}", t.out),
+        backtracking: t.backtracking,
+        stand_ins: t.stand_ins,
+        surrogates: t.surrogates,
+        private_use: t.private_use,
+    })
 }
 
 struct Translator<'a> {
@@ -104,6 +119,8 @@ struct Translator<'a> {
     groups: usize,
     named: bool,
     stand_ins: bool,
+    surrogates: bool,
+    private_use: bool,
 }
 
 /// Capturing groups: `(` not followed by `?`, or `(?<name>`.
@@ -417,6 +434,8 @@ impl Translator<'_> {
             _ => char::from_u32(v)?,
         };
         self.stand_ins |= is_stand_in_range(ch);
+        self.surrogates |= (0xD800..=0xDFFF).contains(&v);
+        self.private_use |= (0xE000..=0xE7FF).contains(&v);
         self.at += count;
         Some(ch)
     }
@@ -446,6 +465,8 @@ impl Translator<'_> {
                 let mut scratch = String::new();
                 match self.class_atom(&mut scratch, false)? {
                     Some(hi) if hi >= lo => {
+                        // A range ending among the stand-ins covers part of them.
+                        self.private_use |= is_stand_in_range(lo) || is_stand_in_range(hi);
                         items.push_str(&format!("{}-{}", class_escape(lo), class_escape(hi)));
                         continue;
                     }

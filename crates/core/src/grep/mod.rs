@@ -59,6 +59,8 @@ pub struct GrepOutcome {
     pub read: usize,
     /// The requested path does not exist.
     pub not_found: bool,
+    /// The requested path leads outside the base (through a link).
+    pub outside: bool,
     /// A file this pattern cannot be searched in as JavaScript would (its
     /// path and why): the grep has no exact answer.
     pub unanswerable: Option<(String, String)>,
@@ -71,6 +73,8 @@ pub struct Grep {
     index: TrigramIndex,
     /// The kept walk of the base without hidden names, while watched.
     tree: Option<Tree>,
+    /// Notifications the kept tree has not taken in yet.
+    pending: Changes,
     /// The files of the last walk (what a build indexes).
     last_walk: Vec<Found>,
     /// Every file of the walks so far has been indexed once (the build
@@ -107,6 +111,7 @@ impl Grep {
             files: FxHashMap::default(),
             index: TrigramIndex::default(),
             tree: None,
+            pending: Changes::default(),
             last_walk: Vec::new(),
             built: false,
             changes: 0,
@@ -121,11 +126,24 @@ impl Grep {
     /// Greps; with `watched` (a folder watch and what it reported since
     /// the last grep), from the kept walk of the base instead of the disk.
     pub fn grep(&mut self, req: &GrepRequest, watched: Option<(&mut dyn DirWatch, Changes)>) -> GrepOutcome {
-        let meta = match std::fs::metadata(self.base.join(&req.path)) {
+        // What the notifications said applies to the table now, and to the
+        // kept tree whenever a grep next walks it (never lost on the way).
+        let watch = watched.map(|(w, changes)| {
+            self.forget_changed(&changes);
+            self.pending.merge(changes);
+            w
+        });
+        let target = self.base.join(&req.path);
+        let meta = match std::fs::metadata(&target) {
             Ok(m) => m,
             Err(_) => return GrepOutcome { not_found: true, ..Default::default() },
         };
-        let (mut walked, unchanged) = self.files_of(req, &meta, watched);
+        if !self.inside_base(&target) {
+            return GrepOutcome { outside: true, ..Default::default() };
+        }
+        let (mut walked, unchanged) = self.files_of(req, &meta, watch);
+        // The files a glob leaves out are still there (their trigrams stay).
+        let all = req.glob.as_ref().map(|_| walked.files.clone());
         if let Some(g) = &req.glob {
             walked.files.retain(|f| g.is_match(&*f.rel));
         }
@@ -146,7 +164,7 @@ impl Grep {
         };
         self.take_results(&walked.files, results, &mut out);
         if !unchanged {
-            self.forget_missing(&req.path, &walked.files, meta.is_file());
+            self.forget_missing(&req.path, all.as_deref().unwrap_or(&walked.files), meta.is_file());
         }
         if !self.built {
             self.last_walk = walked.files;
@@ -192,7 +210,7 @@ impl Grep {
                 let path = base.join(&*rel);
                 let bytes = read_file(&path, stamp.len).ok()?;
                 let after = std::fs::metadata(&path).ok()?;
-                if (Stamp { len: after.len(), mtime_ns: walk::mtime_ns(&after) }) != stamp {
+                if Stamp::of(&after) != stamp {
                     return None;
                 }
                 let text = String::from_utf8_lossy(&bytes);
@@ -223,21 +241,26 @@ impl Grep {
         &mut self,
         req: &GrepRequest,
         meta: &std::fs::Metadata,
-        watched: Option<(&mut dyn DirWatch, Changes)>,
+        watch: Option<&mut dyn DirWatch>,
     ) -> (Walked, bool) {
         if meta.is_file() {
-            let stamp = Some(Stamp { len: meta.len(), mtime_ns: walk::mtime_ns(meta) });
+            // As Mastra's tool takes a file path: only its extension decides.
+            let name = req.path.rsplit('/').next().unwrap_or(&req.path);
+            if req.text_extensions.as_ref().is_some_and(|x| !walk::is_text(name, x)) {
+                return (Walked::default(), false);
+            }
+            let stamp = Some(Stamp::of(meta));
             return (
-                Walked { files: vec![Found { rel: req.path.as_str().into(), stamp }], unreadable_folders: 0 },
+                Walked {
+                    files: vec![Found { rel: req.path.as_str().into(), link: false, stamp }],
+                    unreadable_folders: 0,
+                },
                 false,
             );
         }
-        if let Some((watch, changes)) = watched.filter(|_| !req.include_hidden) {
-            let unchanged = changes.is_empty() && self.tree.is_some();
-            // What the notifications named is read again, whatever its size
-            // and time say (an edit that kept both is still an edit).
-            self.forget_changed(&changes);
-            if let Some(kept) = self.kept_walk(req, watch, changes) {
+        if let Some(watch) = watch.filter(|_| !req.include_hidden) {
+            let unchanged = self.pending.is_empty() && self.tree.is_some();
+            if let Some(kept) = self.kept_walk(req, watch) {
                 return (kept, unchanged);
             }
         }
@@ -303,7 +326,7 @@ impl Grep {
     /// The files of `req.path` from the kept tree, brought up to date with
     /// `changes` (or walked anew, watching as it goes); `None` when the tree
     /// cannot answer (the path is outside it, or a folder cannot be watched).
-    fn kept_walk(&mut self, req: &GrepRequest, watch: &mut dyn DirWatch, changes: Changes) -> Option<Walked> {
+    fn kept_walk(&mut self, req: &GrepRequest, watch: &mut dyn DirWatch) -> Option<Walked> {
         let ignore = walk::root_gitignore(&self.base);
         // Mastra turns the root .gitignore off for a path it ignores: not the tree's walk.
         if !req.path.is_empty()
@@ -311,6 +334,7 @@ impl Grep {
         {
             return None;
         }
+        let changes = std::mem::take(&mut self.pending);
         let real_base = std::fs::canonicalize(&self.base).unwrap_or_else(|_| self.base.clone());
         let rules = WalkRules { include_hidden: false, text_extensions: None };
         let walker = Walker { base: &self.base, real_base: &real_base, rules: &rules, ignore: ignore.as_ref() };
@@ -322,6 +346,13 @@ impl Grep {
         self.tree = fresh;
         let (files, unreadable_folders) = self.tree.as_ref()?.files(&req.path, req.text_extensions.as_ref())?;
         Some(Walked { files, unreadable_folders })
+    }
+
+    /// Whether `path` (the base joined with a grep's path) resolves inside
+    /// the base: a link on the way must not lead the walk outside.
+    fn inside_base(&self, path: &std::path::Path) -> bool {
+        let base = std::fs::canonicalize(&self.base).unwrap_or_else(|_| self.base.clone());
+        std::fs::canonicalize(path).is_ok_and(|p| p.starts_with(base))
     }
 
     /// Folders in the kept walk (0 when there is none).
@@ -357,17 +388,12 @@ impl Grep {
         }
     }
 
-    /// Drops the trigrams of the files a notification named, and of every
-    /// file directly in a folder one named (a file renamed over another).
+    /// Drops the trigrams of the files a notification named (read again by
+    /// the next grep). A file replaced in a changed folder needs nothing
+    /// here: its folder is listed again, and a new inode or change time is
+    /// a new stamp.
     fn forget_changed(&mut self, changes: &Changes) {
-        if changes.overflow {
-            // The kept walk is dropped too: every stamp is checked against the disk again.
-            return;
-        }
-        let mut gone: Vec<String> = changes.files.iter().filter(|f| self.files.contains_key(*f)).cloned().collect();
-        if !changes.folders.is_empty() {
-            gone.extend(self.files.keys().filter(|k| changes.folders.contains(parent_of(k))).cloned());
-        }
+        let gone: Vec<String> = changes.files.iter().filter(|f| self.files.contains_key(*f)).cloned().collect();
         for rel in gone {
             self.forget(&rel);
         }
@@ -451,16 +477,32 @@ pub fn split_glob(path: &str) -> Result<(String, Option<globset::GlobMatcher>), 
 /// A file's bytes, its size known from the walk (`std::fs::read` would ask
 /// the system again: one call per file saved, on every file of a scan).
 fn read_file(path: &std::path::Path, len: u64) -> std::io::Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path)?;
-    let mut bytes = Vec::with_capacity(len as usize + 1);
-    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    // Larger than a JavaScript string can hold: Mastra's read fails (a read error) too.
+    if len > MAX_TEXT_BYTES {
+        return Err(std::io::Error::other("larger than a JavaScript string"));
+    }
+    // Never blocks on a FIFO put where a file was (the kept walk may not know yet).
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > MAX_TEXT_BYTES {
+        return Err(std::io::Error::other("not a regular file of text"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_TEXT_BYTES + 1), &mut bytes)?;
+    if bytes.len() as u64 > MAX_TEXT_BYTES {
+        return Err(std::io::Error::other("larger than a JavaScript string"));
+    }
+    let _ = len;
     Ok(bytes)
 }
 
-/// The folder of a relative path (`""` for the base).
-fn parent_of(rel: &str) -> &str {
-    rel.rsplit_once('/').map_or("", |(p, _)| p)
-}
+/// V8's longest string (2^29 - 24 UTF-16 units): a file of more bytes
+/// cannot be read as Mastra reads it (`ERR_STRING_TOO_LONG`).
+const MAX_TEXT_BYTES: u64 = (1 << 29) - 24;
 
 fn now_ns() -> i128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)

@@ -10,8 +10,11 @@ use super::trigrams::{query_of, Query};
 pub struct Matcher {
     engine: Engine,
     pub query: Query,
-    /// The pattern names stand-ins (`js_regex::stand_in`).
-    stand_ins: bool,
+    /// What of U+E000-U+E7FF the pattern names (`js_regex::Translated`).
+    surrogates: bool,
+    private_use: bool,
+    /// The pattern has back-references.
+    backrefs: bool,
 }
 
 /// A text this grep cannot search exactly as JavaScript would.
@@ -41,7 +44,7 @@ const SIZE_LIMIT: usize = 64 << 20;
 impl Matcher {
     /// A JavaScript regex source, with `i` when not `case_sensitive`.
     pub fn new(source: &str, case_sensitive: bool) -> Result<Matcher, PatternError> {
-        let Translated { pattern, backtracking, stand_ins } = translate(source, !case_sensitive)?;
+        let Translated { pattern, backtracking, surrogates, private_use, .. } = translate(source, !case_sensitive)?;
         let unsupported = |e: String| PatternError::Unsupported { pattern: source.to_string(), reason: e };
         if !backtracking {
             let re = regex::RegexBuilder::new(&pattern)
@@ -50,13 +53,14 @@ impl Matcher {
                 .map_err(|e| unsupported(e.to_string()))?;
             let query =
                 regex_syntax::ParserBuilder::new().build().parse(&pattern).map(|h| query_of(&h)).unwrap_or(Query::All);
-            return Ok(Matcher { engine: Engine::Automaton(re), query, stand_ins });
+            return Ok(Matcher { engine: Engine::Automaton(re), query, surrogates, private_use, backrefs: false });
         }
         let re = fancy_regex::RegexBuilder::new(&pattern)
             .delegate_size_limit(SIZE_LIMIT)
             .build()
             .map_err(|e| unsupported(e.to_string()))?;
-        Ok(Matcher { engine: Engine::Backtracking(re), query: Query::All, stand_ins })
+        let backrefs = source.contains('\\');
+        Ok(Matcher { engine: Engine::Backtracking(re), query: Query::All, surrogates, private_use, backrefs })
     }
 
     /// The start of the first match at or after `at`.
@@ -90,15 +94,21 @@ pub fn search_text(
     max_count: Option<usize>,
     context: usize,
 ) -> Result<Vec<LineMatch>, Unanswerable> {
-    let Some(units) = as_units(text) else {
-        if m.stand_ins && text.chars().any(is_stand_in_range) {
-            return Err(Unanswerable("a text with characters of U+E000-U+E7FF, which the pattern names".into()));
-        }
+    let units = as_units(text);
+    let private_use = || text.chars().any(is_stand_in_range);
+    // Stand-ins and real characters of U+E000-U+E7FF could be confused: a
+    // pattern's surrogate with a text's private-use character, a pattern's
+    // private-use character with a text's stand-in, or a back-reference
+    // across the two.
+    let astral = units.is_some();
+    if (m.surrogates && private_use()) || (m.private_use && astral) || (m.backrefs && astral && private_use()) {
+        return Err(Unanswerable(
+            "a text with characters beyond U+FFFF or of U+E000-U+E7FF, which this pattern could confuse".into(),
+        ));
+    }
+    let Some(units) = units else {
         return search_units(m, text, max_count, context);
     };
-    if m.stand_ins && text.chars().any(is_stand_in_range) {
-        return Err(Unanswerable("a text with characters of U+E000-U+E7FF, which the pattern names".into()));
-    }
     let mut found = search_units(m, &units, max_count, context)?;
     let lines: Vec<&str> = text.split('\n').collect();
     let line = |n: usize| lines.get(n).copied().unwrap_or_default().to_string();
@@ -119,6 +129,9 @@ fn search_units(
     context: usize,
 ) -> Result<Vec<LineMatch>, Unanswerable> {
     let mut out = Vec::new();
+    if let Engine::Backtracking(re) = &m.engine {
+        return search_lines(re, text, max_count, context);
+    }
     let (mut at, mut line, mut counted) = (0usize, 0u32, 0usize);
     while at <= text.len() && max_count.is_none_or(|n| out.len() < n) {
         let Some(start) = m.find_at(text, at)? else { break };
@@ -135,6 +148,35 @@ fn search_units(
             after: lines_after(text, line_end, context),
         });
         at = line_end + 1;
+    }
+    Ok(out)
+}
+
+/// The backtracking engine, one line at a time: its backtracking limit is
+/// then spent per line, as JavaScript spends its effort per `exec`, not
+/// over a whole file.
+fn search_lines(
+    re: &fancy_regex::Regex,
+    text: &str,
+    max_count: Option<usize>,
+    context: usize,
+) -> Result<Vec<LineMatch>, Unanswerable> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    for (i, line) in text.split('\n').enumerate() {
+        if max_count.is_some_and(|n| out.len() >= n) {
+            break;
+        }
+        if let Some(m) = re.find(line).map_err(|e| Unanswerable(e.to_string()))? {
+            out.push(LineMatch {
+                line: i as u32 + 1,
+                column: line[..m.start()].encode_utf16().count() as u32,
+                text: line.to_string(),
+                before: lines_before(text, start, context),
+                after: lines_after(text, start + line.len(), context),
+            });
+        }
+        start += line.len() + 1;
     }
     Ok(out)
 }

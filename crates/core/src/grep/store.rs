@@ -13,6 +13,21 @@ use crate::bytes::SnapshotError;
 use crate::persist::disk::{self, GREP_FILE};
 use std::path::Path;
 
+/// The layout of `grep.wss` (inside the snapshot's framing, whose version
+/// it also carries): bumped when it changes, and an older file is rebuilt.
+const GREP_FORMAT: u32 = 2;
+
+fn write_i128(e: &mut Encoder, v: i128) {
+    e.u64((v >> 64) as u64);
+    e.u64(v as u64);
+}
+
+fn read_i128(d: &mut Decoder) -> Result<i128, SnapshotError> {
+    let hi = d.u64("grep time")?;
+    let lo = d.u64("grep time")?;
+    Ok((i128::from(hi as i64) << 64) | i128::from(lo))
+}
+
 impl Grep {
     /// Writes the index to `dir` (atomically: the previous file or this one).
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
@@ -25,18 +40,24 @@ impl Grep {
     pub fn load(dir: &Path, base: &Path) -> Result<Grep, SnapshotError> {
         let payload = disk::read_named(dir, GREP_FILE)?;
         let mut d = Decoder::new(&payload);
+        let version = d.u32("grep format")?;
+        if version != GREP_FORMAT {
+            return Err(SnapshotError::Version { found: version, expected: GREP_FORMAT });
+        }
         let saved = d.string("grep base")?;
         if Path::new(&saved) != base {
             return Err(SnapshotError::OtherOptions(format!("grep index of {saved}")));
         }
         let mut grep = Grep::new(base.to_path_buf());
-        let n = d.len(24, "grep files")?;
+        let n = d.len(48, "grep files")?;
         for _ in 0..n {
             let rel = d.string("grep file")?;
             let id = d.u32("grep file id")?;
             let len = d.u64("grep file size")?;
-            let mtime_ns = (i128::from(d.u64("grep file time")? as i64) << 64) | i128::from(d.u64("grep file time")?);
-            grep.files.insert(rel, (id, Stamp { len, mtime_ns }));
+            let mtime_ns = read_i128(&mut d)?;
+            let ctime_ns = read_i128(&mut d)?;
+            let ino = d.u64("grep file inode")?;
+            grep.files.insert(rel, (id, Stamp { len, mtime_ns, ctime_ns, ino }));
         }
         grep.index = TrigramIndex::decode(&mut d)?;
         if grep.files.values().any(|&(id, _)| id >= grep.index.next_id()) {
@@ -48,6 +69,7 @@ impl Grep {
     }
 
     fn encode(&self, e: &mut Encoder) {
+        e.u32(GREP_FORMAT);
         e.str(&self.base.to_string_lossy());
         let mut files: Vec<(&String, &(u32, Stamp))> = self.files.iter().collect();
         files.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -56,8 +78,9 @@ impl Grep {
             e.str(rel);
             e.u32(id);
             e.u64(stamp.len);
-            e.u64(((stamp.mtime_ns >> 64) as i64) as u64);
-            e.u64(stamp.mtime_ns as u64);
+            write_i128(e, stamp.mtime_ns);
+            write_i128(e, stamp.ctime_ns);
+            e.u64(stamp.ino);
         }
         self.index.encode(e);
         e.u8(u8::from(self.built));

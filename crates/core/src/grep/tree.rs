@@ -35,6 +35,12 @@ impl Changes {
     pub fn is_empty(&self) -> bool {
         !self.overflow && self.files.is_empty() && self.folders.is_empty()
     }
+
+    pub fn merge(&mut self, other: Changes) {
+        self.files.extend(other.files);
+        self.folders.extend(other.folders);
+        self.overflow |= other.overflow;
+    }
 }
 
 /// The kept walk of the whole base (with or without hidden names).
@@ -96,11 +102,33 @@ impl Tree {
         }
     }
 
-    /// Applies `changes`; `false` when the tree must be walked anew.
-    pub(super) fn refresh(&mut self, walker: &Walker, changes: Changes, watch: &mut dyn DirWatch) -> bool {
-        // The root .gitignore decides what the tree holds.
-        if changes.overflow || changes.files.contains(".gitignore") {
+    /// Applies `changes`; `false` when the tree must be walked anew. Links
+    /// to files are looked at again every time (their target's folder may
+    /// be watched under another name, or not at all).
+    pub(super) fn refresh(&mut self, walker: &Walker, mut changes: Changes, watch: &mut dyn DirWatch) -> bool {
+        for entries in self.folders.values() {
+            changes.files.extend(entries.iter().filter_map(|e| match e {
+                Entry::File(f) if f.link => Some(f.rel.to_string()),
+                _ => None,
+            }));
+        }
+        // The root .gitignore decides what the tree holds (edited, or
+        // created, removed or renamed: then it names a "folder" change).
+        if changes.overflow || changes.files.contains(".gitignore") || changes.folders.contains(".gitignore") {
             return false;
+        }
+        // A folder that was itself created or removed (its parent changed
+        // too) is dropped and walked again: a folder removed and made anew
+        // has lost its watch, though its name is the same.
+        let recreated: Vec<String> = changes
+            .folders
+            .iter()
+            .filter(|f| !f.is_empty() && self.folders.contains_key(f.as_str()))
+            .filter(|f| changes.folders.contains(f.rsplit_once('/').map_or("", |(p, _)| p)))
+            .cloned()
+            .collect();
+        for f in &recreated {
+            self.drop_folder(f, watch);
         }
         let mut folders: Vec<&String> =
             changes.folders.iter().filter(|f| self.folders.contains_key(f.as_str())).collect();
@@ -118,7 +146,10 @@ impl Tree {
             let Some(entries) = self.folders.get_mut(parent) else { continue };
             let at = entries.iter().position(|e| matches!(e, Entry::File(f) if *f.rel == **file));
             match (at, walker.restat(file)) {
-                (Some(i), Some(stamp)) => entries[i] = Entry::File(Found { rel: file.as_str().into(), stamp }),
+                (Some(i), Some(stamp)) => {
+                    let link = matches!(&entries[i], Entry::File(f) if f.link);
+                    entries[i] = Entry::File(Found { rel: file.as_str().into(), link, stamp });
+                }
                 (Some(i), None) => {
                     entries.remove(i);
                 }
@@ -149,10 +180,12 @@ impl Tree {
         let now: FxHashSet<String> =
             entries.iter().filter_map(|e| if let Entry::Folder(f) = e { Some(f.clone()) } else { None }).collect();
         self.folders.insert(rel.to_string(), entries);
-        for gone in before.difference(&now) {
-            self.drop_folder(gone, watch);
+        for gone in before.difference(&now).cloned().collect::<Vec<_>>() {
+            self.drop_folder(&gone, watch);
         }
-        now.difference(&before).all(|new| self.add(walker, new, watch))
+        // New folders, and those dropped above as recreated.
+        let new: Vec<String> = now.into_iter().filter(|f| !self.folders.contains_key(f.as_str())).collect();
+        new.iter().all(|f| self.add(walker, f, watch))
     }
 
     /// The files under `root` in the walk's order (text files only when

@@ -108,7 +108,9 @@ fn info(hir: &Hir) -> Info {
         HirKind::Concat(subs) => concat_info(subs),
         HirKind::Alternation(subs) => {
             let infos: Vec<Info> = subs.iter().map(info).collect();
-            let total: usize = infos.iter().map(|i| i.exact.as_ref().map_or(usize::MAX / 2, BTreeSet::len)).sum();
+            // Saturating: two inexact branches must not wrap around to "few".
+            let total =
+                infos.iter().fold(0usize, |n, i| n.saturating_add(i.exact.as_ref().map_or(usize::MAX, BTreeSet::len)));
             if total <= MAX_EXACT {
                 return Info::exact(infos.into_iter().flat_map(|i| i.exact.expect("all exact")).collect());
             }
@@ -480,6 +482,8 @@ mod tests {
         assert_eq!(matching(r"pars\w+_id", &texts), [0]);
         // Nothing to go on: every file.
         assert_eq!(matching(r"\w+", &texts), [0, 1, 2, 3]);
+        // Several branches without exact strings (their count once wrapped around).
+        assert_eq!(matching(r"struct\s+\w+|let\s+\w+|TODO|FIXME", &texts), [1, 2]);
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct WalkRules {
 pub struct Found {
     /// Shared: a kept walk hands the same path to every grep.
     pub rel: std::sync::Arc<str>,
+    /// A symbolic link: its target may change where no watch sees it.
+    pub link: bool,
     pub stamp: Option<Stamp>,
 }
 
@@ -33,6 +35,23 @@ pub struct Found {
 pub struct Stamp {
     pub len: u64,
     pub mtime_ns: i128,
+    /// The inode's change time and number: an edit that puts the size and
+    /// modification time back still changes them (git's rule).
+    pub ctime_ns: i128,
+    pub ino: u64,
+}
+
+impl Stamp {
+    pub fn of(m: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        let (ctime_ns, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()), m.ino())
+        };
+        #[cfg(not(unix))]
+        let (ctime_ns, ino) = (0, 0);
+        Stamp { len: m.len(), mtime_ns: mtime_ns(m), ctime_ns, ino }
+    }
 }
 
 /// What a walk found: the files in Mastra's order, and the folders it
@@ -197,10 +216,10 @@ impl Walker<'_> {
             // A link that leads outside the base is not read (Mastra's
             // contained filesystem refuses it: a read error).
             Ok(_) if kind.is_symlink() && !self.inside(&e.path()) => None,
-            Ok(m) => Some(Stamp { len: m.len(), mtime_ns: mtime_ns(&m) }),
+            Ok(m) => Some(Stamp::of(&m)),
             Err(_) => None,
         };
-        Some(Entry::File(Found { rel: path.into(), stamp }))
+        Some(Entry::File(Found { rel: path.into(), link: kind.is_symlink(), stamp }))
     }
 }
 
@@ -216,7 +235,7 @@ impl Walker<'_> {
         match std::fs::metadata(&path) {
             Ok(m) if !m.is_file() => None,
             Ok(_) if link.is_symlink() && !self.inside(&path) => Some(None),
-            Ok(m) => Some(Some(Stamp { len: m.len(), mtime_ns: mtime_ns(&m) })),
+            Ok(m) => Some(Some(Stamp::of(&m))),
             Err(_) => Some(None),
         }
     }
