@@ -229,6 +229,12 @@ export interface GrepOptions {
   allFiles?: boolean
   /** Reject when a file or folder cannot be read (default `false`: skipped). */
   strict?: boolean
+  /**
+   * Each context line given once (default `false`): a line between two matches is in the first one's
+   * `after` only, and the second one's `before` starts after it, as Mastra's grep tool joins them by
+   * line number. A file with many matches then costs its lines, not matches x contextLines.
+   */
+  contextOnce?: boolean
 }
 
 export interface SearchOptions {

@@ -313,13 +313,14 @@ struct GrepArgs {
 }
 
 const OPTION_KEYS: &[&str] =
-    &["path", "contextLines", "maxCount", "caseSensitive", "includeHidden", "allFiles", "strict"];
+    &["path", "contextLines", "maxCount", "caseSensitive", "includeHidden", "allFiles", "strict", "contextOnce"];
 
 fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<Unknown>) -> Checked<GrepArgs> {
     let pattern = to_string(pattern, "pattern")?;
     let source = pattern.clone();
     let (mut path, mut context, mut max_count, mut case_sensitive, mut hidden, mut all_files, mut strict) =
         (".".to_string(), 0usize, None, true, false, false, false);
+    let mut context_once = false;
     if let Some(o) = options.filter(|o| !is_nullish(o)) {
         let o = to_object(&o, "grep options")?;
         check_keys(&o, OPTION_KEYS, &[], "grep options")?;
@@ -344,6 +345,9 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
         if let Some(v) = prop(&o, "strict")? {
             strict = to_bool(&v, "strict")?;
         }
+        if let Some(v) = prop(&o, "contextOnce")? {
+            context_once = to_bool(&v, "contextOnce")?;
+        }
     }
     check_grep_pattern(env, &pattern, case_sensitive)?;
     let matcher = Matcher::new(&pattern, case_sensitive).map_err(|PatternError::Unsupported { pattern, reason }| {
@@ -360,6 +364,7 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
         include_hidden: hidden,
         max_count,
         context_lines: context,
+        context_once,
         text_extensions,
         glob,
     };

@@ -74,6 +74,8 @@ function nativeGrep(mastra, native, fs) {
         // Mastra's walk stops a file once its count reaches maxCount.
         maxCount: Number.isFinite(maxCountPerFile) ? Math.max(1, Math.ceil(maxCountPerFile)) : undefined,
         contextLines: Math.max(0, Math.floor(contextLines)),
+        // Mastra joins context lines by number: each one once is enough.
+        contextOnce: true,
         // Extra text extensions of the filesystem: every file; the tool filters.
         allFiles: extra,
         strict: true,

@@ -35,6 +35,10 @@ pub struct GrepRequest {
     /// Matches kept per file (`maxCount`).
     pub max_count: Option<usize>,
     pub context_lines: usize,
+    /// Each context line given once: with the match before it, or the one
+    /// after (Mastra's tool joins them by line number; a file of many
+    /// matches then costs its lines, not matches x context).
+    pub context_once: bool,
     /// Text files by extension (Mastra's list); `None`: every file.
     pub text_extensions: Option<FxHashSet<String>>,
     /// Only paths (relative to the base) this glob matches.
@@ -444,11 +448,16 @@ fn read_and_search(
         }
         _ => None,
     };
-    Some(search_text(&req.matcher, &text, req.max_count, req.context_lines).map(|matches| Searched {
-        read,
-        matches,
-        trigrams,
-    }))
+    Some(
+        search_text(&req.matcher, &text, req.max_count, req.context_lines)
+            .map(|mut matches| {
+                if req.context_once {
+                    search::share_context(&mut matches);
+                }
+                matches
+            })
+            .map(|matches| Searched { read, matches, trigrams }),
+    )
 }
 
 /// A `path` option (a file, a folder, or a glob, relative to the base):

@@ -181,6 +181,23 @@ fn search_lines(
     Ok(out)
 }
 
+/// Trims each match's context to the lines no earlier match gave: a line
+/// after one match and before the next is kept once, in the first one's
+/// `after`. Every line of every window is still given exactly once.
+pub fn share_context(matches: &mut [LineMatch]) {
+    for k in 1..matches.len() {
+        let (earlier, later) = matches.split_at_mut(k);
+        let (prev, cur) = (&mut earlier[k - 1], &mut later[0]);
+        // The previous match's after-lines stop before this match's line.
+        let room = (cur.line - prev.line).saturating_sub(1) as usize;
+        prev.after.truncate(room);
+        let covered = prev.line as usize + prev.after.len();
+        let first = cur.line as usize - cur.before.len();
+        let drop = (covered + 1).saturating_sub(first).min(cur.before.len());
+        cur.before.drain(..drop);
+    }
+}
+
 /// Up to `n` lines ending just before the line that starts at `start`.
 fn lines_before(text: &str, start: usize, n: usize) -> Vec<String> {
     let mut out = Vec::new();
@@ -229,6 +246,18 @@ mod tests {
         assert_eq!(grep("x*", "a\n"), [(1, 0), (2, 0)]);
         assert_eq!(grep("(a)\\1", "aa\nab"), [(1, 0)]);
         assert_eq!(grep("a$", "a\r\na"), [(2, 0)]);
+    }
+
+    #[test]
+    fn shared_context_gives_each_line_once() {
+        let m = Matcher::new("x", true).unwrap();
+        let text = "a\nx\nb\nx\nc\nd\ne\nx\nf";
+        let mut got = search_text(&m, text, None, 2).unwrap();
+        share_context(&mut got);
+        let lines: Vec<(Vec<String>, u32, Vec<String>)> =
+            got.into_iter().map(|l| (l.before, l.line, l.after)).collect();
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(lines, [(s(&["a"]), 2, s(&["b"])), (s(&[]), 4, s(&["c", "d"])), (s(&["e"]), 8, s(&["f"]))]);
     }
 
     #[test]

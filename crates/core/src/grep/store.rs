@@ -110,6 +110,7 @@ mod tests {
             include_hidden: false,
             max_count: None,
             context_lines: 0,
+            context_once: false,
             text_extensions: None,
             glob: None,
         };
