@@ -101,3 +101,13 @@ test('grep rejects after destroy(), and without a basePath', async (t) => {
   const none = new Workspace({ bm25: true })
   await assert.rejects(none.grep('x'), /needs a filesystem with a basePath/)
 })
+
+test('case-insensitive: a file where JavaScript would answer otherwise (the Kelvin sign for k) is refused, never answered wrong', async (t) => {
+  const dir = tree(t, { 'a.md': 'temperature 3\u212A kelvin\n', 'b.md': 'Kelvin scale\n' })
+  const ws = new Workspace({ filesystem: { basePath: dir } })
+  t.after(() => ws.destroy())
+  await assert.rejects(ws.grep('kelvin', { caseSensitive: false }), { name: 'UnsupportedGrepPatternError', code: 'UNSUPPORTED_GREP_PATTERN' })
+  // A pattern that cannot reach the Kelvin sign is answered; so is the same one case-sensitively.
+  assert.deepEqual(lines(await ws.grep('scale', { caseSensitive: false })), ['b.md:1:7:Kelvin scale'])
+  assert.deepEqual(lines(await ws.grep('kelvin')), ['a.md:1:15:temperature 3\u212A kelvin'])
+})

@@ -10,6 +10,7 @@
 //! line now; the index only decides which files need no reading. The first
 //! grep of a folder reads every file once: the index is built lazily.
 
+pub mod fold;
 pub mod js_regex;
 pub mod search;
 pub mod store;

@@ -15,6 +15,9 @@ pub struct Matcher {
     private_use: bool,
     /// The pattern has back-references.
     backrefs: bool,
+    /// Case-insensitive: the characters whose answer would differ from
+    /// JavaScript's that this pattern can reach (`fold`).
+    unlike: Vec<char>,
 }
 
 /// A text this grep cannot search exactly as JavaScript would.
@@ -45,6 +48,8 @@ impl Matcher {
     /// A JavaScript regex source, with `i` when not `case_sensitive`.
     pub fn new(source: &str, case_sensitive: bool) -> Result<Matcher, PatternError> {
         let Translated { pattern, backtracking, surrogates, private_use, .. } = translate(source, !case_sensitive)?;
+        let unlike =
+            if case_sensitive { Vec::new() } else { super::fold::reached_by(&pattern.replacen("(?mi)", "(?m)", 1)) };
         let unsupported = |e: String| PatternError::Unsupported { pattern: source.to_string(), reason: e };
         if !backtracking {
             let re = regex::RegexBuilder::new(&pattern)
@@ -53,14 +58,21 @@ impl Matcher {
                 .map_err(|e| unsupported(e.to_string()))?;
             let query =
                 regex_syntax::ParserBuilder::new().build().parse(&pattern).map(|h| query_of(&h)).unwrap_or(Query::All);
-            return Ok(Matcher { engine: Engine::Automaton(re), query, surrogates, private_use, backrefs: false });
+            return Ok(Matcher {
+                engine: Engine::Automaton(re),
+                query,
+                surrogates,
+                private_use,
+                backrefs: false,
+                unlike,
+            });
         }
         let re = fancy_regex::RegexBuilder::new(&pattern)
             .delegate_size_limit(SIZE_LIMIT)
             .build()
             .map_err(|e| unsupported(e.to_string()))?;
         let backrefs = source.contains('\\');
-        Ok(Matcher { engine: Engine::Backtracking(re), query: Query::All, surrogates, private_use, backrefs })
+        Ok(Matcher { engine: Engine::Backtracking(re), query: Query::All, surrogates, private_use, backrefs, unlike })
     }
 
     /// The start of the first match at or after `at`.
@@ -105,6 +117,14 @@ pub fn search_text(
         return Err(Unanswerable(
             "a text with characters beyond U+FFFF or of U+E000-U+E7FF, which this pattern could confuse".into(),
         ));
+    }
+    {
+        if let Some(c) = super::fold::found_in(text, &m.unlike) {
+            return Err(Unanswerable(format!(
+                "a text with {c:?} (U+{:04X}), which JavaScript's case-insensitive matching treats otherwise",
+                c as u32
+            )));
+        }
     }
     let Some(units) = units else {
         return search_units(m, text, max_count, context);
