@@ -88,6 +88,14 @@ pub struct Grep {
     /// Changes to the index so far, and as of the last save (`store`).
     changes: u64,
     saved: u64,
+    /// The last plan's ids (`ids_of`).
+    ids: Option<IdCache>,
+}
+
+struct IdCache {
+    key: (String, bool, Option<String>),
+    changes: u64,
+    ids: std::sync::Arc<Vec<Option<(u32, Stamp)>>>,
 }
 
 /// One file's trigrams, taken by `Grep::build`.
@@ -121,6 +129,7 @@ impl Grep {
             built: false,
             changes: 0,
             saved: 0,
+            ids: None,
         }
     }
 
@@ -152,7 +161,7 @@ impl Grep {
         if let Some(g) = &req.glob {
             walked.files.retain(|f| g.is_match(&*f.rel));
         }
-        let plan = self.plan(req, &walked.files);
+        let plan = self.plan(req, &walked.files, unchanged);
         let base = &self.base;
         let results: Vec<(usize, Option<Result<Searched, Unanswerable>>)> = plan
             .par_iter()
@@ -275,16 +284,18 @@ impl Grep {
 
     /// Which files to read, and why: an indexed file only when the query
     /// admits it; a new or changed one always (its trigrams are taken).
-    fn plan(&self, req: &GrepRequest, files: &[Found]) -> Vec<(usize, Read)> {
+    fn plan(&mut self, req: &GrepRequest, files: &[Found], unchanged: bool) -> Vec<(usize, Read)> {
         let candidates = self.index.candidates(&req.matcher.query);
         let now = now_ns();
+        let ids = self.ids_of(req, files, unchanged);
         files
             .iter()
+            .zip(ids.iter())
             .enumerate()
-            .filter_map(|(i, f)| {
+            .filter_map(|(i, (f, indexed))| {
                 let stamp = f.stamp?;
-                match self.files.get(&*f.rel) {
-                    Some(&(id, s)) if s == stamp => trigrams::has(&candidates, id).then_some((i, Read::Search)),
+                match *indexed {
+                    Some((id, s)) if s == stamp => trigrams::has(&candidates, id).then_some((i, Read::Search)),
                     // Before the first build, a file not indexed is only
                     // scanned: the build takes its trigrams (`unindexed`).
                     None if !self.built => Some((i, Read::Index { keep: false })),
@@ -292,6 +303,28 @@ impl Grep {
                 }
             })
             .collect()
+    }
+
+    /// Each file's id and stamp in the table: the last grep's, when it
+    /// walked the same files of the same kept tree and the table has not
+    /// changed since (a warm grep then looks nothing up), else looked up.
+    fn ids_of(
+        &mut self,
+        req: &GrepRequest,
+        files: &[Found],
+        unchanged: bool,
+    ) -> std::sync::Arc<Vec<Option<(u32, Stamp)>>> {
+        let key =
+            (req.path.clone(), req.text_extensions.is_some(), req.glob.as_ref().map(|g| g.glob().glob().to_string()));
+        if let Some(c) = &self.ids {
+            if unchanged && c.key == key && c.changes == self.changes && c.ids.len() == files.len() {
+                return c.ids.clone();
+            }
+        }
+        let ids: std::sync::Arc<Vec<Option<(u32, Stamp)>>> =
+            std::sync::Arc::new(files.iter().map(|f| self.files.get(&*f.rel).copied()).collect());
+        self.ids = Some(IdCache { key, changes: self.changes, ids: ids.clone() });
+        ids
     }
 
     /// Keeps what the reads found: matches into `out`, new trigrams into the index.
