@@ -143,6 +143,7 @@ function grepResults(paths, counts, nums, text, ends, withContext) {
   let piece = 0
   let at = 0
   const next = () => text.slice(at, (at = ends[piece++]))
+  /** @param {number} n */
   const lines = (n) => {
     const out = new Array(n)
     for (let i = 0; i < n; i++) out[i] = next()
