@@ -201,6 +201,7 @@ impl Workspace {
                 history: parking_lot::Mutex::default(),
                 reranker,
                 grep: Arc::default(),
+                grep_stats: Arc::default(),
             }),
         })
     }

@@ -64,6 +64,20 @@ pub struct GrepState {
 }
 
 impl GrepState {
+    /// What `stats().grep` reports.
+    pub fn stats(&self) -> crate::types::GrepStats {
+        let s = self.grep.stats();
+        crate::types::GrepStats {
+            files: s.files as u32,
+            memory_bytes: s.memory_bytes as f64,
+            unreadable: self.last_unreadable as u32,
+            watched_folders: self.watched_folders() as u32,
+            building: self.building,
+            last_searched: self.last_searched as u32,
+            last_read: self.last_read as u32,
+        }
+    }
+
     /// With `persist`, the index saved there by an earlier run (every file
     /// still checked against the disk before it is trusted).
     fn new(base: PathBuf, persist_dir: Option<&Path>) -> GrepState {
@@ -147,8 +161,10 @@ const BUILD_STEP: usize = 2000;
 /// and a workspace that greps once more finds the index ready. It stops
 /// when the workspace is destroyed.
 fn build_in_background(state: Arc<Mutex<Option<GrepState>>>, base: PathBuf, inner: Arc<crate::engine::Inner>) {
+    let stats = inner.grep_stats.clone();
     napi::bindgen_prelude::spawn(async move {
         let st = state.clone();
+        let slot = stats.clone();
         let _ = blocking(move || loop {
             if inner.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
                 break;
@@ -162,13 +178,17 @@ fn build_in_background(state: Arc<Mutex<Option<GrepState>>>, base: PathBuf, inne
             }
             let built = Grep::build(&base, todo);
             match st.lock().as_mut() {
-                Some(g) => g.grep.add_built(built),
+                Some(g) => {
+                    g.grep.add_built(built);
+                    *slot.lock() = Some(g.stats());
+                }
                 None => break,
             }
         })
         .await;
         if let Some(g) = state.lock().as_mut() {
             g.building = false;
+            *stats.lock() = Some(g.stats());
         }
     });
 }
@@ -447,6 +467,7 @@ impl Workspace {
             let state = inner.grep.clone();
             let (me, for_build, build_base) = (inner.clone(), inner.grep.clone(), base.clone());
             let persist_dir = inner.persist.as_ref().and_then(|p| p.dir.clone());
+            let stats_slot = inner.grep_stats.clone();
             let (with_context, strict, path) = (args.request.context_lines > 0, args.strict, args.request.path.clone());
             let source = args.pattern.clone();
             let id = inner.id.clone();
@@ -457,6 +478,7 @@ impl Workspace {
                     let outcome = g.run(&base, &args.request);
                     let build = g.grep.needs_build() && !g.building;
                     g.building |= build;
+                    *stats_slot.lock() = Some(g.stats());
                     (outcome, build)
                 })
                 .await?;

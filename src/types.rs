@@ -149,6 +149,7 @@ pub struct HistoryStats {
 
 /// `stats().grep`.
 #[napi(object)]
+#[derive(Clone)]
 pub struct GrepStats {
     /// Files whose trigrams are kept.
     pub files: u32,

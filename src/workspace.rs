@@ -409,20 +409,8 @@ impl Workspace {
                     files: h.files() as u32,
                     memory_bytes: h.memory_bytes() as f64,
                 }),
-                grep: self.inner.grep.try_lock().and_then(|g| {
-                    g.as_ref().map(|g| {
-                        let s = g.grep.stats();
-                        crate::types::GrepStats {
-                            files: s.files as u32,
-                            memory_bytes: s.memory_bytes as f64,
-                            unreadable: g.last_unreadable as u32,
-                            watched_folders: g.watched_folders() as u32,
-                            building: g.building,
-                            last_searched: g.last_searched as u32,
-                            last_read: g.last_read as u32,
-                        }
-                    })
-                }),
+                // As of the last grep or build step: a grep running holds its state.
+                grep: self.inner.grep_stats.lock().clone(),
             })
         })
     }

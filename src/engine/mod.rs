@@ -122,6 +122,9 @@ pub struct Inner {
     pub reranker: Option<crate::reranker::Reranker>,
     /// `grep()`: the trigram index of `basePath`, built by the first grep.
     pub grep: Arc<Mutex<Option<crate::grep::GrepState>>>,
+    /// `stats().grep` as of the last grep or build step (a leaf lock:
+    /// `stats()` never waits for a grep running).
+    pub grep_stats: Arc<Mutex<Option<crate::types::GrepStats>>>,
 }
 
 /// A pause at a named point, for tests that force an interleaving of two
@@ -329,6 +332,7 @@ impl Inner {
                 *g = None;
             }
         }
+        *self.grep_stats.lock() = None;
     }
 
     /// Resolves once the workspace is destroyed.

@@ -82,22 +82,34 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
             reason: "a back-reference to a group that may not have matched (JavaScript matches it empty)".into(),
         });
     }
-    let mut t = Translator {
-        src: source,
-        chars,
-        at: 0,
-        out: String::new(),
-        backtracking: false,
-        groups,
-        named: false,
-        stand_ins,
-        surrogates,
-        private_use,
+    // `\b` is `(?-u:\b)` on the automata; `fancy-regex` cannot turn
+    // Unicode off inline, so a pattern found to need backtracking is read
+    // again with its boundaries spelled in look-around.
+    let read = |lookaround_boundaries: bool| -> Result<Translator, PatternError> {
+        let mut t = Translator {
+            src: source,
+            chars: chars.clone(),
+            at: 0,
+            out: String::new(),
+            backtracking: false,
+            groups,
+            named: false,
+            stand_ins,
+            surrogates,
+            private_use,
+            lookaround_boundaries,
+            ascii_boundary: false,
+        };
+        t.named = source.contains("(?<") && t.has_named_group();
+        t.alternation()?;
+        if t.at < t.chars.len() {
+            return Err(t.unsupported("unbalanced parenthesis"));
+        }
+        Ok(t)
     };
-    t.named = source.contains("(?<") && t.has_named_group();
-    t.alternation()?;
-    if t.at < t.chars.len() {
-        return Err(t.unsupported("unbalanced parenthesis"));
+    let mut t = read(false)?;
+    if t.backtracking && t.ascii_boundary {
+        t = read(true)?;
     }
     let flags = if case_insensitive { "(?mi)" } else { "(?m)" };
     Ok(Translated {
@@ -121,6 +133,10 @@ struct Translator<'a> {
     stand_ins: bool,
     surrogates: bool,
     private_use: bool,
+    /// Spell `\b` / `\B` with look-around (for `fancy-regex`).
+    lookaround_boundaries: bool,
+    /// A `(?-u:\b)` was written (the automata's spelling).
+    ascii_boundary: bool,
 }
 
 /// Capturing groups: `(` not followed by `?`, or `(?<name>`.
@@ -380,7 +396,8 @@ impl Translator<'_> {
 
     /// `\b` / `\B` at ASCII word edges, as JavaScript tells them.
     fn boundary(&mut self, word: bool) {
-        if !self.backtracking_needed_for_boundary() {
+        if !self.lookaround_boundaries {
+            self.ascii_boundary = true;
             self.out.push_str(if word { r"(?-u:\b)" } else { r"(?-u:\B)" });
             return;
         }
@@ -390,13 +407,6 @@ impl Translator<'_> {
         } else {
             format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))")
         });
-    }
-
-    /// `fancy-regex` cannot switch Unicode off inline: a boundary in a
-    /// backtracking pattern is spelled with look-around.
-    fn backtracking_needed_for_boundary(&self) -> bool {
-        let s = self.src;
-        s.contains("(?=") || s.contains("(?!") || s.contains("(?<=") || s.contains("(?<!") || has_backreference(s)
     }
 
     /// One escaped character (outside or inside a class): the control and
@@ -514,11 +524,6 @@ impl Translator<'_> {
     }
 }
 
-fn has_backreference(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.windows(2).any(|w| w[0] == b'\\' && (w[1].is_ascii_digit() && w[1] != b'0' || w[1] == b'k'))
-}
-
 /// One character as a Rust literal.
 fn regex_syntax_escape(c: char) -> String {
     if c.is_ascii_punctuation() || c == ' ' || c == '#' {
@@ -581,6 +586,11 @@ mod tests {
             assert!(translate(p, false).is_err(), "{p}");
         }
         assert!(translate(r"(\w)\1", false).is_ok());
+        // A literal backslash and 1 is no back-reference: `\b` stays the automata's.
+        let t = translate(r"\\1\bx", false).unwrap();
+        assert!(!t.backtracking && t.pattern.contains(r"(?-u:\b)"), "{}", t.pattern);
+        let t = translate(r"\bx(?=y)", false).unwrap();
+        assert!(t.backtracking && !t.pattern.contains("(?-u:"), "{}", t.pattern);
         assert!(translate(r"(?i:a)", false).is_err());
     }
 }
