@@ -1,12 +1,13 @@
 //! The leaf below the index, the vectors, the texts and the snapshot: how
 //! values are laid out in bytes (`codec`), arrays that are either owned or
 //! views of mapped bytes (`section`), texts still in their snapshot file
-//! (`stored`), and why a snapshot could not be used (`SnapshotError`).
+//! (`stored`), LEB128 varints (`varint`), and why a snapshot could not be used (`SnapshotError`).
 //! Nothing here knows a BM25 index, a vector or a workspace.
 
 pub mod codec;
 pub mod section;
 pub mod stored;
+pub mod varint;
 
 /// Why a snapshot was not used (the index is rebuilt and `init()` reports
 /// the reason among its warnings).

@@ -167,7 +167,7 @@ impl Grep {
             .par_iter()
             .map(|&(i, read)| {
                 let f = &walked.files[i];
-                (i, read_and_search(&base.join(&*f.rel), f.stamp.map_or(0, |s| s.len), req, read))
+                (i, read_and_search(&base.join(&*f.rel), f.stamp.map_or(0, |s| s.size), req, read))
             })
             .collect();
         let mut out = GrepOutcome {
@@ -216,15 +216,15 @@ impl Grep {
     /// time is not the walk's any more, or modified in the last 2 seconds,
     /// is left out (the next grep reads it).
     pub fn build(base: &std::path::Path, files: Vec<(std::sync::Arc<str>, Stamp)>) -> Vec<Built> {
-        let now = now_ns();
+        let now = crate::persist::now_ns();
         files
             .into_par_iter()
-            .filter(|(_, stamp)| now - stamp.mtime_ns >= RACY_NS)
+            .filter(|(_, stamp)| now - stamp.modified_ns >= RACY_NS)
             .filter_map(|(rel, stamp)| {
                 let path = base.join(&*rel);
-                let bytes = read_file(&path, stamp.len).ok()?;
+                let bytes = read_file(&path, stamp.size).ok()?;
                 let after = std::fs::metadata(&path).ok()?;
-                if Stamp::of(&after) != stamp {
+                if Stamp::of(&after) != Some(stamp) {
                     return None;
                 }
                 let text = String::from_utf8_lossy(&bytes);
@@ -263,7 +263,7 @@ impl Grep {
             if req.text_extensions.as_ref().is_some_and(|x| !walk::is_text(name, x)) {
                 return (Walked::default(), false);
             }
-            let stamp = Some(Stamp::of(meta));
+            let stamp = Stamp::of(meta);
             return (
                 Walked {
                     files: vec![Found { rel: req.path.as_str().into(), link: false, stamp }],
@@ -286,7 +286,7 @@ impl Grep {
     /// admits it; a new or changed one always (its trigrams are taken).
     fn plan(&mut self, req: &GrepRequest, files: &[Found], unchanged: bool) -> Vec<(usize, Read)> {
         let candidates = self.index.candidates(&req.matcher.query);
-        let now = now_ns();
+        let now = crate::persist::now_ns();
         let ids = self.ids_of(req, files, unchanged);
         files
             .iter()
@@ -299,7 +299,7 @@ impl Grep {
                     // Before the first build, a file not indexed is only
                     // scanned: the build takes its trigrams (`unindexed`).
                     None if !self.built => Some((i, Read::Index { keep: false })),
-                    _ => Some((i, Read::Index { keep: now - stamp.mtime_ns >= RACY_NS })),
+                    _ => Some((i, Read::Index { keep: now - stamp.modified_ns >= RACY_NS })),
                 }
             })
             .collect()
@@ -546,7 +546,3 @@ fn read_file(path: &std::path::Path, len: u64) -> std::io::Result<Vec<u8>> {
 /// V8's longest string (2^29 - 24 UTF-16 units): a file of more bytes
 /// cannot be read as Mastra reads it (`ERR_STRING_TOO_LONG`).
 const MAX_TEXT_BYTES: u64 = (1 << 29) - 24;
-
-fn now_ns() -> i128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
-}

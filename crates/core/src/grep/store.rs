@@ -57,7 +57,7 @@ impl Grep {
             let mtime_ns = read_i128(&mut d)?;
             let ctime_ns = read_i128(&mut d)?;
             let ino = d.u64("grep file inode")?;
-            grep.files.insert(rel, (id, Stamp { len, mtime_ns, ctime_ns, ino }));
+            grep.files.insert(rel, (id, Stamp { size: len, modified_ns: mtime_ns, changed_ns: ctime_ns, inode: ino }));
         }
         grep.index = TrigramIndex::decode(&mut d)?;
         if grep.files.values().any(|&(id, _)| id >= grep.index.next_id()) {
@@ -77,10 +77,10 @@ impl Grep {
         for (rel, &(id, stamp)) in files {
             e.str(rel);
             e.u32(id);
-            e.u64(stamp.len);
-            write_i128(e, stamp.mtime_ns);
-            write_i128(e, stamp.ctime_ns);
-            e.u64(stamp.ino);
+            e.u64(stamp.size);
+            write_i128(e, stamp.modified_ns);
+            write_i128(e, stamp.changed_ns);
+            e.u64(stamp.inode);
         }
         self.index.encode(e);
         e.u8(u8::from(self.built));

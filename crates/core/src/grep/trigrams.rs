@@ -5,6 +5,7 @@
 //! after codesearch's `regexp.go`); files that fail it cannot match and are
 //! never read. The query only prunes: candidates are verified by the regex.
 
+use crate::bytes::varint;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
@@ -267,7 +268,7 @@ impl TrigramIndex {
             let p = self.postings.entry(t).or_default();
             let before = p.gaps.len();
             let gap = if p.gaps.is_empty() { id + 1 } else { id - p.last };
-            push_varint(&mut p.gaps, gap);
+            varint::put(&mut p.gaps, gap);
             p.last = id;
             self.bytes += p.gaps.len() - before;
         }
@@ -347,8 +348,7 @@ impl TrigramIndex {
         let Some(p) = self.postings.get(&t) else { return set };
         let (mut id, mut at, mut first) = (0u32, 0usize, true);
         while at < p.gaps.len() {
-            let (gap, n) = read_varint(&p.gaps[at..]);
-            at += n;
+            let gap = varint::get(&p.gaps, &mut at);
             id = if first { gap - 1 } else { id + gap };
             first = false;
             set[id as usize / 64] |= 1 << (id % 64);
@@ -408,45 +408,11 @@ fn postings_valid(gaps: &[u8], last: u32) -> bool {
     let (mut id, mut at, mut first) = (0u64, 0usize, true);
     while at < gaps.len() {
         // The first gap is the id + 1, the others the distance to the last: none is 0.
-        let Some((gap, n)) = try_varint(&gaps[at..]).filter(|&(g, _)| g > 0) else { return false };
-        at += n;
+        let Some(gap) = varint::try_get(gaps, &mut at).filter(|&g| g > 0) else { return false };
         id = if first { u64::from(gap) - 1 } else { id + u64::from(gap) };
         first = false;
     }
     !first && id == u64::from(last)
-}
-
-fn try_varint(b: &[u8]) -> Option<(u32, usize)> {
-    let (mut v, mut shift) = (0u64, 0);
-    for (i, &byte) in b.iter().enumerate().take(5) {
-        v |= u64::from(byte & 0x7F) << shift;
-        if byte < 0x80 {
-            return u32::try_from(v).ok().map(|v| (v, i + 1));
-        }
-        shift += 7;
-    }
-    None
-}
-
-fn push_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn read_varint(b: &[u8]) -> (u32, usize) {
-    let (mut v, mut shift, mut i) = (0u32, 0, 0);
-    loop {
-        let byte = b[i];
-        v |= u32::from(byte & 0x7F) << shift;
-        i += 1;
-        if byte < 0x80 {
-            return (v, i);
-        }
-        shift += 7;
-    }
 }
 
 /// Whether bit `id` is set.

@@ -29,30 +29,9 @@ pub struct Found {
     pub stamp: Option<Stamp>,
 }
 
-/// A file's size and modification time; `None` above when it could not be
-/// read (a broken link, no permission), which a caller reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    pub len: u64,
-    pub mtime_ns: i128,
-    /// The inode's change time and number: an edit that puts the size and
-    /// modification time back still changes them (git's rule).
-    pub ctime_ns: i128,
-    pub ino: u64,
-}
-
-impl Stamp {
-    pub fn of(m: &std::fs::Metadata) -> Stamp {
-        #[cfg(unix)]
-        let (ctime_ns, ino) = {
-            use std::os::unix::fs::MetadataExt;
-            (i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()), m.ino())
-        };
-        #[cfg(not(unix))]
-        let (ctime_ns, ino) = (0, 0);
-        Stamp { len: m.len(), mtime_ns: mtime_ns(m), ctime_ns, ino }
-    }
-}
+/// A file's size, times and inode (`None` in `Found`: it could not be
+/// read, a broken link, no permission), as the scan of `init()` stamps it.
+pub use crate::ingest::scan::FileStamp as Stamp;
 
 /// What a walk found: the files in Mastra's order, and the folders it
 /// could not list.
@@ -216,7 +195,7 @@ impl Walker<'_> {
             // A link that leads outside the base is not read (Mastra's
             // contained filesystem refuses it: a read error).
             Ok(_) if kind.is_symlink() && !self.inside(&e.path()) => None,
-            Ok(m) => Some(Stamp::of(&m)),
+            Ok(m) => Stamp::of(&m),
             Err(_) => None,
         };
         Some(Entry::File(Found { rel: path.into(), link: kind.is_symlink(), stamp }))
@@ -235,24 +214,13 @@ impl Walker<'_> {
         match std::fs::metadata(&path) {
             Ok(m) if !m.is_file() => None,
             Ok(_) if link.is_symlink() && !self.inside(&path) => Some(None),
-            Ok(m) => Some(Some(Stamp::of(&m))),
+            Ok(m) => Some(Stamp::of(&m)),
             Err(_) => Some(None),
         }
     }
 
     fn inside(&self, path: &Path) -> bool {
         std::fs::canonicalize(path).is_ok_and(|p| p.starts_with(self.real_base))
-    }
-}
-
-/// A file's modification time in nanoseconds (0 where the platform has none).
-pub fn mtime_ns(m: &std::fs::Metadata) -> i128 {
-    match m.modified() {
-        Ok(t) => match t.duration_since(std::time::UNIX_EPOCH) {
-            Ok(d) => d.as_nanos() as i128,
-            Err(e) => -(e.duration().as_nanos() as i128),
-        },
-        Err(_) => 0,
     }
 }
 

@@ -8,28 +8,7 @@
 //! two varints took 2 (mixed-language code, 16 million entries at 50,000
 //! files: 33 MB of lines before).
 
-fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-#[inline]
-fn get_varint(bytes: &[u8], pos: &mut usize) -> u32 {
-    let mut v = 0u32;
-    let mut shift = 0;
-    loop {
-        let b = bytes[*pos];
-        *pos += 1;
-        v |= ((b & 0x7F) as u32) << shift;
-        if b < 0x80 {
-            return v;
-        }
-        shift += 7;
-    }
-}
+use crate::bytes::varint::{get as get_varint, put as put_varint};
 
 /// Entries between two skip points of a table.
 const TABLE_SKIP: usize = 64;
