@@ -2,12 +2,12 @@
 //! vector store (embedded, a LocalVector, or the user's), the tokenizer
 //! (built in, or the user's through lib/runtime.js) and the initial state.
 
-use crate::embedder::Embedder;
-use crate::engine::{Inner, Keyword, Lifecycle, Persist, VectorSide};
+use crate::host::{JsProgress, JsTokenize};
+use crate::inner::Inner;
 use crate::js::*;
 use crate::local_vector::LocalVector;
 use crate::options::{self, Bm25Options};
-use crate::store::{JsStore, Store};
+use crate::store::JsStore;
 use crate::types::ProgressEvent;
 use crate::workspace::Workspace;
 use napi::bindgen_prelude::*;
@@ -15,6 +15,7 @@ use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use workspace_search_core::analysis::tokenizer::Tokenizer;
+use workspace_search_core::engine::{Engine, Keyword, Lifecycle, MastraStore, Persist, Store, VectorSide};
 use workspace_search_core::index::gate::Gate;
 use workspace_search_core::index::Bm25Index;
 use workspace_search_core::persist::{self, JsTokenizer};
@@ -94,7 +95,7 @@ impl Workspace {
                 let index_name = o.search_index_name.clone().unwrap_or_else(|| index_name::default_for(&id));
                 index_name::validate(&index_name)
                     .map_err(|e| Fail::Config { message: e.to_string(), workspace_id: Some(id.clone()) })?;
-                let embedder = Embedder::from_js(e, o.embed_concurrency, o.embed_timeout_ms)?;
+                let embedder = crate::embedder::from_js(e, o.embed_concurrency, o.embed_timeout_ms)?;
                 let store = match &o.vector_store {
                     // No store: the embedded one.
                     None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
@@ -104,7 +105,7 @@ impl Workspace {
                             unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
                         Store::Local(lv.store.clone())
                     }
-                    Some(s) => Store::Js(JsStore::from_js(env, s)?),
+                    Some(s) => Store::Mastra(MastraStore::new(Arc::new(JsStore::from_js(env, s)?))),
                 };
                 Some(VectorSide {
                     embedder,
@@ -124,7 +125,8 @@ impl Workspace {
                         let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
                         // SAFETY: lib's tokenizeMany returns a function (of string[] to string[][]).
                         let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
-                        Some(f.build_threadsafe_function().weak::<true>().build()?)
+                        let f = f.build_threadsafe_function().weak::<true>().build()?;
+                        Some(Arc::new(JsTokenize(f)) as Arc<dyn workspace_search_core::engine::host::TokenizeCall>)
                     }
                     None => None,
                 };
@@ -133,7 +135,8 @@ impl Workspace {
             None => (None, Default::default()),
         };
         let reranker = match &o.rerank {
-            Some(f) => Some(crate::reranker::Reranker::from_js(f, o.rerank_depth, o.rerank_timeout_ms)?),
+            Some(f) => Some(Arc::new(crate::reranker::Reranker::from_js(f, o.rerank_depth)?)
+                as Arc<dyn workspace_search_core::engine::host::RerankCall>),
             None => None,
         };
         let progress = match o.on_progress {
@@ -142,7 +145,8 @@ impl Workspace {
                 // only its argument and return types are named here.
                 let f: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
                     unsafe { f.to_unknown().cast()? };
-                Some(f.build_threadsafe_function().weak::<true>().build()?)
+                let f = f.build_threadsafe_function().weak::<true>().build()?;
+                Some(Arc::new(JsProgress(f)) as Arc<dyn workspace_search_core::engine::host::ProgressSink>)
             }
             None => None,
         };
@@ -173,36 +177,35 @@ impl Workspace {
                 Some(Persist::new(dir, fingerprint, o.embedder_id.clone()))
             }
         };
-        Ok(Workspace {
-            inner: Arc::new(Inner {
-                id,
-                keyword,
-                vectors,
-                base_path: o.base_path,
-                read_only: o.read_only,
-                auto_index_paths: o.auto_index_paths,
-                chunking: o.chunking,
-                respect_gitignore: o.respect_gitignore,
-                max_file_size: o.max_file_size,
-                progress,
-                index: RwLock::new(Bm25Index::new(params)),
-                gate: Arc::new(Gate::default()),
-                status: Mutex::new(Lifecycle::Pending),
-                destroyed: AtomicBool::new(false),
-                last_stats: Mutex::default(),
-                prefix_counts: Mutex::default(),
-                shutdown: tokio::sync::Notify::new(),
-                persist,
-                watch: o.watch,
-                watcher: parking_lot::Mutex::new(None),
-                watch_state: parking_lot::Mutex::default(),
-                kind_weights: o.file_kinds,
-                git_history: o.git_history,
-                history: parking_lot::Mutex::default(),
-                reranker,
-                grep: Arc::default(),
-                grep_stats: Arc::default(),
-            }),
-        })
+        let runtime = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current);
+        let engine = Engine {
+            id,
+            keyword,
+            vectors,
+            base_path: o.base_path,
+            read_only: o.read_only,
+            auto_index_paths: o.auto_index_paths,
+            chunking: o.chunking,
+            respect_gitignore: o.respect_gitignore,
+            max_file_size: o.max_file_size,
+            progress,
+            index: RwLock::new(Bm25Index::new(params)),
+            gate: Arc::new(Gate::default()),
+            status: Mutex::new(Lifecycle::Pending),
+            destroyed: AtomicBool::new(false),
+            last_stats: Mutex::default(),
+            prefix_counts: Mutex::default(),
+            shutdown: tokio::sync::Notify::new(),
+            persist,
+            watch: o.watch,
+            kind_weights: o.file_kinds,
+            git_history: o.git_history,
+            history: Mutex::default(),
+            reranker,
+            rerank_timeout: std::time::Duration::from_millis(o.rerank_timeout_ms),
+            runtime,
+            release_memory: crate::release_memory,
+        };
+        Ok(Workspace { inner: Arc::new(Inner::new(engine)) })
     }
 }

@@ -3,7 +3,7 @@
 //! Mastra's `FilesystemGrepResult`; the OS's folder notifications that let
 //! a grep walk its kept tree instead of the disk (`FolderWatch`).
 
-use crate::engine::blocking;
+use crate::inner::blocking;
 use crate::js::*;
 use crate::promise::{js_error, raced};
 use crate::workspace::Workspace;
@@ -127,7 +127,7 @@ impl GrepState {
     }
 }
 
-impl crate::engine::Inner {
+impl crate::inner::Inner {
     /// With `persist`: writes grep's index beside the snapshot if it changed
     /// since loaded or saved (at `save()` and `destroy()`). A workspace that
     /// never ran `init()` takes the directory's lock for it, and leaves the
@@ -160,7 +160,7 @@ const BUILD_STEP: usize = 2000;
 /// waits on: the first grep itself only scans (as fast as a plain scan),
 /// and a workspace that greps once more finds the index ready. It stops
 /// when the workspace is destroyed.
-fn build_in_background(state: Arc<Mutex<Option<GrepState>>>, base: PathBuf, inner: Arc<crate::engine::Inner>) {
+fn build_in_background(state: Arc<Mutex<Option<GrepState>>>, base: PathBuf, inner: Arc<crate::inner::Inner>) {
     let stats = inner.grep_stats.clone();
     napi::bindgen_prelude::spawn(async move {
         let st = state.clone();

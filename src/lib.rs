@@ -8,9 +8,10 @@
 
 mod construct;
 mod embedder;
-mod engine;
 mod filesystem;
 mod grep;
+mod host;
+mod inner;
 mod js;
 mod local_vector;
 mod options;
@@ -20,6 +21,7 @@ mod shape;
 mod store;
 mod text;
 mod types;
+mod watch;
 mod workspace;
 
 use napi::bindgen_prelude::*;
@@ -48,10 +50,20 @@ pub fn module_exports(_exports: Object, _env: Env) -> Result<()> {
     // a build frees and allocates hundreds of MB in turn, and each page given
     // back too early came back zeroed by the kernel (a quarter of the CPU
     // time of init() over 50,000 files). mi_collect still gives everything
-    // back at the end of a build (engine/mod.rs).
+    // back at the end of a build (`release_memory`).
     // SAFETY: sets an option of this addon's own mimalloc; any value is valid.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
     Ok(())
+}
+
+/// Gives the memory that a bulk build freed back to the system: mimalloc
+/// keeps freed pages for reuse by each thread that used them (core's
+/// engine calls it after a build).
+fn release_memory() {
+    // SAFETY: mi_collect only returns this allocator's free pages.
+    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+    // SAFETY: as above, on this thread.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// Hands the addon the JavaScript it calls back into (lib/runtime.js):

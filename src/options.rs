@@ -8,7 +8,7 @@ use workspace_search_core::analysis::tokenizer::{SplitRule, TokenizerConfig};
 use workspace_search_core::index::Bm25Params;
 use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::search::keyword::MAX_START_LINE;
-use workspace_search_core::search::{Fusion, Mode};
+use workspace_search_core::search::Fusion;
 use workspace_search_core::vectors::filter::Filter;
 
 /// Options of Mastra's `Workspace` that concern no search: accepted so that
@@ -447,26 +447,7 @@ fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
 }
 
 /// `search()` options, checked.
-#[derive(Clone)]
-pub struct SearchOptions {
-    pub top_k: usize,
-    pub mode: Option<Mode>,
-    pub min_score: Option<f64>,
-    pub vector_weight: f64,
-    pub fusion: Fusion,
-    pub filter: Option<Filter>,
-    /// The filter as given, for a JavaScript vector store.
-    pub filter_json: Option<serde_json::Value>,
-    /// `pathPrefix`: only documents under this path (every mode).
-    pub path_prefix: Option<String>,
-    /// `group: 'file'`: one result per file (core's `search::group`).
-    pub group_by_file: bool,
-    /// The file kinds' weights for this query (set by the workspace from
-    /// its `fileKinds` option and the query's wording).
-    pub kind_weights: Option<workspace_search_core::index::kind::KindWeights>,
-    /// The workspace's git history, as of this search (`gitHistory`).
-    pub history: Option<std::sync::Arc<workspace_search_core::search::history::FileHistory>>,
-}
+pub use workspace_search_core::engine::SearchOptions;
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
     let mut out = SearchOptions {

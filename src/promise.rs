@@ -2,7 +2,7 @@
 //! `destroy()` (which settles it with `WorkspaceNotReadyError`), and a
 //! failure turned into the JavaScript error the caller gets.
 
-use crate::engine::{panic_error, Inner, Lifecycle};
+use crate::inner::{is_not_ready, panic_error, Inner, Lifecycle};
 use crate::js::Fail;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -40,7 +40,7 @@ pub async fn raced<T>(
         futures::future::Either::Left(_) => Err((inner.not_ready(), Some(inner.status.lock().as_str()))),
         // Refused its turn by the closed gate: cut short by destroy() too.
         futures::future::Either::Right((result, _)) => result.map_err(|e| {
-            let status = crate::engine::is_not_ready(&e).then_some(Lifecycle::Destroyed.as_str());
+            let status = is_not_ready(&e).then_some(Lifecycle::Destroyed.as_str());
             (e, status)
         }),
     })
@@ -50,7 +50,7 @@ pub async fn raced<T>(
 /// for a call cut short by `destroy()`, else the error as it was thrown.
 pub fn js_error(env: &Env, e: napi::Error, status: Option<&str>) -> napi::Error {
     let fail = match status {
-        Some(status) if crate::engine::is_not_ready(&e) => {
+        Some(status) if is_not_ready(&e) => {
             Fail::NotReady { workspace_id: e.reason.clone(), status: status.to_string() }
         }
         _ => Fail::Napi(e),

@@ -1,16 +1,17 @@
-//! The user's reranker (`rerank: (query, candidates) => scores`), called
-//! from Rust with a timeout; core's `search::rerank` picks the candidates,
-//! checks the answer and blends it. Every failure keeps the first-stage
-//! order and is said in each result's `scoreDetails.rerankError`.
+//! The user's reranker (`rerank: (query, candidates) => scores`) as core's
+//! `RerankCall`: core picks the candidates, times the call out, checks the
+//! answer and blends it (every failure keeps the first-stage order and is
+//! said in each result's `scoreDetails.rerankError`).
 
+use crate::inner::host_error;
 use crate::js::*;
 use crate::options::JsFn;
 use crate::shape::{Lenient, MaybePromise};
 use crate::types::RerankCandidate;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
-use workspace_search_core::search::rerank;
-use workspace_search_core::search::SearchHit;
+use workspace_search_core::engine::host::{HostFuture, RerankCall};
+use workspace_search_core::search::rerank::Candidate;
 
 type Args = FnArgs<(String, Vec<RerankCandidate>)>;
 type RerankFn = ThreadsafeFunction<Args, MaybePromise<Lenient<Vec<f64>>>, Args, Status, false, true>;
@@ -20,12 +21,11 @@ pub const MAX_DEPTH: usize = 1000;
 
 pub struct Reranker {
     f: RerankFn,
-    pub depth: usize,
-    timeout: std::time::Duration,
+    depth: usize,
 }
 
 impl Reranker {
-    pub fn from_js(f: &JsFn, depth: usize, timeout_ms: u64) -> Checked<Reranker> {
+    pub fn from_js(f: &JsFn, depth: usize) -> Checked<Reranker> {
         if depth > MAX_DEPTH {
             return Err(Fail::Range(format!("rerankDepth must be at most {MAX_DEPTH}, got {depth}")));
         }
@@ -33,37 +33,28 @@ impl Reranker {
         // is called and how its answer is read (checked on read).
         let typed: Function<Args, MaybePromise<Lenient<Vec<f64>>>> = unsafe { f.to_unknown().cast()? };
         let f = typed.build_threadsafe_function().weak::<true>().build()?;
-        Ok(Reranker { f, depth, timeout: std::time::Duration::from_millis(timeout_ms) })
+        Ok(Reranker { f, depth })
+    }
+}
+
+impl RerankCall for Reranker {
+    fn depth(&self) -> usize {
+        self.depth
     }
 
-    /// `hits` reranked (the first `depth` of them), or as they were with the
-    /// reason on each when the reranker fails.
-    pub async fn rerank(&self, query: &str, hits: Vec<SearchHit>) -> Vec<SearchHit> {
-        let candidates = rerank::candidates(&hits, self.depth);
-        if candidates.is_empty() {
-            return hits;
-        }
-        let n = candidates.len();
+    fn scores<'a>(
+        &'a self,
+        query: &'a str,
+        candidates: Vec<Candidate>,
+    ) -> HostFuture<'a, std::result::Result<Vec<f64>, String>> {
         let js: Vec<RerankCandidate> = candidates
             .into_iter()
             .map(|c| RerankCandidate { id: c.id, path: c.path, text: c.text, score: c.score })
             .collect();
-        let call = async {
-            let Lenient(answer) = self.f.call_async_catch((query.to_string(), js).into()).await?.settle().await?;
-            Ok::<_, Error>(answer)
-        };
-        let ms = self.timeout.as_millis();
-        let why = match tokio::time::timeout(self.timeout, call).await {
-            Err(_) => format!("the reranker did not answer within {ms} ms"),
-            Ok(Err(e)) => {
-                format!("the reranker failed: {}", if e.reason.is_empty() { "no message" } else { &e.reason })
-            }
-            Ok(Ok(Err(e))) => format!("the reranker did not answer an array of numbers ({e})"),
-            Ok(Ok(Ok(scores))) => match rerank::check(Some(scores), n) {
-                Ok(scores) => return rerank::blend(hits, &scores),
-                Err(why) => why,
-            },
-        };
-        rerank::failed(hits, &why)
+        Box::pin(async move {
+            let answer = async { self.f.call_async_catch((query.to_string(), js).into()).await?.settle().await };
+            let Lenient(answer) = answer.await.map_err(host_error)?;
+            Ok(answer.map_err(|e| e.to_string()))
+        })
     }
 }

@@ -3,8 +3,7 @@
 use napi::bindgen_prelude::*;
 use napi::{sys, JsValue};
 use napi_derive::napi;
-use std::time::Instant;
-use workspace_search_core::ingest::Report;
+use workspace_search_core::engine::Outcome;
 use workspace_search_core::search::rerank::RerankNote;
 use workspace_search_core::search::SearchHit;
 
@@ -293,17 +292,18 @@ unsafe fn line_ranges(
     String::to_napi_value(env, text)
 }
 
-pub fn to_report(r: Report, started: Instant) -> IndexReport {
+pub fn to_report(o: Outcome) -> IndexReport {
+    let r = o.report;
     IndexReport {
         indexed: r.indexed as u32,
         chunks: r.chunks as u32,
         skipped: r.skipped.into_iter().map(|s| SkippedFile { path: s.path, reason: s.reason.to_string() }).collect(),
         failed: r.failed.into_iter().map(|f| FailedFile { path: f.path, error: f.error }).collect(),
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-        embedded: 0,
-        reused: 0,
-        reread: 0,
-        removed: 0,
-        warnings: Vec::new(),
+        duration_ms: o.elapsed.as_secs_f64() * 1000.0,
+        embedded: o.embedded as u32,
+        reused: o.reused as u32,
+        reread: o.reread as u32,
+        removed: o.removed as u32,
+        warnings: o.warnings,
     }
 }

@@ -2,7 +2,7 @@
 //! a place in the write order, and hands the work to engine/ (built in
 //! construct.rs; calls become promises in promise.rs).
 
-use crate::engine::{blocking, panic_error, DocArgs, Inner, Lifecycle, ManyOutcome};
+use crate::inner::{blocking, napi_error, panic_error, Inner, Lifecycle};
 use crate::js::*;
 use crate::options;
 use crate::promise::{catch_panics, js_error, raced, spawn};
@@ -13,6 +13,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
+use workspace_search_core::engine::{DocArgs, Engine, ManyOutcome};
 use workspace_search_core::search::keyword::texts_unread;
 use workspace_search_core::search::Mode;
 
@@ -161,7 +162,8 @@ impl Workspace {
                 Err(f) => rejected(env, f),
                 Ok(doc) => {
                     let ticket = self.inner.gate.ticket();
-                    spawn(env, &self.inner, self.inner.clone().index_one(ticket, doc))
+                    let engine = self.inner.engine.clone();
+                    spawn(env, &self.inner, async move { engine.index_one(ticket, doc).await.map_err(napi_error) })
                 }
             }
         })
@@ -205,19 +207,20 @@ impl Workspace {
             };
             let ticket = self.inner.gate.ticket();
             let inner = self.inner.clone();
-            let fut = raced(inner.clone(), inner.index_many(ticket, docs, started));
+            let engine = inner.engine.clone();
+            let fut = raced(inner, async move { engine.index_many(ticket, docs, started).await.map_err(napi_error) });
             // The first failure rejects, as its own Error object carrying the report.
             env.spawn_future_with_callback(fut, |env, outcome| match outcome {
                 Err((e, status)) => Err(js_error(env, e, status)),
-                Ok(ManyOutcome { error: None, report }) => Ok(report),
+                Ok(ManyOutcome { error: None, report }) => Ok(to_report(report)),
                 Ok(ManyOutcome { error: Some(e), report }) => {
-                    let value = Fail::Napi(e).into_js(env)?;
+                    let value = Fail::Napi(napi_error(e)).into_js(env)?;
                     // Only an object can carry the report: a string, number
                     // or null the embedder threw is handed back as it is.
                     if matches!(value.get_type()?, ValueType::Object | ValueType::Function) {
                         // SAFETY: its type was checked just above.
                         let mut obj = unsafe { value.cast::<Object>()? };
-                        obj.set_named_property("report", report)?;
+                        obj.set_named_property("report", to_report(report))?;
                     }
                     Err(napi::Error::from_unknown_without_coercion(value))
                 }
@@ -238,7 +241,8 @@ impl Workspace {
                 Err(f) => rejected(env, f),
                 Ok(id) => {
                     let ticket = self.inner.gate.ticket();
-                    spawn(env, &self.inner, self.inner.clone().unindex(ticket, id))
+                    let engine = self.inner.engine.clone();
+                    spawn(env, &self.inner, async move { engine.unindex(ticket, id).await.map_err(napi_error) })
                 }
             }
         })
@@ -295,7 +299,12 @@ impl Workspace {
                 Err(f) => rejected(env, f),
                 Ok(prefix) => {
                     let ticket = self.inner.gate.ticket();
-                    spawn(env, &self.inner, self.inner.clone().remove_by_prefix(ticket, prefix))
+                    let engine = self.inner.engine.clone();
+                    spawn(
+                        env,
+                        &self.inner,
+                        async move { engine.remove_by_prefix(ticket, prefix).await.map_err(napi_error) },
+                    )
                 }
             }
         })
@@ -310,7 +319,8 @@ impl Workspace {
                 return rejected(env, f);
             }
             let ticket = self.inner.gate.ticket();
-            spawn(env, &self.inner, self.inner.clone().clear(ticket))
+            let engine = self.inner.engine.clone();
+            spawn(env, &self.inner, async move { engine.clear(ticket).await.map_err(napi_error) })
         })
     }
 
@@ -335,16 +345,20 @@ impl Workspace {
                 Ok(x) => x,
             };
             opts.kind_weights = Some(workspace_search_core::index::kind::for_query(&self.inner.kind_weights, &query));
-            opts.history = self.inner.history_for_search();
+            opts.history = self.inner.engine.history_for_search();
             if query.is_empty() || opts.top_k == 0 {
                 return PromiseRaw::resolve(env, SearchResults(Vec::new()));
             }
             if self.inner.reranker.is_some() {
                 // The reranker answers later: every mode goes the async way.
-                return spawn(env, &self.inner, self.inner.clone().search_reranked(query, mode, opts));
+                let engine = self.inner.engine.clone();
+                let search = async move { engine.search_reranked(query, mode, opts).await.map_err(napi_error) };
+                return spawn(env, &self.inner, async move { search.await.map(SearchResults) });
             }
             if mode != Mode::Bm25 {
-                return spawn(env, &self.inner, self.inner.clone().search_vectors(query, mode, opts));
+                let engine = self.inner.engine.clone();
+                let search = async move { engine.search_vectors(query, mode, opts).await.map_err(napi_error) };
+                return spawn(env, &self.inner, async move { search.await.map(SearchResults) });
             }
             let kw = self.inner.keyword.as_ref().expect("mode checked");
             if kw.js.is_none() {
@@ -356,24 +370,24 @@ impl Workspace {
                 }
                 if let Some(index) = self.inner.index.try_read() {
                     let results =
-                        std::panic::catch_unwind(AssertUnwindSafe(|| Inner::bm25_results(&index, &tokens, &opts)));
+                        std::panic::catch_unwind(AssertUnwindSafe(|| Engine::bm25_results(&index, &tokens, &opts)));
                     drop(index);
                     return match results {
                         // Texts still in the snapshot file are read off this thread.
-                        Ok(SearchResults(hits)) if texts_unread(&hits) => {
-                            spawn(
-                                env,
-                                &self.inner,
-                                async move { Ok(SearchResults(crate::engine::texts_read(hits).await?)) },
-                            )
-                        }
-                        Ok(r) => PromiseRaw::resolve(env, r),
+                        Ok(hits) if texts_unread(&hits) => spawn(env, &self.inner, async move {
+                            Ok(SearchResults(
+                                workspace_search_core::engine::texts_read(hits).await.map_err(napi_error)?,
+                            ))
+                        }),
+                        Ok(r) => PromiseRaw::resolve(env, SearchResults(r)),
                         Err(p) => rejected(env, Fail::Napi(panic_error(p))),
                     };
                 }
             }
-            let inner = self.inner.clone();
-            spawn(env, &self.inner, async move { inner.search_bm25(&query, opts).await })
+            let engine = self.inner.engine.clone();
+            spawn(env, &self.inner, async move {
+                engine.search_bm25(&query, opts).await.map(SearchResults).map_err(napi_error)
+            })
         })
     }
 
@@ -385,9 +399,14 @@ impl Workspace {
             self.inner.check_ready().map_err(|f| f.throw(&env))?;
             let s = self.inner.index_stats();
             let (vectors, vector_bytes) = match &self.inner.vectors {
-                Some(v) => {
-                    (v.count(), if let crate::store::Store::Local(s) = &v.store { s.read().memory_bytes() } else { 0 })
-                }
+                Some(v) => (
+                    v.count(),
+                    if let workspace_search_core::engine::Store::Local(s) = &v.store {
+                        s.read().memory_bytes()
+                    } else {
+                        0
+                    },
+                ),
                 None => (0, 0),
             };
             Ok(WorkspaceStats {
@@ -428,8 +447,8 @@ impl Workspace {
             let inner = self.inner.clone();
             let ticket = inner.gate.ticket();
             spawn(env, &self.inner, async move {
-                inner.turn(&ticket).await?;
-                let saved = inner.save(true).await?;
+                inner.turn(&ticket).await.map_err(napi_error)?;
+                let saved = inner.engine.save(true).await.map_err(napi_error)?;
                 let me = inner.clone();
                 blocking(move || me.save_grep())
                     .await?
@@ -451,7 +470,7 @@ impl Workspace {
                 let inner = self.inner.clone();
                 inner.shut_down();
                 return env.spawn_future(catch_panics(async move {
-                    let saved = inner.save(false).await;
+                    let saved = inner.engine.save(false).await.map_err(napi_error);
                     let me = inner.clone();
                     // Saved beside the snapshot, then dropped; a failure to save it only costs a rebuild.
                     blocking(move || {

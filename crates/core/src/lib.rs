@@ -25,6 +25,7 @@
 
 pub mod analysis;
 pub mod bytes;
+pub mod engine;
 pub mod grep;
 pub mod index;
 pub mod ingest;

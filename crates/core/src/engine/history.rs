@@ -6,13 +6,13 @@
 //! the root's `.gitattributes` over file kinds, read with every walk of
 //! the tree.
 
-use super::{blocking, Inner, Keyword};
+use super::{blocking, Engine, Keyword};
+use crate::ingest::attributes::read_kind_rules;
+use crate::ingest::history::{head_of, read_file_messages};
+use crate::search::history::FileHistory;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use workspace_search_core::ingest::attributes::read_kind_rules;
-use workspace_search_core::ingest::history::{head_of, read_file_messages};
-use workspace_search_core::search::history::FileHistory;
 
 const CHECK_EVERY: Duration = Duration::from_secs(2);
 
@@ -26,11 +26,11 @@ pub struct HistoryState {
     generation: u64,
 }
 
-impl Inner {
+impl Engine {
     /// The root whose history counts: `basePath`, with `gitHistory` on and
     /// the Rust tokenizer (a JavaScript one would tokenize off the thread
     /// that reads the history).
-    fn history_root(&self) -> Option<(PathBuf, Arc<workspace_search_core::analysis::tokenizer::Tokenizer>)> {
+    fn history_root(&self) -> Option<(PathBuf, Arc<crate::analysis::tokenizer::Tokenizer>)> {
         match (&self.keyword, &self.base_path) {
             (Some(Keyword { tokenizer, js: None }), Some(base)) if self.git_history => {
                 Some((base.clone(), tokenizer.clone()))
@@ -90,7 +90,7 @@ impl Inner {
         if due && !state.reading && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
             state.reading = true;
             let inner = self.clone();
-            napi::bindgen_prelude::spawn(async move { inner.refresh_history().await });
+            self.runtime.spawn(async move { inner.refresh_history().await });
         }
         state.current.clone()
     }

@@ -5,32 +5,31 @@
 //! holds is not embedded). Files gone lose their documents and vectors.
 //! Without a usable snapshot it is a full build, recorded for next time.
 
-use super::{blocking, Inner};
-use crate::types::{to_report, IndexReport};
-use napi::bindgen_prelude::*;
+use super::error::Result;
+use super::Outcome;
+use super::{blocking, Engine};
+use crate::index::gate::Ticket;
+use crate::index::Bm25Index;
+use crate::ingest::scan::FoundFile;
+use crate::ingest::Report;
+use crate::persist::{apply_changes, now_ns, FileCounts, Reconcile, Snapshot};
+use crate::vectors::plan::dropped_sources;
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::index::gate::Ticket;
-use workspace_search_core::index::Bm25Index;
-use workspace_search_core::ingest::scan::FoundFile;
-use workspace_search_core::ingest::Report;
-use workspace_search_core::persist::{apply_changes, now_ns, FileCounts, Reconcile, Snapshot};
-use workspace_search_core::vectors::plan::dropped_sources;
 
 /// A walk of the indexed paths: what it found and skipped, and when it began.
-pub(super) struct Walked {
+pub struct Walked {
     report: Report,
     found: Vec<FoundFile>,
     scanned_at: i128,
 }
 
-impl Inner {
-    pub(super) async fn rebuild_persisted(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
+impl Engine {
+    pub(super) async fn rebuild_persisted(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<Outcome> {
         let started = Instant::now();
         self.turn(&ticket).await?;
         let mut warnings = Vec::new();
         // The walk runs beside the snapshot's loading: neither needs the other.
-        let paths_indexed = paths.clone();
         let (opened, walked, ()) =
             futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths), self.refresh_history());
         if let Some(snapshot) = opened? {
@@ -53,13 +52,9 @@ impl Inner {
             // ends first only reads those files again at its next start.
             self.save_soon_if_changed();
         }
-        let mut out = to_report(report, started);
-        (out.embedded, out.reused, out.reread, out.removed) =
-            (embedded as u32, counts.reused as u32, counts.reread as u32, counts.removed as u32);
+        let mut out = Outcome::of(report, started);
+        (out.embedded, out.reused, out.reread, out.removed) = (embedded, counts.reused, counts.reread, counts.removed);
         out.warnings = warnings;
-        if self.watch {
-            self.start_watching(&paths_indexed, &mut out.warnings);
-        }
         Ok(out)
     }
 
@@ -136,7 +131,7 @@ impl Inner {
                 p.state.lock().files = files;
             }
             // What decoding left free goes back to the system.
-            super::release_memory();
+            (me.release_memory)();
         })
         .await
     }
@@ -152,11 +147,6 @@ impl Inner {
         counts.reread = found.len();
         let outcomes = self.clone().read_found(found.clone()).await?;
         self.fresh_build(ticket, outcomes, report, Some(&found)).await
-    }
-
-    /// The watcher's reconcile of the whole tree (see `reconcile`).
-    pub(super) async fn reconcile_watched(self: Arc<Self>, ticket: &Ticket, walked: Option<Walked>) -> Result<()> {
-        self.reconcile(ticket, walked, true).await.map(drop)
     }
 
     /// The watcher's update of the `changed` paths (as the system names

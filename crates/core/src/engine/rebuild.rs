@@ -3,33 +3,33 @@
 //! plans them, and swap in the new BM25 index with the writes that landed
 //! meanwhile carried over. With `persist`, `incremental.rs` takes over.
 
+use super::error::{Error, Result};
 use super::write::analyze_js;
-use super::{blocking, release_memory, Inner, Keyword, VectorSide};
-use crate::types::{to_report, IndexReport};
+use super::Outcome;
+use super::{blocking, Engine, Keyword, VectorSide};
+use crate::index::gate::Ticket;
+use crate::index::NewDocument;
+use crate::ingest::scan::{self, FoundFile, ScanOptions};
+use crate::ingest::{self, Failed, FileOutcome, Report};
+use crate::vectors::plan::{self, EmbedPlan};
 use futures::stream::{self, StreamExt};
-use napi::bindgen_prelude::*;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::index::gate::Ticket;
-use workspace_search_core::index::NewDocument;
-use workspace_search_core::ingest::scan::{self, FoundFile, ScanOptions};
-use workspace_search_core::ingest::{self, Failed, FileOutcome, Report};
-use workspace_search_core::vectors::plan::{self, EmbedPlan};
 
 /// Why each file failed, by its position in the outcomes.
 type FileErrors = FxHashMap<usize, String>;
 
-impl Inner {
+impl Engine {
     /// Rebuilds both indexes from the files of `paths`.
-    pub async fn rebuild(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<IndexReport> {
+    pub async fn rebuild(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<Outcome> {
         if self.persist.is_some() {
             return self.rebuild_persisted(ticket, paths).await;
         }
         let started = Instant::now();
         let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) else {
-            return Ok(to_report(Report::default(), started));
+            return Ok(Outcome::of(Report::default(), started));
         };
         // Reading and tokenizing change nothing, so they run before our turn.
         // The history is read beside them (a thread of its own).
@@ -41,8 +41,8 @@ impl Inner {
         let (mut report, outcomes) = read?;
         let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
         self.refresh_kind_rules().await;
-        let mut out = to_report(report, started);
-        out.embedded = embedded as u32;
+        let mut out = Outcome::of(report, started);
+        out.embedded = embedded;
         Ok(out)
     }
 
@@ -83,7 +83,7 @@ impl Inner {
                     me.emit_throttled("index", done, total, id)
                 });
             drop(outcomes);
-            release_memory();
+            (me.release_memory)();
             (rebuilt, taken)
         })
         .await?;
@@ -154,7 +154,7 @@ impl Inner {
             for o in outcomes.iter_mut() {
                 if let FileOutcome::Documents { docs, .. } = o {
                     for d in docs.iter_mut() {
-                        d.analyzed = analyze_js(f, &d.content).await?;
+                        d.analyzed = analyze_js(f.as_ref(), &d.content).await?;
                     }
                 }
             }

@@ -4,21 +4,21 @@
 //! after writes, at `destroy()` and on `save()`, each off the JavaScript
 //! thread, streamed to a temporary file and renamed into place.
 
-use super::{blocking, Inner, VectorSide};
-use crate::store::Store;
-use napi::bindgen_prelude::*;
+use super::error::{Error, Result};
+use super::Store;
+use super::{blocking, Engine, VectorSide};
+use crate::index::NewDocument;
+use crate::persist::disk::{self, DirLock};
+use crate::persist::intent::IntentLog;
+use crate::persist::{
+    fingerprint_difference, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
+};
+use crate::vectors::embedding::same_embedder;
 use parking_lot::Mutex;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use workspace_search_core::index::NewDocument;
-use workspace_search_core::persist::disk::{self, DirLock};
-use workspace_search_core::persist::intent::IntentLog;
-use workspace_search_core::persist::{
-    fingerprint_difference, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
-};
-use workspace_search_core::vectors::embedding::same_embedder;
 
 /// Embedded once per process start (without `embedderId`) to tell whether
 /// the embedder is the one that made the saved vectors.
@@ -59,7 +59,7 @@ pub struct PersistState {
     /// Why the last save failed (until one succeeds): `stats().saveError`.
     pub save_error: Option<String>,
     /// Where each file was found (kept while watching: `watch.rs`).
-    pub located: workspace_search_core::ingest::watch::Located,
+    pub located: crate::ingest::watch::Located,
 }
 
 impl Persist {
@@ -94,7 +94,7 @@ impl Persist {
     }
 }
 
-impl Inner {
+impl Engine {
     fn persisted(&self) -> &Persist {
         self.persist.as_ref().expect("persist is configured")
     }
@@ -149,7 +149,7 @@ impl Inner {
     /// The writer of a directory writes down what it sends to a store that
     /// outlives the process (`persist::intent`).
     fn open_intent_log(&self, dir: &std::path::Path, warnings: &mut Vec<String>) {
-        let Some(VectorSide { store: Store::Js(js), .. }) = &self.vectors else { return };
+        let Some(VectorSide { store: Store::Mastra(js), .. }) = &self.vectors else { return };
         match IntentLog::open(dir) {
             Ok(log) => {
                 let _ = js.intent.set(Arc::new(log));
@@ -163,7 +163,7 @@ impl Inner {
 
     fn intent_log(&self) -> Option<&Arc<IntentLog>> {
         match &self.vectors {
-            Some(VectorSide { store: Store::Js(js), .. }) => js.intent.get(),
+            Some(VectorSide { store: Store::Mastra(js), .. }) => js.intent.get(),
             _ => None,
         }
     }
@@ -308,7 +308,7 @@ impl Inner {
     pub(super) async fn install_vectors(
         &self,
         v: &VectorSide,
-        saved: workspace_search_core::persist::VectorState,
+        saved: crate::persist::VectorState,
         warnings: &mut Vec<String>,
     ) -> bool {
         let now = self.embedder_identity(v, warnings).await;
@@ -414,7 +414,7 @@ impl Inner {
             return;
         }
         let me = self.clone();
-        napi::bindgen_prelude::spawn(async move {
+        self.runtime.spawn(async move {
             tokio::time::sleep(SAVE_DELAY).await;
             if let Some(p) = &me.persist {
                 p.save_queued.store(false, Ordering::SeqCst);

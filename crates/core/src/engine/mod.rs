@@ -1,46 +1,48 @@
-//! A workspace's state and the async flows that carry out core's plans with
-//! the user's embedder and vector store: writes (`write`), rebuilds from
-//! files (`rebuild`) and searches (`query`). Decisions (what to write,
-//! delete, retry, report) are core's; this module runs them, in call order
-//! (the gate), off the JavaScript thread.
+//! The engine front: a workspace's state and every flow over it, in the
+//! write order (the gate), off the host's thread. Writes (`write`),
+//! rebuilds from files (`rebuild`, and `incremental` with a snapshot),
+//! snapshots (`persist`), searches (`query`) and git history (`history`)
+//! are driven here; the host's code (the user's embedder, store, tokenizer,
+//! reranker, progress) is called through the traits of `host`.
 
-mod git;
+mod embedder;
+mod error;
+mod history;
+pub mod host;
 mod incremental;
 mod persist;
 mod query;
 mod rebuild;
+mod store;
 mod watch;
 mod write;
 
-pub use persist::Persist;
-pub use query::texts_read;
-
+pub use embedder::Embedder;
+pub use error::{Error, Result};
+pub use history::HistoryState;
+pub use incremental::Walked;
+pub use persist::{Persist, CANARY};
+pub use query::{texts_read, SearchOptions};
+pub use store::{MastraStore, Store};
 pub use write::{DocArgs, ManyOutcome};
 
-use crate::embedder::Embedder;
-use crate::store::Store;
-use crate::types::ProgressEvent;
-use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use crate::analysis::tokenizer::Tokenizer;
+use crate::index::gate::{Gate, Ticket};
+use crate::index::{Bm25Index, IndexStats, NewDocument};
+use crate::ingest::ChunkOptions;
+use crate::vectors::ledger::Ledger;
+use crate::vectors::metadata;
+use host::{Progress, ProgressSink, RerankCall, TokenizeCall};
 use parking_lot::{Mutex, RwLock};
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use workspace_search_core::analysis::tokenizer::Tokenizer;
-use workspace_search_core::index::gate::{Gate, Ticket};
-use workspace_search_core::index::{Bm25Index, IndexStats, NewDocument};
-use workspace_search_core::ingest::ChunkOptions;
-use workspace_search_core::vectors::ledger::Ledger;
-use workspace_search_core::vectors::metadata;
-
-pub type ProgressFn = ThreadsafeFunction<ProgressEvent, UnknownReturnValue, ProgressEvent, napi::Status, false, true>;
-pub type TokenizerFn = ThreadsafeFunction<Vec<String>, Vec<Vec<String>>, Vec<String>, napi::Status, false, true>;
 
 pub struct Keyword {
     pub tokenizer: Arc<Tokenizer>,
-    /// A user `tokenize.tokenizer`, batched by lib/runtime.js (slow path).
-    pub js: Option<TokenizerFn>,
+    /// A user `tokenize.tokenizer`, called many texts at a time (slow path).
+    pub js: Option<Arc<dyn TokenizeCall>>,
 }
 
 /// Vector search: the embedder, the store and what this workspace wrote.
@@ -81,7 +83,7 @@ impl Lifecycle {
     }
 }
 
-pub struct Inner {
+pub struct Engine {
     pub id: String,
     pub keyword: Option<Keyword>,
     pub vectors: Option<VectorSide>,
@@ -91,7 +93,7 @@ pub struct Inner {
     pub chunking: ChunkOptions,
     pub respect_gitignore: bool,
     pub max_file_size: u64,
-    pub progress: Option<ProgressFn>,
+    pub progress: Option<Arc<dyn ProgressSink>>,
     pub index: RwLock<Bm25Index>,
     pub gate: Arc<Gate>,
     pub status: Mutex<Lifecycle>,
@@ -109,22 +111,40 @@ pub struct Inner {
     pub persist: Option<Persist>,
     /// `watch`: file changes under `autoIndexPaths` reach the index.
     pub watch: bool,
-    /// The running watcher (after `init()`), stopped by `destroy()`.
-    pub watcher: Mutex<Option<watch::Watcher>>,
     /// How much each file kind counts in BM25 (`fileKinds`; core's `index::kind`).
-    pub kind_weights: workspace_search_core::index::kind::KindWeights,
-    /// What `stats().watch` reports (lock order: `watcher`, then this).
-    pub watch_state: Mutex<watch::WatchState>,
+    pub kind_weights: crate::index::kind::KindWeights,
     /// `gitHistory`: commit messages per file as a ranking signal.
     pub git_history: bool,
-    pub history: Mutex<git::HistoryState>,
+    pub history: Mutex<HistoryState>,
     /// `rerank`: the user's reranker over the first results of every mode.
-    pub reranker: Option<crate::reranker::Reranker>,
-    /// `grep()`: the trigram index of `basePath`, built by the first grep.
-    pub grep: Arc<Mutex<Option<crate::grep::GrepState>>>,
-    /// `stats().grep` as of the last grep or build step (a leaf lock:
-    /// `stats()` never waits for a grep running).
-    pub grep_stats: Arc<Mutex<Option<crate::types::GrepStats>>>,
+    pub reranker: Option<Arc<dyn RerankCall>>,
+    /// How long the reranker may take before the first-stage order stands.
+    pub rerank_timeout: std::time::Duration,
+    /// The runtime the engine's background work runs on (the host's).
+    pub runtime: tokio::runtime::Handle,
+    /// Gives memory a build freed back to the system (the host's allocator).
+    pub release_memory: fn(),
+}
+
+/// What a write or a rebuild reports (the host's `IndexReport`).
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub report: crate::ingest::Report,
+    pub elapsed: std::time::Duration,
+    /// Texts sent to the embedder.
+    pub embedded: usize,
+    /// With `persist`: files taken from the snapshot as they were, read
+    /// again, and removed since.
+    pub reused: usize,
+    pub reread: usize,
+    pub removed: usize,
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    fn of(report: crate::ingest::Report, started: std::time::Instant) -> Outcome {
+        Outcome { report, elapsed: started.elapsed(), ..Default::default() }
+    }
 }
 
 /// A pause at a named point, for tests that force an interleaving of two
@@ -144,9 +164,6 @@ pub fn test_pause(point: &str) {
     }
 }
 
-/// The status a `not_ready` error carries, read back by `js_error`.
-const NOT_READY: napi::Status = napi::Status::Cancelled;
-
 /// The default tokenizer, built once (workspaces without BM25 use it for
 /// the line ranges of vector hits).
 fn default_tokenizer() -> Arc<Tokenizer> {
@@ -154,21 +171,16 @@ fn default_tokenizer() -> Arc<Tokenizer> {
     DEFAULT.get_or_init(|| Arc::new(Tokenizer::default())).clone()
 }
 
-/// Whether `e` is a call cut short by `destroy()` (see `Inner::not_ready`).
-pub fn is_not_ready(e: &Error) -> bool {
-    e.status == NOT_READY
-}
-
-/// Runs CPU work (or work that waits on a lock) off the JavaScript thread
-/// and the async runtime; a panic becomes an error.
+/// Runs CPU work (or work that waits on a lock) off the host's thread and
+/// the async runtime; a panic becomes an error.
 pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
-    napi::bindgen_prelude::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f)))
+    tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f)))
         .await
         .map_err(|e| Error::from_reason(format!("workspace-search internal error: {e}")))?
-        .map_err(panic_error)
+        .map_err(Error::from_panic)
 }
 
-impl Inner {
+impl Engine {
     /// Runs `f` with the index read-locked: here when the lock is free at
     /// once, else on a blocking thread, so that an async task never waits
     /// on a bulk write holding it (a tokio worker would wait with it).
@@ -194,25 +206,6 @@ impl Inner {
         let me = self.clone();
         blocking(move || f(&mut me.index.write())).await
     }
-}
-
-/// Gives the memory that a bulk build freed back to the system: mimalloc
-/// keeps freed pages for reuse by each thread that used them.
-fn release_memory() {
-    // SAFETY: mi_collect only returns this allocator's free pages.
-    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
-    // SAFETY: as above, on this thread.
-    unsafe { libmimalloc_sys::mi_collect(true) };
-}
-
-/// A caught panic as an error that says where it came from.
-pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
-    let msg = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
-    Error::from_reason(format!("workspace-search internal error: {msg}"))
 }
 
 impl VectorSide {
@@ -260,15 +253,9 @@ impl VectorSide {
     }
 }
 
-impl Inner {
-    pub fn check_ready(&self) -> crate::js::Checked<()> {
-        if self.destroyed.load(Ordering::SeqCst) {
-            return Err(crate::js::Fail::NotReady {
-                workspace_id: self.id.clone(),
-                status: self.status.lock().as_str().to_string(),
-            });
-        }
-        Ok(())
+impl Engine {
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::SeqCst)
     }
 
     /// The index's statistics, or the last known ones while a writer holds
@@ -325,14 +312,6 @@ impl Inner {
         self.shutdown.notify_waiters();
         // The history goes with the index (a read still running drops its answer).
         self.history.lock().current = None;
-        // A grep still running keeps its own reference until it is done;
-        // with `persist`, destroy() saves the index first, then drops it.
-        if self.persist.as_ref().and_then(|p| p.dir.as_ref()).is_none() {
-            if let Some(mut g) = self.grep.try_lock() {
-                *g = None;
-            }
-        }
-        *self.grep_stats.lock() = None;
     }
 
     /// Resolves once the workspace is destroyed.
@@ -349,7 +328,7 @@ impl Inner {
     /// The error of a call cut short by `destroy()`; the binding turns it
     /// into a `WorkspaceNotReadyError` (`is_not_ready`).
     pub fn not_ready(&self) -> Error {
-        Error::new(NOT_READY, self.id.clone())
+        Error::not_ready(&self.id)
     }
 
     /// Waits for `ticket`'s turn in the write order. After `destroy()` none
@@ -365,13 +344,7 @@ impl Inner {
 
     fn emit(&self, phase: &str, done: usize, total: usize, path: Option<&str>) {
         if let Some(p) = &self.progress {
-            let ev = ProgressEvent {
-                phase: phase.into(),
-                done: done.min(total) as u32,
-                total: total as u32,
-                path: path.map(str::to_string),
-            };
-            p.call(ev, ThreadsafeFunctionCallMode::NonBlocking);
+            p.emit(Progress { phase, done: done.min(total), total, path });
         }
     }
 
@@ -386,8 +359,7 @@ impl Inner {
     /// The last event of a phase, delivered before the caller's promise settles.
     async fn emit_final(&self, phase: &str, total: usize) {
         if let Some(p) = &self.progress {
-            let ev = ProgressEvent { phase: phase.into(), done: total as u32, total: total as u32, path: None };
-            let _ = p.call_async(ev).await;
+            p.finish(Progress { phase, done: total, total, path: None }).await;
         }
     }
 }

@@ -15,7 +15,7 @@
 //! and the tree is then reconciled every `DEGRADED_RESCAN`.
 //! `destroy()` drops the watcher, which stops its thread.
 
-use super::Inner;
+use crate::inner::Inner;
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use std::path::{Path, PathBuf};
@@ -170,7 +170,7 @@ fn handler(
 impl Inner {
     /// Watches `paths` (starting the watcher, or replacing one that watches
     /// other paths); a failure to watch is a warning.
-    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
+    pub fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
         let mut slot = self.watcher.lock();
         if slot.as_ref().is_some_and(|w| w.paths == paths) || self.destroyed.load(Ordering::SeqCst) {
             return;
@@ -283,44 +283,20 @@ impl Inner {
         state.settle_live();
     }
 
-    /// One burst applied in the write order: the paths it names, or the tree.
-    async fn apply_burst(self: Arc<Self>, mut burst: Burst) {
-        if self.destroyed.load(Ordering::SeqCst) {
+    /// One burst applied by core in the write order; counted here.
+    async fn apply_burst(self: Arc<Self>, burst: Burst) {
+        let rescan = burst.rescan;
+        let me = self.clone();
+        let paths = move || me.watcher.lock().as_ref().map(|w| w.paths.clone());
+        if !self.engine.clone().apply_burst(paths, burst).await {
             return;
         }
-        let ticket = self.gate.ticket();
-        if self.turn(&ticket).await.is_err() {
-            return; // destroyed meanwhile
-        }
-        let Some(paths) = self.watcher.lock().as_ref().map(|w| w.paths.clone()) else { return };
-        let rescan = burst.rescan;
-        let changed = burst.take_paths();
-        let updated = {
-            let me = self.clone();
-            let ticket = &ticket;
-            let work = async move {
-                if rescan {
-                    me.clone().reconcile_watched(ticket, me.walk(paths).await?).await
-                } else {
-                    me.clone().update_within(ticket, paths, changed).await
-                }
-            };
-            let stop = self.until_destroyed();
-            futures::pin_mut!(work, stop);
-            // `stop` polled first, as in `promise::raced`.
-            matches!(futures::future::select(stop, work).await, futures::future::Either::Right((Ok(_), _)))
-        };
-        drop(ticket);
-        if updated {
-            let mut state = self.watch_state.lock();
-            if rescan {
-                state.rescans += 1;
-                state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
-            } else {
-                state.updates += 1;
-            }
-            drop(state);
-            self.save_soon_if_changed();
+        let mut state = self.watch_state.lock();
+        if rescan {
+            state.rescans += 1;
+            state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
+        } else {
+            state.updates += 1;
         }
     }
 

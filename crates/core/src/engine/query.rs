@@ -1,19 +1,40 @@
 //! Searches: bm25 mode ranked in core, vector mode through the user's
 //! embedder and store, hybrid mode merged in core.
 
-use super::{default_tokenizer, Inner, Keyword, VectorSide};
-use crate::options::SearchOptions;
-use crate::types::SearchResults;
-use napi::bindgen_prelude::*;
+use super::error::Result;
+use super::host::RerankCall;
+use super::{default_tokenizer, Engine, Keyword, VectorSide};
+use crate::index::Bm25Index;
+use crate::search::group;
+use crate::search::history::keyword_ranked;
+use crate::search::hybrid;
+use crate::search::keyword::{path_prefix, read_texts, texts_unread};
+use crate::search::mode::hybrid_depth;
+use crate::search::{KeywordQuery, Mode, SearchHit};
+use crate::vectors::filter::Filter;
 use std::sync::Arc;
-use workspace_search_core::index::Bm25Index;
-use workspace_search_core::search::group;
-use workspace_search_core::search::history::keyword_ranked;
-use workspace_search_core::search::hybrid;
-use workspace_search_core::search::keyword::{path_prefix, read_texts, texts_unread};
-use workspace_search_core::search::mode::hybrid_depth;
-use workspace_search_core::search::{KeywordQuery, Mode, SearchHit};
-use workspace_search_core::vectors::filter::Filter;
+
+/// A search as the caller asked for it (checked by the host).
+#[derive(Clone)]
+pub struct SearchOptions {
+    pub top_k: usize,
+    pub mode: Option<Mode>,
+    pub min_score: Option<f64>,
+    pub vector_weight: f64,
+    pub fusion: crate::search::mode::Fusion,
+    pub filter: Option<Filter>,
+    /// The filter as given, for a store of the user's.
+    pub filter_json: Option<serde_json::Value>,
+    /// `pathPrefix`: only documents under this path (every mode).
+    pub path_prefix: Option<String>,
+    /// `group: 'file'`: one result per file (`search::group`).
+    pub group_by_file: bool,
+    /// The file kinds' weights for this query (set by `Engine::prepare`
+    /// from the `fileKinds` option and the query's wording).
+    pub kind_weights: Option<crate::index::kind::KindWeights>,
+    /// The workspace's git history, as of this search (`gitHistory`).
+    pub history: Option<std::sync::Arc<crate::search::history::FileHistory>>,
+}
 
 /// Ids in one `$in` filter at most (LibSQL binds one variable per id).
 const MAX_SCOPED_IDS: usize = 1000;
@@ -46,11 +67,11 @@ pub async fn texts_read(hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
     super::blocking(move || read_texts(hits)).await
 }
 
-impl Inner {
+impl Engine {
     pub async fn query_tokens(&self, query: &str) -> Result<Vec<String>> {
         match &self.keyword {
             Some(Keyword { js: Some(f), .. }) => {
-                Ok(f.call_async_catch(vec![query.to_string()]).await?.pop().unwrap_or_default())
+                Ok(f.tokenize(vec![query.to_string()]).await?.pop().unwrap_or_default())
             }
             Some(Keyword { tokenizer, js: None }) => Ok(tokenizer.tokenize(query)),
             // Line ranges of vector hits use the default tokenizer, as Mastra.
@@ -60,7 +81,7 @@ impl Inner {
 
     /// The tokenizer of line ranges and highlights: the workspace's own, or
     /// the default one (no BM25, or a JavaScript tokenizer).
-    pub fn line_tokenizer(&self) -> std::sync::Arc<workspace_search_core::analysis::tokenizer::Tokenizer> {
+    pub fn line_tokenizer(&self) -> std::sync::Arc<crate::analysis::tokenizer::Tokenizer> {
         match &self.keyword {
             Some(Keyword { tokenizer, .. }) => tokenizer.clone(),
             None => default_tokenizer(),
@@ -68,9 +89,9 @@ impl Inner {
     }
 
     /// bm25-mode results (query without tokens: none).
-    pub fn bm25_results(index: &Bm25Index, tokens: &[String], opts: &SearchOptions) -> SearchResults {
+    pub fn bm25_results(index: &Bm25Index, tokens: &[String], opts: &SearchOptions) -> Vec<SearchHit> {
         if tokens.is_empty() {
-            return SearchResults(Vec::new());
+            return Vec::new();
         }
         let search = |top_k| {
             let q = KeywordQuery {
@@ -84,9 +105,9 @@ impl Inner {
             keyword_ranked(index, &q, opts.history.as_deref())
         };
         if opts.group_by_file {
-            return SearchResults(group::grouped(opts.top_k, search));
+            return group::grouped(opts.top_k, search);
         }
-        SearchResults(search(opts.top_k))
+        search(opts.top_k)
     }
 
     /// bm25-mode hits, ranked in Rust (off this task when a write holds the index).
@@ -155,10 +176,10 @@ impl Inner {
 
     /// bm25-mode results off the JavaScript thread (a JavaScript tokenizer,
     /// the index held by a writer, or a reranker to call), texts read.
-    pub async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<SearchResults> {
+    pub async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let tokens = self.query_tokens(query).await?;
-        let SearchResults(hits) = self.read_index(move |index| Inner::bm25_results(index, &tokens, &opts)).await?;
-        Ok(SearchResults(texts_read(hits).await?))
+        let hits = self.read_index(move |index| Engine::bm25_results(index, &tokens, &opts)).await?;
+        texts_read(hits).await
     }
 
     /// Search with the user's reranker: the first stage asked for at least
@@ -168,18 +189,18 @@ impl Inner {
         query: String,
         mode: Mode,
         mut opts: SearchOptions,
-    ) -> Result<SearchResults> {
-        let reranker = self.reranker.as_ref().expect("checked");
+    ) -> Result<Vec<SearchHit>> {
+        let reranker = self.reranker.clone().expect("checked");
         let top_k = opts.top_k;
-        opts.top_k = top_k.max(reranker.depth);
-        let SearchResults(hits) = if mode == Mode::Bm25 {
+        opts.top_k = top_k.max(reranker.depth());
+        let hits = if mode == Mode::Bm25 {
             self.search_bm25(&query, opts).await?
         } else {
             self.clone().search_vectors(query.clone(), mode, opts).await?
         };
-        let mut hits = reranker.rerank(&query, hits).await;
+        let mut hits = rerank(reranker.as_ref(), self.rerank_timeout, &query, hits).await;
         hits.truncate(top_k);
-        Ok(SearchResults(hits))
+        Ok(hits)
     }
 
     /// Search in vector or hybrid mode.
@@ -188,7 +209,7 @@ impl Inner {
         query: String,
         mode: Mode,
         opts: SearchOptions,
-    ) -> Result<SearchResults> {
+    ) -> Result<Vec<SearchHit>> {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
         // File-level results fold chunks: ask for more of them (once: the
@@ -205,8 +226,34 @@ impl Inner {
         };
         let results = texts_read(results).await?;
         if opts.group_by_file {
-            return Ok(SearchResults(group::by_file(results, opts.top_k)));
+            return Ok(group::by_file(results, opts.top_k));
         }
-        Ok(SearchResults(results))
+        Ok(results)
     }
+}
+
+/// `hits` reranked (the first `depth` of them), or as they were with the
+/// reason on each when the reranker fails, answers late or answers wrong.
+async fn rerank(
+    reranker: &dyn RerankCall,
+    timeout: std::time::Duration,
+    query: &str,
+    hits: Vec<SearchHit>,
+) -> Vec<SearchHit> {
+    let candidates = crate::search::rerank::candidates(&hits, reranker.depth());
+    if candidates.is_empty() {
+        return hits;
+    }
+    let n = candidates.len();
+    let ms = timeout.as_millis();
+    let why = match tokio::time::timeout(timeout, reranker.scores(query, candidates)).await {
+        Err(_) => format!("the reranker did not answer within {ms} ms"),
+        Ok(Err(e)) => format!("the reranker failed: {}", if e.reason.is_empty() { "no message" } else { &e.reason }),
+        Ok(Ok(Err(e))) => format!("the reranker did not answer an array of numbers ({e})"),
+        Ok(Ok(Ok(scores))) => match crate::search::rerank::check(Some(scores), n) {
+            Ok(scores) => return crate::search::rerank::blend(hits, &scores),
+            Err(why) => why,
+        },
+    };
+    crate::search::rerank::failed(hits, &why)
 }

@@ -2,18 +2,18 @@
 //! (tokenizes, embeds) before its turn, then writes the vector store and
 //! the BM25 index in call order; a failed write changes neither.
 
-use super::{blocking, release_memory, Inner, Keyword, TokenizerFn, VectorSide};
-use crate::types::{to_report, IndexReport};
-use napi::bindgen_prelude::*;
+use super::error::{Error, Result};
+use super::host::TokenizeCall;
+use super::{blocking, Engine, Keyword, Outcome, VectorSide};
+use crate::index::gate::Ticket;
+use crate::index::{Analyzed, NewDocument};
+use crate::ingest::{Failed, Report};
+use crate::text::arena::share;
+use crate::text::SharedText;
+use crate::vectors::plan;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::index::gate::Ticket;
-use workspace_search_core::index::{Analyzed, NewDocument};
-use workspace_search_core::ingest::{Failed, Report};
-use workspace_search_core::text::arena::share;
-use workspace_search_core::text::SharedText;
-use workspace_search_core::vectors::plan;
 
 /// One document to write, checked.
 pub struct DocArgs {
@@ -25,18 +25,18 @@ pub struct DocArgs {
 
 /// What `indexMany` resolves or rejects with.
 pub struct ManyOutcome {
-    pub report: IndexReport,
+    pub report: Outcome,
     pub error: Option<Error>,
 }
 
 /// Tokenizes a text with the user's JavaScript tokenizer: the whole text
 /// and each of its lines.
-pub(super) async fn analyze_js(f: &TokenizerFn, text: &str) -> Result<Analyzed> {
+pub(super) async fn analyze_js(f: &dyn TokenizeCall, text: &str) -> Result<Analyzed> {
     let mut texts = vec![text.to_string()];
     if text.contains('\n') {
         texts.extend(text.split('\n').map(str::to_string));
     }
-    let mut out = f.call_async_catch(texts).await?;
+    let mut out = f.tokenize(texts).await?;
     if out.len() == 1 {
         let whole = out.pop().unwrap_or_default();
         return Ok(Analyzed::from_whole_and_lines(&whole, std::slice::from_ref(&whole)));
@@ -60,7 +60,7 @@ fn shared_document(d: DocArgs, content: SharedText, analyzed: Analyzed) -> NewDo
     }
 }
 
-impl Inner {
+impl Engine {
     /// BM25 analysis of documents (empty without BM25).
     async fn analyze_docs(&self, docs: Vec<DocArgs>) -> Result<Vec<NewDocument>> {
         match &self.keyword {
@@ -68,7 +68,7 @@ impl Inner {
             Some(Keyword { js: Some(f), .. }) => {
                 let mut out = Vec::with_capacity(docs.len());
                 for d in docs {
-                    let a = analyze_js(f, &d.content).await?;
+                    let a = analyze_js(f.as_ref(), &d.content).await?;
                     out.push(new_document(d, a));
                 }
                 Ok(out)
@@ -82,8 +82,7 @@ impl Inner {
                 }
                 blocking(move || {
                     let mut docs = docs;
-                    let analyzed =
-                        workspace_search_core::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
+                    let analyzed = crate::analysis::analyze_all(&tokenizer, &docs, |d| d.content.as_str());
                     use rayon::prelude::*;
                     // In parallel, each checked for ASCII on the way; many
                     // are copied back to back (see core's text::arena).
@@ -135,7 +134,7 @@ impl Inner {
                 let (doc, seq) = (docs.into_iter().next().expect("one"), ticket.seq());
                 self.write_index(move |index| index.upsert(doc, seq)).await?;
                 self.save_soon();
-                return Ok(ManyOutcome { report: to_report(report, started), error: None });
+                return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
             }
             let large = docs.len() >= 10_000;
             let (me, seq) = (self.clone(), ticket.seq());
@@ -144,12 +143,12 @@ impl Inner {
                 me.remember_stats();
                 me.index.write().add_bulk(docs, seq, &mut |_| {});
                 if large {
-                    release_memory();
+                    (me.release_memory)();
                 }
             })
             .await?;
             self.save_soon();
-            return Ok(ManyOutcome { report: to_report(report, started), error: None });
+            return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
         };
         // Documents the store already holds as they are are not embedded again.
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
@@ -159,7 +158,7 @@ impl Inner {
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
         let lost_per_doc = Self::embed_many(v, &lost, label, &mut first_error).await;
-        let embedded = (docs.len() + lost.len()) as u32;
+        let embedded = docs.len() + lost.len();
         let mut report = self.write_units(v, &ticket, docs, per_doc, &mut first_error).await;
         let more = self.write_units(v, &ticket, lost, lost_per_doc, &mut first_error).await;
         report.indexed += more.indexed;
@@ -176,7 +175,7 @@ impl Inner {
             .await?;
         }
         self.save_soon();
-        let mut report = to_report(report, started);
+        let mut report = Outcome::of(report, started);
         report.embedded = embedded;
         Ok(ManyOutcome { report, error: first_error })
     }

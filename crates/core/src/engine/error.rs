@@ -1,0 +1,96 @@
+//! What a flow of the engine fails with: a message of its own, a call cut
+//! short by `destroy()`, or a failure of the host's code (the user's
+//! embedder, store, tokenizer) carried as the host gave it, so that the
+//! binding hands back to the caller exactly what was thrown.
+
+use std::any::Any;
+
+/// A failed flow. `reason` is the message reports and warnings quote.
+pub struct Error {
+    pub reason: String,
+    kind: Kind,
+}
+
+enum Kind {
+    Message,
+    /// Cut short by `destroy()`: the workspace's id is the reason.
+    NotReady,
+    /// The host's own error value, handed back untouched (`into_host`).
+    Host(Box<dyn Any + Send + Sync>),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn from_reason(reason: impl Into<String>) -> Error {
+        Error { reason: reason.into(), kind: Kind::Message }
+    }
+
+    /// A failure of the host's code: `value` is what the binding gets back.
+    pub fn host(reason: impl Into<String>, value: impl Any + Send + Sync) -> Error {
+        Error { reason: reason.into(), kind: Kind::Host(Box::new(value)) }
+    }
+
+    pub fn not_ready(workspace_id: &str) -> Error {
+        Error { reason: workspace_id.to_string(), kind: Kind::NotReady }
+    }
+
+    pub fn is_not_ready(&self) -> bool {
+        matches!(self.kind, Kind::NotReady)
+    }
+
+    /// The host's value of type `T`, when this error carries one; else the error.
+    pub fn into_host<T: Any>(self) -> std::result::Result<T, Error> {
+        match self.kind {
+            Kind::Host(value) => match value.downcast::<T>() {
+                Ok(v) => Ok(*v),
+                Err(value) => Err(Error { reason: self.reason, kind: Kind::Host(value) }),
+            },
+            kind => Err(Error { reason: self.reason, kind }),
+        }
+    }
+
+    /// A caught panic, as an error that says where it came from.
+    pub fn from_panic(panic: Box<dyn Any + Send>) -> Error {
+        let msg = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Error::from_reason(format!("workspace-search internal error: {msg}"))
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            Kind::Message => "message",
+            Kind::NotReady => "not ready",
+            Kind::Host(_) => "host",
+        };
+        write!(f, "Error({kind}: {})", self.reason)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_value_comes_back_as_it_was_given() {
+        let e = Error::host("quota", String::from("the value"));
+        assert_eq!(e.reason, "quota");
+        assert_eq!(e.into_host::<String>().unwrap(), "the value");
+        let e = Error::host("x", 7u32);
+        let e = e.into_host::<String>().unwrap_err();
+        assert_eq!(e.into_host::<u32>().unwrap(), 7);
+        assert!(Error::not_ready("ws-1").is_not_ready());
+        assert!(Error::from_reason("m").into_host::<String>().is_err());
+    }
+}

@@ -1,0 +1,62 @@
+//! What the engine calls out to: the host's code (for the Node.js binding,
+//! the user's JavaScript). The binding implements each trait over its
+//! callbacks; core drives every flow and decides what to do with each
+//! answer. A failure comes back as `Error::host`, carrying the host's value.
+
+use super::error::Result;
+use crate::search::rerank::Candidate;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A future the host answers with, on any thread.
+pub type HostFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// The user's embedder: one call embeds one group of texts (at most
+/// `group_size()`), answering one vector per text. The engine checks the
+/// count and the numbers, bounds the calls in flight and times them out.
+pub trait EmbedCall: Send + Sync {
+    fn group_size(&self) -> usize;
+    /// `label` names the group in errors the host writes itself.
+    fn embed<'a>(&'a self, texts: Vec<String>, label: &'a str) -> HostFuture<'a, Vec<Vec<f32>>>;
+}
+
+/// A vector store with Mastra's `MastraVector` methods, called by name with
+/// Mastra's argument object (`{ indexName, vectors, metadata, ids }`, ...).
+/// Answers `None` when the store has no such method.
+pub trait StoreCall: Send + Sync {
+    fn call<'a>(&'a self, method: &'a str, args: Value) -> HostFuture<'a, Option<Value>>;
+}
+
+/// The user's tokenizer: many texts in one call, tokens per text.
+pub trait TokenizeCall: Send + Sync {
+    fn tokenize(&self, texts: Vec<String>) -> HostFuture<'_, Vec<Vec<String>>>;
+}
+
+/// The user's reranker: scores for the candidates core picked
+/// (`search::rerank`), in their order. `Ok(Err(why))`: it answered, but not
+/// an array of numbers.
+pub trait RerankCall: Send + Sync {
+    /// How many results it sees at most (`rerankDepth`).
+    fn depth(&self) -> usize;
+    fn scores<'a>(
+        &'a self,
+        query: &'a str,
+        candidates: Vec<Candidate>,
+    ) -> HostFuture<'a, std::result::Result<Vec<f64>, String>>;
+}
+
+/// A step of a long flow, as the user's `onProgress` sees it.
+pub struct Progress<'a> {
+    pub phase: &'a str,
+    pub done: usize,
+    pub total: usize,
+    pub path: Option<&'a str>,
+}
+
+/// Where progress goes: `emit` must not wait; `finish` resolves once the
+/// last event of a phase was delivered (before the caller's promise settles).
+pub trait ProgressSink: Send + Sync {
+    fn emit(&self, p: Progress<'_>);
+    fn finish(&self, p: Progress<'_>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+}

@@ -1,0 +1,228 @@
+//! The vector store behind a workspace: the embedded one (no boundary
+//! crossing) or a store with Mastra's `MastraVector` methods (the user's,
+//! through the host's `StoreCall`), called with Mastra's argument shapes.
+
+use super::error::{Error, Result};
+use super::host::StoreCall;
+use crate::persist::intent::{Held, IntentLog};
+use crate::search::hybrid::StoreHit;
+use crate::vectors::filter::{json_kind, Filter};
+use crate::vectors::plan::MAX_UPSERT;
+use crate::vectors::store::{Metric, VectorStore};
+use parking_lot::RwLock;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// A store of the user's, called by method name (as Mastra's
+/// `this.vectorStore.x(...)`, so that methods replaced later are the ones called).
+pub struct MastraStore {
+    caller: Arc<dyn StoreCall>,
+    /// With `persist`: what is about to reach the store, written down first
+    /// (`persist::intent`), set once this workspace writes the directory.
+    pub intent: std::sync::OnceLock<Arc<IntentLog>>,
+}
+
+pub enum Store {
+    Local(Arc<RwLock<VectorStore>>),
+    Mastra(MastraStore),
+}
+
+impl MastraStore {
+    pub fn new(caller: Arc<dyn StoreCall>) -> MastraStore {
+        MastraStore { caller, intent: Default::default() }
+    }
+
+    /// Calls `store[name](args)`; `None` when the store has no such method.
+    async fn call(&self, name: &str, args: Value) -> Result<Option<Value>> {
+        self.caller.call(name, args).await
+    }
+
+    /// Writes down ids about to be written or deleted; a log that cannot
+    /// be written fails the call before the store sees it.
+    /// The record is held until the call answers (`Held::answered`).
+    fn intend_ids(&self, ids: &[String]) -> Result<Option<Held>> {
+        match self.intent.get() {
+            Some(log) => log
+                .ids(ids)
+                .map(Some)
+                .map_err(|e| Error::from_reason(format!("persist: cannot record a vector write ({e})"))),
+            None => Ok(None),
+        }
+    }
+
+    /// A method every store has (`upsert`, `query`).
+    async fn call_required(&self, name: &str, args: Value) -> Result<Value> {
+        self.call(name, args).await?.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
+    }
+}
+
+fn local_err(e: impl std::fmt::Display) -> Error {
+    Error::from_reason(e.to_string())
+}
+
+impl Store {
+    pub fn is_local(&self) -> bool {
+        matches!(self, Store::Local(_))
+    }
+
+    pub async fn create_index(&self, index_name: &str, dimension: usize) -> Result<()> {
+        match self {
+            Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
+            Store::Mastra(js) => {
+                js.call("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
+            }
+        }
+    }
+
+    pub async fn upsert(
+        &self,
+        index_name: &str,
+        ids: Vec<String>,
+        vectors: Vec<Vec<f32>>,
+        metadata: Vec<Map<String, Value>>,
+    ) -> Result<()> {
+        match self {
+            Store::Local(s) => {
+                let mut store = s.write();
+                let ix = store.index_mut(index_name).map_err(local_err)?;
+                ix.upsert(index_name, ids, vectors, metadata.into_iter().map(Some).collect()).map_err(local_err)
+            }
+            Store::Mastra(js) => {
+                let held = js.intend_ids(&ids)?;
+                let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
+                let answer = js.call_required("upsert", args).await.map(drop);
+                if let Some(h) = held {
+                    h.answered();
+                }
+                answer
+            }
+        }
+    }
+
+    pub async fn query(
+        &self,
+        index_name: &str,
+        vector: Vec<f32>,
+        top_k: usize,
+        filter: Option<(&Filter, &Value)>,
+    ) -> Result<Vec<StoreHit>> {
+        match self {
+            Store::Local(s) => {
+                let store = s.read();
+                let ix = match store.index(index_name) {
+                    Ok(ix) => ix,
+                    Err(_) => return Ok(Vec::new()), // nothing indexed yet
+                };
+                let hits = ix.query(index_name, &vector, top_k, filter.map(|f| f.0), false).map_err(local_err)?;
+                Ok(hits.into_iter().map(|m| StoreHit { id: m.id, score: m.score, metadata: m.metadata }).collect())
+            }
+            Store::Mastra(js) => {
+                let mut args = json!({ "indexName": index_name, "queryVector": vector, "topK": top_k });
+                if let Some((_, raw)) = filter {
+                    args["filter"] = raw.clone();
+                }
+                parse_hits(js.call_required("query", args).await?)
+            }
+        }
+    }
+
+    /// Deletes vectors by id (missing ids are fine).
+    pub async fn delete_ids(&self, index_name: &str, ids: &[String]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Store::Local(s) => {
+                if let Ok(ix) = s.write().index_mut(index_name) {
+                    for id in ids {
+                        ix.remove(id);
+                    }
+                }
+                Ok(())
+            }
+            Store::Mastra(js) => {
+                let held = js.intend_ids(ids)?;
+                // An error is an answer too: only a call cut short stays held.
+                let answer = async {
+                    // One call per 100 ids where the store can; else one per id.
+                    for chunk in ids.chunks(MAX_UPSERT) {
+                        if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
+                            continue;
+                        }
+                        for id in chunk {
+                            js.call("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
+                        }
+                    }
+                    Ok(())
+                }
+                .await;
+                if let Some(h) = held {
+                    h.answered();
+                }
+                answer
+            }
+        }
+    }
+
+    /// `deleteVectors({ indexName, filter: { sourceFile } })`: the chunks of a file.
+    pub async fn delete_source(&self, index_name: &str, source_file: &str) -> Result<()> {
+        match self {
+            Store::Local(s) => {
+                let filter = Filter::parse(&json!({ "sourceFile": source_file })).expect("valid filter");
+                if let Ok(ix) = s.write().index_mut(index_name) {
+                    ix.remove_matching(&filter);
+                }
+                Ok(())
+            }
+            Store::Mastra(js) => {
+                let held = match js.intent.get() {
+                    Some(log) => Some(
+                        log.source(source_file)
+                            .map_err(|e| Error::from_reason(format!("persist: cannot record a vector delete ({e})")))?,
+                    ),
+                    None => None,
+                };
+                let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
+                let answer = js.call("deleteVectors", args).await.map(drop);
+                if let Some(h) = held {
+                    h.answered();
+                }
+                answer
+            }
+        }
+    }
+}
+
+/// `query` results: `Array<{ id, score, metadata? }>`.
+fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
+    let bad = |what: String| {
+        Error::from_reason(format!(
+            "vectorStore.query must resolve to Array<{{ id: string, score: number, metadata?: object }}>: {what}"
+        ))
+    };
+    let Value::Array(items) = v else { return Err(bad(format!("got {}", json_kind(&v)))) };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let Value::Object(mut o) = item else { return Err(bad(format!("item {i} is {}", json_kind(&item)))) };
+            let id = match o.remove("id") {
+                Some(Value::String(s)) => s,
+                Some(Value::Number(n)) => n.to_string(),
+                other => return Err(bad(format!("item {i} has id {}", other.as_ref().map_or("undefined", json_kind)))),
+            };
+            let score = match o.remove("score") {
+                Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+                other => {
+                    return Err(bad(format!("item {i} has score {}", other.as_ref().map_or("undefined", json_kind))))
+                }
+            };
+            let metadata = match o.remove("metadata") {
+                Some(Value::Object(m)) => Some(m),
+                None | Some(Value::Null) => None,
+                Some(other) => return Err(bad(format!("item {i} has metadata {}", json_kind(&other)))),
+            };
+            Ok(StoreHit { id, score, metadata })
+        })
+        .collect()
+}
