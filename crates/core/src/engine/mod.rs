@@ -14,6 +14,7 @@ mod persist;
 mod query;
 mod rebuild;
 mod store;
+mod vector_write;
 mod watch;
 mod write;
 
@@ -28,10 +29,9 @@ pub use write::{DocArgs, ManyOutcome};
 
 use crate::analysis::tokenizer::Tokenizer;
 use crate::index::gate::{Gate, Ticket};
-use crate::index::{Bm25Index, IndexStats, NewDocument};
+use crate::index::{Bm25Index, IndexStats};
 use crate::ingest::ChunkOptions;
 use crate::vectors::ledger::Ledger;
-use crate::vectors::metadata;
 use host::{Progress, ProgressSink, RerankCall, TokenizeCall};
 use parking_lot::{Mutex, RwLock};
 use std::panic::AssertUnwindSafe;
@@ -205,51 +205,6 @@ impl Engine {
         }
         let me = self.clone();
         blocking(move || f(&mut me.index.write())).await
-    }
-}
-
-impl VectorSide {
-    /// Writes one unit (at most `MAX_UPSERT` documents) to the store.
-    async fn upsert(&self, docs: &[&NewDocument], vectors: Vec<Vec<f32>>) -> Result<()> {
-        if !self.upserted.load(Ordering::SeqCst) {
-            if let Some(dim) = vectors.first().map(Vec::len) {
-                // Errors ignored, as Mastra: the index usually exists already.
-                let _ = self.store.create_index(&self.index_name, dim).await;
-            }
-        }
-        let ids = docs.iter().map(|d| d.id.clone()).collect();
-        let metadata = docs.iter().map(|d| metadata::encode(d)).collect();
-        self.store.upsert(&self.index_name, ids, vectors, metadata).await?;
-        self.upserted.store(true, Ordering::SeqCst);
-        let mut ledger = self.ledger.lock();
-        for d in docs {
-            ledger.note_text(&d.id, metadata::written_hash(d));
-        }
-        Ok(())
-    }
-
-    pub fn count(&self) -> usize {
-        self.ledger.lock().count()
-    }
-
-    /// Whether the store already holds this very document's vector (same
-    /// text, same metadata, written for its own id): no need to embed it.
-    pub fn holds(&self, doc: &NewDocument) -> bool {
-        self.ledger.lock().holds(&doc.id, &doc.id, metadata::written_hash(doc))
-    }
-
-    /// Removes what this workspace wrote for `source` (and, for a shared
-    /// store, its chunks by `sourceFile`: another writer's). The ledger
-    /// forgets the source only once the store has deleted it, so a failed
-    /// deletion leaves everything as it was.
-    async fn forget(&self, source: &str) -> Result<bool> {
-        let (ids, known) = self.ledger.lock().removal(source);
-        self.store.delete_ids(&self.index_name, &ids).await?;
-        self.ledger.lock().forget(source);
-        if self.shared {
-            let _ = self.store.delete_source(&self.index_name, source).await;
-        }
-        Ok(known)
     }
 }
 

@@ -5,6 +5,7 @@
 //! thread, streamed to a temporary file and renamed into place.
 
 use super::error::{Error, Result};
+use super::vector_write::OnGroupFailure;
 use super::Store;
 use super::{blocking, Engine, VectorSide};
 use crate::index::NewDocument;
@@ -255,21 +256,21 @@ impl Engine {
                         analyzed: Default::default(),
                     })
                     .collect();
-                let texts: Vec<String> = docs.iter().map(|d| d.content.to_string()).collect();
-                (docs, texts)
+                docs
             });
-            let Ok((docs, texts)) = found.await else { continue };
+            let Ok(docs) = found.await else { continue };
             if docs.is_empty() {
                 continue;
             }
-            let written = match v.embedder.embed_all(texts).await {
-                Ok(vectors) => v.upsert(&docs.iter().collect::<Vec<_>>(), vectors).await,
-                Err(e) => Err(e),
-            };
-            match written {
-                Ok(()) => v.ledger.lock().replace(source, docs.into_iter().map(|d| d.id).collect()),
-                Err(e) => {
-                    warnings.push(format!("persist: {source} could not be embedded again after a crash ({})", e.reason))
+            let mut embedded = v.embed(self, vec![docs.iter().collect()], OnGroupFailure::Fail, None).await;
+            v.write(&mut embedded).await;
+            match embedded.failed.remove(&0) {
+                None => {
+                    drop(embedded);
+                    v.ledger.lock().replace(source, docs.into_iter().map(|d| d.id).collect());
+                }
+                Some(why) => {
+                    warnings.push(format!("persist: {source} could not be embedded again after a crash ({why})"))
                 }
             }
         }

@@ -4,6 +4,7 @@
 //! meanwhile carried over. With `persist`, `incremental.rs` takes over.
 
 use super::error::{Error, Result};
+use super::vector_write::OnGroupFailure;
 use super::write::analyze_js;
 use super::Outcome;
 use super::{blocking, Engine, Keyword, VectorSide};
@@ -11,7 +12,7 @@ use crate::index::gate::Ticket;
 use crate::index::NewDocument;
 use crate::ingest::scan::{self, FoundFile, ScanOptions};
 use crate::ingest::{self, Failed, FileOutcome, Report};
-use crate::vectors::plan::{self, EmbedPlan};
+use crate::vectors::plan;
 use futures::stream::{self, StreamExt};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
@@ -162,12 +163,12 @@ impl Engine {
         Ok(outcomes)
     }
 
-    /// Embeds and writes the documents of every file as core plans it
-    /// (texts whose vector the store holds are not embedded again); a file
-    /// whose embedding or upsert fails has no vectors, and stays in the
-    /// keyword index, listed in `failed` (without BM25 it becomes `Failed`:
-    /// see `plan::settle`). Vectors of the `gone` sources are deleted.
-    /// Returns how many texts were embedded.
+    /// Embeds and writes the documents of every file (texts whose vector
+    /// the store holds are not embedded again); a file whose embedding or
+    /// upsert fails has no vectors, and stays in the keyword index, listed
+    /// in `failed` (without BM25 it becomes `Failed`: see `plan::settle`).
+    /// Vectors of the `gone` sources are deleted. Returns how many texts
+    /// were embedded.
     pub(super) async fn rebuild_vectors(
         &self,
         v: &VectorSide,
@@ -175,11 +176,17 @@ impl Engine {
         gone: Vec<String>,
         failed_files: &mut Vec<Failed>,
     ) -> usize {
-        let mut job = EmbedPlan::new(outcomes, &v.ledger.lock());
-        // The texts go to the embedder; the plan keeps the runs.
-        let texts = std::mem::take(&mut job.texts);
-        let embedded_texts = texts.len();
-        let (embedded, mut failed) = self.embed_files(v, texts, &job, outcomes).await;
+        let (files, sources) = {
+            let ledger = v.ledger.lock();
+            let to_embed = plan::texts_to_embed(outcomes, &ledger);
+            let files: Vec<usize> = to_embed.iter().map(|(f, _)| *f).collect();
+            let sources: Vec<Vec<&NewDocument>> = to_embed
+                .iter()
+                .map(|(f, members)| members.iter().map(|&j| &plan::docs_of(&outcomes[*f])[j]).collect())
+                .collect();
+            (files, sources)
+        };
+        let mut embedded = v.embed(self, sources, OnGroupFailure::Retry, None).await;
         for source in gone {
             let _ = v.forget(&source).await;
         }
@@ -192,61 +199,15 @@ impl Engine {
                 }
             })
             .await;
-        for unit in job.upsert_units(&failed) {
-            let docs: Vec<&NewDocument> = unit.iter().map(|&(f, j, _)| &plan::docs_of(&outcomes[f])[j]).collect();
-            let vectors: Vec<Vec<f32>> = unit.iter().map(|&(_, _, t)| embedded[t].clone().expect("embedded")).collect();
-            if let Err(e) = v.upsert(&docs, vectors).await {
-                for &(f, _, _) in &unit {
-                    failed.entry(f).or_insert_with(|| e.reason.clone());
-                }
-            }
-        }
+        v.write(&mut embedded).await;
+        let texts = embedded.texts();
+        let failed: FileErrors = embedded.failed.drain().map(|(source, why)| (files[source], why)).collect();
+        drop(embedded);
         let settled = plan::settle(outcomes, &failed, &mut v.ledger.lock(), self.keyword.is_some());
         failed_files.extend(settled.vectors_failed);
         for ids in settled.partial {
             let _ = v.store.delete_ids(&v.index_name, &ids).await;
         }
-        embedded_texts
-    }
-
-    /// Embeds every text of the plan; a failed group is retried file by
-    /// file, so that only the files at fault fail. Returns the vectors (by
-    /// text) and the failed files.
-    async fn embed_files(
-        &self,
-        v: &VectorSide,
-        texts: Vec<String>,
-        job: &EmbedPlan,
-        outcomes: &[FileOutcome],
-    ) -> (Vec<Option<Vec<f32>>>, FileErrors) {
-        let total = texts.len();
-        let size = v.embedder.group_size().max(1);
-        let groups = v.embedder.embed_groups(texts).await;
-        let mut done = 0;
-        for _ in &groups {
-            done = (done + size).min(total);
-            self.emit("embed", done, total, None);
-        }
-        let mut embedded: Vec<Option<Vec<f32>>> =
-            plan::spread(groups.into_iter().map(|g| g.map_err(drop)), size, total)
-                .into_iter()
-                .map(std::result::Result::ok)
-                .collect();
-        let mut failed = FileErrors::default();
-        for run in job.files_to_retry(&embedded) {
-            let docs = plan::docs_of(&outcomes[run.file]);
-            let texts: Vec<String> = run.members.iter().map(|&j| docs[j].content.to_string()).collect();
-            match v.embedder.embed_all(texts).await {
-                Ok(vs) => {
-                    for (slot, vec) in embedded[run.docs.clone()].iter_mut().zip(vs) {
-                        *slot = Some(vec);
-                    }
-                }
-                Err(e) => {
-                    failed.insert(run.file, e.reason);
-                }
-            }
-        }
-        (embedded, failed)
+        texts
     }
 }

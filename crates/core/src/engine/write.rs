@@ -4,13 +4,13 @@
 
 use super::error::{Error, Result};
 use super::host::TokenizeCall;
-use super::{blocking, Engine, Keyword, Outcome, VectorSide};
+use super::vector_write::OnGroupFailure;
+use super::{blocking, Engine, Keyword, Outcome};
 use crate::index::gate::Ticket;
 use crate::index::{Analyzed, NewDocument};
 use crate::ingest::{Failed, Report};
 use crate::text::arena::share;
 use crate::text::SharedText;
-use crate::vectors::plan;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
@@ -152,111 +152,51 @@ impl Engine {
         };
         // Documents the store already holds as they are are not embedded again.
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
-        let mut first_error: Option<Error> = None;
-        let per_doc = Self::embed_many(v, &docs, label, &mut first_error).await;
+        let mut fresh = v.embed(&self, one_each(&docs), OnGroupFailure::Fail, label).await;
         self.turn(&ticket).await?;
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
-        let lost_per_doc = Self::embed_many(v, &lost, label, &mut first_error).await;
-        let embedded = docs.len() + lost.len();
-        let mut report = self.write_units(v, &ticket, docs, per_doc, &mut first_error).await;
-        let more = self.write_units(v, &ticket, lost, lost_per_doc, &mut first_error).await;
-        report.indexed += more.indexed;
-        report.failed.extend(more.failed);
-        report.indexed += held.len();
-        if self.keyword.is_some() {
-            let seq = ticket.seq();
-            self.write_index(move |index| {
+        let mut again = v.embed(&self, one_each(&lost), OnGroupFailure::Fail, label).await;
+        let embedded = fresh.texts() + again.texts();
+        v.write(&mut fresh).await;
+        v.write(&mut again).await;
+        let (fresh_failed, again_failed) = (std::mem::take(&mut fresh.failed), std::mem::take(&mut again.failed));
+        let mut first_error = fresh.first_error.take().or_else(|| again.first_error.take());
+        drop((fresh, again));
+        let mut report = Report::default();
+        let mut written = held;
+        for (docs, failed) in [(docs, fresh_failed), (lost, again_failed)] {
+            for (i, d) in docs.into_iter().enumerate() {
+                match failed.get(&i) {
+                    Some(msg) => report.failed.push(Failed { path: d.id, error: msg.clone() }),
+                    None => written.push(d),
+                }
+            }
+        }
+        report.indexed = written.len();
+        let (seq, keyword, me) = (ticket.seq(), self.keyword.is_some(), self.clone());
+        // Lock order (docs/architecture.md): the index, then the ledger.
+        let stored = self
+            .write_index(move |index| {
+                let ledger = &me.vectors.as_ref().expect("a vector side").ledger;
                 let mut writer = index.writer();
-                for d in held {
-                    writer.upsert(d, seq);
+                let mut ledger = ledger.lock();
+                for d in written {
+                    ledger.record(&d.id, [d.id.clone()]);
+                    if keyword {
+                        writer.upsert(d, seq);
+                    }
                 }
             })
-            .await?;
+            .await;
+        if let Err(e) = stored {
+            report.indexed = 0;
+            first_error.get_or_insert(e);
         }
         self.save_soon();
         let mut report = Outcome::of(report, started);
         report.embedded = embedded;
         Ok(ManyOutcome { report, error: first_error })
-    }
-
-    /// Embeds `docs` in groups: a vector or the group's message per
-    /// document; the first failure is kept to reject with, as the object it was.
-    async fn embed_many(
-        v: &VectorSide,
-        docs: &[NewDocument],
-        label: Option<&str>,
-        first_error: &mut Option<Error>,
-    ) -> Vec<std::result::Result<Vec<f32>, String>> {
-        if docs.is_empty() {
-            return Vec::new();
-        }
-        let texts: Vec<String> = docs.iter().map(|d| d.content.to_string()).collect();
-        let groups = match label {
-            Some(label) if texts.len() == 1 => vec![v.embedder.embed_group(texts, label).await],
-            _ => v.embedder.embed_groups(texts).await,
-        };
-        let messages = groups.into_iter().map(|g| {
-            g.map_err(|e| {
-                let msg = e.reason.clone();
-                first_error.get_or_insert(e);
-                msg
-            })
-        });
-        plan::spread(messages.collect::<Vec<_>>(), v.embedder.group_size(), docs.len())
-    }
-
-    /// Writes `indexMany`'s units (core's `many_units`) in order; the
-    /// documents of failed embedding groups, and of units the store
-    /// refused, are reported failed and keep their previous version.
-    async fn write_units(
-        self: &Arc<Self>,
-        v: &VectorSide,
-        ticket: &Ticket,
-        docs: Vec<NewDocument>,
-        per_doc: Vec<std::result::Result<Vec<f32>, String>>,
-        first_error: &mut Option<Error>,
-    ) -> Report {
-        let mut report = Report::default();
-        let plan = plan::many_units(per_doc);
-        let mut docs: Vec<Option<NewDocument>> = docs.into_iter().map(Some).collect();
-        let mut take = |i: usize| docs[i].take().expect("each document in one place");
-        for (i, msg) in plan.failed {
-            report.failed.push(Failed { path: take(i).id, error: msg });
-        }
-        for unit in plan.units {
-            let (unit, vectors): (Vec<NewDocument>, Vec<Vec<f32>>) =
-                unit.into_iter().map(|(i, vec)| (take(i), vec)).unzip();
-            let refs: Vec<&NewDocument> = unit.iter().collect();
-            if let Err(e) = v.upsert(&refs, vectors).await {
-                let msg = e.reason.clone();
-                first_error.get_or_insert(e);
-                report.failed.extend(unit.into_iter().map(|d| Failed { path: d.id, error: msg.clone() }));
-                continue;
-            }
-            let (count, seq, keyword, me) = (unit.len(), ticket.seq(), self.keyword.is_some(), self.clone());
-            // Lock order (docs/architecture.md): the index, then the ledger.
-            let written = self
-                .write_index(move |index| {
-                    let ledger = &me.vectors.as_ref().expect("a vector side").ledger;
-                    let mut writer = index.writer();
-                    let mut ledger = ledger.lock();
-                    for d in unit {
-                        ledger.record(&d.id, [d.id.clone()]);
-                        if keyword {
-                            writer.upsert(d, seq);
-                        }
-                    }
-                })
-                .await;
-            match written {
-                Ok(()) => report.indexed += count,
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        report
     }
 
     /// Removes a document (and a file's chunks) from both indexes: the
@@ -320,4 +260,9 @@ impl Engine {
         self.save_soon();
         Ok(())
     }
+}
+
+/// Each document a source of its own (`indexMany` writes documents one by one).
+fn one_each(docs: &[NewDocument]) -> Vec<Vec<&NewDocument>> {
+    docs.iter().map(|d| vec![d]).collect()
 }

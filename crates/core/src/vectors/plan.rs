@@ -1,40 +1,18 @@
-//! What to write to and delete from a vector store, decided here and
-//! carried out by the binding (which owns the awaits): which texts a
-//! rebuild embeds, which files to retry after a failed group, which stale
-//! vectors to delete, how writes are grouped, which files fail, and what
-//! the ledger records. Vector writes are all or nothing per file (rebuilds)
-//! and per unit (`indexMany`); a rebuild's file whose vectors fail stays in
-//! the keyword index (see `settle`).
+//! What to write to and delete from a vector store (carried out by the
+//! engine's one vector-write pipeline, `engine::vector_write`): which texts
+//! a rebuild embeds, which stale vectors to delete, how writes are grouped,
+//! which files fail, and what the ledger records. Vector writes are all or
+//! nothing per source (a file, or one document); a rebuild's file whose
+//! vectors fail stays in the keyword index (see `settle`).
 
 use super::ledger::Ledger;
 use crate::index::NewDocument;
 use crate::ingest::{Failed, FileOutcome};
 use crate::vectors::metadata::written_hash;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::ops::Range;
 
 /// At most this many vectors per `upsert` call, as Mastra.
 pub const MAX_UPSERT: usize = 100;
-
-/// One file's documents among the texts a rebuild embeds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRun {
-    /// The file's position in the rebuild's outcomes.
-    pub file: usize,
-    /// Its texts' positions among the plan's texts.
-    pub docs: Range<usize>,
-    /// For each of those texts, the document of the file it is (documents
-    /// whose vector the store already holds are left out).
-    pub members: Vec<usize>,
-}
-
-/// The texts a rebuild embeds: the documents of every file, in order,
-/// but those whose vector the store already holds for the same text.
-#[derive(Debug, Default)]
-pub struct EmbedPlan {
-    pub texts: Vec<String>,
-    pub runs: Vec<FileRun>,
-}
 
 /// The documents of a file outcome (none for a skipped or failed file).
 pub fn docs_of(o: &FileOutcome) -> &[NewDocument] {
@@ -44,46 +22,21 @@ pub fn docs_of(o: &FileOutcome) -> &[NewDocument] {
     }
 }
 
-impl EmbedPlan {
-    /// `ledger` tells which vectors the store holds, of which text.
-    pub fn new(outcomes: &[FileOutcome], ledger: &Ledger) -> Self {
-        let mut plan = EmbedPlan::default();
-        for (file, o) in outcomes.iter().enumerate() {
-            if let FileOutcome::Documents { id, docs, .. } = o {
-                let start = plan.texts.len();
-                let mut members = Vec::new();
-                for (j, d) in docs.iter().enumerate() {
-                    if !ledger.holds(id, &d.id, written_hash(d)) {
-                        plan.texts.push(d.content.to_string());
-                        members.push(j);
-                    }
-                }
-                if !members.is_empty() {
-                    plan.runs.push(FileRun { file, docs: start..plan.texts.len(), members });
-                }
+/// The documents a rebuild embeds, by file: `(file, documents of it)` for
+/// every file with a document whose vector the store does not hold for
+/// the same text (`ledger` tells which it holds).
+pub fn texts_to_embed(outcomes: &[FileOutcome], ledger: &Ledger) -> Vec<(usize, Vec<usize>)> {
+    let mut out = Vec::new();
+    for (file, o) in outcomes.iter().enumerate() {
+        if let FileOutcome::Documents { id, docs, .. } = o {
+            let members: Vec<usize> =
+                (0..docs.len()).filter(|&j| !ledger.holds(id, &docs[j].id, written_hash(&docs[j]))).collect();
+            if !members.is_empty() {
+                out.push((file, members));
             }
         }
-        plan
     }
-
-    /// Files with a document whose embedding group failed: each is retried
-    /// on its own, so that only the files at fault fail.
-    pub fn files_to_retry<V>(&self, embedded: &[Option<V>]) -> Vec<FileRun> {
-        self.runs.iter().filter(|r| embedded[r.docs.clone()].iter().any(Option::is_none)).cloned().collect()
-    }
-
-    /// The store writes of the files that did not fail: units of at most
-    /// `MAX_UPSERT` documents as `(file, document of the file, text index)`,
-    /// whole files where they fit.
-    pub fn upsert_units(&self, failed: &FxHashMap<usize, String>) -> Vec<Vec<(usize, usize, usize)>> {
-        let counts: Vec<(usize, usize)> =
-            self.runs.iter().filter(|r| !failed.contains_key(&r.file)).map(|r| (r.file, r.docs.len())).collect();
-        let runs: FxHashMap<usize, &FileRun> = self.runs.iter().map(|r| (r.file, r)).collect();
-        write_units(&counts, MAX_UPSERT)
-            .into_iter()
-            .map(|unit| unit.into_iter().map(|(f, k)| (f, runs[&f].members[k], runs[&f].docs.start + k)).collect())
-            .collect()
-    }
+    out
 }
 
 /// Results per text from results per group of `group_size` texts: a failed
@@ -214,34 +167,6 @@ pub fn settle(
     out
 }
 
-/// `indexMany`'s writes: the documents whose embedding group succeeded, in
-/// order, in units of at most `MAX_UPSERT` (a store write succeeds or fails
-/// whole), as `(document index, vector)`; and the documents of failed
-/// groups with their group's message (SPEC 8: they keep their previous
-/// version, every other group is written).
-#[derive(Debug)]
-pub struct ManyPlan<V> {
-    pub units: Vec<Vec<(usize, V)>>,
-    pub failed: Vec<(usize, String)>,
-}
-
-pub fn many_units<V>(per_doc: Vec<Result<V, String>>) -> ManyPlan<V> {
-    let mut embedded = Vec::new();
-    let mut failed = Vec::new();
-    for (i, r) in per_doc.into_iter().enumerate() {
-        match r {
-            Ok(v) => embedded.push((i, v)),
-            Err(msg) => failed.push((i, msg)),
-        }
-    }
-    let mut units = Vec::new();
-    let mut rest = embedded.into_iter().peekable();
-    while rest.peek().is_some() {
-        units.push(rest.by_ref().take(MAX_UPSERT).collect());
-    }
-    ManyPlan { units, failed }
-}
-
 /// Groups the documents of files into store writes of at most `max`
 /// documents, keeping each file's documents in one write where it fits (a
 /// file with more than `max` documents spans several). `files` gives each
@@ -299,11 +224,8 @@ mod tests {
         ledger.note_text("f#chunk-0", written_hash(&doc("f#chunk-0", 1)));
         ledger.note_text("f#chunk-1", written_hash(&doc("f#chunk-1", 40)));
         // chunk-0 unchanged; chunk-1 has the same text on other lines.
-        let plan = super::EmbedPlan::new(&[file(vec![doc("f#chunk-0", 1), doc("f#chunk-1", 41)])], &ledger);
-        assert_eq!(plan.texts.len(), 1);
-        assert_eq!(plan.runs[0].members, [1]);
-        let units = plan.upsert_units(&Default::default());
-        assert_eq!(units, [vec![(0, 1, 0)]]);
+        let plan = super::texts_to_embed(&[file(vec![doc("f#chunk-0", 1), doc("f#chunk-1", 41)])], &ledger);
+        assert_eq!(plan, [(0, vec![1])]);
     }
 
     #[test]
@@ -351,11 +273,10 @@ mod tests {
         let groups: Vec<Result<Vec<u8>, String>> = vec![Ok(vec![1, 2]), Err("bad".into()), Ok(vec![5])];
         let per = super::spread(groups, 2, 5);
         assert_eq!(per, [Ok(1), Ok(2), Err("bad".to_string()), Err("bad".to_string()), Ok(5)]);
-        let plan = super::many_units(
-            (0..250).map(|i| if (130..132).contains(&i) { Err("e".to_string()) } else { Ok(i) }).collect(),
-        );
-        assert_eq!(plan.failed, [(130, "e".to_string()), (131, "e".to_string())]);
-        assert_eq!(plan.units.iter().map(Vec::len).collect::<Vec<_>>(), [100, 100, 48]);
-        assert_eq!(plan.units[1][30], (132, 132));
+        // One document per source: units of `MAX_UPSERT` in order.
+        let ones: Vec<(usize, usize)> = (0..248).map(|i| (i, 1)).collect();
+        let units = super::write_units(&ones, super::MAX_UPSERT);
+        assert_eq!(units.iter().map(Vec::len).collect::<Vec<_>>(), [100, 100, 48]);
+        assert_eq!(units[1][30], (130, 0));
     }
 }
