@@ -3,7 +3,6 @@
 //! (built in, or the user's through lib/runtime.js) and the initial state.
 
 use crate::host::{JsProgress, JsTokenize};
-use crate::inner::Inner;
 use crate::js::*;
 use crate::local_vector::LocalVector;
 use crate::options::{self, Bm25Options};
@@ -204,8 +203,13 @@ impl Workspace {
             reranker,
             rerank_timeout: std::time::Duration::from_millis(o.rerank_timeout_ms),
             runtime,
+            grep: Default::default(),
+            grep_watches: Arc::new(crate::grep::NotifyGrepWatches),
+            watcher: Mutex::new(None),
+            watch_state: Mutex::default(),
+            tree_watches: Arc::new(crate::watch::NotifyTreeWatches),
             release_memory: crate::release_memory,
         };
-        Ok(Workspace { inner: Arc::new(Inner::new(engine)) })
+        Ok(Workspace { engine: Arc::new(engine) })
     }
 }

@@ -1,7 +1,7 @@
 //! The user's embedder, single-text or batch (a function whose `batch`
 //! property is strictly `true`), as core's `EmbedCall`.
 
-use crate::inner::host_error;
+use crate::error::host_error;
 use crate::js::*;
 use crate::shape::{Lenient, MaybePromise, Vector, Vectors};
 use napi::bindgen_prelude::*;

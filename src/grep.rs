@@ -1,9 +1,9 @@
 //! `workspace.grep(pattern, options)`: options checked here, the grep run
-//! by core's `grep` off the JavaScript thread, results in the shape of
-//! Mastra's `FilesystemGrepResult`; the OS's folder notifications that let
-//! a grep walk its kept tree instead of the disk (`FolderWatch`).
+//! by core's engine, results in the shape of Mastra's
+//! `FilesystemGrepResult`; the OS's folder notifications that let a grep
+//! walk its kept tree instead of the disk (`FolderWatch`, core's `GrepWatch`).
 
-use crate::inner::blocking;
+use crate::error::napi_error;
 use crate::js::*;
 use crate::promise::{js_error, raced};
 use crate::workspace::Workspace;
@@ -14,9 +14,11 @@ use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use workspace_search_core::engine::host::{GrepWatch, GrepWatchFactory};
+use workspace_search_core::engine::GrepFailure;
 use workspace_search_core::grep::js_regex::PatternError;
 use workspace_search_core::grep::tree::{Changes, DirWatch};
-use workspace_search_core::grep::{walk, FileMatches, Grep, GrepRequest, Matcher};
+use workspace_search_core::grep::{walk, FileMatches, GrepRequest, Matcher};
 
 /// Marks the reason of an error that rejects with `UnsupportedGrepPatternError`.
 const UNANSWERABLE: &str = "\u{0}unanswerable:";
@@ -45,152 +47,6 @@ pub struct GrepFileResult {
     /// Relative to `basePath`, POSIX separators.
     pub path: String,
     pub matches: Vec<GrepMatch>,
-}
-
-/// A workspace's grep index, the watch that keeps its walk, and how many
-/// paths its last grep could not read.
-pub struct GrepState {
-    pub grep: Grep,
-    pub last_unreadable: usize,
-    /// Files the last grep walked, and how many of them it read.
-    pub last_searched: usize,
-    pub last_read: usize,
-    /// `None` before the first grep, or after a watch failed (every grep
-    /// then walks the disk).
-    watch: Option<FolderWatch>,
-    watch_failed: bool,
-    /// A build of the trigram index runs in the background.
-    pub building: bool,
-}
-
-impl GrepState {
-    /// What `stats().grep` reports.
-    pub fn stats(&self) -> crate::types::GrepStats {
-        let s = self.grep.stats();
-        crate::types::GrepStats {
-            files: s.files as u32,
-            memory_bytes: s.memory_bytes as f64,
-            unreadable: self.last_unreadable as u32,
-            watched_folders: self.watched_folders() as u32,
-            building: self.building,
-            last_searched: self.last_searched as u32,
-            last_read: self.last_read as u32,
-        }
-    }
-
-    /// With `persist`, the index saved there by an earlier run (every file
-    /// still checked against the disk before it is trusted).
-    fn new(base: PathBuf, persist_dir: Option<&Path>) -> GrepState {
-        let grep = persist_dir.and_then(|d| Grep::load(d, &base).ok()).unwrap_or_else(|| Grep::new(base));
-        GrepState {
-            grep,
-            last_unreadable: 0,
-            last_searched: 0,
-            last_read: 0,
-            watch: None,
-            watch_failed: false,
-            building: false,
-        }
-    }
-
-    /// Folders the grep walk watches.
-    pub fn watched_folders(&self) -> usize {
-        self.grep.kept_folders()
-    }
-
-    fn run(&mut self, base: &Path, request: &GrepRequest) -> workspace_search_core::grep::GrepOutcome {
-        if self.watch.is_none() && !self.watch_failed {
-            self.watch = FolderWatch::new(base.to_path_buf());
-            self.watch_failed = self.watch.is_none();
-        }
-        // A watch whose cookie goes unheard is given up: the disk is walked.
-        if self.watch.as_mut().is_some_and(|w| !w.sync()) {
-            self.watch = None;
-            self.watch_failed = true;
-        }
-        let outcome = match self.watch.as_mut() {
-            Some(w) => {
-                let changes = std::mem::take(&mut *w.changes.lock());
-                let out = self.grep.grep(request, Some((w as &mut dyn DirWatch, changes)));
-                if w.refused {
-                    // A watch limit: the kept walk cannot be trusted; walk the disk from now on.
-                    self.watch = None;
-                    self.watch_failed = true;
-                }
-                out
-            }
-            None => self.grep.grep(request, None),
-        };
-        (self.last_unreadable, self.last_searched, self.last_read) =
-            (outcome.unreadable, outcome.searched, outcome.read);
-        outcome
-    }
-}
-
-impl crate::inner::Inner {
-    /// With `persist`: writes grep's index beside the snapshot if it changed
-    /// since loaded or saved (at `save()` and `destroy()`). A workspace that
-    /// never ran `init()` takes the directory's lock for it, and leaves the
-    /// index unsaved when another process holds it.
-    pub fn save_grep(&self) -> std::io::Result<()> {
-        let Some((p, dir)) = self.persist.as_ref().and_then(|p| Some((p, p.dir.clone()?))) else { return Ok(()) };
-        let mut state = self.grep.lock();
-        let Some(g) = state.as_mut().filter(|g| g.grep.unsaved()) else { return Ok(()) };
-        let _lock = if p.holds_lock() {
-            None
-        } else {
-            match workspace_search_core::persist::disk::lock(&dir) {
-                Ok(Ok(lock)) => Some(lock),
-                _ => return Ok(()),
-            }
-        };
-        let at = g.grep.changes();
-        g.grep.save(&dir)?;
-        g.grep.mark_saved(at);
-        Ok(())
-    }
-}
-
-/// Files per step of a background build: the grep state is locked only to
-/// hand a step out and to keep its trigrams, and a step's trigram lists
-/// stay small (2,000 files of code: a few MB).
-const BUILD_STEP: usize = 2000;
-
-/// Builds the trigram index after the first grep, off every thread a call
-/// waits on: the first grep itself only scans (as fast as a plain scan),
-/// and a workspace that greps once more finds the index ready. It stops
-/// when the workspace is destroyed.
-fn build_in_background(state: Arc<Mutex<Option<GrepState>>>, base: PathBuf, inner: Arc<crate::inner::Inner>) {
-    let stats = inner.grep_stats.clone();
-    napi::bindgen_prelude::spawn(async move {
-        let st = state.clone();
-        let slot = stats.clone();
-        let _ = blocking(move || loop {
-            if inner.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
-                break;
-            }
-            let todo = match st.lock().as_mut() {
-                Some(g) => g.grep.unindexed(BUILD_STEP),
-                None => break,
-            };
-            if todo.is_empty() {
-                break;
-            }
-            let built = Grep::build(&base, todo);
-            match st.lock().as_mut() {
-                Some(g) => {
-                    g.grep.add_built(built);
-                    *slot.lock() = Some(g.stats());
-                }
-                None => break,
-            }
-        })
-        .await;
-        if let Some(g) = state.lock().as_mut() {
-            g.building = false;
-            *stats.lock() = Some(g.stats());
-        }
-    });
 }
 
 /// The OS's notifications for the folders of grep's kept walk, one folder
@@ -261,6 +117,33 @@ impl FolderWatch {
             }
         }
         true
+    }
+}
+
+/// Grep's folder watches over `notify` (core's `GrepWatchFactory`).
+pub struct NotifyGrepWatches;
+
+impl GrepWatchFactory for NotifyGrepWatches {
+    fn watch(&self, base: &Path) -> Option<Box<dyn GrepWatch>> {
+        FolderWatch::new(base.to_path_buf()).map(|w| Box::new(w) as Box<dyn GrepWatch>)
+    }
+}
+
+impl GrepWatch for FolderWatch {
+    fn sync(&mut self) -> bool {
+        FolderWatch::sync(self)
+    }
+
+    fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut *self.changes.lock())
+    }
+
+    fn refused(&self) -> bool {
+        self.refused
+    }
+
+    fn as_dir_watch(&mut self) -> &mut dyn DirWatch {
+        self
     }
 }
 
@@ -452,61 +335,29 @@ impl Workspace {
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'e, GrepAnswer>> {
         guard(|| {
-            let inner = &self.inner;
-            let checked = (|| -> Checked<(GrepArgs, std::path::PathBuf)> {
-                inner.check_ready()?;
-                let Some(base) = inner.base_path.clone() else {
+            let inner = &self.engine;
+            let checked = (|| -> Checked<GrepArgs> {
+                crate::error::check_ready(inner)?;
+                if inner.base_path.is_none() {
                     return Err(Fail::Plain("grep() needs a filesystem with a basePath".to_string()));
-                };
-                Ok((grep_args(env, &inner.id, &pattern, options)?, base))
+                }
+                grep_args(env, &inner.id, &pattern, options)
             })();
-            let (args, base) = match checked {
+            let args = match checked {
                 Err(f) => return rejected(env, f),
                 Ok(x) => x,
             };
-            let state = inner.grep.clone();
-            let (me, for_build, build_base) = (inner.clone(), inner.grep.clone(), base.clone());
-            let persist_dir = inner.persist.as_ref().and_then(|p| p.dir.clone());
-            let stats_slot = inner.grep_stats.clone();
-            let (with_context, strict, path) = (args.request.context_lines > 0, args.strict, args.request.path.clone());
-            let source = args.pattern.clone();
-            let id = inner.id.clone();
+            let with_context = args.request.context_lines > 0;
+            let (source, id, engine) = (args.pattern.clone(), inner.id.clone(), inner.clone());
             let work = async move {
-                let (outcome, build) = blocking(move || {
-                    let mut state = state.lock();
-                    let g = state.get_or_insert_with(|| GrepState::new(base.clone(), persist_dir.as_deref()));
-                    let outcome = g.run(&base, &args.request);
-                    let build = g.grep.needs_build() && !g.building;
-                    g.building |= build;
-                    *stats_slot.lock() = Some(g.stats());
-                    (outcome, build)
-                })
-                .await?;
-                if build {
-                    build_in_background(for_build, build_base, me);
-                }
-                if let Some((path, why)) = &outcome.unanswerable {
-                    return Err(Error::new(
+                match engine.grep(args.request, args.strict).await {
+                    Ok(files) => Ok(GrepAnswer { files, with_context }),
+                    Err(GrepFailure::Unanswerable { path, why }) => Err(Error::new(
                         Status::GenericFailure,
                         format!("{UNANSWERABLE}/{source}/ cannot run natively on {path}: {why}"),
-                    ));
+                    )),
+                    Err(GrepFailure::Other(e)) => Err(napi_error(e)),
                 }
-                if outcome.outside {
-                    return Err(Error::new(
-                        Status::InvalidArg,
-                        format!("grep(): {path} leads outside basePath (through a link)"),
-                    ));
-                }
-                if outcome.not_found {
-                    return Err(Error::from_reason(format!("grep(): no such file or folder in basePath: {path}")));
-                }
-                if strict && outcome.unreadable > 0 {
-                    return Err(Error::from_reason(format!(
-                        "grep(): {} file(s) or folder(s) could not be read under {path:?} (strict)",
-                        outcome.unreadable
-                    )));
-                }
-                Ok(GrepAnswer { files: outcome.files, with_context })
             };
             env.spawn_future_with_callback(raced(inner.clone(), work), move |env, result| match result {
                 Ok(v) => Ok(v),

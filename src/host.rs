@@ -1,7 +1,7 @@
 //! The user's `onProgress` and `tokenize.tokenizer` as core's
 //! `ProgressSink` and `TokenizeCall`.
 
-use crate::inner::host_error;
+use crate::error::host_error;
 use crate::types::ProgressEvent;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
 use std::future::Future;

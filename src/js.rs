@@ -125,7 +125,7 @@ impl Fail {
 /// thrown error, never an abort of the Node.js process.
 pub fn guard<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
-        .unwrap_or_else(|panic| Err(crate::inner::panic_error(panic)))
+        .unwrap_or_else(|panic| Err(crate::error::panic_error(panic)))
 }
 
 /// A promise rejected with the failure.

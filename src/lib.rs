@@ -8,10 +8,10 @@
 
 mod construct;
 mod embedder;
+mod error;
 mod filesystem;
 mod grep;
 mod host;
-mod inner;
 mod js;
 mod local_vector;
 mod options;

@@ -2,18 +2,19 @@
 //! `destroy()` (which settles it with `WorkspaceNotReadyError`), and a
 //! failure turned into the JavaScript error the caller gets.
 
-use crate::inner::{is_not_ready, panic_error, Inner, Lifecycle};
+use crate::error::{is_not_ready, napi_error, panic_error};
 use crate::js::Fail;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use workspace_search_core::engine::{Engine, Lifecycle};
 
 /// Spawns `fut` as a promise: a panic inside becomes a rejection, and
 /// `destroy()` settles it at once with `WorkspaceNotReadyError` (the work is
 /// dropped: its place in the write order is released, nothing more reaches
 /// the user's store).
-pub fn spawn<'e, T, F>(env: &'e Env, inner: &Arc<Inner>, fut: F) -> Result<PromiseRaw<'e, T>>
+pub fn spawn<'e, T, F>(env: &'e Env, inner: &Arc<Engine>, fut: F) -> Result<PromiseRaw<'e, T>>
 where
     T: 'static + Send + ToNapiValue,
     F: 'static + Send + std::future::Future<Output = Result<T>>,
@@ -28,7 +29,7 @@ pub type Cut = (napi::Error, Option<&'static str>);
 
 /// `fut` with panics caught, raced against `destroy()`.
 pub async fn raced<T>(
-    inner: Arc<Inner>,
+    inner: Arc<Engine>,
     fut: impl std::future::Future<Output = Result<T>>,
 ) -> Result<std::result::Result<T, Cut>> {
     let work = std::pin::pin!(catch_panics(fut));
@@ -37,7 +38,7 @@ pub async fn raced<T>(
     // again, so an embedder or store answer that arrives later cannot carry
     // it on to its next store call (or to resolving).
     Ok(match futures::future::select(stop, work).await {
-        futures::future::Either::Left(_) => Err((inner.not_ready(), Some(inner.status.lock().as_str()))),
+        futures::future::Either::Left(_) => Err((napi_error(inner.not_ready()), Some(inner.status.lock().as_str()))),
         // Refused its turn by the closed gate: cut short by destroy() too.
         futures::future::Either::Right((result, _)) => result.map_err(|e| {
             let status = is_not_ready(&e).then_some(Lifecycle::Destroyed.as_str());

@@ -3,7 +3,7 @@
 //! answer and blends it (every failure keeps the first-stage order and is
 //! said in each result's `scoreDetails.rerankError`).
 
-use crate::inner::host_error;
+use crate::error::host_error;
 use crate::js::*;
 use crate::options::JsFn;
 use crate::shape::{Lenient, MaybePromise};

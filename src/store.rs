@@ -3,7 +3,7 @@
 //! bound to the store; core builds Mastra's argument shapes and reads the
 //! answers.
 
-use crate::inner::host_error;
+use crate::error::host_error;
 use crate::js::*;
 use crate::shape::{Js, Json, Lenient, MaybePromise};
 use napi::bindgen_prelude::*;

@@ -2,7 +2,7 @@
 //! a place in the write order, and hands the work to engine/ (built in
 //! construct.rs; calls become promises in promise.rs).
 
-use crate::inner::{blocking, napi_error, panic_error, Inner, Lifecycle};
+use crate::error::{check_ready, napi_error, panic_error};
 use crate::js::*;
 use crate::options;
 use crate::promise::{catch_panics, js_error, raced, spawn};
@@ -10,18 +10,16 @@ use crate::types::*;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::engine::{DocArgs, Engine, ManyOutcome};
-use workspace_search_core::search::keyword::texts_unread;
+use workspace_search_core::engine::{texts_read, DocArgs, Engine, ManyOutcome, Prepared};
 use workspace_search_core::search::Mode;
 
 /// Mastra-compatible workspace search: BM25, vector and hybrid search over
 /// files and documents, run natively.
 #[napi]
 pub struct Workspace {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) engine: Arc<Engine>,
 }
 
 /// Keeps the last document of each path (as Mastra de-duplicates), in order.
@@ -37,16 +35,16 @@ fn last_of_each_path(docs: Vec<DocArgs>) -> Vec<DocArgs> {
 impl Workspace {
     /// Ready, with search configured.
     fn searchable(&self) -> Checked<()> {
-        self.inner.check_ready()?;
-        if !self.inner.has_search() {
-            return Err(Fail::NoSearch { workspace_id: self.inner.id.clone() });
+        check_ready(&self.engine)?;
+        if !self.engine.has_search() {
+            return Err(Fail::NoSearch { workspace_id: self.engine.id.clone() });
         }
         Ok(())
     }
 
     /// The mode to run: the one asked for, or hybrid > vector > bm25.
     fn mode(&self, asked: Option<Mode>) -> Checked<Mode> {
-        Mode::select(asked, self.inner.keyword.is_some(), self.inner.vectors.is_some())
+        Mode::select(asked, self.engine.keyword.is_some(), self.engine.vectors.is_some())
             .map_err(|e| Fail::Plain(e.to_string()))
     }
 }
@@ -61,56 +59,46 @@ impl Workspace {
     /// The given id, or a generated `ws-...` one.
     #[napi(getter)]
     pub fn id(&self) -> String {
-        self.inner.id.clone()
+        self.engine.id.clone()
     }
 
     /// Where auto-indexing reads files (a `LocalFilesystem` with the given
     /// `basePath` and `readOnly`), or undefined.
     #[napi(getter)]
     pub fn filesystem(&self) -> Option<crate::filesystem::LocalFilesystem> {
-        let base = self.inner.base_path.as_ref()?;
-        Some(crate::filesystem::LocalFilesystem::from_parts(base.to_string_lossy().into_owned(), self.inner.read_only))
+        let base = self.engine.base_path.as_ref()?;
+        Some(crate::filesystem::LocalFilesystem::from_parts(base.to_string_lossy().into_owned(), self.engine.read_only))
     }
 
     #[napi(getter, js_name = "canBM25")]
     pub fn can_bm25(&self) -> bool {
-        self.inner.keyword.is_some()
+        self.engine.keyword.is_some()
     }
 
     #[napi(getter)]
     pub fn can_vector(&self) -> bool {
-        self.inner.vectors.is_some()
+        self.engine.vectors.is_some()
     }
 
     #[napi(getter)]
     pub fn can_hybrid(&self) -> bool {
-        self.inner.keyword.is_some() && self.inner.vectors.is_some()
+        self.engine.keyword.is_some() && self.engine.vectors.is_some()
     }
 
     #[napi(getter, ts_return_type = "'pending' | 'initializing' | 'ready' | 'error' | 'destroyed'")]
     pub fn status(&self) -> String {
-        self.inner.status.lock().as_str().to_string()
+        self.engine.status.lock().as_str().to_string()
     }
 
     /// Indexes `autoIndexPaths` (when search and a filesystem are configured).
     #[napi(ts_return_type = "Promise<IndexReport>")]
     pub fn init<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, IndexReport>> {
         guard(|| {
-            if let Err(f) = self.inner.check_ready() {
+            if let Err(f) = check_ready(&self.engine) {
                 return rejected(env, f);
             }
-            *self.inner.status.lock() = Lifecycle::Initializing;
-            let inner = self.inner.clone();
-            let paths = inner.auto_index_paths.clone();
-            let ticket = inner.gate.ticket();
-            spawn(env, &self.inner, async move {
-                let result = inner.clone().rebuild(ticket, paths).await;
-                let mut status = inner.status.lock();
-                if !inner.destroyed.load(Ordering::SeqCst) {
-                    *status = if result.is_ok() { Lifecycle::Ready } else { Lifecycle::Error };
-                }
-                result
-            })
+            let init = self.engine.init();
+            spawn(env, &self.engine, async move { init.await.map(to_report).map_err(napi_error) })
         })
     }
 
@@ -124,17 +112,20 @@ impl Workspace {
     ) -> Result<PromiseRaw<'e, IndexReport>> {
         guard(|| {
             let checked = (|| -> Checked<Vec<String>> {
-                self.inner.check_ready()?;
+                check_ready(&self.engine)?;
                 match paths.filter(|p| !is_nullish(p)) {
                     Some(p) => to_string_array(&p, "paths"),
-                    None => Ok(self.inner.auto_index_paths.clone()),
+                    None => Ok(self.engine.auto_index_paths.clone()),
                 }
             })();
             match checked {
                 Err(f) => rejected(env, f),
                 Ok(paths) => {
-                    let ticket = self.inner.gate.ticket();
-                    spawn(env, &self.inner, self.inner.clone().rebuild(ticket, paths))
+                    let ticket = self.engine.gate.ticket();
+                    let engine = self.engine.clone();
+                    spawn(env, &self.engine, async move {
+                        engine.rebuild(ticket, paths).await.map(to_report).map_err(napi_error)
+                    })
                 }
             }
         })
@@ -161,9 +152,9 @@ impl Workspace {
             match checked {
                 Err(f) => rejected(env, f),
                 Ok(doc) => {
-                    let ticket = self.inner.gate.ticket();
-                    let engine = self.inner.engine.clone();
-                    spawn(env, &self.inner, async move { engine.index_one(ticket, doc).await.map_err(napi_error) })
+                    let ticket = self.engine.gate.ticket();
+                    let engine = self.engine.clone();
+                    spawn(env, &self.engine, async move { engine.index_one(ticket, doc).await.map_err(napi_error) })
                 }
             }
         })
@@ -205,9 +196,9 @@ impl Workspace {
                 Err(f) => return rejected(env, f),
                 Ok(d) => d,
             };
-            let ticket = self.inner.gate.ticket();
-            let inner = self.inner.clone();
-            let engine = inner.engine.clone();
+            let ticket = self.engine.gate.ticket();
+            let inner = self.engine.clone();
+            let engine = inner.clone();
             let fut = raced(inner, async move { engine.index_many(ticket, docs, started).await.map_err(napi_error) });
             // The first failure rejects, as its own Error object carrying the report.
             env.spawn_future_with_callback(fut, |env, outcome| match outcome {
@@ -240,9 +231,9 @@ impl Workspace {
             match checked {
                 Err(f) => rejected(env, f),
                 Ok(id) => {
-                    let ticket = self.inner.gate.ticket();
-                    let engine = self.inner.engine.clone();
-                    spawn(env, &self.inner, async move { engine.unindex(ticket, id).await.map_err(napi_error) })
+                    let ticket = self.engine.gate.ticket();
+                    let engine = self.engine.clone();
+                    spawn(env, &self.engine, async move { engine.unindex(ticket, id).await.map_err(napi_error) })
                 }
             }
         })
@@ -259,7 +250,7 @@ impl Workspace {
                 to_string(&prefix, "prefix")
             })();
             let prefix = checked.map_err(|f| f.throw(&env))?;
-            Ok(self.inner.count_by_prefix(&prefix) as u32)
+            Ok(self.engine.count_by_prefix(&prefix) as u32)
         })
     }
 
@@ -270,11 +261,11 @@ impl Workspace {
     pub fn highlight(&self, env: Env, query: Unknown, text: Unknown) -> Result<Vec<Vec<u32>>> {
         guard(|| {
             let checked = (|| -> Checked<(String, String)> {
-                self.inner.check_ready()?;
+                check_ready(&self.engine)?;
                 Ok((to_string(&query, "query")?, to_string(&text, "text")?))
             })();
             let (query, text) = checked.map_err(|f| f.throw(&env))?;
-            let ranges = self.inner.line_tokenizer().matching_words(&text, &query);
+            let ranges = self.engine.line_tokenizer().matching_words(&text, &query);
             // Byte offsets to UTF-16 units, in one pass over the text.
             let (mut units, mut at) = (0u32, 0usize);
             let mut to_units = |byte: usize| {
@@ -298,13 +289,11 @@ impl Workspace {
             match checked {
                 Err(f) => rejected(env, f),
                 Ok(prefix) => {
-                    let ticket = self.inner.gate.ticket();
-                    let engine = self.inner.engine.clone();
-                    spawn(
-                        env,
-                        &self.inner,
-                        async move { engine.remove_by_prefix(ticket, prefix).await.map_err(napi_error) },
-                    )
+                    let ticket = self.engine.gate.ticket();
+                    let engine = self.engine.clone();
+                    spawn(env, &self.engine, async move {
+                        engine.remove_by_prefix(ticket, prefix).await.map_err(napi_error)
+                    })
                 }
             }
         })
@@ -315,12 +304,12 @@ impl Workspace {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn clear<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         guard(|| {
-            if let Err(f) = self.inner.check_ready() {
+            if let Err(f) = check_ready(&self.engine) {
                 return rejected(env, f);
             }
-            let ticket = self.inner.gate.ticket();
-            let engine = self.inner.engine.clone();
-            spawn(env, &self.inner, async move { engine.clear(ticket).await.map_err(napi_error) })
+            let ticket = self.engine.gate.ticket();
+            let engine = self.engine.clone();
+            spawn(env, &self.engine, async move { engine.clear(ticket).await.map_err(napi_error) })
         })
     }
 
@@ -340,54 +329,26 @@ impl Workspace {
                 let mode = self.mode(opts.mode)?;
                 Ok((query, opts, mode))
             })();
-            let (query, mut opts, mode) = match checked {
+            let (query, opts, mode) = match checked {
                 Err(f) => return rejected(env, f),
                 Ok(x) => x,
             };
-            opts.kind_weights = Some(workspace_search_core::index::kind::for_query(&self.inner.kind_weights, &query));
-            opts.history = self.inner.engine.history_for_search();
-            if query.is_empty() || opts.top_k == 0 {
-                return PromiseRaw::resolve(env, SearchResults(Vec::new()));
-            }
-            if self.inner.reranker.is_some() {
-                // The reranker answers later: every mode goes the async way.
-                let engine = self.inner.engine.clone();
-                let search = async move { engine.search_reranked(query, mode, opts).await.map_err(napi_error) };
-                return spawn(env, &self.inner, async move { search.await.map(SearchResults) });
-            }
-            if mode != Mode::Bm25 {
-                let engine = self.inner.engine.clone();
-                let search = async move { engine.search_vectors(query, mode, opts).await.map_err(napi_error) };
-                return spawn(env, &self.inner, async move { search.await.map(SearchResults) });
-            }
-            let kw = self.inner.keyword.as_ref().expect("mode checked");
-            if kw.js.is_none() {
-                // Fast path: tokenize and rank right here unless a writer holds
-                // the index; results come back as an already settled promise.
-                let tokens = kw.tokenizer.tokenize(&query);
-                if tokens.is_empty() {
-                    return PromiseRaw::resolve(env, SearchResults(Vec::new()));
+            let engine = self.engine.clone();
+            let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| engine.search_at_once(&query, mode, opts)));
+            match prepared {
+                Ok(Prepared::Answered(hits)) => PromiseRaw::resolve(env, SearchResults(hits)),
+                Ok(Prepared::Unread(hits)) => {
+                    spawn(
+                        env,
+                        &self.engine,
+                        async move { texts_read(hits).await.map(SearchResults).map_err(napi_error) },
+                    )
                 }
-                if let Some(index) = self.inner.index.try_read() {
-                    let results =
-                        std::panic::catch_unwind(AssertUnwindSafe(|| Engine::bm25_results(&index, &tokens, &opts)));
-                    drop(index);
-                    return match results {
-                        // Texts still in the snapshot file are read off this thread.
-                        Ok(hits) if texts_unread(&hits) => spawn(env, &self.inner, async move {
-                            Ok(SearchResults(
-                                workspace_search_core::engine::texts_read(hits).await.map_err(napi_error)?,
-                            ))
-                        }),
-                        Ok(r) => PromiseRaw::resolve(env, SearchResults(r)),
-                        Err(p) => rejected(env, Fail::Napi(panic_error(p))),
-                    };
-                }
+                Ok(Prepared::Later(mode, opts)) => spawn(env, &self.engine, async move {
+                    engine.search(query, mode, *opts).await.map(SearchResults).map_err(napi_error)
+                }),
+                Err(p) => rejected(env, Fail::Napi(panic_error(p))),
             }
-            let engine = self.inner.engine.clone();
-            spawn(env, &self.inner, async move {
-                engine.search_bm25(&query, opts).await.map(SearchResults).map_err(napi_error)
-            })
         })
     }
 
@@ -396,9 +357,9 @@ impl Workspace {
     #[napi]
     pub fn stats(&self, env: Env) -> Result<WorkspaceStats> {
         guard(|| {
-            self.inner.check_ready().map_err(|f| f.throw(&env))?;
-            let s = self.inner.index_stats();
-            let (vectors, vector_bytes) = match &self.inner.vectors {
+            check_ready(&self.engine).map_err(|f| f.throw(&env))?;
+            let s = self.engine.index_stats();
+            let (vectors, vector_bytes) = match &self.engine.vectors {
                 Some(v) => (
                     v.count(),
                     if let workspace_search_core::engine::Store::Local(s) = &v.store {
@@ -416,20 +377,28 @@ impl Workspace {
                 avg_doc_length: s.avg_doc_length,
                 vectors: vectors as u32,
                 memory_bytes: (s.memory_bytes + vector_bytes) as f64,
-                save_error: self.inner.persist.as_ref().and_then(|p| p.state.lock().save_error.clone()),
-                watch: self.inner.watch_stats().map(|w| crate::types::WatchStats {
+                save_error: self.engine.persist.as_ref().and_then(|p| p.state.lock().save_error.clone()),
+                watch: self.engine.watch_stats().map(|w| crate::types::WatchStats {
                     live: w.live,
                     updates: w.updates as f64,
                     rescans: w.rescans as f64,
                     warnings: w.warnings,
                 }),
-                history: self.inner.history.lock().current.as_ref().map(|h| crate::types::HistoryStats {
+                history: self.engine.history.lock().current.as_ref().map(|h| crate::types::HistoryStats {
                     head: h.head.clone(),
                     files: h.files() as u32,
                     memory_bytes: h.memory_bytes() as f64,
                 }),
                 // As of the last grep or build step: a grep running holds its state.
-                grep: self.inner.grep_stats.lock().clone(),
+                grep: self.engine.grep.stats().map(|g| crate::types::GrepStats {
+                    files: g.files as u32,
+                    memory_bytes: g.memory_bytes as f64,
+                    unreadable: g.unreadable as u32,
+                    watched_folders: g.watched_folders as u32,
+                    building: g.building,
+                    last_searched: g.last_searched as u32,
+                    last_read: g.last_read as u32,
+                }),
             })
         })
     }
@@ -441,20 +410,12 @@ impl Workspace {
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn save<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, bool>> {
         guard(|| {
-            if let Err(f) = self.inner.check_ready() {
+            if let Err(f) = check_ready(&self.engine) {
                 return rejected(env, f);
             }
-            let inner = self.inner.clone();
-            let ticket = inner.gate.ticket();
-            spawn(env, &self.inner, async move {
-                inner.turn(&ticket).await.map_err(napi_error)?;
-                let saved = inner.engine.save(true).await.map_err(napi_error)?;
-                let me = inner.clone();
-                blocking(move || me.save_grep())
-                    .await?
-                    .map_err(|e| Error::from_reason(format!("persist: could not save grep's index: {e}")))?;
-                Ok(saved)
-            })
+            let ticket = self.engine.gate.ticket();
+            let engine = self.engine.clone();
+            spawn(env, &self.engine, async move { engine.save_now(ticket).await.map_err(napi_error) })
         })
     }
 
@@ -464,37 +425,9 @@ impl Workspace {
     /// what changed since the last save is saved first; the watcher stops.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn destroy<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
-        guard(|| {
-            self.inner.stop_watching();
-            if self.inner.persist.is_some() && !self.inner.destroyed.load(Ordering::SeqCst) {
-                let inner = self.inner.clone();
-                inner.shut_down();
-                return env.spawn_future(catch_panics(async move {
-                    let saved = inner.engine.save(false).await.map_err(napi_error);
-                    let me = inner.clone();
-                    // Saved beside the snapshot, then dropped; a failure to save it only costs a rebuild.
-                    blocking(move || {
-                        let _ = me.save_grep();
-                        *me.grep.lock() = None;
-                    })
-                    .await?;
-                    if let Some(p) = &inner.persist {
-                        p.release();
-                    }
-                    let seq = inner.gate.ticket().seq();
-                    blocking(move || inner.index.write().clear(seq)).await?;
-                    saved.map(drop)
-                }));
-            }
-            self.inner.shut_down();
-            let seq = self.inner.gate.ticket().seq();
-            if let Some(mut index) = self.inner.index.try_write() {
-                index.clear(seq);
-                return PromiseRaw::resolve(env, ());
-            }
-            // A writer holds the index: clear it once it lets go, off this thread.
-            let inner = self.inner.clone();
-            env.spawn_future(catch_panics(blocking(move || inner.index.write().clear(seq))))
+        guard(|| match self.engine.destroy() {
+            None => PromiseRaw::resolve(env, ()),
+            Some(rest) => env.spawn_future(catch_panics(async move { rest.await.map_err(napi_error) })),
         })
     }
 }

@@ -60,3 +60,65 @@ pub trait ProgressSink: Send + Sync {
     fn emit(&self, p: Progress<'_>);
     fn finish(&self, p: Progress<'_>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }
+
+/// The host's notifications for the folders of grep's kept walk
+/// (`grep::tree`): it records what changed between two greps.
+pub trait GrepWatch: Send {
+    /// Returns once every change made before the call is recorded (`false`
+    /// when that cannot be known in time: the grep then walks the disk).
+    fn sync(&mut self) -> bool;
+    /// What changed since the last call.
+    fn take_changes(&mut self) -> crate::grep::tree::Changes;
+    /// A watch was refused (a limit): the kept walk cannot be trusted.
+    fn refused(&self) -> bool;
+    fn as_dir_watch(&mut self) -> &mut dyn crate::grep::tree::DirWatch;
+}
+
+/// Starts a `GrepWatch` of a folder (`None`: none can be had; every grep walks the disk).
+pub trait GrepWatchFactory: Send + Sync {
+    fn watch(&self, base: &std::path::Path) -> Option<Box<dyn GrepWatch>>;
+}
+
+/// What the host's file watcher tells the engine (`engine::watch`).
+pub enum WatchSignal {
+    Changed(std::path::PathBuf),
+    /// Events were lost (the system's queue overflowed).
+    Rescan,
+    /// A `.gitignore` changed: what the walk takes may differ anywhere.
+    Rules,
+    /// A watched directory itself was removed or renamed away.
+    RootLost(std::path::PathBuf),
+    /// A watch could not be added (`limit`: the system's watch limit).
+    Failed {
+        message: String,
+        limit: bool,
+    },
+}
+
+/// A folder the watcher could not watch.
+pub struct WatchRefusal {
+    pub message: String,
+    /// The system's watch limit (trying again would only fail again).
+    pub limit: bool,
+}
+
+/// A running watch of folders; dropping it stops it.
+pub trait TreeWatch: Send {
+    fn watch(&mut self, dir: &std::path::Path, recursive: bool) -> std::result::Result<(), WatchRefusal>;
+    fn unwatch(&mut self, dir: &std::path::Path);
+}
+
+/// Starts a watch whose events reach the engine as signals on `signals`:
+/// only changes count (not reads), for paths under the `roots` (or the
+/// folders above them: their removal), never under `skip` (the snapshot's
+/// folder); a `.gitignore` anywhere under `base` is `Rules`
+/// (`ingest::watch::{changes_rules, concerns}` decide).
+pub trait TreeWatchFactory: Send + Sync {
+    fn start(
+        &self,
+        roots: Vec<crate::ingest::watch::WatchRoot>,
+        base: std::path::PathBuf,
+        skip: Option<std::path::PathBuf>,
+        signals: tokio::sync::mpsc::UnboundedSender<WatchSignal>,
+    ) -> std::result::Result<Box<dyn TreeWatch>, String>;
+}

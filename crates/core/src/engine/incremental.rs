@@ -29,6 +29,7 @@ impl Engine {
         let started = Instant::now();
         self.turn(&ticket).await?;
         let mut warnings = Vec::new();
+        let paths_indexed = paths.clone();
         // The walk runs beside the snapshot's loading: neither needs the other.
         let (opened, walked, ()) =
             futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths), self.refresh_history());
@@ -55,6 +56,9 @@ impl Engine {
         let mut out = Outcome::of(report, started);
         (out.embedded, out.reused, out.reread, out.removed) = (embedded, counts.reused, counts.reread, counts.removed);
         out.warnings = warnings;
+        if self.watch {
+            self.start_watching(&paths_indexed, &mut out.warnings);
+        }
         Ok(out)
     }
 

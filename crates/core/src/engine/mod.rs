@@ -7,9 +7,11 @@
 
 mod embedder;
 mod error;
+mod grep;
 mod history;
 pub mod host;
 mod incremental;
+mod lifecycle;
 mod persist;
 mod query;
 mod rebuild;
@@ -20,11 +22,13 @@ mod write;
 
 pub use embedder::Embedder;
 pub use error::{Error, Result};
+pub use grep::{GrepFailure, GrepSide, GrepStats};
 pub use history::HistoryState;
 pub use incremental::Walked;
 pub use persist::{Persist, CANARY};
-pub use query::{texts_read, SearchOptions};
+pub use query::{texts_read, Prepared, SearchOptions};
 pub use store::{MastraStore, Store};
+pub use watch::WatchState;
 pub use write::{DocArgs, ManyOutcome};
 
 use crate::analysis::tokenizer::Tokenizer;
@@ -122,6 +126,16 @@ pub struct Engine {
     pub rerank_timeout: std::time::Duration,
     /// The runtime the engine's background work runs on (the host's).
     pub runtime: tokio::runtime::Handle,
+    /// The running watcher (after `init()`), stopped by `destroy()`.
+    pub watcher: Mutex<Option<watch::Watcher>>,
+    /// What `stats().watch` reports (lock order: `watcher`, then this).
+    pub watch_state: Mutex<watch::WatchState>,
+    /// Where file watches come from (the host's notifications).
+    pub tree_watches: Arc<dyn host::TreeWatchFactory>,
+    /// `grep()`: the trigram index of `basePath`, built by the first grep.
+    pub grep: GrepSide,
+    /// Where grep's folder watches come from (the host's notifications).
+    pub grep_watches: Arc<dyn host::GrepWatchFactory>,
     /// Gives memory a build freed back to the system (the host's allocator).
     pub release_memory: fn(),
 }
@@ -267,6 +281,7 @@ impl Engine {
         self.shutdown.notify_waiters();
         // The history goes with the index (a read still running drops its answer).
         self.history.lock().current = None;
+        self.shut_down_grep();
     }
 
     /// Resolves once the workspace is destroyed.

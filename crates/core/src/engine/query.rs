@@ -67,7 +67,56 @@ pub async fn texts_read(hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
     super::blocking(move || read_texts(hits)).await
 }
 
+/// A search prepared by `Engine::search_at_once`: answered already (on the
+/// caller's thread), or left to `Engine::search` (off it).
+pub enum Prepared {
+    Answered(Vec<SearchHit>),
+    /// Ranked; some texts are still to be read from the snapshot file (`texts_read`).
+    Unread(Vec<SearchHit>),
+    Later(Mode, Box<SearchOptions>),
+}
+
 impl Engine {
+    /// Prepares a search and answers it on this thread when it can: an empty
+    /// query, or bm25 mode with the built-in tokenizer while no writer holds
+    /// the index and every text is in memory. `mode`: the one asked for
+    /// (already checked against what the workspace can do).
+    pub fn search_at_once(self: &Arc<Self>, query: &str, mode: Mode, mut opts: SearchOptions) -> Prepared {
+        opts.kind_weights = Some(crate::index::kind::for_query(&self.kind_weights, query));
+        opts.history = self.history_for_search();
+        if query.is_empty() || opts.top_k == 0 {
+            return Prepared::Answered(Vec::new());
+        }
+        // The reranker answers later: every mode goes the async way.
+        if self.reranker.is_some() || mode != Mode::Bm25 {
+            return Prepared::Later(mode, Box::new(opts));
+        }
+        let Some(Keyword { tokenizer, js: None }) = &self.keyword else { return Prepared::Later(mode, Box::new(opts)) };
+        let tokens = tokenizer.tokenize(query);
+        if tokens.is_empty() {
+            return Prepared::Answered(Vec::new());
+        }
+        let Some(index) = self.index.try_read() else { return Prepared::Later(mode, Box::new(opts)) };
+        let hits = Engine::bm25_results(&index, &tokens, &opts);
+        drop(index);
+        if texts_unread(&hits) {
+            // Texts still in the snapshot file are read off this thread.
+            return Prepared::Unread(hits);
+        }
+        Prepared::Answered(hits)
+    }
+
+    /// A search `search_at_once` left for later.
+    pub async fn search(self: Arc<Self>, query: String, mode: Mode, opts: SearchOptions) -> Result<Vec<SearchHit>> {
+        if self.reranker.is_some() {
+            return self.search_reranked(query, mode, opts).await;
+        }
+        if mode != Mode::Bm25 {
+            return self.search_vectors(query, mode, opts).await;
+        }
+        self.search_bm25(&query, opts).await
+    }
+
     pub async fn query_tokens(&self, query: &str) -> Result<Vec<String>> {
         match &self.keyword {
             Some(Keyword { js: Some(f), .. }) => {
@@ -176,7 +225,7 @@ impl Engine {
 
     /// bm25-mode results off the JavaScript thread (a JavaScript tokenizer,
     /// the index held by a writer, or a reranker to call), texts read.
-    pub async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
+    async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let tokens = self.query_tokens(query).await?;
         let hits = self.read_index(move |index| Engine::bm25_results(index, &tokens, &opts)).await?;
         texts_read(hits).await
@@ -184,7 +233,7 @@ impl Engine {
 
     /// Search with the user's reranker: the first stage asked for at least
     /// `rerankDepth` results, the first of them reranked, then cut to `topK`.
-    pub async fn search_reranked(
+    async fn search_reranked(
         self: Arc<Self>,
         query: String,
         mode: Mode,
@@ -204,12 +253,7 @@ impl Engine {
     }
 
     /// Search in vector or hybrid mode.
-    pub async fn search_vectors(
-        self: Arc<Self>,
-        query: String,
-        mode: Mode,
-        opts: SearchOptions,
-    ) -> Result<Vec<SearchHit>> {
+    async fn search_vectors(self: Arc<Self>, query: String, mode: Mode, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
         // File-level results fold chunks: ask for more of them (once: the

@@ -1,12 +1,92 @@
-//! A burst of file changes from the host's watcher, applied in the write
-//! order: to the paths it names alone, or (a rescan) to the whole tree.
-//! The host watches the folders (`ingest::watch` says which) and gathers
-//! the bursts; the engine decides what each does to the index.
+//! `watch: true`: after `init()` (or `rebuildSearchIndex(paths)`), the
+//! host's watcher (`host::TreeWatch`, links not followed) reports changes
+//! under the directories of the paths last indexed from files. Only
+//! changes count: opening or reading a file (ours or anyone's) is no event
+//! here. Each burst of changes (quiet for `DEBOUNCE`) is applied in the
+//! write order to the paths it names alone: the way down to each is walked
+//! as `init()` walks (so `.gitignore`, `maxFileSize` and the binary rule
+//! hold), every file found there is read again and compared by hash, and
+//! files no longer there lose their documents. The tree is reconciled as a
+//! whole only when the system says events were lost (queue overflow), when
+//! a burst names too many paths, or when a watched directory comes back
+//! after it was removed. What the API did (`unindex`, `clear`, `index`)
+//! stays as it is until the file itself changes. A directory that cannot
+//! be watched (the system's watch limit) is reported in `stats().watch`,
+//! and the tree is then reconciled every `DEGRADED_RESCAN`.
+//! `destroy()` drops the watcher, which stops its thread.
 
+use super::host::{TreeWatch, WatchRefusal, WatchSignal};
 use super::Engine;
-use crate::ingest::watch::Burst;
+use crate::ingest::watch::{ancestors, watch_roots, Burst, WatchRoot};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+/// Quiet time that ends a burst of changes (an editor's save is several events).
+const DEBOUNCE: Duration = Duration::from_millis(200);
+/// A burst that never goes quiet is applied after this long anyway.
+const MAX_BURST: Duration = Duration::from_secs(2);
+/// How often a removed watched directory is looked for again.
+const LOST_POLL: Duration = Duration::from_millis(500);
+/// How often the tree is reconciled while some directory cannot be watched.
+const DEGRADED_RESCAN: Duration = Duration::from_secs(10);
+/// How long after a reconcile of the tree an overflow is taken for its echo.
+const OWN_WALK_ECHO: Duration = Duration::from_secs(1);
+/// Warnings kept in `stats().watch.warnings` (the newest).
+const MAX_WARNINGS: usize = 20;
+
+/// The running watcher: dropping it stops the host's watch, which ends the task.
+pub struct Watcher {
+    watcher: Box<dyn TreeWatch>,
+    /// The paths (`autoIndexPaths`, or the last `rebuildSearchIndex`'s) it watches.
+    paths: Vec<String>,
+}
+
+/// What `stats().watch` reports.
+#[derive(Debug, Default, Clone)]
+pub struct WatchState {
+    /// Every watched directory is watched (none lost, no watch refused).
+    pub live: bool,
+    /// Bursts applied to the paths they named.
+    pub updates: u64,
+    /// Reconciles of the whole tree.
+    pub rescans: u64,
+    pub warnings: Vec<String>,
+    /// Watched directories removed, looked for every `LOST_POLL`.
+    lost: Vec<PathBuf>,
+    /// A watch was refused: the tree is reconciled every `DEGRADED_RESCAN`.
+    degraded: bool,
+    /// Until when a queue overflow is our own reconcile's doing: its walk
+    /// opens every watched folder, two events each, which overflows the
+    /// system's queue on a large tree (a reconcile for it would loop).
+    own_walk_until: Option<Instant>,
+}
+
+impl WatchState {
+    fn warn(&mut self, message: String) {
+        if self.warnings.len() == MAX_WARNINGS {
+            self.warnings.remove(0);
+        }
+        self.warnings.push(message);
+    }
+
+    fn settle_live(&mut self) {
+        self.live = self.lost.is_empty() && !self.degraded;
+    }
+
+    /// A watch of `dir` that failed: the system's limit makes the watch
+    /// degraded (reconciled on a timer; trying again would only walk the
+    /// tree again for nothing); a missing folder is looked for.
+    fn refused(&mut self, dir: &Path, e: &WatchRefusal) {
+        if e.limit {
+            self.degraded = true;
+        } else if !self.lost.iter().any(|d| d == dir) {
+            self.lost.push(dir.to_path_buf());
+        }
+    }
+}
 
 impl Engine {
     /// Applies `burst` to the files of the paths watched (`paths`, asked
@@ -40,5 +120,200 @@ impl Engine {
             self.save_soon_if_changed();
         }
         updated
+    }
+}
+
+impl Engine {
+    /// Watches `paths` (starting the watcher, or replacing one that watches
+    /// other paths); a failure to watch is a warning.
+    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
+        let mut slot = self.watcher.lock();
+        if slot.as_ref().is_some_and(|w| w.paths == paths) || self.destroyed.load(Ordering::SeqCst) {
+            return;
+        }
+        *slot = None; // the old watcher's task ends with it
+        let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return };
+        let roots = watch_roots(&base, paths);
+        let skip = self.persist.as_ref().and_then(|p| p.dir.clone()).and_then(|d| d.canonicalize().ok());
+        let (tx, rx) = unbounded_channel();
+        let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx) {
+            Ok(w) => w,
+            Err(e) => return warnings.push(format!("watch: cannot watch files ({e})")),
+        };
+        let mut state = WatchState::default();
+        for dir in ancestors(&base, &roots) {
+            // Best effort: a folder above a root is watched alone, for its removal or rename.
+            let _ = watcher.watch(&dir, false);
+        }
+        for r in &roots {
+            if let Err(e) = watcher.watch(&r.dir, r.recursive) {
+                let message = format!("watch: cannot watch {} ({})", r.dir.display(), e.message);
+                state.warn(message.clone());
+                warnings.push(message);
+                state.refused(&r.dir, &e);
+            }
+        }
+        state.settle_live();
+        *self.watch_state.lock() = state;
+        let me: Weak<Engine> = Arc::downgrade(self);
+        self.runtime.spawn(watch_loop(me, rx, roots));
+        *slot = Some(Watcher { watcher, paths: paths.to_vec() });
+    }
+
+    /// Stops the watcher (at `destroy()`).
+    pub(super) fn stop_watching(&self) {
+        let watcher = self.watcher.lock().take();
+        drop(watcher);
+    }
+
+    /// Notes a signal in `burst` and the watch state. (Lock order: the
+    /// watcher, then its state.)
+    fn note(&self, signal: WatchSignal, burst: &mut Burst) {
+        if let WatchSignal::RootLost(root) = &signal {
+            if let Some(w) = self.watcher.lock().as_mut() {
+                w.watcher.unwatch(root);
+            }
+        }
+        let mut state = self.watch_state.lock();
+        match signal {
+            WatchSignal::Changed(p) => burst.add(p),
+            WatchSignal::Rescan if state.own_walk_until.is_some_and(|t| Instant::now() < t) => {}
+            WatchSignal::Rescan | WatchSignal::Rules => burst.rescan(),
+            WatchSignal::RootLost(root) => {
+                if !state.lost.contains(&root) {
+                    state.warn(format!("watch: {} was removed; watching for it to come back", root.display()));
+                    state.lost.push(root.clone());
+                }
+                burst.add(root);
+            }
+            WatchSignal::Failed { message, limit } => {
+                state.warn(format!("watch: {message}"));
+                if limit {
+                    state.degraded = true;
+                    burst.rescan();
+                }
+            }
+        }
+        state.settle_live();
+    }
+
+    /// Watches again the lost roots that exist again; each comes back
+    /// with a reconcile of the tree (what happened meanwhile is unknown).
+    fn recover_lost(&self, roots: &[WatchRoot], burst: &mut Burst) {
+        let mut guard = self.watcher.lock();
+        let Some(w) = guard.as_mut() else { return };
+        let mut state = self.watch_state.lock();
+        let base = self.base_path.as_ref().and_then(|b| b.canonicalize().ok());
+        let mut back = Vec::new();
+        let mut refused = Vec::new();
+        for dir in &state.lost {
+            let Some(root) = roots.iter().find(|r| &r.dir == dir) else { continue };
+            if !dir.is_dir() {
+                continue;
+            }
+            for above in base.as_ref().map(|b| ancestors(b, std::slice::from_ref(root))).unwrap_or_default() {
+                let _ = w.watcher.watch(&above, false);
+            }
+            match w.watcher.watch(dir, root.recursive) {
+                Ok(()) => back.push(dir.clone()),
+                Err(e) if e.limit => refused.push((dir.clone(), e)),
+                Err(_) => {}
+            }
+        }
+        for (dir, e) in refused {
+            // Watched in part: reconciled now and on the timer, not tried again.
+            state.lost.retain(|d| d != &dir);
+            state.warn(format!("watch: cannot watch {} ({})", dir.display(), e.message));
+            state.refused(&dir, &e);
+            burst.rescan();
+        }
+        if !back.is_empty() {
+            state.lost.retain(|d| !back.contains(d));
+            for d in back {
+                state.warn(format!("watch: {} is back and watched again", d.display()));
+            }
+            burst.rescan();
+        }
+        state.settle_live();
+    }
+
+    /// One burst applied in the write order (`apply_burst`), counted.
+    async fn apply_counted(self: Arc<Self>, burst: Burst) {
+        let rescan = burst.rescan;
+        let me = self.clone();
+        let paths = move || me.watcher.lock().as_ref().map(|w| w.paths.clone());
+        if !self.clone().apply_burst(paths, burst).await {
+            return;
+        }
+        let mut state = self.watch_state.lock();
+        if rescan {
+            state.rescans += 1;
+            state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
+        } else {
+            state.updates += 1;
+        }
+    }
+
+    /// `stats().watch`, while watching.
+    pub fn watch_stats(&self) -> Option<WatchState> {
+        self.watcher.lock().as_ref()?;
+        Some(self.watch_state.lock().clone())
+    }
+}
+
+/// Waits for the next signal, or for `tick` to pass (`None`: the watcher is gone).
+async fn next(rx: &mut UnboundedReceiver<WatchSignal>, tick: Option<Duration>) -> Option<Option<WatchSignal>> {
+    match tick {
+        Some(d) => match tokio::time::timeout(d, rx.recv()).await {
+            Ok(got) => got.map(Some),
+            Err(_) => Some(None),
+        },
+        None => rx.recv().await.map(Some),
+    }
+}
+
+/// The watcher's task: gathers each burst and applies it; ends when the
+/// watcher is dropped (its sender goes with it) or the workspace is gone.
+/// With nothing lost or refused it sleeps until an event comes.
+async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, roots: Vec<WatchRoot>) {
+    let mut burst = Burst::default();
+    let mut last_rescan = Instant::now();
+    loop {
+        let tick = match me.upgrade() {
+            Some(inner) => {
+                let state = inner.watch_state.lock();
+                if !state.lost.is_empty() {
+                    Some(LOST_POLL)
+                } else if state.degraded {
+                    Some(DEGRADED_RESCAN.saturating_sub(last_rescan.elapsed()))
+                } else {
+                    None
+                }
+            }
+            None => return,
+        };
+        let Some(first) = next(&mut rx, tick).await else { return };
+        let Some(inner) = me.upgrade() else { return };
+        if let Some(signal) = first {
+            inner.note(signal, &mut burst);
+            let began = Instant::now();
+            while began.elapsed() < MAX_BURST {
+                match tokio::time::timeout(DEBOUNCE, rx.recv()).await {
+                    Ok(Some(signal)) => inner.note(signal, &mut burst),
+                    Ok(None) => return,
+                    Err(_) => break,
+                }
+            }
+        }
+        inner.recover_lost(&roots, &mut burst);
+        if inner.watch_state.lock().degraded && last_rescan.elapsed() >= DEGRADED_RESCAN {
+            burst.rescan();
+        }
+        if burst.rescan {
+            last_rescan = Instant::now();
+        }
+        if !burst.is_empty() {
+            inner.clone().apply_counted(std::mem::take(&mut burst)).await;
+        }
     }
 }

@@ -1,0 +1,77 @@
+//! A workspace's first and last steps: `init()`, `save()`, `destroy()`.
+
+use super::error::{Error, Result};
+use super::{blocking, Engine, Lifecycle, Outcome};
+use crate::index::gate::Ticket;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+impl Engine {
+    /// `init()`: the status is `initializing` from this call on; the files
+    /// of `autoIndexPaths` are indexed in the write order (watched after,
+    /// with `watch`), then the status is `ready` or `error`.
+    pub fn init(self: &Arc<Self>) -> impl Future<Output = Result<Outcome>> + Send + 'static {
+        *self.status.lock() = Lifecycle::Initializing;
+        let (me, ticket, paths) = (self.clone(), self.gate.ticket(), self.auto_index_paths.clone());
+        async move {
+            let result = me.clone().rebuild(ticket, paths).await;
+            let mut status = me.status.lock();
+            if !me.destroyed.load(Ordering::SeqCst) {
+                *status = if result.is_ok() { Lifecycle::Ready } else { Lifecycle::Error };
+            }
+            drop(status);
+            result
+        }
+    }
+
+    /// `save()`: after the writes called before it, the snapshot is written
+    /// now, then grep's index beside it. Whether the snapshot was written.
+    pub async fn save_now(self: Arc<Self>, ticket: Ticket) -> Result<bool> {
+        self.turn(&ticket).await?;
+        let saved = self.save(true).await?;
+        let me = self.clone();
+        blocking(move || me.save_grep())
+            .await?
+            .map_err(|e| Error::from_reason(format!("persist: could not save grep's index: {e}")))?;
+        Ok(saved)
+    }
+
+    /// `destroy()`: every pending call settles at once; with `persist`,
+    /// what changed since the last save is saved first (grep's index too),
+    /// then the directory's lock is given up and the index dropped. `None`
+    /// when it is done already; else what is left, to await off this thread.
+    pub fn destroy(self: &Arc<Self>) -> Option<Pin<Box<dyn Future<Output = Result<()>> + Send>>> {
+        self.stop_watching();
+        let saves = self.persist.is_some() && !self.destroyed.load(Ordering::SeqCst);
+        self.shut_down();
+        let seq = self.gate.ticket().seq();
+        if saves {
+            let me = self.clone();
+            return Some(Box::pin(async move {
+                let saved = me.save(false).await;
+                let grep = me.clone();
+                // Saved beside the snapshot, then dropped; a failure to save it only costs a rebuild.
+                blocking(move || {
+                    let _ = grep.save_grep();
+                    grep.drop_grep();
+                })
+                .await?;
+                if let Some(p) = &me.persist {
+                    p.release();
+                }
+                let index = me.clone();
+                blocking(move || index.index.write().clear(seq)).await?;
+                saved.map(drop)
+            }));
+        }
+        if let Some(mut index) = self.index.try_write() {
+            index.clear(seq);
+            return None;
+        }
+        // A writer holds the index: clear it once it lets go, off this thread.
+        let me = self.clone();
+        Some(Box::pin(async move { blocking(move || me.index.write().clear(seq)).await }))
+    }
+}

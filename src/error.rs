@@ -1,0 +1,46 @@
+//! Core's errors as the caller gets them: the user's own thrown value handed
+//! back as it was, a call cut short by `destroy()` as
+//! `WorkspaceNotReadyError`, else core's message.
+
+use napi::bindgen_prelude::*;
+use workspace_search_core::engine::{self, Engine};
+
+/// The status a call cut short by `destroy()` carries, read back by `js_error`.
+const NOT_READY: napi::Status = napi::Status::Cancelled;
+
+/// Whether `e` is a call cut short by `destroy()`.
+pub fn is_not_ready(e: &Error) -> bool {
+    e.status == NOT_READY
+}
+
+/// Core's error as the caller gets it.
+pub fn napi_error(e: engine::Error) -> Error {
+    if e.is_not_ready() {
+        return Error::new(NOT_READY, e.reason);
+    }
+    match e.into_host::<Error>() {
+        Ok(thrown) => thrown,
+        Err(e) => Error::from_reason(e.reason),
+    }
+}
+
+/// A failure of the user's JavaScript, carried through core untouched.
+pub fn host_error(e: Error) -> engine::Error {
+    engine::Error::host(e.reason.clone(), e)
+}
+
+/// A caught panic as an error that says where it came from.
+pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
+    napi_error(engine::Error::from_panic(panic))
+}
+
+/// A call on a destroyed workspace, refused on the JavaScript thread.
+pub fn check_ready(engine: &Engine) -> crate::js::Checked<()> {
+    if engine.is_destroyed() {
+        return Err(crate::js::Fail::NotReady {
+            workspace_id: engine.id.clone(),
+            status: engine.status.lock().as_str().to_string(),
+        });
+    }
+    Ok(())
+}
