@@ -5,6 +5,7 @@
 //! are driven here; the host's code (the user's embedder, store, tokenizer,
 //! reranker, progress) is called through the traits of `host`.
 
+mod config;
 mod embedder;
 mod error;
 mod grep;
@@ -20,6 +21,7 @@ mod vector_write;
 mod watch;
 mod write;
 
+pub use config::{Bm25Config, ConfigError, EngineConfig, HostParts, TokenizerIdentity, VectorConfig};
 pub use embedder::Embedder;
 pub use error::{Error, Result};
 pub use grep::{GrepFailure, GrepSide, GrepStats};

@@ -1,0 +1,214 @@
+//! A workspace's engine from its options (checked by the host) and the
+//! host's parts: its id, where its snapshot lives, its vector index's name
+//! and the fingerprint of what the index depends on are decided here.
+
+use super::host::{GrepWatchFactory, ProgressSink, RerankCall, TokenizeCall, TreeWatchFactory};
+use super::{Embedder, Engine, Keyword, Lifecycle, Persist, Store, VectorSide};
+use crate::analysis::tokenizer::{Tokenizer, TokenizerConfig};
+use crate::index::gate::Gate;
+use crate::index::kind::KindWeights;
+use crate::index::{Bm25Index, Bm25Params};
+use crate::ingest::ChunkOptions;
+use crate::persist::{self, JsTokenizer};
+use crate::vectors::index_name;
+use parking_lot::{Mutex, RwLock};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// BM25 search: the tokenizer and the scoring parameters.
+pub struct Bm25Config {
+    pub tokenizer: TokenizerConfig,
+    pub params: Bm25Params,
+    /// A user tokenizer (slow path), and what a snapshot knows it by.
+    pub js: Option<Arc<dyn TokenizeCall>>,
+    pub js_identity: Option<TokenizerIdentity>,
+}
+
+/// What a snapshot knows a user tokenizer by (`persist::JsTokenizer`).
+pub enum TokenizerIdentity {
+    /// `tokenizerId`, as given.
+    Id(String),
+    /// What it does on `persist::TOKENIZER_PROBES` (the host ran it).
+    Behaviour(String),
+}
+
+/// Vector search: the user's embedder and the store.
+pub struct VectorConfig {
+    pub embedder: Embedder,
+    pub store: Store,
+    /// `searchIndexName` (default: from the workspace's id).
+    pub index_name: Option<String>,
+    /// A `vectorStore` was given (others may write it too).
+    pub store_given: bool,
+}
+
+/// The host's parts every workspace uses.
+pub struct HostParts {
+    pub runtime: tokio::runtime::Handle,
+    pub release_memory: fn(),
+    pub grep_watches: Arc<dyn GrepWatchFactory>,
+    pub tree_watches: Arc<dyn TreeWatchFactory>,
+}
+
+pub struct EngineConfig {
+    pub id: Option<String>,
+    pub base_path: Option<PathBuf>,
+    pub read_only: bool,
+    pub auto_index_paths: Vec<String>,
+    pub chunking: ChunkOptions,
+    pub respect_gitignore: bool,
+    pub max_file_size: u64,
+    pub bm25: Option<Bm25Config>,
+    pub vectors: Option<VectorConfig>,
+    /// `persist`: `None` off; `Some(None)` the default directory.
+    pub persist: Option<Option<PathBuf>>,
+    pub embedder_id: Option<String>,
+    pub watch: bool,
+    pub file_kinds: KindWeights,
+    pub git_history: bool,
+    pub reranker: Option<Arc<dyn RerankCall>>,
+    pub rerank_timeout: Duration,
+    pub progress: Option<Arc<dyn ProgressSink>>,
+    pub host: HostParts,
+}
+
+/// Options that cannot make a workspace.
+#[derive(Debug)]
+pub struct ConfigError {
+    pub message: String,
+    pub workspace_id: Option<String>,
+}
+
+fn generated_id() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let base36 = |mut n: u64, width: usize| {
+        const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        let mut s = Vec::new();
+        while n > 0 || s.len() < width {
+            s.push(DIGITS[(n % 36) as usize]);
+            n /= 36;
+        }
+        s.reverse();
+        String::from_utf8(s).unwrap()
+    };
+    // splitmix64 over time, a counter and the pid: unique per process, no RNG crate.
+    let mut x = now
+        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (std::process::id() as u64) << 32;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    format!("ws-{}-{}", base36(now, 1), base36(x % 36u64.pow(6), 6))
+}
+
+/// Where `persist: true` keeps the index (`persist::default_dir`).
+fn default_persist_dir(base: Option<&std::path::Path>, id: Option<&str>) -> Result<PathBuf, ConfigError> {
+    let fail = |message: &str| ConfigError { message: message.into(), workspace_id: id.map(str::to_string) };
+    let Some(base) = base else {
+        return Err(fail("persist: true needs a filesystem with a basePath; give persist: { dir } otherwise"));
+    };
+    persist::default_dir(base, id)
+        .ok_or_else(|| fail("persist: true found no cache directory on this system; give persist: { dir }"))
+}
+
+impl Engine {
+    pub fn new(c: EngineConfig) -> Result<Engine, ConfigError> {
+        let persist_dir = match &c.persist {
+            None => None,
+            Some(Some(dir)) => Some(dir.clone()),
+            Some(None) => Some(default_persist_dir(c.base_path.as_deref(), c.id.as_deref())?),
+        };
+        if let (Some(dir), Some(base)) = (&persist_dir, &c.base_path) {
+            if persist::holds_base(dir, base) {
+                return Err(ConfigError {
+                    message: format!(
+                        "persist.dir ({}) is basePath or a folder that holds it: the snapshot would sit among the files it indexes; give a folder of its own (e.g. a subfolder of basePath, or persist: true)",
+                        dir.display()
+                    ),
+                    workspace_id: c.id.clone(),
+                });
+            }
+        }
+        // A persisted workspace keeps its id (and so its vector index name) across starts.
+        let id = match (c.id, &persist_dir) {
+            (Some(id), _) => id,
+            (None, Some(dir)) => persist::stable_id(dir),
+            (None, None) => generated_id(),
+        };
+        let vectors = match c.vectors {
+            None => None,
+            Some(v) => {
+                let index_name = v.index_name.unwrap_or_else(|| index_name::default_for(&id));
+                index_name::validate(&index_name)
+                    .map_err(|e| ConfigError { message: e.to_string(), workspace_id: Some(id.clone()) })?;
+                Some(VectorSide {
+                    embedder: v.embedder,
+                    store: v.store,
+                    index_name,
+                    shared: v.store_given,
+                    upserted: AtomicBool::new(false),
+                    ledger: Mutex::default(),
+                })
+            }
+        };
+        let tokenizer_config = c.bm25.as_ref().map(|b| b.tokenizer.clone());
+        let params = c.bm25.as_ref().map(|b| b.params).unwrap_or_default();
+        let identity = c.bm25.as_ref().and_then(|b| b.js_identity.as_ref()).map(|i| match i {
+            TokenizerIdentity::Id(id) => JsTokenizer::Id(id),
+            TokenizerIdentity::Behaviour(b) => JsTokenizer::Behaviour(b),
+        });
+        let persist = match (persist_dir, c.watch) {
+            (None, false) => None,
+            (dir, _) => {
+                let vectors_desc = match &vectors {
+                    None => "none".to_string(),
+                    Some(v) if v.store.is_local() => format!("{} in the embedded store", v.index_name),
+                    Some(v) => format!("{} in the vector store given", v.index_name),
+                };
+                let fingerprint = format!(
+                    "{}; vectors: {vectors_desc}",
+                    persist::fingerprint(tokenizer_config.as_ref(), params, c.chunking, identity)
+                );
+                Some(Persist::new(dir, fingerprint, c.embedder_id))
+            }
+        };
+        let keyword = c.bm25.map(|b| Keyword { tokenizer: Arc::new(Tokenizer::new(b.tokenizer)), js: b.js });
+        Ok(Engine {
+            id,
+            keyword,
+            vectors,
+            base_path: c.base_path,
+            read_only: c.read_only,
+            auto_index_paths: c.auto_index_paths,
+            chunking: c.chunking,
+            respect_gitignore: c.respect_gitignore,
+            max_file_size: c.max_file_size,
+            progress: c.progress,
+            index: RwLock::new(Bm25Index::new(params)),
+            gate: Arc::new(Gate::default()),
+            status: Mutex::new(Lifecycle::Pending),
+            destroyed: AtomicBool::new(false),
+            last_stats: Mutex::default(),
+            prefix_counts: Mutex::default(),
+            shutdown: tokio::sync::Notify::new(),
+            persist,
+            watch: c.watch,
+            kind_weights: c.file_kinds,
+            git_history: c.git_history,
+            history: Mutex::default(),
+            reranker: c.reranker,
+            rerank_timeout: c.rerank_timeout,
+            runtime: c.host.runtime,
+            grep: Default::default(),
+            grep_watches: c.host.grep_watches,
+            watcher: Mutex::new(None),
+            watch_state: Mutex::default(),
+            tree_watches: c.host.tree_watches,
+            release_memory: c.host.release_memory,
+        })
+    }
+}
