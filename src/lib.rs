@@ -1,8 +1,9 @@
 //! Node.js binding of workspace-search: `#[napi]` classes, conversions of
-//! JavaScript values, and the callbacks into JavaScript (the user's embedder
-//! and vector store) that carry out the plans `crates/core` makes. Every
-//! decision lives in core; the public JavaScript (errors, tools, result
-//! shaping) lives in `lib/`.
+//! JavaScript values, and adapters that implement core's host traits over
+//! the user's JavaScript (embedder, vector store, tokenizer, reranker,
+//! progress) and over `notify` (file and folder watches). Core's engine
+//! (`crates/core/src/engine`) drives every flow and makes every decision;
+//! the public JavaScript (errors, tools, result shaping) lives in `lib/`.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 

@@ -1,6 +1,6 @@
 //! The `Workspace` class: checks its inputs on the JavaScript thread, takes
-//! a place in the write order, and hands the work to engine/ (built in
-//! construct.rs; calls become promises in promise.rs).
+//! a place in the write order, and hands the work to core's engine (built
+//! in construct.rs; calls become promises in promise.rs).
 
 use crate::error::{check_ready, napi_error, panic_error};
 use crate::js::*;

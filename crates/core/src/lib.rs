@@ -9,7 +9,7 @@
 //! - `scoring`: postings -> BM25 top-k (`maxscore`, exact to `exhaustive`);
 //! - `search`: top-k -> results of bm25, vector and hybrid mode (`mode`);
 //! - `vectors`: the embedded store, filters, and the plans of what to write
-//!   to and delete from any store (the binding runs them with the user's
+//!   to and delete from any store (the engine runs them with the user's
 //!   embedder and store).
 //!
 //! - `grep`: a JavaScript regex over a folder's files, as Mastra's grep
@@ -18,8 +18,13 @@
 //! - `persist`: snapshots of all of it on disk, and the plan of an
 //!   incremental `init()` that re-reads only changed files.
 //!
+//! - `engine`: the front over all of it: a workspace's state and every flow
+//!   (writes, rebuilds, snapshots, searches, grep, watching) in the write
+//!   order, calling the host's code (the user's embedder, store, tokenizer,
+//!   reranker; file watches) through the traits of `engine::host`.
+//!
 //! Every decision (what to write, delete, retry, report) is made here; the
-//! binding in `src/` converts values and carries plans out.
+//! binding in `src/` converts values and implements the host traits.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 

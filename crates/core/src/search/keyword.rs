@@ -109,7 +109,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
 }
 
 /// Whether any hit's text is still in its snapshot file (reading it is a
-/// read from disk: the binding does not do that on the JavaScript thread).
+/// read from disk: the engine does not do that on the host's thread).
 pub fn texts_unread(hits: &[SearchHit]) -> bool {
     hits.iter().any(|h| !h.content.in_memory())
 }

@@ -115,7 +115,7 @@ pub fn dropped_sources(gone: &[String], changed: &[FileOutcome], ledger: &Ledger
     gone.iter().chain(dropped).filter(|id| ledger.get(id).is_some()).cloned().collect()
 }
 
-/// What `settle` leaves to the binding.
+/// What `settle` leaves to the engine.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Settled {
     /// The ids of the failed files' partial writes, to delete.
