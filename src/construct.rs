@@ -6,7 +6,7 @@
 use crate::host::{JsProgress, JsTokenize};
 use crate::js::*;
 use crate::local_vector::LocalVector;
-use crate::options::{self, Bm25Options};
+use crate::options::{self, Bm25Options, WorkspaceOptions};
 use crate::store::JsStore;
 use crate::types::ProgressEvent;
 use crate::workspace::Workspace;
@@ -15,7 +15,8 @@ use parking_lot::RwLock;
 use std::sync::Arc;
 use workspace_search_core::engine::host::{ProgressSink, RerankCall, TokenizeCall};
 use workspace_search_core::engine::{
-    Bm25Config, ConfigError, Engine, EngineConfig, HostParts, MastraStore, Store, TokenizerIdentity, VectorConfig,
+    Bm25Config, ConfigError, Engine, EngineConfig, HostParts, MastraStore, Place, Store, TokenizerIdentity,
+    VectorConfig,
 };
 use workspace_search_core::persist;
 use workspace_search_core::vectors::store::VectorStore;
@@ -23,55 +24,28 @@ use workspace_search_core::vectors::store::VectorStore;
 impl Workspace {
     pub(crate) fn build(env: &Env, options: Option<Unknown>) -> Checked<Self> {
         let o = options::workspace_options(env, options)?;
+        let config_error = |ConfigError { message, workspace_id }| Fail::Config { message, workspace_id };
+        // Who it is and where it keeps its snapshot, before any of the user's code runs.
+        let place = Place::new(o.id.clone(), o.base_path.as_deref(), &o.persist).map_err(config_error)?;
         if o.vector_store.is_some() && o.embedder.is_none() {
             return Err(Fail::Config { message: "vectorStore requires an embedder".into(), workspace_id: None });
         }
         let vectors = match &o.embedder {
             None => None,
             Some(e) => {
+                let index_name = place.index_name(o.search_index_name.clone()).map_err(config_error)?;
                 let embedder = crate::embedder::from_js(e, o.embed_concurrency, o.embed_timeout_ms)?;
-                let store = match &o.vector_store {
-                    // No store: the embedded one.
-                    None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
-                    Some(s) if LocalVector::instance_of(env, s)? => {
-                        // SAFETY: `instance_of` just checked that `s` wraps a LocalVector.
-                        let lv: ClassInstance<LocalVector> =
-                            unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
-                        Store::Local(lv.store.clone())
-                    }
-                    Some(s) => Store::Mastra(MastraStore::new(Arc::new(JsStore::from_js(env, s)?))),
-                };
-                let index_name = o.search_index_name.clone();
+                let store = vector_store(env, o.vector_store.as_ref())?;
                 Some(VectorConfig { embedder, store, index_name, store_given: o.vector_store.is_some() })
             }
         };
-        let bm25 = match o.bm25 {
-            Some(Bm25Options { params, tokenizer }) => {
-                let js = match &o.js_tokenizer {
-                    Some(user_fn) => {
-                        let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
-                        // SAFETY: lib's tokenizeMany returns a function (of string[] to string[][]).
-                        let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
-                        let f = f.build_threadsafe_function().weak::<true>().build()?;
-                        Some(Arc::new(JsTokenize(f)) as Arc<dyn TokenizeCall>)
-                    }
-                    None => None,
-                };
-                // A user tokenizer is known by its tokenizerId, else by what it
-                // does (tried on core's probe texts here, once, when a snapshot
-                // or the watcher needs to know): its source text alone is the
-                // same for closures and bound functions that differ.
-                let remembers = o.persist.is_some() || o.watch;
-                let js_identity = match (&o.js_tokenizer, o.tokenizer_id) {
-                    (_, Some(id)) => Some(TokenizerIdentity::Id(id)),
-                    (Some(f), None) if remembers => Some(TokenizerIdentity::Behaviour(tokenizer_identity(
-                        env,
-                        &f.to_unknown(),
-                        persist::TOKENIZER_PROBES,
-                    )?)),
-                    _ => None,
-                };
-                Some(Bm25Config { tokenizer, params, js, js_identity })
+        let tokenize = match &o.js_tokenizer {
+            Some(user_fn) => {
+                let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
+                // SAFETY: lib's tokenizeMany returns a function (of string[] to string[][]).
+                let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
+                let f = f.build_threadsafe_function().weak::<true>().build()?;
+                Some(Arc::new(JsTokenize(f)) as Arc<dyn TokenizeCall>)
             }
             None => None,
         };
@@ -79,7 +53,7 @@ impl Workspace {
             Some(f) => Some(Arc::new(crate::reranker::Reranker::from_js(f, o.rerank_depth)?) as Arc<dyn RerankCall>),
             None => None,
         };
-        let progress = match o.on_progress {
+        let progress = match &o.on_progress {
             Some(f) => {
                 // SAFETY: `f` is a function (checked when the options were read);
                 // only its argument and return types are named here.
@@ -90,14 +64,14 @@ impl Workspace {
             }
             None => None,
         };
-        let host = HostParts {
-            runtime: napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current),
-            release_memory: crate::release_memory,
-            grep_watches: Arc::new(crate::grep::NotifyGrepWatches),
-            tree_watches: Arc::new(crate::watch::NotifyTreeWatches),
+        let js_identity = match &o.bm25 {
+            Some(_) => tokenizer_identity_of(env, &o)?,
+            None => None,
         };
+        let bm25 =
+            o.bm25.map(|Bm25Options { params, tokenizer }| Bm25Config { tokenizer, params, js: tokenize, js_identity });
         let config = EngineConfig {
-            id: o.id,
+            place,
             base_path: o.base_path,
             read_only: o.read_only,
             auto_index_paths: o.auto_index_paths,
@@ -106,7 +80,6 @@ impl Workspace {
             max_file_size: o.max_file_size,
             bm25,
             vectors,
-            persist: o.persist,
             embedder_id: o.embedder_id,
             watch: o.watch,
             file_kinds: o.file_kinds,
@@ -114,10 +87,46 @@ impl Workspace {
             reranker,
             rerank_timeout: std::time::Duration::from_millis(o.rerank_timeout_ms),
             progress,
-            host,
+            host: host_parts(),
         };
-        let engine = Engine::new(config)
-            .map_err(|ConfigError { message, workspace_id }| Fail::Config { message, workspace_id })?;
-        Ok(Workspace { engine: Arc::new(engine) })
+        Ok(Workspace { engine: Arc::new(Engine::new(config)) })
+    }
+}
+
+/// The store a workspace writes: the embedded one, a `LocalVector`'s, or the user's.
+fn vector_store(env: &Env, given: Option<&Unknown>) -> Checked<Store> {
+    Ok(match given {
+        None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
+        Some(s) if LocalVector::instance_of(env, s)? => {
+            // SAFETY: `instance_of` just checked that `s` wraps a LocalVector.
+            let lv: ClassInstance<LocalVector> = unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
+            Store::Local(lv.store.clone())
+        }
+        Some(s) => Store::Mastra(MastraStore::new(Arc::new(JsStore::from_js(env, s)?))),
+    })
+}
+
+/// What a snapshot knows the user's tokenizer by: its `tokenizerId`, else
+/// (when a snapshot or the watcher needs to know) what it does, tried on
+/// core's probe texts here, once, after every other option was checked:
+/// its source text alone is the same for closures and bound functions that differ.
+fn tokenizer_identity_of(env: &Env, o: &WorkspaceOptions) -> Checked<Option<TokenizerIdentity>> {
+    let remembers = o.persist.is_some() || o.watch;
+    Ok(match (&o.js_tokenizer, &o.tokenizer_id) {
+        (_, Some(id)) => Some(TokenizerIdentity::Id(id.clone())),
+        (Some(f), None) if remembers => {
+            Some(TokenizerIdentity::Behaviour(tokenizer_identity(env, &f.to_unknown(), persist::TOKENIZER_PROBES)?))
+        }
+        _ => None,
+    })
+}
+
+/// The parts of the binding every engine uses.
+fn host_parts() -> HostParts {
+    HostParts {
+        runtime: napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current),
+        release_memory: crate::release_memory,
+        grep_watches: Arc::new(crate::grep::NotifyGrepWatches),
+        tree_watches: Arc::new(crate::watch::NotifyTreeWatches),
     }
 }

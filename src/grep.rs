@@ -335,20 +335,19 @@ impl Workspace {
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'e, GrepAnswer>> {
         guard(|| {
-            let inner = &self.engine;
             let checked = (|| -> Checked<GrepArgs> {
-                crate::error::check_ready(inner)?;
-                if inner.base_path.is_none() {
+                crate::error::check_ready(&self.engine)?;
+                if self.engine.base_path.is_none() {
                     return Err(Fail::Plain("grep() needs a filesystem with a basePath".to_string()));
                 }
-                grep_args(env, &inner.id, &pattern, options)
+                grep_args(env, &self.engine.id, &pattern, options)
             })();
             let args = match checked {
                 Err(f) => return rejected(env, f),
                 Ok(x) => x,
             };
             let with_context = args.request.context_lines > 0;
-            let (source, id, engine) = (args.pattern.clone(), inner.id.clone(), inner.clone());
+            let (source, id, engine) = (args.pattern.clone(), self.engine.id.clone(), self.engine.clone());
             let work = async move {
                 match engine.grep(args.request, args.strict).await {
                     Ok(files) => Ok(GrepAnswer { files, with_context }),
@@ -356,10 +355,11 @@ impl Workspace {
                         Status::GenericFailure,
                         format!("{UNANSWERABLE}/{source}/ cannot run natively on {path}: {why}"),
                     )),
+                    Err(GrepFailure::Outside(message)) => Err(Error::new(Status::InvalidArg, message)),
                     Err(GrepFailure::Other(e)) => Err(napi_error(e)),
                 }
             };
-            env.spawn_future_with_callback(raced(inner.clone(), work), move |env, result| match result {
+            env.spawn_future_with_callback(raced(self.engine.clone(), work), move |env, result| match result {
                 Ok(v) => Ok(v),
                 Err((e, _)) if e.reason.starts_with(UNANSWERABLE) => {
                     let message = e.reason[UNANSWERABLE.len()..].to_string();

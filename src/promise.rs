@@ -14,12 +14,12 @@ use workspace_search_core::engine::{Engine, Lifecycle};
 /// `destroy()` settles it at once with `WorkspaceNotReadyError` (the work is
 /// dropped: its place in the write order is released, nothing more reaches
 /// the user's store).
-pub fn spawn<'e, T, F>(env: &'e Env, inner: &Arc<Engine>, fut: F) -> Result<PromiseRaw<'e, T>>
+pub fn spawn<'e, T, F>(env: &'e Env, engine: &Arc<Engine>, fut: F) -> Result<PromiseRaw<'e, T>>
 where
     T: 'static + Send + ToNapiValue,
     F: 'static + Send + std::future::Future<Output = Result<T>>,
 {
-    env.spawn_future_with_callback(raced(inner.clone(), fut), |env, result| {
+    env.spawn_future_with_callback(raced(engine.clone(), fut), |env, result| {
         result.map_err(|(e, status)| js_error(env, e, status))
     })
 }
@@ -29,16 +29,16 @@ pub type Cut = (napi::Error, Option<&'static str>);
 
 /// `fut` with panics caught, raced against `destroy()`.
 pub async fn raced<T>(
-    inner: Arc<Engine>,
+    engine: Arc<Engine>,
     fut: impl std::future::Future<Output = Result<T>>,
 ) -> Result<std::result::Result<T, Cut>> {
     let work = std::pin::pin!(catch_panics(fut));
-    let stop = std::pin::pin!(inner.until_destroyed());
+    let stop = std::pin::pin!(engine.until_destroyed());
     // `stop` is polled first: once destroy() has run the work is never polled
     // again, so an embedder or store answer that arrives later cannot carry
     // it on to its next store call (or to resolving).
     Ok(match futures::future::select(stop, work).await {
-        futures::future::Either::Left(_) => Err((napi_error(inner.not_ready()), Some(inner.status.lock().as_str()))),
+        futures::future::Either::Left(_) => Err((napi_error(engine.not_ready()), Some(engine.status.lock().as_str()))),
         // Refused its turn by the closed gate: cut short by destroy() too.
         futures::future::Either::Right((result, _)) => result.map_err(|e| {
             let status = is_not_ready(&e).then_some(Lifecycle::Destroyed.as_str());

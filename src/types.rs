@@ -183,7 +183,7 @@ pub struct WatchStats {
     pub warnings: Vec<String>,
 }
 
-/// Results as JavaScript receives them: nine values a result, that
+/// Results as JavaScript receives them: `SLOTS` values a result, that
 /// lib/results.js turns into objects. V8 builds object literals of one
 /// shape much faster than Node-API sets named properties one by one (a key
 /// lookup and a map transition each). Up to `MAX_ARGS` values go as the

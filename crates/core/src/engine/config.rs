@@ -12,7 +12,7 @@ use crate::ingest::ChunkOptions;
 use crate::persist::{self, JsTokenizer};
 use crate::vectors::index_name;
 use parking_lot::{Mutex, RwLock};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,8 +38,8 @@ pub enum TokenizerIdentity {
 pub struct VectorConfig {
     pub embedder: Embedder,
     pub store: Store,
-    /// `searchIndexName` (default: from the workspace's id).
-    pub index_name: Option<String>,
+    /// The index's name (`Place::index_name`).
+    pub index_name: String,
     /// A `vectorStore` was given (others may write it too).
     pub store_given: bool,
 }
@@ -53,7 +53,7 @@ pub struct HostParts {
 }
 
 pub struct EngineConfig {
-    pub id: Option<String>,
+    pub place: Place,
     pub base_path: Option<PathBuf>,
     pub read_only: bool,
     pub auto_index_paths: Vec<String>,
@@ -62,8 +62,6 @@ pub struct EngineConfig {
     pub max_file_size: u64,
     pub bm25: Option<Bm25Config>,
     pub vectors: Option<VectorConfig>,
-    /// `persist`: `None` off; `Some(None)` the default directory.
-    pub persist: Option<Option<PathBuf>>,
     pub embedder_id: Option<String>,
     pub watch: bool,
     pub file_kinds: KindWeights,
@@ -115,46 +113,67 @@ fn default_persist_dir(base: Option<&std::path::Path>, id: Option<&str>) -> Resu
         .ok_or_else(|| fail("persist: true found no cache directory on this system; give persist: { dir }"))
 }
 
-impl Engine {
-    pub fn new(c: EngineConfig) -> Result<Engine, ConfigError> {
-        let persist_dir = match &c.persist {
+/// Who a workspace is and where its snapshot lives, decided first (before
+/// any of the user's code runs): its id, and its snapshot's folder.
+pub struct Place {
+    pub id: String,
+    pub persist_dir: Option<PathBuf>,
+}
+
+impl Place {
+    /// `id` as given (else, with a snapshot, one derived from its folder,
+    /// so that it stays the same across starts; else a new one), and
+    /// `persist` (`None` off, `Some(None)` the default folder).
+    pub fn new(
+        id: Option<String>,
+        base: Option<&Path>,
+        persist: &Option<Option<PathBuf>>,
+    ) -> Result<Place, ConfigError> {
+        let persist_dir = match persist {
             None => None,
             Some(Some(dir)) => Some(dir.clone()),
-            Some(None) => Some(default_persist_dir(c.base_path.as_deref(), c.id.as_deref())?),
+            Some(None) => Some(default_persist_dir(base, id.as_deref())?),
         };
-        if let (Some(dir), Some(base)) = (&persist_dir, &c.base_path) {
+        if let (Some(dir), Some(base)) = (&persist_dir, base) {
             if persist::holds_base(dir, base) {
                 return Err(ConfigError {
                     message: format!(
                         "persist.dir ({}) is basePath or a folder that holds it: the snapshot would sit among the files it indexes; give a folder of its own (e.g. a subfolder of basePath, or persist: true)",
                         dir.display()
                     ),
-                    workspace_id: c.id.clone(),
+                    workspace_id: id,
                 });
             }
         }
         // A persisted workspace keeps its id (and so its vector index name) across starts.
-        let id = match (c.id, &persist_dir) {
+        let id = match (id, &persist_dir) {
             (Some(id), _) => id,
             (None, Some(dir)) => persist::stable_id(dir),
             (None, None) => generated_id(),
         };
-        let vectors = match c.vectors {
-            None => None,
-            Some(v) => {
-                let index_name = v.index_name.unwrap_or_else(|| index_name::default_for(&id));
-                index_name::validate(&index_name)
-                    .map_err(|e| ConfigError { message: e.to_string(), workspace_id: Some(id.clone()) })?;
-                Some(VectorSide {
-                    embedder: v.embedder,
-                    store: v.store,
-                    index_name,
-                    shared: v.store_given,
-                    upserted: AtomicBool::new(false),
-                    ledger: Mutex::default(),
-                })
-            }
-        };
+        Ok(Place { id, persist_dir })
+    }
+
+    /// The vector index's name: `searchIndexName`, else one from the id.
+    pub fn index_name(&self, given: Option<String>) -> Result<String, ConfigError> {
+        let name = given.unwrap_or_else(|| index_name::default_for(&self.id));
+        index_name::validate(&name)
+            .map_err(|e| ConfigError { message: e.to_string(), workspace_id: Some(self.id.clone()) })?;
+        Ok(name)
+    }
+}
+
+impl Engine {
+    pub fn new(c: EngineConfig) -> Engine {
+        let Place { id, persist_dir } = c.place;
+        let vectors = c.vectors.map(|v| VectorSide {
+            embedder: v.embedder,
+            store: v.store,
+            index_name: v.index_name,
+            shared: v.store_given,
+            upserted: AtomicBool::new(false),
+            ledger: Mutex::default(),
+        });
         let tokenizer_config = c.bm25.as_ref().map(|b| b.tokenizer.clone());
         let params = c.bm25.as_ref().map(|b| b.params).unwrap_or_default();
         let identity = c.bm25.as_ref().and_then(|b| b.js_identity.as_ref()).map(|i| match i {
@@ -177,7 +196,7 @@ impl Engine {
             }
         };
         let keyword = c.bm25.map(|b| Keyword { tokenizer: Arc::new(Tokenizer::new(b.tokenizer)), js: b.js });
-        Ok(Engine {
+        Engine {
             id,
             keyword,
             vectors,
@@ -209,6 +228,6 @@ impl Engine {
             watch_state: Mutex::default(),
             tree_watches: c.host.tree_watches,
             release_memory: c.host.release_memory,
-        })
+        }
     }
 }

@@ -36,6 +36,9 @@ pub struct GrepStats {
 
 /// Why a grep has no answer.
 pub enum GrepFailure {
+    /// The path asked for leads outside `basePath` (through a link): an
+    /// invalid argument, not a failure of the grep.
+    Outside(String),
     /// A file the pattern cannot be searched in as JavaScript would.
     Unanswerable {
         path: String,
@@ -165,7 +168,7 @@ impl Engine {
         }
         let fail = |m: String| Err(GrepFailure::Other(Error::from_reason(m)));
         if outcome.outside {
-            return fail(format!("grep(): {path} leads outside basePath (through a link)"));
+            return Err(GrepFailure::Outside(format!("grep(): {path} leads outside basePath (through a link)")));
         }
         if outcome.not_found {
             return fail(format!("grep(): no such file or folder in basePath: {path}"));
@@ -185,33 +188,39 @@ impl Engine {
         let Some(base) = self.base_path.clone() else { return };
         let runtime = self.runtime.clone();
         runtime.spawn(async move {
-            let me = self.clone();
-            let _ = blocking(move || loop {
-                if me.destroyed.load(Ordering::SeqCst) {
-                    break;
-                }
-                let todo = match me.grep.state.lock().as_mut() {
-                    Some(g) => g.grep.unindexed(BUILD_STEP),
-                    None => break,
-                };
-                if todo.is_empty() {
-                    break;
-                }
-                let built = Grep::build(&base, todo);
-                match me.grep.state.lock().as_mut() {
-                    Some(g) => {
-                        g.grep.add_built(built);
-                        *me.grep.stats.lock() = Some(g.stats());
-                    }
-                    None => break,
+            // The state's lock is taken on the blocking thread only: a grep
+            // running holds it, and a runtime thread must not wait for it.
+            let _ = blocking(move || {
+                self.build_grep_steps(&base);
+                if let Some(g) = self.grep.state.lock().as_mut() {
+                    g.last.building = false;
+                    *self.grep.stats.lock() = Some(g.stats());
                 }
             })
             .await;
-            if let Some(g) = self.grep.state.lock().as_mut() {
-                g.last.building = false;
-                *self.grep.stats.lock() = Some(g.stats());
-            }
         });
+    }
+
+    /// The background build's steps, until every file walked is indexed
+    /// (or the workspace is destroyed, or its grep state dropped).
+    fn build_grep_steps(&self, base: &Path) {
+        while !self.destroyed.load(Ordering::SeqCst) {
+            let todo = match self.grep.state.lock().as_mut() {
+                Some(g) => g.grep.unindexed(BUILD_STEP),
+                None => return,
+            };
+            if todo.is_empty() {
+                return;
+            }
+            let built = Grep::build(base, todo);
+            match self.grep.state.lock().as_mut() {
+                Some(g) => {
+                    g.grep.add_built(built);
+                    *self.grep.stats.lock() = Some(g.stats());
+                }
+                None => return,
+            }
+        }
     }
 
     /// With `persist`: writes grep's index beside the snapshot if it changed

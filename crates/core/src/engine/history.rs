@@ -89,8 +89,8 @@ impl Engine {
         let due = state.checked.is_some_and(|t| t.elapsed() >= CHECK_EVERY);
         if due && !state.reading && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
             state.reading = true;
-            let inner = self.clone();
-            self.runtime.spawn(async move { inner.refresh_history().await });
+            let me = self.clone();
+            self.runtime.spawn(async move { me.refresh_history().await });
         }
         state.current.clone()
     }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// A walk of the indexed paths: what it found and skipped, and when it began.
-pub struct Walked {
+pub(super) struct Walked {
     report: Report,
     found: Vec<FoundFile>,
     scanned_at: i128,

@@ -21,13 +21,12 @@ mod vector_write;
 mod watch;
 mod write;
 
-pub use config::{Bm25Config, ConfigError, EngineConfig, HostParts, TokenizerIdentity, VectorConfig};
+pub use config::{Bm25Config, ConfigError, EngineConfig, HostParts, Place, TokenizerIdentity, VectorConfig};
 pub use embedder::Embedder;
 pub use error::{Error, Result};
 pub use grep::{GrepFailure, GrepSide, GrepStats};
 pub use history::HistoryState;
-pub use incremental::Walked;
-pub use persist::{Persist, CANARY};
+pub use persist::Persist;
 pub use query::{texts_read, Prepared, SearchOptions};
 pub use store::{MastraStore, Store};
 pub use watch::WatchState;
@@ -188,7 +187,9 @@ fn default_tokenizer() -> Arc<Tokenizer> {
 }
 
 /// Runs CPU work (or work that waits on a lock) off the host's thread and
-/// the async runtime; a panic becomes an error.
+/// the async runtime; a panic becomes an error. Called from the engine's
+/// flows only, which run on the engine's runtime (its blocking pool is the
+/// current one there).
 pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f)))
         .await

@@ -262,14 +262,16 @@ impl Engine {
             if docs.is_empty() {
                 continue;
             }
-            let mut embedded = v.embed(self, vec![docs.iter().collect()], OnGroupFailure::Fail, None).await;
-            v.write(&mut embedded).await;
+            let sources = [docs.iter().collect::<Vec<_>>()];
+            let mut embedded = v.embed(self, &sources, OnGroupFailure::Fail, None).await;
+            v.write(&mut embedded, &sources).await;
+            let ids: Vec<String> = docs.into_iter().map(|d| d.id).collect();
             match embedded.failed.remove(&0) {
-                None => {
-                    drop(embedded);
-                    v.ledger.lock().replace(source, docs.into_iter().map(|d| d.id).collect());
-                }
+                None => v.ledger.lock().replace(source, ids),
                 Some(why) => {
+                    // All or nothing, as a rebuild's file: units written before the failure go.
+                    let _ = v.store.delete_ids(&v.index_name, &ids).await;
+                    v.ledger.lock().drop_texts(&ids);
                     warnings.push(format!("persist: {source} could not be embedded again after a crash ({why})"))
                 }
             }

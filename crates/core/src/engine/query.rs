@@ -29,7 +29,7 @@ pub struct SearchOptions {
     pub path_prefix: Option<String>,
     /// `group: 'file'`: one result per file (`search::group`).
     pub group_by_file: bool,
-    /// The file kinds' weights for this query (set by `Engine::prepare`
+    /// The file kinds' weights for this query (set by `Engine::search_at_once`
     /// from the `fileKinds` option and the query's wording).
     pub kind_weights: Option<crate::index::kind::KindWeights>,
     /// The workspace's git history, as of this search (`gitHistory`).

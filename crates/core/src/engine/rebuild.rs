@@ -186,7 +186,7 @@ impl Engine {
                 .collect();
             (files, sources)
         };
-        let mut embedded = v.embed(self, sources, OnGroupFailure::Retry, None).await;
+        let mut embedded = v.embed(self, &sources, OnGroupFailure::Retry, None).await;
         for source in gone {
             let _ = v.forget(&source).await;
         }
@@ -199,10 +199,10 @@ impl Engine {
                 }
             })
             .await;
-        v.write(&mut embedded).await;
+        v.write(&mut embedded, &sources).await;
+        drop(sources);
         let texts = embedded.texts();
         let failed: FileErrors = embedded.failed.drain().map(|(source, why)| (files[source], why)).collect();
-        drop(embedded);
         let settled = plan::settle(outcomes, &failed, &mut v.ledger.lock(), self.keyword.is_some());
         failed_files.extend(settled.vectors_failed);
         for ids in settled.partial {

@@ -5,13 +5,15 @@
 //! `MAX_UPSERT` that keep a source whole where it fits. A source is written
 //! whole or fails with one reason; the caller decides what a failure does
 //! (a rebuild keeps the file for keyword search, `indexMany` keeps the
-//! document's previous version: `vectors::plan`).
+//! document's previous version: `vectors::plan`). The documents stay the
+//! caller's: each step borrows them, so that a caller can move a unit's
+//! documents into the index as soon as the store has them.
 
 use super::error::{Error, Result};
 use super::{Engine, VectorSide};
 use crate::index::NewDocument;
-use crate::vectors::metadata;
 use crate::vectors::plan::{self, MAX_UPSERT};
+use crate::vectors::{embedding, metadata};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;
 
@@ -25,66 +27,107 @@ pub(super) enum OnGroupFailure {
     Fail,
 }
 
+/// The documents of each source, borrowed for a step.
+pub(super) type Sources<'a> = [Vec<&'a NewDocument>];
+
 /// Sources embedded, ready to be written (`VectorSide::write`).
-pub(super) struct Embedded<'a> {
-    sources: Vec<Vec<&'a NewDocument>>,
+pub(super) struct Embedded {
     /// By text: the sources' documents in order, flattened.
     vectors: Vec<Option<Vec<f32>>>,
-    /// Where each source's texts start among `vectors`.
+    /// Where each source's texts start among `vectors`, and how many it has.
     starts: Vec<usize>,
+    lens: Vec<usize>,
     /// Sources that failed, with why.
     pub failed: FxHashMap<usize, String>,
     /// The first failure, as it was (the host's own error), to reject with.
     pub first_error: Option<Error>,
 }
 
-impl Embedded<'_> {
+/// A store write: `(source, document of the source)`.
+pub(super) type Unit = Vec<(usize, usize)>;
+
+impl Embedded {
     /// Texts sent to the embedder.
     pub fn texts(&self) -> usize {
         self.vectors.len()
+    }
+
+    fn range(&self, source: usize) -> std::ops::Range<usize> {
+        self.starts[source]..self.starts[source] + self.lens[source]
     }
 
     fn fail(&mut self, source: usize, e: Error) {
         self.failed.entry(source).or_insert_with(|| e.reason.clone());
         self.first_error.get_or_insert(e);
     }
+
+    /// The store writes of the sources that did not fail: units of at most
+    /// `MAX_UPSERT` documents, whole sources where they fit.
+    pub fn units(&self) -> Vec<Unit> {
+        let counts: Vec<(usize, usize)> = (0..self.lens.len())
+            .filter(|s| !self.failed.contains_key(s) && self.lens[*s] > 0)
+            .map(|s| (s, self.lens[s]))
+            .collect();
+        plan::write_units(&counts, MAX_UPSERT)
+    }
 }
 
 impl VectorSide {
     /// Embeds the documents of every source; `label` names a single text's
     /// call in its errors (`index()`), else each group is named by its place.
-    pub(super) async fn embed<'a>(
+    pub(super) async fn embed(
         &self,
         engine: &Engine,
-        sources: Vec<Vec<&'a NewDocument>>,
+        sources: &Sources<'_>,
         on_failure: OnGroupFailure,
         label: Option<&str>,
-    ) -> Embedded<'a> {
-        let mut starts = Vec::with_capacity(sources.len());
+    ) -> Embedded {
+        let mut out = Embedded {
+            vectors: Vec::new(),
+            starts: Vec::with_capacity(sources.len()),
+            lens: sources.iter().map(Vec::len).collect(),
+            failed: FxHashMap::default(),
+            first_error: None,
+        };
         let mut texts = Vec::new();
-        for docs in &sources {
-            starts.push(texts.len());
+        for docs in sources {
+            out.starts.push(texts.len());
             texts.extend(docs.iter().map(|d| d.content.to_string()));
         }
-        let mut out =
-            Embedded { sources, vectors: Vec::new(), starts, failed: FxHashMap::default(), first_error: None };
         if texts.is_empty() {
             return out;
         }
         let total = texts.len();
-        let size = self.embedder.group_size();
         let groups = match label {
             Some(label) if total == 1 => vec![self.embedder.embed_group(texts, label).await],
             _ => self.embedder.embed_groups(texts).await,
         };
         if on_failure == OnGroupFailure::Retry {
-            let mut done = 0;
-            for _ in &groups {
-                done = (done + size).min(total);
-                engine.emit("embed", done, total, None);
+            let size = self.embedder.group_size();
+            for g in 1..=groups.len() {
+                engine.emit("embed", (g * size).min(total), total, None);
             }
         }
-        // A failed group's error, kept whole for the first source it fails.
+        let failed_groups = self.spread(&mut out, groups);
+        for (source, group) in failed_groups.into_iter().enumerate() {
+            match (group, on_failure) {
+                (None, _) => self.check_source(&mut out, source),
+                (Some((reason, error)), OnGroupFailure::Fail) => {
+                    out.failed.insert(source, reason);
+                    if let Some(e) = error {
+                        out.first_error.get_or_insert(e);
+                    }
+                }
+                (Some(_), OnGroupFailure::Retry) => self.retry(&mut out, sources, source).await,
+            }
+        }
+        out
+    }
+
+    /// Puts each group's vectors in place; per source, its first failed
+    /// group's reason, with the group's error for the first source it fails.
+    fn spread(&self, out: &mut Embedded, groups: Vec<Result<Vec<Vec<f32>>>>) -> Vec<Option<(String, Option<Error>)>> {
+        let total = out.starts.last().map_or(0, |&s| s + out.lens.last().copied().unwrap_or(0));
         let mut errors: Vec<(String, Option<Error>)> = Vec::new();
         let per_group = groups.into_iter().map(|g| {
             g.map_err(|e| {
@@ -92,67 +135,59 @@ impl VectorSide {
                 errors.len() - 1
             })
         });
-        let per_text = plan::spread(per_group.collect::<Vec<_>>(), size, total);
-        let mut failed_group: Vec<Option<usize>> = Vec::with_capacity(out.sources.len());
-        for source in 0..out.sources.len() {
-            failed_group.push(per_text[out.range(source)].iter().find_map(|r| r.as_ref().err().copied()));
-        }
+        let per_text = plan::spread(per_group.collect::<Vec<_>>(), self.embedder.group_size(), total);
+        let first_failed: Vec<Option<usize>> = (0..out.lens.len())
+            .map(|s| per_text[out.range(s)].iter().find_map(|r| r.as_ref().err().copied()))
+            .collect();
         out.vectors = per_text.into_iter().map(std::result::Result::ok).collect();
-        for (source, group) in failed_group.into_iter().enumerate() {
-            let Some(group) = group else { continue };
-            match on_failure {
-                OnGroupFailure::Fail => {
-                    let (reason, error) = &mut errors[group];
-                    out.failed.insert(source, reason.clone());
-                    if let Some(e) = error.take() {
-                        out.first_error.get_or_insert(e);
-                    }
-                }
-                OnGroupFailure::Retry => {
-                    let range = out.range(source);
-                    let texts: Vec<String> = out.sources[source].iter().map(|d| d.content.to_string()).collect();
-                    match self.embedder.embed_all(texts).await {
-                        Ok(vs) => {
-                            for (slot, v) in out.vectors[range].iter_mut().zip(vs) {
-                                *slot = Some(v);
-                            }
-                        }
-                        Err(e) => out.fail(source, e),
-                    }
-                }
-            }
-        }
-        out
+        first_failed.into_iter().map(|g| g.map(|g| (errors[g].0.clone(), errors[g].1.take()))).collect()
     }
 
-    /// Writes what `embed` embedded, but the failed sources, in units of
-    /// at most `MAX_UPSERT` (whole sources where they fit); a unit the
-    /// store refuses fails its sources.
-    pub(super) async fn write(&self, e: &mut Embedded<'_>) {
-        let counts: Vec<(usize, usize)> = (0..e.sources.len())
-            .filter(|s| !e.failed.contains_key(s) && !e.sources[*s].is_empty())
-            .map(|s| (s, e.sources[s].len()))
-            .collect();
-        for unit in plan::write_units(&counts, MAX_UPSERT) {
-            let docs: Vec<&NewDocument> = unit.iter().map(|&(s, j)| e.sources[s][j]).collect();
-            let vectors: Vec<Vec<f32>> =
-                unit.iter().map(|&(s, j)| e.vectors[e.starts[s] + j].clone().expect("embedded")).collect();
-            if let Err(err) = self.upsert(&docs, vectors).await {
-                let mut sources: Vec<usize> = unit.iter().map(|&(s, _)| s).collect();
-                sources.dedup();
-                for s in sources {
-                    e.failed.entry(s).or_insert_with(|| err.reason.clone());
+    /// A source whose texts went to several groups: one dimension across
+    /// them, or it fails (a store holds vectors of one dimension).
+    fn check_source(&self, out: &mut Embedded, source: usize) {
+        let range = out.range(source);
+        let vectors: Vec<Vec<f32>> = out.vectors[range].iter().flatten().cloned().collect();
+        if let Err(e) = embedding::check_vectors(&vectors, "all texts") {
+            out.fail(source, Error::from_reason(e.to_string()));
+        }
+    }
+
+    /// Embeds a source of a failed group again, on its own.
+    async fn retry(&self, out: &mut Embedded, sources: &Sources<'_>, source: usize) {
+        let texts: Vec<String> = sources[source].iter().map(|d| d.content.to_string()).collect();
+        match self.embedder.embed_all(texts).await {
+            Ok(vs) => {
+                let range = out.range(source);
+                for (slot, v) in out.vectors[range].iter_mut().zip(vs) {
+                    *slot = Some(v);
                 }
+            }
+            Err(e) => out.fail(source, e),
+        }
+    }
+
+    /// Writes one unit of `e.units()` (`docs`: its documents, in order); a
+    /// store that refuses it fails its sources, and the error is handed
+    /// back (to reject with, where asked).
+    pub(super) async fn write_unit(&self, e: &mut Embedded, docs: &[&NewDocument], unit: &Unit) -> Option<Error> {
+        let vectors: Vec<Vec<f32>> =
+            unit.iter().map(|&(s, j)| e.vectors[e.starts[s] + j].clone().expect("embedded")).collect();
+        let err = self.upsert(docs, vectors).await.err()?;
+        for &(s, _) in unit {
+            e.failed.entry(s).or_insert_with(|| err.reason.clone());
+        }
+        Some(err)
+    }
+
+    /// Writes every unit (`write_unit`), the first store error kept.
+    pub(super) async fn write(&self, e: &mut Embedded, sources: &Sources<'_>) {
+        for unit in e.units() {
+            let docs: Vec<&NewDocument> = unit.iter().map(|&(s, j)| sources[s][j]).collect();
+            if let Some(err) = self.write_unit(e, &docs, &unit).await {
                 e.first_error.get_or_insert(err);
             }
         }
-    }
-}
-
-impl Embedded<'_> {
-    fn range(&self, source: usize) -> std::ops::Range<usize> {
-        let start = self.starts[source];
-        start..start + self.sources[source].len()
     }
 }
 

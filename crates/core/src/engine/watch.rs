@@ -90,36 +90,48 @@ impl WatchState {
 
 impl Engine {
     /// Applies `burst` to the files of the paths watched (`paths`, asked
-    /// once this call's turn has come; `None`: no longer watching); false
-    /// when nothing was applied (destroyed meanwhile, or a step failed).
-    pub async fn apply_burst(self: Arc<Self>, paths: impl FnOnce() -> Option<Vec<String>>, mut burst: Burst) -> bool {
+    /// once this call's turn has come; `None`: no longer watching), and
+    /// counts it in `stats().watch` before the turn ends.
+    async fn apply_burst(self: Arc<Self>, paths: impl FnOnce() -> Option<Vec<String>>, mut burst: Burst) {
         if self.destroyed.load(Ordering::SeqCst) {
-            return false;
+            return;
         }
         let ticket = self.gate.ticket();
         if self.turn(&ticket).await.is_err() {
-            return false; // destroyed meanwhile
+            return; // destroyed meanwhile
         }
-        let Some(paths) = paths() else { return false };
+        let Some(paths) = paths() else { return };
         let rescan = burst.rescan;
         let changed = burst.take_paths();
-        let me = self.clone();
-        let work = async {
-            if rescan {
-                let walked = me.clone().walk(paths).await?;
-                me.clone().reconcile(&ticket, walked, true).await.map(drop)
-            } else {
-                me.clone().update_within(&ticket, paths, changed).await
-            }
+        let updated = {
+            let me = self.clone();
+            let work = async {
+                if rescan {
+                    let walked = me.clone().walk(paths).await?;
+                    me.clone().reconcile(&ticket, walked, true).await.map(drop)
+                } else {
+                    me.clone().update_within(&ticket, paths, changed).await
+                }
+            };
+            let stop = self.until_destroyed();
+            futures::pin_mut!(work, stop);
+            // `stop` polled first: once destroyed, nothing more is written.
+            matches!(futures::future::select(stop, work).await, futures::future::Either::Right((Ok(()), _)))
         };
-        let stop = self.until_destroyed();
-        futures::pin_mut!(work, stop);
-        // `stop` polled first: once destroyed, nothing more is written.
-        let updated = matches!(futures::future::select(stop, work).await, futures::future::Either::Right((Ok(()), _)));
-        if updated {
-            self.save_soon_if_changed();
+        if !updated {
+            return;
         }
-        updated
+        {
+            let mut state = self.watch_state.lock();
+            if rescan {
+                state.rescans += 1;
+                state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
+            } else {
+                state.updates += 1;
+            }
+        }
+        drop(ticket);
+        self.save_soon_if_changed();
     }
 }
 
@@ -237,23 +249,6 @@ impl Engine {
         state.settle_live();
     }
 
-    /// One burst applied in the write order (`apply_burst`), counted.
-    async fn apply_counted(self: Arc<Self>, burst: Burst) {
-        let rescan = burst.rescan;
-        let me = self.clone();
-        let paths = move || me.watcher.lock().as_ref().map(|w| w.paths.clone());
-        if !self.clone().apply_burst(paths, burst).await {
-            return;
-        }
-        let mut state = self.watch_state.lock();
-        if rescan {
-            state.rescans += 1;
-            state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
-        } else {
-            state.updates += 1;
-        }
-    }
-
     /// `stats().watch`, while watching.
     pub fn watch_stats(&self) -> Option<WatchState> {
         self.watcher.lock().as_ref()?;
@@ -313,7 +308,9 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
             last_rescan = Instant::now();
         }
         if !burst.is_empty() {
-            inner.clone().apply_counted(std::mem::take(&mut burst)).await;
+            let me = inner.clone();
+            let paths = move || me.watcher.lock().as_ref().map(|w| w.paths.clone());
+            inner.clone().apply_burst(paths, std::mem::take(&mut burst)).await;
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::error::{Error, Result};
 use super::host::TokenizeCall;
-use super::vector_write::OnGroupFailure;
+use super::vector_write::{Embedded, OnGroupFailure};
 use super::{blocking, Engine, Keyword, Outcome};
 use crate::index::gate::Ticket;
 use crate::index::{Analyzed, NewDocument};
@@ -29,7 +29,7 @@ pub struct ManyOutcome {
     pub error: Option<Error>,
 }
 
-/// Tokenizes a text with the user's JavaScript tokenizer: the whole text
+/// Tokenizes a text with the user's tokenizer (the host's): the whole text
 /// and each of its lines.
 pub(super) async fn analyze_js(f: &dyn TokenizeCall, text: &str) -> Result<Analyzed> {
     let mut texts = vec![text.to_string()];
@@ -152,51 +152,83 @@ impl Engine {
         };
         // Documents the store already holds as they are are not embedded again.
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
-        let mut fresh = v.embed(&self, one_each(&docs), OnGroupFailure::Fail, label).await;
+        let mut fresh = v.embed(&self, &one_each(&docs), OnGroupFailure::Fail, label).await;
         self.turn(&ticket).await?;
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
-        let mut again = v.embed(&self, one_each(&lost), OnGroupFailure::Fail, label).await;
+        let mut again = v.embed(&self, &one_each(&lost), OnGroupFailure::Fail, label).await;
         let embedded = fresh.texts() + again.texts();
-        v.write(&mut fresh).await;
-        v.write(&mut again).await;
-        let (fresh_failed, again_failed) = (std::mem::take(&mut fresh.failed), std::mem::take(&mut again.failed));
+        // An embedder's error rejects first, then a store's, each as thrown.
         let mut first_error = fresh.first_error.take().or_else(|| again.first_error.take());
-        drop((fresh, again));
-        let mut report = Report::default();
-        let mut written = held;
-        for (docs, failed) in [(docs, fresh_failed), (lost, again_failed)] {
-            for (i, d) in docs.into_iter().enumerate() {
-                match failed.get(&i) {
-                    Some(msg) => report.failed.push(Failed { path: d.id, error: msg.clone() }),
-                    None => written.push(d),
-                }
-            }
+        let mut report = Report { indexed: held.len(), ..Default::default() };
+        for (docs, e) in [(docs, fresh), (lost, again)] {
+            self.write_units(&ticket, docs, e, &mut report, &mut first_error).await;
         }
-        report.indexed = written.len();
-        let (seq, keyword, me) = (ticket.seq(), self.keyword.is_some(), self.clone());
-        // Lock order (docs/architecture.md): the index, then the ledger.
-        let stored = self
-            .write_index(move |index| {
-                let ledger = &me.vectors.as_ref().expect("a vector side").ledger;
+        if self.keyword.is_some() {
+            let seq = ticket.seq();
+            self.write_index(move |index| {
                 let mut writer = index.writer();
-                let mut ledger = ledger.lock();
-                for d in written {
-                    ledger.record(&d.id, [d.id.clone()]);
-                    if keyword {
-                        writer.upsert(d, seq);
-                    }
+                for d in held {
+                    writer.upsert(d, seq);
                 }
             })
-            .await;
-        if let Err(e) = stored {
-            report.indexed = 0;
-            first_error.get_or_insert(e);
+            .await?;
         }
         self.save_soon();
         let mut report = Outcome::of(report, started);
         report.embedded = embedded;
         Ok(ManyOutcome { report, error: first_error })
+    }
+
+    /// Writes `indexMany`'s documents unit by unit, each to the store, then
+    /// (at once, before the next unit) to the index and the ledger: a call
+    /// cut short by `destroy()` leaves no vector in the store that the
+    /// ledger does not know. The documents of failed embedding groups and
+    /// of units the store refused are reported, and keep their previous version.
+    async fn write_units(
+        self: &Arc<Self>,
+        ticket: &Ticket,
+        docs: Vec<NewDocument>,
+        mut e: Embedded,
+        report: &mut Report,
+        first_error: &mut Option<Error>,
+    ) {
+        let mut failed: Vec<(&usize, &String)> = e.failed.iter().collect();
+        failed.sort_unstable();
+        report
+            .failed
+            .extend(failed.into_iter().map(|(&i, why)| Failed { path: docs[i].id.clone(), error: why.clone() }));
+        let mut docs: Vec<Option<NewDocument>> = docs.into_iter().map(Some).collect();
+        for unit in e.units() {
+            let refs: Vec<&NewDocument> =
+                unit.iter().map(|&(i, _)| docs[i].as_ref().expect("each in one unit")).collect();
+            if let Some(err) = v_of(self).write_unit(&mut e, &refs, &unit).await {
+                report.failed.extend(refs.iter().map(|d| Failed { path: d.id.clone(), error: err.reason.clone() }));
+                first_error.get_or_insert(err);
+                continue;
+            }
+            let unit: Vec<NewDocument> = unit.iter().filter_map(|&(i, _)| docs[i].take()).collect();
+            let (count, seq, keyword, me) = (unit.len(), ticket.seq(), self.keyword.is_some(), self.clone());
+            // Lock order (docs/architecture.md): the index, then the ledger.
+            let written = self
+                .write_index(move |index| {
+                    let mut writer = index.writer();
+                    let mut ledger = v_of(&me).ledger.lock();
+                    for d in unit {
+                        ledger.record(&d.id, [d.id.clone()]);
+                        if keyword {
+                            writer.upsert(d, seq);
+                        }
+                    }
+                })
+                .await;
+            match written {
+                Ok(()) => report.indexed += count,
+                Err(err) => {
+                    first_error.get_or_insert(err);
+                }
+            }
+        }
     }
 
     /// Removes a document (and a file's chunks) from both indexes: the
@@ -260,6 +292,11 @@ impl Engine {
         self.save_soon();
         Ok(())
     }
+}
+
+/// The vector side of a workspace that has one (checked by the caller).
+fn v_of(engine: &Engine) -> &super::VectorSide {
+    engine.vectors.as_ref().expect("a vector side")
 }
 
 /// Each document a source of its own (`indexMany` writes documents one by one).
