@@ -17,6 +17,8 @@ mod persist;
 mod query;
 mod rebuild;
 mod store;
+#[cfg(test)]
+mod tests;
 mod vector_write;
 mod watch;
 mod write;

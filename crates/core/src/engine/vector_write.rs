@@ -145,10 +145,13 @@ impl VectorSide {
 
     /// A source whose texts went to several groups: one dimension across
     /// them, or it fails (a store holds vectors of one dimension).
+    /// (Each group's numbers were checked as it came back.)
     fn check_source(&self, out: &mut Embedded, source: usize) {
-        let range = out.range(source);
-        let vectors: Vec<Vec<f32>> = out.vectors[range].iter().flatten().cloned().collect();
-        if let Err(e) = embedding::check_vectors(&vectors, "all texts") {
+        let dims: Vec<usize> = out.vectors[out.range(source)].iter().flatten().map(Vec::len).collect();
+        let Some(&dim) = dims.first() else { return };
+        if let Some(at) = dims.iter().position(|&d| d != dim) {
+            let label = "all texts".into();
+            let e = embedding::EmbeddingError::MixedDimensions { at: at + 1, got: dims[at], dim, label };
             out.fail(source, Error::from_reason(e.to_string()));
         }
     }
