@@ -33,6 +33,27 @@ export declare class UnsupportedGrepPatternError extends WorkspaceError {
   constructor(message: string, workspaceId?: string | null)
 }
 
+/** `persist: { store }`: another workspace saved this snapshot first (code `SNAPSHOT_CONFLICT`); this one keeps its state in memory and saves nothing until it attaches again. */
+export declare class SnapshotConflictError extends WorkspaceError {
+  constructor(message: string, workspaceId?: string | null)
+}
+
+/** `persist: { store }`: the snapshot store failed, timed out or answered wrong (code `SNAPSHOT_STORE`); the workspace's state stays. */
+export declare class SnapshotStoreError extends WorkspaceError {
+  constructor(message: string, workspaceId?: string | null)
+}
+
+/**
+ * A `SnapshotStore` over your own `S3Client` (`@aws-sdk/client-s3`, an
+ * optional peer dependency): S3, R2, GCS's S3 interface, MinIO and other
+ * S3-compatible stores. `prefix` names the tenant (e.g. `'tenants/42/'`).
+ */
+export declare function s3SnapshotStore(options: {
+  client: { send(command: any): Promise<any> }
+  bucket: string
+  prefix?: string
+}): import('./binding').SnapshotStore
+
 /** A Standard Schema (https://standardschema.dev) with a JSON Schema of its input: what Mastra's Agent and the AI SDK validate tool input with. */
 export interface ToolInputSchema<T> {
   readonly '~standard': {

@@ -16,6 +16,9 @@ exports.WorkspaceError = runtime.WorkspaceError
 exports.SearchNotAvailableError = runtime.SearchNotAvailableError
 exports.WorkspaceNotReadyError = runtime.WorkspaceNotReadyError
 exports.UnsupportedGrepPatternError = runtime.UnsupportedGrepPatternError
+exports.SnapshotConflictError = runtime.SnapshotConflictError
+exports.SnapshotStoreError = runtime.SnapshotStoreError
+exports.s3SnapshotStore = require('./lib/snapshot-store.js').s3SnapshotStore
 exports.createWorkspaceTools = createWorkspaceTools
 exports.fileKind = binding.fileKind
 // Which build the loader picked (napi-rs's marker, declared in binding.d.ts).

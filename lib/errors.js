@@ -58,4 +58,44 @@ class UnsupportedGrepPatternError extends WorkspaceError {
   }
 }
 
-module.exports = { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError, UnsupportedGrepPatternError }
+/**
+ * `persist: { store }`: another workspace saved the same snapshot first
+ * (code `SNAPSHOT_CONFLICT`). This workspace keeps its state in memory and
+ * saves nothing more; attach again (`init()` on a new Workspace) to take the
+ * other writer's state.
+ */
+class SnapshotConflictError extends WorkspaceError {
+  /**
+   * @param {string} message
+   * @param {string | undefined | null} [workspaceId]
+   */
+  constructor(message, workspaceId) {
+    super(message, 'SNAPSHOT_CONFLICT', workspaceId)
+    this.name = 'SnapshotConflictError'
+  }
+}
+
+/**
+ * `persist: { store }`: the snapshot store failed, timed out
+ * (`storeTimeoutMs`) or answered something else than asked (code
+ * `SNAPSHOT_STORE`). The call that met it fails; the workspace's state stays.
+ */
+class SnapshotStoreError extends WorkspaceError {
+  /**
+   * @param {string} message
+   * @param {string | undefined | null} [workspaceId]
+   */
+  constructor(message, workspaceId) {
+    super(message, 'SNAPSHOT_STORE', workspaceId)
+    this.name = 'SnapshotStoreError'
+  }
+}
+
+module.exports = {
+  WorkspaceError,
+  SearchNotAvailableError,
+  WorkspaceNotReadyError,
+  UnsupportedGrepPatternError,
+  SnapshotConflictError,
+  SnapshotStoreError,
+}

@@ -3,7 +3,14 @@
 // builder, and the checks that are cheaper on this side of the boundary.
 'use strict'
 
-const { WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError, UnsupportedGrepPatternError } = require('./errors.js')
+const {
+  WorkspaceError,
+  SearchNotAvailableError,
+  WorkspaceNotReadyError,
+  UnsupportedGrepPatternError,
+  SnapshotConflictError,
+  SnapshotStoreError,
+} = require('./errors.js')
 const { results, resultsOf } = require('./results.js')
 const { describe } = require('./describe.js')
 const { jsonText } = require('./json.js')
@@ -117,6 +124,38 @@ function storeCaller(store) {
 }
 
 /**
+ * Calls a snapshot store (`persist: { store }`) for src/snapshot_store.rs,
+ * its answers checked and put in one shape: `get` answers
+ * `{ bytes: Buffer, etag }` or `null`; `put` `{ etag }` or `{ conflict: true }`;
+ * `head` `{ etag }` or `null`.
+ * @param {import('../index').SnapshotStore} store
+ * @returns {(request: { method: string, key: string, bytes?: Buffer, ifMatch?: string, ifNoneMatch?: boolean }) => Promise<{ bytes?: Buffer, etag?: string, conflict?: boolean } | null>}
+ */
+function snapshotStoreCaller(store) {
+  const etagOf = (/** @type {any} */ a, /** @type {string} */ what) => {
+    if (!a || typeof a.etag !== 'string') throw new TypeError(`persist.store.${what} must resolve to { etag: string }`)
+    return a.etag
+  }
+  return async ({ method, key, bytes, ifMatch, ifNoneMatch }) => {
+    if (method === 'get') {
+      const got = await store.get(key)
+      if (got == null) return null
+      if (!(got.bytes instanceof Uint8Array)) throw new TypeError('persist.store.get must resolve to { bytes: Uint8Array, etag: string } or null')
+      const etag = etagOf(got, 'get')
+      return { bytes: Buffer.from(got.bytes.buffer, got.bytes.byteOffset, got.bytes.byteLength), etag }
+    }
+    if (method === 'put') {
+      const options = ifMatch !== undefined && ifMatch !== null ? { ifMatch } : ifNoneMatch ? { ifNoneMatch: '*' } : {}
+      const put = await store.put(key, /** @type {Buffer} */ (bytes), /** @type {any} */ (options))
+      if (put && 'conflict' in put && put.conflict === true) return { conflict: true }
+      return { etag: etagOf(put, 'put') }
+    }
+    const head = await store.head(key)
+    return head == null ? null : { etag: etagOf(head, 'head') }
+  }
+}
+
+/**
  * Compiles a grep pattern as Mastra's grep tool does (`g`, or `gi` when
  * not case-sensitive): an invalid one throws JavaScript's own SyntaxError.
  * @param {string} pattern
@@ -173,6 +212,9 @@ module.exports = {
   checkGrepPattern,
   grepResults,
   UnsupportedGrepPatternError,
+  SnapshotConflictError,
+  SnapshotStoreError,
+  snapshotStoreCaller,
   storeCaller,
   WorkspaceError,
   SearchNotAvailableError,

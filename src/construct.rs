@@ -7,13 +7,14 @@ use crate::host::{JsProgress, JsTokenize};
 use crate::js::*;
 use crate::local_vector::LocalVector;
 use crate::options::{self, Bm25Options, WorkspaceOptions};
+use crate::snapshot_store::JsSnapshotStore;
 use crate::store::JsStore;
 use crate::types::ProgressEvent;
 use crate::workspace::Workspace;
 use napi::bindgen_prelude::*;
 use parking_lot::RwLock;
 use std::sync::Arc;
-use workspace_search_core::engine::host::{ProgressSink, RerankCall, TokenizeCall};
+use workspace_search_core::engine::host::{ProgressSink, RerankCall, SnapshotStoreCall, TokenizeCall};
 use workspace_search_core::engine::{
     Bm25Config, ConfigError, Engine, EngineConfig, HostParts, MastraStore, Place, Store, TokenizerIdentity,
     VectorConfig,
@@ -26,7 +27,8 @@ impl Workspace {
         let o = options::workspace_options(env, options)?;
         let config_error = |ConfigError { message, workspace_id }| Fail::Config { message, workspace_id };
         // Who it is and where it keeps its snapshot, before any of the user's code runs.
-        let place = Place::new(o.id.clone(), o.base_path.as_deref(), &o.persist).map_err(config_error)?;
+        let place = Place::new(o.id.clone(), o.base_path.as_deref(), &o.persist, o.snapshot_store.is_some())
+            .map_err(config_error)?;
         if o.vector_store.is_some() && o.embedder.is_none() {
             return Err(Fail::Config { message: "vectorStore requires an embedder".into(), workspace_id: None });
         }
@@ -38,6 +40,13 @@ impl Workspace {
                 let store = vector_store(env, o.vector_store.as_ref())?;
                 Some(VectorConfig { embedder, store, index_name, store_given: o.vector_store.is_some() })
             }
+        };
+        let snapshot_store = match &o.snapshot_store {
+            Some(s) => Some((
+                Arc::new(JsSnapshotStore::from_js(env, s)?) as Arc<dyn SnapshotStoreCall>,
+                std::time::Duration::from_millis(o.store_timeout_ms),
+            )),
+            None => None,
         };
         let tokenize = match &o.js_tokenizer {
             Some(user_fn) => {
@@ -81,6 +90,7 @@ impl Workspace {
             bm25,
             vectors,
             embedder_id: o.embedder_id,
+            snapshot_store,
             watch: o.watch,
             file_kinds: o.file_kinds,
             git_history: o.git_history,
@@ -111,7 +121,7 @@ fn vector_store(env: &Env, given: Option<&Unknown>) -> Checked<Store> {
 /// core's probe texts here, once, after every other option was checked:
 /// its source text alone is the same for closures and bound functions that differ.
 fn tokenizer_identity_of(env: &Env, o: &WorkspaceOptions) -> Checked<Option<TokenizerIdentity>> {
-    let remembers = o.persist.is_some() || o.watch;
+    let remembers = o.persist.is_some() || o.snapshot_store.is_some() || o.watch;
     Ok(match (&o.js_tokenizer, &o.tokenizer_id) {
         (_, Some(id)) => Some(TokenizerIdentity::Id(id.clone())),
         (Some(f), None) if remembers => {

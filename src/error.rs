@@ -3,7 +3,7 @@
 //! `WorkspaceNotReadyError`, else core's message.
 
 use napi::bindgen_prelude::*;
-use workspace_search_core::engine::{self, Engine};
+use workspace_search_core::engine::{self, Engine, StoreFailure};
 
 /// The status a call cut short by `destroy()` carries, read back by `js_error`.
 const NOT_READY: napi::Status = napi::Status::Cancelled;
@@ -13,15 +13,30 @@ pub fn is_not_ready(e: &Error) -> bool {
     e.status == NOT_READY
 }
 
+/// Marks the reason of a snapshot store's failure (read back by `snapshot_failure`).
+const SNAPSHOT_MARK: &str = "\u{0}snapshot-store:";
+
 /// Core's error as the caller gets it.
 pub fn napi_error(e: engine::Error) -> Error {
     if e.is_not_ready() {
         return Error::new(NOT_READY, e.reason);
     }
+    if let Some(kind) = e.store_failure() {
+        let tag = if kind == StoreFailure::Conflict { "conflict" } else { "store" };
+        return Error::from_reason(format!("{SNAPSHOT_MARK}{tag}:{}", e.reason));
+    }
     match e.into_host::<Error>() {
         Ok(thrown) => thrown,
         Err(e) => Error::from_reason(e.reason),
     }
+}
+
+/// A snapshot store's failure marked by `napi_error`: whether it is a
+/// conflict, and its message.
+pub fn snapshot_failure(e: &Error) -> Option<(bool, &str)> {
+    let rest = e.reason.strip_prefix(SNAPSHOT_MARK)?;
+    let (tag, message) = rest.split_once(':')?;
+    Some((tag == "conflict", message))
 }
 
 /// A failure of the user's JavaScript, carried through core untouched.

@@ -365,7 +365,7 @@ impl Workspace {
                     let message = e.reason[UNANSWERABLE.len()..].to_string();
                     Err(Fail::UnsupportedGrep { message, workspace_id: id }.throw(env))
                 }
-                Err((e, status)) => Err(js_error(env, e, status)),
+                Err((e, status)) => Err(js_error(env, e, status, &id)),
             })
         })
     }

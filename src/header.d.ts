@@ -101,9 +101,43 @@ export interface VectorStoreAdapter {
 }
 
 /** Where `persist` keeps the index. */
-export interface PersistOptions {
+export type PersistOptions = PersistDirOptions | PersistStoreOptions
+
+/** A directory of this machine. */
+export interface PersistDirOptions {
   /** The directory (created if needed); relative paths are relative to the process's working directory. */
   dir?: string
+}
+
+/**
+ * Object storage (one tenant per store or prefix): the snapshot is saved
+ * as content-addressed parts and a manifest written last with a
+ * conditional write, so that of two servers saving one tenant exactly one
+ * wins; the other's `save()` rejects with `SnapshotConflictError`. Needs
+ * the workspace's `id`.
+ */
+export interface PersistStoreOptions {
+  store: SnapshotStore
+  /** How long one call of the store may take (default 30000); a call that takes longer fails with `SnapshotStoreError`. */
+  storeTimeoutMs?: number
+}
+
+/**
+ * Object storage for snapshots: `s3SnapshotStore()` over an S3Client, or
+ * your own. Keys are the package's; a store adds its tenant's prefix.
+ */
+export interface SnapshotStore {
+  /** The object, or `null` when there is none. `range`: bytes `[start, end)`. */
+  get(key: string, range?: { start: number; end: number }): Promise<{ bytes: Uint8Array; etag: string } | null>
+  /** Writes the object if the condition holds; `{ conflict: true }` when it does not (S3's 412). */
+  put(
+    key: string,
+    bytes: Uint8Array,
+    conditions?: { ifMatch?: string; ifNoneMatch?: '*' },
+  ): Promise<{ etag: string } | { conflict: true }>
+  /** The object's version, or `null` when there is none. */
+  head(key: string): Promise<{ etag: string; size?: number } | null>
+  delete?(key: string): Promise<void>
 }
 
 export interface WorkspaceOptions {

@@ -22,6 +22,9 @@ pub enum Fail {
     NoSearch { workspace_id: String },
     /// `UnsupportedGrepPatternError` (code `UNSUPPORTED_GREP_PATTERN`).
     UnsupportedGrep { message: String, workspace_id: String },
+    /// `SnapshotConflictError` (code `SNAPSHOT_CONFLICT`) or
+    /// `SnapshotStoreError` (code `SNAPSHOT_STORE`).
+    Snapshot { conflict: bool, message: String, workspace_id: String },
     /// An error that already is a JavaScript value (a user callback threw).
     Napi(napi::Error),
 }
@@ -95,6 +98,11 @@ impl Fail {
             Fail::UnsupportedGrep { message, workspace_id } => {
                 let c: Function<FnArgs<(String, String)>, Unknown> =
                     rt.get_named_property("UnsupportedGrepPatternError")?;
+                c.new_instance((message, workspace_id).into())
+            }
+            Fail::Snapshot { conflict, message, workspace_id } => {
+                let class = if conflict { "SnapshotConflictError" } else { "SnapshotStoreError" };
+                let c: Function<FnArgs<(String, String)>, Unknown> = rt.get_named_property(class)?;
                 c.new_instance((message, workspace_id).into())
             }
             Fail::Napi(e) => {

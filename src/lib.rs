@@ -19,6 +19,7 @@ mod options;
 mod promise;
 mod reranker;
 mod shape;
+mod snapshot_store;
 mod store;
 mod text;
 mod types;

@@ -90,6 +90,9 @@ pub struct WorkspaceOptions<'e> {
     pub on_progress: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
     /// `persist`: `None` off; `Some(None)` the default directory.
     pub persist: Option<Option<PathBuf>>,
+    /// `persist: { store }`: the user's snapshot store, and `storeTimeoutMs`.
+    pub snapshot_store: Option<Unknown<'e>>,
+    pub store_timeout_ms: u64,
     pub embedder_id: Option<String>,
     pub watch: bool,
     /// `fileKinds`: the weight of each file kind in BM25 (core's `index::kind`).
@@ -121,6 +124,8 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         max_file_size: DEFAULT_MAX_FILE_SIZE,
         on_progress: None,
         persist: None,
+        snapshot_store: None,
+        store_timeout_ms: DEFAULT_STORE_TIMEOUT_MS,
         embedder_id: None,
         watch: false,
         file_kinds: workspace_search_core::index::kind::DEFAULT_WEIGHTS,
@@ -182,7 +187,10 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         out.on_progress = Some(to_function(&v, "onProgress")?);
     }
     if let Some(v) = prop(&o, "persist")? {
-        out.persist = persist_option(&v)?;
+        match store_option(&v)? {
+            Some((store, timeout_ms)) => (out.snapshot_store, out.store_timeout_ms) = (Some(store), timeout_ms),
+            None => out.persist = persist_option(&v)?,
+        }
     }
     if let Some(v) = prop(&o, "embedderId")? {
         let id = to_string(&v, "embedderId")?;
@@ -240,6 +248,25 @@ fn file_kinds_option(v: &Unknown) -> Checked<workspace_search_core::index::kind:
     }
     Ok(w)
 }
+
+/// `persist: { store, storeTimeoutMs? }`: a snapshot store, and how long
+/// a call of it may take (`None`: not that form of `persist`).
+fn store_option<'e>(v: &Unknown<'e>) -> Checked<Option<(Unknown<'e>, u64)>> {
+    if v.get_type()? != napi::ValueType::Object || v.is_array()? {
+        return Ok(None);
+    }
+    let o = to_object(v, "persist")?;
+    let Some(store) = prop(&o, "store")? else { return Ok(None) };
+    check_keys(&o, &["store", "storeTimeoutMs"], &[], "persist")?;
+    let timeout = match prop(&o, "storeTimeoutMs")? {
+        Some(t) => to_integer(&t, "persist.storeTimeoutMs", 1.0)? as u64,
+        None => DEFAULT_STORE_TIMEOUT_MS,
+    };
+    Ok(Some((store, timeout)))
+}
+
+/// How long a call of a snapshot store may take by default.
+const DEFAULT_STORE_TIMEOUT_MS: u64 = 30_000;
 
 /// `persist`: `true` (the default directory), `false`, or `{ dir }`.
 fn persist_option(v: &Unknown) -> Checked<Option<Option<PathBuf>>> {

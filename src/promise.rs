@@ -2,7 +2,7 @@
 //! `destroy()` (which settles it with `WorkspaceNotReadyError`), and a
 //! failure turned into the JavaScript error the caller gets.
 
-use crate::error::{is_not_ready, napi_error, panic_error};
+use crate::error::{is_not_ready, napi_error, panic_error, snapshot_failure};
 use crate::js::Fail;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -19,8 +19,9 @@ where
     T: 'static + Send + ToNapiValue,
     F: 'static + Send + std::future::Future<Output = Result<T>>,
 {
-    env.spawn_future_with_callback(raced(engine.clone(), fut), |env, result| {
-        result.map_err(|(e, status)| js_error(env, e, status))
+    let id = engine.id.clone();
+    env.spawn_future_with_callback(raced(engine.clone(), fut), move |env, result| {
+        result.map_err(|(e, status)| js_error(env, e, status, &id))
     })
 }
 
@@ -48,13 +49,19 @@ pub async fn raced<T>(
 }
 
 /// The JavaScript error a failed call rejects with: `WorkspaceNotReadyError`
-/// for a call cut short by `destroy()`, else the error as it was thrown.
-pub fn js_error(env: &Env, e: napi::Error, status: Option<&str>) -> napi::Error {
+/// for a call cut short by `destroy()`, a snapshot store's failure as its
+/// own class, else the error as it was thrown.
+pub fn js_error(env: &Env, e: napi::Error, status: Option<&str>, workspace_id: &str) -> napi::Error {
     let fail = match status {
         Some(status) if is_not_ready(&e) => {
             Fail::NotReady { workspace_id: e.reason.clone(), status: status.to_string() }
         }
-        _ => Fail::Napi(e),
+        _ => match snapshot_failure(&e) {
+            Some((conflict, message)) => {
+                Fail::Snapshot { conflict, message: message.to_string(), workspace_id: workspace_id.to_string() }
+            }
+            None => Fail::Napi(e),
+        },
     };
     fail.throw(env)
 }

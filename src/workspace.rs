@@ -197,12 +197,12 @@ impl Workspace {
                 Ok(d) => d,
             };
             let ticket = self.engine.gate.ticket();
-            let inner = self.engine.clone();
-            let engine = inner.clone();
-            let fut = raced(inner, async move { engine.index_many(ticket, docs, started).await.map_err(napi_error) });
+            let (engine, id) = (self.engine.clone(), self.engine.id.clone());
+            let write = engine.clone().index_many(ticket, docs, started);
+            let fut = raced(engine, async move { write.await.map_err(napi_error) });
             // The first failure rejects, as its own Error object carrying the report.
-            env.spawn_future_with_callback(fut, |env, outcome| match outcome {
-                Err((e, status)) => Err(js_error(env, e, status)),
+            env.spawn_future_with_callback(fut, move |env, outcome| match outcome {
+                Err((e, status)) => Err(js_error(env, e, status, &id)),
                 Ok(ManyOutcome { error: None, report }) => Ok(to_report(report)),
                 Ok(ManyOutcome { error: Some(e), report }) => {
                     let value = Fail::Napi(napi_error(e)).into_js(env)?;

@@ -2,8 +2,9 @@
 //! host's parts: its id, where its snapshot lives, its vector index's name
 //! and the fingerprint of what the index depends on are decided here.
 
+use super::host::SnapshotStoreCall;
 use super::host::{GrepWatchFactory, ProgressSink, RerankCall, TokenizeCall, TreeWatchFactory};
-use super::{Embedder, Engine, Keyword, Lifecycle, Persist, Store, VectorSide};
+use super::{Embedder, Engine, Keyword, Lifecycle, Persist, RemoteSnapshots, Store, VectorSide};
 use crate::analysis::tokenizer::{Tokenizer, TokenizerConfig};
 use crate::index::gate::Gate;
 use crate::index::kind::KindWeights;
@@ -63,6 +64,8 @@ pub struct EngineConfig {
     pub bm25: Option<Bm25Config>,
     pub vectors: Option<VectorConfig>,
     pub embedder_id: Option<String>,
+    /// `persist: { store }`: a snapshot store and how long a call of it may take.
+    pub snapshot_store: Option<(Arc<dyn SnapshotStoreCall>, Duration)>,
     pub watch: bool,
     pub file_kinds: KindWeights,
     pub git_history: bool,
@@ -124,11 +127,20 @@ impl Place {
     /// `id` as given (else, with a snapshot, one derived from its folder,
     /// so that it stays the same across starts; else a new one), and
     /// `persist` (`None` off, `Some(None)` the default folder).
+    /// With a snapshot store (`store`) the id is required: it names the
+    /// tenant's vector index alike on every server.
     pub fn new(
         id: Option<String>,
         base: Option<&Path>,
         persist: &Option<Option<PathBuf>>,
+        store: bool,
     ) -> Result<Place, ConfigError> {
+        if store && id.is_none() {
+            return Err(ConfigError {
+                message: "persist.store needs an id (the tenant's): every server attaching it must name its vector index alike".into(),
+                workspace_id: None,
+            });
+        }
         let persist_dir = match persist {
             None => None,
             Some(Some(dir)) => Some(dir.clone()),
@@ -180,9 +192,9 @@ impl Engine {
             TokenizerIdentity::Id(id) => JsTokenizer::Id(id),
             TokenizerIdentity::Behaviour(b) => JsTokenizer::Behaviour(b),
         });
-        let persist = match (persist_dir, c.watch) {
-            (None, false) => None,
-            (dir, _) => {
+        let persist = match (persist_dir, c.watch, c.snapshot_store) {
+            (None, false, None) => None,
+            (dir, _, store) => {
                 let vectors_desc = match &vectors {
                     None => "none".to_string(),
                     Some(v) if v.store.is_local() => format!("{} in the embedded store", v.index_name),
@@ -192,7 +204,8 @@ impl Engine {
                     "{}; vectors: {vectors_desc}",
                     persist::fingerprint(tokenizer_config.as_ref(), params, c.chunking, identity)
                 );
-                Some(Persist::new(dir, fingerprint, c.embedder_id))
+                let remote = store.map(|(store, timeout)| RemoteSnapshots::new(store, timeout));
+                Some(Persist::new(dir, remote, fingerprint, c.embedder_id))
             }
         };
         let keyword = c.bm25.map(|b| Keyword { tokenizer: Arc::new(Tokenizer::new(b.tokenizer)), js: b.js });

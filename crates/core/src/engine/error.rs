@@ -17,6 +17,17 @@ enum Kind {
     NotReady,
     /// The host's own error value, handed back untouched (`into_host`).
     Host(Box<dyn Any + Send + Sync>),
+    /// The snapshot store: another writer saved first (`SnapshotConflictError`).
+    Conflict,
+    /// The snapshot store failed, timed out or answered wrong (`SnapshotStoreError`).
+    Store,
+}
+
+/// What a snapshot store's failure is, for the host to name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreFailure {
+    Conflict,
+    Store,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -37,6 +48,23 @@ impl Error {
 
     pub fn is_not_ready(&self) -> bool {
         matches!(self.kind, Kind::NotReady)
+    }
+
+    pub fn conflict(reason: impl Into<String>) -> Error {
+        Error { reason: reason.into(), kind: Kind::Conflict }
+    }
+
+    pub fn store(reason: impl Into<String>) -> Error {
+        Error { reason: reason.into(), kind: Kind::Store }
+    }
+
+    /// A snapshot store's failure, if this is one.
+    pub fn store_failure(&self) -> Option<StoreFailure> {
+        match self.kind {
+            Kind::Conflict => Some(StoreFailure::Conflict),
+            Kind::Store => Some(StoreFailure::Store),
+            _ => None,
+        }
     }
 
     /// The host's value of type `T`, when this error carries one; else the error.
@@ -67,6 +95,8 @@ impl std::fmt::Debug for Error {
             Kind::Message => "message",
             Kind::NotReady => "not ready",
             Kind::Host(_) => "host",
+            Kind::Conflict => "conflict",
+            Kind::Store => "store",
         };
         write!(f, "Error({kind}: {})", self.reason)
     }

@@ -122,3 +122,36 @@ pub trait TreeWatchFactory: Send + Sync {
         signals: tokio::sync::mpsc::UnboundedSender<WatchSignal>,
     ) -> std::result::Result<Box<dyn TreeWatch>, String>;
 }
+
+/// An object a snapshot store holds, with its version tag.
+pub struct StoredObject {
+    pub bytes: Vec<u8>,
+    pub etag: String,
+}
+
+/// When a `put` may write.
+pub enum PutCondition {
+    /// Only over this version (`If-Match`).
+    IfMatch(String),
+    /// Only where there is none yet (`If-None-Match: *`).
+    IfNoneMatch,
+}
+
+/// What a `put` did.
+pub enum PutOutcome {
+    Written {
+        etag: String,
+    },
+    /// Its condition did not hold: another writer was first.
+    Conflict,
+}
+
+/// Object storage for snapshots (`persist: { store }`, e.g. S3): keys are
+/// the engine's (`persist::remote`), below the tenant's prefix the host
+/// adds. A failure is the host's error; a missing key is `None`.
+pub trait SnapshotStoreCall: Send + Sync {
+    fn get<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<StoredObject>>;
+    fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, condition: Option<PutCondition>) -> HostFuture<'a, PutOutcome>;
+    /// The version tag of `key`, if it is there.
+    fn head<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<String>>;
+}

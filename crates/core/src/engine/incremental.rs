@@ -37,7 +37,7 @@ impl Engine {
             self.install(snapshot, &mut warnings).await?;
         }
         self.recover_intents(&mut warnings).await;
-        let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some());
+        let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some() || p.remote.is_some());
         if let Some(v) = self.vectors.as_ref().filter(|_| saves) {
             // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
             self.embedder_identity(v, &mut warnings).await;

@@ -16,6 +16,7 @@ mod lifecycle;
 mod persist;
 mod query;
 mod rebuild;
+mod remote;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -25,11 +26,12 @@ mod write;
 
 pub use config::{Bm25Config, ConfigError, EngineConfig, HostParts, Place, TokenizerIdentity, VectorConfig};
 pub use embedder::Embedder;
-pub use error::{Error, Result};
+pub use error::{Error, Result, StoreFailure};
 pub use grep::{GrepFailure, GrepSide, GrepStats};
 pub use history::HistoryState;
 pub use persist::Persist;
 pub use query::{texts_read, Prepared, SearchOptions};
+pub use remote::RemoteSnapshots;
 pub use store::{MastraStore, Store};
 pub use watch::WatchState;
 pub use write::{DocArgs, ManyOutcome};

@@ -5,6 +5,7 @@
 //! thread, streamed to a temporary file and renamed into place.
 
 use super::error::{Error, Result};
+use super::remote::RemoteSnapshots;
 use super::vector_write::OnGroupFailure;
 use super::Store;
 use super::{blocking, Engine, VectorSide};
@@ -32,8 +33,10 @@ const SAVE_DELAY: Duration = Duration::from_millis(1000);
 /// too; with only `watch`, in memory (for the watcher's incremental
 /// updates).
 pub struct Persist {
-    /// `None`: in memory only (`watch` without `persist`).
+    /// `None`: in memory only (`watch` without `persist`), or in a snapshot store.
     pub dir: Option<PathBuf>,
+    /// `persist: { store }`: the snapshot in object storage (`engine::remote`).
+    pub remote: Option<RemoteSnapshots>,
     /// The options the index depends on (`persist::fingerprint`).
     pub fingerprint: String,
     pub embedder_id: Option<String>,
@@ -64,9 +67,15 @@ pub struct PersistState {
 }
 
 impl Persist {
-    pub fn new(dir: Option<PathBuf>, fingerprint: String, embedder_id: Option<String>) -> Self {
+    pub fn new(
+        dir: Option<PathBuf>,
+        remote: Option<RemoteSnapshots>,
+        fingerprint: String,
+        embedder_id: Option<String>,
+    ) -> Self {
         Persist {
             dir,
+            remote,
             fingerprint,
             embedder_id,
             state: Mutex::default(),
@@ -103,6 +112,9 @@ impl Engine {
     /// Takes the writer lock and loads the snapshot, once. Returns the
     /// snapshot when it can be used, else pushes why to `warnings`.
     pub(super) async fn open_snapshot(self: &Arc<Self>, warnings: &mut Vec<String>) -> Result<Option<Snapshot>> {
+        if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+            return self.open_remote(remote, warnings).await;
+        }
         let p = self.persisted();
         let Some(dir) = p.dir.clone().filter(|_| !p.state.lock().loaded) else {
             p.state.lock().loaded = true;
@@ -144,6 +156,32 @@ impl Engine {
                 Ok(None)
             }
             Ok(s) => Ok(Some(s)),
+        }
+    }
+
+    /// `open_snapshot` from a snapshot store: attached once per workspace;
+    /// a store that fails fails the call (nothing is rebuilt over a
+    /// snapshot that may be there); one that holds no usable snapshot is
+    /// a warning, and the index is built from the files.
+    async fn open_remote(&self, remote: &RemoteSnapshots, warnings: &mut Vec<String>) -> Result<Option<Snapshot>> {
+        let p = self.persisted();
+        if p.state.lock().loaded {
+            return Ok(None);
+        }
+        let fetched = remote.fetch().await?;
+        p.state.lock().loaded = true;
+        match fetched {
+            Ok(None) => Ok(None),
+            Err(e) => {
+                warnings.push(format!("persist.store: {e}; the index was rebuilt from the files"));
+                Ok(None)
+            }
+            Ok(Some(s)) if s.fingerprint != p.fingerprint => {
+                let why = SnapshotError::OtherOptions(fingerprint_difference(&s.fingerprint, &p.fingerprint));
+                warnings.push(format!("persist.store: {why}; the index was rebuilt from the files"));
+                Ok(None)
+            }
+            Ok(Some(s)) => Ok(Some(s)),
         }
     }
 
@@ -338,6 +376,9 @@ impl Engine {
     /// Saves the snapshot if anything changed since the last save (and this
     /// workspace holds the directory's writer lock).
     pub async fn save(self: &Arc<Self>, force: bool) -> Result<bool> {
+        if self.persist.as_ref().is_some_and(|p| p.remote.is_some()) {
+            return self.save_remote(force).await;
+        }
         let Some((p, dir)) = self.persist.as_ref().and_then(|p| Some((p, p.dir.clone()?))) else { return Ok(false) };
         let _one = p.saving.lock().await;
         let changes = p.changes.load(Ordering::SeqCst);
@@ -371,8 +412,20 @@ impl Engine {
     /// under their locks first and released at once: async code takes
     /// those two briefly, and must not wait for a whole encode.
     fn write_snapshot(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        self.with_parts(|parts| disk::begin(dir, |e| parts.encode(e)))?.commit()
+    }
+
+    /// The snapshot's framed bytes in memory, encoded as `write_snapshot`
+    /// encodes (for a snapshot store).
+    pub(super) fn frame_snapshot(&self) -> std::io::Result<Vec<u8>> {
+        self.with_parts(|parts| disk::frame(|e| parts.encode(e)))
+    }
+
+    /// Runs `f` over the snapshot's parts, under the index's read lock
+    /// (and the embedded store's).
+    fn with_parts<T>(&self, f: impl FnOnce(&Parts) -> T) -> T {
         let p = self.persisted();
-        let pending = {
+        {
             // Lock order (docs/architecture.md): index, file state, ledger, store.
             let index = self.index.read();
             super::test_pause("save-holds-index");
@@ -394,9 +447,37 @@ impl Engine {
                 _ => None,
             };
             let parts = Parts { fingerprint: &p.fingerprint, index: &index, files: &files, vectors };
-            disk::begin(dir, |e| parts.encode(e))?
+            f(&parts)
+        }
+    }
+
+    /// `save` to the snapshot store: the part, then the manifest.
+    async fn save_remote(self: &Arc<Self>, force: bool) -> Result<bool> {
+        let p = self.persisted();
+        let remote = p.remote.as_ref().expect("a snapshot store");
+        let _one = p.saving.lock().await;
+        let changes = p.changes.load(Ordering::SeqCst);
+        {
+            let state = p.state.lock();
+            if !state.loaded || (!force && state.saved_changes == changes) {
+                return Ok(false);
+            }
+        }
+        let written = match self.framed_snapshot().await {
+            Ok(bytes) => remote.write(bytes).await,
+            Err(e) => Err(e),
         };
-        pending.commit()
+        let mut state = p.state.lock();
+        match written {
+            Ok(()) => {
+                (state.saved_changes, state.save_error) = (changes, None);
+                Ok(true)
+            }
+            Err(e) => {
+                state.save_error = Some(e.reason.clone());
+                Err(e)
+            }
+        }
     }
 
     /// After a write: a save a second later (writes meanwhile share it).
@@ -410,7 +491,7 @@ impl Engine {
     /// A save a second later, if anything changed since the last one.
     pub fn save_soon_if_changed(self: &Arc<Self>) {
         let Some(p) = &self.persist else { return };
-        if p.dir.is_none() || p.changes.load(Ordering::SeqCst) == p.state.lock().saved_changes {
+        if (p.dir.is_none() && p.remote.is_none()) || p.changes.load(Ordering::SeqCst) == p.state.lock().saved_changes {
             return;
         }
         if p.save_queued.swap(true, Ordering::SeqCst) {

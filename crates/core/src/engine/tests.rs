@@ -49,7 +49,7 @@ impl TreeWatchFactory for NoWatches {
 }
 
 fn engine(runtime: &tokio::runtime::Runtime, group: usize) -> Arc<Engine> {
-    let place = Place::new(Some("t".into()), None, &None).unwrap();
+    let place = Place::new(Some("t".into()), None, &None, false).unwrap();
     let embedder = Embedder::new(Arc::new(LengthEmbedder { group }), 2, Duration::from_secs(5));
     let store = Store::Local(Arc::new(RwLock::new(crate::vectors::store::VectorStore::default())));
     let index_name = place.index_name(None).unwrap();
@@ -69,6 +69,7 @@ fn engine(runtime: &tokio::runtime::Runtime, group: usize) -> Arc<Engine> {
         }),
         vectors: Some(VectorConfig { embedder, store, index_name, store_given: false }),
         embedder_id: None,
+        snapshot_store: None,
         watch: false,
         file_kinds: crate::index::kind::DEFAULT_WEIGHTS,
         git_history: false,

@@ -228,7 +228,14 @@ pub fn begin_named(dir: &Path, name: &'static str, encode: impl FnOnce(&mut Enco
     let sink = std::io::BufWriter::with_capacity(1 << 20, pending.file.try_clone()?);
     let mut e = Encoder::to_sink(Box::new(sink));
     encode(&mut e);
-    let written = e.finish()?;
+    let header = header(&e.finish()?);
+    std::io::Seek::seek(&mut pending.file, std::io::SeekFrom::Start(0))?;
+    pending.file.write_all(&header)?;
+    Ok(pending)
+}
+
+/// A snapshot file's header for the payload `written` describes.
+fn header(written: &crate::bytes::codec::Written) -> Vec<u8> {
     let mut header = Vec::with_capacity(HEADER);
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -236,9 +243,30 @@ pub fn begin_named(dir: &Path, name: &'static str, encode: impl FnOnce(&mut Enco
     for word in [written.len, written.checksum, written.unhashed.0, written.unhashed.1] {
         header.extend_from_slice(&word.to_le_bytes());
     }
-    std::io::Seek::seek(&mut pending.file, std::io::SeekFrom::Start(0))?;
-    pending.file.write_all(&header)?;
-    Ok(pending)
+    header
+}
+
+/// The bytes of a snapshot file, header and payload, in memory (for a
+/// snapshot store: `persist::remote`); `unframe` reads them back.
+pub fn frame(encode: impl FnOnce(&mut Encoder)) -> std::io::Result<Vec<u8>> {
+    /// A sink the encoder streams into, kept by the caller.
+    struct Shared(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let payload = std::sync::Arc::new(parking_lot::Mutex::new(vec![0u8; HEADER]));
+    let mut e = Encoder::to_sink(Box::new(Shared(payload.clone())));
+    encode(&mut e);
+    let header = header(&e.finish()?);
+    let mut bytes = std::mem::take(&mut *payload.lock());
+    bytes[..HEADER].copy_from_slice(&header);
+    Ok(bytes)
 }
 
 impl Pending {

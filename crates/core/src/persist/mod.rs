@@ -15,6 +15,7 @@ pub mod apply;
 pub mod disk;
 pub mod files;
 pub mod intent;
+pub mod remote;
 
 #[cfg(test)]
 mod tests;

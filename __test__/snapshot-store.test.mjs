@@ -1,0 +1,178 @@
+// persist: { store } against a real S3-compatible server (s3-helpers.mjs)
+// through the official AWS SDK: a tenant built in one process is attached
+// in another with the same answers and no embedder call; of two processes
+// saving one tenant exactly one wins each round and nothing is lost; a
+// store that is down, slow or holds a truncated part gives a typed error
+// or a rebuild, never a wrong answer.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { tree, ids } from './helpers.mjs'
+import { bucket, client, endpoint, startServer, unavailable } from './s3-helpers.mjs'
+
+const require = createRequire(import.meta.url)
+const { Workspace, LocalFilesystem, s3SnapshotStore, SnapshotConflictError, SnapshotStoreError, WorkspaceError } =
+  require('../index.js')
+const skip = unavailable() ?? false
+const child = new URL('./tenant-child.mjs', import.meta.url).pathname
+
+/** Runs tenant-child.mjs with `job`; resolves its steps by name (and `send`: a line to its stdin). */
+function run(job) {
+  const p = spawn(process.execPath, [child, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const steps = {}
+  const waiting = {}
+  let out = ''
+  p.stdout.on('data', (d) => {
+    out += d
+    let nl
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const step = JSON.parse(out.slice(0, nl))
+      out = out.slice(nl + 1)
+      steps[step.step] = step
+      waiting[step.step]?.(step)
+    }
+  })
+  const exited = new Promise((resolve) => p.once('exit', resolve))
+  return {
+    step: (name) => (steps[name] ? Promise.resolve(steps[name]) : new Promise((r) => (waiting[name] = r))),
+    send: (line) => p.stdin.write(line + '\n'),
+    exited,
+  }
+}
+
+const DOCS = [
+  ['notes/router.md', 'The router matches paths with a trie of segments.'],
+  ['notes/cache.md', 'The cache keeps the last responses for a minute.'],
+  ['notes/auth.md', 'Tokens are checked before the router runs.'],
+]
+const QUERIES = ['router trie', 'cache responses', 'tokens checked']
+
+test('a tenant built in one process attaches in another: same answers, no embedder call', { skip }, async (t) => {
+  const url = await endpoint(t)
+  const job = { endpoint: url, bucket: await bucket(url), prefix: 'tenants/a/', id: 'tenant-a', queries: QUERIES }
+  const built = run({ ...job, index: DOCS, save: 'now' })
+  const first = await built.step('searched')
+  assert.equal((await built.step('saved')).saved, true)
+  await built.exited
+  const attached = run(job)
+  const a = await attached.step('attached')
+  assert.deepEqual(a.warnings, [])
+  assert.equal(a.documents, 3)
+  const again = await attached.step('searched')
+  await attached.exited
+  assert.deepEqual(again.results, first.results, 'the same results and scores in every mode')
+  // The ledger travelled with the snapshot: nothing is embedded again, the queries only.
+  assert.equal(a.embedded, 0)
+  assert.equal(again.embedded, QUERIES.length)
+  assert.equal(first.embedded, DOCS.length + QUERIES.length)
+  assert.deepEqual(ids(first.results['router trie'].bm25.map(([id]) => ({ id }))).slice(0, 1), ['notes/router.md'])
+})
+
+test('two processes saving one tenant: exactly one wins each round, and nothing it saved is lost', { skip }, async (t) => {
+  const url = await endpoint(t)
+  const job = { endpoint: url, bucket: await bucket(url), prefix: '', id: 'tenant-b', queries: [] }
+  const seed = run({ ...job, index: [DOCS[0]], save: 'now' })
+  assert.equal((await seed.step('saved')).saved, true)
+  await seed.exited
+  const kept = new Set([DOCS[0][0]])
+  for (let round = 0; round < 4; round++) {
+    const writers = [0, 1].map((w) =>
+      run({ ...job, index: [[`round-${round}/writer-${w}.md`, `round ${round} writer ${w} text`]], save: 'on-stdin' }),
+    )
+    // Both attached the same version before either saves.
+    await Promise.all(writers.map((w) => w.step('searched')))
+    for (const w of writers) w.send('save')
+    const saved = await Promise.all(writers.map((w) => w.step('saved')))
+    await Promise.all(writers.map((w) => w.exited))
+    const winners = saved.filter((s) => s.saved === true)
+    assert.equal(winners.length, 1, `round ${round}: ${JSON.stringify(saved)}`)
+    const loser = saved.find((s) => s.saved !== true)
+    assert.equal(loser.error, 'SnapshotConflictError')
+    assert.equal(loser.code, 'SNAPSHOT_CONFLICT')
+    kept.add(`round-${round}/writer-${saved.indexOf(winners[0])}.md`)
+    // A fresh attach holds every document a winner saved.
+    const reader = run({ ...job })
+    const r = await reader.step('attached')
+    await reader.exited
+    assert.equal(r.documents, kept.size, `round ${round}`)
+  }
+})
+
+function storeWorkspace(store, extra = {}) {
+  return new Workspace({ id: 'tenant-c', bm25: true, persist: { store, storeTimeoutMs: 1500 }, ...extra })
+}
+
+test('a store that is down fails init() and save() with SnapshotStoreError; the state in memory stays', { skip }, async (t) => {
+  const server = await startServer(t)
+  const store = s3SnapshotStore({ client: client(server.endpoint), bucket: await bucket(server.endpoint) })
+  const ws = storeWorkspace(store)
+  await ws.init()
+  await ws.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  server.stop()
+  await server.child.exited?.catch?.(() => {})
+  await new Promise((r) => setTimeout(r, 100))
+  const e = await ws.save().then(() => null, (err) => err)
+  assert.ok(e instanceof SnapshotStoreError, String(e))
+  assert.equal(e.code, 'SNAPSHOT_STORE')
+  assert.match(ws.stats().saveError, /persist\.store/)
+  assert.deepEqual(ids(await ws.search('router trie', { topK: 1 })), ['notes/router.md'])
+  const other = storeWorkspace(store)
+  await assert.rejects(other.init(), (err) => err instanceof SnapshotStoreError)
+  assert.equal(other.status, 'error')
+  await ws.destroy().catch(() => {})
+})
+
+test("a store's own failures are SnapshotStoreError: one that throws, one that hangs past storeTimeoutMs", { skip: false }, async () => {
+  const throws = { get: async () => { throw 'the store is down' }, put: async () => ({ etag: 'x' }), head: async () => null }
+  const e = await storeWorkspace(throws).init().then(() => null, (err) => err)
+  assert.ok(e instanceof SnapshotStoreError, String(e))
+  assert.match(e.message, /the store is down/)
+  const hangs = { get: () => new Promise(() => {}), put: async () => ({ etag: 'x' }), head: async () => null }
+  const started = Date.now()
+  const h = await storeWorkspace(hangs).init().then(() => null, (err) => err)
+  assert.ok(h instanceof SnapshotStoreError, String(h))
+  assert.match(h.message, /did not answer within 1500 ms/)
+  assert.ok(Date.now() - started < 10_000)
+  // A store answering the wrong shape is refused as well.
+  const wrong = { get: async () => ({ bytes: 'not bytes', etag: 'x' }), put: async () => ({ etag: 'x' }), head: async () => null }
+  await assert.rejects(storeWorkspace(wrong).init(), (err) => err instanceof SnapshotStoreError)
+})
+
+test('a truncated part is not used: the index is rebuilt from the files, with a warning', { skip }, async (t) => {
+  const url = await endpoint(t)
+  const s3 = client(url)
+  const name = await bucket(url)
+  const base = tree(t, Object.fromEntries(DOCS.map(([p, c]) => [`docs/${p}`, c])))
+  const make = () =>
+    new Workspace({
+      id: 'tenant-d',
+      filesystem: new LocalFilesystem({ basePath: base }),
+      autoIndexPaths: ['docs'],
+      bm25: true,
+      persist: { store: s3SnapshotStore({ client: s3, bucket: name, prefix: 'd/' }) },
+    })
+  const first = make()
+  await first.init() // a full build is saved before init() resolves
+  const expected = await first.search('router trie', { topK: 3 })
+  await first.destroy()
+  const { GetObjectCommand, PutObjectCommand } = require('@aws-sdk/client-s3')
+  const manifest = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: name, Key: 'd/manifest.json' }))).Body.transformToString())
+  const part = await (await s3.send(new GetObjectCommand({ Bucket: name, Key: `d/${manifest.snapshot.key}` }))).Body.transformToByteArray()
+  await s3.send(new PutObjectCommand({ Bucket: name, Key: `d/${manifest.snapshot.key}`, Body: part.subarray(0, part.length - 100) }))
+  const second = make()
+  const report = await second.init()
+  assert.equal(report.warnings.length, 1, JSON.stringify(report.warnings))
+  assert.match(report.warnings[0], /truncated.*rebuilt from the files/)
+  assert.deepEqual(await second.search('router trie', { topK: 3 }), expected)
+  await second.destroy()
+})
+
+test('persist.store needs the tenant id', () => {
+  const store = { get: async () => null, put: async () => ({ etag: 'x' }), head: async () => null }
+  assert.throws(
+    () => new Workspace({ bm25: true, persist: { store } }),
+    (e) => e instanceof WorkspaceError && e.code === 'INVALID_SEARCH_CONFIG' && /needs an id/.test(e.message),
+  )
+  assert.throws(() => new Workspace({ id: 'x', bm25: true, persist: { store: { get: 1 } } }), TypeError)
+})

@@ -1,0 +1,66 @@
+// `s3SnapshotStore({ client, bucket, prefix })`: a SnapshotStore over the
+// user's own S3Client from the official AWS SDK for JavaScript v3
+// (`@aws-sdk/client-s3`, an optional peer dependency, loaded from the
+// user's project when this is called): S3, R2, GCS's S3 interface, MinIO
+// and other S3-compatible stores. One tenant per prefix.
+'use strict'
+
+/**
+ * @param {{ client: { send(command: unknown): Promise<any> }, bucket: string, prefix?: string }} options
+ * @returns {import('../index').SnapshotStore}
+ */
+function s3SnapshotStore(options) {
+  if (!options || typeof options !== 'object') throw new TypeError('s3SnapshotStore needs { client, bucket, prefix? }')
+  const { client, bucket, prefix = '' } = options
+  if (!client || typeof client.send !== 'function') throw new TypeError('s3SnapshotStore: client must be an S3Client')
+  if (typeof bucket !== 'string' || bucket === '') throw new TypeError('s3SnapshotStore: bucket must be a non-empty string')
+  if (typeof prefix !== 'string') throw new TypeError('s3SnapshotStore: prefix must be a string')
+  /** @type {any} */
+  let sdk
+  const commands = () => (sdk ??= require('@aws-sdk/client-s3'))
+  const Key = (/** @type {string} */ key) => prefix + key
+  const missing = (/** @type {any} */ e) =>
+    e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404
+  const refused = (/** @type {any} */ e) =>
+    e?.name === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412
+  return {
+    async get(key, range) {
+      const { GetObjectCommand } = commands()
+      const Range = range ? `bytes=${range.start}-${range.end - 1}` : undefined
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: Key(key), Range }))
+        return { bytes: await out.Body.transformToByteArray(), etag: String(out.ETag) }
+      } catch (e) {
+        if (missing(e)) return null
+        throw e
+      }
+    },
+    async put(key, bytes, conditions = {}) {
+      const { PutObjectCommand } = commands()
+      const input = { Bucket: bucket, Key: Key(key), Body: bytes, IfMatch: conditions.ifMatch, IfNoneMatch: conditions.ifNoneMatch }
+      try {
+        const out = await client.send(new PutObjectCommand(input))
+        return { etag: String(out.ETag) }
+      } catch (e) {
+        if (refused(e)) return { conflict: true }
+        throw e
+      }
+    },
+    async head(key) {
+      const { HeadObjectCommand } = commands()
+      try {
+        const out = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: Key(key) }))
+        return { etag: String(out.ETag), size: Number(out.ContentLength ?? 0) }
+      } catch (e) {
+        if (missing(e)) return null
+        throw e
+      }
+    },
+    async delete(key) {
+      const { DeleteObjectCommand } = commands()
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: Key(key) }))
+    },
+  }
+}
+
+module.exports = { s3SnapshotStore }

@@ -1,0 +1,101 @@
+//! The user's snapshot store (`persist: { store }`) as core's
+//! `SnapshotStoreCall`: each call goes through lib/runtime.js's
+//! `snapshotStoreCaller`, which checks the store's answer and puts it in
+//! one shape; bytes cross as Buffers.
+
+use crate::error::host_error;
+use crate::js::*;
+use crate::shape::MaybePromise;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use workspace_search_core::engine::host::{HostFuture, PutCondition, PutOutcome, SnapshotStoreCall, StoredObject};
+
+/// A call of the store, as `snapshotStoreCaller` takes it.
+#[napi(object)]
+pub struct SnapshotRequest {
+    pub method: String,
+    pub key: String,
+    #[napi(ts_type = "Uint8Array")]
+    pub bytes: Option<Buffer>,
+    pub if_match: Option<String>,
+    pub if_none_match: Option<bool>,
+}
+
+/// Its answer (`null`: a key not there).
+#[napi(object)]
+pub struct SnapshotAnswer {
+    #[napi(ts_type = "Uint8Array")]
+    pub bytes: Option<Buffer>,
+    pub etag: Option<String>,
+    pub conflict: Option<bool>,
+}
+
+type CallerFn =
+    ThreadsafeFunction<SnapshotRequest, MaybePromise<Option<SnapshotAnswer>>, SnapshotRequest, Status, false, true>;
+
+pub struct JsSnapshotStore {
+    caller: CallerFn,
+}
+
+impl JsSnapshotStore {
+    pub fn from_js(env: &Env, v: &Unknown) -> Checked<JsSnapshotStore> {
+        let obj = to_object(v, "persist.store")?;
+        for name in ["get", "put", "head"] {
+            let m: Unknown = obj.get_named_property_unchecked(name)?;
+            if m.get_type()? != napi::ValueType::Function {
+                return Err(Fail::Type(format!("persist.store.{name} must be a function, got {}", describe(&m))));
+            }
+        }
+        let caller = runtime_fn(env, "snapshotStoreCaller")?.call(*v)?;
+        // SAFETY: lib's snapshotStoreCaller returns a function of one request
+        // object to a promise of an answer object or null (checked there).
+        let f: Function<SnapshotRequest, MaybePromise<Option<SnapshotAnswer>>> = unsafe { caller.cast()? };
+        Ok(JsSnapshotStore { caller: f.build_threadsafe_function().weak::<true>().build()? })
+    }
+
+    async fn call(&self, request: SnapshotRequest) -> Result<Option<SnapshotAnswer>> {
+        self.caller.call_async_catch(request).await?.settle().await
+    }
+}
+
+fn request(method: &str, key: &str) -> SnapshotRequest {
+    SnapshotRequest { method: method.into(), key: key.into(), bytes: None, if_match: None, if_none_match: None }
+}
+
+impl SnapshotStoreCall for JsSnapshotStore {
+    fn get<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<StoredObject>> {
+        Box::pin(async move {
+            let answer = self.call(request("get", key)).await.map_err(host_error)?;
+            Ok(answer.map(|a| StoredObject {
+                bytes: a.bytes.map(|b| b.to_vec()).unwrap_or_default(),
+                etag: a.etag.unwrap_or_default(),
+            }))
+        })
+    }
+
+    fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, condition: Option<PutCondition>) -> HostFuture<'a, PutOutcome> {
+        Box::pin(async move {
+            let mut r = request("put", key);
+            r.bytes = Some(bytes.into());
+            match condition {
+                Some(PutCondition::IfMatch(etag)) => r.if_match = Some(etag),
+                Some(PutCondition::IfNoneMatch) => r.if_none_match = Some(true),
+                None => {}
+            }
+            let answer = self.call(r).await.map_err(host_error)?;
+            Ok(match answer {
+                Some(SnapshotAnswer { conflict: Some(true), .. }) => PutOutcome::Conflict,
+                Some(SnapshotAnswer { etag, .. }) => PutOutcome::Written { etag: etag.unwrap_or_default() },
+                None => PutOutcome::Written { etag: String::new() },
+            })
+        })
+    }
+
+    fn head<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let answer = self.call(request("head", key)).await.map_err(host_error)?;
+            Ok(answer.and_then(|a| a.etag))
+        })
+    }
+}
