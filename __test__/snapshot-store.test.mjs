@@ -84,6 +84,8 @@ test('two processes saving one tenant: exactly one wins each round, and nothing 
     await Promise.all(writers.map((w) => w.step('searched')))
     for (const w of writers) w.send('save')
     const saved = await Promise.all(writers.map((w) => w.step('saved')))
+    // The loser's destroy() saves nothing and does not fail.
+    assert.deepEqual((await Promise.all(writers.map((w) => w.step('destroyed')))).map((d) => d.error), [null, null])
     await Promise.all(writers.map((w) => w.exited))
     const winners = saved.filter((s) => s.saved === true)
     assert.equal(winners.length, 1, `round ${round}: ${JSON.stringify(saved)}`)

@@ -47,5 +47,5 @@ if (job.save) {
     say({ step: 'saved', error: e.name, code: e.code, message: e.message })
   }
 }
-await ws.destroy().catch(() => {})
+say({ step: 'destroyed', error: await ws.destroy().then(() => null, (e) => e.name) })
 process.exit(0)

@@ -459,7 +459,9 @@ impl Engine {
         let changes = p.changes.load(Ordering::SeqCst);
         {
             let state = p.state.lock();
-            if !state.loaded || (!force && state.saved_changes == changes) {
+            // After a conflict only `save()` says so again; saves in the
+            // background and at `destroy()` have nothing they may write.
+            if !state.loaded || (!force && (state.saved_changes == changes || remote.conflicted())) {
                 return Ok(false);
             }
         }

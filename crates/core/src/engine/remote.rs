@@ -34,6 +34,11 @@ impl RemoteSnapshots {
         RemoteSnapshots { store, timeout, etag: Mutex::new(None), conflicted: Mutex::new(false) }
     }
 
+    /// Another writer saved first (since this workspace attached).
+    pub fn conflicted(&self) -> bool {
+        *self.conflicted.lock()
+    }
+
     /// One call of the store, bounded by the timeout; its failure a store error.
     async fn call<T>(&self, what: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
         let ms = self.timeout.as_millis();
