@@ -54,6 +54,30 @@ export declare function s3SnapshotStore(options: {
   prefix?: string
 }): import('./binding').SnapshotStore
 
+/**
+ * Many tenants' workspaces in one process: attached on demand by `attach`
+ * (e.g. a Workspace with `persist: { store }` and `init()`), evicted least
+ * recently used once their memory (`stats().memoryBytes`) passes `maxBytes`.
+ * Eviction is `destroy()`: what changed is saved, memory and mappings go.
+ */
+export declare function tenantPool<W extends { stats(): { memoryBytes: number }; destroy(): Promise<void> }>(options: {
+  attach: (tenant: string) => Promise<W>
+  maxBytes: number
+}): {
+  /** The tenant's workspace, attached now if it is not (concurrent calls share one attach); it may be evicted later: hold it across awaits with `use()`. */
+  get(tenant: string): Promise<W>
+  /** Runs `fn` with the tenant's workspace, never evicted until `fn` settles. */
+  use<T>(tenant: string, fn: (workspace: W) => Promise<T>): Promise<T>
+  /** Notes a tenant's memory after writes to it (evicting others if the bound is passed). */
+  touched(tenant: string): Promise<void>
+  /** Tenants attached now, least recently used first. */
+  tenants(): string[]
+  /** The memory the attached tenants held when last measured. */
+  memoryBytes(): number
+  /** Destroys every tenant's workspace (saving what changed). */
+  close(): Promise<void>
+}
+
 /** A Standard Schema (https://standardschema.dev) with a JSON Schema of its input: what Mastra's Agent and the AI SDK validate tool input with. */
 export interface ToolInputSchema<T> {
   readonly '~standard': {

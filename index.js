@@ -19,6 +19,7 @@ exports.UnsupportedGrepPatternError = runtime.UnsupportedGrepPatternError
 exports.SnapshotConflictError = runtime.SnapshotConflictError
 exports.SnapshotStoreError = runtime.SnapshotStoreError
 exports.s3SnapshotStore = require('./lib/snapshot-store.js').s3SnapshotStore
+exports.tenantPool = require('./lib/tenants.js').tenantPool
 exports.createWorkspaceTools = createWorkspaceTools
 exports.fileKind = binding.fileKind
 // Which build the loader picked (napi-rs's marker, declared in binding.d.ts).

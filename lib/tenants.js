@@ -1,0 +1,101 @@
+// `tenantPool({ attach, maxBytes })`: many tenants' workspaces in one
+// process, attached on demand and evicted least recently used when their
+// memory (`stats().memoryBytes`) passes `maxBytes`. Eviction is
+// `destroy()`, which saves what changed (with `persist`) and releases the
+// tenant's memory and mapped files.
+'use strict'
+
+/**
+ * @template {{ stats(): { memoryBytes: number }, destroy(): Promise<void> }} W
+ * @param {{ attach: (tenant: string) => Promise<W>, maxBytes: number }} options
+ */
+function tenantPool(options) {
+  if (!options || typeof options.attach !== 'function') throw new TypeError('tenantPool needs { attach, maxBytes }')
+  const { attach, maxBytes } = options
+  if (typeof maxBytes !== 'number' || !(maxBytes > 0)) throw new TypeError('tenantPool: maxBytes must be a positive number')
+  /** Attached (or attaching) tenants, least recently used first: a Map keeps insertion order. @type {Map<string, Promise<W>>} */
+  const live = new Map()
+  /** @type {Map<string, number>} */
+  const bytes = new Map()
+  /** Tenants in use by `use()` now (never evicted while in use). @type {Map<string, number>} */
+  const leases = new Map()
+
+  const evictBeyond = async (/** @type {string} */ keep) => {
+    let total = [...bytes.values()].reduce((a, b) => a + b, 0)
+    for (const [tenant, pending] of live) {
+      if (total <= maxBytes) break
+      if (tenant === keep || !bytes.has(tenant) || leases.has(tenant)) continue
+      total -= bytes.get(tenant) ?? 0
+      live.delete(tenant)
+      bytes.delete(tenant)
+      await (await pending).destroy().catch(() => {})
+    }
+  }
+
+  const pool = {
+    /**
+     * The tenant's workspace, attached now if it is not (concurrent calls
+     * share one attach). It may be evicted once other tenants are attached:
+     * hold it across awaits with `use()`.
+     */
+    async get(/** @type {string} */ tenant) {
+      let pending = live.get(tenant)
+      if (pending) {
+        live.delete(tenant) // most recently used: to the end
+        live.set(tenant, pending)
+        return pending
+      }
+      pending = attach(tenant)
+      live.set(tenant, pending)
+      let workspace
+      try {
+        workspace = await pending
+      } catch (e) {
+        if (live.get(tenant) === pending) live.delete(tenant)
+        throw e
+      }
+      bytes.set(tenant, workspace.stats().memoryBytes)
+      await evictBeyond(tenant)
+      return workspace
+    },
+    /**
+     * Runs `fn` with the tenant's workspace, which is not evicted until `fn`
+     * settles; then notes its memory (writes may have grown it).
+     * @template T
+     * @param {string} tenant
+     * @param {(workspace: W) => Promise<T>} fn
+     */
+    async use(tenant, fn) {
+      leases.set(tenant, (leases.get(tenant) ?? 0) + 1)
+      try {
+        return await fn(await pool.get(tenant))
+      } finally {
+        const n = (leases.get(tenant) ?? 1) - 1
+        if (n === 0) leases.delete(tenant)
+        else leases.set(tenant, n)
+        await pool.touched(tenant)
+      }
+    },
+    /** Notes a tenant's memory after writes to it (evicting others if the bound is passed). */
+    async touched(/** @type {string} */ tenant) {
+      const pending = live.get(tenant)
+      if (!pending) return
+      bytes.set(tenant, (await pending).stats().memoryBytes)
+      await evictBeyond(tenant)
+    },
+    /** Tenants attached now, least recently used first. */
+    tenants: () => [...bytes.keys()].filter((t) => live.has(t)),
+    /** The memory the attached tenants held when last measured. */
+    memoryBytes: () => [...bytes.values()].reduce((a, b) => a + b, 0),
+    /** Destroys every tenant's workspace (saving what changed). */
+    async close() {
+      const all = [...live.values()]
+      live.clear()
+      bytes.clear()
+      await Promise.all(all.map(async (p) => (await p.catch(() => null))?.destroy().catch(() => {})))
+    },
+  }
+  return pool
+}
+
+module.exports = { tenantPool }
