@@ -135,8 +135,8 @@ export interface SnapshotStore {
     bytes: Uint8Array,
     conditions?: { ifMatch?: string; ifNoneMatch?: '*' },
   ): Promise<{ etag: string } | { conflict: true }>
-  /** The object's version, or `null` when there is none. */
-  head(key: string): Promise<{ etag: string; size?: number } | null>
+  /** The object's version, or `null` when there is none (not called yet). */
+  head?(key: string): Promise<{ etag: string; size?: number } | null>
   delete?(key: string): Promise<void>
 }
 

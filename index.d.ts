@@ -63,6 +63,8 @@ export declare function s3SnapshotStore(options: {
 export declare function tenantPool<W extends { stats(): { memoryBytes: number }; destroy(): Promise<void> }>(options: {
   attach: (tenant: string) => Promise<W>
   maxBytes: number
+  /** An evicted tenant's destroy() failed (its last save, e.g. SnapshotConflictError): default a process warning. */
+  onEvictError?: (tenant: string, error: unknown) => void
 }): {
   /** The tenant's workspace, attached now if it is not (concurrent calls share one attach); it may be evicted later: hold it across awaits with `use()`. */
   get(tenant: string): Promise<W>

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { tree, ids } from './helpers.mjs'
-import { bucket, client, endpoint, startServer, unavailable } from './s3-helpers.mjs'
+import { bucket, client, endpoint, serverBin, startServer, unavailable } from './s3-helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { Workspace, LocalFilesystem, s3SnapshotStore, SnapshotConflictError, SnapshotStoreError, WorkspaceError } =
@@ -105,7 +105,9 @@ function storeWorkspace(store, extra = {}) {
   return new Workspace({ id: 'tenant-c', bm25: true, persist: { store, storeTimeoutMs: 1500 }, ...extra })
 }
 
-test('a store that is down fails init() and save() with SnapshotStoreError; the state in memory stays', { skip }, async (t) => {
+const ownServer = serverBin() ? false : 'needs the S3 test server binary (tools/s3-server) to stop one of its own'
+
+test('a store that is down fails init() and save() with SnapshotStoreError; the state in memory stays', { skip: ownServer }, async (t) => {
   const server = await startServer(t)
   const store = s3SnapshotStore({ client: client(server.endpoint), bucket: await bucket(server.endpoint) })
   const ws = storeWorkspace(store)
@@ -177,4 +179,89 @@ test('persist.store needs the tenant id', () => {
     (e) => e instanceof WorkspaceError && e.code === 'INVALID_SEARCH_CONFIG' && /needs an id/.test(e.message),
   )
   assert.throws(() => new Workspace({ id: 'x', bm25: true, persist: { store: { get: 1 } } }), TypeError)
+})
+
+/** `s3SnapshotStore` with its manifest writes changed by `wrap(put, key, bytes, conditions)`. */
+function wrappedStore(s3, name, prefix, wrap) {
+  const inner = s3SnapshotStore({ client: s3, bucket: name, prefix })
+  return { ...inner, put: (key, bytes, conditions) => (key === 'manifest.json' ? wrap(inner.put, key, bytes, conditions) : inner.put(key, bytes, conditions)) }
+}
+
+test('saves of one workspace follow each other; a manifest write whose answer was lost, or retried into itself, is confirmed by reading it back', { skip }, async (t) => {
+  const url = await endpoint(t)
+  const s3 = client(url)
+  const name = await bucket(url)
+  let mode = 'plain'
+  const store = wrappedStore(s3, name, 'r/', async (put, key, bytes, conditions) => {
+    const answer = await put(key, bytes, conditions)
+    if (mode === 'lost') throw new Error('socket hang up') // it landed; the answer did not come back
+    if (mode === 'retried') return (await put(key, bytes, conditions), { conflict: true }) // the retry meets the write
+    return answer
+  })
+  const ws = storeWorkspace(store, { id: 'tenant-r' })
+  await ws.init()
+  for (const [i, m] of ['plain', 'plain', 'lost', 'retried', 'plain'].entries()) {
+    mode = m
+    await ws.index(`doc-${i}.md`, `saved ${i} in mode ${m}`)
+    assert.equal(await ws.save(), true, `save ${i} (${m})`)
+  }
+  await ws.destroy()
+  const again = storeWorkspace(s3SnapshotStore({ client: s3, bucket: name, prefix: 'r/' }), { id: 'tenant-r' })
+  await again.init()
+  assert.equal(again.stats().documents, 5)
+  await again.destroy()
+})
+
+test('after a conflict, writes that cannot be saved make destroy() reject with SnapshotConflictError', { skip }, async (t) => {
+  const url = await endpoint(t)
+  const s3 = client(url)
+  const name = await bucket(url)
+  const make = () => storeWorkspace(s3SnapshotStore({ client: s3, bucket: name, prefix: 'c/' }), { id: 'tenant-x' })
+  const [a, b] = [make(), make()]
+  await a.init()
+  await b.init()
+  await a.index('a.md', 'from a')
+  await b.index('b.md', 'from b')
+  assert.equal(await a.save(), true)
+  await assert.rejects(b.save(), (e) => e instanceof SnapshotConflictError && e.code === 'SNAPSHOT_CONFLICT')
+  await b.index('late.md', 'written after the conflict')
+  await assert.rejects(b.destroy(), (e) => e instanceof SnapshotConflictError && /not saved/.test(e.message))
+  await a.destroy()
+})
+
+test('a snapshot this workspace cannot use is not replaced by documents it never read', { skip }, async (t) => {
+  const url = await endpoint(t)
+  const s3 = client(url)
+  const name = await bucket(url)
+  const store = () => s3SnapshotStore({ client: s3, bucket: name, prefix: 'u/' })
+  const first = storeWorkspace(store(), { id: 'tenant-u' })
+  await first.init()
+  await first.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  await first.save()
+  await first.destroy()
+  const other = new Workspace({ id: 'tenant-u', bm25: { bm25: { k1: 2 } }, persist: { store: store() } })
+  const report = await other.init()
+  assert.match(report.warnings.join(), /other options.*rebuilt/)
+  await other.index('lone.md', 'one document')
+  const e = await other.save().then(() => null, (err) => err)
+  assert.ok(e instanceof SnapshotStoreError, String(e))
+  assert.match(e.message, /could not be used/)
+  await other.destroy().catch(() => {})
+  const back = storeWorkspace(store(), { id: 'tenant-u' })
+  await back.init()
+  assert.equal(back.stats().documents, 3, 'the three documents are still there')
+  await back.destroy()
+})
+
+test('destroy() after a store failure rejects with SnapshotStoreError, its message clean', { skip: ownServer }, async (t) => {
+  const server = await startServer(t)
+  const ws = storeWorkspace(s3SnapshotStore({ client: client(server.endpoint), bucket: await bucket(server.endpoint) }))
+  await ws.init()
+  await ws.index('a.md', 'unsaved')
+  server.stop()
+  await new Promise((r) => setTimeout(r, 100))
+  const e = await ws.destroy().then(() => null, (err) => err)
+  assert.ok(e instanceof SnapshotStoreError, String(e))
+  assert.ok(!e.message.includes('\u0000'), e.message)
+  assert.equal(ws.status, 'destroyed')
 })

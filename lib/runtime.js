@@ -126,14 +126,13 @@ function storeCaller(store) {
 /**
  * Calls a snapshot store (`persist: { store }`) for src/snapshot_store.rs,
  * its answers checked and put in one shape: `get` answers
- * `{ bytes: Buffer, etag }` or `null`; `put` `{ etag }` or `{ conflict: true }`;
- * `head` `{ etag }` or `null`.
+ * `{ bytes: Buffer, etag }` or `null`; `put` `{ etag }` or `{ conflict: true }`.
  * @param {import('../index').SnapshotStore} store
  * @returns {(request: { method: string, key: string, bytes?: Buffer, ifMatch?: string, ifNoneMatch?: boolean }) => Promise<{ bytes?: Buffer, etag?: string, conflict?: boolean } | null>}
  */
 function snapshotStoreCaller(store) {
   const etagOf = (/** @type {any} */ a, /** @type {string} */ what) => {
-    if (!a || typeof a.etag !== 'string') throw new TypeError(`persist.store.${what} must resolve to { etag: string }`)
+    if (!a || typeof a.etag !== 'string' || a.etag === '') throw new TypeError(`persist.store.${what} must resolve with a non-empty etag`)
     return a.etag
   }
   return async ({ method, key, bytes, ifMatch, ifNoneMatch }) => {
@@ -150,8 +149,7 @@ function snapshotStoreCaller(store) {
       if (put && 'conflict' in put && put.conflict === true) return { conflict: true }
       return { etag: etagOf(put, 'put') }
     }
-    const head = await store.head(key)
-    return head == null ? null : { etag: etagOf(head, 'head') }
+    throw new TypeError(`persist.store: no method ${method}`)
   }
 }
 

@@ -19,8 +19,13 @@ function s3SnapshotStore(options) {
   let sdk
   const commands = () => (sdk ??= require('@aws-sdk/client-s3'))
   const Key = (/** @type {string} */ key) => prefix + key
+  // A missing bucket is a mistake to report, not an empty tenant.
   const missing = (/** @type {any} */ e) =>
-    e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404
+    e?.name !== 'NoSuchBucket' && (e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404)
+  const etagOf = (/** @type {any} */ out, /** @type {string} */ what) => {
+    if (typeof out?.ETag !== 'string' || out.ETag === '') throw new Error(`s3SnapshotStore: ${what} answered no ETag`)
+    return out.ETag
+  }
   const refused = (/** @type {any} */ e) =>
     e?.name === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412
   return {
@@ -29,7 +34,7 @@ function s3SnapshotStore(options) {
       const Range = range ? `bytes=${range.start}-${range.end - 1}` : undefined
       try {
         const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: Key(key), Range }))
-        return { bytes: await out.Body.transformToByteArray(), etag: String(out.ETag) }
+        return { bytes: await out.Body.transformToByteArray(), etag: etagOf(out, `GetObject ${key}`) }
       } catch (e) {
         if (missing(e)) return null
         throw e
@@ -40,7 +45,7 @@ function s3SnapshotStore(options) {
       const input = { Bucket: bucket, Key: Key(key), Body: bytes, IfMatch: conditions.ifMatch, IfNoneMatch: conditions.ifNoneMatch }
       try {
         const out = await client.send(new PutObjectCommand(input))
-        return { etag: String(out.ETag) }
+        return { etag: etagOf(out, `PutObject ${key}`) }
       } catch (e) {
         if (refused(e)) return { conflict: true }
         throw e
@@ -50,7 +55,7 @@ function s3SnapshotStore(options) {
       const { HeadObjectCommand } = commands()
       try {
         const out = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: Key(key) }))
-        return { etag: String(out.ETag), size: Number(out.ContentLength ?? 0) }
+        return { etag: etagOf(out, `HeadObject ${key}`), size: Number(out.ContentLength ?? 0) }
       } catch (e) {
         if (missing(e)) return null
         throw e

@@ -7,11 +7,16 @@
 
 /**
  * @template {{ stats(): { memoryBytes: number }, destroy(): Promise<void> }} W
- * @param {{ attach: (tenant: string) => Promise<W>, maxBytes: number }} options
+ * @param {{ attach: (tenant: string) => Promise<W>, maxBytes: number, onEvictError?: (tenant: string, error: unknown) => void }} options
  */
 function tenantPool(options) {
   if (!options || typeof options.attach !== 'function') throw new TypeError('tenantPool needs { attach, maxBytes }')
   const { attach, maxBytes } = options
+  // An evicted tenant whose last save failed lost writes: never silently.
+  const onEvictError =
+    options.onEvictError ??
+    ((/** @type {string} */ tenant, /** @type {unknown} */ e) =>
+      process.emitWarning(`tenantPool: evicting ${tenant} failed: ${e instanceof Error ? e.message : String(e)}`, 'TenantPoolWarning'))
   if (typeof maxBytes !== 'number' || !(maxBytes > 0)) throw new TypeError('tenantPool: maxBytes must be a positive number')
   /** Attached (or attaching) tenants, least recently used first: a Map keeps insertion order. @type {Map<string, Promise<W>>} */
   const live = new Map()
@@ -19,6 +24,8 @@ function tenantPool(options) {
   const bytes = new Map()
   /** Tenants in use by `use()` now (never evicted while in use). @type {Map<string, number>} */
   const leases = new Map()
+  /** Tenants being destroyed: attached again only once that is done (its last save landed). @type {Map<string, Promise<void>>} */
+  const closing = new Map()
 
   const evictBeyond = async (/** @type {string} */ keep) => {
     let total = [...bytes.values()].reduce((a, b) => a + b, 0)
@@ -28,7 +35,17 @@ function tenantPool(options) {
       total -= bytes.get(tenant) ?? 0
       live.delete(tenant)
       bytes.delete(tenant)
-      await (await pending).destroy().catch(() => {})
+      const done = (async () => {
+        try {
+          await (await pending).destroy()
+        } catch (e) {
+          onEvictError(tenant, e)
+        } finally {
+          closing.delete(tenant)
+        }
+      })()
+      closing.set(tenant, done)
+      await done
     }
   }
 
@@ -45,7 +62,8 @@ function tenantPool(options) {
         live.set(tenant, pending)
         return pending
       }
-      pending = attach(tenant)
+      const before = closing.get(tenant)
+      pending = (before ?? Promise.resolve()).then(() => attach(tenant))
       live.set(tenant, pending)
       let workspace
       try {
@@ -84,7 +102,7 @@ function tenantPool(options) {
       await evictBeyond(tenant)
     },
     /** Tenants attached now, least recently used first. */
-    tenants: () => [...bytes.keys()].filter((t) => live.has(t)),
+    tenants: () => [...live.keys()].filter((t) => bytes.has(t)),
     /** The memory the attached tenants held when last measured. */
     memoryBytes: () => [...bytes.values()].reduce((a, b) => a + b, 0),
     /** Destroys every tenant's workspace (saving what changed). */

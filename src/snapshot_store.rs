@@ -41,7 +41,7 @@ pub struct JsSnapshotStore {
 impl JsSnapshotStore {
     pub fn from_js(env: &Env, v: &Unknown) -> Checked<JsSnapshotStore> {
         let obj = to_object(v, "persist.store")?;
-        for name in ["get", "put", "head"] {
+        for name in ["get", "put"] {
             let m: Unknown = obj.get_named_property_unchecked(name)?;
             if m.get_type()? != napi::ValueType::Function {
                 return Err(Fail::Type(format!("persist.store.{name} must be a function, got {}", describe(&m))));
@@ -86,16 +86,10 @@ impl SnapshotStoreCall for JsSnapshotStore {
             let answer = self.call(r).await.map_err(host_error)?;
             Ok(match answer {
                 Some(SnapshotAnswer { conflict: Some(true), .. }) => PutOutcome::Conflict,
+                // No etag: refused by core (a later conditional write needs one).
                 Some(SnapshotAnswer { etag, .. }) => PutOutcome::Written { etag: etag.unwrap_or_default() },
                 None => PutOutcome::Written { etag: String::new() },
             })
-        })
-    }
-
-    fn head<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<String>> {
-        Box::pin(async move {
-            let answer = self.call(request("head", key)).await.map_err(host_error)?;
-            Ok(answer.and_then(|a| a.etag))
         })
     }
 }

@@ -427,7 +427,14 @@ impl Workspace {
     pub fn destroy<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         guard(|| match self.engine.destroy() {
             None => PromiseRaw::resolve(env, ()),
-            Some(rest) => env.spawn_future(catch_panics(async move { rest.await.map_err(napi_error) })),
+            Some(rest) => {
+                let id = self.engine.id.clone();
+                let rest = catch_panics(async move { rest.await.map_err(napi_error) });
+                // The failure reaches the callback, which names it (a snapshot store's, typed).
+                env.spawn_future_with_callback(async move { Ok(rest.await) }, move |env, r| {
+                    r.map_err(|e| js_error(env, e, None, &id))
+                })
+            }
         })
     }
 }

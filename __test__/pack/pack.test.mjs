@@ -174,7 +174,7 @@ test('inside a fresh Mastra project: the README and docs/ compile, an Agent({ wo
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
   fs.writeFileSync(path.join(app, 'data/docs/密码.md'), '如何重置密码\n打开设置\n')
   fs.writeFileSync(path.join(app, 'data/docs/other.md'), 'Nothing to see\n')
-  const deps = ['@mastra/core', '@mastra/libsql', '@mastra/pg', '@mastra/duckdb', 'ai'].map(installed)
+  const deps = ['@mastra/core', '@mastra/libsql', '@mastra/pg', '@mastra/duckdb', 'ai', '@aws-sdk/client-s3'].map(installed)
   npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.root, tarballs.platform, ...deps], app)
 
   writeBlocks(app, docsBlocks(ROOT), { typeRoots: [path.join(ROOT, 'node_modules/@types')] })

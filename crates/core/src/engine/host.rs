@@ -152,6 +152,4 @@ pub enum PutOutcome {
 pub trait SnapshotStoreCall: Send + Sync {
     fn get<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<StoredObject>>;
     fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, condition: Option<PutCondition>) -> HostFuture<'a, PutOutcome>;
-    /// The version tag of `key`, if it is there.
-    fn head<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<String>>;
 }

@@ -47,6 +47,8 @@ pub struct Persist {
     pub recovered: AtomicBool,
     /// Writes so far.
     changes: AtomicU64,
+    /// `index()` or `indexMany()` wrote (documents not from files).
+    pub api_writes: AtomicBool,
     save_queued: AtomicBool,
 }
 
@@ -60,6 +62,9 @@ pub struct PersistState {
     pub embedder: Option<EmbedderIdentity>,
     /// `changes` as of the last save.
     saved_changes: u64,
+    /// `changes` when `save()` last rejected with a conflict (writes up to
+    /// there were said to be unsaved).
+    conflict_reported: Option<u64>,
     /// Why the last save failed (until one succeeds): `stats().saveError`.
     pub save_error: Option<String>,
     /// Where each file was found (kept while watching: `watch.rs`).
@@ -82,6 +87,7 @@ impl Persist {
             saving: tokio::sync::Mutex::new(()),
             recovered: AtomicBool::new(false),
             changes: AtomicU64::new(0),
+            api_writes: AtomicBool::new(false),
             save_queued: AtomicBool::new(false),
         }
     }
@@ -179,6 +185,7 @@ impl Engine {
             Ok(Some(s)) if s.fingerprint != p.fingerprint => {
                 let why = SnapshotError::OtherOptions(fingerprint_difference(&s.fingerprint, &p.fingerprint));
                 warnings.push(format!("persist.store: {why}; the index was rebuilt from the files"));
+                remote.unusable(why.to_string());
                 Ok(None)
             }
             Ok(Some(s)) => Ok(Some(s)),
@@ -451,6 +458,13 @@ impl Engine {
         }
     }
 
+    /// Whether every document came from the files of `autoIndexPaths`
+    /// (none from `index()` since this workspace was made).
+    fn indexes_files_only(&self) -> bool {
+        let api = self.persist.as_ref().is_some_and(|p| p.api_writes.load(Ordering::SeqCst));
+        self.base_path.is_some() && !self.auto_index_paths.is_empty() && !api
+    }
+
     /// `save` to the snapshot store: the part, then the manifest.
     async fn save_remote(self: &Arc<Self>, force: bool) -> Result<bool> {
         let p = self.persisted();
@@ -459,14 +473,24 @@ impl Engine {
         let changes = p.changes.load(Ordering::SeqCst);
         {
             let state = p.state.lock();
-            // After a conflict only `save()` says so again; saves in the
-            // background and at `destroy()` have nothing they may write.
-            if !state.loaded || (!force && (state.saved_changes == changes || remote.conflicted())) {
+            if !state.loaded || (!force && state.saved_changes == changes) {
                 return Ok(false);
+            }
+            // After a conflict nothing may be written: a save in the
+            // background or at `destroy()` says writes went unsaved (but
+            // those `save()` already rejected for).
+            if !force && remote.conflicted() {
+                if state.conflict_reported == Some(changes) {
+                    return Ok(false);
+                }
+                return Err(Error::conflict(
+                    "persist.store: writes made after another workspace saved this snapshot first are not saved; attach again (init() on a new Workspace) and write them there",
+                ));
             }
         }
         let written = match self.framed_snapshot().await {
-            Ok(bytes) => remote.write(bytes).await,
+            // A snapshot it could not use is replaced only when it all came from files.
+            Ok(bytes) => remote.write(bytes, self.indexes_files_only()).await,
             Err(e) => Err(e),
         };
         let mut state = p.state.lock();
@@ -476,6 +500,9 @@ impl Engine {
                 Ok(true)
             }
             Err(e) => {
+                if force && e.store_failure() == Some(super::StoreFailure::Conflict) {
+                    state.conflict_reported = Some(changes);
+                }
                 state.save_error = Some(e.reason.clone());
                 Err(e)
             }

@@ -6,7 +6,9 @@
 //! refused and the save fails with a conflict, the in-memory state kept
 //! (it is not merged: attach again to take the other writer's state).
 //! Every call is bounded by `storeTimeoutMs`; a store that fails is an
-//! error of that call, never a wrong answer.
+//! error of that call (a write whose answer was lost is confirmed by
+//! reading the manifest back). A snapshot that was there but could not be
+//! used is replaced only by a workspace that rebuilt it all from files.
 
 use super::error::{Error, Result};
 use super::host::{PutCondition, PutOutcome, SnapshotStoreCall, StoredObject};
@@ -19,24 +21,38 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A workspace's snapshot store, and the manifest version it attached or last wrote.
+/// A workspace's snapshot store, and what it knows of the manifest there.
 pub struct RemoteSnapshots {
-    pub store: Arc<dyn SnapshotStoreCall>,
-    pub timeout: Duration,
-    /// `None`: no manifest was there (the first save writes only if there still is none).
-    etag: Mutex<Option<String>>,
+    store: Arc<dyn SnapshotStoreCall>,
+    timeout: Duration,
+    state: Mutex<RemoteState>,
+}
+
+#[derive(Default)]
+struct RemoteState {
+    /// The manifest's version as attached or last written (`None`: there
+    /// was none; the first save writes only if there still is none).
+    etag: Option<String>,
     /// Another writer saved first: saves fail until the workspace attaches again.
-    conflicted: Mutex<bool>,
+    conflicted: bool,
+    /// A manifest was there but its snapshot could not be used (why).
+    unreadable: Option<String>,
 }
 
 impl RemoteSnapshots {
     pub fn new(store: Arc<dyn SnapshotStoreCall>, timeout: Duration) -> RemoteSnapshots {
-        RemoteSnapshots { store, timeout, etag: Mutex::new(None), conflicted: Mutex::new(false) }
+        RemoteSnapshots { store, timeout, state: Mutex::default() }
     }
 
     /// Another writer saved first (since this workspace attached).
     pub fn conflicted(&self) -> bool {
-        *self.conflicted.lock()
+        self.state.lock().conflicted
+    }
+
+    /// The snapshot there was read but cannot be used here (other options):
+    /// only a workspace that rebuilt it all from files replaces it.
+    pub fn unusable(&self, why: String) {
+        self.state.lock().unreadable = Some(why);
     }
 
     /// One call of the store, bounded by the timeout; its failure a store error.
@@ -49,23 +65,37 @@ impl RemoteSnapshots {
         }
     }
 
+    /// `get`, with the version tag every answer must carry.
+    async fn get(&self, key: &str) -> Result<Option<StoredObject>> {
+        let got = self.call(&format!("get {key}"), self.store.get(key)).await?;
+        if got.as_ref().is_some_and(|o| o.etag.is_empty()) {
+            return Err(Error::store(format!("persist.store: get {key} answered no etag")));
+        }
+        Ok(got)
+    }
+
     /// The snapshot the manifest names, checked (`Ok(Err(..))`: what the
     /// store holds is not a usable snapshot: a truncated or foreign part).
     pub async fn fetch(&self) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
-        let manifest = self.call("get manifest.json", self.store.get(MANIFEST)).await?;
-        let Some(StoredObject { bytes, etag }) = manifest else {
-            *self.etag.lock() = None;
+        let Some(StoredObject { bytes, etag }) = self.get(MANIFEST).await? else {
+            *self.state.lock() = RemoteState::default();
             return Ok(Ok(None));
         };
-        *self.etag.lock() = Some(etag);
-        *self.conflicted.lock() = false;
-        let manifest = match Manifest::decode(&bytes) {
+        *self.state.lock() = RemoteState { etag: Some(etag), ..Default::default() };
+        let fetched = self.fetch_part(&bytes).await?;
+        if let Err(e) = &fetched {
+            self.state.lock().unreadable = Some(e.to_string());
+        }
+        Ok(fetched)
+    }
+
+    async fn fetch_part(&self, manifest: &[u8]) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
+        let manifest = match Manifest::decode(manifest) {
             Ok(m) => m,
             Err(e) => return Ok(Err(e)),
         };
         let key = manifest.snapshot.key.clone();
-        let part = self.call(&format!("get {key}"), self.store.get(&key)).await?;
-        let Some(StoredObject { bytes, .. }) = part else {
+        let Some(StoredObject { bytes, .. }) = self.get(&key).await? else {
             return Ok(Err(SnapshotError::Corrupt(format!("the manifest names {key}, which is not there"))));
         };
         blocking(move || {
@@ -77,29 +107,51 @@ impl RemoteSnapshots {
 
     /// Writes `bytes` (a framed snapshot) and the manifest naming it, over
     /// the version attached; a conflict when another writer was first.
-    pub async fn write(&self, bytes: Vec<u8>) -> Result<()> {
-        if *self.conflicted.lock() {
-            return Err(conflict());
+    /// `replaces_unreadable`: whether this workspace may replace a snapshot
+    /// it could not use (it rebuilt everything from files).
+    pub async fn write(&self, bytes: Vec<u8>, replaces_unreadable: bool) -> Result<()> {
+        {
+            let state = self.state.lock();
+            if state.conflicted {
+                return Err(conflict());
+            }
+            if let (Some(why), false) = (&state.unreadable, replaces_unreadable) {
+                return Err(Error::store(format!(
+                    "persist.store: the snapshot there could not be used ({why}), and this workspace's documents do not all come from files: saving would replace documents it never read; remove the tenant's manifest.json to start it anew"
+                )));
+            }
         }
         let part = PartRef::of(&bytes);
         // Content-addressed: a part already there holds these very bytes.
         let key = part.key.clone();
         self.call(&format!("put {key}"), self.store.put(&key, bytes, Some(PutCondition::IfNoneMatch))).await?;
-        let condition = match self.etag.lock().clone() {
+        let condition = match self.state.lock().etag.clone() {
             Some(etag) => PutCondition::IfMatch(etag),
             None => PutCondition::IfNoneMatch,
         };
         let manifest = Manifest { snapshot: part }.encode();
-        match self.call("put manifest.json", self.store.put(MANIFEST, manifest, Some(condition))).await? {
-            PutOutcome::Written { etag } => {
-                *self.etag.lock() = Some(etag);
-                Ok(())
+        let put = self.call("put manifest.json", self.store.put(MANIFEST, manifest.clone(), Some(condition))).await;
+        let etag = match put {
+            Ok(PutOutcome::Written { etag }) if !etag.is_empty() => etag,
+            Ok(PutOutcome::Written { .. }) => {
+                return Err(Error::store("persist.store: put manifest.json answered no etag"))
             }
-            PutOutcome::Conflict => {
-                *self.conflicted.lock() = true;
-                Err(conflict())
-            }
-        }
+            // Refused, or unanswered: a retry of a write that landed meets
+            // that write, and a timed-out call may still land. The manifest
+            // there is ours if it holds our very bytes (the same state).
+            Ok(PutOutcome::Conflict) | Err(_) => match self.get(MANIFEST).await {
+                Ok(Some(there)) if there.bytes == manifest => there.etag,
+                Ok(_) if matches!(put, Ok(PutOutcome::Conflict)) => {
+                    self.state.lock().conflicted = true;
+                    return Err(conflict());
+                }
+                Ok(_) => return Err(put.err().expect("an error")),
+                Err(e) => return Err(put.err().unwrap_or(e)),
+            },
+        };
+        let mut state = self.state.lock();
+        (state.etag, state.unreadable) = (Some(etag), None);
+        Ok(())
     }
 }
 

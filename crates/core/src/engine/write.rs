@@ -125,6 +125,9 @@ impl Engine {
         started: Instant,
         label: Option<&str>,
     ) -> Result<ManyOutcome> {
+        if let Some(p) = &self.persist {
+            p.api_writes.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let docs = self.analyze_docs(docs).await?;
         let Some(v) = &self.vectors else {
             self.turn(&ticket).await?;
