@@ -265,3 +265,52 @@ test('destroy() after a store failure rejects with SnapshotStoreError, its messa
   assert.ok(!e.message.includes('\u0000'), e.message)
   assert.equal(ws.status, 'destroyed')
 })
+
+test('cacheDir: a warm attach fetches the manifest only and maps the cached part; the cache stays within cacheMaxBytes; a damaged cached part is fetched again', { skip }, async (t) => {
+  const url = await endpoint(t)
+  const s3 = client(url)
+  const name = await bucket(url)
+  const cacheDir = tree(t)
+  const gets = []
+  const counted = (prefix) => {
+    const inner = s3SnapshotStore({ client: s3, bucket: name, prefix })
+    return { ...inner, get: (key, range) => (gets.push(key), inner.get(key, range)) }
+  }
+  const make = (tenant, maxBytes) =>
+    new Workspace({ id: tenant, bm25: true, persist: { store: counted(`${tenant}/`), cacheDir, cacheMaxBytes: maxBytes } })
+  const first = make('k1', 1 << 30)
+  await first.init()
+  await first.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  assert.equal(await first.save(), true)
+  const expected = await first.search('router trie', { topK: 3 })
+  await first.destroy()
+  gets.length = 0
+  const warm = make('k1', 1 << 30)
+  await warm.init()
+  assert.deepEqual(gets, ['manifest.json'], 'the part came from the cache')
+  assert.deepEqual(await warm.search('router trie', { topK: 3 }), expected)
+  await warm.destroy()
+  // A damaged cached part is not used: fetched again (and cached anew).
+  const fs = await import('node:fs')
+  const cached = fs.readdirSync(cacheDir).filter((f) => f.endsWith('.wss'))
+  assert.equal(cached.length, 1)
+  const file = `${cacheDir}/${cached[0]}`
+  const bytes = fs.readFileSync(file)
+  fs.chmodSync(file, 0o644)
+  bytes[40] ^= 0xff
+  fs.writeFileSync(file, bytes)
+  gets.length = 0
+  const repaired = make('k1', 1 << 30)
+  await repaired.init()
+  assert.equal(gets.length, 2, gets.join())
+  assert.deepEqual(await repaired.search('router trie', { topK: 3 }), expected)
+  await repaired.destroy()
+  // Bounded: with room for one part, the older one goes.
+  const size = fs.statSync(`${cacheDir}/${fs.readdirSync(cacheDir).find((f) => f.endsWith('.wss'))}`).size
+  const second = make('k2', size + 10)
+  await second.init()
+  await second.index('other.md', 'another tenant entirely')
+  await second.save()
+  await second.destroy()
+  assert.equal(fs.readdirSync(cacheDir).filter((f) => f.endsWith('.wss')).length, 1)
+})

@@ -6,7 +6,8 @@
 // `tenants` prefixes. A fresh process attaches every tenant in turn
 // through tenantPool (bounded at --max-mb), and reports attach p50/p99,
 // the first search after attach and later searches (p50), snapshot bytes
-// per file, RSS and open mappings. Writes bench/out/tenants.json.
+// per file, RSS and open mappings; cold (nothing cached locally), then
+// warm from `cacheDir`. Writes bench/out/tenants.json.
 import { spawn, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -73,12 +74,13 @@ async function build(endpoint) {
   return { info, partBytes: manifest.snapshot.size }
 }
 
-async function attachAll(endpoint) {
+async function attachAll(endpoint, cacheDir) {
   const { Workspace, s3SnapshotStore, tenantPool } = require('../index.js')
   const client = s3(endpoint)
   const words = ['parse', 'error', 'buffer', 'thread', 'config', 'string', 'value', 'return']
   const attach = async (tenant) => {
-    const ws = new Workspace({ id: 'tenant', bm25: true, persist: { store: s3SnapshotStore({ client, bucket: 'tenants', prefix: `tenants/${tenant}/` }) } })
+    const store = s3SnapshotStore({ client, bucket: 'tenants', prefix: `tenants/${tenant}/` })
+    const ws = new Workspace({ id: 'tenant', bm25: true, persist: { store, ...(cacheDir ? { cacheDir, cacheMaxBytes: 8 * 2 ** 30 } : {}) } })
     await ws.init()
     return ws
   }
@@ -115,7 +117,14 @@ async function attachAll(endpoint) {
 }
 
 if (args[0] === '--attach') {
-  process.stdout.write(JSON.stringify(await attachAll(args[1])) + '\n')
+  // Cold: no local cache (every tenant's part fetched). Warm: from a
+  // cacheDir filled first (the tenants' parts are copies: one fetch fills it).
+  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-bench-cache-'))
+  const cold = await attachAll(args[1], null)
+  await attachAll(args[1], cacheDir)
+  const warm = await attachAll(args[1], cacheDir)
+  fs.rmSync(cacheDir, { recursive: true, force: true })
+  process.stdout.write(JSON.stringify({ cold, warm }) + '\n')
   process.exit(0)
 }
 const server = await startServer()

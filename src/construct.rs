@@ -16,7 +16,7 @@ use parking_lot::RwLock;
 use std::sync::Arc;
 use workspace_search_core::engine::host::{ProgressSink, RerankCall, SnapshotStoreCall, TokenizeCall};
 use workspace_search_core::engine::{
-    Bm25Config, ConfigError, Engine, EngineConfig, HostParts, MastraStore, Place, Store, TokenizerIdentity,
+    Bm25Config, ConfigError, Engine, EngineConfig, HostParts, MastraStore, PartCache, Place, Store, TokenizerIdentity,
     VectorConfig,
 };
 use workspace_search_core::persist;
@@ -43,8 +43,9 @@ impl Workspace {
         };
         let snapshot_store = match &o.snapshot_store {
             Some(s) => Some((
-                Arc::new(JsSnapshotStore::from_js(env, s)?) as Arc<dyn SnapshotStoreCall>,
-                std::time::Duration::from_millis(o.store_timeout_ms),
+                Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
+                std::time::Duration::from_millis(s.timeout_ms),
+                s.cache_dir.clone().map(|dir| PartCache { dir, max_bytes: s.cache_max_bytes }),
             )),
             None => None,
         };

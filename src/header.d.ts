@@ -120,6 +120,10 @@ export interface PersistStoreOptions {
   store: SnapshotStore
   /** How long one call of the store may take (default 30000); a call that takes longer fails with `SnapshotStoreError`. */
   storeTimeoutMs?: number
+  /** A local folder keeping the parts fetched or saved (by content: never stale), loaded from there mapped: a warm attach fetches the manifest only. */
+  cacheDir?: string
+  /** At most this many bytes of parts in `cacheDir`, the least recently used removed first (default 1 GiB). */
+  cacheMaxBytes?: number
 }
 
 /**

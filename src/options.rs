@@ -90,9 +90,8 @@ pub struct WorkspaceOptions<'e> {
     pub on_progress: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
     /// `persist`: `None` off; `Some(None)` the default directory.
     pub persist: Option<Option<PathBuf>>,
-    /// `persist: { store }`: the user's snapshot store, and `storeTimeoutMs`.
-    pub snapshot_store: Option<Unknown<'e>>,
-    pub store_timeout_ms: u64,
+    /// `persist: { store, ... }`: the user's snapshot store and its options.
+    pub snapshot_store: Option<StoreOption<'e>>,
     pub embedder_id: Option<String>,
     pub watch: bool,
     /// `fileKinds`: the weight of each file kind in BM25 (core's `index::kind`).
@@ -125,7 +124,6 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         on_progress: None,
         persist: None,
         snapshot_store: None,
-        store_timeout_ms: DEFAULT_STORE_TIMEOUT_MS,
         embedder_id: None,
         watch: false,
         file_kinds: workspace_search_core::index::kind::DEFAULT_WEIGHTS,
@@ -188,7 +186,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     }
     if let Some(v) = prop(&o, "persist")? {
         match store_option(&v)? {
-            Some((store, timeout_ms)) => (out.snapshot_store, out.store_timeout_ms) = (Some(store), timeout_ms),
+            Some(s) => out.snapshot_store = Some(s),
             None => out.persist = persist_option(&v)?,
         }
     }
@@ -249,21 +247,47 @@ fn file_kinds_option(v: &Unknown) -> Checked<workspace_search_core::index::kind:
     Ok(w)
 }
 
-/// `persist: { store, storeTimeoutMs? }`: a snapshot store, and how long
-/// a call of it may take (`None`: not that form of `persist`).
-fn store_option<'e>(v: &Unknown<'e>) -> Checked<Option<(Unknown<'e>, u64)>> {
+/// `persist: { store, storeTimeoutMs?, cacheDir?, cacheMaxBytes? }`: a
+/// snapshot store, how long a call of it may take, and the local cache of
+/// its parts (`None`: not that form of `persist`).
+fn store_option<'e>(v: &Unknown<'e>) -> Checked<Option<StoreOption<'e>>> {
     if v.get_type()? != napi::ValueType::Object || v.is_array()? {
         return Ok(None);
     }
     let o = to_object(v, "persist")?;
     let Some(store) = prop(&o, "store")? else { return Ok(None) };
-    check_keys(&o, &["store", "storeTimeoutMs"], &[], "persist")?;
-    let timeout = match prop(&o, "storeTimeoutMs")? {
+    check_keys(&o, &["store", "storeTimeoutMs", "cacheDir", "cacheMaxBytes"], &[], "persist")?;
+    let timeout_ms = match prop(&o, "storeTimeoutMs")? {
         Some(t) => to_integer(&t, "persist.storeTimeoutMs", 1.0)? as u64,
         None => DEFAULT_STORE_TIMEOUT_MS,
     };
-    Ok(Some((store, timeout)))
+    let cache_dir = match prop(&o, "cacheDir")? {
+        Some(d) => {
+            let dir = to_string(&d, "persist.cacheDir")?;
+            if dir.is_empty() {
+                return Err(Fail::Type("persist.cacheDir must be a non-empty string".into()));
+            }
+            Some(PathBuf::from(dir))
+        }
+        None => None,
+    };
+    let cache_max_bytes = match prop(&o, "cacheMaxBytes")? {
+        Some(n) => to_integer(&n, "persist.cacheMaxBytes", 1.0)? as u64,
+        None => DEFAULT_CACHE_MAX_BYTES,
+    };
+    Ok(Some(StoreOption { store, timeout_ms, cache_dir, cache_max_bytes }))
 }
+
+/// `persist: { store, ... }`, checked.
+pub struct StoreOption<'e> {
+    pub store: Unknown<'e>,
+    pub timeout_ms: u64,
+    pub cache_dir: Option<PathBuf>,
+    pub cache_max_bytes: u64,
+}
+
+/// The local cache of a snapshot store's parts holds at most this much by default (1 GiB).
+const DEFAULT_CACHE_MAX_BYTES: u64 = 1 << 30;
 
 /// How long a call of a snapshot store may take by default.
 const DEFAULT_STORE_TIMEOUT_MS: u64 = 30_000;

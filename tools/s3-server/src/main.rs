@@ -88,8 +88,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     loop {
         let (socket, _) = match listener.accept().await {
             Ok(c) => c,
-            Err(_) => continue,
+            // Out of file handles, say: wait rather than spin.
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
         };
+        // Small answers (a manifest) go at once: without it Nagle's
+        // algorithm and delayed ACKs hold each one about 40 ms.
+        let _ = socket.set_nodelay(true);
         let conn = http.serve_connection(TokioIo::new(socket), service.clone()).into_owned();
         tokio::spawn(async move {
             let _ = conn.await;

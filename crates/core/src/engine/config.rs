@@ -4,6 +4,7 @@
 
 use super::host::SnapshotStoreCall;
 use super::host::{GrepWatchFactory, ProgressSink, RerankCall, TokenizeCall, TreeWatchFactory};
+use super::remote::PartCache;
 use super::{Embedder, Engine, Keyword, Lifecycle, Persist, RemoteSnapshots, Store, VectorSide};
 use crate::analysis::tokenizer::{Tokenizer, TokenizerConfig};
 use crate::index::gate::Gate;
@@ -64,8 +65,9 @@ pub struct EngineConfig {
     pub bm25: Option<Bm25Config>,
     pub vectors: Option<VectorConfig>,
     pub embedder_id: Option<String>,
-    /// `persist: { store }`: a snapshot store and how long a call of it may take.
-    pub snapshot_store: Option<(Arc<dyn SnapshotStoreCall>, Duration)>,
+    /// `persist: { store }`: a snapshot store, how long a call of it may
+    /// take, and the local cache of its parts (`cacheDir`).
+    pub snapshot_store: Option<(Arc<dyn SnapshotStoreCall>, Duration, Option<PartCache>)>,
     pub watch: bool,
     pub file_kinds: KindWeights,
     pub git_history: bool,
@@ -204,7 +206,7 @@ impl Engine {
                     "{}; vectors: {vectors_desc}",
                     persist::fingerprint(tokenizer_config.as_ref(), params, c.chunking, identity)
                 );
-                let remote = store.map(|(store, timeout)| RemoteSnapshots::new(store, timeout));
+                let remote = store.map(|(store, timeout, cache)| RemoteSnapshots::new(store, timeout, cache));
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))
             }
         };

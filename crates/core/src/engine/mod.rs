@@ -31,7 +31,7 @@ pub use grep::{GrepFailure, GrepSide, GrepStats};
 pub use history::HistoryState;
 pub use persist::Persist;
 pub use query::{texts_read, Prepared, SearchOptions};
-pub use remote::RemoteSnapshots;
+pub use remote::{PartCache, RemoteSnapshots};
 pub use store::{MastraStore, Store};
 pub use watch::WatchState;
 pub use write::{DocArgs, ManyOutcome};

@@ -26,6 +26,15 @@ pub struct RemoteSnapshots {
     store: Arc<dyn SnapshotStoreCall>,
     timeout: Duration,
     state: Mutex<RemoteState>,
+    cache: Option<PartCache>,
+}
+
+/// `cacheDir`: parts fetched or saved, kept on local disk by their content
+/// name (so a cached part is never stale), at most `max_bytes` of them,
+/// loaded from there mapped, as a directory's snapshot is.
+pub struct PartCache {
+    pub dir: std::path::PathBuf,
+    pub max_bytes: u64,
 }
 
 #[derive(Default)]
@@ -40,8 +49,38 @@ struct RemoteState {
 }
 
 impl RemoteSnapshots {
-    pub fn new(store: Arc<dyn SnapshotStoreCall>, timeout: Duration) -> RemoteSnapshots {
-        RemoteSnapshots { store, timeout, state: Mutex::default() }
+    pub fn new(store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<PartCache>) -> RemoteSnapshots {
+        RemoteSnapshots { store, timeout, state: Mutex::default(), cache }
+    }
+
+    /// The cached copy of `part`, loaded (`None`: not cached, or unusable).
+    async fn cached(&self, part: &PartRef) -> Option<Snapshot> {
+        let path = self.cache.as_ref()?.dir.join(cache_name(part));
+        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() == part.size)?;
+        blocking(move || {
+            // Most recently used: kept longest by `trim_cache`.
+            if let Ok(f) = std::fs::File::open(&path) {
+                let _ = f.set_modified(std::time::SystemTime::now());
+            }
+            let loaded = Snapshot::load_file(&path);
+            if loaded.is_err() {
+                // Damaged on this disk: fetched again, and cached anew.
+                let _ = std::fs::remove_file(&path);
+            }
+            loaded.ok()
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// Keeps `bytes` (checked as `part`'s) in the cache, then the cache
+    /// within its bound; where it is, if it could be written.
+    fn keep_cached(&self, part: &PartRef, bytes: &[u8]) -> Option<std::path::PathBuf> {
+        let cache = self.cache.as_ref()?;
+        let path = disk::cache_part(&cache.dir, &cache_name(part), bytes).ok()?;
+        disk::trim_cache(&cache.dir, cache.max_bytes, &path);
+        Some(path)
     }
 
     /// Another writer saved first (since this workspace attached).
@@ -94,15 +133,27 @@ impl RemoteSnapshots {
             Ok(m) => m,
             Err(e) => return Ok(Err(e)),
         };
+        if let Some(cached) = self.cached(&manifest.snapshot).await {
+            return Ok(Ok(Some(cached)));
+        }
         let key = manifest.snapshot.key.clone();
         let Some(StoredObject { bytes, .. }) = self.get(&key).await? else {
             return Ok(Err(SnapshotError::Corrupt(format!("the manifest names {key}, which is not there"))));
         };
-        blocking(move || {
-            manifest.snapshot.check(&bytes)?;
-            Snapshot::decode(disk::unframe(&bytes)?).map(Some)
-        })
-        .await
+        let (part, cached) = (manifest.snapshot.clone(), self.cache.is_some());
+        let checked = blocking(move || manifest.snapshot.check(&bytes).map(|()| bytes)).await?;
+        let bytes = match checked {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(e)),
+        };
+        // Cached, then loaded from the cache mapped (texts read when used); else decoded here.
+        if cached {
+            if let Some(path) = self.keep_cached(&part, &bytes) {
+                drop(bytes);
+                return blocking(move || Snapshot::load_file(&path).map(Some)).await;
+            }
+        }
+        blocking(move || Snapshot::decode(disk::unframe(&bytes)?).map(Some)).await
     }
 
     /// Writes `bytes` (a framed snapshot) and the manifest naming it, over
@@ -122,6 +173,7 @@ impl RemoteSnapshots {
             }
         }
         let part = PartRef::of(&bytes);
+        self.keep_cached(&part, &bytes);
         // Content-addressed: a part already there holds these very bytes.
         let key = part.key.clone();
         self.call(&format!("put {key}"), self.store.put(&key, bytes, Some(PutCondition::IfNoneMatch))).await?;
@@ -153,6 +205,11 @@ impl RemoteSnapshots {
         (state.etag, state.unreadable) = (Some(etag), None);
         Ok(())
     }
+}
+
+/// A cached part's file name: its content hash.
+fn cache_name(part: &PartRef) -> String {
+    format!("{}.wss", part.hash)
 }
 
 fn conflict() -> Error {

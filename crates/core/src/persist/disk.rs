@@ -153,11 +153,16 @@ pub unsafe fn map_snapshot(file: &File) -> std::io::Result<memmap2::Mmap> {
 /// with the handle it was read through (texts are read from it later).
 /// Only a regular file is read, and no more of it than its size.
 pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
+    read_file(&snapshot_path(dir))
+}
+
+/// `read` of a snapshot file at `path` (a snapshot store's cached part).
+pub fn read_file(path: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => SnapshotError::Missing,
         _ => SnapshotError::Io(e.to_string()),
     };
-    let mut file = open_regular(&snapshot_path(dir)).map_err(io)?;
+    let mut file = open_regular(path).map_err(io)?;
     // SAFETY: `map_snapshot`'s contract is kept by how snapshots are written
     // (a new read-only file renamed over the old name, in a directory our
     // lock file holds) and what stays checked on every read (see there).
@@ -185,6 +190,57 @@ pub fn read_named(dir: &Path, name: &str) -> Result<Vec<u8>, SnapshotError> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, size), &mut bytes).map_err(io)?;
     unframe(&bytes).map(<[u8]>::to_vec)
+}
+
+/// Puts `bytes` (a framed snapshot) in the cache folder `dir` as `name`,
+/// unless a file of that name and size is there: a temporary file,
+/// read-only (a mapped file is never written again), renamed into place.
+/// Cached parts are named by their content, so one name never changes
+/// bytes. Returns its path.
+pub fn cache_part(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    let path = dir.join(name);
+    if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
+        return Ok(path);
+    }
+    fs::create_dir_all(dir)?;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let temp = dir.join(format!("{name}{TEMP_MARK}{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
+    let written = options.open(&temp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+    if let Err(e) = written.and_then(|()| fs::rename(&temp, &path)) {
+        let _ = fs::remove_file(&temp);
+        return Err(e);
+    }
+    Ok(path)
+}
+
+/// Removes the oldest cached parts of `dir` (by modification time) until
+/// they hold at most `max_bytes`, never `keep`. A part still mapped by a
+/// workspace stays readable where it is (Unix keeps the removed file's
+/// pages; Windows refuses the removal, and it is tried again next time).
+pub fn trim_cache(dir: &Path, max_bytes: u64, keep: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut parts: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".wss")))
+        .filter_map(|e| {
+            let m = e.metadata().ok().filter(|m| m.is_file())?;
+            Some((m.modified().ok()?, m.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = parts.iter().map(|p| p.1).sum();
+    parts.sort();
+    for (_, len, path) in parts {
+        if total <= max_bytes {
+            break;
+        }
+        if path != keep && fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
 }
 
 /// Replaces the snapshot of `dir` with `payload`, atomically and durably

@@ -278,6 +278,12 @@ impl Snapshot {
         Snapshot::decode_in_file(&bytes, file, disk::snapshot_path(dir))
     }
 
+    /// Loads a snapshot file at `path` (a snapshot store's cached part), as `load`.
+    pub fn load_file(path: &std::path::Path) -> Result<Snapshot, SnapshotError> {
+        let (bytes, file) = disk::read_file(path)?;
+        Snapshot::decode_in_file(&bytes, file, path.to_path_buf())
+    }
+
     /// Checks and decodes the bytes of `file` (opened as `path`): texts
     /// left in the file, postings, names and line tables viewed in its
     /// mapping where it is kept.
