@@ -138,6 +138,7 @@ try {
     files: FILES,
     maxMb: MAX_MB,
     corpusBytesPerFile: info.bytes / FILES,
+    // The stored (compressed) part.
     snapshotBytesPerFile: partBytes / FILES,
   }
   fs.mkdirSync(path.join(here, 'out'), { recursive: true })

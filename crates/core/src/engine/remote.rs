@@ -56,7 +56,7 @@ impl RemoteSnapshots {
     /// The cached copy of `part`, loaded (`None`: not cached, or unusable).
     async fn cached(&self, part: &PartRef) -> Option<Snapshot> {
         let path = self.cache.as_ref()?.dir.join(cache_name(part));
-        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() == part.size)?;
+        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() == part.raw_size)?;
         blocking(move || {
             // Most recently used: kept longest by `trim_cache`.
             if let Ok(f) = std::fs::File::open(&path) {
@@ -141,7 +141,7 @@ impl RemoteSnapshots {
             return Ok(Err(SnapshotError::Corrupt(format!("the manifest names {key}, which is not there"))));
         };
         let (part, cached) = (manifest.snapshot.clone(), self.cache.is_some());
-        let checked = blocking(move || manifest.snapshot.check(&bytes).map(|()| bytes)).await?;
+        let checked = blocking(move || manifest.snapshot.unpack(bytes)).await?;
         let bytes = match checked {
             Ok(b) => b,
             Err(e) => return Ok(Err(e)),
@@ -160,7 +160,7 @@ impl RemoteSnapshots {
     /// the version attached; a conflict when another writer was first.
     /// `replaces_unreadable`: whether this workspace may replace a snapshot
     /// it could not use (it rebuilt everything from files).
-    pub async fn write(&self, bytes: Vec<u8>, replaces_unreadable: bool) -> Result<()> {
+    pub async fn write(&self, raw: Vec<u8>, replaces_unreadable: bool) -> Result<()> {
         {
             let state = self.state.lock();
             if state.conflicted {
@@ -172,8 +172,14 @@ impl RemoteSnapshots {
                 )));
             }
         }
-        let part = PartRef::of(&bytes);
-        self.keep_cached(&part, &bytes);
+        // Packed off the runtime (zstd over the whole snapshot), then kept unpacked in the cache.
+        let (part, bytes, raw) = blocking(move || {
+            let (part, bytes) = PartRef::pack(&raw);
+            (part, bytes, raw)
+        })
+        .await?;
+        self.keep_cached(&part, &raw);
+        drop(raw);
         // Content-addressed: a part already there holds these very bytes.
         let key = part.key.clone();
         self.call(&format!("put {key}"), self.store.put(&key, bytes, Some(PutCondition::IfNoneMatch))).await?;
