@@ -8,7 +8,6 @@ use workspace_search_core::analysis::tokenizer::{SplitRule, TokenizerConfig};
 use workspace_search_core::index::Bm25Params;
 use workspace_search_core::ingest::ChunkOptions;
 use workspace_search_core::search::keyword::MAX_START_LINE;
-use workspace_search_core::search::Fusion;
 use workspace_search_core::vectors::filter::Filter;
 
 /// Options of Mastra's `Workspace` that concern no search: accepted so that
@@ -501,19 +500,7 @@ fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
 pub use workspace_search_core::engine::SearchOptions;
 
 pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOptions> {
-    let mut out = SearchOptions {
-        top_k: 5,
-        mode: None,
-        min_score: None,
-        vector_weight: 0.5,
-        fusion: Fusion::Weighted,
-        filter: None,
-        filter_json: None,
-        path_prefix: None,
-        group_by_file: false,
-        kind_weights: None,
-        history: None,
-    };
+    let mut out = SearchOptions::default();
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "search options")?;
     check_keys(

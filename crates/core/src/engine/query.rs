@@ -36,6 +36,25 @@ pub struct SearchOptions {
     pub history: Option<std::sync::Arc<crate::search::history::FileHistory>>,
 }
 
+impl Default for SearchOptions {
+    /// Mastra's defaults: five results, `vectorWeight` 0.5, weighted fusion.
+    fn default() -> Self {
+        SearchOptions {
+            top_k: 5,
+            mode: None,
+            min_score: None,
+            vector_weight: 0.5,
+            fusion: crate::search::mode::Fusion::Weighted,
+            filter: None,
+            filter_json: None,
+            path_prefix: None,
+            group_by_file: false,
+            kind_weights: None,
+            history: None,
+        }
+    }
+}
+
 /// Ids in one `$in` filter at most (LibSQL binds one variable per id).
 const MAX_SCOPED_IDS: usize = 1000;
 

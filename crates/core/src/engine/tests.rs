@@ -90,19 +90,7 @@ fn doc(id: &str, content: &str) -> DocArgs {
 }
 
 fn options(top_k: usize) -> SearchOptions {
-    SearchOptions {
-        top_k,
-        mode: None,
-        min_score: None,
-        vector_weight: 0.5,
-        fusion: Default::default(),
-        filter: None,
-        filter_json: None,
-        path_prefix: None,
-        group_by_file: false,
-        kind_weights: None,
-        history: None,
-    }
+    SearchOptions { top_k, ..Default::default() }
 }
 
 #[test]
