@@ -143,33 +143,64 @@ test("a store's own failures are SnapshotStoreError: one that throws, one that h
   await assert.rejects(storeWorkspace(wrong).init(), (err) => err instanceof SnapshotStoreError)
 })
 
-test('a truncated part is not used: the index is rebuilt from the files, with a warning', { skip }, async (t) => {
+test('a truncated part is not used: the index part is rebuilt from the files, with a warning; the texts part is read again from the files, or fails searches typed', { skip }, async (t) => {
   const url = await endpoint(t)
   const s3 = client(url)
   const name = await bucket(url)
   const base = tree(t, Object.fromEntries(DOCS.map(([p, c]) => [`docs/${p}`, c])))
-  const make = () =>
+  const make = (prefix) =>
     new Workspace({
       id: 'tenant-d',
       filesystem: new LocalFilesystem({ basePath: base }),
       autoIndexPaths: ['docs'],
       bm25: true,
-      persist: { store: s3SnapshotStore({ client: s3, bucket: name, prefix: 'd/' }) },
+      persist: { store: s3SnapshotStore({ client: s3, bucket: name, prefix }) },
     })
-  const first = make()
+  const { GetObjectCommand, PutObjectCommand } = require('@aws-sdk/client-s3')
+  const truncate = async (prefix, which) => {
+    const manifest = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: name, Key: `${prefix}manifest.json` }))).Body.transformToString())
+    const key = `${prefix}${manifest[which].key}`
+    const part = await (await s3.send(new GetObjectCommand({ Bucket: name, Key: key }))).Body.transformToByteArray()
+    await s3.send(new PutObjectCommand({ Bucket: name, Key: key, Body: part.subarray(0, part.length - 100) }))
+  }
+  const first = make('d/')
   await first.init() // a full build is saved before init() resolves
   const expected = await first.search('router trie', { topK: 3 })
   await first.destroy()
-  const { GetObjectCommand, PutObjectCommand } = require('@aws-sdk/client-s3')
-  const manifest = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: name, Key: 'd/manifest.json' }))).Body.transformToString())
-  const part = await (await s3.send(new GetObjectCommand({ Bucket: name, Key: `d/${manifest.snapshot.key}` }))).Body.transformToByteArray()
-  await s3.send(new PutObjectCommand({ Bucket: name, Key: `d/${manifest.snapshot.key}`, Body: part.subarray(0, part.length - 100) }))
-  const second = make()
+  await truncate('d/', 'index')
+  const second = make('d/')
   const report = await second.init()
   assert.equal(report.warnings.length, 1, JSON.stringify(report.warnings))
   assert.match(report.warnings[0], /truncated.*rebuilt from the files/)
   assert.deepEqual(await second.search('router trie', { topK: 3 }), expected)
   await second.destroy()
+
+  // The texts part: attached without it; every text is read again from its file.
+  await truncate('d/', 'texts')
+  const third = make('d/')
+  assert.deepEqual((await third.init()).warnings, [])
+  assert.deepEqual(await third.search('router trie', { topK: 3 }), expected)
+  assert.equal(await third.save(), true, 'the snapshot is replaced, whole')
+  await third.destroy()
+  const fourth = make('d/')
+  await fourth.init()
+  assert.deepEqual(await fourth.search('router trie', { topK: 3 }), expected)
+  await fourth.destroy()
+
+  // Documents given to index() have no file to read again: searches that need their texts fail, typed.
+  const records = () => new Workspace({ id: 'tenant-e', bm25: true, persist: { store: s3SnapshotStore({ client: s3, bucket: name, prefix: 'e/' }) } })
+  const built = records()
+  await built.init()
+  await built.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  assert.equal(await built.save(), true)
+  await built.destroy()
+  await truncate('e/', 'texts')
+  const attached = records()
+  await attached.init()
+  assert.equal(attached.stats().documents, 3, 'ranked without the texts')
+  await assert.rejects(attached.search('router trie', { topK: 3 }), (e) => e instanceof SnapshotStoreError && /texts part/.test(e.message))
+  await assert.rejects(attached.save(true), (e) => e instanceof SnapshotStoreError)
+  await attached.destroy().catch(() => {})
 })
 
 test('persist.store needs the tenant id', () => {
@@ -290,7 +321,7 @@ test('cacheDir: a warm attach fetches the manifest only and maps the cached part
   assert.deepEqual(gets, ['manifest.json'], 'the part came from the cache')
   assert.deepEqual(await warm.search('router trie', { topK: 3 }), expected)
   await warm.destroy()
-  // A damaged cached part is not used: fetched again (and cached anew).
+  // A damaged cached snapshot is not used: its parts are fetched again (and cached anew).
   const fs = await import('node:fs')
   const cached = fs.readdirSync(cacheDir).filter((f) => f.endsWith('.wss'))
   assert.equal(cached.length, 1)
@@ -302,9 +333,16 @@ test('cacheDir: a warm attach fetches the manifest only and maps the cached part
   gets.length = 0
   const repaired = make('k1', 1 << 30)
   await repaired.init()
-  assert.equal(gets.length, 2, gets.join())
+  assert.equal(gets.length, 3, gets.join())
   assert.deepEqual(await repaired.search('router trie', { topK: 3 }), expected)
   await repaired.destroy()
+  // What a cold attach fetched (the index part, then the texts beside it) is cached whole.
+  gets.length = 0
+  const again = make('k1', 1 << 30)
+  await again.init()
+  assert.deepEqual(gets, ['manifest.json'])
+  assert.deepEqual(await again.search('router trie', { topK: 3 }), expected)
+  await again.destroy()
   // Bounded: with room for one part, the older one goes.
   const size = fs.statSync(`${cacheDir}/${fs.readdirSync(cacheDir).find((f) => f.endsWith('.wss'))}`).size
   const second = make('k2', size + 10)

@@ -67,11 +67,11 @@ async function build(endpoint) {
   await ws.destroy()
   const manifest = JSON.parse(await (await client.send(new sdk.GetObjectCommand({ Bucket: 'tenants', Key: 'tenants/0/manifest.json' }))).Body.transformToString())
   for (let t = 1; t < TENANTS; t++) {
-    for (const key of ['manifest.json', manifest.snapshot.key]) {
+    for (const key of ['manifest.json', manifest.index.key, manifest.texts.key]) {
       await client.send(new sdk.CopyObjectCommand({ Bucket: 'tenants', Key: `tenants/${t}/${key}`, CopySource: `tenants/tenants/0/${key}` }))
     }
   }
-  return { info, partBytes: manifest.snapshot.size }
+  return { info, indexBytes: manifest.index.size, textsBytes: manifest.texts.size, indexRaw: manifest.index.rawSize, textsRaw: manifest.texts.rawSize }
 }
 
 async function attachAll(endpoint, cacheDir) {
@@ -129,7 +129,7 @@ if (args[0] === '--attach') {
 }
 const server = await startServer()
 try {
-  const { info, partBytes } = await build(server.endpoint)
+  const { info, indexBytes, textsBytes, indexRaw, textsRaw } = await build(server.endpoint)
   // A fresh process: nothing cached, nothing attached.
   const child = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--attach', server.endpoint, ...args], { maxBuffer: 1 << 24 })
   const attach = JSON.parse(child.toString().trim().split('\n').pop())
@@ -138,8 +138,11 @@ try {
     files: FILES,
     maxMb: MAX_MB,
     corpusBytesPerFile: info.bytes / FILES,
-    // The stored (compressed) part.
-    snapshotBytesPerFile: partBytes / FILES,
+    // The stored (compressed) parts, and their size unpacked (the snapshot file's).
+    indexPartBytesPerFile: indexBytes / FILES,
+    textsPartBytesPerFile: textsBytes / FILES,
+    snapshotBytesPerFile: (indexBytes + textsBytes) / FILES,
+    unpackedBytesPerFile: (indexRaw + textsRaw) / FILES,
   }
   fs.mkdirSync(path.join(here, 'out'), { recursive: true })
   fs.writeFileSync(path.join(here, 'out', 'tenants.json'), JSON.stringify(result, null, 2))

@@ -12,7 +12,7 @@ use napi_derive::napi;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
-use workspace_search_core::engine::{texts_read, DocArgs, Engine, ManyOutcome, Prepared};
+use workspace_search_core::engine::{DocArgs, Engine, ManyOutcome, Prepared};
 use workspace_search_core::search::Mode;
 
 /// Mastra-compatible workspace search: BM25, vector and hybrid search over
@@ -337,13 +337,9 @@ impl Workspace {
             let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| engine.search_at_once(&query, mode, opts)));
             match prepared {
                 Ok(Prepared::Answered(hits)) => PromiseRaw::resolve(env, SearchResults(hits)),
-                Ok(Prepared::Unread(hits)) => {
-                    spawn(
-                        env,
-                        &self.engine,
-                        async move { texts_read(hits).await.map(SearchResults).map_err(napi_error) },
-                    )
-                }
+                Ok(Prepared::Unread(hits)) => spawn(env, &self.engine, async move {
+                    engine.texts_read(hits).await.map(SearchResults).map_err(napi_error)
+                }),
                 Ok(Prepared::Later(mode, opts)) => spawn(env, &self.engine, async move {
                     engine.search(query, mode, *opts).await.map(SearchResults).map_err(napi_error)
                 }),

@@ -177,7 +177,7 @@ fn main() {
         // The same index decoded from its snapshot form: what it holds
         // when nothing else was allocated between its parts.
         let mut e = workspace_search_core::persist::codec::Encoder::default();
-        index.encode(&mut e);
+        index.encode(&mut e).write(&mut e);
         drop(index);
         collect();
         eprintln!("encoded, index dropped: RSS {:.0} MB, held {} MB", rss_mb(), held_mb());

@@ -211,6 +211,32 @@ pub struct Decoder<'a> {
     source: Option<(Arc<super::stored::StoredFile>, u64)>,
     /// The payload's memory map, if arrays may be viewed in it (`Section`).
     map: Option<Arc<Backing>>,
+    /// The texts: the payload's tail, or a part of their own (`begin_texts`).
+    texts: Tail<'a>,
+}
+
+/// Where a payload's texts are. They are its last bytes (after everything
+/// else, so that a snapshot store can keep them as a part apart and attach
+/// without them), back to back in the order `begin_texts` is given.
+enum Tail<'a> {
+    /// In the bytes decoded (found by `begin_texts`: the last `total` bytes).
+    Here { bytes: &'a [u8], at: usize, used: usize },
+    /// In a file of their own, from its start (`Decoder::texts_apart`).
+    Apart { file: Arc<super::stored::StoredFile>, len: u64, used: u64 },
+}
+
+/// One text as `Decoder::text` finds it: its bytes, or where they are.
+pub enum TextAt<'a> {
+    Bytes(&'a [u8]),
+    /// Left in this file at this offset, to be read when used (`stored`).
+    Stored(Arc<super::stored::StoredFile>, u64),
+}
+
+impl Tail<'_> {
+    /// Texts in the bytes decoded (none until `begin_texts` says how many).
+    fn here() -> Self {
+        Tail::Here { bytes: &[], at: 0, used: 0 }
+    }
 }
 
 fn truncated(what: &str) -> SnapshotError {
@@ -219,7 +245,7 @@ fn truncated(what: &str) -> SnapshotError {
 
 impl<'a> Decoder<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, pos: 0, base: 0, source: None, map: None }
+        Decoder { bytes, pos: 0, base: 0, source: None, map: None, texts: Tail::here() }
     }
 
     /// Decodes `bytes`, which start at `offset` in `file` and lie inside
@@ -230,20 +256,71 @@ impl<'a> Decoder<'a> {
         offset: u64,
         map: Option<Arc<Backing>>,
     ) -> Self {
-        Decoder { bytes, pos: 0, base: 0, source: Some((file, offset)), map }
+        Decoder { bytes, pos: 0, base: 0, source: Some((file, offset)), map, texts: Tail::here() }
+    }
+
+    /// Decodes `bytes`, a payload without its tail: its texts are `len`
+    /// bytes in `texts` (a snapshot store's texts part), read when used.
+    /// Arrays are viewed where they lie in `map`, which holds `bytes`.
+    pub fn texts_apart(bytes: &'a [u8], map: Arc<Backing>, texts: Arc<super::stored::StoredFile>, len: u64) -> Self {
+        let texts = Tail::Apart { file: texts, len, used: 0 };
+        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts }
     }
 
     /// Decodes `bytes`, which lie inside `map`, viewing arrays there.
     #[cfg(test)]
     pub fn viewing(bytes: &'a [u8], map: Arc<Backing>) -> Self {
-        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map) }
+        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts: Tail::here() }
     }
 
     /// A decoder of the next `n` bytes (decoded apart, on another thread).
     pub fn sub(&mut self, n: usize, what: &str) -> Result<Decoder<'a>, SnapshotError> {
         let base = self.base + self.pos;
         let bytes = self.take(n, what)?;
-        Ok(Decoder { bytes, pos: 0, base, source: self.source.clone(), map: self.map.clone() })
+        let (source, map) = (self.source.clone(), self.map.clone());
+        Ok(Decoder { bytes, pos: 0, base, source, map, texts: Tail::here() })
+    }
+
+    /// The texts are `total` bytes: the last of the bytes decoded (which
+    /// then end before them), or all of the part apart.
+    pub fn begin_texts(&mut self, total: u64) -> Result<(), SnapshotError> {
+        match &mut self.texts {
+            Tail::Here { bytes, at, used } => {
+                let left = (self.bytes.len() - self.pos) as u64;
+                if total > left {
+                    return Err(truncated("the texts"));
+                }
+                let split = self.bytes.len() - total as usize;
+                (*bytes, *at, *used) = (&self.bytes[split..], split, 0);
+                self.bytes = &self.bytes[..split];
+            }
+            Tail::Apart { len, .. } if *len != total => {
+                return Err(SnapshotError::Corrupt("the texts part is not the texts' size".into()))
+            }
+            Tail::Apart { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// The next text, of `len` bytes (after `begin_texts`).
+    pub fn text(&mut self, len: usize) -> Result<TextAt<'a>, SnapshotError> {
+        match &mut self.texts {
+            Tail::Here { bytes, at, used } => {
+                let end = used.checked_add(len).filter(|&e| e <= bytes.len()).ok_or_else(|| truncated("a text"))?;
+                let start = std::mem::replace(used, end);
+                match &self.source {
+                    Some((file, offset)) if len > 0 => {
+                        Ok(TextAt::Stored(file.clone(), offset + (self.base + *at + start) as u64))
+                    }
+                    _ => Ok(TextAt::Bytes(&bytes[start..end])),
+                }
+            }
+            Tail::Apart { file, len: total, used } => {
+                let end = used.checked_add(len as u64).filter(|&e| e <= *total).ok_or_else(|| truncated("a text"))?;
+                let start = std::mem::replace(used, end);
+                Ok(if len == 0 { TextAt::Bytes(&[]) } else { TextAt::Stored(file.clone(), start) })
+            }
+        }
     }
 
     /// The file being decoded and the file offset of the next byte (`None`
@@ -274,8 +351,13 @@ impl<'a> Decoder<'a> {
         Ok(self.map.as_ref().and_then(|m| Section::view(m, bytes)).unwrap_or_else(|| Section::copy(bytes)))
     }
 
+    /// Whether everything was read: the bytes, and every text.
     pub fn is_done(&self) -> bool {
-        self.pos == self.bytes.len()
+        let texts_done = match &self.texts {
+            Tail::Here { bytes, used, .. } => *used == bytes.len(),
+            Tail::Apart { len, used, .. } => used == len,
+        };
+        self.pos == self.bytes.len() && texts_done
     }
 
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], SnapshotError> {

@@ -22,23 +22,99 @@ use std::sync::{Arc, OnceLock};
 /// came from (the indexed file), if it is still there.
 pub type Recover = Box<dyn Fn(u64, usize) -> Option<String> + Send + Sync>;
 
-/// The snapshot file texts are read from, and the name it was opened by.
+/// Where texts are read from: the snapshot file, and the name it was
+/// opened by; or a snapshot store's texts part, still on its way.
 pub struct StoredFile {
-    file: File,
-    path: PathBuf,
+    source: Source,
     damaged: AtomicBool,
     recover: OnceLock<Recover>,
 }
 
+enum Source {
+    File(File, PathBuf),
+    Apart(Arc<TextsApart>),
+}
+
+/// A texts part fetched after the rest of the snapshot: a workspace
+/// attaches and ranks without it; a read waits for it (the engine's
+/// searches wait before they read, and report a fetch that failed).
+pub struct TextsApart {
+    state: parking_lot::Mutex<Apart>,
+    arrived: parking_lot::Condvar,
+    /// How long a read waits (the store's timeout), then fails.
+    wait: std::time::Duration,
+}
+
+enum Apart {
+    Waiting,
+    Here(Arc<[u8]>),
+    /// What the store holds is not this part: every read fails (and is
+    /// read again from the indexed file where it can be: `set_recover`).
+    Broken,
+}
+
+impl TextsApart {
+    pub fn new(wait: std::time::Duration) -> Arc<TextsApart> {
+        let state = parking_lot::Mutex::new(Apart::Waiting);
+        Arc::new(TextsApart { state, arrived: parking_lot::Condvar::new(), wait })
+    }
+
+    /// The part's bytes (checked as the part the manifest names).
+    pub fn arrive(&self, bytes: Vec<u8>) {
+        *self.state.lock() = Apart::Here(bytes.into());
+        self.arrived.notify_all();
+    }
+
+    /// The store holds no such part (truncated, foreign): it never arrives.
+    pub fn broken(&self) {
+        *self.state.lock() = Apart::Broken;
+        self.arrived.notify_all();
+    }
+
+    /// The part's bytes, once here.
+    pub fn bytes(&self) -> Option<Arc<[u8]>> {
+        match &*self.state.lock() {
+            Apart::Here(bytes) => Some(bytes.clone()),
+            _ => None,
+        }
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let mut state = self.state.lock();
+        if matches!(*state, Apart::Waiting) {
+            let _ = self.arrived.wait_while_for(&mut state, |s| matches!(s, Apart::Waiting), self.wait);
+        }
+        let Apart::Here(bytes) = &*state else {
+            return Err(std::io::Error::other("the texts part is not here"));
+        };
+        let start = usize::try_from(offset).ok().filter(|&s| s.checked_add(len).is_some_and(|e| e <= bytes.len()));
+        let start = start.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        Ok(bytes[start..start + len].to_vec())
+    }
+}
+
 impl std::fmt::Debug for StoredFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoredFile").field("path", &self.path).finish_non_exhaustive()
+        let path = match &self.source {
+            Source::File(_, path) => Some(path),
+            Source::Apart(_) => None,
+        };
+        f.debug_struct("StoredFile").field("path", &path).finish_non_exhaustive()
     }
 }
 
 impl StoredFile {
     pub fn new(file: File, path: PathBuf) -> Arc<StoredFile> {
-        Arc::new(StoredFile { file, path, damaged: AtomicBool::new(false), recover: OnceLock::new() })
+        StoredFile::of(Source::File(file, path))
+    }
+
+    /// Texts read from a texts part once it arrives.
+    pub fn apart(texts: Arc<TextsApart>) -> Arc<StoredFile> {
+        StoredFile::of(Source::Apart(texts))
+    }
+
+    fn of(source: Source) -> Arc<StoredFile> {
+        Arc::new(StoredFile { source, damaged: AtomicBool::new(false), recover: OnceLock::new() })
     }
 
     /// Where a damaged text is read again from (set once, after loading).
@@ -62,22 +138,28 @@ impl StoredFile {
         if self.damaged.swap(true, Ordering::Relaxed) {
             return;
         }
-        if let (Ok(open), Ok(named)) = (self.file.metadata(), std::fs::metadata(&self.path)) {
+        // (A texts part was checked whole when it arrived: nothing on disk to remove.)
+        let Source::File(file, path) = &self.source else { return };
+        if let (Ok(open), Ok(named)) = (file.metadata(), std::fs::metadata(path)) {
             if same_file(&open, &named) {
-                let _ = std::fs::remove_file(&self.path);
+                let _ = std::fs::remove_file(path);
             }
         }
     }
 
     fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let file = match &self.source {
+            Source::File(file, _) => file,
+            Source::Apart(texts) => return texts.read_at(offset, len),
+        };
         let mut buf = vec![0u8; len];
         #[cfg(unix)]
-        std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut buf, offset)?;
+        std::os::unix::fs::FileExt::read_exact_at(file, &mut buf, offset)?;
         #[cfg(windows)]
         {
             let mut done = 0;
             while done < len {
-                let n = std::os::windows::fs::FileExt::seek_read(&self.file, &mut buf[done..], offset + done as u64)?;
+                let n = std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64)?;
                 if n == 0 {
                     return Err(std::io::ErrorKind::UnexpectedEof.into());
                 }

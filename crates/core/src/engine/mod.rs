@@ -30,7 +30,7 @@ pub use error::{Error, Result, StoreFailure};
 pub use grep::{GrepFailure, GrepSide, GrepStats};
 pub use history::HistoryState;
 pub use persist::Persist;
-pub use query::{texts_read, Prepared, SearchOptions};
+pub use query::{Prepared, SearchOptions};
 pub use remote::{PartCache, RemoteSnapshots};
 pub use store::{MastraStore, Store};
 pub use watch::WatchState;

@@ -460,7 +460,7 @@ impl Engine {
 
     /// Whether every document came from the files of `autoIndexPaths`
     /// (none from `index()` since this workspace was made).
-    fn indexes_files_only(&self) -> bool {
+    pub(super) fn indexes_files_only(&self) -> bool {
         let api = self.persist.as_ref().is_some_and(|p| p.api_writes.load(Ordering::SeqCst));
         self.base_path.is_some() && !self.auto_index_paths.is_empty() && !api
     }
@@ -488,7 +488,12 @@ impl Engine {
                 ));
             }
         }
-        let written = match self.framed_snapshot().await {
+        // A snapshot is written with its texts: those of the one attached first.
+        let framed = match remote.texts_ready(self.indexes_files_only()).await {
+            Ok(()) => self.framed_snapshot().await,
+            Err(e) => Err(e),
+        };
+        let written = match framed {
             // A snapshot it could not use is replaced only when it all came from files.
             Ok(bytes) => remote.write(bytes, self.indexes_files_only()).await,
             Err(e) => Err(e),

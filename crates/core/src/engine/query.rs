@@ -77,15 +77,6 @@ fn scoped_filter(v: &VectorSide, prefix: &str, opts: &SearchOptions) -> Option<(
     Some((filter, json))
 }
 
-/// `hits` with every text read from the snapshot file where one is still
-/// there, on a blocking thread (a read from disk).
-pub async fn texts_read(hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
-    if !texts_unread(&hits) {
-        return Ok(hits);
-    }
-    super::blocking(move || read_texts(hits)).await
-}
-
 /// A search prepared by `Engine::search_at_once`: answered already (on the
 /// caller's thread), or left to `Engine::search` (off it).
 pub enum Prepared {
@@ -96,6 +87,17 @@ pub enum Prepared {
 }
 
 impl Engine {
+    /// `hits` with every text read from the snapshot file where one is still
+    /// there, on a blocking thread (a read from disk), once a snapshot
+    /// store's texts part is here (or this search fails, typed).
+    pub async fn texts_read(&self, hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
+        if !texts_unread(&hits) {
+            return Ok(hits);
+        }
+        self.remote_texts_ready().await?;
+        super::blocking(move || read_texts(hits)).await
+    }
+
     /// Prepares a search and answers it on this thread when it can: an empty
     /// query, or bm25 mode with the built-in tokenizer while no writer holds
     /// the index and every text is in memory. `mode`: the one asked for
@@ -247,7 +249,7 @@ impl Engine {
     async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let tokens = self.query_tokens(query).await?;
         let hits = self.read_index(move |index| Engine::bm25_results(index, &tokens, &opts)).await?;
-        texts_read(hits).await
+        self.texts_read(hits).await
     }
 
     /// Search with the user's reranker: the first stage asked for at least
@@ -287,7 +289,7 @@ impl Engine {
             let vector = self.vector_hits(v, &query, &tokens, depth, &opts).await?;
             hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score)
         };
-        let results = texts_read(results).await?;
+        let results = self.texts_read(results).await?;
         if opts.group_by_file {
             return Ok(group::by_file(results, opts.top_k));
         }

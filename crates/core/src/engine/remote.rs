@@ -1,18 +1,23 @@
 //! `persist: { store }`: the snapshot in the host's object storage
 //! (`host::SnapshotStoreCall`, e.g. S3) instead of a directory. A save
-//! writes the snapshot as one content-addressed part, then the manifest
-//! with a conditional write over the version this workspace attached (or
-//! only if there is none): when another server saved first, the write is
-//! refused and the save fails with a conflict, the in-memory state kept
-//! (it is not merged: attach again to take the other writer's state).
-//! Every call is bounded by `storeTimeoutMs`; a store that fails is an
-//! error of that call (a write whose answer was lost is confirmed by
-//! reading the manifest back). A snapshot that was there but could not be
-//! used is replaced only by a workspace that rebuilt it all from files.
+//! writes the snapshot as two content-addressed parts (the texts; the
+//! rest, the head), then the manifest with a conditional write over the
+//! version this workspace attached (or only if there is none): when
+//! another server saved first, the write is refused and the save fails
+//! with a conflict, the in-memory state kept (it is not merged: attach
+//! again to take the other writer's state). An attach needs the manifest
+//! and the head; the texts are fetched at the same time and a search
+//! waits for them only when it reads them (`texts_ready`). Every call is
+//! bounded by `storeTimeoutMs`; a store that fails is an error of that
+//! call (a write whose answer was lost is confirmed by reading the
+//! manifest back). A snapshot that was there but could not be used is
+//! replaced only by a workspace that rebuilt it all from files.
 
 use super::error::{Error, Result};
 use super::host::{PutCondition, PutOutcome, SnapshotStoreCall, StoredObject};
 use super::{blocking, Engine};
+use crate::bytes::section::Backing;
+use crate::bytes::stored::{StoredFile, TextsApart};
 use crate::persist::disk;
 use crate::persist::remote::{Manifest, PartRef, MANIFEST};
 use crate::persist::{Snapshot, SnapshotError};
@@ -26,12 +31,14 @@ pub struct RemoteSnapshots {
     store: Arc<dyn SnapshotStoreCall>,
     timeout: Duration,
     state: Mutex<RemoteState>,
-    cache: Option<PartCache>,
+    cache: Option<Arc<PartCache>>,
+    /// The texts of the snapshot attached, until they are here.
+    texts: Mutex<Option<Arc<TextsFetch>>>,
 }
 
-/// `cacheDir`: parts fetched or saved, kept on local disk by their content
-/// name (so a cached part is never stale), at most `max_bytes` of them,
-/// loaded from there mapped, as a directory's snapshot is.
+/// `cacheDir`: snapshots fetched or saved, kept on local disk by their
+/// parts' content names (so a cached one is never stale), at most
+/// `max_bytes` of them, loaded from there mapped, as a directory's is.
 pub struct PartCache {
     pub dir: std::path::PathBuf,
     pub max_bytes: u64,
@@ -48,15 +55,137 @@ struct RemoteState {
     unreadable: Option<String>,
 }
 
-impl RemoteSnapshots {
-    pub fn new(store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<PartCache>) -> RemoteSnapshots {
-        RemoteSnapshots { store, timeout, state: Mutex::default(), cache }
+/// A texts part on its way, where its texts are read once it is here,
+/// and how its latest fetch went.
+struct TextsFetch {
+    manifest: Manifest,
+    apart: Arc<TextsApart>,
+    /// The head's bytes, kept until the texts arrive to cache the two as
+    /// one snapshot file (with a cache only).
+    head: Mutex<Option<(Arc<Backing>, usize)>>,
+    outcome: tokio::sync::watch::Sender<Outcome>,
+}
+
+#[derive(Clone)]
+enum Outcome {
+    Running,
+    Here,
+    /// The store failed (down, slow): tried again by the next call.
+    Failed(String),
+    /// The store holds something else (truncated, foreign): for good.
+    Broken(String),
+}
+
+/// One call of the store, bounded by the timeout; its failure a store error.
+async fn bounded<T>(timeout: Duration, what: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
+    let ms = timeout.as_millis();
+    match tokio::time::timeout(timeout, call).await {
+        Err(_) => Err(Error::store(format!("persist.store: {what} did not answer within {ms} ms"))),
+        Ok(Err(e)) => Err(Error::store(format!("persist.store: {what} failed: {}", e.reason))),
+        Ok(Ok(v)) => Ok(v),
+    }
+}
+
+/// `get`, with the version tag every answer must carry.
+async fn get(store: &dyn SnapshotStoreCall, timeout: Duration, key: &str) -> Result<Option<StoredObject>> {
+    let got = bounded(timeout, &format!("get {key}"), store.get(key)).await?;
+    if got.as_ref().is_some_and(|o| o.etag.is_empty()) {
+        return Err(Error::store(format!("persist.store: get {key} answered no etag")));
+    }
+    Ok(got)
+}
+
+/// A part's bytes from the store, checked and unpacked (`Ok(Err(..))`: a
+/// truncated or foreign object, or none where the manifest names one).
+async fn fetch_part(
+    store: &dyn SnapshotStoreCall,
+    timeout: Duration,
+    part: &PartRef,
+) -> Result<std::result::Result<Vec<u8>, SnapshotError>> {
+    let Some(StoredObject { bytes, .. }) = get(store, timeout, &part.key).await? else {
+        return Ok(Err(absent(part)));
+    };
+    let part = part.clone();
+    blocking(move || part.unpack(bytes)).await
+}
+
+fn absent(part: &PartRef) -> SnapshotError {
+    SnapshotError::Corrupt(format!("the manifest names {}, which is not there", part.key))
+}
+
+impl PartCache {
+    /// A snapshot's file name here: its two parts' content hashes.
+    fn path(&self, manifest: &Manifest) -> std::path::PathBuf {
+        self.dir.join(format!("{}-{}.wss", manifest.index.hash, manifest.texts.hash))
     }
 
-    /// The cached copy of `part`, loaded (`None`: not cached, or unusable).
-    async fn cached(&self, part: &PartRef) -> Option<Snapshot> {
-        let path = self.cache.as_ref()?.dir.join(cache_name(part));
-        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() == part.raw_size)?;
+    /// Keeps the snapshot `pieces` make (checked as `manifest`'s parts),
+    /// then the cache within its bound; where it is, if it could be written.
+    fn keep(&self, manifest: &Manifest, pieces: &[&[u8]]) -> Option<std::path::PathBuf> {
+        let path = self.path(manifest);
+        let name = path.file_name()?.to_str()?.to_string();
+        let path = disk::cache_part(&self.dir, &name, pieces).ok()?;
+        disk::trim_cache(&self.dir, self.max_bytes, &path);
+        Some(path)
+    }
+}
+
+impl TextsFetch {
+    /// Fetches the texts (again, after a failure), in the background.
+    fn start(self: &Arc<Self>, store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<Arc<PartCache>>) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let outcome = match fetch_part(&*store, timeout, &me.manifest.texts).await {
+                Ok(Ok(raw)) => {
+                    me.apart.arrive(raw);
+                    me.cache_whole(cache).await;
+                    Outcome::Here
+                }
+                Ok(Err(e)) => {
+                    me.apart.broken();
+                    Outcome::Broken(format!("the texts part {}: {e}", me.manifest.texts.key))
+                }
+                Err(e) => Outcome::Failed(e.reason),
+            };
+            me.outcome.send_replace(outcome);
+        });
+    }
+
+    /// The head is decoded: kept for the cache until the texts are here
+    /// (whichever comes second caches the two).
+    async fn head_decoded(&self, head: Arc<Backing>, cache: Option<Arc<PartCache>>) {
+        if cache.is_some() {
+            *self.head.lock() = Some((head, self.manifest.index.raw_size as usize));
+            self.cache_whole(cache).await;
+        }
+    }
+
+    /// With a cache, once head and texts are both here: the whole snapshot
+    /// in it, for the next attach (which then fetches the manifest only).
+    async fn cache_whole(&self, cache: Option<Arc<PartCache>>) {
+        let Some(cache) = cache else { return };
+        let (head, texts) = {
+            let mut head = self.head.lock();
+            let Some(texts) = self.apart.bytes().filter(|_| head.is_some()) else { return };
+            (head.take().expect("checked"), texts)
+        };
+        let manifest = self.manifest.clone();
+        let _ = blocking(move || cache.keep(&manifest, &[&head.0.bytes()[..head.1], &texts])).await;
+    }
+}
+
+impl RemoteSnapshots {
+    pub fn new(store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<PartCache>) -> RemoteSnapshots {
+        let cache = cache.map(Arc::new);
+        RemoteSnapshots { store, timeout, state: Mutex::default(), cache, texts: Mutex::new(None) }
+    }
+
+    /// The cached copy of `manifest`'s snapshot, loaded (`None`: not
+    /// cached, or unusable).
+    async fn cached(&self, manifest: &Manifest) -> Option<Snapshot> {
+        let path = self.cache.as_ref()?.path(manifest);
+        let size = manifest.index.raw_size + manifest.texts.raw_size;
+        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() == size)?;
         blocking(move || {
             // Most recently used: kept longest by `trim_cache`.
             if let Ok(f) = std::fs::File::open(&path) {
@@ -74,15 +203,6 @@ impl RemoteSnapshots {
         .flatten()
     }
 
-    /// Keeps `bytes` (checked as `part`'s) in the cache, then the cache
-    /// within its bound; where it is, if it could be written.
-    fn keep_cached(&self, part: &PartRef, bytes: &[u8]) -> Option<std::path::PathBuf> {
-        let cache = self.cache.as_ref()?;
-        let path = disk::cache_part(&cache.dir, &cache_name(part), bytes).ok()?;
-        disk::trim_cache(&cache.dir, cache.max_bytes, &path);
-        Some(path)
-    }
-
     /// Another writer saved first (since this workspace attached).
     pub fn conflicted(&self) -> bool {
         self.state.lock().conflicted
@@ -94,66 +214,109 @@ impl RemoteSnapshots {
         self.state.lock().unreadable = Some(why);
     }
 
-    /// One call of the store, bounded by the timeout; its failure a store error.
-    async fn call<T>(&self, what: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
-        let ms = self.timeout.as_millis();
-        match tokio::time::timeout(self.timeout, call).await {
-            Err(_) => Err(Error::store(format!("persist.store: {what} did not answer within {ms} ms"))),
-            Ok(Err(e)) => Err(Error::store(format!("persist.store: {what} failed: {}", e.reason))),
-            Ok(Ok(v)) => Ok(v),
-        }
-    }
-
-    /// `get`, with the version tag every answer must carry.
-    async fn get(&self, key: &str) -> Result<Option<StoredObject>> {
-        let got = self.call(&format!("get {key}"), self.store.get(key)).await?;
-        if got.as_ref().is_some_and(|o| o.etag.is_empty()) {
-            return Err(Error::store(format!("persist.store: get {key} answered no etag")));
-        }
-        Ok(got)
-    }
-
     /// The snapshot the manifest names, checked (`Ok(Err(..))`: what the
     /// store holds is not a usable snapshot: a truncated or foreign part).
+    /// Its texts may still be on their way (`texts_ready`).
     pub async fn fetch(&self) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
-        let Some(StoredObject { bytes, etag }) = self.get(MANIFEST).await? else {
+        *self.texts.lock() = None;
+        let Some(StoredObject { bytes, etag }) = get(&*self.store, self.timeout, MANIFEST).await? else {
             *self.state.lock() = RemoteState::default();
             return Ok(Ok(None));
         };
         *self.state.lock() = RemoteState { etag: Some(etag), ..Default::default() };
-        let fetched = self.fetch_part(&bytes).await?;
-        if let Err(e) = &fetched {
+        let fetched = match Manifest::decode(&bytes) {
+            Ok(manifest) => self.attach(manifest).await,
+            Err(e) => Ok(Err(e)),
+        };
+        if !matches!(fetched, Ok(Ok(Some(_)))) {
+            *self.texts.lock() = None;
+        }
+        if let Ok(Err(e)) = &fetched {
             self.state.lock().unreadable = Some(e.to_string());
         }
-        Ok(fetched)
+        fetched
     }
 
-    async fn fetch_part(&self, manifest: &[u8]) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
-        let manifest = match Manifest::decode(manifest) {
-            Ok(m) => m,
-            Err(e) => return Ok(Err(e)),
-        };
-        if let Some(cached) = self.cached(&manifest.snapshot).await {
+    /// The manifest's snapshot: from the cache, else its head fetched and
+    /// decoded while its texts are fetched beside it.
+    async fn attach(&self, manifest: Manifest) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
+        if let Some(cached) = self.cached(&manifest).await {
             return Ok(Ok(Some(cached)));
         }
-        let key = manifest.snapshot.key.clone();
-        let Some(StoredObject { bytes, .. }) = self.get(&key).await? else {
-            return Ok(Err(SnapshotError::Corrupt(format!("the manifest names {key}, which is not there"))));
+        let apart = TextsApart::new(self.timeout);
+        let (tx, _) = tokio::sync::watch::channel(Outcome::Running);
+        let fetch = Arc::new(TextsFetch { manifest: manifest.clone(), apart, head: Mutex::new(None), outcome: tx });
+        fetch.start(self.store.clone(), self.timeout, self.cache.clone());
+        *self.texts.lock() = Some(fetch.clone());
+        let Some(StoredObject { bytes, .. }) = get(&*self.store, self.timeout, &manifest.index.key).await? else {
+            return Ok(Err(absent(&manifest.index)));
         };
-        let (part, cached) = (manifest.snapshot.clone(), self.cache.is_some());
-        let checked = blocking(move || manifest.snapshot.unpack(bytes)).await?;
-        let bytes = match checked {
-            Ok(b) => b,
-            Err(e) => return Ok(Err(e)),
-        };
-        // Cached, then loaded from the cache mapped (texts read when used); else decoded here.
-        if cached {
-            if let Some(path) = self.keep_cached(&part, &bytes) {
-                drop(bytes);
-                return blocking(move || Snapshot::load_file(&path).map(Some)).await;
+        let (texts, len, part) =
+            (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size, manifest.index.clone());
+        let decoded = blocking(move || {
+            let head = part.unpack_backed(bytes)?;
+            let framed = &head.bytes()[..part.raw_size as usize];
+            let snapshot = Snapshot::decode_apart(disk::unframe_head(framed, len)?, head.clone(), texts, len)?;
+            Ok((snapshot, head))
+        })
+        .await?;
+        match decoded {
+            Ok((snapshot, head)) => {
+                fetch.head_decoded(head, self.cache.clone()).await;
+                Ok(Ok(Some(snapshot)))
+            }
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    /// Writes a part (unless one is there: it holds these very bytes).
+    async fn put_part(&self, part: &PartRef, bytes: Vec<u8>) -> Result<PutOutcome> {
+        let what = format!("put {}", part.key);
+        bounded(self.timeout, &what, self.store.put(&part.key, bytes, Some(PutCondition::IfNoneMatch))).await
+    }
+
+    /// Waits for the texts of the snapshot attached (a search that reads
+    /// them, a save). A fetch that failed is this call's error, and is
+    /// tried again for the next. A texts part the store does not hold
+    /// whole is an error of every such call, unless `files_only`: the
+    /// workspace's documents all come from files, and each text is read
+    /// again from its file (a local snapshot's damaged text is, too), and
+    /// the next save replaces the snapshot.
+    pub async fn texts_ready(&self, files_only: bool) -> Result<()> {
+        let Some(fetch) = self.texts.lock().clone() else { return Ok(()) };
+        let mut outcome = fetch.outcome.subscribe();
+        let done = outcome.wait_for(|o| !matches!(o, Outcome::Running)).await.map(|o| o.clone());
+        match done {
+            Ok(Outcome::Failed(why)) => {
+                let again = fetch.outcome.send_if_modified(|o| {
+                    let failed = matches!(o, Outcome::Failed(_));
+                    if failed {
+                        *o = Outcome::Running;
+                    }
+                    failed
+                });
+                if again {
+                    fetch.start(self.store.clone(), self.timeout, self.cache.clone());
+                }
+                Err(Error::store(why))
+            }
+            Ok(Outcome::Broken(why)) => {
+                self.unusable(why.clone());
+                if files_only {
+                    return Ok(());
+                }
+                Err(Error::store(format!(
+                    "persist.store: {why}; the documents given to index() cannot be read: remove the tenant's manifest.json to start it anew"
+                )))
+            }
+            _ => {
+                let mut texts = self.texts.lock();
+                if texts.as_ref().is_some_and(|t| Arc::ptr_eq(t, &fetch)) {
+                    *texts = None;
+                }
+                Ok(())
             }
         }
-        blocking(move || Snapshot::decode(disk::unframe(&bytes)?).map(Some)).await
     }
 
     /// Writes `bytes` (a framed snapshot) and the manifest naming it, over
@@ -172,23 +335,37 @@ impl RemoteSnapshots {
                 )));
             }
         }
-        // Packed off the runtime (zstd over the whole snapshot), then kept unpacked in the cache.
-        let (part, bytes, raw) = blocking(move || {
-            let (part, bytes) = PartRef::pack(&raw);
-            (part, bytes, raw)
+        // Parted and packed off the runtime (zstd, both parts at once), and
+        // kept unpacked in the cache.
+        let Some(split) = disk::texts_start(&raw) else {
+            return Err(Error::from_reason("persist: the snapshot was not encoded with its texts last"));
+        };
+        let cache = self.cache.clone();
+        let (manifest, packed) = blocking(move || {
+            let (head, texts) = raw.split_at(split);
+            let ((index, index_bytes), (texts_part, texts_bytes)) =
+                rayon::join(|| PartRef::pack(head), || PartRef::pack(texts));
+            let manifest = Manifest { index, texts: texts_part };
+            if let Some(cache) = cache {
+                cache.keep(&manifest, &[head, texts]);
+            }
+            (manifest, [index_bytes, texts_bytes])
         })
         .await?;
-        self.keep_cached(&part, &raw);
-        drop(raw);
         // Content-addressed: a part already there holds these very bytes.
-        let key = part.key.clone();
-        self.call(&format!("put {key}"), self.store.put(&key, bytes, Some(PutCondition::IfNoneMatch))).await?;
+        let [index_bytes, texts_bytes] = packed;
+        let (index_put, texts_put) =
+            futures::join!(self.put_part(&manifest.index, index_bytes), self.put_part(&manifest.texts, texts_bytes));
+        index_put?;
+        texts_put?;
         let condition = match self.state.lock().etag.clone() {
             Some(etag) => PutCondition::IfMatch(etag),
             None => PutCondition::IfNoneMatch,
         };
-        let manifest = Manifest { snapshot: part }.encode();
-        let put = self.call("put manifest.json", self.store.put(MANIFEST, manifest.clone(), Some(condition))).await;
+        let manifest = manifest.encode();
+        let put =
+            bounded(self.timeout, "put manifest.json", self.store.put(MANIFEST, manifest.clone(), Some(condition)))
+                .await;
         let etag = match put {
             Ok(PutOutcome::Written { etag }) if !etag.is_empty() => etag,
             Ok(PutOutcome::Written { .. }) => {
@@ -197,7 +374,7 @@ impl RemoteSnapshots {
             // Refused, or unanswered: a retry of a write that landed meets
             // that write, and a timed-out call may still land. The manifest
             // there is ours if it holds our very bytes (the same state).
-            Ok(PutOutcome::Conflict) | Err(_) => match self.get(MANIFEST).await {
+            Ok(PutOutcome::Conflict) | Err(_) => match get(&*self.store, self.timeout, MANIFEST).await {
                 Ok(Some(there)) if there.bytes == manifest => there.etag,
                 Ok(_) if matches!(put, Ok(PutOutcome::Conflict)) => {
                     self.state.lock().conflicted = true;
@@ -213,11 +390,6 @@ impl RemoteSnapshots {
     }
 }
 
-/// A cached part's file name: its content hash.
-fn cache_name(part: &PartRef) -> String {
-    format!("{}.wss", part.hash)
-}
-
 fn conflict() -> Error {
     Error::conflict(
         "persist.store: another workspace saved this snapshot first; this one keeps its state in memory and saves nothing until it attaches again (init() on a new Workspace)",
@@ -225,6 +397,15 @@ fn conflict() -> Error {
 }
 
 impl Engine {
+    /// Before texts are read: a snapshot store's texts part is here (a
+    /// fetch that failed is this call's error).
+    pub(super) async fn remote_texts_ready(&self) -> Result<()> {
+        match self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+            Some(remote) => remote.texts_ready(self.indexes_files_only()).await,
+            None => Ok(()),
+        }
+    }
+
     /// The snapshot's framed bytes, encoded off the runtime under the
     /// index's read lock (as a save to a directory is).
     pub(super) async fn framed_snapshot(self: &Arc<Self>) -> Result<Vec<u8>> {

@@ -1,6 +1,8 @@
 //! The index in a snapshot: terms with their postings, documents with
 //! their text (each shared text once: the chunks of a file are ranges of
-//! it), line tables, lengths and statistics. The two hash tables (ids and
+//! it), line tables, lengths and statistics. The texts' bytes are written
+//! last of the whole snapshot (`Texts::write`), so that a snapshot store
+//! keeps them as a part of their own. The two hash tables (ids and
 //! terms) are rebuilt on load. Write order starts afresh: loaded
 //! documents carry sequence number 0, so any write of the new process wins.
 
@@ -9,7 +11,7 @@ use super::postings::Postings;
 use super::slot_index::SlotIndex;
 use super::Bm25Params;
 use super::{Bm25Index, Document, Term, DEAD};
-use crate::bytes::codec::{Decoder, Encoder};
+use crate::bytes::codec::{Decoder, Encoder, TextAt};
 use crate::bytes::stored::StoredText;
 use crate::bytes::SnapshotError;
 use crate::text::{Body, SharedText};
@@ -21,8 +23,25 @@ fn corrupt(what: &str) -> SnapshotError {
     SnapshotError::Corrupt(what.to_string())
 }
 
+/// The texts of an encoded index, to be written after everything else
+/// (the payload's tail: `Decoder::begin_texts`).
+#[must_use = "the texts are written last: Texts::write"]
+pub struct Texts<'a>(Vec<&'a Arc<Body>>);
+
+impl Texts<'_> {
+    /// Each text's bytes, back to back, outside the checksum (each has its own).
+    pub fn write(self, e: &mut Encoder) {
+        e.unhashed(|e| {
+            for t in &self.0 {
+                encode_text(e, t);
+            }
+        });
+    }
+}
+
 impl Bm25Index {
-    pub fn encode(&self, e: &mut Encoder) {
+    /// Everything but the texts' bytes, which the caller writes last.
+    pub fn encode(&self, e: &mut Encoder) -> Texts<'_> {
         e.f64(self.params.k1);
         e.f64(self.params.b);
         e.f64(self.ref_avgdl);
@@ -48,13 +67,14 @@ impl Bm25Index {
             e.f32(t.max_score);
             t.postings.encode(e);
         }
-        self.encode_texts(e);
+        let texts = self.encode_texts(e);
         e.u32s(&self.lens);
+        texts
     }
 
-    /// Each shared text once (with its checksum, for a later lazy read),
-    /// then the documents referring to them.
-    fn encode_texts(&self, e: &mut Encoder) {
+    /// Each shared text's length and checksum (for a later lazy read),
+    /// then the documents referring to them; the texts themselves, to write last.
+    fn encode_texts(&self, e: &mut Encoder) -> Texts<'_> {
         let mut text_ids: FxHashMap<*const Body, u32> = FxHashMap::default();
         let mut texts: Vec<&Arc<Body>> = Vec::new();
         for d in self.docs.iter().flatten() {
@@ -64,19 +84,14 @@ impl Bm25Index {
                 texts.len() as u32 - 1
             });
         }
-        // Lengths and checksums first (under the file's checksum), then the
-        // texts back to back (outside it: each has its own, checked when it
-        // is read), so that loading reads none of them.
+        // Lengths and checksums here (under the file's checksum); the texts
+        // at the end (outside it: each has its own, checked when it is
+        // read), so that loading reads none of them.
         e.len(texts.len());
         for t in &texts {
             e.u64(t.hash());
             e.len(t.len());
         }
-        e.unhashed(|e| {
-            for t in &texts {
-                encode_text(e, t);
-            }
-        });
         e.len(self.docs.len());
         for slot in &self.docs {
             let Some(d) = slot else {
@@ -96,15 +111,16 @@ impl Bm25Index {
             e.u32(d.len);
             e.bytes(&d.table);
         }
+        Texts(texts)
     }
 
     pub fn decode(d: &mut Decoder) -> Result<Bm25Index, SnapshotError> {
         let params = Bm25Params { k1: d.f64("k1")?, b: d.f64("b")? };
         let mut ix = Bm25Index::new(params);
         ix.ref_avgdl = d.f64("the average length")?;
-        ix.live_docs = d.len(0, "statistics")?;
-        ix.live_terms = d.len(0, "statistics")?;
-        ix.content_bytes = d.len(0, "statistics")?;
+        // Counts, not lengths of what follows (the texts may be apart).
+        let mut count = || usize::try_from(d.u64("statistics")?).map_err(|_| corrupt("statistics"));
+        (ix.live_docs, ix.live_terms, ix.content_bytes) = (count()?, count()?, count()?);
         ix.total_len = d.u64("statistics")?;
         ix.live_postings = d.u64("statistics")?;
         ix.dead_postings = d.u64("statistics")?;
@@ -215,14 +231,13 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
         let len = u32::try_from(d.u64("a text")?).map_err(|_| corrupt("a text length"))?;
         sizes.push((hash, len));
     }
+    d.begin_texts(sizes.iter().map(|&(_, len)| u64::from(len)).sum())?;
     let mut texts = Vec::with_capacity(n);
     for (hash, len) in sizes {
-        let at = d.file_position();
-        let bytes = d.take_bytes(len as usize)?;
-        let body = match at {
+        let body = match d.text(len as usize)? {
             // Left in the file: read (and checked) when first used.
-            Some((file, at)) if len > 0 => Body::Stored(StoredText::new(file, at, len, hash)),
-            _ => {
+            TextAt::Stored(file, at) => Body::Stored(StoredText::new(file, at, len, hash)),
+            TextAt::Bytes(bytes) => {
                 if xxhash_rust::xxh3::xxh3_64(bytes) != hash {
                     return Err(corrupt("a text's checksum"));
                 }

@@ -270,7 +270,7 @@ fn narrow_and_wide_slots_rank_alike() {
     let before = ranked(&ix);
     // Through a snapshot: the same forms and results.
     let mut e = crate::bytes::codec::Encoder::default();
-    ix.encode(&mut e);
+    ix.encode(&mut e).write(&mut e);
     let back = Bm25Index::decode(&mut crate::bytes::codec::Decoder::new(&e.buf)).unwrap();
     assert_eq!(term(&back, "sparse").slices().docs, term(&ix, "sparse").slices().docs);
     assert_eq!(ranked(&back), before);

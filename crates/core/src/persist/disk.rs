@@ -35,6 +35,23 @@ pub fn snapshot_path(dir: &Path) -> PathBuf {
 
 /// The payload of a snapshot file's bytes, checked.
 pub fn unframe(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
+    unframe_head(bytes, 0)
+}
+
+/// Where a framed snapshot's texts (the payload's tail) begin, if it has
+/// its texts last: the bytes before are its head, which a snapshot store
+/// keeps apart from them.
+pub fn texts_start(framed: &[u8]) -> Option<usize> {
+    let long = |at: usize| Some(u64::from_le_bytes(framed.get(at..at + 8)?.try_into().ok()?));
+    let (len, skip_start, skip_end) = (long(16)?, long(32)?, long(40)?);
+    let start = HEADER.checked_add(usize::try_from(skip_start).ok()?)?;
+    (skip_end == len && framed.len() as u64 == HEADER as u64 + len && start <= framed.len()).then_some(start)
+}
+
+/// The payload of a snapshot's bytes without its texts, the last `apart`
+/// bytes of the payload (a snapshot store's texts part), checked. With
+/// `apart` 0, the whole snapshot (`unframe`).
+pub fn unframe_head(bytes: &[u8], apart: u64) -> Result<&[u8], SnapshotError> {
     if bytes.len() < 12 || &bytes[..8] != MAGIC {
         return Err(SnapshotError::NotSnapshot);
     }
@@ -49,17 +66,20 @@ pub fn unframe(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
     let long = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
     let (len, checksum, skip_start, skip_end) = (long(16), long(24), long(32), long(40));
     let payload = &bytes[HEADER..];
-    if payload.len() as u64 != len {
-        return Err(SnapshotError::Truncated { got: bytes.len() as u64, expected: HEADER as u64 + len });
+    let here = payload.len() as u64;
+    if here.checked_add(apart) != Some(len) {
+        let expected = (HEADER as u64 + len).saturating_sub(apart);
+        return Err(SnapshotError::Truncated { got: bytes.len() as u64, expected });
     }
-    if skip_start > skip_end || skip_end > len {
+    // What is apart is the texts, all of them.
+    if skip_start > skip_end || skip_end > len || (apart > 0 && (skip_start != here || skip_end != len)) {
         return Err(SnapshotError::Checksum);
     }
     // Everything but the texts (each checked by its own hash when read),
     // so that loading never touches their pages.
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(&payload[..skip_start as usize]);
-    hasher.update(&payload[skip_end as usize..]);
+    hasher.update(&payload[skip_end.min(here) as usize..]);
     if hasher.digest() != checksum {
         return Err(SnapshotError::Checksum);
     }
@@ -192,14 +212,15 @@ pub fn read_named(dir: &Path, name: &str) -> Result<Vec<u8>, SnapshotError> {
     unframe(&bytes).map(<[u8]>::to_vec)
 }
 
-/// Puts `bytes` (a framed snapshot) in the cache folder `dir` as `name`,
+/// Puts the framed snapshot `pieces` hold (back to back) in the cache folder `dir` as `name`,
 /// unless a file of that name and size is there: a temporary file,
 /// read-only (a mapped file is never written again), renamed into place.
 /// Cached parts are named by their content, so one name never changes
 /// bytes. Returns its path.
-pub fn cache_part(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+pub fn cache_part(dir: &Path, name: &str, pieces: &[&[u8]]) -> std::io::Result<PathBuf> {
     let path = dir.join(name);
-    if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
+    let len: u64 = pieces.iter().map(|p| p.len() as u64).sum();
+    if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == len) {
         return Ok(path);
     }
     fs::create_dir_all(dir)?;
@@ -209,7 +230,10 @@ pub fn cache_part(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathB
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
-    let written = options.open(&temp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+    let written = options.open(&temp).and_then(|mut f| {
+        pieces.iter().try_for_each(|p| f.write_all(p))?;
+        f.sync_all()
+    });
     if let Err(e) = written.and_then(|()| fs::rename(&temp, &path)) {
         let _ = fs::remove_file(&temp);
         return Err(e);

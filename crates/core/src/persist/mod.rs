@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 pub use crate::bytes::SnapshotError;
 
@@ -230,7 +230,7 @@ impl Parts<'_> {
     /// The payload (without the header `disk` adds).
     pub fn encode(&self, e: &mut Encoder) {
         e.str(self.fingerprint);
-        self.index.encode(e);
+        let texts = self.index.encode(e);
         self.files.encode(e);
         match &self.vectors {
             None => e.u8(0),
@@ -248,6 +248,8 @@ impl Parts<'_> {
                 }
             }
         }
+        // Last: the texts (`Decoder::begin_texts`).
+        texts.write(e);
     }
 }
 
@@ -303,6 +305,20 @@ impl Snapshot {
     /// Decodes a payload held in memory (its texts copied).
     pub fn decode(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
         Snapshot::decode_from(Decoder::new(bytes))
+    }
+
+    /// Decodes a payload without its texts, which are the `len` bytes of
+    /// `texts` (a snapshot store's texts part: `engine::remote`); arrays
+    /// viewed where they lie in `map`, which holds `head`.
+    pub fn decode_apart(
+        head: &[u8],
+        map: Arc<crate::bytes::section::Backing>,
+        texts: Arc<stored::StoredFile>,
+        len: u64,
+    ) -> Result<Snapshot, SnapshotError> {
+        let mut snapshot = Snapshot::decode_from(Decoder::texts_apart(head, map, texts.clone(), len))?;
+        snapshot.texts = Some(texts);
+        Ok(snapshot)
     }
 
     fn decode_from(mut d: Decoder) -> Result<Snapshot, SnapshotError> {

@@ -1,15 +1,18 @@
 //! A snapshot in object storage (`persist: { store }`): immutable,
-//! content-addressed parts, and one small manifest naming them, written
+//! content-addressed parts (the index and the rest; the texts), and one
+//! small manifest naming them, written
 //! last with a conditional write, so that two servers saving one tenant
 //! never lose an update silently (the loser's write is refused). Keys are
 //! relative to the tenant's prefix, which the store adds.
 
+use crate::bytes::section::{cast, Backing, Buffer};
 use crate::bytes::SnapshotError;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// The manifest's key.
 pub const MANIFEST: &str = "manifest.json";
-const FORMAT: &str = "workspace-search/manifest-1";
+const FORMAT: &str = "workspace-search/manifest-2";
 
 /// A part named by its content: the same bytes always have the same key,
 /// so a part is written once and never overwritten. It is stored
@@ -61,6 +64,27 @@ impl PartRef {
         Ok(raw)
     }
 
+    /// As `unpack`, into memory a loaded index views in place (postings,
+    /// names and line tables are not copied out, as from a mapped file).
+    pub fn unpack_backed(&self, stored: Vec<u8>) -> Result<Arc<Backing>, SnapshotError> {
+        self.check(&stored)?;
+        let len = usize::try_from(self.raw_size).map_err(|_| SnapshotError::Corrupt("a part's size".into()))?;
+        let mut buffer = Buffer::zeroed(len.div_ceil(4));
+        let out = &mut cast::<u8>(buffer.words())[..len];
+        let got = if self.zstd {
+            zstd::bulk::decompress_to_buffer(&stored, out)
+                .map_err(|e| SnapshotError::Corrupt(format!("the part does not unpack: {e}")))?
+        } else {
+            let n = stored.len().min(len);
+            out[..n].copy_from_slice(&stored[..n]);
+            stored.len()
+        };
+        if got != len {
+            return Err(SnapshotError::Truncated { got: got as u64, expected: self.raw_size });
+        }
+        Ok(buffer.freeze())
+    }
+
     /// Whether `bytes` are this part's (a truncated or foreign object is not).
     pub fn check(&self, bytes: &[u8]) -> Result<(), SnapshotError> {
         if bytes.len() as u64 != self.size {
@@ -73,46 +97,61 @@ impl PartRef {
     }
 }
 
-/// What the manifest names: the snapshot (today one part: the framed
-/// snapshot file, `persist::disk`'s format).
+/// What the manifest names: a snapshot's head (everything but the texts'
+/// bytes: `disk::texts_start`), and its texts, a part of their own so
+/// that a workspace attaches and ranks before they arrive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
-    pub snapshot: PartRef,
+    pub index: PartRef,
+    pub texts: PartRef,
 }
+
+/// `manifest-1` named one part, the whole snapshot of format 9.
+const OLDER: &str = "workspace-search/manifest-1";
 
 impl Manifest {
     pub fn encode(&self) -> Vec<u8> {
-        let p = &self.snapshot;
-        let encoding = if p.zstd { "zstd" } else { "none" };
-        let snapshot =
-            json!({ "key": p.key, "size": p.size, "hash": p.hash, "encoding": encoding, "rawSize": p.raw_size });
-        let v = json!({ "format": FORMAT, "snapshot": snapshot });
+        let v = json!({ "format": FORMAT, "index": part_json(&self.index), "texts": part_json(&self.texts) });
         serde_json::to_vec_pretty(&v).expect("a manifest encodes")
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Manifest, SnapshotError> {
-        let bad = |why: &str| SnapshotError::Corrupt(format!("the manifest {why}"));
-        let v: Value = serde_json::from_slice(bytes).map_err(|_| bad("is not JSON"))?;
+        let v: Value = serde_json::from_slice(bytes).map_err(|_| corrupt("is not JSON"))?;
+        if v["format"] == OLDER {
+            return Err(SnapshotError::Version { found: 9, expected: crate::persist::FORMAT_VERSION });
+        }
         if v["format"] != FORMAT {
             return Err(SnapshotError::NotSnapshot);
         }
-        let s = &v["snapshot"];
-        let (Some(key), Some(size), Some(hash)) = (s["key"].as_str(), s["size"].as_u64(), s["hash"].as_str()) else {
-            return Err(bad("names no snapshot part"));
-        };
-        // Only keys this format writes: a manifest never sends a read elsewhere.
-        let hex = hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit());
-        if !hex || key != format!("parts/{hash}.wss") {
-            return Err(bad("names a part of another shape"));
-        }
-        let zstd = match s["encoding"].as_str() {
-            None | Some("none") => false,
-            Some("zstd") => true,
-            Some(_) => return Err(bad("names a part of an unknown encoding")),
-        };
-        let raw_size = s["rawSize"].as_u64().unwrap_or(size);
-        Ok(Manifest { snapshot: PartRef { key: key.into(), size, hash: hash.into(), zstd, raw_size } })
+        Ok(Manifest { index: part_of(&v["index"])?, texts: part_of(&v["texts"])? })
     }
+}
+
+fn corrupt(why: &str) -> SnapshotError {
+    SnapshotError::Corrupt(format!("the manifest {why}"))
+}
+
+fn part_json(p: &PartRef) -> Value {
+    let encoding = if p.zstd { "zstd" } else { "none" };
+    json!({ "key": p.key, "size": p.size, "hash": p.hash, "encoding": encoding, "rawSize": p.raw_size })
+}
+
+fn part_of(s: &Value) -> Result<PartRef, SnapshotError> {
+    let (Some(key), Some(size), Some(hash)) = (s["key"].as_str(), s["size"].as_u64(), s["hash"].as_str()) else {
+        return Err(corrupt("names no part"));
+    };
+    // Only keys this format writes: a manifest never sends a read elsewhere.
+    let hex = hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex || key != format!("parts/{hash}.wss") {
+        return Err(corrupt("names a part of another shape"));
+    }
+    let zstd = match s["encoding"].as_str() {
+        None | Some("none") => false,
+        Some("zstd") => true,
+        Some(_) => return Err(corrupt("names a part of an unknown encoding")),
+    };
+    let raw_size = s["rawSize"].as_u64().unwrap_or(size);
+    Ok(PartRef { key: key.into(), size, hash: hash.into(), zstd, raw_size })
 }
 
 #[cfg(test)]
@@ -122,19 +161,23 @@ mod tests {
     #[test]
     fn a_manifest_round_trips_and_a_part_checks_its_bytes() {
         let part = PartRef::of(b"snapshot bytes");
-        let m = Manifest { snapshot: part.clone() };
+        let m = Manifest { index: part.clone(), texts: PartRef::of(b"") };
         assert_eq!(Manifest::decode(&m.encode()).unwrap(), m);
         let raw = b"a snapshot of many words, many words, many words, many words".repeat(20);
         let (packed, stored) = PartRef::pack(&raw);
         assert!(packed.zstd && stored.len() < raw.len());
-        assert_eq!(Manifest::decode(&Manifest { snapshot: packed.clone() }.encode()).unwrap().snapshot, packed);
+        let m = Manifest { index: part.clone(), texts: packed.clone() };
+        assert_eq!(Manifest::decode(&m.encode()).unwrap().texts, packed);
         assert_eq!(packed.unpack(stored.clone()).unwrap(), raw);
         assert!(packed.unpack(stored[..stored.len() - 1].to_vec()).is_err());
         assert!(part.check(b"snapshot bytes").is_ok());
         assert!(matches!(part.check(b"snapshot byte"), Err(SnapshotError::Truncated { .. })));
         assert!(matches!(part.check(b"snapshot bytez"), Err(SnapshotError::Checksum)));
         assert!(Manifest::decode(b"{}").is_err());
-        let foreign = br#"{"format":"workspace-search/manifest-1","snapshot":{"key":"../x","size":1,"hash":"00000000000000000000000000000000"}}"#;
+        let foreign = br#"{"format":"workspace-search/manifest-2","index":{"key":"../x","size":1,"hash":"00000000000000000000000000000000"},"texts":{"key":"parts/00000000000000000000000000000000.wss","size":1,"hash":"00000000000000000000000000000000"}}"#;
         assert!(Manifest::decode(foreign).is_err());
+        // An older manifest's snapshot is rebuilt, as an older snapshot file is.
+        let older = br#"{"format":"workspace-search/manifest-1","snapshot":{}}"#;
+        assert!(matches!(Manifest::decode(older), Err(SnapshotError::Version { found: 9, .. })));
     }
 }
