@@ -40,7 +40,8 @@ export declare class SnapshotConflictError extends WorkspaceError {
 
 /** `persist: { store }`: the snapshot store failed, timed out or answered wrong (code `SNAPSHOT_STORE`); the workspace's state stays. */
 export declare class SnapshotStoreError extends WorkspaceError {
-  constructor(message: string, workspaceId?: string | null)
+  /** `cause`: what the store threw (e.g. the AWS SDK's error, with its `name` and `$metadata`), when it threw. */
+  constructor(message: string, workspaceId?: string | null, options?: { cause?: unknown })
 }
 
 /**
@@ -57,12 +58,14 @@ export declare function s3SnapshotStore(options: {
 /**
  * Many tenants' workspaces in one process: attached on demand by `attach`
  * (e.g. a Workspace with `persist: { store }` and `init()`), evicted least
- * recently used once their memory (`stats().memoryBytes`) passes `maxBytes`.
+ * recently used once their memory (`memoryOf`) passes `maxBytes`.
  * Eviction is `destroy()`: what changed is saved, memory and mappings go.
  */
-export declare function tenantPool<W extends { stats(): { memoryBytes: number }; destroy(): Promise<void> }>(options: {
+export declare function tenantPool<W extends { destroy(): Promise<void> }>(options: {
   attach: (tenant: string) => Promise<W>
   maxBytes: number
+  /** A tenant's memory in bytes: default `workspace.stats().memoryBytes` (for workspace-search/mastra's Workspace, `nativeWorkspace(w)?.stats().memoryBytes ?? 0`). */
+  memoryOf?: (workspace: W) => number
   /** An evicted tenant's destroy() failed (its last save, e.g. SnapshotConflictError): default a process warning. */
   onEvictError?: (tenant: string, error: unknown) => void
 }): {

@@ -22,7 +22,7 @@ const FILES = {
 }
 
 test('the entry exports what @mastra/core/workspace exports, its Workspace a subclass of Mastra’s', () => {
-  const names = [...Object.keys(mastra), 'lastIndexReport'].sort()
+  const names = [...Object.keys(mastra), 'lastIndexReport', 'nativeWorkspace'].sort()
   assert.deepEqual(Object.keys(ours).sort(), names)
   assert.deepEqual(Object.keys(require('workspace-search/mastra')).sort(), names)
   assert.notEqual(ours.Workspace, mastra.Workspace)

@@ -132,11 +132,20 @@ test("a store's own failures are SnapshotStoreError: one that throws, one that h
   const e = await storeWorkspace(throws).init().then(() => null, (err) => err)
   assert.ok(e instanceof SnapshotStoreError, String(e))
   assert.match(e.message, /the store is down/)
+  assert.equal(e.cause, 'the store is down', 'what the store threw is the cause, as thrown')
+  // An SDK's error object is the cause itself (its name, its $metadata...).
+  const sdkError = Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } })
+  const fails = { get: async () => { throw sdkError }, put: async () => ({ etag: 'x' }), head: async () => null }
+  const f = await storeWorkspace(fails).init().then(() => null, (err) => err)
+  assert.ok(f instanceof SnapshotStoreError, String(f))
+  assert.equal(f.cause, sdkError)
+  assert.match(f.message, /Service Unavailable/)
   const hangs = { get: () => new Promise(() => {}), put: async () => ({ etag: 'x' }), head: async () => null }
   const started = Date.now()
   const h = await storeWorkspace(hangs).init().then(() => null, (err) => err)
   assert.ok(h instanceof SnapshotStoreError, String(h))
   assert.match(h.message, /did not answer within 1500 ms/)
+  assert.equal(h.cause, undefined, 'a timeout has no cause')
   assert.ok(Date.now() - started < 10_000)
   // A store answering the wrong shape is refused as well.
   const wrong = { get: async () => ({ bytes: 'not bytes', etag: 'x' }), put: async () => ({ etag: 'x' }), head: async () => null }

@@ -74,3 +74,78 @@ test('tenantPool: attach on demand, least recently used evicted past the bound, 
   const destroyed = attached.filter((ws) => ws.status === 'destroyed').length
   assert.equal(destroyed, attached.length - pool.tenants().length)
 })
+
+test("Mastra's per-request Workspace factory: an Agent's workspace attached per tenant from the store, never rebuilt", { skip }, async (t) => {
+  const { Agent } = await import('@mastra/core/agent')
+  const { RequestContext } = await import('@mastra/core/request-context')
+  const ours = await import('workspace-search/mastra')
+  const { tree } = await import('./helpers.mjs')
+  const { scriptedModel, call } = await import('./mock-model.mjs')
+  const url = await endpoint(t)
+  const s3 = client(url)
+  const name = await bucket(url)
+  // Each tenant's own folder (its files, say synced from elsewhere), and its index in the store.
+  const folders = {
+    acme: tree(t, { 'docs/billing.md': 'Acme invoices are sent on the first day of the month.\n' }),
+    globex: tree(t, { 'docs/billing.md': 'Globex pays by wire transfer within thirty days.\n' }),
+  }
+  // Written an hour ago: a file changed within the snapshot's own second is read again (racy stamps).
+  const fs = await import('node:fs')
+  const past = new Date(Date.now() - 3600_000)
+  for (const base of Object.values(folders)) fs.utimesSync(`${base}/docs/billing.md`, past, past)
+  const workspace = (tenant) =>
+    new ours.Workspace({
+      id: `tenant-${tenant}`,
+      filesystem: new ours.LocalFilesystem({ basePath: folders[tenant] }),
+      bm25: true,
+      autoIndexPaths: ['docs'],
+      persist: { store: s3SnapshotStore({ client: s3, bucket: name, prefix: `mastra/${tenant}/` }) },
+    })
+  for (const tenant of Object.keys(folders)) {
+    const built = workspace(tenant) // another server, earlier: built from the files and saved
+    await built.init()
+    assert.equal(ours.lastIndexReport(built).reread, 1)
+    await built.destroy()
+  }
+  const reports = {}
+  const pool = tenantPool({
+    attach: async (tenant) => {
+      const ws = workspace(tenant)
+      await ws.init()
+      reports[tenant] = ours.lastIndexReport(ws)
+      return ws
+    },
+    maxBytes: 64 * 1024 * 1024,
+    memoryOf: (ws) => ours.nativeWorkspace(ws)?.stats().memoryBytes ?? 0,
+  })
+  t.after(() => pool.close())
+  // Each request: one search, then the answer (null: "done").
+  const { model, results } = scriptedModel([
+    [call('a1', 'mastra_workspace_search', { query: 'invoices' })],
+    null,
+    [call('g1', 'mastra_workspace_search', { query: 'wire transfer' })],
+    null,
+    [call('a2', 'mastra_workspace_search', { query: 'wire transfer' })],
+    null,
+  ])
+  const agent = new Agent({
+    id: 'billing',
+    name: 'billing',
+    instructions: 'Answer from the workspace.',
+    model,
+    // Mastra's multi-tenant pattern: the workspace of the request's tenant.
+    workspace: ({ requestContext }) => pool.get(requestContext.get('tenant')),
+  })
+  const ask = (tenant, question) => agent.generate(question, { maxSteps: 2, requestContext: new RequestContext([['tenant', tenant]]) })
+  const text = (output) => (typeof output?.value === 'string' ? output.value : JSON.stringify(output))
+  await ask('acme', 'When are invoices sent?')
+  await ask('globex', 'How does Globex pay?')
+  await ask('acme', 'Does Acme pay by wire?')
+  assert.match(text(results.a1), /first day of the month/)
+  assert.match(text(results.g1), /wire transfer within thirty days/)
+  assert.doesNotMatch(text(results.a2), /Globex/, "one tenant never sees another's documents")
+  // Attached from the store: each file recognised unchanged, none read or indexed again.
+  for (const tenant of Object.keys(folders)) assert.deepEqual([reports[tenant].reused, reports[tenant].reread], [1, 0], tenant)
+  assert.deepEqual(pool.tenants().sort(), ['acme', 'globex'])
+  assert.ok(pool.memoryBytes() > 0)
+})

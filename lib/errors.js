@@ -84,10 +84,12 @@ class SnapshotStoreError extends WorkspaceError {
   /**
    * @param {string} message
    * @param {string | undefined | null} [workspaceId]
+   * @param {{ cause?: unknown }} [options] `cause`: what the store threw, when it did
    */
-  constructor(message, workspaceId) {
+  constructor(message, workspaceId, options) {
     super(message, 'SNAPSHOT_STORE', workspaceId)
     this.name = 'SnapshotStoreError'
+    if (options && 'cause' in options) this.cause = options.cause
   }
 }
 

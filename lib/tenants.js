@@ -1,17 +1,19 @@
-// `tenantPool({ attach, maxBytes })`: many tenants' workspaces in one
-// process, attached on demand and evicted least recently used when their
-// memory (`stats().memoryBytes`) passes `maxBytes`. Eviction is
+// `tenantPool({ attach, maxBytes, memoryOf? })`: many tenants' workspaces
+// in one process, attached on demand and evicted least recently used when
+// their memory (`memoryOf`, default `stats().memoryBytes`) passes `maxBytes`. Eviction is
 // `destroy()`, which saves what changed (with `persist`) and releases the
 // tenant's memory and mapped files.
 'use strict'
 
 /**
- * @template {{ stats(): { memoryBytes: number }, destroy(): Promise<void> }} W
- * @param {{ attach: (tenant: string) => Promise<W>, maxBytes: number, onEvictError?: (tenant: string, error: unknown) => void }} options
+ * @template {{ destroy(): Promise<void> }} W
+ * @param {{ attach: (tenant: string) => Promise<W>, maxBytes: number, memoryOf?: (workspace: W) => number, onEvictError?: (tenant: string, error: unknown) => void }} options
  */
 function tenantPool(options) {
   if (!options || typeof options.attach !== 'function') throw new TypeError('tenantPool needs { attach, maxBytes }')
   const { attach, maxBytes } = options
+  const memoryOf = options.memoryOf ?? ((/** @type {any} */ w) => w.stats().memoryBytes)
+  if (typeof memoryOf !== 'function') throw new TypeError('tenantPool: memoryOf must be a function')
   // An evicted tenant whose last save failed lost writes: never silently.
   const onEvictError =
     options.onEvictError ??
@@ -72,7 +74,7 @@ function tenantPool(options) {
         if (live.get(tenant) === pending) live.delete(tenant)
         throw e
       }
-      bytes.set(tenant, workspace.stats().memoryBytes)
+      bytes.set(tenant, memoryOf(workspace))
       await evictBeyond(tenant)
       return workspace
     },
@@ -98,7 +100,7 @@ function tenantPool(options) {
     async touched(/** @type {string} */ tenant) {
       const pending = live.get(tenant)
       if (!pending) return
-      bytes.set(tenant, (await pending).stats().memoryBytes)
+      bytes.set(tenant, memoryOf(await pending))
       await evictBeyond(tenant)
     },
     /** Tenants attached now, least recently used first. */

@@ -22,8 +22,17 @@ pub fn napi_error(e: engine::Error) -> Error {
         return Error::new(NOT_READY, e.reason);
     }
     if let Some(kind) = e.store_failure() {
+        let mut e = e;
         let tag = if kind == StoreFailure::Conflict { "conflict" } else { "store" };
-        return Error::from_reason(format!("{SNAPSHOT_MARK}{tag}:{}", e.reason));
+        // What the user's store threw travels as the JavaScript value of
+        // this error (its reason marked), to become the store error's cause.
+        return match e.take_cause::<Error>() {
+            Some(mut thrown) => {
+                thrown.reason = format!("{SNAPSHOT_MARK}{tag}+cause:{}", e.reason);
+                thrown
+            }
+            None => Error::from_reason(format!("{SNAPSHOT_MARK}{tag}:{}", e.reason)),
+        };
     }
     match e.into_host::<Error>() {
         Ok(thrown) => thrown,
@@ -31,12 +40,23 @@ pub fn napi_error(e: engine::Error) -> Error {
     }
 }
 
-/// A snapshot store's failure marked by `napi_error`: whether it is a
-/// conflict, and its message.
-pub fn snapshot_failure(e: &Error) -> Option<(bool, &str)> {
+/// A snapshot store's failure marked by `napi_error`.
+pub struct SnapshotFailure<'a> {
+    pub conflict: bool,
+    /// The error carries what the user's store threw (its cause).
+    pub caused: bool,
+    pub message: &'a str,
+}
+
+/// A snapshot store's failure marked by `napi_error`, if `e` is one.
+pub fn snapshot_failure(e: &Error) -> Option<SnapshotFailure<'_>> {
     let rest = e.reason.strip_prefix(SNAPSHOT_MARK)?;
     let (tag, message) = rest.split_once(':')?;
-    Some((tag == "conflict", message))
+    let (tag, caused) = match tag.strip_suffix("+cause") {
+        Some(tag) => (tag, true),
+        None => (tag, false),
+    };
+    Some(SnapshotFailure { conflict: tag == "conflict", caused, message })
 }
 
 /// A failure of the user's JavaScript, carried through core untouched.

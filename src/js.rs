@@ -24,7 +24,8 @@ pub enum Fail {
     UnsupportedGrep { message: String, workspace_id: String },
     /// `SnapshotConflictError` (code `SNAPSHOT_CONFLICT`) or
     /// `SnapshotStoreError` (code `SNAPSHOT_STORE`).
-    Snapshot { conflict: bool, message: String, workspace_id: String },
+    /// `cause`: what the user's store threw (an error holding that value).
+    Snapshot { conflict: bool, message: String, workspace_id: String, cause: Option<napi::Error> },
     /// An error that already is a JavaScript value (a user callback threw).
     Napi(napi::Error),
 }
@@ -70,6 +71,17 @@ pub fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<Function<'e, Unknown<'
     runtime(env)?.get_named_property(name)
 }
 
+/// The JavaScript value an error carries, as it was thrown, whatever it is
+/// (`throw 'quota'` stays a string); `JsError::into_value` would keep only
+/// Error objects. An error without one becomes an Error of its reason.
+fn thrown_value<'e>(env: &'e Env, e: napi::Error) -> Result<Unknown<'e>> {
+    // SAFETY: `env` is the live environment of this thread (this runs in a
+    // callback napi-rs calls on the JavaScript thread).
+    let raw = unsafe { ToNapiValue::to_napi_value(env.raw(), e)? };
+    // SAFETY: `raw` was made in `env` just above.
+    Ok(unsafe { Unknown::from_napi_value(env.raw(), raw)? })
+}
+
 impl Fail {
     /// The JavaScript error object for this failure.
     pub fn into_js<'e>(self, env: &'e Env) -> Result<Unknown<'e>> {
@@ -100,21 +112,26 @@ impl Fail {
                     rt.get_named_property("UnsupportedGrepPatternError")?;
                 c.new_instance((message, workspace_id).into())
             }
-            Fail::Snapshot { conflict, message, workspace_id } => {
+            Fail::Snapshot { conflict, message, workspace_id, cause } => {
                 let class = if conflict { "SnapshotConflictError" } else { "SnapshotStoreError" };
-                let c: Function<FnArgs<(String, String)>, Unknown> = rt.get_named_property(class)?;
-                c.new_instance((message, workspace_id).into())
+                let c: Function<FnArgs<(String, String, Object)>, Unknown> = rt.get_named_property(class)?;
+                let mut options = Object::new(env)?;
+                if let Some(cause) = cause {
+                    options.set_named_property("cause", thrown_value(env, cause)?)?;
+                }
+                c.new_instance((message, workspace_id, options).into())
             }
-            Fail::Napi(e) => {
-                // An error carrying a JavaScript value gives that value back
-                // as it was thrown, whatever it is (`throw 'quota'` stays a
-                // string); `JsError::into_value` would keep only Error objects.
-                // SAFETY: `env` is the live environment of this thread (this
-                // runs in a callback napi-rs calls on the JavaScript thread).
-                let raw = unsafe { ToNapiValue::to_napi_value(env.raw(), e)? };
-                // SAFETY: `raw` was made in `env` just above.
-                Ok(unsafe { Unknown::from_napi_value(env.raw(), raw)? })
+            Fail::Napi(e) => thrown_value(env, e),
+        }
+    }
+
+    /// A snapshot store's failure with what the user's store threw as its cause.
+    pub fn caused_by(self, thrown: Option<napi::Error>) -> Fail {
+        match self {
+            Fail::Snapshot { conflict, message, workspace_id, .. } => {
+                Fail::Snapshot { conflict, message, workspace_id, cause: thrown }
             }
+            other => other,
         }
     }
 

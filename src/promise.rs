@@ -57,9 +57,13 @@ pub fn js_error(env: &Env, e: napi::Error, status: Option<&str>, workspace_id: &
             Fail::NotReady { workspace_id: e.reason.clone(), status: status.to_string() }
         }
         _ => match snapshot_failure(&e) {
-            Some((conflict, message)) => {
-                Fail::Snapshot { conflict, message: message.to_string(), workspace_id: workspace_id.to_string() }
+            Some(failure) => Fail::Snapshot {
+                conflict: failure.conflict,
+                message: failure.message.to_string(),
+                workspace_id: workspace_id.to_string(),
+                cause: None,
             }
+            .caused_by(failure.caused.then_some(e)),
             None => Fail::Napi(e),
         },
     };

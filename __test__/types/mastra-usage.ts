@@ -8,7 +8,7 @@ import { LibSQLVector } from '@mastra/libsql'
 import { PgVector } from '@mastra/pg'
 import { DuckDBVector } from '@mastra/duckdb'
 import { embedMany, type EmbeddingModel } from 'ai'
-import { Workspace, LocalFilesystem, type BatchEmbedder, type IndexReport } from 'workspace-search'
+import { Workspace, LocalFilesystem, tenantPool, type BatchEmbedder, type IndexReport } from 'workspace-search'
 import * as mastra from 'workspace-search/mastra'
 
 declare const model: EmbeddingModel
@@ -51,6 +51,27 @@ export async function agent(languageModel: ConstructorParameters<typeof Agent>[0
   const report: IndexReport | undefined = mastra.lastIndexReport(workspace)
   const base: mastra.Workspace = workspace
   void [helper, report, base]
+}
+
+// Mastra's per-request Workspace factory over a tenantPool of workspace-search/mastra workspaces.
+export async function perTenant(languageModel: ConstructorParameters<typeof Agent>[0]['model']) {
+  const pool = tenantPool({
+    attach: async (tenant: string) => {
+      const ws = new mastra.Workspace({ id: tenant, filesystem: new mastra.LocalFilesystem({ basePath: `/srv/${tenant}` }), bm25: true })
+      await ws.init()
+      return ws
+    },
+    maxBytes: 1 << 30,
+    memoryOf: (ws) => mastra.nativeWorkspace(ws)?.stats().memoryBytes ?? 0,
+  })
+  const agent = new Agent({
+    id: 'b',
+    name: 'b',
+    instructions: 'help',
+    model: languageModel,
+    workspace: ({ requestContext }) => pool.get(String(requestContext.get('tenant'))),
+  })
+  void agent
 }
 
 export const typedBatch: BatchEmbedder = batch

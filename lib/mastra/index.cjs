@@ -2,7 +2,7 @@
 // exports, with its Workspace running search natively.
 'use strict'
 
-const { createWorkspaceClass, lastIndexReport } = require('./workspace.js')
+const { createWorkspaceClass, lastIndexReport, nativeWorkspace } = require('./workspace.js')
 
 /** @returns {any} */
 function requireMastra() {
@@ -20,4 +20,4 @@ function requireMastra() {
 const mastra = requireMastra()
 const version = require('@mastra/core/package.json').version
 
-module.exports = { ...mastra, Workspace: createWorkspaceClass(mastra, version), lastIndexReport }
+module.exports = { ...mastra, Workspace: createWorkspaceClass(mastra, version), lastIndexReport, nativeWorkspace }

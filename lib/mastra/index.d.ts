@@ -2,7 +2,7 @@
 // Workspace running search natively.
 export * from '@mastra/core/workspace'
 import type { Workspace as MastraWorkspace, WorkspaceConfig, WorkspaceFilesystem, WorkspaceSandbox } from '@mastra/core/workspace'
-import type { IndexReport, PersistOptions } from '../../index.js'
+import type { IndexReport, PersistOptions, Workspace as NativeWorkspace } from '../../index.js'
 
 /**
  * workspace-search's options that Mastra's config does not have: the index
@@ -50,3 +50,10 @@ export declare const Workspace: {
  * what lets Mastra's Agent take them.)
  */
 export declare function lastIndexReport(workspace: MastraWorkspace<any, any, any>): IndexReport | undefined
+
+/**
+ * The native Workspace behind `workspace`: its `stats()` (e.g. for
+ * `tenantPool`'s `memoryOf`), `save()`, `grep()`; undefined for a
+ * workspace of another class, or one without search configured.
+ */
+export declare function nativeWorkspace(workspace: MastraWorkspace<any, any, any>): NativeWorkspace | undefined

@@ -1,10 +1,10 @@
 // `import ... from 'workspace-search/mastra'`: everything @mastra/core/workspace
 // exports (the names below; __test__/mastra.test.mjs checks they are all of
-// them), with its Workspace running search natively, and lastIndexReport.
+// them), with its Workspace running search natively, lastIndexReport and nativeWorkspace.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { createWorkspaceClass, lastIndexReport } = require('./workspace.js')
+const { createWorkspaceClass, lastIndexReport, nativeWorkspace } = require('./workspace.js')
 
 /** @returns {Promise<any>} */
 async function importMastra() {
@@ -23,7 +23,7 @@ const mastra = await importMastra()
 const version = require('@mastra/core/package.json').version
 
 export const Workspace = createWorkspaceClass(mastra, version)
-export { lastIndexReport }
+export { lastIndexReport, nativeWorkspace }
 export const {
   CompositeFilesystem, CompositeVersionedSkillSource, DirectoryNotEmptyError,
   DirectoryNotFoundError, FileExistsError, FileNotFoundError, FileReadRequiredError,

@@ -13,6 +13,21 @@ const { NativeSearchEngine, ENGINE_METHODS } = require('./engine.js')
 const SUPPORTED_MASTRA = '>=1.71.0 <2'
 
 /**
+ * The native workspace behind each workspace of this entry.
+ * @type {WeakMap<object, import('../../index').Workspace>}
+ */
+const natives = new WeakMap()
+
+/**
+ * The native Workspace behind `workspace` (its `stats()`, `save()`,
+ * `grep()`...), undefined for a workspace of another class or without search.
+ * @param {object} workspace
+ */
+function nativeWorkspace(workspace) {
+  return natives.get(workspace)
+}
+
+/**
  * The last native rebuild's report of each workspace of this entry.
  * @type {WeakMap<object, import('../../index').IndexReport>}
  */
@@ -166,6 +181,7 @@ function createWorkspaceClass(mastra, version) {
       for (const key of [...SHARED_OPTIONS, ...NATIVE_OPTIONS]) if (config[key] !== undefined) options[key] = config[key]
       if (basePath !== undefined) options.filesystem = { basePath }
       this.#native = new NativeWorkspace(/** @type {any} */ (options))
+      natives.set(this, this.#native)
       self._searchEngine = new NativeSearchEngine(this.#native)
       if (basePath !== undefined) this.#installGrep(this.#native)
     }
@@ -224,4 +240,4 @@ function createWorkspaceClass(mastra, version) {
   }
 }
 
-module.exports = { createWorkspaceClass, lastIndexReport, SUPPORTED_MASTRA }
+module.exports = { createWorkspaceClass, lastIndexReport, nativeWorkspace, SUPPORTED_MASTRA }

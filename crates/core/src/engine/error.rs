@@ -19,8 +19,9 @@ enum Kind {
     Host(Box<dyn Any + Send + Sync>),
     /// The snapshot store: another writer saved first (`SnapshotConflictError`).
     Conflict,
-    /// The snapshot store failed, timed out or answered wrong (`SnapshotStoreError`).
-    Store,
+    /// The snapshot store failed, timed out or answered wrong
+    /// (`SnapshotStoreError`); with the value the host's store threw, if it did.
+    Store(Option<Box<dyn Any + Send + Sync>>),
 }
 
 /// What a snapshot store's failure is, for the host to name it.
@@ -55,14 +56,36 @@ impl Error {
     }
 
     pub fn store(reason: impl Into<String>) -> Error {
-        Error { reason: reason.into(), kind: Kind::Store }
+        Error { reason: reason.into(), kind: Kind::Store(None) }
+    }
+
+    /// The snapshot store failed with `cause`, a failure of the host's
+    /// code whose value stays the store error's cause (`take_cause`).
+    pub fn store_caused(reason: impl Into<String>, cause: Error) -> Error {
+        let cause = match cause.kind {
+            Kind::Host(value) => Some(value),
+            _ => None,
+        };
+        Error { reason: reason.into(), kind: Kind::Store(cause) }
+    }
+
+    /// The host's value of type `T` a store error was caused by, taken out.
+    pub fn take_cause<T: Any>(&mut self) -> Option<T> {
+        let Kind::Store(cause) = &mut self.kind else { return None };
+        match cause.take()?.downcast::<T>() {
+            Ok(v) => Some(*v),
+            Err(other) => {
+                *cause = Some(other);
+                None
+            }
+        }
     }
 
     /// A snapshot store's failure, if this is one.
     pub fn store_failure(&self) -> Option<StoreFailure> {
         match self.kind {
             Kind::Conflict => Some(StoreFailure::Conflict),
-            Kind::Store => Some(StoreFailure::Store),
+            Kind::Store(_) => Some(StoreFailure::Store),
             _ => None,
         }
     }
@@ -96,7 +119,7 @@ impl std::fmt::Debug for Error {
             Kind::NotReady => "not ready",
             Kind::Host(_) => "host",
             Kind::Conflict => "conflict",
-            Kind::Store => "store",
+            Kind::Store(_) => "store",
         };
         write!(f, "Error({kind}: {})", self.reason)
     }
@@ -122,5 +145,10 @@ mod tests {
         assert_eq!(e.into_host::<u32>().unwrap(), 7);
         assert!(Error::not_ready("ws-1").is_not_ready());
         assert!(Error::from_reason("m").into_host::<String>().is_err());
+        let mut e = Error::store_caused("get failed", Error::host("503", 503u16));
+        assert_eq!(e.store_failure(), Some(StoreFailure::Store));
+        assert_eq!(e.take_cause::<String>(), None);
+        assert_eq!(e.take_cause::<u16>(), Some(503));
+        assert_eq!(e.take_cause::<u16>(), None);
     }
 }

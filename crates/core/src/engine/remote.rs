@@ -81,7 +81,7 @@ async fn bounded<T>(timeout: Duration, what: &str, call: impl Future<Output = Re
     let ms = timeout.as_millis();
     match tokio::time::timeout(timeout, call).await {
         Err(_) => Err(Error::store(format!("persist.store: {what} did not answer within {ms} ms"))),
-        Ok(Err(e)) => Err(Error::store(format!("persist.store: {what} failed: {}", e.reason))),
+        Ok(Err(e)) => Err(Error::store_caused(format!("persist.store: {what} failed: {}", e.reason), e)),
         Ok(Ok(v)) => Ok(v),
     }
 }
