@@ -149,3 +149,11 @@ test("Mastra's per-request Workspace factory: an Agent's workspace attached per 
   assert.deepEqual(pool.tenants().sort(), ['acme', 'globex'])
   assert.ok(pool.memoryBytes() > 0)
 })
+
+test('tenantPool: a memoryOf that cannot measure fails that get() and keeps nothing attached', async () => {
+  let destroyed = 0
+  const pool = tenantPool({ attach: async () => ({ destroy: async () => void destroyed++ }), maxBytes: 10, memoryOf: () => NaN })
+  await assert.rejects(pool.get('a'), (e) => e instanceof TypeError && /memoryOf answered NaN/.test(e.message))
+  assert.deepEqual([pool.tenants(), destroyed], [[], 1])
+  assert.throws(() => tenantPool({ attach: async () => ({ destroy: async () => {} }), maxBytes: 10, memoryOf: 5 }), TypeError)
+})

@@ -12,8 +12,14 @@
 function tenantPool(options) {
   if (!options || typeof options.attach !== 'function') throw new TypeError('tenantPool needs { attach, maxBytes }')
   const { attach, maxBytes } = options
-  const memoryOf = options.memoryOf ?? ((/** @type {any} */ w) => w.stats().memoryBytes)
-  if (typeof memoryOf !== 'function') throw new TypeError('tenantPool: memoryOf must be a function')
+  const measure = options.memoryOf ?? ((/** @type {any} */ w) => w.stats().memoryBytes)
+  if (typeof measure !== 'function') throw new TypeError('tenantPool: memoryOf must be a function')
+  // A bound that cannot be measured is an error of that call, never a pool that evicts everything.
+  const memoryOf = (/** @type {W} */ w) => {
+    const n = measure(w)
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new TypeError(`tenantPool: memoryOf answered ${String(n)}, not a number of bytes`)
+    return n
+  }
   // An evicted tenant whose last save failed lost writes: never silently.
   const onEvictError =
     options.onEvictError ??
@@ -74,7 +80,13 @@ function tenantPool(options) {
         if (live.get(tenant) === pending) live.delete(tenant)
         throw e
       }
-      bytes.set(tenant, memoryOf(workspace))
+      try {
+        bytes.set(tenant, memoryOf(workspace))
+      } catch (e) {
+        if (live.get(tenant) === pending) live.delete(tenant)
+        await workspace.destroy().catch(() => {})
+        throw e
+      }
       await evictBeyond(tenant)
       return workspace
     },

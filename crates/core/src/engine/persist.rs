@@ -97,6 +97,10 @@ impl Persist {
     pub fn release(&self) {
         let lock = self.state.lock().writer.take();
         drop(lock);
+        // A snapshot store's texts part (held in memory until its texts are read).
+        if let Some(remote) = &self.remote {
+            remote.release();
+        }
     }
 
     /// Whether this workspace holds the directory's writer lock.

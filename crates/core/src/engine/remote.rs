@@ -212,6 +212,14 @@ impl RemoteSnapshots {
     /// only a workspace that rebuilt it all from files replaces it.
     pub fn unusable(&self, why: String) {
         self.state.lock().unreadable = Some(why);
+        // Its texts are not this workspace's: no search or save waits for them.
+        *self.texts.lock() = None;
+    }
+
+    /// At `destroy()`: the texts part of the snapshot attached is let go
+    /// (a fetch still on its way drops it when it ends).
+    pub fn release(&self) {
+        *self.texts.lock() = None;
     }
 
     /// The snapshot the manifest names, checked (`Ok(Err(..))`: what the
@@ -301,7 +309,8 @@ impl RemoteSnapshots {
                 Err(Error::store(why))
             }
             Ok(Outcome::Broken(why)) => {
-                self.unusable(why.clone());
+                // (Not `unusable`: every later reader must still meet this.)
+                self.state.lock().unreadable = Some(why.clone());
                 if files_only {
                     return Ok(());
                 }
