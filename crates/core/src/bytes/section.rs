@@ -175,6 +175,14 @@ impl Buffer {
         let _ = (from, to);
     }
 
+    /// The first `len` bytes filled (at most the buffer's), shared from now on.
+    pub fn freeze_bytes(self, len: usize) -> Arc<Backing> {
+        let mut backing = self.freeze();
+        let backing_mut = Arc::get_mut(&mut backing).expect("just made");
+        backing_mut.len = backing_mut.len.min(len);
+        backing
+    }
+
     /// The filled words, shared from now on.
     pub fn freeze(self) -> Arc<Backing> {
         Arc::new(match self.0 {

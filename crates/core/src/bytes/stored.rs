@@ -12,6 +12,7 @@
 //! (`is_damaged`: searches leave such a document out). Either way the
 //! snapshot file is removed so the next start rebuilds.
 
+use super::section::Backing;
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::PathBuf;
@@ -47,7 +48,7 @@ pub struct TextsApart {
 
 enum Apart {
     Waiting,
-    Here(Arc<[u8]>),
+    Here(Arc<Backing>),
     /// What the store holds is not this part: every read fails (and is
     /// read again from the indexed file where it can be: `set_recover`).
     Broken,
@@ -60,8 +61,8 @@ impl TextsApart {
     }
 
     /// The part's bytes (checked as the part the manifest names).
-    pub fn arrive(&self, bytes: Vec<u8>) {
-        *self.state.lock() = Apart::Here(bytes.into());
+    pub fn arrive(&self, bytes: Arc<Backing>) {
+        *self.state.lock() = Apart::Here(bytes);
         self.arrived.notify_all();
     }
 
@@ -72,7 +73,7 @@ impl TextsApart {
     }
 
     /// The part's bytes, once here.
-    pub fn bytes(&self) -> Option<Arc<[u8]>> {
+    pub fn bytes(&self) -> Option<Arc<Backing>> {
         match &*self.state.lock() {
             Apart::Here(bytes) => Some(bytes.clone()),
             _ => None,
@@ -84,9 +85,10 @@ impl TextsApart {
         if matches!(*state, Apart::Waiting) {
             let _ = self.arrived.wait_while_for(&mut state, |s| matches!(s, Apart::Waiting), self.wait);
         }
-        let Apart::Here(bytes) = &*state else {
+        let Apart::Here(backing) = &*state else {
             return Err(std::io::Error::other("the texts part is not here"));
         };
+        let bytes = backing.bytes();
         let start = usize::try_from(offset).ok().filter(|&s| s.checked_add(len).is_some_and(|e| e <= bytes.len()));
         let start = start.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
         Ok(bytes[start..start + len].to_vec())

@@ -62,7 +62,7 @@ struct TextsFetch {
     apart: Arc<TextsApart>,
     /// The head's bytes, kept until the texts arrive to cache the two as
     /// one snapshot file (with a cache only).
-    head: Mutex<Option<(Arc<Backing>, usize)>>,
+    head: Mutex<Option<Arc<Backing>>>,
     outcome: tokio::sync::watch::Sender<Outcome>,
 }
 
@@ -101,7 +101,7 @@ async fn fetch_part(
     store: &dyn SnapshotStoreCall,
     timeout: Duration,
     part: &PartRef,
-) -> Result<std::result::Result<Vec<u8>, SnapshotError>> {
+) -> Result<std::result::Result<Arc<Backing>, SnapshotError>> {
     let Some(StoredObject { bytes, .. }) = get(store, timeout, &part.key).await? else {
         return Ok(Err(absent(part)));
     };
@@ -155,7 +155,7 @@ impl TextsFetch {
     /// (whichever comes second caches the two).
     async fn head_decoded(&self, head: Arc<Backing>, cache: Option<Arc<PartCache>>) {
         if cache.is_some() {
-            *self.head.lock() = Some((head, self.manifest.index.raw_size as usize));
+            *self.head.lock() = Some(head);
             self.cache_whole(cache).await;
         }
     }
@@ -170,7 +170,7 @@ impl TextsFetch {
             (head.take().expect("checked"), texts)
         };
         let manifest = self.manifest.clone();
-        let _ = blocking(move || cache.keep(&manifest, &[&head.0.bytes()[..head.1], &texts])).await;
+        let _ = blocking(move || cache.keep(&manifest, &[head.bytes(), texts.bytes()])).await;
     }
 }
 
@@ -256,15 +256,13 @@ impl RemoteSnapshots {
         let fetch = Arc::new(TextsFetch { manifest: manifest.clone(), apart, head: Mutex::new(None), outcome: tx });
         fetch.start(self.store.clone(), self.timeout, self.cache.clone());
         *self.texts.lock() = Some(fetch.clone());
-        let Some(StoredObject { bytes, .. }) = get(&*self.store, self.timeout, &manifest.index.key).await? else {
-            return Ok(Err(absent(&manifest.index)));
+        let head = match fetch_part(&*self.store, self.timeout, &manifest.index).await? {
+            Ok(head) => head,
+            Err(e) => return Ok(Err(e)),
         };
-        let (texts, len, part) =
-            (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size, manifest.index.clone());
+        let (texts, len) = (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size);
         let decoded = blocking(move || {
-            let head = part.unpack_backed(bytes)?;
-            let framed = &head.bytes()[..part.raw_size as usize];
-            let snapshot = Snapshot::decode_apart(disk::unframe_head(framed, len)?, head.clone(), texts, len)?;
+            let snapshot = Snapshot::decode_apart(disk::unframe_head(head.bytes(), len)?, head.clone(), texts, len)?;
             Ok((snapshot, head))
         })
         .await?;

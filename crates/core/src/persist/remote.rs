@@ -50,23 +50,10 @@ impl PartRef {
         }
     }
 
-    /// The bytes `stored` holds, checked as this part's and unpacked.
-    pub fn unpack(&self, stored: Vec<u8>) -> Result<Vec<u8>, SnapshotError> {
-        self.check(&stored)?;
-        if !self.zstd {
-            return Ok(stored);
-        }
-        let raw = zstd::bulk::decompress(&stored, self.raw_size as usize)
-            .map_err(|e| SnapshotError::Corrupt(format!("the part does not unpack: {e}")))?;
-        if raw.len() as u64 != self.raw_size {
-            return Err(SnapshotError::Truncated { got: raw.len() as u64, expected: self.raw_size });
-        }
-        Ok(raw)
-    }
-
-    /// As `unpack`, into memory a loaded index views in place (postings,
-    /// names and line tables are not copied out, as from a mapped file).
-    pub fn unpack_backed(&self, stored: Vec<u8>) -> Result<Arc<Backing>, SnapshotError> {
+    /// The bytes `stored` holds, checked as this part's and unpacked into
+    /// memory that a loaded index views in place (postings, names and line
+    /// tables are not copied out, as from a mapped file), exactly `raw_size` long.
+    pub fn unpack(&self, stored: Vec<u8>) -> Result<Arc<Backing>, SnapshotError> {
         self.check(&stored)?;
         let len = usize::try_from(self.raw_size).map_err(|_| SnapshotError::Corrupt("a part's size".into()))?;
         let mut buffer = Buffer::zeroed(len.div_ceil(4));
@@ -82,7 +69,7 @@ impl PartRef {
         if got != len {
             return Err(SnapshotError::Truncated { got: got as u64, expected: self.raw_size });
         }
-        Ok(buffer.freeze())
+        Ok(buffer.freeze_bytes(len))
     }
 
     /// Whether `bytes` are this part's (a truncated or foreign object is not).
@@ -168,7 +155,7 @@ mod tests {
         assert!(packed.zstd && stored.len() < raw.len());
         let m = Manifest { index: part.clone(), texts: packed.clone() };
         assert_eq!(Manifest::decode(&m.encode()).unwrap().texts, packed);
-        assert_eq!(packed.unpack(stored.clone()).unwrap(), raw);
+        assert_eq!(packed.unpack(stored.clone()).unwrap().bytes(), raw);
         assert!(packed.unpack(stored[..stored.len() - 1].to_vec()).is_err());
         assert!(part.check(b"snapshot bytes").is_ok());
         assert!(matches!(part.check(b"snapshot byte"), Err(SnapshotError::Truncated { .. })));
