@@ -321,11 +321,11 @@ export declare class LocalFilesystem {
 }
 
 /**
- * In-process vector store: exact top-k over contiguous f32 storage,
- * metadata filters, no server.
+ * In-process vector store: top-k over contiguous f32 storage (int8 codes
+ * scanned, the best candidates rescored exactly), metadata filters, no server.
  */
 export declare class LocalVector {
-  constructor(options?: { id?: string })
+  constructor(options?: { id?: string; quantization?: 'int8' | 'none'; oversample?: number })
   get id(): string
   createIndex(params: { indexName: string; dimension: number; metric?: 'cosine' | 'euclidean' | 'dotproduct' }): Promise<void>
   upsert(params: { indexName: string; vectors: Array<number[] | Float32Array>; metadata?: Record<string, unknown>[]; ids?: string[]; deleteFilter?: MetadataFilter }): Promise<string[]>

@@ -102,3 +102,37 @@ test('LocalVector.upsert with deleteFilter checks the new vectors before it dele
   await store.upsert({ ...bad, vectors: [V.c] })
   assert.deepEqual((await store.query({ indexName: 'r', queryVector: V.a, topK: 10 })).map((r) => r.id), ['c'], 'a good one replaces them')
 })
+
+test('LocalVector scans int8 codes and rescores exactly: the same answers and scores as the exact scan, options checked', async () => {
+  assert.throws(() => new lib.LocalVector({ quantization: 'int4' }), /quantization must be 'int8' or 'none', got 'int4'/)
+  assert.throws(() => new lib.LocalVector({ oversample: 0 }), /oversample must be an integer >= 1/)
+  assert.throws(() => new lib.LocalVector({ oversample: 5000 }), /oversample must be at most 1000/)
+  assert.throws(() => new lib.LocalVector({ oversample: 2, typo: 1 }), /Unknown option 'typo'/)
+  let seed = 7
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1
+  const dim = 96
+  const vectors = Array.from({ length: 20000 }, () => Float32Array.from({ length: dim }, rnd))
+  const ids = vectors.map((_, i) => `v${i}`)
+  const metadata = vectors.map((_, i) => ({ tenth: i % 10 === 0 }))
+  const exact = new lib.LocalVector({ quantization: 'none' })
+  const int8 = new lib.LocalVector() // the default
+  for (const s of [exact, int8]) {
+    await s.createIndex({ indexName: 'q', dimension: dim })
+    await s.upsert({ indexName: 'q', vectors, ids, metadata })
+    await s.deleteVector({ indexName: 'q', id: 'v5' })
+    await s.updateVector({ indexName: 'q', id: 'v6', update: { vector: vectors[7].map((x) => -x) } })
+  }
+  for (let i = 0; i < 20; i++) {
+    const queryVector = Float32Array.from({ length: dim }, rnd)
+    for (const filter of [undefined, { tenth: true }]) {
+      const a = await exact.query({ indexName: 'q', queryVector, topK: 10, filter })
+      const b = await int8.query({ indexName: 'q', queryVector, topK: 10, filter })
+      assert.deepEqual(b, a)
+      assert.equal(a.length, 10)
+    }
+  }
+  for (const queryVector of [vectors[5], vectors[7]]) {
+    const top = await int8.query({ indexName: 'q', queryVector, topK: 3 })
+    assert.ok(!top.some((h) => h.id === 'v5' || h.id === 'v6'), 'deleted and changed vectors are not found where they were')
+  }
+})

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use workspace_search_core::vectors::filter::Filter;
-use workspace_search_core::vectors::store::{Metric, VectorStore};
+use workspace_search_core::vectors::store::{Metric, Quantization, ScanOptions, VectorStore};
 
 #[napi(object)]
 pub struct VectorQueryResult {
@@ -30,8 +30,8 @@ pub struct VectorIndexStats {
     pub metric: String,
 }
 
-/// In-process vector store: exact top-k over contiguous f32 storage,
-/// metadata filters, no server.
+/// In-process vector store: top-k over contiguous f32 storage (int8 codes
+/// scanned, the best candidates rescored exactly), metadata filters, no server.
 #[napi]
 pub struct LocalVector {
     id: String,
@@ -86,22 +86,43 @@ fn core_err(e: impl std::fmt::Display) -> Fail {
     Fail::Plain(e.to_string())
 }
 
+/// `{ id, quantization, oversample }`, each optional.
+fn local_vector_options(options: Option<Unknown>) -> Checked<(String, ScanOptions)> {
+    let mut scan = ScanOptions::default();
+    let Some(o) = options.filter(|o| !is_nullish(o)) else { return Ok(("local-vector".into(), scan)) };
+    let o = to_object(&o, "LocalVector options")?;
+    check_keys(&o, &["id", "quantization", "oversample"], &[], "LocalVector options")?;
+    let id = match prop(&o, "id")? {
+        Some(v) => to_string(&v, "id")?,
+        None => "local-vector".into(),
+    };
+    if let Some(v) = prop(&o, "quantization")? {
+        scan.quantization = match to_string(&v, "quantization")?.as_str() {
+            "int8" => Quantization::Int8,
+            "none" => Quantization::None,
+            other => return Err(Fail::Type(format!("quantization must be 'int8' or 'none', got '{other}'"))),
+        };
+    }
+    if let Some(v) = prop(&o, "oversample")? {
+        let n = to_integer(&v, "oversample", 1.0)?;
+        if n > 1000.0 {
+            return Err(Fail::Range(format!("oversample must be at most 1000, got {n}")));
+        }
+        scan.oversample = n as usize;
+    }
+    Ok((id, scan))
+}
+
 #[napi]
 impl LocalVector {
-    #[napi(constructor, ts_args_type = "options?: { id?: string }")]
+    #[napi(
+        constructor,
+        ts_args_type = "options?: { id?: string; quantization?: 'int8' | 'none'; oversample?: number }"
+    )]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         guard(|| {
-            let id = (|| -> Checked<String> {
-                let Some(o) = options.filter(|o| !is_nullish(o)) else { return Ok("local-vector".into()) };
-                let o = to_object(&o, "LocalVector options")?;
-                check_keys(&o, &["id"], &[], "LocalVector options")?;
-                match prop(&o, "id")? {
-                    Some(v) => to_string(&v, "id"),
-                    None => Ok("local-vector".into()),
-                }
-            })()
-            .map_err(|f| f.throw(&env))?;
-            Ok(LocalVector { id, store: Arc::default() })
+            let (id, scan) = local_vector_options(options).map_err(|f| f.throw(&env))?;
+            Ok(LocalVector { id, store: Arc::new(RwLock::new(VectorStore::with_scan(scan))) })
         })
     }
 

@@ -1,0 +1,207 @@
+//! Int8 codes of the embedded store's vectors, scanned instead of the f32
+//! vectors: a query over many vectors is bound by the bytes it reads, and a
+//! code is a quarter of them. The best candidates of the scan are then
+//! scored again exactly (`store::VectorIndex::query`).
+//!
+//! One scale per vector (its largest magnitude maps to 127), not one per
+//! dimension: an upsert then never changes any other vector's code, and on
+//! the sets measured (bench/vectors.mjs) the rescored top-k is the same.
+//! Codes are kept offset by 128 as bytes, so that a dot product against a
+//! signed query is AVX-512 VNNI's `vpdpbusd`: 64 dimensions an instruction.
+
+/// The codes of an index's vectors, slot order like the vectors.
+#[derive(Debug, Clone, Default)]
+pub struct Codes {
+    dim: usize,
+    /// `dim` bytes per vector: `round(x / scale) + 128`, in 1..=255.
+    bytes: Vec<u8>,
+    scales: Vec<f32>,
+}
+
+/// A query quantized the same way, for `Codes::dot`.
+pub struct QueryCodes {
+    codes: Vec<i8>,
+    scale: f32,
+    /// 128 x the sum of the codes: what the offset of the stored codes adds.
+    offset: i64,
+    kernel: fn(&[u8], &[i8]) -> i32,
+}
+
+/// The scale that maps `v`'s largest magnitude to 127 (1 for a zero vector).
+fn scale_of(v: &[f32]) -> f32 {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max > 0.0 {
+        max / 127.0
+    } else {
+        1.0
+    }
+}
+
+fn quantize(v: &[f32], scale: f32) -> impl Iterator<Item = i8> + '_ {
+    v.iter().map(move |x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+}
+
+impl Codes {
+    pub fn new(dim: usize) -> Self {
+        Codes { dim, bytes: Vec::new(), scales: Vec::new() }
+    }
+
+    /// The codes of `data` (`dim` floats per vector), on all cores.
+    pub fn of(dim: usize, data: &[f32]) -> Self {
+        use rayon::prelude::*;
+        if data.is_empty() {
+            return Codes::new(dim);
+        }
+        let scales: Vec<f32> = data.par_chunks_exact(dim).map(scale_of).collect();
+        let mut bytes = vec![0u8; data.len()];
+        bytes.par_chunks_exact_mut(dim).zip(data.par_chunks_exact(dim)).zip(&scales).for_each(|((out, v), &s)| {
+            for (o, c) in out.iter_mut().zip(quantize(v, s)) {
+                *o = (c as i16 + 128) as u8;
+            }
+        });
+        Codes { dim, bytes, scales }
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.bytes.len() + self.scales.len() * 4
+    }
+
+    pub fn push(&mut self, v: &[f32]) {
+        let s = scale_of(v);
+        self.scales.push(s);
+        self.bytes.extend(quantize(v, s).map(|c| (c as i16 + 128) as u8));
+    }
+
+    pub fn set(&mut self, slot: usize, v: &[f32]) {
+        let s = scale_of(v);
+        self.scales[slot] = s;
+        for (o, c) in self.bytes[slot * self.dim..(slot + 1) * self.dim].iter_mut().zip(quantize(v, s)) {
+            *o = (c as i16 + 128) as u8;
+        }
+    }
+
+    /// Moves the last vector's codes into `slot` (the store's swap-remove).
+    pub fn swap_remove(&mut self, slot: usize) {
+        let last = self.scales.len() - 1;
+        if slot != last {
+            self.bytes.copy_within(last * self.dim..(last + 1) * self.dim, slot * self.dim);
+        }
+        self.scales.swap_remove(slot);
+        self.bytes.truncate(last * self.dim);
+    }
+
+    /// The approximate dot product of the query with the vector at `slot`.
+    #[inline]
+    pub fn dot(&self, q: &QueryCodes, slot: usize) -> f32 {
+        let raw = (q.kernel)(&self.bytes[slot * self.dim..(slot + 1) * self.dim], &q.codes);
+        (raw as i64 - q.offset) as f32 * q.scale * self.scales[slot]
+    }
+}
+
+impl QueryCodes {
+    pub fn new(q: &[f32]) -> Self {
+        let scale = scale_of(q);
+        let codes: Vec<i8> = quantize(q, scale).collect();
+        let offset = 128 * codes.iter().map(|&c| c as i64).sum::<i64>();
+        QueryCodes { codes, scale, offset, kernel: kernel() }
+    }
+}
+
+/// The fastest dot product of stored codes and query codes this CPU has.
+fn kernel() -> fn(&[u8], &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512vnni") && std::is_x86_feature_detected!("avx512bw") {
+        return vnni::dot;
+    }
+    dot_portable
+}
+
+/// Any CPU (the compiler vectorises it with the baseline's integer SIMD).
+fn dot_portable(a: &[u8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(&x, &y)| x as i32 * y as i32).sum()
+}
+
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use std::arch::x86_64::*;
+
+    /// Only returned by `kernel()` once the CPU is known to have AVX-512 VNNI and BW.
+    pub fn dot(a: &[u8], b: &[i8]) -> i32 {
+        assert_eq!(a.len(), b.len());
+        // SAFETY: `kernel()` hands this function out only after detecting
+        // avx512vnni and avx512bw at run time, the features `dot_avx512` needs.
+        unsafe { dot_avx512(a, b) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn dot_avx512(a: &[u8], b: &[i8]) -> i32 {
+        let n = a.len();
+        let mut acc = _mm512_setzero_si512();
+        let mut i = 0;
+        while i + 64 <= n {
+            // SAFETY: `i + 64 <= n`, so both 64-byte loads are inside the
+            // slices (equal lengths, checked by the caller); unaligned loads.
+            let (x, y) =
+                unsafe { (_mm512_loadu_si512(a.as_ptr().add(i).cast()), _mm512_loadu_si512(b.as_ptr().add(i).cast())) };
+            acc = _mm512_dpbusd_epi32(acc, x, y);
+            i += 64;
+        }
+        if i < n {
+            let mask: __mmask64 = (1u64 << (n - i)) - 1;
+            // SAFETY: the mask enables only the `n - i` bytes left in each
+            // slice; masked-off bytes are not read (AVX-512 masked loads do
+            // not fault on them).
+            let (x, y) = unsafe {
+                (
+                    _mm512_maskz_loadu_epi8(mask, a.as_ptr().add(i).cast()),
+                    _mm512_maskz_loadu_epi8(mask, b.as_ptr().add(i).cast()),
+                )
+            };
+            acc = _mm512_dpbusd_epi32(acc, x, y);
+        }
+        _mm512_reduce_add_epi32(acc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_agree_and_codes_approximate_the_dot_product() {
+        let mut x = 99u64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 2001) as f32 / 1000.0 - 1.0
+        };
+        for dim in [1, 3, 63, 64, 65, 384, 1536] {
+            let v: Vec<f32> = (0..dim).map(|_| rnd()).collect();
+            let q: Vec<f32> = (0..dim).map(|_| rnd()).collect();
+            let codes = Codes::of(dim, &v);
+            let qc = QueryCodes::new(&q);
+            assert_eq!((qc.kernel)(&codes.bytes, &qc.codes), dot_portable(&codes.bytes, &qc.codes), "dim {dim}");
+            let exact: f32 = v.iter().zip(&q).map(|(a, b)| a * b).sum();
+            let bound = 0.02 * (dim as f32).sqrt();
+            assert!((codes.dot(&qc, 0) - exact).abs() < bound, "dim {dim}: {} vs {exact}", codes.dot(&qc, 0));
+        }
+    }
+
+    #[test]
+    fn push_set_and_swap_remove_keep_slots() {
+        let mut c = Codes::new(2);
+        c.push(&[1.0, 0.0]);
+        c.push(&[0.0, 2.0]);
+        c.push(&[-3.0, 0.0]);
+        c.set(1, &[0.0, -1.0]);
+        c.swap_remove(0);
+        let q = QueryCodes::new(&[1.0, 1.0]);
+        assert!((c.dot(&q, 0) + 3.0).abs() < 0.05);
+        assert!((c.dot(&q, 1) + 1.0).abs() < 0.05);
+        assert_eq!(c.scales.len(), 2);
+        assert_eq!(c.bytes.len(), 4);
+        let zero = QueryCodes::new(&[0.0, 0.0]);
+        assert_eq!(c.dot(&zero, 0), 0.0);
+    }
+}
