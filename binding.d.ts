@@ -325,7 +325,7 @@ export declare class LocalFilesystem {
  * scanned, the best candidates rescored exactly), metadata filters, no server.
  */
 export declare class LocalVector {
-  constructor(options?: { id?: string; quantization?: 'int8' | 'none'; oversample?: number })
+  constructor(options?: { id?: string; quantization?: 'int8' | 'none'; oversample?: number; index?: 'auto' | 'hnsw' | 'flat'; efSearch?: number })
   get id(): string
   createIndex(params: { indexName: string; dimension: number; metric?: 'cosine' | 'euclidean' | 'dotproduct' }): Promise<void>
   upsert(params: { indexName: string; vectors: Array<number[] | Float32Array>; metadata?: Record<string, unknown>[]; ids?: string[]; deleteFilter?: MetadataFilter }): Promise<string[]>
@@ -605,10 +605,23 @@ export interface SnapshotRequest {
   ifNoneMatch?: boolean
 }
 
+/** `stats().vectorGraph`, `LocalVector.describeIndex().graph`. */
+export interface VectorGraphStats {
+  /** `building` (queries scan meanwhile), `ready`, or `failed` (queries scan; `error` says why). */
+  state: 'building' | 'ready' | 'failed'
+  /** Vectors removed since it was built (it is built again past a quarter of them). */
+  removed: number
+  /** Writes its thread has not yet applied (queries score their vectors meanwhile). */
+  pending: number
+  error?: string
+}
+
 export interface VectorIndexStats {
   dimension: number
   count: number
   metric: 'cosine' | 'euclidean' | 'dotproduct'
+  /** The index's HNSW graph, when it keeps one. */
+  graph?: VectorGraphStats
 }
 
 export interface VectorQueryResult {
@@ -664,4 +677,6 @@ export interface WorkspaceStats {
   history?: HistoryStats
   /** After a `grep()`: its trigram index. */
   grep?: GrepStats
+  /** The embedded store's HNSW graph, when it keeps one (past 250,000 vectors). */
+  vectorGraph?: VectorGraphStats
 }

@@ -136,3 +136,64 @@ test('LocalVector scans int8 codes and rescores exactly: the same answers and sc
     assert.ok(!top.some((h) => h.id === 'v5' || h.id === 'v6'), 'deleted and changed vectors are not found where they were')
   }
 })
+
+async function settled(store, indexName) {
+  for (let i = 0; i < 600; i++) {
+    const { graph } = await store.describeIndex({ indexName })
+    if (graph?.state === 'ready' && graph.pending === 0) return graph
+    assert.notEqual(graph?.state, 'failed', graph?.error)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  assert.fail('the graph did not catch up in 30 s')
+}
+
+test("LocalVector({ index: 'hnsw' }): a graph built and kept current on its own thread; exact scores, recall against the scan, writes found at once", async () => {
+  assert.throws(() => new lib.LocalVector({ index: 'ivf' }), /index must be 'auto', 'hnsw' or 'flat', got 'ivf'/)
+  assert.throws(() => new lib.LocalVector({ efSearch: 0 }), /efSearch must be an integer >= 1/)
+  let seed = 11
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1
+  const dim = 32
+  const vectors = Array.from({ length: 4000 }, () => Float32Array.from({ length: dim }, rnd))
+  const ids = vectors.map((_, i) => `v${i}`)
+  const metadata = vectors.map((_, i) => ({ half: i % 2 === 0 }))
+  const flat = new lib.LocalVector({ index: 'flat' })
+  const hnsw = new lib.LocalVector({ index: 'hnsw', efSearch: 128 })
+  for (const s of [flat, hnsw]) {
+    await s.createIndex({ indexName: 'g', dimension: dim })
+    await s.upsert({ indexName: 'g', vectors, ids, metadata })
+  }
+  assert.equal((await flat.describeIndex({ indexName: 'g' })).graph, undefined)
+  const graph = await settled(hnsw, 'g')
+  assert.deepEqual(graph, { state: 'ready', removed: 0, pending: 0 })
+  const recall = async (filter) => {
+    let hits = 0
+    for (let i = 0; i < 20; i++) {
+      const queryVector = Float32Array.from({ length: dim }, rnd)
+      const exact = await flat.query({ indexName: 'g', queryVector, topK: 10, filter })
+      const got = await hnsw.query({ indexName: 'g', queryVector, topK: 10, filter })
+      for (const h of got) {
+        const e = exact.find((x) => x.id === h.id)
+        if (e) {
+          assert.equal(h.score, e.score, 'the exact similarity')
+          hits++
+        }
+      }
+    }
+    return hits / 200
+  }
+  assert.ok((await recall()) >= 0.95)
+  assert.ok((await recall({ half: true })) >= 0.95)
+  // Written after the build: found before the graph's thread applies them.
+  const fresh = Float32Array.from({ length: dim }, rnd)
+  await hnsw.upsert({ indexName: 'g', vectors: [fresh], ids: ['fresh'] })
+  await hnsw.deleteVector({ indexName: 'g', id: 'v1' })
+  assert.equal((await hnsw.query({ indexName: 'g', queryVector: fresh, topK: 1 }))[0].id, 'fresh')
+  assert.ok(!(await hnsw.query({ indexName: 'g', queryVector: vectors[1], topK: 5 })).some((h) => h.id === 'v1'))
+  assert.equal((await settled(hnsw, 'g')).removed, 1)
+  assert.equal((await hnsw.query({ indexName: 'g', queryVector: fresh, topK: 1 }))[0].id, 'fresh')
+  // A workspace given this store reports its graph.
+  const ws = new lib.Workspace({ bm25: true, vectorStore: hnsw, searchIndexName: 'g', embedder: async (texts) => texts.map(() => Array.from(fresh)) })
+  await ws.init()
+  assert.equal(ws.stats().vectorGraph?.state, 'ready')
+  await ws.destroy()
+})

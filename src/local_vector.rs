@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use workspace_search_core::vectors::filter::Filter;
-use workspace_search_core::vectors::store::{Metric, Quantization, ScanOptions, VectorStore};
+use workspace_search_core::vectors::store::{GraphChoice, Metric, Quantization, ScanOptions, VectorStore};
 
 #[napi(object)]
 pub struct VectorQueryResult {
@@ -28,6 +28,8 @@ pub struct VectorIndexStats {
     pub count: u32,
     #[napi(ts_type = "'cosine' | 'euclidean' | 'dotproduct'")]
     pub metric: String,
+    /// The index's HNSW graph, when it keeps one.
+    pub graph: Option<crate::types::VectorGraphStats>,
 }
 
 /// In-process vector store: top-k over contiguous f32 storage (int8 codes
@@ -86,12 +88,12 @@ fn core_err(e: impl std::fmt::Display) -> Fail {
     Fail::Plain(e.to_string())
 }
 
-/// `{ id, quantization, oversample }`, each optional.
+/// `{ id, quantization, oversample, index, efSearch }`, each optional.
 fn local_vector_options(options: Option<Unknown>) -> Checked<(String, ScanOptions)> {
     let mut scan = ScanOptions::default();
     let Some(o) = options.filter(|o| !is_nullish(o)) else { return Ok(("local-vector".into(), scan)) };
     let o = to_object(&o, "LocalVector options")?;
-    check_keys(&o, &["id", "quantization", "oversample"], &[], "LocalVector options")?;
+    check_keys(&o, &["id", "quantization", "oversample", "index", "efSearch"], &[], "LocalVector options")?;
     let id = match prop(&o, "id")? {
         Some(v) => to_string(&v, "id")?,
         None => "local-vector".into(),
@@ -110,6 +112,21 @@ fn local_vector_options(options: Option<Unknown>) -> Checked<(String, ScanOption
         }
         scan.oversample = n as usize;
     }
+    if let Some(v) = prop(&o, "index")? {
+        scan.graph = match to_string(&v, "index")?.as_str() {
+            "auto" => GraphChoice::Auto,
+            "hnsw" => GraphChoice::Always,
+            "flat" => GraphChoice::Never,
+            other => return Err(Fail::Type(format!("index must be 'auto', 'hnsw' or 'flat', got '{other}'"))),
+        };
+    }
+    if let Some(v) = prop(&o, "efSearch")? {
+        let n = to_integer(&v, "efSearch", 1.0)?;
+        if n > 100_000.0 {
+            return Err(Fail::Range(format!("efSearch must be at most 100000, got {n}")));
+        }
+        scan.ef_search = n as usize;
+    }
     Ok((id, scan))
 }
 
@@ -117,7 +134,7 @@ fn local_vector_options(options: Option<Unknown>) -> Checked<(String, ScanOption
 impl LocalVector {
     #[napi(
         constructor,
-        ts_args_type = "options?: { id?: string; quantization?: 'int8' | 'none'; oversample?: number }"
+        ts_args_type = "options?: { id?: string; quantization?: 'int8' | 'none'; oversample?: number; index?: 'auto' | 'hnsw' | 'flat'; efSearch?: number }"
     )]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         guard(|| {
@@ -338,6 +355,7 @@ impl LocalVector {
                     dimension: ix.dimension() as u32,
                     count: ix.len() as u32,
                     metric: ix.metric().name().into(),
+                    graph: ix.graph_status().map(Into::into),
                 })
             })();
             settle(env, r)

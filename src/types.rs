@@ -121,6 +121,33 @@ pub struct WorkspaceStats {
     pub history: Option<HistoryStats>,
     /// After a `grep()`: its trigram index.
     pub grep: Option<GrepStats>,
+    /// The embedded store's HNSW graph, when it keeps one (past 250,000 vectors).
+    pub vector_graph: Option<VectorGraphStats>,
+}
+
+/// `stats().vectorGraph`, `LocalVector.describeIndex().graph`.
+#[napi(object)]
+pub struct VectorGraphStats {
+    /// `building` (queries scan meanwhile), `ready`, or `failed` (queries scan; `error` says why).
+    #[napi(ts_type = "'building' | 'ready' | 'failed'")]
+    pub state: String,
+    /// Vectors removed since it was built (it is built again past a quarter of them).
+    pub removed: f64,
+    /// Writes its thread has not yet applied (queries score their vectors meanwhile).
+    pub pending: f64,
+    pub error: Option<String>,
+}
+
+impl From<workspace_search_core::vectors::graph::GraphStatus> for VectorGraphStats {
+    fn from(s: workspace_search_core::vectors::graph::GraphStatus) -> Self {
+        use workspace_search_core::vectors::graph::GraphStatus::*;
+        let (state, removed, pending, error) = match s {
+            Building => ("building", 0, 0, None),
+            Ready { removed, pending } => ("ready", removed, pending, None),
+            Failed(e) => ("failed", 0, 0, Some(e)),
+        };
+        VectorGraphStats { state: state.into(), removed: removed as f64, pending: pending as f64, error }
+    }
 }
 
 /// One candidate handed to the reranker (`rerank(query, candidates)`).

@@ -355,16 +355,16 @@ impl Workspace {
         guard(|| {
             check_ready(&self.engine).map_err(|f| f.throw(&env))?;
             let s = self.engine.index_stats();
-            let (vectors, vector_bytes) = match &self.engine.vectors {
-                Some(v) => (
-                    v.count(),
-                    if let workspace_search_core::engine::Store::Local(s) = &v.store {
-                        s.read().memory_bytes()
-                    } else {
-                        0
-                    },
-                ),
-                None => (0, 0),
+            let (vectors, vector_bytes, vector_graph) = match &self.engine.vectors {
+                Some(v) => match &v.store {
+                    workspace_search_core::engine::Store::Local(s) => {
+                        let s = s.read();
+                        let graph = s.index(&v.index_name).ok().and_then(|ix| ix.graph_status());
+                        (v.count(), s.memory_bytes(), graph.map(Into::into))
+                    }
+                    _ => (v.count(), 0, None),
+                },
+                None => (0, 0, None),
             };
             Ok(WorkspaceStats {
                 documents: s.documents as u32,
@@ -395,6 +395,7 @@ impl Workspace {
                     last_searched: g.last_searched as u32,
                     last_read: g.last_read as u32,
                 }),
+                vector_graph,
             })
         })
     }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 pub use crate::bytes::SnapshotError;
 

@@ -5,6 +5,7 @@
 
 pub mod embedding;
 pub mod filter;
+pub mod graph;
 pub mod index_name;
 pub mod ledger;
 pub mod metadata;

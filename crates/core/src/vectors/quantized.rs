@@ -80,6 +80,12 @@ impl Codes {
         }
     }
 
+    /// The code of the vector at `slot` as signed bytes (what a graph holds).
+    pub fn signed(&self, slot: usize) -> Vec<i8> {
+        // Flipping the top bit of `c + 128` gives `c` in two's complement.
+        self.bytes[slot * self.dim..(slot + 1) * self.dim].iter().map(|&b| (b ^ 0x80) as i8).collect()
+    }
+
     /// Moves the last vector's codes into `slot` (the store's swap-remove).
     pub fn swap_remove(&mut self, slot: usize) {
         let last = self.scales.len() - 1;
@@ -99,6 +105,10 @@ impl Codes {
 }
 
 impl QueryCodes {
+    pub fn signed(&self) -> &[i8] {
+        &self.codes
+    }
+
     pub fn new(q: &[f32]) -> Self {
         let scale = scale_of(q);
         let codes: Vec<i8> = quantize(q, scale).collect();
