@@ -155,7 +155,7 @@ test("LocalVector({ index: 'hnsw' }): a graph built and kept current on its own 
   const dim = 32
   const vectors = Array.from({ length: 4000 }, () => Float32Array.from({ length: dim }, rnd))
   const ids = vectors.map((_, i) => `v${i}`)
-  const metadata = vectors.map((_, i) => ({ half: i % 2 === 0 }))
+  const metadata = vectors.map((_, i) => ({ half: i % 2 === 0, n: i, tag: 'abcd'[i % 4] }))
   const flat = new lib.LocalVector({ index: 'flat' })
   const hnsw = new lib.LocalVector({ index: 'hnsw', efSearch: 128 })
   for (const s of [flat, hnsw]) {
@@ -182,7 +182,12 @@ test("LocalVector({ index: 'hnsw' }): a graph built and kept current on its own 
     return hits / 200
   }
   assert.ok((await recall()) >= 0.95)
-  assert.ok((await recall({ half: true })) >= 0.95)
+  // Filters of every kind, applied during the graph search (or by the scan when selective).
+  for (const filter of [{ half: true }, { n: { $lt: 2000 } }, { $or: [{ half: true }, { n: { $gte: 3990 } }] }, { tag: { $in: ['a', 'c'] } }, { n: { $lt: 40 } }]) {
+    assert.ok((await recall(filter)) >= 0.95, JSON.stringify(filter))
+  }
+  // A topK past the index does not ask the graph for more than there is.
+  assert.equal((await hnsw.query({ indexName: 'g', queryVector: vectors[0], topK: 1e9 })).length, 4000)
   // Written after the build: found before the graph's thread applies them.
   const fresh = Float32Array.from({ length: dim }, rnd)
   await hnsw.upsert({ indexName: 'g', vectors: [fresh], ids: ['fresh'] })

@@ -136,7 +136,8 @@ async function graphRun(n, dim) {
   const t = performance.now()
   const graph = await store({ index: 'hnsw', efSearch: EF }, vectors, dim, metadataOf)
   const upsertMs = performance.now() - t
-  while ((await graph.describeIndex({ indexName: 'v' })).graph?.state === 'building') await new Promise((r) => setTimeout(r, 200))
+  const caughtUp = (g) => g?.state === 'failed' || (g?.state === 'ready' && g.pending === 0)
+  while (!caughtUp((await graph.describeIndex({ indexName: 'v' })).graph)) await new Promise((r) => setTimeout(r, 200))
   const buildMs = performance.now() - t
   const status = (await graph.describeIndex({ indexName: 'v' })).graph
   const rssGraph = process.memoryUsage().rss - rssBefore
@@ -145,7 +146,7 @@ async function graphRun(n, dim) {
     rows.push({ scan: `HNSW graph, efSearch ${EF}`, filter: name, ...r, recall: recall(r.tops, truth[name].tops) })
   }
   console.log(`\nClustered random (${CLUSTERS} centres): ${n} x ${dim}, ${queries.length} queries, topK 10, cosine; oversample 4`)
-  console.log(`graph: ${status?.state}; upserts ${(upsertMs / 1000).toFixed(1)} s, ready after ${(buildMs / 1000).toFixed(1)} s; RSS of the store with its graph ${mb(rssGraph)} (f32 ${mb(n * dim * 4)}, codes ${mb(n * (dim + 4))})`)
+  console.log(`graph: ${status?.state}${status?.error ? ` (${status.error})` : ''}; upserts ${(upsertMs / 1000).toFixed(1)} s, ready after ${(buildMs / 1000).toFixed(1)} s; RSS of the store with its graph ${mb(rssGraph)} (f32 ${mb(n * dim * 4)}, codes ${mb(n * (dim + 4))})`)
   console.log('| search | filter | p50 ms | p99 ms | recall@10 |')
   console.log('| --- | --- | ---: | ---: | ---: |')
   for (const r of rows) console.log(`| ${r.scan} | ${r.filter} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.recall.toFixed(4)} |`)

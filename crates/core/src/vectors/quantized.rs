@@ -120,7 +120,10 @@ impl QueryCodes {
 /// The fastest dot product of stored codes and query codes this CPU has.
 fn kernel() -> fn(&[u8], &[i8]) -> i32 {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512vnni") && std::is_x86_feature_detected!("avx512bw") {
+    if std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vnni")
+    {
         return vnni::dot;
     }
     dot_portable
@@ -135,11 +138,14 @@ fn dot_portable(a: &[u8], b: &[i8]) -> i32 {
 mod vnni {
     use std::arch::x86_64::*;
 
-    /// Only returned by `kernel()` once the CPU is known to have AVX-512 VNNI and BW.
+    /// Reachable only through `kernel()` (this module is private to
+    /// `quantized`), which hands it out once the CPU is known to have
+    /// AVX-512 F, BW and VNNI: a safe fn, so that it fits the kernel's type.
     pub fn dot(a: &[u8], b: &[i8]) -> i32 {
         assert_eq!(a.len(), b.len());
         // SAFETY: `kernel()` hands this function out only after detecting
-        // avx512vnni and avx512bw at run time, the features `dot_avx512` needs.
+        // avx512f, avx512bw and avx512vnni at run time, the features
+        // `dot_avx512` is compiled for.
         unsafe { dot_avx512(a, b) }
     }
 
