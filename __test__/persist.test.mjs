@@ -11,7 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pgAvailable, PG_URL } from './vector-helpers.mjs'
-import { eventually, Workspace, LocalFilesystem } from './helpers.mjs'
+import { eventually, Workspace, LocalFilesystem, lib } from './helpers.mjs'
 
 const CHILD = fileURLToPath(new URL('./persist-child.mjs', import.meta.url))
 const CANARY = 'workspace-search embedder check: the quick brown fox jumps over the lazy dog'
@@ -560,5 +560,31 @@ test('writes made before the first init() land on top of the loaded index (BM25,
   assert.equal((await second.search('pelican written before init', { mode: 'vector', topK: 1 }))[0].id, 'manual/early')
   assert.ok((await second.search('alpha topic', { mode: 'bm25', topK: 50 })).some((r) => r.id === 'docs/note-5.md'), 'the loaded documents are there')
   assert.equal(second.stats().documents, documents + 1, 'the saved documents and the early one')
+  await second.destroy()
+})
+
+// (That the graph is restored rather than rebuilt is checked in core:
+// vectors::store::tests::a_snapshot_keeps_the_graph...)
+test("a LocalVector's HNSW graph goes through a restart: ready after init(), the same answers, and a document removed after it is never found", async (t) => {
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const { base, dir } = corpus(t)
+  const embedder = Object.assign(async (texts) => texts.map((x) => hashEmbed(x, 16)), { batch: true })
+  const open = (store) =>
+    new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, embedder, embedderId: 'h16', autoIndexPaths: ['docs'], persist: { dir }, vectorStore: store, searchIndexName: 'kept' })
+  const graphOf = async (store) => (await store.describeIndex({ indexName: 'kept' })).graph
+  const firstStore = new lib.LocalVector({ index: 'hnsw' })
+  const first = open(firstStore)
+  await first.init()
+  await eventually('the graph is built', async () => (await graphOf(firstStore))?.state === 'ready' && (await graphOf(firstStore)).pending === 0)
+  const before = (await first.search('alpha topic', { mode: 'vector', topK: 5 })).map((r) => r.id)
+  await first.destroy()
+  const secondStore = new lib.LocalVector({ index: 'hnsw' })
+  const second = open(secondStore)
+  const report = await second.init()
+  assert.equal(report.reread, 0)
+  assert.deepEqual(await graphOf(secondStore), { state: 'ready', removed: 0, pending: 0 }, 'ready after init()')
+  assert.deepEqual((await second.search('alpha topic', { mode: 'vector', topK: 5 })).map((r) => r.id), before)
+  await second.unindex(before[0])
+  assert.ok(!(await second.search('alpha topic', { mode: 'vector', topK: 40 })).some((r) => r.id === before[0]))
   await second.destroy()
 })
