@@ -51,6 +51,14 @@ unsafe impl Plain for u32 {
     }
 }
 
+// SAFETY: an f32 has no padding and every bit pattern is one (NaNs included;
+// the vector store checks its values are finite where it reads them).
+unsafe impl Plain for f32 {
+    fn read_le(b: &[u8]) -> Self {
+        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
 /// Bytes that many sections view, never written while viewed. Where
 /// they start is kept beside their owner, so that reading a view costs
 /// one load from here, not a look into the owner.

@@ -9,13 +9,16 @@
 //! Codes are kept offset by 128 as bytes, so that a dot product against a
 //! signed query is AVX-512 VNNI's `vpdpbusd`: 64 dimensions an instruction.
 
+use crate::bytes::section::Section;
+
 /// The codes of an index's vectors, slot order like the vectors.
 #[derive(Debug, Clone, Default)]
 pub struct Codes {
     dim: usize,
-    /// `dim` bytes per vector: `round(x / scale) + 128`, in 1..=255.
-    bytes: Vec<u8>,
-    scales: Vec<f32>,
+    /// `dim` bytes per vector: `round(x / scale) + 128`, in 1..=255
+    /// (viewed in the snapshot's mapping after a warm start).
+    bytes: Section<u8>,
+    scales: Section<f32>,
 }
 
 /// A query quantized the same way, for `Codes::dot`.
@@ -43,7 +46,7 @@ fn quantize(v: &[f32], scale: f32) -> impl Iterator<Item = i8> + '_ {
 
 impl Codes {
     pub fn new(dim: usize) -> Self {
-        Codes { dim, bytes: Vec::new(), scales: Vec::new() }
+        Codes { dim, bytes: Section::default(), scales: Section::default() }
     }
 
     /// The codes of `data` (`dim` floats per vector), on all cores.
@@ -59,7 +62,25 @@ impl Codes {
                 *o = (c as i16 + 128) as u8;
             }
         });
-        Codes { dim, bytes, scales }
+        Codes { dim, bytes: Section::Owned(bytes), scales: Section::Owned(scales) }
+    }
+
+    /// Codes read from a snapshot, if they are codes of `n` vectors.
+    pub fn from_parts(dim: usize, n: usize, bytes: Section<u8>, scales: Section<f32>) -> Option<Self> {
+        let fits = bytes.len() == n * dim && scales.len() == n && scales.iter().all(|s| s.is_finite() && *s > 0.0);
+        fits.then_some(Codes { dim, bytes, scales })
+    }
+
+    /// For a snapshot: the bytes, then the scales (each aligned, to be viewed).
+    pub fn encode(&self, e: &mut crate::bytes::codec::Encoder) {
+        e.pad4();
+        e.bytes(&self.bytes);
+        e.pad4();
+        e.f32s(&self.scales);
+    }
+
+    pub fn is_view(&self) -> bool {
+        self.bytes.is_view()
     }
 
     pub fn memory_bytes(&self) -> usize {
@@ -68,14 +89,14 @@ impl Codes {
 
     pub fn push(&mut self, v: &[f32]) {
         let s = scale_of(v);
-        self.scales.push(s);
-        self.bytes.extend(quantize(v, s).map(|c| (c as i16 + 128) as u8));
+        self.scales.to_mut().push(s);
+        self.bytes.to_mut().extend(quantize(v, s).map(|c| (c as i16 + 128) as u8));
     }
 
     pub fn set(&mut self, slot: usize, v: &[f32]) {
         let s = scale_of(v);
-        self.scales[slot] = s;
-        for (o, c) in self.bytes[slot * self.dim..(slot + 1) * self.dim].iter_mut().zip(quantize(v, s)) {
+        self.scales.to_mut()[slot] = s;
+        for (o, c) in self.bytes.to_mut()[slot * self.dim..(slot + 1) * self.dim].iter_mut().zip(quantize(v, s)) {
             *o = (c as i16 + 128) as u8;
         }
     }
@@ -89,11 +110,12 @@ impl Codes {
     /// Moves the last vector's codes into `slot` (the store's swap-remove).
     pub fn swap_remove(&mut self, slot: usize) {
         let last = self.scales.len() - 1;
+        let bytes = self.bytes.to_mut();
         if slot != last {
-            self.bytes.copy_within(last * self.dim..(last + 1) * self.dim, slot * self.dim);
+            bytes.copy_within(last * self.dim..(last + 1) * self.dim, slot * self.dim);
         }
-        self.scales.swap_remove(slot);
-        self.bytes.truncate(last * self.dim);
+        bytes.truncate(last * self.dim);
+        self.scales.to_mut().swap_remove(slot);
     }
 
     /// The approximate dot product of the query with the vector at `slot`.

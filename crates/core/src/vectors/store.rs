@@ -11,6 +11,7 @@ use crate::vectors::quantized::{Codes, QueryCodes};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
+use crate::bytes::section::Section;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,7 +138,9 @@ pub struct VectorIndex {
     ids: Vec<String>,
     slot_of: FxHashMap<String, usize>,
     /// `dim` floats per vector, slot order; removal swaps the last slot in.
-    data: Vec<f32>,
+    /// (Viewed in the snapshot's mapping after a warm start; copied at
+    /// the first write.)
+    data: Section<f32>,
     norms: Vec<f32>,
     metadata: Vec<Option<Map<String, Value>>>,
     scan: ScanOptions,
@@ -201,7 +204,7 @@ impl VectorIndex {
             metric,
             ids: Vec::new(),
             slot_of: FxHashMap::default(),
-            data: Vec::new(),
+            data: Section::default(),
             norms: Vec::new(),
             metadata: Vec::new(),
             scan: ScanOptions::default(),
@@ -381,7 +384,7 @@ impl VectorIndex {
                     if let Some(c) = &mut self.codes {
                         c.push(&v);
                     }
-                    self.data.extend_from_slice(&v);
+                    self.data.to_mut().extend_from_slice(&v);
                     self.metadata.push(m);
                 }
             }
@@ -396,7 +399,7 @@ impl VectorIndex {
     }
 
     fn set_vector(&mut self, s: usize, v: &[f32]) {
-        self.data[s * self.dim..(s + 1) * self.dim].copy_from_slice(v);
+        self.data.to_mut()[s * self.dim..(s + 1) * self.dim].copy_from_slice(v);
         self.norms[s] = norm(v);
         if let Some(c) = &mut self.codes {
             c.set(s, v);
@@ -437,7 +440,7 @@ impl VectorIndex {
         if s != last {
             let moved = self.ids[last].clone();
             self.slot_of.insert(moved, s);
-            let (head, tail) = self.data.split_at_mut(last * self.dim);
+            let (head, tail) = self.data.to_mut().split_at_mut(last * self.dim);
             head[s * self.dim..(s + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
         }
         if let Some(c) = &mut self.codes {
@@ -446,7 +449,7 @@ impl VectorIndex {
         self.ids.swap_remove(s);
         self.norms.swap_remove(s);
         self.metadata.swap_remove(s);
-        self.data.truncate(last * self.dim);
+        self.data.to_mut().truncate(last * self.dim);
         self.refresh_graph();
         true
     }
@@ -652,7 +655,15 @@ impl VectorIndex {
             let json = m.as_ref().map(|m| serde_json::to_string(m).unwrap_or_default());
             e.opt_str(json.as_deref());
         }
+        e.pad4();
         e.f32s(&self.data);
+        match &self.codes {
+            Some(c) => {
+                e.u8(1);
+                c.encode(e);
+            }
+            None => e.u8(0),
+        }
         match self.graph.as_ref().and_then(|g| g.0.saved()) {
             Some(bytes) => {
                 e.u8(1);
@@ -680,12 +691,23 @@ impl VectorIndex {
             ix.ids.push(id);
             ix.metadata.push(meta);
         }
-        ix.data = d.f32s("vectors")?;
-        if dim == 0 || ix.data.len() != n * dim || ix.data.iter().any(|x| !x.is_finite()) {
+        d.pad4("vectors")?;
+        ix.data = d.section("vectors")?;
+        if dim == 0 || ix.data.len() != n * dim || ix.data.par_iter().any(|x| !x.is_finite()) {
             return Err(Corrupt("vectors".into()));
         }
-        ix.norms = ix.data.chunks_exact(dim).map(norm).collect();
-        ix.codes = ix.codes.is_some().then(|| Codes::of(dim, &ix.data));
+        ix.norms = ix.data.par_chunks_exact(dim).map(norm).collect();
+        let saved_codes = match d.u8("the codes flag")? {
+            0 => None,
+            _ => {
+                d.pad4("vector codes")?;
+                let bytes = d.section("vector codes")?;
+                d.pad4("vector scales")?;
+                Some(Codes::from_parts(dim, n, bytes, d.section("vector scales")?).ok_or_else(|| Corrupt("vector codes".into()))?)
+            }
+        };
+        // Made again only if the snapshot had none (`set_scan` drops them if unwanted).
+        ix.codes = ix.codes.is_some().then(|| saved_codes.unwrap_or_else(|| Codes::of(dim, &ix.data)));
         if d.u8("the graph flag")? != 0 {
             let bytes = d.bytes("the graph")?;
             // A graph that does not fit is built again (never used wrong).
@@ -1017,20 +1039,49 @@ mod tests {
         graph_ready(&ix);
         let mut e = Encoder::default();
         ix.encode(&mut e);
-        let mut back = VectorIndex::decode(&mut Decoder::new(&e.buf)).unwrap();
+        // Loaded from a mapping: vectors and codes are viewed there, not copied.
+        let mut map = memmap2::MmapMut::map_anon(e.buf.len()).unwrap();
+        map.copy_from_slice(&e.buf);
+        let backing = Arc::new(crate::bytes::section::Backing::mapped(map.make_read_only().unwrap()));
+        let mut back = VectorIndex::decode(&mut Decoder::viewing(backing.bytes(), backing.clone())).unwrap();
+        assert!(back.data.is_view() && back.codes.as_ref().unwrap().is_view(), "mapped, not read");
         assert!(matches!(back.graph_status(), Some(GraphStatus::Ready { .. })), "restored, not rebuilt");
         back.set_scan(always);
         for q in &queries {
             assert_eq!(back.query("ix", q, 10, None, false).unwrap(), ix.query("ix", q, 10, None, false).unwrap());
             assert!(back.graph_top(q, norm(q), 10, None).is_some());
         }
-        // The same bytes read as a euclidean index's: not that kind of graph.
+        // The same bytes read as a dot-product index's: not that kind of
+        // graph ("dotproduct" keeps what follows 4-aligned, as "cosine" did).
         let mut e2 = Encoder::default();
         e2.len(48);
-        e2.str("euclidean");
+        e2.str("dotproduct");
         let tail = &e.buf[8 + 8 + "cosine".len()..];
         e2.raw(tail);
         let other = VectorIndex::decode(&mut Decoder::new(&e2.buf)).unwrap();
         assert_eq!(other.graph_status(), None, "left to refresh_graph to build anew");
+    }
+
+    #[test]
+    fn a_viewed_index_is_copied_at_its_first_write_and_answers_the_same() {
+        use crate::bytes::codec::{Decoder, Encoder};
+        let (ids, vectors) = random_set(500, 48, 41);
+        let (_, queries) = random_set(5, 48, 43);
+        let never = ScanOptions { graph: GraphChoice::Never, ..ScanOptions::default() };
+        let mut ix = VectorIndex::with_scan(48, Metric::Cosine, never);
+        ix.upsert("ix", ids.clone(), vectors, vec![None; 500]).unwrap();
+        let mut e = Encoder::default();
+        ix.encode(&mut e);
+        let mut map = memmap2::MmapMut::map_anon(e.buf.len()).unwrap();
+        map.copy_from_slice(&e.buf);
+        let backing = Arc::new(crate::bytes::section::Backing::mapped(map.make_read_only().unwrap()));
+        let mut back = VectorIndex::decode(&mut Decoder::viewing(backing.bytes(), backing.clone())).unwrap();
+        back.set_scan(never);
+        for ix in [&mut ix, &mut back] {
+            ix.remove(&ids[3]);
+            ix.update("ix", &ids[9], Some(queries[0].clone()), None).unwrap();
+        }
+        assert!(!back.data.is_view(), "copied at the first write");
+        same_answers(&ix, &back, &queries, None);
     }
 }
