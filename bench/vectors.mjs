@@ -90,7 +90,13 @@ async function timeQueries(lv, queries, filter) {
 
 const recall = (got, exact) => got.reduce((s, top, i) => s + top.filter((id) => exact[i].includes(id)).length / exact[i].length, 0) / got.length
 
-async function compare(label, vectors, queries, dim) {
+async function untilCaughtUp(lv) {
+  const caughtUp = (g) => g?.state === 'failed' || (g?.state === 'ready' && g.pending === 0)
+  while (!caughtUp((await lv.describeIndex({ indexName: 'v' })).graph)) await new Promise((r) => setTimeout(r, 100))
+  return (await lv.describeIndex({ indexName: 'v' })).graph
+}
+
+async function compare(label, vectors, queries, dim, withGraph = false) {
   const rows = []
   const exactStore = await store({ quantization: 'none' }, vectors, dim)
   const exact = await timeQueries(exactStore, queries)
@@ -99,6 +105,12 @@ async function compare(label, vectors, queries, dim) {
     const lv = await store({ quantization: 'int8', oversample }, vectors, dim)
     const r = await timeQueries(lv, queries)
     rows.push({ scan: `int8, oversample ${oversample}`, p50: r.p50, p99: r.p99, recall: recall(r.tops, exact.tops), bytes: vectors.length * (dim * 4 + dim + 4) })
+  }
+  if (withGraph) {
+    const lv = await store({ index: 'hnsw' }, vectors, dim)
+    await untilCaughtUp(lv)
+    const r = await timeQueries(lv, queries)
+    rows.push({ scan: `HNSW graph (efSearch ${EF}), oversample 4`, p50: r.p50, p99: r.p99, recall: recall(r.tops, exact.tops), bytes: vectors.length * (dim * 4 + dim + 4) })
   }
   console.log(`\n${label}: ${vectors.length} x ${dim}, ${queries.length} queries, topK 10, cosine`)
   console.log('| scan | p50 ms | p99 ms | recall@10 | vector bytes |')
@@ -111,7 +123,7 @@ if (fs.existsSync(scifact)) {
   const { loadDataset } = await import('../eval/run.mjs')
   const ds = loadDataset(scifact)
   if (ds.vectors) {
-    await compare('SciFact MiniLM', ds.docs.map((d) => ds.vectors.get(d.text)), ds.queries.map((q) => ds.vectors.get(q.text)), 384)
+    await compare('SciFact MiniLM', ds.docs.map((d) => ds.vectors.get(d.text)), ds.queries.map((q) => ds.vectors.get(q.text)), 384, true)
   }
 }
 const mb = (b) => `${(b / 1e6).toFixed(0)} MB`
@@ -136,8 +148,7 @@ async function graphRun(n, dim) {
   const t = performance.now()
   const graph = await store({ index: 'hnsw', efSearch: EF }, vectors, dim, metadataOf)
   const upsertMs = performance.now() - t
-  const caughtUp = (g) => g?.state === 'failed' || (g?.state === 'ready' && g.pending === 0)
-  while (!caughtUp((await graph.describeIndex({ indexName: 'v' })).graph)) await new Promise((r) => setTimeout(r, 200))
+  await untilCaughtUp(graph)
   const buildMs = performance.now() - t
   const status = (await graph.describeIndex({ indexName: 'v' })).graph
   const rssGraph = process.memoryUsage().rss - rssBefore

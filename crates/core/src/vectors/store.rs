@@ -4,6 +4,7 @@
 //! scans the vectors' int8 codes (`quantized`) for `oversample x k`
 //! candidates and scores those against the full vectors.
 
+use crate::bytes::section::Section;
 use crate::scoring::topk::{ranks_before, sort_best_first, TopK};
 use crate::vectors::filter::Filter;
 use crate::vectors::graph::{Graph, GraphMetric, GraphParams, GraphStatus, Point};
@@ -11,7 +12,6 @@ use crate::vectors::quantized::{Codes, QueryCodes};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
-use crate::bytes::section::Section;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -703,7 +703,10 @@ impl VectorIndex {
                 d.pad4("vector codes")?;
                 let bytes = d.section("vector codes")?;
                 d.pad4("vector scales")?;
-                Some(Codes::from_parts(dim, n, bytes, d.section("vector scales")?).ok_or_else(|| Corrupt("vector codes".into()))?)
+                Some(
+                    Codes::from_parts(dim, n, bytes, d.section("vector scales")?)
+                        .ok_or_else(|| Corrupt("vector codes".into()))?,
+                )
             }
         };
         // Made again only if the snapshot had none (`set_scan` drops them if unwanted).
