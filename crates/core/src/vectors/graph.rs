@@ -272,7 +272,12 @@ impl Graph {
                 log.ops.drain(..n).collect()
             };
             if let Some(index) = &*index {
-                replay(index, &turn)?;
+                if let Err(e) = replay(index, &turn) {
+                    // Marked failed before the write lock goes: a save must
+                    // never see this half-applied turn as current.
+                    *self.failed.lock() = Some(e.clone());
+                    return Err(e);
+                }
             }
             // Only now are those slots' vectors in the graph.
             let mut log = self.log.lock();
@@ -430,7 +435,11 @@ impl Graph {
         count: usize,
         accept: Option<&dyn Fn(usize) -> bool>,
     ) -> Option<(Vec<usize>, Vec<usize>)> {
-        if self.failed.lock().is_some() || self.index.read().is_none() {
+        // (Each lock on a statement of its own: `failed` is never held while
+        // taking `index`, the order `saved` takes them in.)
+        let failed = self.failed.lock().is_some();
+        let built = self.index.read().is_some();
+        if failed || !built {
             return None;
         }
         // Pending slots first: a write applied after this read is in the graph

@@ -30,11 +30,12 @@ pub struct QueryCodes {
     kernel: fn(&[u8], &[i8]) -> i32,
 }
 
-/// The scale that maps `v`'s largest magnitude to 127 (1 for a zero vector).
+/// The scale that maps `v`'s largest magnitude to 127 (1 for a zero
+/// vector, or one so small that the scale would be 0).
 fn scale_of(v: &[f32]) -> f32 {
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max > 0.0 {
-        max / 127.0
+    let scale = v.iter().fold(0.0f32, |m, x| m.max(x.abs())) / 127.0;
+    if scale > 0.0 {
+        scale
     } else {
         1.0
     }
@@ -67,7 +68,7 @@ impl Codes {
 
     /// Codes read from a snapshot, if they are codes of `n` vectors.
     pub fn from_parts(dim: usize, n: usize, bytes: Section<u8>, scales: Section<f32>) -> Option<Self> {
-        let fits = bytes.len() == n * dim && scales.len() == n && scales.iter().all(|s| s.is_finite() && *s > 0.0);
+        let fits = bytes.len() == n * dim && scales.len() == n && scales.iter().all(|s| s.is_finite() && *s >= 0.0);
         fits.then_some(Codes { dim, bytes, scales })
     }
 

@@ -1086,5 +1086,12 @@ mod tests {
         }
         assert!(!back.data.is_view(), "copied at the first write");
         same_answers(&ix, &back, &queries, None);
+        // A vector too small for a scale of its own still saves and loads.
+        let mut tiny = vec![0.0f32; 48];
+        tiny[0] = 1e-44;
+        ix.upsert("ix", vec!["tiny".into()], vec![tiny], vec![None]).unwrap();
+        let mut e = Encoder::default();
+        ix.encode(&mut e);
+        assert_eq!(VectorIndex::decode(&mut Decoder::new(&e.buf)).unwrap().len(), ix.len());
     }
 }
