@@ -62,16 +62,55 @@ impl Engine {
                     p.release();
                 }
                 let index = me.clone();
-                blocking(move || index.index.write().clear(seq)).await?;
+                blocking(move || {
+                    index.index.write().clear(seq);
+                    index.drop_own_vectors();
+                })
+                .await?;
                 saved.map(drop)
             }));
         }
         if let Some(mut index) = self.index.try_write() {
             index.clear(seq);
-            return None;
+            drop(index);
+            if self.try_drop_own_vectors() {
+                return None;
+            }
+            let me = self.clone();
+            return Some(Box::pin(async move { blocking(move || me.drop_own_vectors()).await }));
         }
         // A writer holds the index: clear it once it lets go, off this thread.
         let me = self.clone();
-        Some(Box::pin(async move { blocking(move || me.index.write().clear(seq)).await }))
+        Some(Box::pin(async move {
+            blocking(move || {
+                me.index.write().clear(seq);
+                me.drop_own_vectors();
+            })
+            .await
+        }))
+    }
+
+    /// The embedded store's vectors (and its graph's thread) go with the
+    /// workspace at `destroy()`; a `vectorStore` given is the caller's.
+    fn own_vectors(&self) -> Option<(&parking_lot::RwLock<crate::vectors::store::VectorStore>, &str)> {
+        match self.vectors.as_ref()? {
+            v if v.shared => None,
+            super::VectorSide { store: super::Store::Local(s), index_name, .. } => Some((s, index_name)),
+            _ => None,
+        }
+    }
+
+    fn drop_own_vectors(&self) {
+        if let Some((store, name)) = self.own_vectors() {
+            store.write().delete_index(name);
+        }
+    }
+
+    /// Without waiting (the JavaScript thread): whether it is done.
+    fn try_drop_own_vectors(&self) -> bool {
+        match self.own_vectors() {
+            None => true,
+            Some((store, name)) => store.try_write().map(|mut s| s.delete_index(name)).is_some(),
+        }
     }
 }

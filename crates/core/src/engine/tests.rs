@@ -126,8 +126,11 @@ fn destroy_settles_and_refuses_later_writes() {
     let engine = engine(&runtime, 4);
     let ticket = engine.gate.ticket();
     runtime.block_on(engine.clone().index_one(ticket, doc("a.md", "alpha"))).unwrap();
+    let Some(VectorSide { store: Store::Local(store), index_name, .. }) = &engine.vectors else { panic!() };
+    assert!(store.read().index(index_name).is_ok());
     assert!(engine.destroy().is_none(), "no persist, index free: done at once");
     assert!(engine.is_destroyed());
+    assert!(store.read().index(index_name).is_err(), "the embedded store's vectors went with it");
     let ticket = engine.gate.ticket();
     let e = runtime.block_on(engine.clone().index_one(ticket, doc("b.md", "beta"))).unwrap_err();
     assert!(e.is_not_ready());
