@@ -459,11 +459,12 @@ test('a loaded snapshot is used in place; a file rewritten in place underneath g
     const later = await warm.search('gamma searching', { topK: 3 })
     for (const r of later) assert.equal(r.content, fs.readFileSync(path.join(base, r.metadata?.sourceFile ?? r.id), 'utf8').includes(r.content) ? r.content : null)
   } catch (e) {
-    assert.match(String(e.message), /workspace-search internal error/)
+    assert.match(String(e.message), /workspace-search internal error|the saved index is damaged/)
   }
   await warm.index('manual/after', 'written after the rewrite')
-  // The save writes every text again: from the files where the snapshot fails them, else it fails.
-  await warm.save().catch((e) => assert.match(String(e.message), /changed since it was loaded/))
+  // The save writes every text again: from the files where the snapshot fails them, else it
+  // fails; postings it finds written over fail it too (never saved as they now read).
+  await warm.save().catch((e) => assert.match(String(e.message), /changed since it was loaded|the loaded index's term/))
   await warm.destroy().catch(() => {})
   // The next process starts from a sound snapshot or rebuilds from the files.
   const next = open()

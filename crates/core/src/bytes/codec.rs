@@ -268,7 +268,6 @@ impl<'a> Decoder<'a> {
     }
 
     /// Decodes `bytes`, which lie inside `map`, viewing arrays there.
-    #[cfg(test)]
     pub fn viewing(bytes: &'a [u8], map: Arc<Backing>) -> Self {
         Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts: Tail::here() }
     }
@@ -427,6 +426,13 @@ impl<'a> Decoder<'a> {
         Ok(match self.u8(what)? {
             0 => None,
             _ => Some(self.u32(what)?),
+        })
+    }
+
+    pub fn opt_str(&mut self, what: &str) -> Result<Option<&'a str>, SnapshotError> {
+        Ok(match self.u8(what)? {
+            0 => None,
+            _ => Some(self.str(what)?),
         })
     }
 

@@ -119,7 +119,11 @@ impl Engine {
         }
         let Some(index) = self.index.try_read() else { return Prepared::Later(mode, Box::new(opts)) };
         let hits = Engine::bm25_results(&index, &tokens, &opts);
+        let damaged = index.damaged().is_some();
         drop(index);
+        if damaged {
+            return Prepared::Later(mode, Box::new(opts)); // fails there, with why
+        }
         if texts_unread(&hits) {
             // Texts still in the snapshot file are read off this thread.
             return Prepared::Unread(hits);
@@ -200,9 +204,9 @@ impl Engine {
                 path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
             };
-            keyword_ranked(index, &q, opts.history.as_deref())
+            undamaged(index, keyword_ranked(index, &q, opts.history.as_deref()))
         })
-        .await
+        .await?
     }
 
     /// vector-mode hits: the query embedded, the store queried.
@@ -248,7 +252,8 @@ impl Engine {
     /// the index held by a writer, or a reranker to call), texts read.
     async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let tokens = self.query_tokens(query).await?;
-        let hits = self.read_index(move |index| Engine::bm25_results(index, &tokens, &opts)).await?;
+        let hits =
+            self.read_index(move |index| undamaged(index, Engine::bm25_results(index, &tokens, &opts))).await??;
         self.texts_read(hits).await
     }
 
@@ -321,4 +326,15 @@ async fn rerank(
         },
     };
     crate::search::rerank::failed(hits, &why)
+}
+
+/// `hits`, unless the search found the loaded snapshot's postings damaged
+/// (it then left them out): an error that says so, until a rebuild.
+fn undamaged(index: &Bm25Index, hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
+    match index.damaged() {
+        None => Ok(hits),
+        Some(why) => Err(super::Error::from_reason(format!(
+            "the saved index is damaged ({why}): rebuildSearchIndex() builds it again from the files"
+        ))),
+    }
 }

@@ -262,8 +262,12 @@ impl RemoteSnapshots {
         };
         let (texts, len) = (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size);
         let decoded = blocking(move || {
-            let snapshot = Snapshot::decode_apart(disk::unframe_head(head.bytes(), len)?, head.clone(), texts, len)?;
-            Ok((snapshot, head))
+            let framed = disk::frame_of(head.bytes(), len)?;
+            // As a file's: the checksum beside the decoding (see `decode_in_file`).
+            let decode = || Snapshot::decode_apart(framed.payload, head.clone(), texts, len);
+            let (checked, snapshot) = rayon::join(|| framed.verify(), decode);
+            checked?;
+            Ok((snapshot?, head.clone()))
         })
         .await?;
         match decoded {

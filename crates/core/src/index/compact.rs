@@ -18,8 +18,11 @@ impl Bm25Index {
 
     /// Gives back the spare capacity of growing vectors (after a bulk build).
     pub fn shrink(&mut self) {
-        for t in &mut self.terms {
-            t.postings.shrink_to_fit();
+        // (A loaded snapshot's terms are in its mapping: nothing to give back.)
+        if let Some(held) = self.terms.held_if_built() {
+            for t in held.iter_mut() {
+                t.postings.shrink_to_fit();
+            }
         }
         self.terms.shrink_to_fit();
         self.docs.shrink_to_fit();
@@ -90,7 +93,7 @@ impl Bm25Index {
         let mut terms = Vec::with_capacity(self.live_terms);
         let old_names = std::mem::take(&mut self.names);
         let mut names = super::names::Names::with_capacity(self.live_terms, old_names.text_len());
-        for (old, term) in std::mem::take(&mut self.terms).into_iter().enumerate() {
+        for (old, term) in std::mem::take(self.terms.held_mut()).into_iter().enumerate() {
             if term.df == 0 {
                 continue;
             }
@@ -109,18 +112,18 @@ impl Bm25Index {
             terms.push(t);
             names.push(&old_names[old]);
         }
-        self.terms = terms;
+        self.terms = terms.into();
         self.names = names;
         new_term
     }
 
     /// Approximate bytes held, by part (for `stats` and profiling).
     pub fn memory_parts(&self) -> Vec<(&'static str, usize)> {
-        let postings: usize = self.terms.iter().map(|t| t.postings.bytes()).sum();
+        let postings = self.terms.postings_bytes();
         vec![
             ("content", self.content_bytes),
             ("postings", postings),
-            ("terms", self.terms.capacity() * std::mem::size_of::<Term>()),
+            ("terms", self.terms.held_bytes()),
             ("dictionary", self.names.held_bytes() + self.dict.bytes()),
             ("document slots", self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)),
             ("line tables", self.docs.iter().flatten().map(|d| d.table.len()).sum::<usize>()),

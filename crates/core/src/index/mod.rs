@@ -13,6 +13,7 @@
 //! - `vocab`: term ids, global to the index, from each analysis' own ids;
 //! - `writer`: adding documents, one at a time or in parallel bulk builds;
 //! - `compact`: dropping dead slots, memory accounting, statistics;
+//! - `terms`: the terms by id, held or left in a loaded snapshot;
 //! - `postings`, `line_table`, `slot_index`, `names`: the storage formats;
 //! - `section`: arrays owned or viewed in shared bytes (a loaded snapshot's
 //!   mapping, or `bulk`'s one allocation for a cold build's postings).
@@ -31,6 +32,7 @@ pub use crate::bytes::section;
 pub mod slot_index;
 pub mod slots;
 mod snapshot;
+mod terms;
 mod versioning;
 mod vocab;
 mod writer;
@@ -115,7 +117,7 @@ pub struct Bm25Index {
     pub(crate) params: Bm25Params,
     /// Term -> term id, reading names from `names`.
     pub(crate) dict: SlotIndex,
-    pub(crate) terms: Vec<Term>,
+    pub(crate) terms: terms::Terms,
     pub(crate) names: names::Names,
     pub(crate) docs: Vec<Option<Document>>,
     /// Length per slot, `DEAD` for a removed document (hot in scoring).
@@ -182,14 +184,7 @@ impl Bm25Index {
 
     /// The kind of each slot's document, from its path (after a load).
     pub(crate) fn derive_kinds(&mut self) {
-        let rules = self.kind_rules.clone();
-        self.kinds = self
-            .docs
-            .iter()
-            .map(|d| {
-                d.as_ref().map_or(0, |d| kind::kind_with(rules.as_deref(), d.source_file().unwrap_or(&d.id)) as u8)
-            })
-            .collect();
+        self.kinds = kinds_of(&self.docs, self.kind_rules.as_deref());
     }
 
     /// The `.gitattributes` rules the kinds follow from now on; the kinds
@@ -232,6 +227,12 @@ impl Bm25Index {
         line_table::lines_of_terms(&doc.table, wanted)
     }
 
+    /// Why a term of the loaded snapshot could not be read, once a search
+    /// found one that cannot (`terms::Terms`).
+    pub fn damaged(&self) -> Option<&str> {
+        self.terms.damaged()
+    }
+
     /// The id of a term the index has (live or not yet compacted away).
     pub(crate) fn term_id(&self, name: &str) -> Option<u32> {
         self.dict.get(name, |t| &self.names[t as usize])
@@ -240,6 +241,23 @@ impl Bm25Index {
     fn slot_of(&self, id: &str) -> Option<u32> {
         self.by_id.get(id, |s| id_at(&self.docs, s))
     }
+}
+
+/// The file kind of each slot's document (0 for a removed one).
+fn kinds_of(docs: &[Option<Document>], rules: Option<&kind::KindRules>) -> Vec<u8> {
+    // The chunks of a file follow each other: its kind is found once.
+    let mut last: Option<(&str, u8)> = None;
+    docs.iter()
+        .map(|d| {
+            d.as_ref().map_or(0, |d| {
+                let file = d.source_file().unwrap_or(&d.id);
+                match last {
+                    Some((f, k)) if f == file => k,
+                    _ => last.insert((file, kind::kind_with(rules, file) as u8)).1,
+                }
+            })
+        })
+        .collect()
 }
 
 /// The id of the document at `slot` ("" for a removed one).

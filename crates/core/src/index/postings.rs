@@ -527,6 +527,7 @@ impl Postings {
         }
         let bytes = d.take_bytes(layout(n, narrow).2)?;
         if narrow {
+            // Checked before a copy reads them back (`check` checks a view's).
             let (_, blocks_at, _) = layout(n, true);
             let back = |i: usize| u16::read_le(&bytes[2 * i..]);
             let last = |b: usize| u32::read_le(&bytes[blocks_at + size_of::<BlockMax>() * b..]);
@@ -546,7 +547,23 @@ impl Postings {
             big.push((d.u32("a big frequency")?, d.u32("a big frequency")?));
         }
         let out = Postings { lists, big: (!big.is_empty()).then(|| Box::new(big)) };
-        let s = out.slices();
+        out.check(slots)?;
+        Ok(out)
+    }
+
+    /// Whether these postings read back as postings: slots ascending and
+    /// below `slots`, every big frequency marked. `decode` checks them so;
+    /// a save checks a loaded snapshot's again (viewed in its file, which
+    /// another program may have written over since).
+    pub fn check(&self, slots: usize) -> Result<(), SnapshotError> {
+        let bad = |what: &str| SnapshotError::Corrupt(format!("postings: {what}"));
+        let s = self.slices();
+        let n = s.docs.len();
+        if let Slots::Narrow { back, blocks } = s.docs {
+            if !narrow_is_sound(n, |i| back[i], |b| blocks[b].last_doc) {
+                return Err(bad("narrow slots"));
+            }
+        }
         if let Slots::Wide(docs) = s.docs {
             if docs.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(bad("unsorted"));
@@ -560,7 +577,7 @@ impl Postings {
         if markers != big.len() || big.iter().any(|&(i, _)| i as usize >= n || s.packed[i as usize] & 0xff != TF_BIG) {
             return Err(bad("big frequencies"));
         }
-        Ok(out)
+        Ok(())
     }
 }
 

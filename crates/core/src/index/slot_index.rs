@@ -2,7 +2,14 @@
 //! where they are stored: document id -> slot (the ids live in the
 //! documents) and term -> term id (the names live in the term table). No
 //! second copy of every id or term, and one allocation less each.
+//!
+//! A snapshot keeps the term dictionary as a frozen table (`frozen_slots`):
+//! open addressing over a hash that does not change between builds
+//! (xxh3), read where it lies in the mapping, so that a warm start does not
+//! hash 610,000 names again (35 ms on a 50,000-file code index). The first
+//! change makes it a hash table again.
 
+use super::section::Section;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
@@ -18,38 +25,93 @@ impl Vacant<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct SlotIndex {
     table: HashTable<u32>,
+    frozen: Option<Frozen>,
 }
+
+/// A frozen table: a power of two of cells, each a slot or `EMPTY`, a
+/// slot found by linear probing from `stable_hash(id)`. Its slots are
+/// below `limit` (a cell beyond it, in a damaged file, matches nothing).
+#[derive(Debug, Clone)]
+struct Frozen {
+    cells: Section<u32>,
+    len: usize,
+    limit: u32,
+}
+
+const EMPTY: u32 = u32::MAX;
 
 fn hash(id: &str) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(id)
 }
 
+/// The frozen table's hash: the same in every build and version.
+fn stable_hash(id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
+}
+
 impl SlotIndex {
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.frozen.as_ref().map_or(self.table.len(), |f| f.len)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.len() == 0
     }
 
     /// The slot of `id`; `id_of(slot)` reads the id stored at a slot.
     pub fn get<'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
-        self.table.find(hash(id), |&s| id_of(s) == id).copied()
+        match &self.frozen {
+            Some(f) => f.get(id, id_of),
+            None => self.table.find(hash(id), |&s| id_of(s) == id).copied(),
+        }
+    }
+
+    /// The cells of a frozen table of slots `0..n` (`id_of` reading their
+    /// ids), as `frozen` takes them back: at most two thirds full.
+    pub fn frozen_slots<'a>(n: usize, id_of: impl Fn(u32) -> &'a str) -> Vec<u32> {
+        let size = (n + n / 2).max(8).next_power_of_two();
+        let mut cells = vec![EMPTY; size];
+        for s in 0..n as u32 {
+            let mut i = stable_hash(id_of(s)) as usize & (size - 1);
+            while cells[i] != EMPTY {
+                i = (i + 1) & (size - 1);
+            }
+            cells[i] = s;
+        }
+        cells
+    }
+
+    /// The table `frozen_slots` made for `len` slots (`None`: not one).
+    pub fn frozen(cells: Section<u32>, len: usize) -> Option<SlotIndex> {
+        let limit = u32::try_from(len).ok()?;
+        let fits = cells.len().is_power_of_two() && cells.len() > len;
+        fits.then(|| SlotIndex { table: HashTable::new(), frozen: Some(Frozen { cells, len, limit }) })
+    }
+
+    /// A frozen table made a hash table, to be changed.
+    fn thaw<'a>(&mut self, id_of: impl Fn(u32) -> &'a str) {
+        let Some(f) = self.frozen.take() else { return };
+        self.table.reserve(f.len, |&s| hash(id_of(s)));
+        for &s in f.cells.iter().filter(|&&s| s < f.limit) {
+            self.table.insert_unique(hash(id_of(s)), s, |&s| hash(id_of(s)));
+        }
     }
 
     /// Records `slot` for `id` (not present).
     pub fn insert<'a>(&mut self, id: &str, slot: u32, id_of: impl Fn(u32) -> &'a str) {
+        self.thaw(&id_of);
         self.table.insert_unique(hash(id), slot, |&s| hash(id_of(s)));
     }
 
     pub fn remove<'a>(&mut self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+        self.thaw(&id_of);
         self.table.find_entry(hash(id), |&s| id_of(s) == id).ok().map(|e| e.remove().0)
     }
 
     /// Records `slot` for `id` unless `id` is present (then returns false):
     /// one hash, one probe (loading a snapshot checks every name this way).
     pub fn insert_new<'a>(&mut self, id: &str, slot: u32, id_of: impl Fn(u32) -> &'a str) -> bool {
+        self.thaw(&id_of);
         match self.table.entry(hash(id), |&s| id_of(s) == id, |&s| hash(id_of(s))) {
             hashbrown::hash_table::Entry::Occupied(_) => false,
             hashbrown::hash_table::Entry::Vacant(v) => {
@@ -61,6 +123,7 @@ impl SlotIndex {
 
     /// The slot of `id`, or where to record one for it: one hash, one probe.
     pub fn find_or_vacant<'a>(&mut self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Result<u32, Vacant<'_>> {
+        self.thaw(&id_of);
         match self.table.entry(hash(id), |&s| id_of(s) == id, |&s| hash(id_of(s))) {
             hashbrown::hash_table::Entry::Occupied(o) => Ok(*o.get()),
             hashbrown::hash_table::Entry::Vacant(v) => Err(Vacant(v)),
@@ -68,17 +131,37 @@ impl SlotIndex {
     }
 
     pub fn reserve<'a>(&mut self, n: usize, id_of: impl Fn(u32) -> &'a str) {
+        self.thaw(&id_of);
         self.table.reserve(n, |&s| hash(id_of(s)));
     }
 
     /// Gives back the room reserved beyond what the entries need (a bulk
     /// build reserves for each thread's vocabulary as if all were new).
     pub fn shrink_to_fit<'a>(&mut self, id_of: impl Fn(u32) -> &'a str) {
+        if self.frozen.is_some() {
+            return; // nothing held to give back
+        }
         self.table.shrink_to_fit(|&s| hash(id_of(s)));
     }
 
     pub fn bytes(&self) -> usize {
-        self.table.capacity() * 5
+        self.table.capacity() * 5 + self.frozen.as_ref().map_or(0, |f| f.cells.held_bytes())
+    }
+}
+
+impl Frozen {
+    fn get<'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+        let mask = self.cells.len() - 1;
+        let mut i = stable_hash(id) as usize & mask;
+        // At most every cell once: a damaged table may have no empty one.
+        for _ in 0..self.cells.len() {
+            match self.cells[i] {
+                EMPTY => return None,
+                s if s < self.limit && id_of(s) == id => return Some(s),
+                _ => i = (i + 1) & mask,
+            }
+        }
+        None
     }
 }
 

@@ -2,15 +2,16 @@
 //! their text (each shared text once: the chunks of a file are ranges of
 //! it), line tables, lengths and statistics. The texts' bytes are written
 //! last of the whole snapshot (`Texts::write`), so that a snapshot store
-//! keeps them as a part of their own. The two hash tables (ids and
-//! terms) are rebuilt on load. Write order starts afresh: loaded
+//! keeps them as a part of their own. The terms and their dictionary are
+//! read where they lie (`Terms`, `SlotIndex::frozen`); the ids' hash
+//! table is rebuilt on load. Write order starts afresh: loaded
 //! documents carry sequence number 0, so any write of the new process wins.
 
 use super::names::Names;
-use super::postings::Postings;
 use super::slot_index::SlotIndex;
+use super::terms::Terms;
 use super::Bm25Params;
-use super::{Bm25Index, Document, Term, DEAD};
+use super::{Bm25Index, Document, DEAD};
 use crate::bytes::codec::{Decoder, Encoder, TextAt};
 use crate::bytes::stored::StoredText;
 use crate::bytes::SnapshotError;
@@ -51,22 +52,18 @@ impl Bm25Index {
         for n in [self.total_len, self.live_postings, self.dead_postings] {
             e.u64(n);
         }
-        // The terms first, behind their byte length, so that a loader
-        // decodes them and the documents at the same time; aligned, so that
-        // names and postings are used where they lie once mapped.
-        let term_bytes: usize =
-            8 + self.names.encoded_len() + self.terms.iter().map(|t| 16 + t.postings.encoded_len()).sum::<usize>();
+        // The terms first, behind their byte length; aligned, so that
+        // names, entries, postings and the dictionary are used where they
+        // lie once mapped (`Terms`, `SlotIndex::frozen`).
+        let names = &self.names;
+        let dict = SlotIndex::frozen_slots(names.len(), |t| &names[t as usize]);
+        let term_bytes = 8 + names.encoded_len() + self.terms.encoded_len() + 8 + 4 * dict.len();
         e.len(term_bytes);
         e.pad4();
         e.len(self.terms.len());
-        self.names.encode(e);
-        for t in &self.terms {
-            e.u32(t.df);
-            e.u32(t.max_tf);
-            e.f32(t.min_len_per_tf);
-            e.f32(t.max_score);
-            t.postings.encode(e);
-        }
+        names.encode(e);
+        self.terms.encode(e, self.docs.len());
+        e.u32s(&dict);
         let texts = self.encode_texts(e);
         e.u32s(&self.lens);
         texts
@@ -127,27 +124,20 @@ impl Bm25Index {
         let n = d.len(1, "the terms")?;
         d.pad4("the terms")?;
         let mut term_bytes = d.sub(n, "the terms")?;
-        let n = term_bytes.len(48, "terms")?;
+        let n = term_bytes.len(20, "terms")?;
         let names = Names::decode(&mut term_bytes)?;
         if names.len() != n {
             return Err(corrupt("one name per term"));
         }
-        // Three parts at once: postings; documents; the dictionary.
-        let (terms, (docs, dict)) = rayon::join(
-            || decode_postings(&mut term_bytes, n),
-            || {
-                rayon::join(
-                    || -> Result<_, SnapshotError> { Ok((decode_documents(d)?, d.u32s("document lengths")?)) },
-                    || dictionary(&names),
-                )
-            },
-        );
-        let ((terms, last_slot), dict) = (terms?, dict?);
-        (ix.docs, ix.lens) = docs?;
-        if last_slot.is_some_and(|s| s as usize >= ix.docs.len()) {
-            return Err(corrupt("postings: slot out of range"));
+        // The documents first: their count bounds the postings' slots.
+        (ix.docs, ix.lens) = (decode_documents(d)?, d.u32s("document lengths")?);
+        ix.terms = Terms::decode(&mut term_bytes, n, ix.docs.len())?;
+        ix.dict =
+            SlotIndex::frozen(term_bytes.section("the dictionary")?, n).ok_or_else(|| corrupt("the dictionary"))?;
+        if !term_bytes.is_done() {
+            return Err(corrupt("bytes after the terms"));
         }
-        (ix.terms, ix.names, ix.dict) = (terms, names, dict);
+        ix.names = names;
         if ix.lens.len() != ix.docs.len() {
             return Err(corrupt("one length per document"));
         }
@@ -156,23 +146,24 @@ impl Bm25Index {
                 return Err(corrupt("document lengths"));
             }
         }
-        ix.index_ids()?;
-        ix.derive_kinds();
+        // The ids' table and the documents' kinds, each on a core.
+        let (by_id, kinds) = rayon::join(|| ids_of(&ix.docs), || super::kinds_of(&ix.docs, None));
+        (ix.by_id, ix.kinds) = (by_id?, kinds);
         Ok(ix)
     }
+}
 
-    fn index_ids(&mut self) -> Result<(), SnapshotError> {
-        let docs = &self.docs;
-        self.by_id.reserve(docs.len(), |s| super::id_at(docs, s));
-        for (slot, d) in docs.iter().enumerate() {
-            let Some(d) = d else { continue };
-            if self.by_id.get(&d.id, |s| super::id_at(docs, s)).is_some() {
-                return Err(corrupt("a document id twice"));
-            }
-            self.by_id.insert(&d.id, slot as u32, |s| super::id_at(docs, s));
+/// The table of `docs`' ids (no id twice).
+fn ids_of(docs: &[Option<Document>]) -> Result<SlotIndex, SnapshotError> {
+    let mut by_id = SlotIndex::default();
+    by_id.reserve(docs.len(), |s| super::id_at(docs, s));
+    for (slot, d) in docs.iter().enumerate() {
+        let Some(d) = d else { continue };
+        if !by_id.insert_new(&d.id, slot as u32, |s| super::id_at(docs, s)) {
+            return Err(corrupt("a document id twice"));
         }
-        Ok(())
     }
+    Ok(by_id)
 }
 
 /// A text's bytes. One still in the loaded snapshot is read from it
@@ -187,40 +178,6 @@ fn encode_text(e: &mut Encoder, text: &Body) {
             Err(err) => e.fail(err), // (this file is never renamed into place)
         },
     }
-}
-
-/// The terms' statistics and postings, and the largest slot any posting
-/// names (checked against the documents once they are decoded).
-fn decode_postings(d: &mut Decoder, n: usize) -> Result<(Vec<Term>, Option<u32>), SnapshotError> {
-    let mut terms = Vec::with_capacity(n);
-    let mut last_slot = None;
-    for _ in 0..n {
-        let term = Term {
-            df: d.u32("a term")?,
-            max_tf: d.u32("a term")?,
-            min_len_per_tf: d.f32("a term")?,
-            max_score: d.f32("a term")?,
-            postings: Postings::decode(d, usize::MAX)?,
-        };
-        last_slot = last_slot.max(term.postings.slices().docs.last());
-        terms.push(term);
-    }
-    if !d.is_done() {
-        return Err(corrupt("bytes after the terms"));
-    }
-    Ok((terms, last_slot))
-}
-
-/// The dictionary over the names (term id = position).
-fn dictionary(names: &Names) -> Result<SlotIndex, SnapshotError> {
-    let mut dict = SlotIndex::default();
-    dict.reserve(names.len(), |s| &names[s as usize]);
-    for t in 0..names.len() {
-        if !dict.insert_new(&names[t], t as u32, |s| &names[s as usize]) {
-            return Err(corrupt("a term twice"));
-        }
-    }
-    Ok(dict)
 }
 
 fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotError> {
@@ -268,14 +225,14 @@ fn decode_document(d: &mut Decoder, texts: &[Arc<Body>], last: &mut LastMetadata
     let ascii = d.u8("an ASCII flag")? == 1;
     let content =
         SharedText::from_parts(text.clone(), start, end, Some(ascii)).ok_or_else(|| corrupt("a text range"))?;
-    let metadata = match d.opt_string("metadata")? {
+    let metadata = match d.opt_str("metadata")? {
         None => None,
         // The chunks of a file follow each other and share one map, as
         // when they were read.
-        Some(json) if last.as_ref().is_some_and(|(saved, _)| *saved == json) => last.as_ref().map(|l| l.1.clone()),
+        Some(json) if last.as_ref().is_some_and(|(saved, _)| saved == json) => last.as_ref().map(|l| l.1.clone()),
         Some(json) => {
-            let map = Arc::new(serde_json::from_str::<Map<String, Value>>(&json).map_err(|_| corrupt("metadata"))?);
-            *last = Some((json, map.clone()));
+            let map = Arc::new(serde_json::from_str::<Map<String, Value>>(json).map_err(|_| corrupt("metadata"))?);
+            *last = Some((json.to_string(), map.clone()));
             Some(map)
         }
     };

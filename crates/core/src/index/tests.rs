@@ -206,7 +206,7 @@ fn a_fresh_bulk_build_fills_postings_in_one_allocation() {
         (0..300).map(|i| format!("common w{} unique{i}\nsecond line w{} rare{}", i % 7, i % 3, i / 150)).collect();
     texts[40] = "big ".repeat(300) + "common"; // a frequency past a byte
     let (one, bulk) = bulk_and_one_by_one(&texts, &[]);
-    let term = |name: &str| &bulk.terms[bulk.term_id(name).unwrap() as usize].postings;
+    let term = |name: &str| &bulk.terms.get(bulk.term_id(name).unwrap()).postings;
     assert!(term("common").is_view() && term("w1").is_view(), "lists of many postings are views");
     assert!(term("common").is_narrow() && term("w1").is_narrow(), "slots of 300 documents fit in 16 bits");
     assert!(term("unique5").is_one(), "one posting kept in place");
@@ -216,7 +216,7 @@ fn a_fresh_bulk_build_fills_postings_in_one_allocation() {
     // Later writes copy a list out of the allocation and leave the rest.
     let later = [(3, Some("common new words w1".to_string())), (5, None), (40, Some("big big".into()))];
     let (one, mut bulk) = bulk_and_one_by_one(&texts, &later);
-    let term = |ix: &Bm25Index, name: &str| ix.terms[ix.term_id(name).unwrap() as usize].postings.is_view();
+    let term = |ix: &Bm25Index, name: &str| ix.terms.get(ix.term_id(name).unwrap()).postings.is_view();
     assert!(!term(&bulk, "common") && term(&bulk, "w2"));
     same_results(&one, &bulk, &["common", "w1 rare0", "big common", "new words", "second w2"]);
     bulk.compact();
@@ -246,7 +246,7 @@ fn narrow_and_wide_slots_rank_alike() {
     let docs: Vec<NewDocument> = (0..n).map(|i| doc(&t, &format!("d{i}"), &text(i))).collect();
     let mut ix = Bm25Index::new(Bm25Params::default());
     ix.add_bulk(docs, 1, &mut |_| {});
-    let term = |ix: &Bm25Index, word: &str| ix.terms[ix.term_id(&q(&t, word)[0]).unwrap() as usize].postings.clone();
+    let term = |ix: &Bm25Index, word: &str| ix.terms.get(ix.term_id(&q(&t, word)[0]).unwrap()).postings.clone();
     assert!(term(&ix, "sparse").is_narrow() && term(&ix, "dense").is_narrow());
     assert!(term(&ix, "apart").is_view() && !term(&ix, "apart").is_narrow());
     let slots: Vec<u32> = term(&ix, "apart").slices().docs.iter().collect();

@@ -105,7 +105,7 @@ impl Bm25Index {
         let mut vocab = Vocab::default();
         let terms = decode_table(&d.table)
             .map(|(t, first_line, last_line)| {
-                let postings = &self.terms[t as usize].postings;
+                let postings = &self.terms.get(t).postings;
                 let tf = postings.find(slot).map_or(0, |i| postings.tf(i));
                 (vocab.intern(&self.names[t as usize]), TermStats { tf, first_line, last_line })
             })

@@ -40,7 +40,7 @@ impl Bm25Index {
         let names = &self.names;
         self.dict.reserve(vocab.len(), |s| &names[s as usize]);
         if self.terms.is_empty() {
-            self.terms.reserve_exact(vocab.len());
+            self.terms.held_mut().reserve_exact(vocab.len());
         }
         (0..vocab.len() as u32).map(|local| self.intern(vocab.name(local))).collect()
     }
@@ -54,7 +54,7 @@ impl Bm25Index {
                 let t = self.terms.len() as u32;
                 vacant.insert(t);
                 self.names.push(name);
-                self.terms.push(Term::new());
+                self.terms.held_mut().push(Term::new());
                 t
             }
         }

@@ -105,7 +105,7 @@ impl Bm25Index {
             }
         }
         if let Some(arena) = arena {
-            arena.finish(&mut self.terms);
+            arena.finish(self.terms.held_mut());
         }
         n
     }
@@ -131,7 +131,7 @@ impl Bm25Index {
                 return Some(arena);
             }
         }
-        for (term, &count) in self.terms.iter_mut().zip(counts) {
+        for (term, &count) in self.terms.held_mut().iter_mut().zip(counts) {
             if count > 0 {
                 term.postings.reserve_exact(count as usize);
             }
@@ -228,12 +228,12 @@ impl Bm25Index {
         let ref_norm = self.norm(self.ref_avgdl);
         if let Some(arena) = arena {
             let score = |tf: u32, len: u32| f32_up(ref_norm.tf_part(tf, len));
-            self.live_terms += arena.fill(&mut self.terms, docs, bounds, score);
+            self.live_terms += arena.fill(self.terms.held_mut(), docs, bounds, score);
             self.live_postings += docs.iter().map(|d| d.2.len() as u64).sum::<u64>();
             return;
         }
         let mut ranges: Vec<(usize, &mut [Term])> = Vec::with_capacity(bounds.len());
-        let mut rest: &mut [Term] = &mut self.terms;
+        let mut rest: &mut [Term] = self.terms.held_mut();
         for w in bounds.windows(2) {
             let (head, tail) = rest.split_at_mut((w[1] - w[0]).min(rest.len()));
             ranges.push((w[0], head));
@@ -307,7 +307,7 @@ impl Bm25Index {
         self.prefixes.update(&doc.id, false);
         let mut n = 0u64;
         for t in table_terms(&doc.table) {
-            let term = &mut self.terms[t as usize];
+            let term = &mut self.terms.held_mut()[t as usize];
             term.df -= 1;
             if term.df == 0 {
                 self.live_terms -= 1;

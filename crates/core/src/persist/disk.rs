@@ -52,6 +52,36 @@ pub fn texts_start(framed: &[u8]) -> Option<usize> {
 /// bytes of the payload (a snapshot store's texts part), checked. With
 /// `apart` 0, the whole snapshot (`unframe`).
 pub fn unframe_head(bytes: &[u8], apart: u64) -> Result<&[u8], SnapshotError> {
+    let framed = frame_of(bytes, apart)?;
+    framed.verify()?;
+    Ok(framed.payload)
+}
+
+/// A snapshot's payload, its frame checked but not yet its checksum
+/// (`verify`): a load decodes it while the checksum is computed on the
+/// other core, and keeps the result only if both succeed.
+pub struct Framed<'a> {
+    pub payload: &'a [u8],
+    checksum: u64,
+    /// The texts: left out of the checksum (each is checked when read).
+    skip: (usize, usize),
+}
+
+impl Framed<'_> {
+    pub fn verify(&self) -> Result<(), SnapshotError> {
+        // Everything but the texts, so that loading never touches their pages.
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&self.payload[..self.skip.0]);
+        hasher.update(&self.payload[self.skip.1..]);
+        if hasher.digest() != self.checksum {
+            return Err(SnapshotError::Checksum);
+        }
+        Ok(())
+    }
+}
+
+/// `unframe_head`'s checks but the checksum's.
+pub fn frame_of(bytes: &[u8], apart: u64) -> Result<Framed<'_>, SnapshotError> {
     if bytes.len() < 12 || &bytes[..8] != MAGIC {
         return Err(SnapshotError::NotSnapshot);
     }
@@ -75,15 +105,7 @@ pub fn unframe_head(bytes: &[u8], apart: u64) -> Result<&[u8], SnapshotError> {
     if skip_start > skip_end || skip_end > len || (apart > 0 && (skip_start != here || skip_end != len)) {
         return Err(SnapshotError::Checksum);
     }
-    // Everything but the texts (each checked by its own hash when read),
-    // so that loading never touches their pages.
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(&payload[..skip_start as usize]);
-    hasher.update(&payload[skip_end.min(here) as usize..]);
-    if hasher.digest() != checksum {
-        return Err(SnapshotError::Checksum);
-    }
-    Ok(payload)
+    Ok(Framed { payload, checksum, skip: (skip_start as usize, skip_end.min(here) as usize) })
 }
 
 /// A snapshot file's bytes: mapped from the file (no copy of a file

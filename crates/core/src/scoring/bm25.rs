@@ -48,7 +48,7 @@ impl Bm25Index {
         let mut out: Vec<QueryTerm> = Vec::new();
         for tok in tokens {
             let Some(t) = self.term_id(tok) else { continue };
-            if self.terms[t as usize].df == 0 {
+            if self.terms.df(t) == 0 {
                 continue;
             }
             match out.iter_mut().find(|q| q.term == t) {
@@ -64,7 +64,7 @@ impl Bm25Index {
 
     pub(crate) fn idf(&self, t: u32) -> f64 {
         let n = self.live_docs as f64;
-        let df = self.terms[t as usize].df as f64;
+        let df = self.terms.df(t) as f64;
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
     }
 

@@ -25,7 +25,7 @@ impl Bm25Index {
         let mut scores: FxHashMap<u32, Vec<f64>> = FxHashMap::default();
         for qt in &q {
             let wi = qt.weight * self.idf(qt.term);
-            let postings = &self.terms[qt.term as usize].postings;
+            let postings = &self.terms.get(qt.term).postings;
             for (i, doc) in postings.slices().docs.iter().enumerate() {
                 let len = self.lens[doc as usize];
                 if len != DEAD {

@@ -160,7 +160,7 @@ impl<'i> MaxScore<'i> {
         let mut cursors: Vec<Cursor> = q
             .iter()
             .map(|qt| {
-                let term = &index.terms[qt.term as usize];
+                let term = index.terms.get(qt.term);
                 let weight_idf = qt.weight * index.idf(qt.term);
                 let ub = bounds.of(weight_idf, term.max_tf, term.min_len_per_tf, term.max_score);
                 Cursor {
