@@ -112,7 +112,7 @@ impl Bm25Index {
             terms.push(t);
             names.push(&old_names[old]);
         }
-        self.terms = terms.into();
+        self.terms.replace(terms);
         self.names = names;
         new_term
     }

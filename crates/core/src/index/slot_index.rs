@@ -188,4 +188,26 @@ mod tests {
         assert!(ix.insert_new("doc/77.md", 77, id_of));
         assert_eq!(ix.get("doc/77.md", id_of), Some(77));
     }
+
+    #[test]
+    fn a_frozen_table_finds_what_it_was_made_of_and_thaws_on_change() {
+        let ids: Vec<String> = (0..3000).map(|i| format!("term{i}")).collect();
+        let id_of = |s: u32| ids.get(s as usize).map_or("", String::as_str);
+        let cells = SlotIndex::frozen_slots(2000, id_of);
+        let mut ix = SlotIndex::frozen(Section::from(cells.clone()), 2000).unwrap();
+        assert_eq!(ix.len(), 2000);
+        assert!((0..2000).all(|i| ix.get(&ids[i], id_of) == Some(i as u32)));
+        assert_eq!(ix.get("term2500", id_of), None);
+        assert!(ix.insert_new("term2500", 2500, id_of), "thawed, then written");
+        assert!(ix.frozen.is_none() && ix.len() == 2001);
+        assert!((0..2000).all(|i| ix.get(&ids[i], id_of) == Some(i as u32)));
+        assert_eq!(ix.get("term2500", id_of), Some(2500));
+        // Not a table of that size; a damaged one: bounded, no panic.
+        assert!(SlotIndex::frozen(Section::from(vec![EMPTY; 100]), 10).is_none());
+        assert!(SlotIndex::frozen(Section::from(cells.clone()), cells.len()).is_none());
+        let full = SlotIndex::frozen(Section::from(vec![7u32; 4096]), 2000).unwrap();
+        assert_eq!(full.get("nothing", id_of), None);
+        let beyond = SlotIndex::frozen(Section::from(vec![u32::MAX - 1; 4096]), 2000).unwrap();
+        assert_eq!(beyond.get("term1", id_of), None);
+    }
 }

@@ -108,7 +108,8 @@ impl Terms {
             None => self.held.capacity(),
             Some(v) => v.blocks.iter().filter_map(OnceLock::get).map(|b| b.len()).sum::<usize>(),
         };
-        let entries = self.viewed.as_ref().map_or(0, |v| v.entries.held_bytes() + v.blocks.len() * 8);
+        let blocks = |v: &Viewed| v.blocks.len() * size_of::<OnceLock<Box<[Term]>>>();
+        let entries = self.viewed.as_ref().map_or(0, |v| v.entries.held_bytes() + blocks(v));
         decoded * size_of::<Term>() + entries
     }
 
@@ -130,31 +131,23 @@ impl Terms {
     }
 
     pub fn encoded_len(&self) -> usize {
-        8 + 4 * ENTRY * self.len() + 8 + self.iter().map(|t| t.postings.encoded_len()).sum::<usize>()
+        let postings = match &self.viewed {
+            Some(v) => v.postings.len(),
+            None => self.held.iter().map(|t| t.postings.encoded_len()).sum(),
+        };
+        8 + 4 * ENTRY * self.len() + 8 + postings
     }
 
     /// One entry per term, then their postings back to back (each starts
     /// at a multiple of 4, as `Postings::encode` writes them). A snapshot's
-    /// postings are checked again on the way (`Postings::check`): the
-    /// encoding fails rather than save what another program wrote over
-    /// them, and fails if a term could not be read (`damaged`).
+    /// terms, never changed, are written as they lie, each checked again on
+    /// the way (without keeping what was decoded): the encoding fails
+    /// rather than save what another program wrote over them, and fails if
+    /// a term could not be read (`damaged`).
     pub fn encode(&self, e: &mut Encoder, slots: usize) {
-        let mut entries = Vec::with_capacity(ENTRY * self.len());
-        let mut at = 0usize;
-        for t in self.iter() {
-            let words = u32::try_from(at / 4).expect("postings under 16 GB");
-            entries.extend([t.df, t.max_tf, t.min_len_per_tf.to_bits(), t.max_score.to_bits(), words]);
-            at += t.postings.encoded_len();
-        }
-        e.u32s(&entries);
-        e.len(at);
-        for (i, t) in self.iter().enumerate() {
-            if t.postings.is_view() {
-                if let Err(err) = t.postings.check(slots) {
-                    e.fail(std::io::Error::other(format!("the loaded index's term {i}: {err}")));
-                }
-            }
-            t.postings.encode(e);
+        match &self.viewed {
+            Some(v) => v.encode(e),
+            None => encode_held(&self.held, e, slots),
         }
         if let Some(why) = self.damaged() {
             // Never saved without the postings it lost: the old snapshot
@@ -196,13 +189,60 @@ impl std::fmt::Debug for Viewed {
     }
 }
 
+impl Terms {
+    /// `held` in place of these terms (compaction), still damaged if these
+    /// were: their lost postings are not found again by renumbering.
+    pub fn replace(&mut self, held: Vec<Term>) {
+        (self.held, self.viewed) = (held, None);
+    }
+}
+
 impl From<Vec<Term>> for Terms {
     fn from(held: Vec<Term>) -> Self {
         Terms { held, viewed: None, damaged: None }
     }
 }
 
+/// Held terms: a write decoded a snapshot's, whose postings may still be
+/// views in its file, checked again as they are written.
+fn encode_held(held: &[Term], e: &mut Encoder, slots: usize) {
+    let mut entries = Vec::with_capacity(ENTRY * held.len());
+    let mut at = 0usize;
+    for t in held {
+        let Ok(words) = u32::try_from(at / 4) else {
+            e.fail(std::io::Error::other("the index's postings pass 16 GB"));
+            return;
+        };
+        entries.extend([t.df, t.max_tf, t.min_len_per_tf.to_bits(), t.max_score.to_bits(), words]);
+        at += t.postings.encoded_len();
+    }
+    e.u32s(&entries);
+    e.len(at);
+    for (i, t) in held.iter().enumerate() {
+        if t.postings.is_view() {
+            if let Err(err) = t.postings.check(slots) {
+                e.fail(std::io::Error::other(format!("the loaded index's term {i}: {err}")));
+            }
+        }
+        t.postings.encode(e);
+    }
+}
+
 impl Viewed {
+    /// The entries and postings as they lie, each term checked first.
+    fn encode(&self, e: &mut Encoder) {
+        let n = self.entries.len() / ENTRY;
+        for t in 0..n {
+            if let Err(err) = term_at(&self.entries, &self.postings, Some(&self.backing), t, self.slots) {
+                e.fail(std::io::Error::other(format!("the loaded index's term {t}: {err}")));
+                break;
+            }
+        }
+        e.u32s(&self.entries);
+        e.len(self.postings.len());
+        e.raw(&self.postings);
+    }
+
     /// The terms of block `b`; one that cannot be read is left empty, and
     /// why is noted in `damage` (the first time).
     fn decode_block(&self, b: usize, damage: &OnceLock<String>) -> Box<[Term]> {
@@ -211,7 +251,9 @@ impl Viewed {
             .map(|t| {
                 term_at(&self.entries, &self.postings, Some(&self.backing), t, self.slots).unwrap_or_else(|e| {
                     damage.get_or_init(|| format!("the snapshot's term {t}: {e}"));
-                    Term::default()
+                    // No postings, but its count of documents: the documents
+                    // that list it still take it out when they go.
+                    Term { df: self.entries[ENTRY * t], ..Term::default() }
                 })
             })
             .collect()
@@ -228,8 +270,9 @@ fn term_at(
     slots: usize,
 ) -> Result<Term, SnapshotError> {
     let e = &entries[ENTRY * t..ENTRY * (t + 1)];
-    let at = 4 * e[4] as usize;
-    let from = bytes.get(at..).ok_or_else(|| SnapshotError::Corrupt("postings: past the end".into()))?;
+    let past = || SnapshotError::Corrupt("postings: past the end".into());
+    let at = (e[4] as usize).checked_mul(4).ok_or_else(past)?;
+    let from = bytes.get(at..).ok_or_else(past)?;
     let mut d = match backing {
         Some(b) => Decoder::viewing(from, b.clone()),
         None => Decoder::new(from),
@@ -239,4 +282,102 @@ fn term_at(
         return Err(SnapshotError::Corrupt("postings: fewer than the term's documents".into()));
     }
     Ok(Term { postings, df: e[0], max_tf: e[1], min_len_per_tf: f32::from_bits(e[2]), max_score: f32::from_bits(e[3]) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::tokenizer::Tokenizer;
+    use crate::bytes::section::{cast, Buffer};
+    use crate::index::tests::doc;
+    use crate::index::{Bm25Index, Bm25Params};
+
+    /// `bytes` in a backing of their own, as a mapped snapshot's are.
+    fn backed(bytes: &[u8]) -> Arc<Backing> {
+        let mut buffer = Buffer::zeroed(bytes.len().div_ceil(4));
+        cast::<u8>(buffer.words())[..bytes.len()].copy_from_slice(bytes);
+        buffer.freeze_bytes(bytes.len())
+    }
+
+    /// The same postings, whatever form each is kept in.
+    fn same(a: &Postings, b: &Postings) -> bool {
+        let (x, y) = (a.slices(), b.slices());
+        x.docs.iter().eq(y.docs.iter()) && (0..a.len()).all(|i| a.tf(i) == b.tf(i))
+    }
+
+    fn index() -> Bm25Index {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        for i in 0..600 {
+            let text = format!("alpha word{} common{} {}", i, i % 7, if i % 3 == 0 { "gamma gamma" } else { "" });
+            ix.upsert(doc(&t, &format!("d{i}.md"), &text), i + 1);
+        }
+        ix
+    }
+
+    #[test]
+    fn viewed_terms_read_as_held_and_are_decoded_only_where_read() {
+        let ix = index();
+        let mut e = Encoder::default();
+        ix.terms.encode(&mut e, ix.docs.len());
+        assert_eq!(e.buf.len(), ix.terms.encoded_len());
+        let backing = backed(&e.buf);
+        let n = ix.terms.len();
+        let viewed = Terms::decode(&mut Decoder::viewing(backing.bytes(), backing.clone()), n, ix.docs.len()).unwrap();
+        assert!(viewed.viewed.is_some());
+        let nothing_decoded = viewed.held_bytes();
+        assert_eq!(viewed.len(), n);
+        let alpha = ix.term_id("alpha").unwrap();
+        assert_eq!(viewed.df(alpha), 600);
+        assert!(viewed.held_bytes() == nothing_decoded, "df reads the entry only");
+        let (a, b) = (viewed.get(alpha), ix.terms.get(alpha));
+        assert!(same(&a.postings, &b.postings));
+        assert!(a.postings.is_view() && viewed.held_bytes() > nothing_decoded);
+        for t in 0..n as u32 {
+            let (a, b) = (viewed.get(t), ix.terms.get(t));
+            assert_eq!((a.df, a.max_tf, a.max_score), (b.df, b.max_tf, b.max_score), "term {t}");
+            assert!(same(&a.postings, &b.postings), "term {t}");
+        }
+        // Saved again as they lie: the same bytes.
+        let mut again = Encoder::default();
+        viewed.encode(&mut again, ix.docs.len());
+        assert_eq!(again.buf, e.buf);
+        assert!(viewed.damaged().is_none());
+        // Without a mapping: decoded and checked at once.
+        let now = Terms::decode(&mut Decoder::new(&e.buf), n, ix.docs.len()).unwrap();
+        assert!(now.viewed.is_none() && now.len() == n);
+    }
+
+    #[test]
+    fn a_term_that_cannot_be_read_is_left_out_and_reported_and_stays_so() {
+        let ix = index();
+        let mut e = Encoder::default();
+        ix.terms.encode(&mut e, ix.docs.len());
+        let n = ix.terms.len();
+        // The first term's posting count, where its postings start, made huge.
+        let region = 8 + 4 * ENTRY * n + 8;
+        let mut bytes = e.buf.clone();
+        bytes[region..region + 8].copy_from_slice(&(u32::MAX as u64 - 1).to_le_bytes());
+        let backing = backed(&bytes);
+        let mut viewed =
+            Terms::decode(&mut Decoder::viewing(backing.bytes(), backing.clone()), n, ix.docs.len()).unwrap();
+        assert!(viewed.damaged().is_none(), "found when read, not before");
+        assert_eq!(viewed.get(1).df, ix.terms.get(1).df, "the block's other terms read");
+        assert!(viewed.get(0).postings.is_empty() && viewed.get(0).df == ix.terms.get(0).df);
+        assert!(viewed.damaged().unwrap().contains("term 0"));
+        // A slot beyond the index: refused too.
+        let small = Terms::decode(&mut Decoder::viewing(backing.bytes(), backing.clone()), n, 3).unwrap();
+        let alpha = ix.term_id("alpha").unwrap();
+        assert!(small.get(alpha).postings.is_empty() && small.damaged().is_some());
+        // Changed and replaced (compaction), the damage is still known.
+        assert_eq!(viewed.held_mut().len(), n);
+        viewed.replace(Vec::new());
+        assert!(viewed.damaged().is_some());
+        // Entries that point past the postings: damaged, no panic.
+        let mut bytes = e.buf.clone();
+        bytes[8 + 16..8 + 20].copy_from_slice(&u32::MAX.to_le_bytes());
+        let backing = backed(&bytes);
+        let far = Terms::decode(&mut Decoder::viewing(backing.bytes(), backing.clone()), n, ix.docs.len()).unwrap();
+        assert!(far.get(0).postings.is_empty() && far.damaged().unwrap().contains("past the end"));
+    }
 }

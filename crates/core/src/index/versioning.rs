@@ -104,6 +104,7 @@ impl Bm25Index {
         let d = self.doc_at(slot);
         let mut vocab = Vocab::default();
         let terms = decode_table(&d.table)
+            .filter(|&(t, _, _)| (t as usize) < self.terms.len())
             .map(|(t, first_line, last_line)| {
                 let postings = &self.terms.get(t).postings;
                 let tf = postings.find(slot).map_or(0, |i| postings.tf(i));

@@ -307,14 +307,16 @@ impl Bm25Index {
         self.prefixes.update(&doc.id, false);
         let mut n = 0u64;
         for t in table_terms(&doc.table) {
-            let term = &mut self.terms.held_mut()[t as usize];
+            // (A loaded snapshot's table names only its terms; checked
+            // anyway: a damaged one must not panic here.)
+            let Some(term) = self.terms.held_mut().get_mut(t as usize).filter(|t| t.df > 0) else { continue };
             term.df -= 1;
             if term.df == 0 {
-                self.live_terms -= 1;
+                self.live_terms = self.live_terms.saturating_sub(1);
             }
             n += 1;
         }
-        self.live_postings -= n;
+        self.live_postings = self.live_postings.saturating_sub(n);
         self.dead_postings += n;
         self.live_docs -= 1;
         self.total_len -= u64::from(doc.len);
