@@ -16,9 +16,13 @@ use crate::bytes::codec::{Decoder, Encoder, TextAt};
 use crate::bytes::stored::StoredText;
 use crate::bytes::SnapshotError;
 use crate::text::{Body, SharedText};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+
+/// Documents per run of a snapshot's document records (decoded in parallel).
+const DOC_RUN: usize = 4096;
 
 fn corrupt(what: &str) -> SnapshotError {
     SnapshotError::Corrupt(what.to_string())
@@ -89,25 +93,41 @@ impl Bm25Index {
             e.u64(t.hash());
             e.len(t.len());
         }
-        e.len(self.docs.len());
-        for slot in &self.docs {
+        // The documents in runs of `DOC_RUN`, each run's start given, so
+        // that a load decodes them on every core.
+        let mut records = Encoder::default();
+        let mut starts = Vec::with_capacity(self.docs.len().div_ceil(DOC_RUN));
+        for (i, slot) in self.docs.iter().enumerate() {
+            if i % DOC_RUN == 0 {
+                starts.push(records.buf.len());
+            }
             let Some(d) = slot else {
-                e.u8(0);
+                records.u8(0);
                 continue;
             };
-            e.u8(1);
-            e.str(&d.id);
+            records.u8(1);
+            records.str(&d.id);
             let (text, start, end) = d.content.parts();
-            e.u32(text_ids[&Arc::as_ptr(text)]);
-            e.u32(start);
-            e.u32(end);
-            e.u8(u8::from(d.content.is_ascii()));
+            records.u32(text_ids[&Arc::as_ptr(text)]);
+            records.u32(start);
+            records.u32(end);
+            records.u8(u8::from(d.content.is_ascii()));
             let meta = d.metadata.as_ref().map(|m| serde_json::to_string(&**m).unwrap_or_default());
-            e.opt_str(meta.as_deref());
-            e.opt_u32(d.start_line_offset);
-            e.u32(d.len);
-            e.bytes(&d.table);
+            records.opt_str(meta.as_deref());
+            records.opt_u32(d.start_line_offset);
+            records.u32(d.len);
+            records.bytes(&d.table);
         }
+        // (Runs start within 4 GB; past that, one run.)
+        let (run, starts) = match starts.iter().map(|&s| u32::try_from(s)).collect::<Result<Vec<u32>, _>>() {
+            Ok(starts) => (DOC_RUN, starts),
+            Err(_) => (self.docs.len().max(1), vec![0]),
+        };
+        e.len(self.docs.len());
+        e.len(run);
+        e.u32s(&starts);
+        e.len(records.buf.len());
+        e.raw(&records.buf);
         Texts(texts)
     }
 
@@ -204,13 +224,40 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
         texts.push(Arc::new(body));
     }
     let n = d.len(1, "documents")?;
+    let run = usize::try_from(d.u64("document runs")?).map_err(|_| corrupt("document runs"))?;
+    let starts = d.u32s("document runs")?;
+    let len = d.len(1, "documents")?;
+    let mut records = d.sub(len, "documents")?;
+    if run == 0 || starts.len() != n.div_ceil(run) || starts.first().is_some_and(|&s| s != 0) {
+        return Err(corrupt("document runs"));
+    }
+    let mut runs = Vec::with_capacity(starts.len());
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or(len, |&e| e as usize);
+        let bytes = end.checked_sub(start as usize).ok_or_else(|| corrupt("document runs"))?;
+        runs.push((records.sub(bytes, "documents")?, run.min(n - i * run)));
+    }
+    let decoded: Vec<Result<Vec<Option<Document>>, SnapshotError>> =
+        runs.into_par_iter().map(|(mut d, count)| decode_run(&mut d, count, &texts)).collect();
     let mut docs = Vec::with_capacity(n);
+    for run in decoded {
+        docs.extend(run?);
+    }
+    Ok(docs)
+}
+
+/// `count` documents, all the bytes of `d`.
+fn decode_run(d: &mut Decoder, count: usize, texts: &[Arc<Body>]) -> Result<Vec<Option<Document>>, SnapshotError> {
+    let mut docs = Vec::with_capacity(count);
     let mut last_metadata = None;
-    for _ in 0..n {
+    for _ in 0..count {
         docs.push(match d.u8("a document")? {
             0 => None,
-            _ => Some(decode_document(d, &texts, &mut last_metadata)?),
+            _ => Some(decode_document(d, texts, &mut last_metadata)?),
         });
+    }
+    if !d.is_done() {
+        return Err(corrupt("bytes after a run of documents"));
     }
     Ok(docs)
 }

@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 /// Terms decoded together the first time one of them is read: a query's
 /// few terms cost a few blocks, and a block is one allocation.
-const BLOCK_TERMS: usize = 256;
+const BLOCK_TERMS: usize = 32;
 /// An entry's 4-byte words: df, max_tf, min_len_per_tf, max_score, and
 /// where its postings start in the postings' bytes (in 4-byte words).
 const ENTRY: usize = 5;

@@ -307,3 +307,37 @@ proptest::proptest! {
         same_results(&one, &bulk, &["w1", "w0 w5", "w7 w8 w13", "w38", "w2 w4 w10 w20"]);
     }
 }
+
+#[test]
+fn documents_in_several_runs_come_back_in_order_with_their_metadata() {
+    // Past one run of document records (decoded in parallel), with removed
+    // slots and chunk metadata shared along a file's chunks.
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    for i in 0..9000u64 {
+        let mut d = doc(&t, &format!("f{}.rs#chunk-{}", i / 3, i % 3), &format!("word{i} common line{}", i % 11));
+        let meta = serde_json::json!({ "sourceFile": format!("f{}.rs", i / 3) });
+        d.metadata = Some(std::sync::Arc::new(meta.as_object().unwrap().clone()));
+        ix.upsert(d, i + 1);
+    }
+    for i in (0..9000).step_by(97) {
+        ix.remove(&format!("f{}.rs#chunk-{}", i / 3, i % 3), 10_000 + i as u64);
+    }
+    let mut e = crate::bytes::codec::Encoder::default();
+    ix.encode(&mut e).write(&mut e);
+    let back = Bm25Index::decode(&mut crate::bytes::codec::Decoder::new(&e.buf)).unwrap();
+    assert_eq!(back.len(), ix.len());
+    for i in [0usize, 1, 4095, 4096, 4097, 8191, 8192, 8999] {
+        let id = format!("f{}.rs#chunk-{}", i / 3, i % 3);
+        assert_eq!(
+            back.get(&id).map(|d| (d.content.to_string(), d.source_file().map(str::to_string))),
+            ix.get(&id).map(|d| (d.content.to_string(), d.source_file().map(str::to_string))),
+            "{id}"
+        );
+    }
+    for query in ["word4096", "common", "line7 word8999"] {
+        let ids =
+            |ix: &Bm25Index| ix.top_k(&q(&t, query), 20, None).iter().map(|h| h.doc.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&back), ids(&ix), "{query}");
+    }
+}
