@@ -154,8 +154,12 @@ try {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), mode, server.endpoint, cacheDir, ...args], { maxBuffer: 1 << 24 })
     return JSON.parse(out.toString().trim().split('\n').pop())
   }
-  const attach = { ...run('--attach'), ...run('--warm') }
-  fs.rmSync(cacheDir, { recursive: true, force: true })
+  let attach
+  try {
+    attach = { ...run('--attach'), ...run('--warm') }
+  } finally {
+    fs.rmSync(cacheDir, { recursive: true, force: true })
+  }
   const result = {
     ...attach,
     files: FILES,

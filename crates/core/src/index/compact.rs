@@ -41,8 +41,10 @@ impl Bm25Index {
         }
         let new_term = self.compact_terms(&new_slot);
         for d in self.docs.iter_mut().flatten() {
-            let mut entries: Vec<(u32, u32, u32)> =
-                decode_table(&d.table).map(|(t, a, b)| (new_term[t as usize], a, b)).collect();
+            // (A term id no term has, in a damaged table, is dropped.)
+            let mut entries: Vec<(u32, u32, u32)> = decode_table(&d.table)
+                .filter_map(|(t, a, b)| Some((new_term.get(t as usize).copied().filter(|&n| n != DEAD)?, a, b)))
+                .collect();
             d.table = encode_table(&mut entries).into();
         }
         let names = &self.names;
@@ -66,9 +68,11 @@ impl Bm25Index {
     /// slot's new one (`DEAD` for removed documents).
     fn compact_slots(&mut self) -> Vec<u32> {
         let mut new_slot = vec![DEAD; self.docs.len()];
-        let mut docs: Vec<Option<Document>> = Vec::with_capacity(self.live_docs);
-        let mut lens = Vec::with_capacity(self.live_docs);
-        let mut kinds = Vec::with_capacity(self.live_docs);
+        // (The count as loaded is a snapshot's word: never more than the slots.)
+        let live = self.live_docs.min(self.docs.len());
+        let mut docs: Vec<Option<Document>> = Vec::with_capacity(live);
+        let mut lens = Vec::with_capacity(live);
+        let mut kinds = Vec::with_capacity(live);
         for (old, d) in std::mem::take(&mut self.docs).into_iter().enumerate() {
             if let Some(d) = d {
                 new_slot[old] = docs.len() as u32;
@@ -90,9 +94,9 @@ impl Bm25Index {
         let ref_norm = self.norm(self.ref_avgdl);
         let lens = &self.lens;
         let mut new_term = vec![DEAD; self.terms.len()];
-        let mut terms = Vec::with_capacity(self.live_terms);
+        let mut terms = Vec::with_capacity(self.live_terms.min(self.terms.len()));
         let old_names = std::mem::take(&mut self.names);
-        let mut names = super::names::Names::with_capacity(self.live_terms, old_names.text_len());
+        let mut names = super::names::Names::with_capacity(self.live_terms.min(new_term.len()), old_names.text_len());
         for (old, term) in std::mem::take(self.terms.held_mut()).into_iter().enumerate() {
             if term.df == 0 {
                 continue;

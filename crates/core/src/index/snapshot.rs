@@ -127,7 +127,11 @@ impl Bm25Index {
         e.len(run);
         e.u32s(&starts);
         e.len(records.buf.len());
-        e.raw(&records.buf);
+        // In pieces, so that the sink takes them as they come (the records
+        // are not held twice).
+        for piece in records.buf.chunks(1 << 20) {
+            e.raw(piece);
+        }
         Texts(texts)
     }
 

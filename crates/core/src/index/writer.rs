@@ -318,9 +318,10 @@ impl Bm25Index {
         }
         self.live_postings = self.live_postings.saturating_sub(n);
         self.dead_postings += n;
-        self.live_docs -= 1;
-        self.total_len -= u64::from(doc.len);
-        self.content_bytes -= doc.content.len() + doc.id.len();
+        // (Saturating: the counts of a loaded snapshot are its own word.)
+        self.live_docs = self.live_docs.saturating_sub(1);
+        self.total_len = self.total_len.saturating_sub(u64::from(doc.len));
+        self.content_bytes = self.content_bytes.saturating_sub(doc.content.len() + doc.id.len());
         true
     }
 

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 /// Bumped whenever the byte layout changes: an older or newer snapshot is
 /// rebuilt, never misread.
-pub const FORMAT_VERSION: u32 = 12;
+pub const FORMAT_VERSION: u32 = 13;
 
 pub use crate::bytes::SnapshotError;
 
