@@ -134,10 +134,13 @@ impl Engine {
             if let Some(p) = &me.persist {
                 p.state.lock().files = files;
             }
-            // What decoding left free goes back to the system.
-            (me.release_memory)();
         })
-        .await
+        .await?;
+        // What decoding left free goes back to the system, off init()'s way:
+        // it waits for every core's pool thread (a texts part unpacking).
+        let release = self.release_memory;
+        drop(tokio::task::spawn_blocking(release));
+        Ok(())
     }
 
     /// A full build of `found`, whose files are recorded for next time.

@@ -64,6 +64,18 @@ struct TextsFetch {
     /// one snapshot file (with a cache only).
     head: Mutex<Option<Arc<Backing>>>,
     outcome: tokio::sync::watch::Sender<Outcome>,
+    /// Whether the attach is done with its head (decoded or not): the
+    /// texts are unpacked after it, so that an attach has the cores first.
+    head_settled: tokio::sync::watch::Sender<bool>,
+}
+
+/// Marks the head settled when the attach is done with it, or is dropped.
+struct HeadSettled(Arc<TextsFetch>);
+
+impl Drop for HeadSettled {
+    fn drop(&mut self) {
+        self.0.head_settled.send_replace(true);
+    }
 }
 
 #[derive(Clone)]
@@ -95,16 +107,19 @@ async fn get(store: &dyn SnapshotStoreCall, timeout: Duration, key: &str) -> Res
     Ok(got)
 }
 
-/// A part's bytes from the store, checked and unpacked (`Ok(Err(..))`: a
-/// truncated or foreign object, or none where the manifest names one).
+/// A part's bytes from the store, checked and unpacked once `turn` is
+/// done (`Ok(Err(..))`: a truncated or foreign object, or none where the
+/// manifest names one).
 async fn fetch_part(
     store: &dyn SnapshotStoreCall,
     timeout: Duration,
     part: &PartRef,
+    turn: impl Future<Output = ()>,
 ) -> Result<std::result::Result<Arc<Backing>, SnapshotError>> {
     let Some(StoredObject { bytes, .. }) = get(store, timeout, &part.key).await? else {
         return Ok(Err(absent(part)));
     };
+    turn.await;
     let part = part.clone();
     blocking(move || part.unpack(bytes)).await
 }
@@ -134,8 +149,12 @@ impl TextsFetch {
     /// Fetches the texts (again, after a failure), in the background.
     fn start(self: &Arc<Self>, store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<Arc<PartCache>>) {
         let me = self.clone();
+        let mut settled = self.head_settled.subscribe();
         tokio::spawn(async move {
-            let outcome = match fetch_part(&*store, timeout, &me.manifest.texts).await {
+            let turn = async move {
+                let _ = settled.wait_for(|done| *done).await;
+            };
+            let outcome = match fetch_part(&*store, timeout, &me.manifest.texts, turn).await {
                 Ok(Ok(raw)) => {
                     me.apart.arrive(raw);
                     me.cache_whole(cache).await;
@@ -253,10 +272,18 @@ impl RemoteSnapshots {
         }
         let apart = TextsApart::new(self.timeout);
         let (tx, _) = tokio::sync::watch::channel(Outcome::Running);
-        let fetch = Arc::new(TextsFetch { manifest: manifest.clone(), apart, head: Mutex::new(None), outcome: tx });
+        let (head_settled, _) = tokio::sync::watch::channel(false);
+        let fetch = Arc::new(TextsFetch {
+            manifest: manifest.clone(),
+            apart,
+            head: Mutex::new(None),
+            outcome: tx,
+            head_settled,
+        });
         fetch.start(self.store.clone(), self.timeout, self.cache.clone());
         *self.texts.lock() = Some(fetch.clone());
-        let head = match fetch_part(&*self.store, self.timeout, &manifest.index).await? {
+        let settled = HeadSettled(fetch.clone());
+        let head = match fetch_part(&*self.store, self.timeout, &manifest.index, async {}).await? {
             Ok(head) => head,
             Err(e) => return Ok(Err(e)),
         };
@@ -270,6 +297,7 @@ impl RemoteSnapshots {
             Ok((snapshot?, head.clone()))
         })
         .await?;
+        drop(settled);
         match decoded {
             Ok((snapshot, head)) => {
                 fetch.head_decoded(head, self.cache.clone()).await;

@@ -526,20 +526,19 @@ impl Postings {
             return Err(bad("count"));
         }
         let bytes = d.take_bytes(layout(n, narrow).2)?;
-        if narrow {
-            // Checked before a copy reads them back (`check` checks a view's).
-            let (_, blocks_at, _) = layout(n, true);
-            let back = |i: usize| u16::read_le(&bytes[2 * i..]);
-            let last = |b: usize| u32::read_le(&bytes[blocks_at + size_of::<BlockMax>() * b..]);
-            if !narrow_is_sound(n, back, last) {
-                return Err(bad("narrow slots"));
+        let view = match d.backing() {
+            Some(backing) if n > 1 => Lists::view(backing, bytes, n, narrow),
+            _ => None,
+        };
+        let lists = match view {
+            Some(view) => view, // `check` below checks a view's slots
+            None => {
+                // Checked before the copy reads them back.
+                if narrow && !narrow_sound_in(bytes, n) {
+                    return Err(bad("narrow slots"));
+                }
+                Lists::copy(bytes, n, narrow)
             }
-        }
-        let lists = match d.backing() {
-            Some(backing) if n > 1 => {
-                Lists::view(backing, bytes, n, narrow).unwrap_or_else(|| Lists::copy(bytes, n, narrow))
-            }
-            _ => Lists::copy(bytes, n, narrow),
         };
         let nb = d.len(8, "big frequencies")?;
         let mut big = Vec::with_capacity(nb);
@@ -579,6 +578,15 @@ impl Postings {
         }
         Ok(())
     }
+}
+
+/// Whether the narrow slots in `bytes` (as `encode` laid out `n` of them)
+/// read back ascending.
+fn narrow_sound_in(bytes: &[u8], n: usize) -> bool {
+    let (_, blocks_at, _) = layout(n, true);
+    let back = |i: usize| u16::read_le(&bytes[2 * i..]);
+    let last = |b: usize| u32::read_le(&bytes[blocks_at + size_of::<BlockMax>() * b..]);
+    narrow_is_sound(n, back, last)
 }
 
 /// Set in a snapshot's posting count when the slots are narrow.

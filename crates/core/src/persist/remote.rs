@@ -39,9 +39,15 @@ impl PartRef {
         PartRef { key: format!("parts/{hash}.wss"), size, hash, zstd: false, raw_size: size }
     }
 
-    /// `raw` (a framed snapshot) packed for storage: its part and the bytes to store.
+    /// `raw` (a framed snapshot) packed for storage: its part and the bytes
+    /// to store. Packed in independent zstd frames of `FRAME` bytes (one
+    /// zstd stream, as any zstd reader reads it), on every core, so that
+    /// `unpack` unpacks them on every core too.
     pub fn pack(raw: &[u8]) -> (PartRef, Vec<u8>) {
-        match zstd::bulk::compress(raw, ZSTD_LEVEL) {
+        use rayon::prelude::*;
+        let frames: Result<Vec<Vec<u8>>, _> =
+            raw.par_chunks(FRAME).map(|piece| zstd::bulk::compress(piece, ZSTD_LEVEL)).collect();
+        match frames.map(|f| f.concat()) {
             Ok(packed) if packed.len() < raw.len() => {
                 let part = PartRef { zstd: true, raw_size: raw.len() as u64, ..PartRef::of(&packed) };
                 (part, packed)
@@ -59,8 +65,7 @@ impl PartRef {
         let mut buffer = Buffer::zeroed(len.div_ceil(4));
         let out = &mut cast::<u8>(buffer.words())[..len];
         let got = if self.zstd {
-            zstd::bulk::decompress_to_buffer(&stored, out)
-                .map_err(|e| SnapshotError::Corrupt(format!("the part does not unpack: {e}")))?
+            unzstd(&stored, out)?
         } else {
             let n = stored.len().min(len);
             out[..n].copy_from_slice(&stored[..n]);
@@ -82,6 +87,49 @@ impl PartRef {
         }
         Ok(())
     }
+}
+
+/// The unpacked size of each zstd frame `pack` writes.
+const FRAME: usize = 1 << 20;
+
+/// zstd's `stored` unpacked into `out`: the bytes written. Frames that
+/// state their size (`pack`'s do) are unpacked on every core, each into its
+/// own place; any other stream as one.
+fn unzstd(stored: &[u8], out: &mut [u8]) -> Result<usize, SnapshotError> {
+    use rayon::prelude::*;
+    let bad = |e: std::io::Error| SnapshotError::Corrupt(format!("the part does not unpack: {e}"));
+    let Some(frames) = frames_of(stored).filter(|f| f.iter().map(|&(_, n)| n).sum::<usize>() == out.len()) else {
+        return zstd::bulk::decompress_to_buffer(stored, out).map_err(bad);
+    };
+    let mut places = Vec::with_capacity(frames.len());
+    let mut rest = out;
+    for &(frame, n) in &frames {
+        let (place, after) = std::mem::take(&mut rest).split_at_mut(n);
+        places.push((frame, place));
+        rest = after;
+    }
+    let each: Result<Vec<usize>, _> =
+        places.into_par_iter().map(|(frame, place)| zstd::bulk::decompress_to_buffer(frame, place)).collect();
+    let written = each.map_err(bad)?;
+    // A frame that says one size and holds another is not this part.
+    if written.iter().zip(&frames).any(|(&w, &(_, n))| w != n) {
+        return Err(SnapshotError::Corrupt("a frame of the part unpacks to another size than it says".into()));
+    }
+    Ok(written.iter().sum())
+}
+
+/// The frames of a zstd stream, each with the size it says it unpacks to
+/// (`None`: a frame that does not say, or not a stream of frames).
+fn frames_of(stored: &[u8]) -> Option<Vec<(&[u8], usize)>> {
+    let mut frames = Vec::new();
+    let mut rest = stored;
+    while !rest.is_empty() {
+        let n = zstd::zstd_safe::find_frame_compressed_size(rest).ok().filter(|&n| n > 0 && n <= rest.len())?;
+        let size = zstd::zstd_safe::get_frame_content_size(&rest[..n]).ok()??;
+        frames.push((&rest[..n], usize::try_from(size).ok()?));
+        rest = &rest[n..];
+    }
+    Some(frames)
 }
 
 /// What the manifest names: a snapshot's head (everything but the texts'
@@ -157,6 +205,20 @@ mod tests {
         assert_eq!(Manifest::decode(&m.encode()).unwrap().texts, packed);
         assert_eq!(packed.unpack(stored.clone()).unwrap().bytes(), raw);
         assert!(packed.unpack(stored[..stored.len() - 1].to_vec()).is_err());
+        // Larger than a frame: several frames, unpacked each in its place.
+        let big: Vec<u8> = (0..3 * FRAME + 12_345).map(|i| (i % 251) as u8 ^ (i / 4093) as u8).collect();
+        let (framed, stored_framed) = PartRef::pack(&big);
+        assert_eq!(frames_of(&stored_framed).unwrap().len(), 4);
+        assert_eq!(framed.unpack(stored_framed.clone()).unwrap().bytes(), big);
+        // One stream as well, as any zstd reader reads it.
+        assert_eq!(zstd::bulk::decompress(&stored_framed, big.len()).unwrap(), big);
+        // A part of one frame (as before frames) unpacks as one.
+        let one = zstd::bulk::compress(&big, 3).unwrap();
+        let single = PartRef { zstd: true, raw_size: big.len() as u64, ..PartRef::of(&one) };
+        assert_eq!(single.unpack(one).unwrap().bytes(), big);
+        // A frame saying a size other than the part's: not unpacked past it.
+        let short = PartRef { raw_size: big.len() as u64 - 1, ..framed.clone() };
+        assert!(short.unpack(stored_framed.clone()).is_err());
         assert!(part.check(b"snapshot bytes").is_ok());
         assert!(matches!(part.check(b"snapshot byte"), Err(SnapshotError::Truncated { .. })));
         assert!(matches!(part.check(b"snapshot bytez"), Err(SnapshotError::Checksum)));
