@@ -136,7 +136,9 @@ test("Mastra's per-request Workspace factory: an Agent's workspace attached per 
     // Mastra's multi-tenant pattern: the workspace of the request's tenant.
     workspace: ({ requestContext }) => pool.get(requestContext.get('tenant')),
   })
-  const ask = (tenant, question) => agent.generate(question, { maxSteps: 2, requestContext: new RequestContext([['tenant', tenant]]) })
+  // As docs/mastra.md: the request holds its tenant while the agent runs.
+  const ask = (tenant, question) =>
+    pool.use(tenant, () => agent.generate(question, { maxSteps: 2, requestContext: new RequestContext([['tenant', tenant]]) }))
   const text = (output) => (typeof output?.value === 'string' ? output.value : JSON.stringify(output))
   await ask('acme', 'When are invoices sent?')
   await ask('globex', 'How does Globex pay?')
