@@ -60,6 +60,7 @@ export declare function s3SnapshotStore(options: {
  * (e.g. a Workspace with `persist: { store }` and `init()`), evicted least
  * recently used once their memory (`memoryOf`) passes `maxBytes`.
  * Eviction is `destroy()`: what changed is saved, memory and mappings go.
+ * It runs in the background, not in the `get()` that passed the bound.
  */
 export declare function tenantPool<W extends { destroy(): Promise<void> }>(options: {
   attach: (tenant: string) => Promise<W>
@@ -79,7 +80,9 @@ export declare function tenantPool<W extends { destroy(): Promise<void> }>(optio
   tenants(): string[]
   /** The memory the attached tenants held when last measured. */
   memoryBytes(): number
-  /** Destroys every tenant's workspace (saving what changed). */
+  /** Resolves once the evictions under way (their `destroy()`) are done. */
+  settled(): Promise<void>
+  /** Destroys every tenant's workspace (saving what changed), and waits for the evictions under way. */
   close(): Promise<void>
 }
 

@@ -62,6 +62,7 @@ test('tenantPool: attach on demand, least recently used evicted past the bound, 
     assert.ok(pool.memoryBytes() <= perTenant * 5.5, `${pool.memoryBytes()} > bound`)
   }
   release()
+  await pool.settled()
   const used = await inUse
   assert.equal(used.status, 'ready', 'a tenant in use is never evicted')
   assert.match(ids(used.results)[0], /^t1\//, 'the pinned tenant answered from its own documents')
@@ -158,4 +159,41 @@ test('tenantPool: a memoryOf that cannot measure fails that get() and keeps noth
   await assert.rejects(pool.get('a'), (e) => e instanceof TypeError && /memoryOf answered NaN/.test(e.message))
   assert.deepEqual([pool.tenants(), destroyed], [[], 1])
   assert.throws(() => tenantPool({ attach: async () => ({ destroy: async () => {} }), maxBytes: 10, memoryOf: 5 }), TypeError)
+})
+
+test("tenantPool: an eviction's destroy() (a save) runs beside the get() that caused it; the evicted tenant comes back only after it", async () => {
+  const finish = new Map()
+  const log = []
+  const attach = async (tenant) => {
+    log.push(`attach ${tenant}`)
+    return { tenant, destroy: () => new Promise((resolve) => finish.set(tenant, () => (log.push(`destroyed ${tenant}`), resolve()))) }
+  }
+  const pool = tenantPool({ attach, maxBytes: 2, memoryOf: () => 1 })
+  await pool.get('a')
+  await pool.get('b')
+  // 'c' passes the bound: 'a' is evicted, and its destroy() hangs.
+  const c = await pool.get('c')
+  assert.equal(c.tenant, 'c')
+  assert.deepEqual(pool.tenants(), ['b', 'c'])
+  assert.ok(finish.has('a'), "a's destroy() was called")
+  let settled = false
+  const waiting = pool.settled().then(() => (settled = true))
+  // Asked for again while it is being destroyed: attached once that is done.
+  const again = pool.get('a')
+  await new Promise((r) => setTimeout(r, 20))
+  assert.equal(settled, false)
+  assert.ok(!log.includes('attach a') || log.lastIndexOf('attach a') === 0, log.join())
+  finish.get('a')()
+  await waiting
+  assert.equal((await again).tenant, 'a')
+  assert.deepEqual(log.slice(0, 5), ['attach a', 'attach b', 'attach c', 'destroyed a', 'attach a'])
+  // Attaching 'a' again evicted 'b' (least recently used), in the background too.
+  assert.deepEqual(pool.tenants(), ['c', 'a'])
+  const closed = pool.close()
+  for (const t of ['b', 'c', 'a']) {
+    await new Promise((r) => setTimeout(r, 5))
+    finish.get(t)?.()
+  }
+  await closed
+  assert.equal(log.filter((l) => l.startsWith('destroyed')).length, 4)
 })

@@ -2,7 +2,9 @@
 // in one process, attached on demand and evicted least recently used when
 // their memory (`memoryOf`, default `stats().memoryBytes`) passes `maxBytes`. Eviction is
 // `destroy()`, which saves what changed (with `persist`) and releases the
-// tenant's memory and mapped files.
+// tenant's memory and mapped files; it runs in the background (`settled()`
+// waits for it), and an evicted tenant asked for again is attached once
+// its destroy() is done.
 'use strict'
 
 /**
@@ -35,7 +37,9 @@ function tenantPool(options) {
   /** Tenants being destroyed: attached again only once that is done (its last save landed). @type {Map<string, Promise<void>>} */
   const closing = new Map()
 
-  const evictBeyond = async (/** @type {string} */ keep) => {
+  // Evictions run beside the request that caused them: a destroy() may
+  // save (a PUT), and no request waits for another tenant's save.
+  const evictBeyond = (/** @type {string} */ keep) => {
     let total = [...bytes.values()].reduce((a, b) => a + b, 0)
     for (const [tenant, pending] of live) {
       if (total <= maxBytes) break
@@ -49,11 +53,10 @@ function tenantPool(options) {
         } catch (e) {
           onEvictError(tenant, e)
         } finally {
-          closing.delete(tenant)
+          if (closing.get(tenant) === done) closing.delete(tenant)
         }
       })()
       closing.set(tenant, done)
-      await done
     }
   }
 
@@ -87,7 +90,7 @@ function tenantPool(options) {
         await workspace.destroy().catch(() => {})
         throw e
       }
-      await evictBeyond(tenant)
+      evictBeyond(tenant)
       return workspace
     },
     /**
@@ -113,7 +116,11 @@ function tenantPool(options) {
       const pending = live.get(tenant)
       if (!pending) return
       bytes.set(tenant, memoryOf(await pending))
-      await evictBeyond(tenant)
+      evictBeyond(tenant)
+    },
+    /** Resolves once the evictions under way (their destroy()) are done. */
+    async settled() {
+      while (closing.size > 0) await Promise.all([...closing.values()])
     },
     /** Tenants attached now, least recently used first. */
     tenants: () => [...live.keys()].filter((t) => bytes.has(t)),
@@ -125,6 +132,7 @@ function tenantPool(options) {
       live.clear()
       bytes.clear()
       await Promise.all(all.map(async (p) => (await p.catch(() => null))?.destroy().catch(() => {})))
+      await pool.settled()
     },
   }
   return pool

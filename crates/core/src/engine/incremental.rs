@@ -17,6 +17,10 @@ use crate::vectors::plan::dropped_sources;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// An install of at least this many documents gives the memory it freed
+/// back at once (`install`).
+const RELEASE_AFTER_DOCUMENTS: usize = 16_384;
+
 /// A walk of the indexed paths: what it found and skipped, and when it began.
 pub(super) struct Walked {
     report: Report,
@@ -121,11 +125,13 @@ impl Engine {
             }
         }
         let me = self.clone();
-        blocking(move || {
+        let documents = blocking(move || {
+            let mut documents = 0;
             if me.keyword.is_some() {
                 // Writes made before this first init() land on top of what was saved.
                 let mut index = index;
                 let mut current = me.index.write();
+                documents = index.len().max(current.len());
                 index.carry_over(&current, 0);
                 let old = std::mem::replace(&mut *current, index);
                 drop(current);
@@ -134,12 +140,16 @@ impl Engine {
             if let Some(p) = &me.persist {
                 p.state.lock().files = files;
             }
+            documents
         })
         .await?;
-        // What decoding left free goes back to the system, off init()'s way:
-        // it waits for every core's pool thread (a texts part unpacking).
-        let release = self.release_memory;
-        drop(tokio::task::spawn_blocking(release));
+        // What decoding a large index left free goes back to the system, off
+        // init()'s way (it waits for every core's pool thread). A small one
+        // leaves little, and giving back every free page would make the next
+        // attach of a pool of tenants take its memory zeroed from the kernel.
+        if documents >= RELEASE_AFTER_DOCUMENTS {
+            drop(tokio::task::spawn_blocking(self.release_memory));
+        }
         Ok(())
     }
 

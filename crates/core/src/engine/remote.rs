@@ -6,8 +6,9 @@
 //! another server saved first, the write is refused and the save fails
 //! with a conflict, the in-memory state kept (it is not merged: attach
 //! again to take the other writer's state). An attach needs the manifest
-//! and the head; the texts are fetched at the same time and a search
-//! waits for them only when it reads them (`texts_ready`). Every call is
+//! and the head; the texts are fetched in the background once the head is
+//! decoded, and a search waits for them only when it reads them
+//! (`texts_ready`). Every call is
 //! bounded by `storeTimeoutMs`; a store that fails is an error of that
 //! call (a write whose answer was lost is confirmed by reading the
 //! manifest back). A snapshot that was there but could not be used is
@@ -65,7 +66,7 @@ struct TextsFetch {
     head: Mutex<Option<Arc<Backing>>>,
     outcome: tokio::sync::watch::Sender<Outcome>,
     /// Whether the attach is done with its head (decoded or not): the
-    /// texts are unpacked after it, so that an attach has the cores first.
+    /// texts are fetched after it, so that an attach has the cores first.
     head_settled: tokio::sync::watch::Sender<bool>,
 }
 
@@ -107,19 +108,16 @@ async fn get(store: &dyn SnapshotStoreCall, timeout: Duration, key: &str) -> Res
     Ok(got)
 }
 
-/// A part's bytes from the store, checked and unpacked once `turn` is
-/// done (`Ok(Err(..))`: a truncated or foreign object, or none where the
-/// manifest names one).
+/// A part's bytes from the store, checked and unpacked (`Ok(Err(..))`: a
+/// truncated or foreign object, or none where the manifest names one).
 async fn fetch_part(
     store: &dyn SnapshotStoreCall,
     timeout: Duration,
     part: &PartRef,
-    turn: impl Future<Output = ()>,
 ) -> Result<std::result::Result<Arc<Backing>, SnapshotError>> {
     let Some(StoredObject { bytes, .. }) = get(store, timeout, &part.key).await? else {
         return Ok(Err(absent(part)));
     };
-    turn.await;
     let part = part.clone();
     blocking(move || part.unpack(bytes)).await
 }
@@ -151,10 +149,11 @@ impl TextsFetch {
         let me = self.clone();
         let mut settled = self.head_settled.subscribe();
         tokio::spawn(async move {
-            let turn = async move {
-                let _ = settled.wait_for(|done| *done).await;
-            };
-            let outcome = match fetch_part(&*store, timeout, &me.manifest.texts, turn).await {
+            // After the attach is done with its head: the GET and the
+            // unpacking of the texts would take the cores (the store's
+            // too, on one machine) from it.
+            let _ = settled.wait_for(|done| *done).await;
+            let outcome = match fetch_part(&*store, timeout, &me.manifest.texts).await {
                 Ok(Ok(raw)) => {
                     me.apart.arrive(raw);
                     me.cache_whole(cache).await;
@@ -265,7 +264,7 @@ impl RemoteSnapshots {
     }
 
     /// The manifest's snapshot: from the cache, else its head fetched and
-    /// decoded while its texts are fetched beside it.
+    /// decoded, its texts fetched after it in the background.
     async fn attach(&self, manifest: Manifest) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
         if let Some(cached) = self.cached(&manifest).await {
             return Ok(Ok(Some(cached)));
@@ -283,18 +282,17 @@ impl RemoteSnapshots {
         fetch.start(self.store.clone(), self.timeout, self.cache.clone());
         *self.texts.lock() = Some(fetch.clone());
         let settled = HeadSettled(fetch.clone());
-        let head = match fetch_part(&*self.store, self.timeout, &manifest.index, async {}).await? {
+        let head = match fetch_part(&*self.store, self.timeout, &manifest.index).await? {
             Ok(head) => head,
             Err(e) => return Ok(Err(e)),
         };
         let (texts, len) = (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size);
         let decoded = blocking(move || {
+            // Not summed again: `unpack` checked the stored bytes against the
+            // part's content hash, and they unpack to these bytes only.
             let framed = disk::frame_of(head.bytes(), len)?;
-            // As a file's: the checksum beside the decoding (see `decode_in_file`).
-            let decode = || Snapshot::decode_apart(framed.payload, head.clone(), texts, len);
-            let (checked, snapshot) = rayon::join(|| framed.verify(), decode);
-            checked?;
-            Ok((snapshot?, head.clone()))
+            let snapshot = Snapshot::decode_apart(framed.payload, head.clone(), texts, len)?;
+            Ok((snapshot, head.clone()))
         })
         .await?;
         drop(settled);

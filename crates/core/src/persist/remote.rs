@@ -108,14 +108,31 @@ fn unzstd(stored: &[u8], out: &mut [u8]) -> Result<usize, SnapshotError> {
         places.push((frame, place));
         rest = after;
     }
-    let each: Result<Vec<usize>, _> =
-        places.into_par_iter().map(|(frame, place)| zstd::bulk::decompress_to_buffer(frame, place)).collect();
+    let each: Result<Vec<usize>, _> = places.into_par_iter().map(|(frame, place)| unzstd_frame(frame, place)).collect();
     let written = each.map_err(bad)?;
     // A frame that says one size and holds another is not this part.
     if written.iter().zip(&frames).any(|(&w, &(_, n))| w != n) {
         return Err(SnapshotError::Corrupt("a frame of the part unpacks to another size than it says".into()));
     }
     Ok(written.iter().sum())
+}
+
+thread_local! {
+    /// A context per thread, kept: one made per frame allocates and
+    /// clears its tables again for every MiB unpacked.
+    static UNZSTD: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// One frame unpacked into `place`, with this thread's context.
+fn unzstd_frame(frame: &[u8], place: &mut [u8]) -> std::io::Result<usize> {
+    UNZSTD.with(|context| {
+        let mut context = context.borrow_mut();
+        let context = match context.as_mut() {
+            Some(c) => c,
+            None => context.insert(zstd::bulk::Decompressor::new()?),
+        };
+        context.decompress_to_buffer(frame, place)
+    })
 }
 
 /// The frames of a zstd stream, each with the size it says it unpacks to
