@@ -603,6 +603,9 @@ export interface SnapshotRequest {
   bytes?: Uint8Array
   ifMatch?: string
   ifNoneMatch?: boolean
+  /** `get` of the bytes `[start, end)` only. */
+  start?: number
+  end?: number
 }
 
 /** `stats().vectorGraph`, `LocalVector.describeIndex().graph`. */

@@ -361,3 +361,114 @@ test('cacheDir: a warm attach fetches the manifest only and maps the cached part
   await second.destroy()
   assert.equal(fs.readdirSync(cacheDir).filter((f) => f.endsWith('.wss')).length, 1)
 })
+
+test('a texts part whose GET fails fails the search that waits for it with SnapshotStoreError, what the store threw its cause; the next search fetches it again', async () => {
+  const objects = new Map()
+  let version = 0
+  const memory = {
+    get: async (key) => (objects.has(key) ? { bytes: objects.get(key).bytes, etag: objects.get(key).etag } : null),
+    put: async (key, bytes, { ifMatch, ifNoneMatch } = {}) => {
+      const there = objects.get(key)
+      if ((ifNoneMatch && there) || (ifMatch && there?.etag !== ifMatch)) return { conflict: true }
+      const etag = `v${++version}`
+      objects.set(key, { bytes: Uint8Array.from(bytes), etag })
+      return { etag }
+    },
+  }
+  const writer = storeWorkspace(memory)
+  await writer.init()
+  await writer.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  assert.equal(await writer.save(), true)
+  await writer.destroy()
+  const texts = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes)).texts.key
+  const sdkError = Object.assign(new Error('SlowDown'), { name: 'SlowDown', $metadata: { httpStatusCode: 503 } })
+  let failures = 1
+  const flaky = { ...memory, get: async (key) => (key === texts && failures-- > 0 ? Promise.reject(sdkError) : memory.get(key)) }
+  const ws = storeWorkspace(flaky)
+  await ws.init()
+  const e = await ws.search('router trie', { topK: 1 }).then(() => null, (err) => err)
+  assert.ok(e instanceof SnapshotStoreError, String(e))
+  assert.equal(e.cause, sdkError, 'the SDK error is the cause')
+  assert.match(e.message, /SlowDown/)
+  assert.deepEqual(ids(await ws.search('router trie', { topK: 1 })), ['notes/router.md'])
+  await ws.destroy()
+})
+
+test("a large texts part is read by range: a search reads its results' frames and does not wait for the whole part; a store that ignores ranges, or a damaged frame, falls back to it", async () => {
+  const objects = new Map()
+  let version = 0
+  const memory = {
+    get: async (key, range) => {
+      const o = objects.get(key)
+      if (!o) return null
+      return { bytes: range ? o.bytes.subarray(range.start, range.end) : o.bytes, etag: o.etag }
+    },
+    put: async (key, bytes, { ifMatch, ifNoneMatch } = {}) => {
+      const there = objects.get(key)
+      if ((ifNoneMatch && there) || (ifMatch && there?.etag !== ifMatch)) return { conflict: true }
+      const etag = `v${++version}`
+      objects.set(key, { bytes: Uint8Array.from(bytes), etag })
+      return { etag }
+    },
+  }
+  // 20 MB of text, so that the texts part has more than 16 frames: words
+  // drawn from a seeded generator (zstd must not shrink it to nothing).
+  let seed = 7
+  const word = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % 50000).toString(36)
+  const docs = Array.from({ length: 500 }, (_, n) => ({
+    path: `docs/${n}.txt`,
+    content: `document ${n} marker${n}x\n` + Array.from({ length: 10000 }, word).join(' '),
+  }))
+  const writer = storeWorkspace(memory)
+  await writer.init()
+  await writer.indexMany(docs)
+  assert.equal(await writer.save(), true)
+  await writer.destroy()
+  const manifest = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes))
+  assert.ok(manifest.texts.frames?.length > 16, `${manifest.texts.frames?.length} frames`)
+  const texts = manifest.texts.key
+  const attach = async (wrap) => {
+    const gets = []
+    let release
+    const whole = new Promise((r) => (release = r))
+    const store = { ...memory, get: async (key, range) => {
+      gets.push(range ? `${key} ${range.start}-${range.end}` : key)
+      if (key === texts && !range) await whole // the whole part: only once released
+      return wrap(key, range)
+    } }
+    const ws = storeWorkspace(store)
+    await ws.init()
+    return { ws, gets, release }
+  }
+  // By range: the search answers while the whole part is held back.
+  const a = await attach((key, range) => memory.get(key, range))
+  const [hit] = await a.ws.search('marker123x', { topK: 1 })
+  assert.equal(hit.id, 'docs/123.txt')
+  assert.equal(hit.content, docs[123].content)
+  const ranged = a.gets.filter((g) => g.startsWith(`${texts} `))
+  assert.ok(ranged.length >= 1 && ranged.length <= 2, a.gets.join('\n'))
+  a.release()
+  await a.ws.destroy()
+  // A store that answers the whole object to a range: the frame is taken out of it.
+  const b = await attach((key) => memory.get(key))
+  assert.equal((await b.ws.search('marker7x', { topK: 1 }))[0].content, docs[7].content)
+  b.release()
+  await b.ws.destroy()
+  // A damaged frame is not used: the search waits for the whole part.
+  const c = await attach(async (key, range) => {
+    const got = await memory.get(key, range)
+    if (!range || key !== texts) return got
+    const bytes = Uint8Array.from(got.bytes)
+    bytes[bytes.length >> 1] ^= 0x55
+    return { ...got, bytes }
+  })
+  const pending = c.ws.search('marker300x', { topK: 1 })
+  let answered = false
+  pending.then(() => (answered = true), () => (answered = true))
+  await new Promise((r) => setTimeout(r, 200))
+  assert.equal(answered, false, 'a damaged frame is never read: the whole part is waited for')
+  c.release()
+  const [late] = await pending
+  assert.equal(late.content, docs[300].content)
+  await c.ws.destroy()
+})

@@ -135,9 +135,9 @@ function snapshotStoreCaller(store) {
     if (!a || typeof a.etag !== 'string' || a.etag === '') throw new TypeError(`persist.store.${what} must resolve with a non-empty etag`)
     return a.etag
   }
-  return async ({ method, key, bytes, ifMatch, ifNoneMatch }) => {
+  return async ({ method, key, bytes, ifMatch, ifNoneMatch, start, end }) => {
     if (method === 'get') {
-      const got = await store.get(key)
+      const got = await (typeof start === 'number' && typeof end === 'number' ? store.get(key, { start, end }) : store.get(key))
       if (got == null) return null
       if (!(got.bytes instanceof Uint8Array)) throw new TypeError('persist.store.get must resolve to { bytes: Uint8Array, etag: string } or null')
       const etag = etagOf(got, 'get')

@@ -20,6 +20,9 @@ pub struct SnapshotRequest {
     pub bytes: Option<Buffer>,
     pub if_match: Option<String>,
     pub if_none_match: Option<bool>,
+    /// `get` of the bytes `[start, end)` only.
+    pub start: Option<i64>,
+    pub end: Option<i64>,
 }
 
 /// Its answer (`null`: a key not there).
@@ -60,18 +63,37 @@ impl JsSnapshotStore {
 }
 
 fn request(method: &str, key: &str) -> SnapshotRequest {
-    SnapshotRequest { method: method.into(), key: key.into(), bytes: None, if_match: None, if_none_match: None }
+    SnapshotRequest {
+        method: method.into(),
+        key: key.into(),
+        bytes: None,
+        if_match: None,
+        if_none_match: None,
+        start: None,
+        end: None,
+    }
+}
+
+impl JsSnapshotStore {
+    async fn get_object(&self, r: SnapshotRequest) -> workspace_search_core::engine::Result<Option<StoredObject>> {
+        let answer = self.call(r).await.map_err(host_error)?;
+        Ok(answer.map(|a| StoredObject {
+            bytes: a.bytes.map(|b| b.to_vec()).unwrap_or_default(),
+            etag: a.etag.unwrap_or_default(),
+        }))
+    }
 }
 
 impl SnapshotStoreCall for JsSnapshotStore {
     fn get<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<StoredObject>> {
-        Box::pin(async move {
-            let answer = self.call(request("get", key)).await.map_err(host_error)?;
-            Ok(answer.map(|a| StoredObject {
-                bytes: a.bytes.map(|b| b.to_vec()).unwrap_or_default(),
-                etag: a.etag.unwrap_or_default(),
-            }))
-        })
+        Box::pin(self.get_object(request("get", key)))
+    }
+
+    fn get_range<'a>(&'a self, key: &'a str, range: std::ops::Range<u64>) -> HostFuture<'a, Option<StoredObject>> {
+        let mut r = request("get", key);
+        // (Parts are far below 2^53 bytes: exact as JavaScript numbers.)
+        (r.start, r.end) = (Some(range.start as i64), Some(range.end as i64));
+        Box::pin(self.get_object(r))
     }
 
     fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, condition: Option<PutCondition>) -> HostFuture<'a, PutOutcome> {

@@ -38,16 +38,20 @@ enum Source {
 
 /// A texts part fetched after the rest of the snapshot: a workspace
 /// attaches and ranks without it; a read waits for it (the engine's
-/// searches wait before they read, and report a fetch that failed).
+/// searches wait before they read, and report a fetch that failed). Until
+/// it is here whole, frames of it read by range serve the reads they hold.
 pub struct TextsApart {
     state: parking_lot::Mutex<Apart>,
     arrived: parking_lot::Condvar,
     /// How long a read waits (the store's timeout), then fails.
     wait: std::time::Duration,
+    /// The unpacked size of each frame read by range (`frame_arrive`).
+    frame: u64,
 }
 
 enum Apart {
-    Waiting,
+    /// Not here whole yet; the frames read by range so far, by number.
+    Waiting(std::collections::BTreeMap<usize, Arc<Vec<u8>>>),
     Here(Arc<Backing>),
     /// What the store holds is not this part: every read fails (and is
     /// read again from the indexed file where it can be: `set_recover`).
@@ -55,9 +59,10 @@ enum Apart {
 }
 
 impl TextsApart {
-    pub fn new(wait: std::time::Duration) -> Arc<TextsApart> {
-        let state = parking_lot::Mutex::new(Apart::Waiting);
-        Arc::new(TextsApart { state, arrived: parking_lot::Condvar::new(), wait })
+    /// `frame`: the unpacked size of the part's frames (0: none read by range).
+    pub fn new(wait: std::time::Duration, frame: u64) -> Arc<TextsApart> {
+        let state = parking_lot::Mutex::new(Apart::Waiting(Default::default()));
+        Arc::new(TextsApart { state, arrived: parking_lot::Condvar::new(), wait, frame })
     }
 
     /// The part's bytes (checked as the part the manifest names).
@@ -72,6 +77,35 @@ impl TextsApart {
         self.arrived.notify_all();
     }
 
+    /// Frame `i` of the part, read by range and checked, while the whole is
+    /// not here.
+    pub fn frame_arrive(&self, i: usize, bytes: Vec<u8>) {
+        if let Apart::Waiting(frames) = &mut *self.state.lock() {
+            frames.insert(i, Arc::new(bytes));
+        }
+        self.arrived.notify_all();
+    }
+
+    /// The frames that hold the bytes `spans` (offset, length) and are not
+    /// here (none once the whole part is, or can never be).
+    pub fn missing_frames(&self, spans: &[(u64, usize)]) -> Vec<usize> {
+        let state = self.state.lock();
+        let Apart::Waiting(frames) = &*state else { return Vec::new() };
+        let mut missing: Vec<usize> =
+            spans.iter().flat_map(|&span| self.frames_of(span)).filter(|i| !frames.contains_key(i)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        missing
+    }
+
+    fn frames_of(&self, (offset, len): (u64, usize)) -> std::ops::Range<usize> {
+        if self.frame == 0 || len == 0 {
+            return 0..0;
+        }
+        let last = offset.saturating_add(len as u64 - 1) / self.frame;
+        (offset / self.frame) as usize..last as usize + 1
+    }
+
     /// The part's bytes, once here.
     pub fn bytes(&self) -> Option<Arc<Backing>> {
         match &*self.state.lock() {
@@ -81,18 +115,55 @@ impl TextsApart {
     }
 
     fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let deadline = std::time::Instant::now() + self.wait;
         let mut state = self.state.lock();
-        if matches!(*state, Apart::Waiting) {
-            let _ = self.arrived.wait_while_for(&mut state, |s| matches!(s, Apart::Waiting), self.wait);
+        loop {
+            match &*state {
+                Apart::Here(backing) => return slice_of(backing.bytes(), offset, len),
+                Apart::Broken => return Err(std::io::Error::other("the texts part is not here")),
+                Apart::Waiting(frames) => {
+                    if let Some(bytes) = self.read_frames(frames, offset, len) {
+                        return bytes;
+                    }
+                }
+            }
+            if self.arrived.wait_until(&mut state, deadline).timed_out() {
+                return Err(std::io::Error::other("the texts part is not here"));
+            }
         }
-        let Apart::Here(backing) = &*state else {
-            return Err(std::io::Error::other("the texts part is not here"));
-        };
-        let bytes = backing.bytes();
-        let start = usize::try_from(offset).ok().filter(|&s| s.checked_add(len).is_some_and(|e| e <= bytes.len()));
-        let start = start.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
-        Ok(bytes[start..start + len].to_vec())
     }
+
+    /// The bytes from the frames read by range, if they are all here.
+    fn read_frames(
+        &self,
+        frames: &std::collections::BTreeMap<usize, Arc<Vec<u8>>>,
+        offset: u64,
+        len: usize,
+    ) -> Option<std::io::Result<Vec<u8>>> {
+        if len == 0 {
+            return Some(Ok(Vec::new()));
+        }
+        let needed = self.frames_of((offset, len));
+        if needed.is_empty() || !needed.clone().all(|i| frames.contains_key(&i)) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(len);
+        for i in needed {
+            let frame = &frames[&i];
+            let start = (i as u64 * self.frame) as usize;
+            let from = (offset as usize).max(start) - start;
+            let to = ((offset as usize + len).min(start + frame.len())).checked_sub(start)?;
+            out.extend_from_slice(frame.get(from..to)?);
+        }
+        Some(if out.len() == len { Ok(out) } else { Err(std::io::ErrorKind::UnexpectedEof.into()) })
+    }
+}
+
+/// `len` bytes at `offset` of `bytes`, or an end of file.
+fn slice_of(bytes: &[u8], offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    let start = usize::try_from(offset).ok().filter(|&s| s.checked_add(len).is_some_and(|e| e <= bytes.len()));
+    let start = start.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+    Ok(bytes[start..start + len].to_vec())
 }
 
 impl std::fmt::Debug for StoredFile {
@@ -203,6 +274,11 @@ impl StoredText {
 
     pub fn is_loaded(&self) -> bool {
         self.loaded.get().is_some()
+    }
+
+    /// Where the text lies (offset, length), while it is still unread.
+    pub fn unread_span(&self) -> Option<(u64, usize)> {
+        (!self.is_loaded()).then_some((self.offset, self.len()))
     }
 
     /// The text, read on first use. A file that no longer holds it (changed

@@ -151,5 +151,8 @@ pub enum PutOutcome {
 /// adds. A failure is the host's error; a missing key is `None`.
 pub trait SnapshotStoreCall: Send + Sync {
     fn get<'a>(&'a self, key: &'a str) -> HostFuture<'a, Option<StoredObject>>;
+    /// The bytes `range` of the object (`[start, end)`). A store may answer
+    /// the whole object instead: the engine takes the range out of it.
+    fn get_range<'a>(&'a self, key: &'a str, range: std::ops::Range<u64>) -> HostFuture<'a, Option<StoredObject>>;
     fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, condition: Option<PutCondition>) -> HostFuture<'a, PutOutcome>;
 }

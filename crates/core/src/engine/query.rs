@@ -94,7 +94,7 @@ impl Engine {
         if !texts_unread(&hits) {
             return Ok(hits);
         }
-        self.remote_texts_ready().await?;
+        self.remote_texts_for(&hits).await?;
         super::blocking(move || read_texts(hits)).await
     }
 

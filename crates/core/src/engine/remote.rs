@@ -20,7 +20,7 @@ use super::{blocking, Engine};
 use crate::bytes::section::Backing;
 use crate::bytes::stored::{StoredFile, TextsApart};
 use crate::persist::disk;
-use crate::persist::remote::{Manifest, PartRef, MANIFEST};
+use crate::persist::remote::{Manifest, PartRef, FRAME, MANIFEST};
 use crate::persist::{Snapshot, SnapshotError};
 use parking_lot::Mutex;
 use std::future::Future;
@@ -83,8 +83,10 @@ impl Drop for HeadSettled {
 enum Outcome {
     Running,
     Here,
-    /// The store failed (down, slow): tried again by the next call.
-    Failed(String),
+    /// The store failed (down, slow): tried again by the next call. The
+    /// error, with what the store threw, goes to the first reader to meet
+    /// it; later ones get its message.
+    Failed(String, Arc<Mutex<Option<Error>>>),
     /// The store holds something else (truncated, foreign): for good.
     Broken(String),
 }
@@ -120,6 +122,36 @@ async fn fetch_part(
     };
     let part = part.clone();
     blocking(move || part.unpack(bytes)).await
+}
+
+/// A texts part of at least this many frames (MiB unpacked) is read by
+/// range until it is here whole: a search reads its results' frames. A
+/// smaller one is read whole sooner than its frames one by one.
+const RANGE_MIN_FRAMES: usize = 16;
+
+/// Frame `i` of `part` from the store by range, checked and unpacked
+/// (`None`: the store holds no such frame: the part is missing or not
+/// whole, which the fetch of the whole part reports).
+async fn fetch_frame(
+    store: &dyn SnapshotStoreCall,
+    timeout: Duration,
+    part: &PartRef,
+    i: usize,
+) -> Result<Option<Vec<u8>>> {
+    let Some((at, _)) = part.frame_span(i) else { return Ok(None) };
+    let what = format!("get {} bytes {}-{}", part.key, at.start, at.end);
+    let Some(StoredObject { bytes, .. }) = bounded(timeout, &what, store.get_range(&part.key, at.clone())).await?
+    else {
+        return Ok(None);
+    };
+    // A store that answered the whole object: the frame is taken out of it.
+    let bytes = match bytes.len() as u64 {
+        n if n == at.end - at.start => bytes,
+        n if n == part.size => bytes[at.start as usize..at.end as usize].to_vec(),
+        _ => return Ok(None),
+    };
+    let part = part.clone();
+    Ok(blocking(move || part.unpack_frame(i, &bytes)).await?.ok())
 }
 
 fn absent(part: &PartRef) -> SnapshotError {
@@ -163,7 +195,7 @@ impl TextsFetch {
                     me.apart.broken();
                     Outcome::Broken(format!("the texts part {}: {e}", me.manifest.texts.key))
                 }
-                Err(e) => Outcome::Failed(e.reason),
+                Err(e) => Outcome::Failed(e.reason.clone(), Arc::new(Mutex::new(Some(e)))),
             };
             me.outcome.send_replace(outcome);
         });
@@ -269,7 +301,8 @@ impl RemoteSnapshots {
         if let Some(cached) = self.cached(&manifest).await {
             return Ok(Ok(Some(cached)));
         }
-        let apart = TextsApart::new(self.timeout);
+        let by_range = manifest.texts.frames.len() >= RANGE_MIN_FRAMES;
+        let apart = TextsApart::new(self.timeout, if by_range { FRAME as u64 } else { 0 });
         let (tx, _) = tokio::sync::watch::channel(Outcome::Running);
         let (head_settled, _) = tokio::sync::watch::channel(false);
         let fetch = Arc::new(TextsFetch {
@@ -323,9 +356,9 @@ impl RemoteSnapshots {
         let mut outcome = fetch.outcome.subscribe();
         let done = outcome.wait_for(|o| !matches!(o, Outcome::Running)).await.map(|o| o.clone());
         match done {
-            Ok(Outcome::Failed(why)) => {
+            Ok(Outcome::Failed(why, error)) => {
                 let again = fetch.outcome.send_if_modified(|o| {
-                    let failed = matches!(o, Outcome::Failed(_));
+                    let failed = matches!(o, Outcome::Failed(..));
                     if failed {
                         *o = Outcome::Running;
                     }
@@ -334,7 +367,7 @@ impl RemoteSnapshots {
                 if again {
                     fetch.start(self.store.clone(), self.timeout, self.cache.clone());
                 }
-                Err(Error::store(why))
+                Err(error.lock().take().unwrap_or_else(|| Error::store(why)))
             }
             Ok(Outcome::Broken(why)) => {
                 // (Not `unusable`: every later reader must still meet this.)
@@ -354,6 +387,27 @@ impl RemoteSnapshots {
                 Ok(())
             }
         }
+    }
+
+    /// Reads by range the frames of a large texts part that hold the texts
+    /// at `spans` (offset, length), all at once, while the part is not here
+    /// whole. `Ok(true)`: they are here; `Ok(false)`: wait for the whole
+    /// part (`texts_ready`), which reports what went wrong, if anything.
+    pub async fn texts_by_range(&self, spans: &[(u64, usize)]) -> Result<bool> {
+        let Some(fetch) = self.texts.lock().clone() else { return Ok(false) };
+        if fetch.manifest.texts.frames.len() < RANGE_MIN_FRAMES || matches!(*fetch.outcome.borrow(), Outcome::Broken(_))
+        {
+            return Ok(false);
+        }
+        let missing = fetch.apart.missing_frames(spans);
+        let part = &fetch.manifest.texts;
+        let frames = missing.iter().map(|&i| fetch_frame(&*self.store, self.timeout, part, i));
+        let fetched = futures::future::try_join_all(frames).await?;
+        for (&i, frame) in missing.iter().zip(fetched) {
+            let Some(frame) = frame else { return Ok(false) };
+            fetch.apart.frame_arrive(i, frame);
+        }
+        Ok(true)
     }
 
     /// Writes `bytes` (a framed snapshot) and the manifest naming it, over
@@ -434,13 +488,16 @@ fn conflict() -> Error {
 }
 
 impl Engine {
-    /// Before texts are read: a snapshot store's texts part is here (a
-    /// fetch that failed is this call's error).
-    pub(super) async fn remote_texts_ready(&self) -> Result<()> {
-        match self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
-            Some(remote) => remote.texts_ready(self.indexes_files_only()).await,
-            None => Ok(()),
+    /// Before the texts of `hits` are read: those still in a snapshot
+    /// store's texts part are here, by range (large parts) or the part
+    /// whole (a fetch that failed is this call's error).
+    pub(super) async fn remote_texts_for(&self, hits: &[crate::search::SearchHit]) -> Result<()> {
+        let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
+        let spans: Vec<(u64, usize)> = hits.iter().filter_map(|h| h.content.unread_span()).collect();
+        if remote.texts_by_range(&spans).await? {
+            return Ok(());
         }
+        remote.texts_ready(self.indexes_files_only()).await
     }
 
     /// The snapshot's framed bytes, encoded off the runtime under the

@@ -25,6 +25,10 @@ pub struct PartRef {
     pub hash: String,
     pub zstd: bool,
     pub raw_size: u64,
+    /// The stored size of each of its zstd frames (each `FRAME` bytes
+    /// unpacked but the last), where the manifest says: a frame can then be
+    /// read by range (`frame_span`). Empty: the part is read whole.
+    pub frames: Vec<u64>,
 }
 
 /// zstd's level for parts: fast to write (a save of 50,000 files), and
@@ -36,7 +40,7 @@ impl PartRef {
     pub fn of(bytes: &[u8]) -> PartRef {
         let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
         let size = bytes.len() as u64;
-        PartRef { key: format!("parts/{hash}.wss"), size, hash, zstd: false, raw_size: size }
+        PartRef { key: format!("parts/{hash}.wss"), size, hash, zstd: false, raw_size: size, frames: Vec::new() }
     }
 
     /// `raw` (a framed snapshot) packed for storage: its part and the bytes
@@ -45,15 +49,47 @@ impl PartRef {
     /// `unpack` unpacks them on every core too.
     pub fn pack(raw: &[u8]) -> (PartRef, Vec<u8>) {
         use rayon::prelude::*;
-        let frames: Result<Vec<Vec<u8>>, _> =
-            raw.par_chunks(FRAME).map(|piece| zstd::bulk::compress(piece, ZSTD_LEVEL)).collect();
-        match frames.map(|f| f.concat()) {
-            Ok(packed) if packed.len() < raw.len() => {
-                let part = PartRef { zstd: true, raw_size: raw.len() as u64, ..PartRef::of(&packed) };
+        let frames: Result<Vec<Vec<u8>>, _> = raw.par_chunks(FRAME).map(zstd_frame).collect();
+        let Ok(frames) = frames else { return (PartRef::of(raw), raw.to_vec()) };
+        let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
+        match frames.concat() {
+            packed if packed.len() < raw.len() => {
+                let part = PartRef { zstd: true, raw_size: raw.len() as u64, frames: sizes, ..PartRef::of(&packed) };
                 (part, packed)
             }
             _ => (PartRef::of(raw), raw.to_vec()),
         }
+    }
+
+    /// Frame `i` of a part that lists its frames: where it lies stored,
+    /// and where its bytes go unpacked.
+    pub fn frame_span(&self, i: usize) -> Option<(std::ops::Range<u64>, std::ops::Range<u64>)> {
+        let size = *self.frames.get(i)?;
+        let start: u64 = self.frames[..i].iter().sum();
+        let raw_start = i as u64 * FRAME as u64;
+        Some((start..start + size, raw_start..(raw_start + FRAME as u64).min(self.raw_size)))
+    }
+
+    /// The frames that hold the unpacked bytes `[start, end)`.
+    pub fn frames_of_range(&self, start: u64, end: u64) -> std::ops::Range<usize> {
+        let frame = FRAME as u64;
+        let last = end.min(self.raw_size).div_ceil(frame) as usize;
+        (start / frame) as usize..last.min(self.frames.len())
+    }
+
+    /// Frame `i`'s stored bytes unpacked, checked: its size, its zstd
+    /// checksum, and the size it unpacks to.
+    pub fn unpack_frame(&self, i: usize, stored: &[u8]) -> Result<Vec<u8>, SnapshotError> {
+        let (at, raw) = self.frame_span(i).ok_or_else(|| SnapshotError::Corrupt("no such frame of the part".into()))?;
+        if stored.len() as u64 != at.end - at.start {
+            return Err(SnapshotError::Truncated { got: stored.len() as u64, expected: at.end - at.start });
+        }
+        let mut out = vec![0u8; (raw.end - raw.start) as usize];
+        let bad = |e: std::io::Error| SnapshotError::Corrupt(format!("a frame of the part does not unpack: {e}"));
+        if unzstd_frame(stored, &mut out).map_err(bad)? != out.len() {
+            return Err(SnapshotError::Corrupt("a frame of the part unpacks to another size than it says".into()));
+        }
+        Ok(out)
     }
 
     /// The bytes `stored` holds, checked as this part's and unpacked into
@@ -89,8 +125,17 @@ impl PartRef {
     }
 }
 
+/// One frame as `pack` writes it: its unpacked size and a checksum of its
+/// bytes in its header and trailer, so that a frame read by range is
+/// checked on its own (the part's hash covers only the whole).
+fn zstd_frame(piece: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut compressor = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    compressor.include_checksum(true)?;
+    compressor.compress(piece)
+}
+
 /// The unpacked size of each zstd frame `pack` writes.
-const FRAME: usize = 1 << 20;
+pub const FRAME: usize = 1 << 20;
 
 /// zstd's `stored` unpacked into `out`: the bytes written. Frames that
 /// state their size (`pack`'s do) are unpacked on every core, each into its
@@ -185,7 +230,11 @@ fn corrupt(why: &str) -> SnapshotError {
 
 fn part_json(p: &PartRef) -> Value {
     let encoding = if p.zstd { "zstd" } else { "none" };
-    json!({ "key": p.key, "size": p.size, "hash": p.hash, "encoding": encoding, "rawSize": p.raw_size })
+    let mut v = json!({ "key": p.key, "size": p.size, "hash": p.hash, "encoding": encoding, "rawSize": p.raw_size });
+    if !p.frames.is_empty() {
+        v["frames"] = json!(p.frames);
+    }
+    v
 }
 
 fn part_of(s: &Value) -> Result<PartRef, SnapshotError> {
@@ -203,7 +252,24 @@ fn part_of(s: &Value) -> Result<PartRef, SnapshotError> {
         Some(_) => return Err(corrupt("names a part of an unknown encoding")),
     };
     let raw_size = s["rawSize"].as_u64().unwrap_or(size);
-    Ok(PartRef { key: key.into(), size, hash: hash.into(), zstd, raw_size })
+    // A part stored as it is unpacks to its own size.
+    if !zstd && raw_size != size {
+        return Err(corrupt("names a part whose sizes disagree"));
+    }
+    let frames = frames_of_json(&s["frames"]).filter(|f| {
+        let count = raw_size.div_ceil(FRAME as u64);
+        let total = f.iter().try_fold(0u64, |sum, &n| sum.checked_add(n));
+        zstd && f.len() as u64 == count && f.iter().all(|&n| n > 0) && total == Some(size)
+    });
+    if frames.is_none() && !s["frames"].is_null() {
+        return Err(corrupt("names frames that do not make up its part"));
+    }
+    Ok(PartRef { key: key.into(), size, hash: hash.into(), zstd, raw_size, frames: frames.unwrap_or_default() })
+}
+
+/// A list of frame sizes (`None`: absent, or not a list of sizes).
+fn frames_of_json(v: &Value) -> Option<Vec<u64>> {
+    v.as_array()?.iter().map(Value::as_u64).collect()
 }
 
 #[cfg(test)]
@@ -227,6 +293,30 @@ mod tests {
         let (framed, stored_framed) = PartRef::pack(&big);
         assert_eq!(frames_of(&stored_framed).unwrap().len(), 4);
         assert_eq!(framed.unpack(stored_framed.clone()).unwrap().bytes(), big);
+        // Each frame read on its own, by its span, checked.
+        assert_eq!(framed.frames.len(), 4);
+        assert_eq!(
+            Manifest::decode(&Manifest { index: part.clone(), texts: framed.clone() }.encode()).unwrap().texts,
+            framed
+        );
+        assert_eq!(framed.frames_of_range(FRAME as u64 - 1, FRAME as u64 + 1), 0..2);
+        assert_eq!(framed.frames_of_range(3 * FRAME as u64, big.len() as u64 + 99), 3..4);
+        for i in 0..4 {
+            let (at, raw) = framed.frame_span(i).unwrap();
+            let frame = &stored_framed[at.start as usize..at.end as usize];
+            assert_eq!(framed.unpack_frame(i, frame).unwrap(), &big[raw.start as usize..raw.end as usize]);
+            assert!(framed.unpack_frame(i, &frame[1..]).is_err(), "a short frame");
+            let mut flipped = frame.to_vec();
+            flipped[frame.len() / 2] ^= 0x55;
+            assert!(framed.unpack_frame(i, &flipped).is_err(), "a damaged frame fails its checksum");
+        }
+        assert!(framed.frame_span(4).is_none());
+        // Frame sizes that do not make up the part: the manifest is refused.
+        let mut wrong = part_json(&framed);
+        wrong["frames"] = json!([1, 2, 3, 4]);
+        assert!(part_of(&wrong).is_err());
+        wrong["frames"] = json!([u64::MAX, u64::MAX, 2, framed.size]);
+        assert!(part_of(&wrong).is_err());
         // One stream as well, as any zstd reader reads it.
         assert_eq!(zstd::bulk::decompress(&stored_framed, big.len()).unwrap(), big);
         // A part of one frame (as before frames) unpacks as one.
@@ -242,6 +332,14 @@ mod tests {
         assert!(Manifest::decode(b"{}").is_err());
         let foreign = br#"{"format":"workspace-search/manifest-2","index":{"key":"../x","size":1,"hash":"00000000000000000000000000000000"},"texts":{"key":"parts/00000000000000000000000000000000.wss","size":1,"hash":"00000000000000000000000000000000"}}"#;
         assert!(Manifest::decode(foreign).is_err());
+        // A part stored as it is, said to unpack to another size.
+        let h = "00000000000000000000000000000000";
+        let sizes = |raw: u64| {
+            let part = format!(r#"{{"key":"parts/{h}.wss","size":4,"hash":"{h}","encoding":"none","rawSize":{raw}}}"#);
+            format!(r#"{{"format":"workspace-search/manifest-2","index":{part},"texts":{part}}}"#)
+        };
+        assert!(Manifest::decode(sizes(4).as_bytes()).is_ok());
+        assert!(Manifest::decode(sizes(400).as_bytes()).is_err());
         // An older manifest's snapshot is rebuilt, as an older snapshot file is.
         let older = br#"{"format":"workspace-search/manifest-1","snapshot":{}}"#;
         assert!(matches!(Manifest::decode(older), Err(SnapshotError::Version { found: 9, .. })));

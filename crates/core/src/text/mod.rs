@@ -55,6 +55,13 @@ impl Body {
     }
 
     /// Whether reading the text costs nothing (it is in memory).
+    fn unread_span(&self) -> Option<(u64, usize)> {
+        match self {
+            Body::Stored(s) => s.unread_span(),
+            _ => None,
+        }
+    }
+
     fn in_memory(&self) -> bool {
         matches!(self, Body::Owned(_) | Body::Arena(_)) || matches!(self, Body::Stored(s) if s.is_loaded())
     }
@@ -169,6 +176,11 @@ impl SharedText {
     /// snapshot file: reading that is a positional read from disk).
     pub fn in_memory(&self) -> bool {
         self.text.in_memory()
+    }
+
+    /// Where a text still in its snapshot lies there (offset, length).
+    pub fn unread_span(&self) -> Option<(u64, usize)> {
+        self.text.unread_span()
     }
 
     /// Whether both share one allocation.
