@@ -47,6 +47,9 @@ pub struct TextsApart {
     wait: std::time::Duration,
     /// The unpacked size of each frame read by range (`frame_arrive`).
     frame: u64,
+    /// Called when a read must wait for the whole part: its fetch may not
+    /// have started (a large part read by range only).
+    wanted: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 enum Apart {
@@ -62,7 +65,12 @@ impl TextsApart {
     /// `frame`: the unpacked size of the part's frames (0: none read by range).
     pub fn new(wait: std::time::Duration, frame: u64) -> Arc<TextsApart> {
         let state = parking_lot::Mutex::new(Apart::Waiting(Default::default()));
-        Arc::new(TextsApart { state, arrived: parking_lot::Condvar::new(), wait, frame })
+        Arc::new(TextsApart { state, arrived: parking_lot::Condvar::new(), wait, frame, wanted: OnceLock::new() })
+    }
+
+    /// What starts the fetch of the whole part, when a read waits for it.
+    pub fn when_wanted(&self, start: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.wanted.set(start);
     }
 
     /// The part's bytes (checked as the part the manifest names).
@@ -117,6 +125,7 @@ impl TextsApart {
     fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
         let deadline = std::time::Instant::now() + self.wait;
         let mut state = self.state.lock();
+        let mut asked = false;
         loop {
             match &*state {
                 Apart::Here(backing) => return slice_of(backing.bytes(), offset, len),
@@ -125,6 +134,13 @@ impl TextsApart {
                     if let Some(bytes) = self.read_frames(frames, offset, len) {
                         return bytes;
                     }
+                }
+            }
+            if !std::mem::replace(&mut asked, true) {
+                if let Some(start) = self.wanted.get() {
+                    // (Not under the lock: starting the fetch takes it.)
+                    parking_lot::MutexGuard::unlocked(&mut state, start);
+                    continue;
                 }
             }
             if self.arrived.wait_until(&mut state, deadline).timed_out() {

@@ -81,6 +81,9 @@ impl Drop for HeadSettled {
 
 #[derive(Clone)]
 enum Outcome {
+    /// Not fetched whole yet (a large part read by range): the first call
+    /// that needs it whole starts the fetch.
+    Idle,
     Running,
     Here,
     /// The store failed (down, slow): tried again by the next call. The
@@ -201,6 +204,25 @@ impl TextsFetch {
         });
     }
 
+    /// Starts the fetch of the whole part if none was (`Outcome::Idle`).
+    fn start_if_idle(
+        self: &Arc<Self>,
+        store: Arc<dyn SnapshotStoreCall>,
+        timeout: Duration,
+        cache: Option<Arc<PartCache>>,
+    ) {
+        let idle = self.outcome.send_if_modified(|o| {
+            let idle = matches!(o, Outcome::Idle);
+            if idle {
+                *o = Outcome::Running;
+            }
+            idle
+        });
+        if idle {
+            self.start(store, timeout, cache);
+        }
+    }
+
     /// The head is decoded: kept for the cache until the texts are here
     /// (whichever comes second caches the two).
     async fn head_decoded(&self, head: Arc<Backing>, cache: Option<Arc<PartCache>>) {
@@ -303,7 +325,10 @@ impl RemoteSnapshots {
         }
         let by_range = manifest.texts.frames.len() >= RANGE_MIN_FRAMES;
         let apart = TextsApart::new(self.timeout, if by_range { FRAME as u64 } else { 0 });
-        let (tx, _) = tokio::sync::watch::channel(Outcome::Running);
+        // A large part without a cache to fill is read by range only, until
+        // something needs it whole (a save, a read no range served).
+        let whole_now = !by_range || self.cache.is_some();
+        let (tx, _) = tokio::sync::watch::channel(if whole_now { Outcome::Running } else { Outcome::Idle });
         let (head_settled, _) = tokio::sync::watch::channel(false);
         let fetch = Arc::new(TextsFetch {
             manifest: manifest.clone(),
@@ -312,7 +337,20 @@ impl RemoteSnapshots {
             outcome: tx,
             head_settled,
         });
-        fetch.start(self.store.clone(), self.timeout, self.cache.clone());
+        if whole_now {
+            fetch.start(self.store.clone(), self.timeout, self.cache.clone());
+        } else {
+            // A read that no range served (a rebuild, an embedding) waits for the whole part.
+            let (weak, store, timeout, cache) =
+                (Arc::downgrade(&fetch), self.store.clone(), self.timeout, self.cache.clone());
+            let runtime = tokio::runtime::Handle::current();
+            fetch.apart.when_wanted(Box::new(move || {
+                if let Some(fetch) = weak.upgrade() {
+                    let _inside = runtime.enter();
+                    fetch.start_if_idle(store.clone(), timeout, cache.clone());
+                }
+            }));
+        }
         *self.texts.lock() = Some(fetch.clone());
         let settled = HeadSettled(fetch.clone());
         let head = match fetch_part(&*self.store, self.timeout, &manifest.index).await? {
@@ -353,6 +391,7 @@ impl RemoteSnapshots {
     /// the next save replaces the snapshot.
     pub async fn texts_ready(&self, files_only: bool) -> Result<()> {
         let Some(fetch) = self.texts.lock().clone() else { return Ok(()) };
+        fetch.start_if_idle(self.store.clone(), self.timeout, self.cache.clone());
         let mut outcome = fetch.outcome.subscribe();
         let done = outcome.wait_for(|o| !matches!(o, Outcome::Running)).await.map(|o| o.clone());
         match done {
