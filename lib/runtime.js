@@ -125,10 +125,10 @@ function storeCaller(store) {
 
 /**
  * Calls a snapshot store (`persist: { store }`) for src/snapshot_store.rs,
- * its answers checked and put in one shape: `get` answers
- * `{ bytes: Buffer, etag }` or `null`; `put` `{ etag }` or `{ conflict: true }`.
+ * its answers checked and put in one shape: `get` (of the bytes
+ * `[start, end)` when given) answers `{ bytes: Buffer, etag }` or `null`; `put` `{ etag }` or `{ conflict: true }`.
  * @param {import('../index').SnapshotStore} store
- * @returns {(request: { method: string, key: string, bytes?: Buffer, ifMatch?: string, ifNoneMatch?: boolean }) => Promise<{ bytes?: Buffer, etag?: string, conflict?: boolean } | null>}
+ * @returns {(request: { method: string, key: string, bytes?: Buffer, ifMatch?: string, ifNoneMatch?: boolean, start?: number, end?: number }) => Promise<{ bytes?: Buffer, etag?: string, conflict?: boolean } | null>}
  */
 function snapshotStoreCaller(store) {
   const etagOf = (/** @type {any} */ a, /** @type {string} */ what) => {

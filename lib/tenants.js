@@ -47,15 +47,16 @@ function tenantPool(options) {
       total -= bytes.get(tenant) ?? 0
       live.delete(tenant)
       bytes.delete(tenant)
+      /** @type {Promise<void>} */
       const done = (async () => {
         try {
           await (await pending).destroy()
         } catch (e) {
           onEvictError(tenant, e)
-        } finally {
-          if (closing.get(tenant) === done) closing.delete(tenant)
         }
-      })()
+      })().finally(() => {
+        if (closing.get(tenant) === done) closing.delete(tenant)
+      })
       closing.set(tenant, done)
     }
   }

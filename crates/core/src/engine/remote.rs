@@ -325,8 +325,10 @@ impl RemoteSnapshots {
         }
         let by_range = manifest.texts.frames.len() >= RANGE_MIN_FRAMES;
         let apart = TextsApart::new(self.timeout, if by_range { FRAME as u64 } else { 0 });
-        // A large part without a cache to fill is read by range only, until
-        // something needs it whole (a save, a read no range served).
+        // A large part without a cache to fill is fetched whole only once a
+        // search read some of it by range, or something needs it whole (a
+        // save, a read no range served): an attached tenant that is never
+        // searched costs no texts.
         let whole_now = !by_range || self.cache.is_some();
         let (tx, _) = tokio::sync::watch::channel(if whole_now { Outcome::Running } else { Outcome::Idle });
         let (head_settled, _) = tokio::sync::watch::channel(false);
@@ -446,6 +448,9 @@ impl RemoteSnapshots {
             let Some(frame) = frame else { return Ok(false) };
             fetch.apart.frame_arrive(i, frame);
         }
+        // A tenant searched once is searched again: the whole part follows in
+        // the background (later searches then read no range).
+        fetch.start_if_idle(self.store.clone(), self.timeout, self.cache.clone());
         Ok(true)
     }
 
