@@ -182,18 +182,43 @@ test("tenantPool: an eviction's destroy() (a save) runs beside the get() that ca
   const again = pool.get('a')
   await new Promise((r) => setTimeout(r, 20))
   assert.equal(settled, false)
-  assert.ok(!log.includes('attach a') || log.lastIndexOf('attach a') === 0, log.join())
+  assert.equal(log.filter((l) => l === 'attach a').length, 1, 'not attached again before its destroy() is done')
   finish.get('a')()
   await waiting
   assert.equal((await again).tenant, 'a')
   assert.deepEqual(log.slice(0, 5), ['attach a', 'attach b', 'attach c', 'destroyed a', 'attach a'])
   // Attaching 'a' again evicted 'b' (least recently used), in the background too.
   assert.deepEqual(pool.tenants(), ['c', 'a'])
+  // While 'b' is being destroyed its memory still counts: one more tenant evicts 'c' as well.
+  await pool.get('d')
+  assert.deepEqual(pool.tenants(), ['d'], "b's memory counts until its destroy() is done")
   const closed = pool.close()
-  for (const t of ['b', 'c', 'a']) {
+  for (const t of ['b', 'c', 'a', 'd']) {
     await new Promise((r) => setTimeout(r, 5))
     finish.get(t)?.()
   }
   await closed
-  assert.equal(log.filter((l) => l.startsWith('destroyed')).length, 4)
+  assert.equal(log.filter((l) => l.startsWith('destroyed')).length, 5)
+})
+
+test('tenantPool: an onEvictError that throws is a warning, never an unhandled rejection', async () => {
+  const unhandled = []
+  const onUnhandled = (e) => unhandled.push(e)
+  process.on('unhandledRejection', onUnhandled)
+  const warned = new Promise((resolve) => process.once('warning', resolve))
+  const pool = tenantPool({
+    attach: async (tenant) => ({ tenant, destroy: async () => { throw new Error(`cannot save ${tenant}`) } }),
+    maxBytes: 1,
+    memoryOf: () => 1,
+    onEvictError: () => { throw new Error('the handler failed') },
+  })
+  await pool.get('a')
+  await pool.get('b') // evicts 'a', whose destroy() rejects
+  await pool.settled()
+  const warning = await warned
+  assert.match(warning.message, /onEvictError threw: the handler failed/)
+  await new Promise((r) => setImmediate(r))
+  process.off('unhandledRejection', onUnhandled)
+  assert.deepEqual(unhandled, [])
+  await pool.close()
 })

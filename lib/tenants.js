@@ -36,15 +36,20 @@ function tenantPool(options) {
   const leases = new Map()
   /** Tenants being destroyed: attached again only once that is done (its last save landed). @type {Map<string, Promise<void>>} */
   const closing = new Map()
+  /** Their memory, until their destroy() is done. @type {Map<string, number>} */
+  const closingBytes = new Map()
 
   // Evictions run beside the request that caused them: a destroy() may
   // save (a PUT), and no request waits for another tenant's save.
+  // The memory of tenants still being destroyed counts toward the bound.
   const evictBeyond = (/** @type {string} */ keep) => {
-    let total = [...bytes.values()].reduce((a, b) => a + b, 0)
+    const sum = (/** @type {Iterable<number>} */ xs) => [...xs].reduce((a, b) => a + b, 0)
+    let total = sum(bytes.values()) + sum(closingBytes.values())
     for (const [tenant, pending] of live) {
       if (total <= maxBytes) break
       if (tenant === keep || !bytes.has(tenant) || leases.has(tenant)) continue
       total -= bytes.get(tenant) ?? 0
+      closingBytes.set(tenant, bytes.get(tenant) ?? 0)
       live.delete(tenant)
       bytes.delete(tenant)
       /** @type {Promise<void>} */
@@ -52,10 +57,18 @@ function tenantPool(options) {
         try {
           await (await pending).destroy()
         } catch (e) {
-          onEvictError(tenant, e)
+          try {
+            onEvictError(tenant, e)
+          } catch (thrown) {
+            // Nobody awaits an eviction: a throwing handler must not become an unhandled rejection.
+            process.emitWarning(`tenantPool: onEvictError threw: ${thrown instanceof Error ? thrown.message : String(thrown)}`, 'TenantPoolWarning')
+          }
         }
       })().finally(() => {
-        if (closing.get(tenant) === done) closing.delete(tenant)
+        if (closing.get(tenant) === done) {
+          closing.delete(tenant)
+          closingBytes.delete(tenant)
+        }
       })
       closing.set(tenant, done)
     }

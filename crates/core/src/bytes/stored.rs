@@ -123,7 +123,7 @@ impl TextsApart {
     }
 
     fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
-        let deadline = std::time::Instant::now() + self.wait;
+        let mut deadline = std::time::Instant::now() + self.wait;
         let mut state = self.state.lock();
         let mut asked = false;
         loop {
@@ -140,6 +140,8 @@ impl TextsApart {
                 if let Some(start) = self.wanted.get() {
                     // (Not under the lock: starting the fetch takes it.)
                     parking_lot::MutexGuard::unlocked(&mut state, start);
+                    // The fetch it started: a GET within the store's timeout, then unpacking.
+                    deadline = std::time::Instant::now() + 2 * self.wait;
                     continue;
                 }
             }

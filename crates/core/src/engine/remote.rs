@@ -22,6 +22,7 @@ use crate::bytes::stored::{StoredFile, TextsApart};
 use crate::persist::disk;
 use crate::persist::remote::{Manifest, PartRef, FRAME, MANIFEST};
 use crate::persist::{Snapshot, SnapshotError};
+use futures::StreamExt;
 use parking_lot::Mutex;
 use std::future::Future;
 use std::sync::Arc;
@@ -132,29 +133,35 @@ async fn fetch_part(
 /// smaller one is read whole sooner than its frames one by one.
 const RANGE_MIN_FRAMES: usize = 16;
 
-/// Frame `i` of `part` from the store by range, checked and unpacked
-/// (`None`: the store holds no such frame: the part is missing or not
-/// whole, which the fetch of the whole part reports).
-async fn fetch_frame(
-    store: &dyn SnapshotStoreCall,
-    timeout: Duration,
-    part: &PartRef,
-    i: usize,
-) -> Result<Option<Vec<u8>>> {
-    let Some((at, _)) = part.frame_span(i) else { return Ok(None) };
+/// Ranged reads of one search in flight at once (S3 clients keep a few
+/// dozen connections per host).
+const RANGE_READS_AT_ONCE: usize = 8;
+
+/// What a ranged read of a frame got.
+enum FrameGot {
+    /// The frame, checked and unpacked.
+    Frame(Vec<u8>),
+    /// The store answered the whole part (it ignores ranges): unpacked.
+    Whole(Arc<Backing>),
+    /// No such frame there (the part missing or not whole, a frame that
+    /// fails its checks): the fetch of the whole part reports what it is.
+    Absent,
+}
+
+/// Frame `i` of `part` from the store by range.
+async fn fetch_frame(store: &dyn SnapshotStoreCall, timeout: Duration, part: &PartRef, i: usize) -> Result<FrameGot> {
+    let Some((at, _)) = part.frame_span(i) else { return Ok(FrameGot::Absent) };
     let what = format!("get {} bytes {}-{}", part.key, at.start, at.end);
-    let Some(StoredObject { bytes, .. }) = bounded(timeout, &what, store.get_range(&part.key, at.clone())).await?
-    else {
-        return Ok(None);
-    };
-    // A store that answered the whole object: the frame is taken out of it.
-    let bytes = match bytes.len() as u64 {
-        n if n == at.end - at.start => bytes,
-        n if n == part.size => bytes[at.start as usize..at.end as usize].to_vec(),
-        _ => return Ok(None),
-    };
+    let got = bounded(timeout, &what, store.get_range(&part.key, at.clone())).await?;
+    let Some(StoredObject { bytes, .. }) = got else { return Ok(FrameGot::Absent) };
     let part = part.clone();
-    Ok(blocking(move || part.unpack_frame(i, &bytes)).await?.ok())
+    let n = bytes.len() as u64;
+    blocking(move || match n {
+        n if n == at.end - at.start => part.unpack_frame(i, &bytes).map_or(FrameGot::Absent, FrameGot::Frame),
+        n if n == part.size => part.unpack(bytes).map_or(FrameGot::Absent, FrameGot::Whole),
+        _ => FrameGot::Absent,
+    })
+    .await
 }
 
 fn absent(part: &PartRef) -> SnapshotError {
@@ -204,21 +211,23 @@ impl TextsFetch {
         });
     }
 
-    /// Starts the fetch of the whole part if none was (`Outcome::Idle`).
-    fn start_if_idle(
+    /// Starts the fetch of the whole part unless it is running or done:
+    /// none was (`Outcome::Idle`), or the last one failed (the store may be
+    /// back: a failure is reported only to calls that waited for it).
+    fn start_unless_running(
         self: &Arc<Self>,
         store: Arc<dyn SnapshotStoreCall>,
         timeout: Duration,
         cache: Option<Arc<PartCache>>,
     ) {
-        let idle = self.outcome.send_if_modified(|o| {
-            let idle = matches!(o, Outcome::Idle);
-            if idle {
+        let start = self.outcome.send_if_modified(|o| {
+            let start = matches!(o, Outcome::Idle | Outcome::Failed(..));
+            if start {
                 *o = Outcome::Running;
             }
-            idle
+            start
         });
-        if idle {
+        if start {
             self.start(store, timeout, cache);
         }
     }
@@ -349,7 +358,7 @@ impl RemoteSnapshots {
             fetch.apart.when_wanted(Box::new(move || {
                 if let Some(fetch) = weak.upgrade() {
                     let _inside = runtime.enter();
-                    fetch.start_if_idle(store.clone(), timeout, cache.clone());
+                    fetch.start_unless_running(store.clone(), timeout, cache.clone());
                 }
             }));
         }
@@ -385,31 +394,20 @@ impl RemoteSnapshots {
     }
 
     /// Waits for the texts of the snapshot attached (a search that reads
-    /// them, a save). A fetch that failed is this call's error, and is
-    /// tried again for the next. A texts part the store does not hold
+    /// them, a save); one that failed before this call is tried again. A
+    /// fetch that failed while this call waited is its error. A texts part the store does not hold
     /// whole is an error of every such call, unless `files_only`: the
     /// workspace's documents all come from files, and each text is read
     /// again from its file (a local snapshot's damaged text is, too), and
     /// the next save replaces the snapshot.
     pub async fn texts_ready(&self, files_only: bool) -> Result<()> {
         let Some(fetch) = self.texts.lock().clone() else { return Ok(()) };
-        fetch.start_if_idle(self.store.clone(), self.timeout, self.cache.clone());
+        fetch.start_unless_running(self.store.clone(), self.timeout, self.cache.clone());
         let mut outcome = fetch.outcome.subscribe();
         let done = outcome.wait_for(|o| !matches!(o, Outcome::Running)).await.map(|o| o.clone());
         match done {
-            Ok(Outcome::Failed(why, error)) => {
-                let again = fetch.outcome.send_if_modified(|o| {
-                    let failed = matches!(o, Outcome::Failed(..));
-                    if failed {
-                        *o = Outcome::Running;
-                    }
-                    failed
-                });
-                if again {
-                    fetch.start(self.store.clone(), self.timeout, self.cache.clone());
-                }
-                Err(error.lock().take().unwrap_or_else(|| Error::store(why)))
-            }
+            // (The next call starts another fetch.)
+            Ok(Outcome::Failed(why, error)) => Err(error.lock().take().unwrap_or_else(|| Error::store(why))),
             Ok(Outcome::Broken(why)) => {
                 // (Not `unusable`: every later reader must still meet this.)
                 self.state.lock().unreadable = Some(why.clone());
@@ -442,16 +440,40 @@ impl RemoteSnapshots {
         }
         let missing = fetch.apart.missing_frames(spans);
         let part = &fetch.manifest.texts;
-        let frames = missing.iter().map(|&i| fetch_frame(&*self.store, self.timeout, part, i));
-        let fetched = futures::future::try_join_all(frames).await?;
-        for (&i, frame) in missing.iter().zip(fetched) {
-            let Some(frame) = frame else { return Ok(false) };
-            fetch.apart.frame_arrive(i, frame);
+        // Most of the part: the whole of it is sooner than its frames.
+        if missing.len() > part.frames.len() / 4 {
+            return Ok(false);
+        }
+        let Some((&first, rest)) = missing.split_first() else { return Ok(true) };
+        // The first alone: a store that ignores ranges answers it with the
+        // whole part, which then serves every read.
+        match fetch_frame(&*self.store, self.timeout, part, first).await? {
+            FrameGot::Frame(frame) => fetch.apart.frame_arrive(first, frame),
+            FrameGot::Whole(whole) => {
+                fetch.apart.arrive(whole);
+                fetch.outcome.send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
+                return Ok(true);
+            }
+            FrameGot::Absent => return Ok(false),
+        }
+        let mut fetched =
+            futures::stream::iter(rest.to_vec()).map(|i| self.frame_of(part, i)).buffer_unordered(RANGE_READS_AT_ONCE);
+        while let Some((i, got)) = fetched.next().await {
+            match got? {
+                FrameGot::Frame(frame) => fetch.apart.frame_arrive(i, frame),
+                FrameGot::Whole(whole) => fetch.apart.arrive(whole),
+                FrameGot::Absent => return Ok(false),
+            }
         }
         // A tenant searched once is searched again: the whole part follows in
         // the background (later searches then read no range).
-        fetch.start_if_idle(self.store.clone(), self.timeout, self.cache.clone());
+        fetch.start_unless_running(self.store.clone(), self.timeout, self.cache.clone());
         Ok(true)
+    }
+
+    /// Frame `i` of `part`, with its number (for `buffer_unordered`).
+    async fn frame_of(&self, part: &PartRef, i: usize) -> (usize, Result<FrameGot>) {
+        (i, fetch_frame(&*self.store, self.timeout, part, i).await)
     }
 
     /// Writes `bytes` (a framed snapshot) and the manifest naming it, over
