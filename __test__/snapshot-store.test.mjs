@@ -382,16 +382,27 @@ test('a texts part whose GET fails fails the search that waits for it with Snaps
   await writer.destroy()
   const texts = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes)).texts.key
   const sdkError = Object.assign(new Error('SlowDown'), { name: 'SlowDown', $metadata: { httpStatusCode: 503 } })
-  let failures = 1
-  const flaky = { ...memory, get: async (key) => (key === texts && failures-- > 0 ? Promise.reject(sdkError) : memory.get(key)) }
+  let down = true
+  const flaky = { ...memory, get: async (key) => (key === texts && down ? Promise.reject(sdkError) : memory.get(key)) }
   const ws = storeWorkspace(flaky)
   await ws.init()
   const e = await ws.search('router trie', { topK: 1 }).then(() => null, (err) => err)
   assert.ok(e instanceof SnapshotStoreError, String(e))
   assert.equal(e.cause, sdkError, 'the SDK error is the cause')
   assert.match(e.message, /SlowDown/)
+  down = false
   assert.deepEqual(ids(await ws.search('router trie', { topK: 1 })), ['notes/router.md'])
   await ws.destroy()
+  // A fetch that failed in the background, before any call waited for it,
+  // is tried again for the next call: a save once the store is back lands.
+  down = true
+  const later = storeWorkspace(flaky)
+  await later.init()
+  await new Promise((r) => setTimeout(r, 200))
+  down = false
+  await later.indexMany([{ path: 'notes/new.md', content: 'a note written later' }])
+  assert.equal(await later.save(), true)
+  await later.destroy()
 })
 
 test("a large texts part is read by range: a search reads its results' frames and does not wait for the whole part; a store that ignores ranges, or a damaged frame, falls back to it", async () => {
