@@ -492,3 +492,76 @@ test("a large texts part is read by range: a search reads its results' frames an
   assert.equal((await d.ws.search('marker456x', { topK: 1 }))[0].content, docs[456].content)
   await d.ws.destroy()
 })
+
+test('a large index part is read in runs of frames by range, each unpacked as it arrives; a store that ignores ranges, or a damaged run, gives the whole part', async () => {
+  const objects = new Map()
+  let version = 0
+  const memory = {
+    get: async (key, range) => {
+      const o = objects.get(key)
+      if (!o) return null
+      return { bytes: range ? o.bytes.subarray(range.start, range.end) : o.bytes, etag: o.etag }
+    },
+    put: async (key, bytes, { ifMatch, ifNoneMatch } = {}) => {
+      const there = objects.get(key)
+      if ((ifNoneMatch && there) || (ifMatch && there?.etag !== ifMatch)) return { conflict: true }
+      const etag = `v${++version}`
+      objects.set(key, { bytes: Uint8Array.from(bytes), etag })
+      return { etag }
+    },
+  }
+  // Many short lines in many documents, so that the index part (postings,
+  // line tables) has more than 16 frames.
+  let seed = 11
+  const word = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % 400000).toString(36)
+  const line = () => `${word()} ${word()}`
+  const docs = Array.from({ length: 4000 }, (_, n) => ({
+    path: `docs/${n}.txt`,
+    content: `document ${n} marker${n}x\n` + Array.from({ length: 1000 }, line).join('\n'),
+  }))
+  const writer = storeWorkspace(memory)
+  await writer.init()
+  await writer.indexMany(docs)
+  assert.equal(await writer.save(), true)
+  const expected = await writer.search('marker321x', { topK: 3 })
+  await writer.destroy()
+  const manifest = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes))
+  assert.ok(manifest.index.frames?.length > 16, `${manifest.index.frames?.length} frames`)
+  const index = manifest.index.key
+  const attach = async (wrap) => {
+    const gets = []
+    const store = { ...memory, get: async (key, range) => (gets.push(range ? `${key} ${range.start}-${range.end}` : key), wrap(key, range)) }
+    const ws = storeWorkspace(store)
+    await ws.init()
+    return { ws, gets: () => gets.filter((g) => g.startsWith(index)) }
+  }
+  // By runs: a few ranged reads that cover the part, no whole read.
+  const a = await attach((key, range) => memory.get(key, range))
+  assert.deepEqual(await a.ws.search('marker321x', { topK: 3 }), expected)
+  const runs = a.gets().map((g) => g.split(' ')[1].split('-').map(Number))
+  assert.ok(runs.length >= 2 && runs.length <= 4 && runs.every((r) => r.length === 2), a.gets().join('\n'))
+  runs.sort((x, y) => x[0] - y[0])
+  assert.equal(runs[0][0], 0)
+  assert.equal(runs.at(-1)[1], manifest.index.size)
+  assert.ok(runs.every((r, i) => i === 0 || r[0] === runs[i - 1][1]), 'neighbouring runs, each byte once')
+  await a.ws.destroy()
+  // A store that answers the whole object to a range: used whole.
+  const b = await attach((key) => memory.get(key))
+  assert.deepEqual(await b.ws.search('marker321x', { topK: 3 }), expected)
+  await b.ws.destroy()
+  // A damaged run: the whole part is read, checked, and used.
+  const c = await attach(async (key, range) => {
+    const got = await memory.get(key, range)
+    if (!range || key !== index || range.start !== 0) return got
+    const bytes = Uint8Array.from(got.bytes)
+    bytes[bytes.length >> 1] ^= 0x55
+    return { ...got, bytes }
+  })
+  assert.ok(c.gets().includes(index), c.gets().join('\n'))
+  assert.deepEqual(await c.ws.search('marker321x', { topK: 3 }), expected)
+  await c.ws.destroy()
+  // A run that is not there: the whole part says what the store holds.
+  const d = await attach(async (key, range) => (range && key === index && range.start > 0 ? null : memory.get(key, range)))
+  assert.deepEqual(await d.ws.search('marker321x', { topK: 3 }), expected)
+  await d.ws.destroy()
+})

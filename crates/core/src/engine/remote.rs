@@ -20,7 +20,7 @@ use super::{blocking, Engine};
 use crate::bytes::section::Backing;
 use crate::bytes::stored::{StoredFile, TextsApart};
 use crate::persist::disk;
-use crate::persist::remote::{Manifest, PartRef, FRAME, MANIFEST};
+use crate::persist::remote::{Manifest, PartFill, PartRef, FRAME, MANIFEST};
 use crate::persist::{Snapshot, SnapshotError};
 use futures::StreamExt;
 use parking_lot::Mutex;
@@ -127,6 +127,73 @@ async fn fetch_part(
     let part = part.clone();
     blocking(move || part.unpack(bytes)).await
 }
+
+/// A part read by runs of its frames (`INDEX_RUNS` ranged reads at once),
+/// each unpacked as it arrives, when it has at least `RANGE_MIN_FRAMES`
+/// frames; a smaller one whole (`fetch_part`). A store that ignores ranges
+/// answers a run with the whole part, which is then used whole; a run that
+/// is missing or fails its checks falls back to the whole part.
+async fn fetch_part_by_runs(
+    store: &dyn SnapshotStoreCall,
+    timeout: Duration,
+    part: &PartRef,
+) -> Result<std::result::Result<Arc<Backing>, SnapshotError>> {
+    if part.frames.len() < RANGE_MIN_FRAMES {
+        return fetch_part(store, timeout, part).await;
+    }
+    let fill = match PartFill::new(part.clone()) {
+        Ok(fill) => Arc::new(fill),
+        Err(e) => return Ok(Err(e)),
+    };
+    let runs = part.frame_runs(INDEX_RUNS);
+    let mut arrivals =
+        futures::stream::iter(runs).map(|run| fill_run(store, timeout, part, &fill, run)).buffer_unordered(INDEX_RUNS);
+    while let Some(arrived) = arrivals.next().await {
+        match arrived? {
+            Ok(None) => {}
+            Ok(Some(whole)) => return Ok(Ok(whole)),
+            // A run missing, short or damaged: the whole part, checked
+            // against its content hash, says what the store holds.
+            Err(_) => {
+                drop(arrivals);
+                return fetch_part(store, timeout, part).await;
+            }
+        }
+    }
+    drop(arrivals);
+    let fill = Arc::try_unwrap(fill)
+        .map_err(|_| Error::from_reason("workspace-search internal error: a part still filling"))?;
+    blocking(move || fill.finish()).await
+}
+
+/// One run of a part's frames by range, unpacked into `fill`
+/// (`Ok(Some(..))`: the store answered the whole part, here unpacked).
+async fn fill_run(
+    store: &dyn SnapshotStoreCall,
+    timeout: Duration,
+    part: &PartRef,
+    fill: &Arc<PartFill>,
+    run: std::ops::Range<usize>,
+) -> Result<std::result::Result<Option<Arc<Backing>>, SnapshotError>> {
+    let Some(at) = part.run_span(&run) else { return Ok(Err(absent(part))) };
+    let what = format!("get {} bytes {}-{}", part.key, at.start, at.end);
+    let Some(StoredObject { bytes, .. }) = bounded(timeout, &what, store.get_range(&part.key, at.clone())).await?
+    else {
+        return Ok(Err(absent(part)));
+    };
+    let (part, fill) = (part.clone(), fill.clone());
+    blocking(move || match bytes.len() as u64 {
+        n if n == part.size && n != at.end - at.start => part.unpack(bytes).map(Some),
+        _ => fill.fill(run, &bytes).map(|()| None),
+    })
+    .await
+}
+
+/// Ranged reads of a large part's runs at once. A 50,000-file tenant's
+/// 85 MB index part from the S3 test server, attach medians of four fresh
+/// processes: read whole 550 ms; in 1 / 2 / 4 / 8 runs 680 / 510 / 450 /
+/// 505 ms (the unpacking of one run keeps up with the transfer of the next).
+const INDEX_RUNS: usize = 4;
 
 /// A texts part of at least this many frames (MiB unpacked) is read by
 /// range until it is here whole: a search reads its results' frames. A
@@ -364,7 +431,7 @@ impl RemoteSnapshots {
         }
         *self.texts.lock() = Some(fetch.clone());
         let settled = HeadSettled(fetch.clone());
-        let head = match fetch_part(&*self.store, self.timeout, &manifest.index).await? {
+        let head = match fetch_part_by_runs(&*self.store, self.timeout, &manifest.index).await? {
             Ok(head) => head,
             Err(e) => return Ok(Err(e)),
         };

@@ -73,16 +73,49 @@ impl PartRef {
     /// Frame `i`'s stored bytes unpacked, checked: its size, its zstd
     /// checksum, and the size it unpacks to.
     pub fn unpack_frame(&self, i: usize, stored: &[u8]) -> Result<Vec<u8>, SnapshotError> {
+        let (_, raw) = self.frame_span(i).ok_or_else(|| SnapshotError::Corrupt("no such frame of the part".into()))?;
+        let mut out = vec![0u8; (raw.end - raw.start) as usize];
+        self.unpack_frame_into(i, stored, &mut out)?;
+        Ok(out)
+    }
+
+    /// `unpack_frame` into `place`, exactly the frame's unpacked size.
+    fn unpack_frame_into(&self, i: usize, stored: &[u8], place: &mut [u8]) -> Result<(), SnapshotError> {
         let (at, raw) = self.frame_span(i).ok_or_else(|| SnapshotError::Corrupt("no such frame of the part".into()))?;
         if stored.len() as u64 != at.end - at.start {
             return Err(SnapshotError::Truncated { got: stored.len() as u64, expected: at.end - at.start });
         }
-        let mut out = vec![0u8; (raw.end - raw.start) as usize];
+        if place.len() as u64 != raw.end - raw.start {
+            return Err(SnapshotError::Corrupt("a frame's place is not its size".into()));
+        }
         let bad = |e: std::io::Error| SnapshotError::Corrupt(format!("a frame of the part does not unpack: {e}"));
-        if unzstd_frame(stored, &mut out).map_err(bad)? != out.len() {
+        if unzstd_frame(stored, place).map_err(bad)? != place.len() {
             return Err(SnapshotError::Corrupt("a frame of the part unpacks to another size than it says".into()));
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// The frames split into at most `n` runs of neighbours, of about the
+    /// same stored size each (one ranged read each).
+    pub fn frame_runs(&self, n: usize) -> Vec<std::ops::Range<usize>> {
+        let total: u64 = self.frames.iter().sum();
+        let share = total.div_ceil(n.max(1) as u64).max(1);
+        let (mut runs, mut start, mut size) = (Vec::new(), 0, 0);
+        for (i, &f) in self.frames.iter().enumerate() {
+            size += f;
+            if size >= share || i + 1 == self.frames.len() {
+                runs.push(start..i + 1);
+                (start, size) = (i + 1, 0);
+            }
+        }
+        runs
+    }
+
+    /// Where the frames `run` lie stored, as one range.
+    pub fn run_span(&self, run: &std::ops::Range<usize>) -> Option<std::ops::Range<u64>> {
+        let first = self.frame_span(run.start)?.0;
+        let last = self.frame_span(run.end.checked_sub(1)?)?.0;
+        Some(first.start..last.end)
     }
 
     /// The bytes `stored` holds, checked as this part's and unpacked into
@@ -115,6 +148,58 @@ impl PartRef {
             return Err(SnapshotError::Checksum);
         }
         Ok(())
+    }
+}
+
+/// A framed part filled by runs of its frames read by range, in any
+/// order (`PartRef::frame_runs`), each unpacked into its place as it
+/// arrives, so that unpacking keeps up with the transfer. Each frame is
+/// checked on its own (its stored size, its zstd checksum, its unpacked
+/// size): the part's hash covers only the whole, which is never here.
+pub struct PartFill {
+    part: PartRef,
+    /// The unpacked part, and which frames are in it (one run unpacks at a
+    /// time: the other core is the transfer's).
+    state: std::sync::Mutex<(Buffer, Vec<bool>)>,
+}
+
+impl PartFill {
+    pub fn new(part: PartRef) -> Result<PartFill, SnapshotError> {
+        let len = usize::try_from(part.raw_size).map_err(|_| SnapshotError::Corrupt("a part's size".into()))?;
+        let framed = part.zstd && !part.frames.is_empty() && part.frames.len() == len.div_ceil(FRAME);
+        if !framed {
+            return Err(SnapshotError::Corrupt("the part's frames do not cover its size".into()));
+        }
+        let filled = vec![false; part.frames.len()];
+        Ok(PartFill { state: std::sync::Mutex::new((Buffer::zeroed(len.div_ceil(4)), filled)), part })
+    }
+
+    /// The stored bytes of the frames `run`, unpacked into their places.
+    pub fn fill(&self, run: std::ops::Range<usize>, stored: &[u8]) -> Result<(), SnapshotError> {
+        let expected =
+            self.part.run_span(&run).ok_or_else(|| SnapshotError::Corrupt("no such frames of the part".into()))?;
+        if stored.len() as u64 != expected.end - expected.start {
+            return Err(SnapshotError::Truncated { got: stored.len() as u64, expected: expected.end - expected.start });
+        }
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (buffer, filled) = &mut *state;
+        let out = cast::<u8>(buffer.words());
+        for i in run {
+            let (at, raw) = self.part.frame_span(i).ok_or_else(|| SnapshotError::Corrupt("no such frame".into()))?;
+            let from = (at.start - expected.start) as usize..(at.end - expected.start) as usize;
+            self.part.unpack_frame_into(i, &stored[from], &mut out[raw.start as usize..raw.end as usize])?;
+            filled[i] = true;
+        }
+        Ok(())
+    }
+
+    /// The part, once every frame is in it.
+    pub fn finish(self) -> Result<Arc<Backing>, SnapshotError> {
+        let (buffer, filled) = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        if filled.iter().any(|f| !f) {
+            return Err(SnapshotError::Corrupt("frames of the part are missing".into()));
+        }
+        Ok(buffer.freeze_bytes(self.part.raw_size as usize))
     }
 }
 
@@ -333,5 +418,38 @@ mod tests {
         // An older manifest's snapshot is rebuilt, as an older snapshot file is.
         let older = br#"{"format":"workspace-search/manifest-1","snapshot":{}}"#;
         assert!(matches!(Manifest::decode(older), Err(SnapshotError::Version { found: 9, .. })));
+    }
+
+    #[test]
+    fn a_part_filled_by_runs_in_any_order_is_the_part() {
+        let big: Vec<u8> = (0..7 * FRAME + 999).map(|i| (i % 241) as u8 ^ (i / 5003) as u8).collect();
+        let (part, stored) = PartRef::pack(&big);
+        assert_eq!(part.frames.len(), 8);
+        let runs = part.frame_runs(3);
+        assert_eq!(runs.first().unwrap().start, 0);
+        assert_eq!(runs.last().unwrap().end, 8);
+        assert!(runs.windows(2).all(|w| w[0].end == w[1].start), "neighbours, every frame once: {runs:?}");
+        assert!(runs.len() <= 3);
+        assert_eq!(part.frame_runs(100).len(), 8, "never more runs than frames");
+        let stored_of = |run: &std::ops::Range<usize>| {
+            let at = part.run_span(run).unwrap();
+            &stored[at.start as usize..at.end as usize]
+        };
+        let fill = PartFill::new(part.clone()).unwrap();
+        for run in runs.iter().rev() {
+            fill.fill(run.clone(), stored_of(run)).unwrap();
+        }
+        assert_eq!(fill.finish().unwrap().bytes(), big);
+        // A run missing, short or damaged is never taken.
+        let fill = PartFill::new(part.clone()).unwrap();
+        fill.fill(runs[0].clone(), stored_of(&runs[0])).unwrap();
+        let short = stored_of(&runs[1]);
+        assert!(matches!(fill.fill(runs[1].clone(), &short[1..]), Err(SnapshotError::Truncated { .. })));
+        let mut damaged = short.to_vec();
+        damaged[short.len() / 2] ^= 0x55;
+        assert!(fill.fill(runs[1].clone(), &damaged).is_err(), "a damaged frame fails its checksum");
+        assert!(fill.finish().is_err(), "frames missing");
+        // A part without frames to read by range is not filled by runs.
+        assert!(PartFill::new(PartRef::of(&big)).is_err());
     }
 }
