@@ -538,6 +538,7 @@ test('a large index part is read in runs of frames by range, each unpacked as it
   // By runs: a few ranged reads that cover the part, no whole read.
   const a = await attach((key, range) => memory.get(key, range))
   assert.deepEqual(await a.ws.search('marker321x', { topK: 3 }), expected)
+  assert.ok(!a.gets().includes(index), 'not read whole')
   const runs = a.gets().map((g) => g.split(' ')[1].split('-').map(Number))
   assert.ok(runs.length >= 2 && runs.length <= 4 && runs.every((r) => r.length === 2), a.gets().join('\n'))
   runs.sort((x, y) => x[0] - y[0])
@@ -548,6 +549,7 @@ test('a large index part is read in runs of frames by range, each unpacked as it
   // A store that answers the whole object to a range: used whole.
   const b = await attach((key) => memory.get(key))
   assert.deepEqual(await b.ws.search('marker321x', { topK: 3 }), expected)
+  assert.ok(!b.gets().includes(index) && b.gets().length <= 4, `one whole answer used, no read again: ${b.gets().join('\n')}`)
   await b.ws.destroy()
   // A damaged run: the whole part is read, checked, and used.
   const c = await attach(async (key, range) => {
@@ -563,5 +565,15 @@ test('a large index part is read in runs of frames by range, each unpacked as it
   // A run that is not there: the whole part says what the store holds.
   const d = await attach(async (key, range) => (range && key === index && range.start > 0 ? null : memory.get(key, range)))
   assert.deepEqual(await d.ws.search('marker321x', { topK: 3 }), expected)
+  assert.ok(d.gets().includes(index), d.gets().join('\n'))
+  // A run the store fails (S3's 416 for a range past a short object): the
+  // whole part says what the store holds.
+  const e = await attach(async (key, range) => {
+    if (range && key === index && range.start > 0) throw Object.assign(new Error('InvalidRange'), { $metadata: { httpStatusCode: 416 } })
+    return memory.get(key, range)
+  })
+  assert.deepEqual(await e.ws.search('marker321x', { topK: 3 }), expected)
+  assert.ok(e.gets().includes(index), e.gets().join('\n'))
+  await e.ws.destroy()
   await d.ws.destroy()
 })

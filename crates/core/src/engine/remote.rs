@@ -131,58 +131,68 @@ async fn fetch_part(
 /// A part read by runs of its frames (`INDEX_RUNS` ranged reads at once),
 /// each unpacked as it arrives, when it has at least `RANGE_MIN_FRAMES`
 /// frames; a smaller one whole (`fetch_part`). A store that ignores ranges
-/// answers a run with the whole part, which is then used whole; a run that
-/// is missing or fails its checks falls back to the whole part.
+/// answers a run with the whole part, which is then used whole (the first
+/// such answer; the others are dropped unread); a run that is missing,
+/// fails its checks or fails in the store falls back to the whole part,
+/// which says what the store holds. `Ok(Ok((part, whole)))`: `whole` when
+/// the part's content hash was checked; by runs only each frame was (the
+/// caller then checks the snapshot's own sum).
 async fn fetch_part_by_runs(
     store: &dyn SnapshotStoreCall,
     timeout: Duration,
     part: &PartRef,
-) -> Result<std::result::Result<Arc<Backing>, SnapshotError>> {
-    if part.frames.len() < RANGE_MIN_FRAMES {
-        return fetch_part(store, timeout, part).await;
-    }
+) -> Result<std::result::Result<(Arc<Backing>, bool), SnapshotError>> {
+    let whole = |got: std::result::Result<Arc<Backing>, SnapshotError>| got.map(|b| (b, true));
     let fill = match PartFill::new(part.clone()) {
-        Ok(fill) => Arc::new(fill),
-        Err(e) => return Ok(Err(e)),
+        Ok(fill) if part.frames.len() >= RANGE_MIN_FRAMES => Arc::new(fill),
+        _ => return fetch_part(store, timeout, part).await.map(whole),
     };
+    let taken = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let runs = part.frame_runs(INDEX_RUNS);
-    let mut arrivals =
-        futures::stream::iter(runs).map(|run| fill_run(store, timeout, part, &fill, run)).buffer_unordered(INDEX_RUNS);
+    let filling = fill.clone();
+    let mut arrivals = futures::stream::iter(runs)
+        .map(move |run| fill_run(store, timeout, part, filling.clone(), taken.clone(), run))
+        .buffer_unordered(INDEX_RUNS);
     while let Some(arrived) = arrivals.next().await {
-        match arrived? {
-            Ok(None) => {}
-            Ok(Some(whole)) => return Ok(Ok(whole)),
-            // A run missing, short or damaged: the whole part, checked
-            // against its content hash, says what the store holds.
-            Err(_) => {
-                drop(arrivals);
-                return fetch_part(store, timeout, part).await;
+        match arrived {
+            Ok(Ok(None)) => {}
+            Ok(Ok(Some(got))) => return Ok(Ok((got, true))),
+            Ok(Err(_)) | Err(_) => {
+                drop((arrivals, fill));
+                return fetch_part(store, timeout, part).await.map(whole);
             }
         }
     }
     drop(arrivals);
     let fill = Arc::try_unwrap(fill)
         .map_err(|_| Error::from_reason("workspace-search internal error: a part still filling"))?;
-    blocking(move || fill.finish()).await
+    Ok(blocking(move || fill.finish()).await?.map(|b| (b, false)))
 }
 
 /// One run of a part's frames by range, unpacked into `fill`
-/// (`Ok(Some(..))`: the store answered the whole part, here unpacked).
+/// (`Ok(Some(..))`: the store answered the whole part, here unpacked, the
+/// first time only: `taken` drops the others unread).
 async fn fill_run(
     store: &dyn SnapshotStoreCall,
     timeout: Duration,
     part: &PartRef,
-    fill: &Arc<PartFill>,
+    fill: Arc<PartFill>,
+    taken: Arc<std::sync::atomic::AtomicBool>,
     run: std::ops::Range<usize>,
 ) -> Result<std::result::Result<Option<Arc<Backing>>, SnapshotError>> {
+    use std::sync::atomic::Ordering;
     let Some(at) = part.run_span(&run) else { return Ok(Err(absent(part))) };
     let what = format!("get {} bytes {}-{}", part.key, at.start, at.end);
     let Some(StoredObject { bytes, .. }) = bounded(timeout, &what, store.get_range(&part.key, at.clone())).await?
     else {
         return Ok(Err(absent(part)));
     };
-    let (part, fill) = (part.clone(), fill.clone());
-    blocking(move || match bytes.len() as u64 {
+    let n = bytes.len() as u64;
+    if n == part.size && n != at.end - at.start && taken.swap(true, Ordering::AcqRel) {
+        return Ok(Ok(None));
+    }
+    let part = part.clone();
+    blocking(move || match n {
         n if n == part.size && n != at.end - at.start => part.unpack(bytes).map(Some),
         _ => fill.fill(run, &bytes).map(|()| None),
     })
@@ -431,16 +441,25 @@ impl RemoteSnapshots {
         }
         *self.texts.lock() = Some(fetch.clone());
         let settled = HeadSettled(fetch.clone());
-        let head = match fetch_part_by_runs(&*self.store, self.timeout, &manifest.index).await? {
+        let (head, hashed) = match fetch_part_by_runs(&*self.store, self.timeout, &manifest.index).await? {
             Ok(head) => head,
             Err(e) => return Ok(Err(e)),
         };
         let (texts, len) = (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size);
         let decoded = blocking(move || {
-            // Not summed again: `unpack` checked the stored bytes against the
-            // part's content hash, and they unpack to these bytes only.
+            // Read whole, it is not summed again: `unpack` checked the stored
+            // bytes against the part's content hash, and they unpack to these
+            // bytes only. Read by runs, each frame was checked on its own:
+            // the snapshot's own sum is checked beside the decoding.
             let framed = disk::frame_of(head.bytes(), len)?;
-            let snapshot = Snapshot::decode_apart(framed.payload, head.clone(), texts, len)?;
+            let decode = || Snapshot::decode_apart(framed.payload, head.clone(), texts, len);
+            let snapshot = if hashed {
+                decode()?
+            } else {
+                let (checked, decoded) = rayon::join(|| framed.verify(), decode);
+                checked?;
+                decoded?
+            };
             Ok((snapshot, head.clone()))
         })
         .await?;
