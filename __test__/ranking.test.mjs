@@ -131,3 +131,29 @@ test(".gitattributes linguist rules override what a path says, and follow the fi
   await cold.init()
   assert.equal((await rank(cold)).at(-1), 'src/frame_tables.c')
 })
+
+test("a task that names most of a file's name ranks that file over one with more of its other words; ids without an extension are left as they are", async (t) => {
+  // tokenizer.ts holds more of the task's words; tree_builder.ts is named by it.
+  const files = {
+    'src/tokenizer.ts': 'export function read() { /* handle the stack of elements when closing a tag */ }',
+    'src/tree_builder.ts': 'export function insert(node) { /* push the node on the stack */ }',
+  }
+  for (const n of ['parser', 'render', 'config', 'cache', 'router', 'events']) files[`src/${n}.ts`] = `export function ${n}() { /* the ${n} of the page */ }`
+  const dir = tree(t, files)
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['src'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const task = "Fix the tree builder's stack handling when closing elements"
+  const found = await ws.search(task, { topK: 2, group: 'file' })
+  assert.deepEqual(found.map((r) => r.id), ['src/tree_builder.ts', 'src/tokenizer.ts'])
+  assert.ok(found[0].scoreDetails.bm25 < found[1].scoreDetails.bm25, 'the content alone ranks the other first')
+  // Records indexed under ids (no file name): ranked by their content alone.
+  const records = new Workspace({ bm25: true })
+  t.after(() => records.destroy())
+  await records.init()
+  await records.indexMany([
+    { path: 'tokenizer', content: 'handle the stack of elements when closing a tag' },
+    { path: 'tree builder', content: 'push the node on the stack' },
+  ])
+  assert.equal((await records.search(task, { topK: 1 }))[0].id, 'tokenizer')
+})

@@ -34,6 +34,9 @@ pub struct SearchOptions {
     pub kind_weights: Option<crate::index::kind::KindWeights>,
     /// The workspace's git history, as of this search (`gitHistory`).
     pub history: Option<std::sync::Arc<crate::search::history::FileHistory>>,
+    /// The workspace's tokenizer, for the file-name signal (`search::file_name`;
+    /// none with a JavaScript tokenizer).
+    pub file_names: Option<std::sync::Arc<crate::analysis::tokenizer::Tokenizer>>,
 }
 
 impl Default for SearchOptions {
@@ -51,6 +54,7 @@ impl Default for SearchOptions {
             group_by_file: false,
             kind_weights: None,
             history: None,
+            file_names: None,
         }
     }
 }
@@ -105,6 +109,10 @@ impl Engine {
     pub fn search_at_once(self: &Arc<Self>, query: &str, mode: Mode, mut opts: SearchOptions) -> Prepared {
         opts.kind_weights = Some(crate::index::kind::for_query(&self.kind_weights, query));
         opts.history = self.history_for_search();
+        opts.file_names = match &self.keyword {
+            Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
+            _ => None,
+        };
         if query.is_empty() || opts.top_k == 0 {
             return Prepared::Answered(Vec::new());
         }
@@ -176,7 +184,7 @@ impl Engine {
                 path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
             };
-            keyword_ranked(index, &q, opts.history.as_deref())
+            keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref())
         };
         if opts.group_by_file {
             return group::grouped(opts.top_k, search);
@@ -204,7 +212,7 @@ impl Engine {
                 path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
             };
-            undamaged(index, keyword_ranked(index, &q, opts.history.as_deref()))
+            undamaged(index, keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref()))
         })
         .await?
     }

@@ -28,11 +28,29 @@ fn file_key(h: &SearchHit) -> &str {
     super::keyword::path_prefix(super::group::file_of(h))
 }
 
-/// bm25 hits for `q`, re-ranked with `history` when there is one.
-pub fn keyword_ranked(index: &Bm25Index, q: &KeywordQuery, history: Option<&FileHistory>) -> Vec<SearchHit> {
-    let Some(h) = history else { return keyword_search(index, q) };
+/// bm25 hits for `q`, re-ranked with `history` when there is one, then
+/// with their files' names (`file_name`) when `names` (the workspace's
+/// tokenizer) is given.
+pub fn keyword_ranked(
+    index: &Bm25Index,
+    q: &KeywordQuery,
+    history: Option<&FileHistory>,
+    names: Option<&Tokenizer>,
+) -> Vec<SearchHit> {
+    if history.is_none() && names.is_none() {
+        return keyword_search(index, q);
+    }
     let deeper = KeywordQuery { top_k: depth(q.top_k), min_score: None, ..*q };
-    h.fuse(keyword_search(index, &deeper), q.tokens, q.top_k, q.min_score)
+    let mut hits = keyword_search(index, &deeper);
+    if let Some(h) = history {
+        hits = h.fuse(hits, q.tokens, usize::MAX, None);
+    }
+    if let Some(tokenizer) = names {
+        hits = super::file_name::lift(hits, q.tokens, tokenizer);
+    }
+    hits.retain(|h| q.min_score.is_none_or(|m| h.score >= m));
+    hits.truncate(q.top_k);
+    hits
 }
 
 /// The history index of a workspace, as of one commit.

@@ -1,6 +1,7 @@
 //! Search in every mode: bm25 results (`keyword`), vector results and the
 //! hybrid merge (`hybrid`), and which of them runs (`mode`).
 
+pub mod file_name;
 pub mod group;
 pub mod history;
 pub mod hybrid;
