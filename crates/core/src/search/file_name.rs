@@ -20,22 +20,13 @@ pub const FILE_NAME_WEIGHT: f64 = 0.2;
 
 /// `hits` (best first, best 1) with each file's name share added, best
 /// first again, normalised so that the best is 1. Documents whose path
-/// has no extension (records given to `index()` under ids) are left as
-/// they are.
+/// has no extension are left as they are (an id with a dot, `user.name`,
+/// counts as a file named `user`).
 pub fn lift(mut hits: Vec<SearchHit>, tokens: &[String], tokenizer: &Tokenizer) -> Vec<SearchHit> {
-    let query: FxHashSet<&str> = tokens.iter().map(String::as_str).collect();
-    let mut shares: FxHashMap<String, f64> = FxHashMap::default();
+    let mut shares = Shares::new(tokens, tokenizer);
     let mut moved = false;
     for h in &mut hits {
-        let file = super::group::file_of(h);
-        let share = match shares.get(file) {
-            Some(&s) => s,
-            None => {
-                let s = name_share(file, &query, tokenizer);
-                shares.insert(file.to_string(), s);
-                s
-            }
-        };
+        let share = shares.of(super::group::file_of(h));
         if share > 0.0 {
             h.score += FILE_NAME_WEIGHT * share;
             moved = true;
@@ -50,6 +41,51 @@ pub fn lift(mut hits: Vec<SearchHit>, tokens: &[String], tokenizer: &Tokenizer) 
         h.score /= best;
     }
     hits
+}
+
+/// Each file's name share for one query, worked out once per file.
+struct Shares<'a> {
+    query: FxHashSet<&'a str>,
+    tokens: &'a [String],
+    tokenizer: &'a Tokenizer,
+    known: FxHashMap<String, f64>,
+}
+
+impl<'a> Shares<'a> {
+    fn new(tokens: &'a [String], tokenizer: &'a Tokenizer) -> Self {
+        Shares { query: tokens.iter().map(String::as_str).collect(), tokens, tokenizer, known: FxHashMap::default() }
+    }
+
+    fn of(&mut self, file: &str) -> f64 {
+        if let Some(&s) = self.known.get(file) {
+            return s;
+        }
+        if !may_name(file, self.tokens) {
+            self.known.insert(file.to_string(), 0.0);
+            return 0.0;
+        }
+        let s = name_share(file, &self.query, self.tokenizer);
+        self.known.insert(file.to_string(), s);
+        s
+    }
+}
+
+/// Whether `path`'s file name may hold a word of the query: it holds the
+/// first four letters of one of its tokens of three or more (a stem, as
+/// `reply` gives `repli`, starts as its word does), ASCII case aside. A
+/// cheap test before the words are analysed. It misses capitals outside
+/// ASCII and folded diacritics (`café.rs` for `cafe`): such a name is not
+/// lifted.
+fn may_name(path: &str, tokens: &[String]) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let Some((stem, _)) = name.split_once('.') else { return false };
+    let stem = stem.to_ascii_lowercase();
+    tokens.iter().filter(|t| t.chars().count() >= 3).any(|t| {
+        let head = t.char_indices().nth(4).map_or(t.as_str(), |(i, _)| &t[..i]);
+        // A short stem may end in the `i` of a `y` (`copy`, `copi`).
+        let head = if t.len() <= 4 { head.strip_suffix('i').unwrap_or(head) } else { head };
+        stem.contains(head)
+    })
 }
 
 /// The share of the words of `path`'s file name that are in `query`.
@@ -90,6 +126,9 @@ mod tests {
         assert_eq!(name_share("a/TreeWalker.rs", &q, &t), 0.5);
         assert_eq!(name_share("tree_builder", &q, &t), 0.0);
         assert_eq!(name_share("src/io.rs", &q, &t), 0.0);
+        let copy: Vec<String> = t.tokenize("copy the body");
+        assert!(may_name("src/copy.rs", &copy) && may_name("lib/Body.java", &copy), "{copy:?}");
+        assert!(!may_name("src/tree.rs", &copy));
         assert_eq!(name_share("src\\tree-builder.test.ts", &q, &t), 1.0);
         // Nothing named: the hits as they were.
         let same = lift(vec![hit("a.rs", 1.0), hit("b.rs", 0.5)], &t.tokenize("unrelated words"), &t);

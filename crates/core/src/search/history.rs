@@ -28,23 +28,20 @@ fn file_key(h: &SearchHit) -> &str {
     super::keyword::path_prefix(super::group::file_of(h))
 }
 
-/// bm25 hits for `q`, re-ranked with `history` when there is one, then
-/// with their files' names (`file_name`) when `names` (the workspace's
-/// tokenizer) is given.
+/// bm25 hits for `q`, re-ranked with `history` when there is one, and
+/// then with their files' names (`file_name`) when `names` (the
+/// workspace's tokenizer) is given too: both are signals of a code
+/// repository, where files are the documents; elsewhere the scores stay
+/// Mastra's (the best match's share).
 pub fn keyword_ranked(
     index: &Bm25Index,
     q: &KeywordQuery,
     history: Option<&FileHistory>,
     names: Option<&Tokenizer>,
 ) -> Vec<SearchHit> {
-    if history.is_none() && names.is_none() {
-        return keyword_search(index, q);
-    }
+    let Some(h) = history else { return keyword_search(index, q) };
     let deeper = KeywordQuery { top_k: depth(q.top_k), min_score: None, ..*q };
-    let mut hits = keyword_search(index, &deeper);
-    if let Some(h) = history {
-        hits = h.fuse(hits, q.tokens, usize::MAX, None);
-    }
+    let mut hits = h.fuse(keyword_search(index, &deeper), q.tokens, usize::MAX, None);
     if let Some(tokenizer) = names {
         hits = super::file_name::lift(hits, q.tokens, tokenizer);
     }
