@@ -101,6 +101,30 @@ test('two processes saving one tenant: exactly one wins each round, and nothing 
   }
 })
 
+/**
+ * A SnapshotStore in memory with S3's conditional writes; `objects` is what
+ * it holds. `ranges: false`: a store that answers every read whole.
+ */
+function memoryStore({ ranges = true } = {}) {
+  const objects = new Map()
+  let version = 0
+  const memory = {
+    get: async (key, range) => {
+      const o = objects.get(key)
+      if (!o) return null
+      return { bytes: range && ranges ? o.bytes.subarray(range.start, range.end) : o.bytes, etag: o.etag }
+    },
+    put: async (key, bytes, { ifMatch, ifNoneMatch } = {}) => {
+      const there = objects.get(key)
+      if ((ifNoneMatch && there) || (ifMatch && there?.etag !== ifMatch)) return { conflict: true }
+      const etag = `v${++version}`
+      objects.set(key, { bytes: Uint8Array.from(bytes), etag })
+      return { etag }
+    },
+  }
+  return { objects, memory }
+}
+
 function storeWorkspace(store, extra = {}) {
   return new Workspace({ id: 'tenant-c', bm25: true, persist: { store, storeTimeoutMs: 1500 }, ...extra })
 }
@@ -363,18 +387,7 @@ test('cacheDir: a warm attach fetches the manifest only and maps the cached part
 })
 
 test('a texts part whose GET fails fails the search that waits for it with SnapshotStoreError, what the store threw its cause; the next search fetches it again', async () => {
-  const objects = new Map()
-  let version = 0
-  const memory = {
-    get: async (key) => (objects.has(key) ? { bytes: objects.get(key).bytes, etag: objects.get(key).etag } : null),
-    put: async (key, bytes, { ifMatch, ifNoneMatch } = {}) => {
-      const there = objects.get(key)
-      if ((ifNoneMatch && there) || (ifMatch && there?.etag !== ifMatch)) return { conflict: true }
-      const etag = `v${++version}`
-      objects.set(key, { bytes: Uint8Array.from(bytes), etag })
-      return { etag }
-    },
-  }
+  const { objects, memory } = memoryStore({ ranges: false })
   const writer = storeWorkspace(memory)
   await writer.init()
   await writer.indexMany(DOCS.map(([path, content]) => ({ path, content })))
@@ -406,22 +419,7 @@ test('a texts part whose GET fails fails the search that waits for it with Snaps
 })
 
 test("a large texts part is read by range: a search reads its results' frames and does not wait for the whole part; a store that ignores ranges, or a damaged frame, falls back to it", async () => {
-  const objects = new Map()
-  let version = 0
-  const memory = {
-    get: async (key, range) => {
-      const o = objects.get(key)
-      if (!o) return null
-      return { bytes: range ? o.bytes.subarray(range.start, range.end) : o.bytes, etag: o.etag }
-    },
-    put: async (key, bytes, { ifMatch, ifNoneMatch } = {}) => {
-      const there = objects.get(key)
-      if ((ifNoneMatch && there) || (ifMatch && there?.etag !== ifMatch)) return { conflict: true }
-      const etag = `v${++version}`
-      objects.set(key, { bytes: Uint8Array.from(bytes), etag })
-      return { etag }
-    },
-  }
+  const { objects, memory } = memoryStore()
   // 20 MB of text, so that the texts part has more than 16 frames: words
   // drawn from a seeded generator (zstd must not shrink it to nothing).
   let seed = 7
@@ -494,22 +492,7 @@ test("a large texts part is read by range: a search reads its results' frames an
 })
 
 test('a large index part is read in runs of frames by range, each unpacked as it arrives; a store that ignores ranges, or a damaged run, gives the whole part', async () => {
-  const objects = new Map()
-  let version = 0
-  const memory = {
-    get: async (key, range) => {
-      const o = objects.get(key)
-      if (!o) return null
-      return { bytes: range ? o.bytes.subarray(range.start, range.end) : o.bytes, etag: o.etag }
-    },
-    put: async (key, bytes, { ifMatch, ifNoneMatch } = {}) => {
-      const there = objects.get(key)
-      if ((ifNoneMatch && there) || (ifMatch && there?.etag !== ifMatch)) return { conflict: true }
-      const etag = `v${++version}`
-      objects.set(key, { bytes: Uint8Array.from(bytes), etag })
-      return { etag }
-    },
-  }
+  const { objects, memory } = memoryStore()
   // Many short lines in many documents, so that the index part (postings,
   // line tables) has more than 16 frames.
   let seed = 11
