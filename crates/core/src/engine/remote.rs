@@ -143,8 +143,9 @@ async fn fetch_part_by_runs(
     part: &PartRef,
 ) -> Result<std::result::Result<(Arc<Backing>, bool), SnapshotError>> {
     let whole = |got: std::result::Result<Arc<Backing>, SnapshotError>| got.map(|b| (b, true));
-    let fill = match PartFill::new(part.clone()) {
-        Ok(fill) if part.frames.len() >= RANGE_MIN_FRAMES => Arc::new(fill),
+    // (A small part is read whole before a buffer is taken for runs.)
+    let fill = match (part.frames.len() >= RANGE_MIN_FRAMES).then(|| PartFill::new(part.clone())) {
+        Some(Ok(fill)) => Arc::new(fill),
         _ => return fetch_part(store, timeout, part).await.map(whole),
     };
     let taken = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -187,16 +188,13 @@ async fn fill_run(
     else {
         return Ok(Err(absent(part)));
     };
-    let n = bytes.len() as u64;
-    if n == part.size && n != at.end - at.start && taken.swap(true, Ordering::AcqRel) {
+    // The store answered the whole part, not the range asked.
+    let whole = bytes.len() as u64 == part.size && bytes.len() as u64 != at.end - at.start;
+    if whole && taken.swap(true, Ordering::AcqRel) {
         return Ok(Ok(None));
     }
     let part = part.clone();
-    blocking(move || match n {
-        n if n == part.size && n != at.end - at.start => part.unpack(bytes).map(Some),
-        _ => fill.fill(run, &bytes).map(|()| None),
-    })
-    .await
+    blocking(move || if whole { part.unpack(bytes).map(Some) } else { fill.fill(run, &bytes).map(|()| None) }).await
 }
 
 /// Ranged reads of a large part's runs at once. A 50,000-file tenant's

@@ -35,11 +35,7 @@ pub fn lift(mut hits: Vec<SearchHit>, tokens: &[String], tokenizer: &Tokenizer) 
     if !moved {
         return hits;
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    let best = hits.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
-    for h in &mut hits {
-        h.score /= best;
-    }
+    super::resorted(&mut hits);
     hits
 }
 
@@ -60,11 +56,7 @@ impl<'a> Shares<'a> {
         if let Some(&s) = self.known.get(file) {
             return s;
         }
-        if !may_name(file, self.tokens) {
-            self.known.insert(file.to_string(), 0.0);
-            return 0.0;
-        }
-        let s = name_share(file, &self.query, self.tokenizer);
+        let s = if may_name(file, self.tokens) { name_share(file, &self.query, self.tokenizer) } else { 0.0 };
         self.known.insert(file.to_string(), s);
         s
     }
@@ -77,8 +69,7 @@ impl<'a> Shares<'a> {
 /// ASCII and folded diacritics (`café.rs` for `cafe`): such a name is not
 /// lifted.
 fn may_name(path: &str, tokens: &[String]) -> bool {
-    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    let Some((stem, _)) = name.split_once('.') else { return false };
+    let Some(stem) = name_stem(path) else { return false };
     let stem = stem.to_ascii_lowercase();
     tokens.iter().filter(|t| t.chars().count() >= 3).any(|t| {
         let head = t.char_indices().nth(4).map_or(t.as_str(), |(i, _)| &t[..i]);
@@ -88,10 +79,16 @@ fn may_name(path: &str, tokens: &[String]) -> bool {
     })
 }
 
+/// `path`'s file name without its folders and extension; none for a path
+/// without an extension (an id, not a file).
+fn name_stem(path: &str) -> Option<&str> {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.split_once('.').map(|(stem, _)| stem)
+}
+
 /// The share of the words of `path`'s file name that are in `query`.
 fn name_share(path: &str, query: &FxHashSet<&str>, tokenizer: &Tokenizer) -> f64 {
-    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    let Some((stem, _extension)) = name.split_once('.') else { return 0.0 };
+    let Some(stem) = name_stem(path) else { return 0.0 };
     let words: Vec<String> = stem
         .split(|c: char| !c.is_alphanumeric())
         .flat_map(split_identifier)

@@ -120,11 +120,7 @@ impl FileHistory {
         for (h, b) in hits.iter_mut().zip(bonus) {
             h.score += b;
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        let best = hits.first().map_or(1.0, |h| h.score);
-        for h in &mut hits {
-            h.score /= best;
-        }
+        super::resorted(&mut hits);
         hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
         hits.truncate(top_k);
         hits

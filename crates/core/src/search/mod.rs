@@ -12,6 +12,16 @@ pub mod rerank;
 pub use keyword::{keyword_search, shift_range, KeywordQuery, SearchHit};
 pub use mode::{Fusion, Mode};
 
+/// `hits` whose scores a signal changed, best first again, normalised so
+/// that the best is 1 (the history's fusion, the file name's lift).
+pub(crate) fn resorted(hits: &mut [SearchHit]) {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let best = hits.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
+    for h in hits {
+        h.score /= best;
+    }
+}
+
 /// A bm25 hit for tests: `id`, its text `text of <id>`, `score`.
 #[cfg(test)]
 pub(crate) fn test_hit(id: &str, score: f64) -> SearchHit {
