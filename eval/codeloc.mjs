@@ -34,7 +34,7 @@ const flag = (name) => {
 function ensureFolders() {
   const manifest = JSON.parse(fs.readFileSync(path.join(SET, 'manifest.json'), 'utf8'))
   const name = manifest.name ?? path.basename(SET)
-  const missing = JSON.stringify(manifest).match(/[a-z]+@[0-9a-f]{12}/g)?.some((s) => !fs.existsSync(path.join(CACHE, name, s)))
+  const missing = JSON.stringify(manifest).match(/[A-Za-z0-9_.-]+@[0-9a-f]{12}/g)?.some((s) => !fs.existsSync(path.join(CACHE, name, s)))
   if (missing && process.env.CODELOC_SET) throw new Error(`the folders of ${SET} are not all in ${CACHE}/${name}`)
   if (missing) {
     execFileSync('python3', [path.join(TOOLS, 'build_codeloc.py'), 'folders', SET, '--bundles', path.join(SET, 'bundles'), '--cache', CACHE], { stdio: 'inherit' })

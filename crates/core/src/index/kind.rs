@@ -43,7 +43,26 @@ const LOCK_FILES: &[&str] = &[
     "bun.lockb",
     "flake.lock",
 ];
-const GENERATED_DIRS: &[&str] = &["vendor", "node_modules", "dist", "third_party", "thirdparty", "bower_components"];
+// Linguist's vendored folders (`vendor.yml`: `vendors?/`, `third[-_]?party/`,
+// `3rd[-_]?party/`, `extern(al)?/`), and `bundled/`, where C and C++
+// projects keep a copy of a library (spdlog's `fmt/bundled/`).
+const GENERATED_DIRS: &[&str] = &[
+    "vendor",
+    "vendors",
+    "_vendor",
+    "node_modules",
+    "bower_components",
+    "dist",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "3rd_party",
+    "3rd-party",
+    "3rdparty",
+    "extern",
+    "external",
+    "bundled",
+];
 const TEST_DIRS: &[&str] = &["test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures", "e2e", "__mocks__"];
 const DOC_DIRS: &[&str] = &["doc", "docs", "documentation", "man"];
 const DOC_EXTS: &[&str] = &["md", "mdx", "markdown", "txt", "rst", "adoc", "asciidoc", "org", "tex"];
@@ -83,6 +102,10 @@ const CONFIG_EXTS: &[&str] = &[
     "mk",
     "pro",
     "in",
+    "ac",
+    "am",
+    "m4",
+    "spec",
     "sublime-syntax",
 ];
 /// Shell scripts are source (fzf's `shell/completion.bash` is what its
@@ -152,8 +175,13 @@ fn kind_of_parts(path: &str, parts: &[&str], name: &str, stem: &str, ext: &str) 
     // `README`, `CHANGELOG.md`, `LICENSE-MIT`; not `history.ts` or `readme_parser.rs`.
     let doc_name = !is_code_ext(ext)
         && DOC_NAMES.iter().any(|n| stem == *n || stem.strip_prefix(n).is_some_and(|r| r.starts_with(['-', '_', '.'])));
-    let man_page = ext.len() == 1 && ext.as_bytes()[0].is_ascii_digit();
-    if DOC_EXTS.contains(&ext) || doc_name || man_page || (in_dir(DOC_DIRS) && !is_code_ext(ext)) {
+    // `jq.1`, and `jq.1.prebuilt`, `ls.1.in`: a section number before the last extension.
+    let section = |s: &str| s.len() == 1 && s.as_bytes()[0].is_ascii_digit();
+    let man_page = section(ext) || (!is_code_ext(ext) && stem.rsplit_once('.').is_some_and(|(_, e)| section(e)));
+    // `TODO`, `INSTALL`, `SYNCING`: a capitalised name without an extension is a note to readers
+    // (`BUILD`, `WORKSPACE` are configuration, found above).
+    let shouted = ext.is_empty() && is_shouted(path);
+    if DOC_EXTS.contains(&ext) || doc_name || man_page || shouted || (in_dir(DOC_DIRS) && !is_code_ext(ext)) {
         return FileKind::Doc;
     }
     let build_script = SCRIPT_EXTS.contains(&ext) && in_dir(BUILD_DIRS);
@@ -165,6 +193,15 @@ fn kind_of_parts(path: &str, parts: &[&str], name: &str, stem: &str, ext: &str) 
         return FileKind::Config;
     }
     FileKind::Source
+}
+
+/// Whether the file name (as written, not lowered) is three or more
+/// capitals, `_` or `-` included.
+fn is_shouted(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.len() >= 3
+        && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-')
+        && name.bytes().any(|b| b.is_ascii_uppercase())
 }
 
 fn is_test_name(stem: &str, ext: &str, path: &str) -> bool {
@@ -388,6 +425,23 @@ mod tests {
             ("vendor/foo/setup.py", Generated),
             ("node_modules/p/jest.config.js", Generated),
             ("third_party/googletest/CMakeLists.txt", Generated),
+            ("include/spdlog/fmt/bundled/format.h", Generated),
+            ("src/external/zlib/inflate.c", Generated),
+            ("pip/_vendor/rich/text.py", Generated),
+            ("3rdparty/lua/lapi.c", Generated),
+            ("jq.1.prebuilt", Doc),
+            ("man/ls.1.in", Doc),
+            ("configure.ac", Config),
+            ("config/m4/ax_pthread.m4", Config),
+            ("Makefile.am", Config),
+            ("jq.spec", Config),
+            ("TODO", Doc),
+            ("INSTALL", Doc),
+            ("docs/RELEASE_NOTES", Doc),
+            ("BUILD", Config),
+            ("bin/ws", Source),
+            ("src/external_api.rs", Source),
+            ("src/v1.2.rs", Source),
             ("shell/key-bindings.zsh", Source),
             ("build.rs", Source),
             ("src/history.ts", Source),
