@@ -106,6 +106,28 @@ test('a definition ranks its file first for its name, in any of its spellings; p
   assert.deepEqual(hit.lineRange, { start: 1, end: 1 })
 })
 
+test('a whole identifier finds the file that defines it over files that use it, and its words, more often', async (t) => {
+  const helpers = (name) => Array.from({ length: 60 }, (_, i) => `export function ${name}${i}(value: string): string { return value.trim() + '${i}' }`).join('\n')
+  const caller = 'import { parseUserId } from "./users"\n' + Array.from({ length: 12 }, (_, i) => `const id${i} = parseUserId(req.params.user${i}) // parse the user id`).join('\n')
+  const dir = tree(t, {
+    // A long file: its definition is one line among many.
+    'src/users.ts': `${helpers('helper')}\nexport function parseUserId(raw: string): number {\n  return Number(raw)\n}\n${helpers('other')}\n`,
+    'src/api.ts': caller,
+    'src/routes.ts': caller,
+    'src/admin.ts': caller,
+  })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['src'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  for (const q of ['parseUserId', 'parse_user_id', 'where is ParseUserID defined']) {
+    const [first, second] = await ws.search(q, { topK: 4, group: 'file' })
+    assert.equal(first.id, 'src/users.ts', q)
+    assert.ok(second.score < 0.8, `${q}: the callers fall well behind (${second.score})`)
+  }
+  // As plain words it is no identifier: the callers, which hold them most, lead.
+  assert.notEqual((await ws.search('parse user id', { topK: 1, group: 'file' }))[0].id, 'src/users.ts')
+})
+
 test(".gitattributes linguist rules override what a path says, and follow the file's edits under watch", async (t) => {
   const words = 'decode the frame header and check the frame length'
   const dir = tree(t, {

@@ -11,7 +11,7 @@
 
 /// Changes when what is found changes (the snapshot fingerprint: a saved
 /// index built by another version is built again).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The family of a file's language, by its extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 
 pub mod definitions;
 mod highlight;
+pub mod identifiers;
 mod stems;
 pub mod tokenizer;
 pub mod word_table;
@@ -189,6 +190,14 @@ impl Collector {
         self.terms[p].1.tf += n - 1;
     }
 
+    /// `n` occurrences on no line that the document's length leaves out (a
+    /// whole identifier: the words it is made of are counted already, and
+    /// a longer length would lower every other word's score).
+    fn add_n_unmeasured(&mut self, id: u32, n: u32) {
+        self.add_n(id, n);
+        self.len -= n;
+    }
+
     /// The document's terms, in an allocation of their exact size: the
     /// growing list stays here for the next document, so that a build of
     /// many documents does not leave one list grown by doubling (and the
@@ -254,6 +263,8 @@ pub struct Analyzer<'t> {
     word_terms: Vec<u32>,
     collector: Collector,
     scratch: Vec<u32>,
+    /// The whole identifier being built (`analyze_with_fields`).
+    whole: String,
 }
 
 impl<'t> Analyzer<'t> {
@@ -270,6 +281,7 @@ impl<'t> Analyzer<'t> {
             word_terms: Vec::new(),
             collector: Collector::default(),
             scratch: Vec::new(),
+            whole: String::new(),
         }
     }
 
@@ -286,11 +298,28 @@ impl<'t> Analyzer<'t> {
     /// `analyze`, with the words of each field (a file's path, the names
     /// it defines) counted its weight times each on no line: BM25F fields
     /// folded into the document's term frequencies and length, its line
-    /// ranges still the content's alone.
-    pub fn analyze_with_fields(&mut self, text: &str, fields: &[(&str, u32)]) -> (Vec<(u32, TermStats)>, u32) {
+    /// ranges still the content's alone; and the whole identifier of each
+    /// of `names` (space-separated; `identifiers::term`) the same way, its
+    /// weight times, left out of the length.
+    pub fn analyze_with_fields(
+        &mut self,
+        text: &str,
+        fields: &[(&str, u32)],
+        (names, weight): (&str, u32),
+    ) -> (Vec<(u32, TermStats)>, u32) {
         self.collect(text);
         for &(field, weight) in fields.iter().filter(|(f, w)| *w > 0 && !f.is_empty()) {
             self.collect_field(field, weight);
+        }
+        if weight > 0 {
+            let mut term = std::mem::take(&mut self.whole);
+            for name in names.split(' ') {
+                if identifiers::term_into(name, &mut term) {
+                    let id = self.vocab.intern(&term);
+                    self.collector.add_n_unmeasured(id, weight);
+                }
+            }
+            self.whole = term;
         }
         self.collector.finish()
     }

@@ -437,7 +437,7 @@ fn lowercase<'a>(word: &str, buf: &'a mut [u8; SHORT], owned: &'a mut String) ->
 
 /// `split_identifier` for an ASCII word, by bytes and into `parts` (no
 /// allocation); `None` when it has more parts than `parts` holds.
-fn split_ascii_identifier<'a>(raw: &'a str, parts: &mut [&'a str]) -> Option<usize> {
+pub(crate) fn split_ascii_identifier<'a>(raw: &'a str, parts: &mut [&'a str]) -> Option<usize> {
     let kind = |b: u8| match b {
         b'a'..=b'z' => Kind::Lower,
         b'A'..=b'Z' => Kind::Upper,

@@ -59,6 +59,15 @@ impl Default for SearchOptions {
     }
 }
 
+/// A query's terms for the built-in tokenizer: its words, then the whole
+/// identifiers it names (`analysis::identifiers`; a JavaScript tokenizer's
+/// index has none).
+fn keyword_tokens(tokenizer: &crate::analysis::tokenizer::Tokenizer, query: &str) -> Vec<String> {
+    let mut tokens = tokenizer.tokenize(query);
+    tokens.extend(crate::analysis::identifiers::terms_of_query(query));
+    tokens
+}
+
 /// Ids in one `$in` filter at most (LibSQL binds one variable per id).
 const MAX_SCOPED_IDS: usize = 1000;
 
@@ -121,7 +130,7 @@ impl Engine {
             return Prepared::Later(mode, Box::new(opts));
         }
         let Some(Keyword { tokenizer, js: None }) = &self.keyword else { return Prepared::Later(mode, Box::new(opts)) };
-        let tokens = tokenizer.tokenize(query);
+        let tokens = keyword_tokens(tokenizer, query);
         if tokens.is_empty() {
             return Prepared::Answered(Vec::new());
         }
@@ -155,7 +164,7 @@ impl Engine {
             Some(Keyword { js: Some(f), .. }) => {
                 Ok(f.tokenize(vec![query.to_string()]).await?.pop().unwrap_or_default())
             }
-            Some(Keyword { tokenizer, js: None }) => Ok(tokenizer.tokenize(query)),
+            Some(Keyword { tokenizer, js: None }) => Ok(keyword_tokens(tokenizer, query)),
             // Line ranges of vector hits use the default tokenizer, as Mastra.
             None => Ok(default_tokenizer().tokenize(query)),
         }

@@ -205,7 +205,8 @@ pub fn ingest(
                                     // and the names a document defines another.
                                     let names = defined_names(id, &d.content);
                                     let fields = [(id.as_str(), PATH_WEIGHT), (names.as_str(), DEFINITION_WEIGHT)];
-                                    let (terms, len) = a.analyze_with_fields(&d.content, &fields);
+                                    let whole = (names.as_str(), DEFINITION_WEIGHT);
+                                    let (terms, len) = a.analyze_with_fields(&d.content, &fields, whole);
                                     d.analyzed.terms = terms;
                                     d.analyzed.len = len;
                                 }
