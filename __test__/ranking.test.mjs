@@ -126,6 +126,16 @@ test('a whole identifier finds the file that defines it over files that use it, 
   }
   // As plain words it is no identifier: the callers, which hold them most, lead.
   assert.notEqual((await ws.search('parse user id', { topK: 1, group: 'file' }))[0].id, 'src/users.ts')
+  // A JavaScript tokenizer's index has no whole identifiers: the query's words alone, callers first.
+  const js = new Workspace({
+    filesystem: new LocalFilesystem({ basePath: dir }),
+    autoIndexPaths: ['src'],
+    bm25: { tokenize: { tokenizer: (text) => text.split(/[^A-Za-z0-9_]+/).filter(Boolean) } },
+  })
+  t.after(() => js.destroy())
+  await js.init()
+  const [jsFirst] = await js.search('parseUserId', { topK: 1, group: 'file' })
+  assert.notEqual(jsFirst.id, 'src/users.ts')
 })
 
 test(".gitattributes linguist rules override what a path says, and follow the file's edits under watch", async (t) => {

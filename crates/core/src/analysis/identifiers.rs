@@ -4,7 +4,9 @@
 //! one of many. So each name a document defines that is made of two words
 //! or more (`parseUserId`, `parse_user_id`, `ERR_CODE_42`) is also indexed
 //! whole, lowercased and without `_`, under a prefix no tokenizer word
-//! has (`ident:parseuserid`), counted as the definitions field is; and a
+//! has with the default tokenizer (`ident:parseuserid`; a word of a text
+//! split by another rule could equal one, and would then count as one),
+//! counted as the definitions field is; and a
 //! query's identifiers are looked up the same way beside its words. The
 //! spellings of one name meet (`parse_user_id` finds `parseUserId`), a
 //! plain word (`router`) adds nothing, and where no file defines the
@@ -13,7 +15,7 @@
 use super::tokenizer::split_ascii_identifier;
 
 /// What sets a whole-identifier term apart from a tokenizer's words (which
-/// never hold a `:` with the built-in split rule).
+/// never hold a `:` with the default split rule and punctuation removed).
 const PREFIX: &str = "ident:";
 
 /// The whole-identifier term of `name`: `None` unless it is an ASCII
@@ -50,17 +52,11 @@ fn may_join(name: &str) -> bool {
 }
 
 /// The whole-identifier terms of a query: its runs of letters, digits and
-/// `_` (so `Foo::bar`, `user.id`, `swap-pane` give their pieces), each once.
+/// `_` (so `Foo::bar`, `user.id`, `swap-pane` give their pieces; a run
+/// with a letter outside ASCII gives none). A repeated identifier counts
+/// twice, as a repeated word does.
 pub fn terms_of_query(query: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for piece in query.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-        if let Some(t) = term(piece) {
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        }
-    }
-    out
+    query.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter_map(term).collect()
 }
 
 #[cfg(test)]
@@ -84,11 +80,12 @@ mod tests {
     }
 
     #[test]
-    fn a_query_gives_its_identifiers_once() {
+    fn a_query_gives_its_identifiers() {
         assert_eq!(
             terms_of_query("Fix parseUserId (and parse_user_id) in Foo::barBaz, user.id and swap-pane"),
-            ["ident:parseuserid", "ident:barbaz"]
+            ["ident:parseuserid", "ident:parseuserid", "ident:barbaz"]
         );
+        assert!(terms_of_query("parseÜserId").is_empty(), "no piece of a word with a letter outside ASCII");
         assert!(terms_of_query("how do I install it").is_empty());
     }
 }

@@ -305,23 +305,29 @@ impl<'t> Analyzer<'t> {
         &mut self,
         text: &str,
         fields: &[(&str, u32)],
-        (names, weight): (&str, u32),
+        (names, names_weight): (&str, u32),
     ) -> (Vec<(u32, TermStats)>, u32) {
         self.collect(text);
         for &(field, weight) in fields.iter().filter(|(f, w)| *w > 0 && !f.is_empty()) {
             self.collect_field(field, weight);
         }
-        if weight > 0 {
-            let mut term = std::mem::take(&mut self.whole);
-            for name in names.split(' ') {
-                if identifiers::term_into(name, &mut term) {
-                    let id = self.vocab.intern(&term);
-                    self.collector.add_n_unmeasured(id, weight);
-                }
-            }
-            self.whole = term;
+        if names_weight > 0 {
+            self.collect_whole_identifiers(names, names_weight);
         }
         self.collector.finish()
+    }
+
+    /// Counts the whole identifier of each of `names` `weight` times, on no
+    /// line and outside the length.
+    fn collect_whole_identifiers(&mut self, names: &str, weight: u32) {
+        let mut term = std::mem::take(&mut self.whole);
+        for name in names.split(' ') {
+            if identifiers::term_into(name, &mut term) {
+                let id = self.vocab.intern(&term);
+                self.collector.add_n_unmeasured(id, weight);
+            }
+        }
+        self.whole = term;
     }
 
     /// Counts each term of `field` `weight` times on no line, through the
@@ -518,6 +524,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A field's words count their weight in the frequencies and the
+    /// length; a whole identifier counts its weight in the frequencies only.
+    #[test]
+    fn whole_identifiers_count_outside_the_length() {
+        let t = Tokenizer::default();
+        let mut a = Analyzer::new(&t);
+        let (plain, plain_len) = a.analyze_with_fields("fn parse_user_id() {}", &[("parse_user_id", 10)], ("", 10));
+        let (terms, len) =
+            a.analyze_with_fields("fn parse_user_id() {}", &[("parse_user_id", 10)], ("parse_user_id run", 10));
+        assert_eq!(len, plain_len, "the length is the content's and the fields'");
+        let field_only = a.analyze_with_fields("", &[("parse_user_id", 10)], ("parse_user_id", 10)).1;
+        assert!(
+            field_only > 0 && field_only.is_multiple_of(10),
+            "a field's words count 10 each, the whole identifier nothing"
+        );
+        let named = |terms: &[(u32, TermStats)]| -> Vec<(String, u32, u32)> {
+            terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s.tf, s.first_line)).collect()
+        };
+        let whole = named(&terms).into_iter().find(|(n, _, _)| n == "ident:parseuserid");
+        assert_eq!(whole, Some(("ident:parseuserid".to_string(), 10, 0)), "weight times, on no line");
+        assert_eq!(named(&terms).len(), named(&plain).len() + 1, "`run` is one word: no whole term");
+        assert_eq!(a.analyze_with_fields("parse", &[], ("parseUserId", 0)).0.len(), 1, "weight 0: none");
     }
 
     #[test]

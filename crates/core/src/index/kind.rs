@@ -112,7 +112,23 @@ const CONFIG_EXTS: &[&str] = &[
 /// commits change) except where they only build or release the project.
 const SCRIPT_EXTS: &[&str] = &["sh", "bash", "zsh", "fish", "ps1", "bat", "cmd"];
 const BUILD_DIRS: &[&str] = &["ci", ".ci", ".github", ".circleci", ".buildkite"];
-const CONFIG_NAMES: &[&str] = &["makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "vagrantfile"];
+const CONFIG_NAMES: &[&str] = &[
+    "makefile",
+    "dockerfile",
+    "justfile",
+    "rakefile",
+    "gemfile",
+    "procfile",
+    "vagrantfile",
+    "codeowners",
+    "owners",
+    "version",
+    "deps",
+    "pkgbuild",
+    "apkbuild",
+];
+/// The last extensions a man page has after its section (`jq.1.prebuilt`, `ls.1.in`).
+const MAN_EXTS: &[&str] = &["in", "prebuilt", "man", "roff"];
 /// Whole file names of build and packaging files whose extension says
 /// otherwise (`CMakeLists.txt` is no documentation, `setup.py` no source).
 const CONFIG_FILES: &[&str] = &[
@@ -175,12 +191,17 @@ fn kind_of_parts(path: &str, parts: &[&str], name: &str, stem: &str, ext: &str) 
     // `README`, `CHANGELOG.md`, `LICENSE-MIT`; not `history.ts` or `readme_parser.rs`.
     let doc_name = !is_code_ext(ext)
         && DOC_NAMES.iter().any(|n| stem == *n || stem.strip_prefix(n).is_some_and(|r| r.starts_with(['-', '_', '.'])));
-    // `jq.1`, and `jq.1.prebuilt`, `ls.1.in`: a section number before the last extension.
+    // `jq.1`, and `jq.1.prebuilt`, `ls.1.in`: a section number before a man page's last
+    // extension (not a version's last digit: `config-1.2.in`, `openapi-3.0.yaml`).
     let section = |s: &str| s.len() == 1 && s.as_bytes()[0].is_ascii_digit();
-    let man_page = section(ext) || (!is_code_ext(ext) && stem.rsplit_once('.').is_some_and(|(_, e)| section(e)));
+    let man_page = section(ext)
+        || (MAN_EXTS.contains(&ext)
+            && stem
+                .rsplit_once('.')
+                .is_some_and(|(head, e)| section(e) && !head.ends_with(|c: char| c.is_ascii_digit())));
     // `TODO`, `INSTALL`, `SYNCING`: a capitalised name without an extension is a note to readers
-    // (`BUILD`, `WORKSPACE` are configuration, found above).
-    let shouted = ext.is_empty() && is_shouted(path);
+    // (`BUILD`, `WORKSPACE` are configuration, found above; `CODEOWNERS`, `PKGBUILD` below).
+    let shouted = ext.is_empty() && is_shouted(path) && !CONFIG_NAMES.contains(&stem);
     if DOC_EXTS.contains(&ext) || doc_name || man_page || shouted || (in_dir(DOC_DIRS) && !is_code_ext(ext)) {
         return FileKind::Doc;
     }
@@ -442,6 +463,16 @@ mod tests {
             ("bin/ws", Source),
             ("src/external_api.rs", Source),
             ("src/v1.2.rs", Source),
+            ("openapi-3.0.yaml", Config),
+            ("config/schema-2.1.json", Config),
+            ("docker-compose.3.8.yml", Config),
+            ("scripts/migrate-1.2.sh", Source),
+            ("db/V1.2.sql", Source),
+            ("templates/page.1.html", Source),
+            ("config-1.2.in", Config),
+            ("CODEOWNERS", Config),
+            ("PKGBUILD", Config),
+            ("VERSION", Config),
             ("shell/key-bindings.zsh", Source),
             ("build.rs", Source),
             ("src/history.ts", Source),
