@@ -3,14 +3,14 @@
 //! parses a user's id holds; the file that *defines* `parseUserId` is then
 //! one of many. So each name a document defines that is made of two words
 //! or more (`parseUserId`, `parse_user_id`, `ERR_CODE_42`) is also indexed
-//! whole, lowercased and without `_`, under a prefix no tokenizer word
-//! has with the default tokenizer (`ident:parseuserid`; a word of a text
+//! whole, lowercased and without `_`, under a prefix the default
+//! tokenizer's words never have (`ident:parseuserid`; a word of a text
 //! split by another rule could equal one, and would then count as one),
-//! counted as the definitions field is; and a
-//! query's identifiers are looked up the same way beside its words. The
-//! spellings of one name meet (`parse_user_id` finds `parseUserId`), a
-//! plain word (`router`) adds nothing, and where no file defines the
-//! identifier the term matches nothing and scores stay as they were.
+//! counted as the definitions field is; and a query's identifiers are
+//! looked up the same way beside its words. The spellings of one name meet
+//! (`parse_user_id` finds `parseUserId`), a plain word (`router`) adds
+//! nothing, and where no file defines the identifier the term matches
+//! nothing and scores stay as they were.
 
 use super::tokenizer::split_ascii_identifier;
 

@@ -48,12 +48,17 @@ pub fn keyword_ranked(
 ) -> Vec<SearchHit> {
     let Some(h) = history else { return keyword_search(index, q) };
     let deeper = KeywordQuery { top_k: depth(q.top_k), min_score: None, ..*q };
-    let mut hits = h.fuse(keyword_search(index, &deeper), q.tokens, usize::MAX, None);
+    let mut hits = h.fuse(keyword_search(index, &deeper), q.tokens);
     if let Some(tokenizer) = names {
         hits = super::file_name::lift(hits, q.tokens, tokenizer);
     }
-    hits.retain(|h| q.min_score.is_none_or(|m| h.score >= m));
-    hits.truncate(q.top_k);
+    cut(hits, q.min_score, q.top_k)
+}
+
+/// Re-ranked `hits` cut at `min_score` (on the re-ranked score) and `top_k`.
+fn cut(mut hits: Vec<SearchHit>, min_score: Option<f64>, top_k: usize) -> Vec<SearchHit> {
+    hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
+    hits.truncate(top_k);
     hits
 }
 
@@ -104,22 +109,14 @@ impl FileHistory {
     }
 
     /// `hits` (content scores in [0, 1], best first) re-ranked with the
-    /// history of their files, normalised so that the best is 1, cut at
-    /// `min_score` and `top_k`.
-    pub fn fuse(
-        &self,
-        mut hits: Vec<SearchHit>,
-        tokens: &[String],
-        top_k: usize,
-        min_score: Option<f64>,
-    ) -> Vec<SearchHit> {
+    /// history of their files, normalised so that the best is 1 (the
+    /// caller cuts them: `keyword_ranked`).
+    fn fuse(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Vec<SearchHit> {
         // Each hit's share of history, read before the hits change.
         let bonus: Vec<f64> = {
             let files: rustc_hash::FxHashSet<&str> = hits.iter().map(file_key).collect();
             let history = self.scores(tokens, &files);
             if history.is_empty() {
-                hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
-                hits.truncate(top_k);
                 return hits;
             }
             hits.iter().map(|h| HISTORY_WEIGHT * history.get(file_key(h)).copied().unwrap_or(0.0)).collect()
@@ -128,8 +125,6 @@ impl FileHistory {
             h.score += b;
         }
         super::resorted(&mut hits);
-        hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
-        hits.truncate(top_k);
         hits
     }
 }
@@ -150,13 +145,13 @@ mod tests {
         assert_eq!(h.files(), 2);
         let tokens = t.tokenize("double click renderer");
         let hits = vec![hit("src/tcell.go", 1.0), hit("./src/light.go", 0.8), hit("README.md", 0.5)];
-        let fused = h.fuse(hits, &tokens, 10, None);
+        let fused = cut(h.fuse(hits, &tokens), None, 10);
         let ids: Vec<&str> = fused.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["./src/light.go", "src/tcell.go", "README.md"]);
         assert_eq!(fused[0].score, 1.0);
         assert_eq!(fused[0].bm25, Some(0.8), "the raw content score stays");
         // min_score on the fused score; files outside the hits never come in.
-        let cut = h.fuse(vec![hit("a.go", 1.0), hit("b.go", 0.3)], &tokens, 10, Some(0.5));
-        assert_eq!(cut.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["a.go"]);
+        let kept = cut(h.fuse(vec![hit("a.go", 1.0), hit("b.go", 0.3)], &tokens), Some(0.5), 10);
+        assert_eq!(kept.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["a.go"]);
     }
 }
