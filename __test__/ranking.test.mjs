@@ -193,3 +193,17 @@ test("in a git work tree, a task that names most of a file's name ranks that fil
   assert.equal(plain[0].id, 'src/tokenizer.ts')
   assert.equal(plain[1].score, plain[1].scoreDetails.bm25 / plain[0].scoreDetails.bm25)
 })
+
+test('a query of hundreds of thousands of identifiers is answered, the defining file first, file and chunk results alike', { timeout: 60_000 }, async (t) => {
+  const dir = tree(t, { 'src/users.ts': 'export function parseUserId(raw: string) {}\n', 'src/api.ts': 'parseUserId(a)\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['src'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  // 200,000 distinct identifiers (about 3 MB), the defined one among them; a
+  // check of each against all before it would take minutes here.
+  const query = Array.from({ length: 200_000 }, (_, i) => (i === 100_000 ? 'parseUserId' : `someName${i}Value`)).join(' ')
+  const [first] = await ws.search(query, { topK: 2, group: 'file' })
+  assert.equal(first.id, 'src/users.ts')
+  const [chunk] = await ws.search(query, { topK: 1, mode: 'bm25', minScore: 0 })
+  assert.equal(chunk.id, 'src/users.ts')
+})
