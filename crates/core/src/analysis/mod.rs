@@ -41,7 +41,7 @@ pub struct Vocab {
 }
 
 fn term_hash(term: &str) -> u64 {
-    std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, term)
+    xxhash_rust::xxh3::xxh3_64(term.as_bytes())
 }
 
 impl Vocab {

@@ -41,7 +41,7 @@ struct Frozen {
 const EMPTY: u32 = u32::MAX;
 
 fn hash(id: &str) -> u64 {
-    rustc_hash::FxBuildHasher.hash_one(id)
+    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
 }
 
 /// The frozen table's hash: the same in every build and version.
