@@ -11,7 +11,6 @@
 
 use super::section::Section;
 use hashbrown::HashTable;
-use std::hash::BuildHasher;
 
 /// Room for the slot of an id not yet recorded (`find_or_vacant`).
 pub struct Vacant<'t>(hashbrown::hash_table::VacantEntry<'t, u32>);
