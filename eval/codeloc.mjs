@@ -5,7 +5,9 @@
 // missing (tools/build_codeloc.py). Prints, for the default workspace:
 // group 'file' at topK 10 and 5, chunk results at topK 100, and the
 // source-only figures (the file-level run at topK 100 restricted to
-// hand-written source files, by fileKind).
+// hand-written source files: by fileKind, and by the set's own rules,
+// `is_source` and `is_test` of tools/build_codeloc.py, as its
+// `baselines_codeloc.py --source-only` restricts a run).
 //
 //   node eval/codeloc.mjs [--ws-json JSON] [--search-json JSON]
 import fs from 'node:fs'
@@ -48,19 +50,29 @@ function score(tag, topk, search, ws) {
   return { run, result: JSON.parse(text) }
 }
 
-/** The run restricted to source files (ranks renumbered), scored. */
-function sourceOnly(run) {
+const pathOf = (doc) => doc.slice(doc.indexOf('/') + 1)
+
+/** The paths of `docs` that the set's own rules call non-test source files. */
+function setSourcePaths(docs) {
+  const paths = [...new Set(docs.map(pathOf))]
+  const script = 'import sys, build_codeloc as bc\nfor p in sys.stdin.read().split("\\n"):\n    print(int(bool(p) and bc.is_source(p) and not bc.is_test(p)))'
+  const flags = execFileSync('python3', ['-c', script], { cwd: TOOLS, input: paths.join('\n'), encoding: 'utf8' }).split('\n')
+  return new Set(paths.filter((_, i) => flags[i] === '1'))
+}
+
+/** The run restricted to the files `keep` takes (ranks renumbered), scored. */
+function sourceOnly(run, keep, suffix) {
   const lines = fs.readFileSync(run, 'utf8').split('\n').filter(Boolean)
   const kept = []
   const rank = new Map()
   for (const l of lines) {
     const [q, , doc, , , tag] = l.split(' ')
-    if (fileKind(doc.slice(doc.indexOf('/') + 1)) !== 'source') continue
+    if (!keep(pathOf(doc))) continue
     const r = (rank.get(q) ?? 0) + 1
     rank.set(q, r)
     kept.push(`${q} Q0 ${doc} ${r} ${(1 / r).toFixed(8)} ${tag}-src`)
   }
-  const file = run.replace(/\.trec$/, '.source.trec')
+  const file = run.replace(/\.trec$/, `.${suffix}.trec`)
   fs.writeFileSync(file, `${kept.join('\n')}\n`)
   const text = execFileSync(process.execPath, [path.join(TOOLS, 'score_codeloc.mjs'), '--eval', SET, file, '--json'], { encoding: 'utf8' })
   return Object.values(JSON.parse(text))[0]
@@ -76,7 +88,12 @@ export async function codeloc({ ws = flag('ws-json'), search = flag('search-json
   rows.push({ run: "group 'file', topK 5", ...pick(score('file-5', 5, { group: 'file', ...search }, ws).result) })
   rows.push({ run: 'chunks, topK 100 (folded by the scorer)', ...pick(score('chunk-100', 100, search, ws).result) })
   const file100 = score('file-100', 100, { group: 'file', ...search }, ws)
-  rows.push({ run: "source only (group 'file', topK 100, other files left out)", ...pick(sourceOnly(file100.run)) })
+  const bySet = setSourcePaths(fs.readFileSync(file100.run, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')[2]))
+  const source = [
+    ["source only by fileKind (group 'file', topK 100, other files left out)", (p) => fileKind(p) === 'source', 'source'],
+    ["source only by the set's rules (build_codeloc.py is_source, not is_test)", (p) => bySet.has(p), 'set-source'],
+  ]
+  for (const [run, keep, suffix] of source) rows.push({ run, ...pick(sourceOnly(file100.run, keep, suffix)) })
   return rows
 }
 
