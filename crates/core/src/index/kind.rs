@@ -202,7 +202,9 @@ fn kind_of_parts(path: &str, parts: &[&str], name: &str, stem: &str, ext: &str) 
     // `TODO`, `INSTALL`, `SYNCING`: a capitalised name without an extension is a note to readers
     // (`BUILD`, `WORKSPACE` are configuration, found above; `CODEOWNERS`, `PKGBUILD` below).
     let shouted = ext.is_empty() && is_shouted(path) && !CONFIG_NAMES.contains(&stem);
-    if DOC_EXTS.contains(&ext) || doc_name || man_page || shouted || (in_dir(DOC_DIRS) && !is_code_ext(ext)) {
+    // Everything under `docs/` is documentation, code too (the site's scripts, the
+    // generators of pages), as linguist's `documentation.yml` has it.
+    if DOC_EXTS.contains(&ext) || doc_name || man_page || shouted || in_dir(DOC_DIRS) {
         return FileKind::Doc;
     }
     let build_script = SCRIPT_EXTS.contains(&ext) && in_dir(BUILD_DIRS);
@@ -414,7 +416,9 @@ mod tests {
             ("CHANGELOG.md", Doc),
             ("docs/guide/setup.html", Doc),
             ("doc/fd.1", Doc),
-            ("docs/example.rs", Source),
+            ("docs/example.rs", Doc),
+            ("doc/man_docs.go", Doc),
+            ("src/docstring.rs", Source),
             ("LICENSE-MIT", Doc),
             ("src/main_test.go", Test),
             ("test/index.ts", Test),
