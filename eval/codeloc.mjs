@@ -55,9 +55,10 @@ const pathOf = (doc) => doc.slice(doc.indexOf('/') + 1)
 /** The paths of `docs` that the set's own rules call non-test source files. */
 function setSourcePaths(docs) {
   const paths = [...new Set(docs.map(pathOf))]
-  const script = 'import sys, build_codeloc as bc\nfor p in sys.stdin.read().split("\\n"):\n    print(int(bool(p) and bc.is_source(p) and not bc.is_test(p)))'
-  const flags = execFileSync('python3', ['-c', script], { cwd: TOOLS, input: paths.join('\n'), encoding: 'utf8' }).split('\n')
-  return new Set(paths.filter((_, i) => flags[i] === '1'))
+  const script = 'import json, sys, build_codeloc as bc\nprint(json.dumps([bc.is_source(p) and not bc.is_test(p) for p in json.load(sys.stdin)]))'
+  const flags = JSON.parse(execFileSync('python3', ['-c', script], { cwd: TOOLS, input: JSON.stringify(paths), encoding: 'utf8' }))
+  if (flags.length !== paths.length) throw new Error('build_codeloc.py answered for other paths')
+  return new Set(paths.filter((_, i) => flags[i]))
 }
 
 /** The run restricted to the files `keep` takes (ranks renumbered), scored. */
@@ -70,7 +71,7 @@ function sourceOnly(run, keep, suffix) {
     if (!keep(pathOf(doc))) continue
     const r = (rank.get(q) ?? 0) + 1
     rank.set(q, r)
-    kept.push(`${q} Q0 ${doc} ${r} ${(1 / r).toFixed(8)} ${tag}-src`)
+    kept.push(`${q} Q0 ${doc} ${r} ${(1 / r).toFixed(8)} ${tag}-${suffix}`)
   }
   const file = run.replace(/\.trec$/, `.${suffix}.trec`)
   fs.writeFileSync(file, `${kept.join('\n')}\n`)

@@ -94,7 +94,7 @@ pub fn definitions(lang: Lang, text: &str, mut emit: impl FnMut(&str, u32)) {
         let raw = &text[start..end];
         start = end + 1;
         let body = trim_start(raw);
-        if body.is_empty() || body.len() > 400 || !may_start_definition(body.as_bytes()[0]) {
+        if body.is_empty() || body.len() > 400 || !may_start_definition(body) {
             continue;
         }
         let top_level = body.len() == raw.len();
@@ -104,8 +104,8 @@ pub fn definitions(lang: Lang, text: &str, mut emit: impl FnMut(&str, u32)) {
     }
 }
 
-/// `s.trim_start()`, over ASCII bytes first (`str::trim_start` decodes
-/// each character).
+/// `s.trim_start()` for a line (no `\n` in it), over ASCII bytes first
+/// (`str::trim_start` decodes each character).
 fn trim_start(s: &str) -> &str {
     let spaces = s.bytes().take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c')).count();
     let rest = &s[spaces..];
@@ -116,11 +116,13 @@ fn trim_start(s: &str) -> &str {
     }
 }
 
-/// Whether a line starting with `first` can define a name: a definition
-/// starts with a word (a modifier, a keyword, a type or the name) or
-/// `#define`; `ident` takes nothing else.
-fn may_start_definition(first: u8) -> bool {
-    first.is_ascii_alphabetic() || matches!(first, b'_' | b'$' | b'#') || !first.is_ascii()
+/// Whether `body` (a trimmed line, not empty) can define a name: a
+/// definition starts with a word (a modifier, a keyword, a type or the
+/// name) or `#define`; `ident` takes nothing else (a comment of Python or
+/// shell, `//`, `*`, `}` or a digit defines nothing).
+fn may_start_definition(body: &str) -> bool {
+    let first = body.as_bytes()[0];
+    first.is_ascii_alphabetic() || matches!(first, b'_' | b'$') || !first.is_ascii() || body.starts_with("#define")
 }
 
 /// The first identifier of `s` (after spaces), if `s` starts with one.
@@ -296,7 +298,7 @@ mod tests {
         /// The line scan's shortcuts (ASCII trimming, the first-byte test)
         /// find what the plain per-character loop finds.
         #[test]
-        fn shortcuts_change_nothing(text in "([ \t\u{a0}\u{3000}]{0,3}(#define|pub fn|fn|def|class|struct|int|static|export const|typedef|//|\\*|}|[a-zA-Z_$]|\\PC){0,6}[ (){};\n]{0,3}){0,12}") {
+        fn shortcuts_change_nothing(text in "([ \t\r\x0b\x0c\u{85}\u{a0}\u{2028}\u{3000}]{0,3}(#define|#include|# x|pub fn|fn|def|class|struct|int|static|export const|typedef|//|\\*|}|[a-zA-Z_$]|\\PC){0,6}[ (){};\r\n]{0,3}){0,12}") {
             for path in ["a.c", "A.java", "a.ts", "a.rs", "a.go", "a.py", "a.rb"] {
                 let lang = lang_of(path).unwrap();
                 let mut fast = Vec::new();
@@ -313,6 +315,11 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(fast, plain, "{}", path);
             }
+        }
+
+        #[test]
+        fn trim_start_is_strs(line in "[ \t\r\x0b\x0c\x1c\u{85}\u{a0}\u{2028}\u{3000}a#]{0,8}\\PC{0,4}") {
+            proptest::prop_assert_eq!(trim_start(&line), line.trim_start());
         }
     }
 

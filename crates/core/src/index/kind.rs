@@ -202,9 +202,15 @@ fn kind_of_parts(path: &str, parts: &[&str], name: &str, stem: &str, ext: &str) 
     // `TODO`, `INSTALL`, `SYNCING`: a capitalised name without an extension is a note to readers
     // (`BUILD`, `WORKSPACE` are configuration, found above; `CODEOWNERS`, `PKGBUILD` below).
     let shouted = ext.is_empty() && is_shouted(path) && !CONFIG_NAMES.contains(&stem);
-    // Everything under `docs/` is documentation, code too (the site's scripts, the
-    // generators of pages), as linguist's `documentation.yml` has it.
-    if DOC_EXTS.contains(&ext) || doc_name || man_page || shouted || in_dir(DOC_DIRS) {
+    if DOC_EXTS.contains(&ext) || doc_name || man_page || shouted || in_dir(DOC_DIRS) && !is_code_ext(ext) {
+        return FileKind::Doc;
+    }
+    // Code in a documentation folder (a docs site's scripts, the generators of its
+    // pages) is documentation too where linguist's `documentation.yml` says so: a
+    // `docs/`, `doc/` or `man/` at the root, a `documentation/` anywhere. A nested
+    // `doc/` is often a package of its own (Go's `go/doc`).
+    let root_doc_dir = parts.first().is_some_and(|p| matches!(*p, "doc" | "docs" | "man"));
+    if root_doc_dir || parts.contains(&"documentation") {
         return FileKind::Doc;
     }
     let build_script = SCRIPT_EXTS.contains(&ext) && in_dir(BUILD_DIRS);
@@ -418,6 +424,10 @@ mod tests {
             ("doc/fd.1", Doc),
             ("docs/example.rs", Doc),
             ("doc/man_docs.go", Doc),
+            ("./docs/public/js/search.js", Doc),
+            ("kernel/Documentation/x.c", Doc),
+            ("src/go/doc/reader.go", Source),
+            ("pkg/docs/notes.md", Doc),
             ("src/docstring.rs", Source),
             ("LICENSE-MIT", Doc),
             ("src/main_test.go", Test),
@@ -492,13 +502,14 @@ mod tests {
     #[test]
     fn gitattributes_override_the_path() {
         let rules = KindRules::parse(
-            "# generated parsers\nsrc/parser.c linguist-generated\n*.pb.go -linguist-generated\nvendor/** -linguist-vendored\ndocs/api.ts linguist-documentation=true\nlib/gen/** linguist-generated=true\nlib/gen/keep.ts linguist-generated=false\n",
+            "# generated parsers\nsrc/parser.c linguist-generated\n*.pb.go -linguist-generated\nvendor/** -linguist-vendored\nsrc/api.ts linguist-documentation=true\ndocs/gen.go -linguist-documentation\nlib/gen/** linguist-generated=true\nlib/gen/keep.ts linguist-generated=false\n",
         );
         assert_eq!(rules.kind("src/parser.c"), FileKind::Generated);
         assert_eq!(rules.kind("src/other.c"), FileKind::Source);
         assert_eq!(rules.kind("api/service.pb.go"), FileKind::Source);
         assert_eq!(rules.kind("vendor/github.com/x/y.go"), FileKind::Source);
-        assert_eq!(rules.kind("./docs/api.ts"), FileKind::Doc);
+        assert_eq!(rules.kind("./src/api.ts"), FileKind::Doc);
+        assert_eq!(rules.kind("docs/gen.go"), FileKind::Source, "unset documentation is not documentation");
         assert_eq!(rules.kind("lib/gen/a.ts"), FileKind::Generated);
         assert_eq!(rules.kind("lib/gen/keep.ts"), FileKind::Source);
         assert_eq!(rules.kind("README.md"), FileKind::Doc);
