@@ -142,6 +142,13 @@ export interface SnapshotStore {
   /** The object's version, or `null` when there is none (not called yet). */
   head?(key: string): Promise<{ etag: string; size?: number } | null>
   delete?(key: string): Promise<void>
+  /**
+   * Where this store keeps its tenant (`s3SnapshotStore` gives `s3://bucket/prefix`). With
+   * `cacheDir`, the manifest last seen there is kept under it, and a warm attach loads that
+   * snapshot's cached copy while the manifest is fetched; the copy is used only if the manifest
+   * is still the same.
+   */
+  readonly cacheKey?: string
 }
 
 export interface WorkspaceOptions {

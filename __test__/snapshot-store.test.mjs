@@ -386,6 +386,76 @@ test('cacheDir: a warm attach fetches the manifest only and maps the cached part
   assert.equal(fs.readdirSync(cacheDir).filter((f) => f.endsWith('.wss')).length, 1)
 })
 
+test("cacheKey: the manifest last seen is kept in cacheDir, and a warm attach loads its snapshot beside the GET; a manifest that moved meanwhile is what the attach answers from; a note that is garbage or a FIFO is passed over", { skip }, async (t) => {
+  const fs = await import('node:fs')
+  const { execFileSync } = await import('node:child_process')
+  const url = await endpoint(t)
+  const s3 = client(url)
+  const name = await bucket(url)
+  const cacheDir = tree(t)
+  const store = (prefix) => s3SnapshotStore({ client: s3, bucket: name, prefix })
+  assert.equal(store('p1/').cacheKey, `s3://${name}/p1/`)
+  const make = (dir) => new Workspace({ id: 'p1', bm25: true, persist: { store: store('p1/'), ...(dir ? { cacheDir: dir } : {}) } })
+  const stored = async () => {
+    const sdk = require('@aws-sdk/client-s3')
+    const out = await s3.send(new sdk.GetObjectCommand({ Bucket: name, Key: 'p1/manifest.json' }))
+    return Buffer.from(await out.Body.transformToByteArray())
+  }
+  const note = () => {
+    const notes = fs.readdirSync(cacheDir).filter((f) => f.endsWith('.manifest'))
+    assert.equal(notes.length, 1, notes.join())
+    return `${cacheDir}/${notes[0]}`
+  }
+  const first = make(cacheDir)
+  await first.init()
+  await first.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  assert.equal(await first.save(), true)
+  await first.destroy()
+  assert.deepEqual(fs.readFileSync(note()), await stored(), 'a save notes the manifest it wrote')
+  // Another server saves the tenant: the note here still names the snapshot cached before.
+  const other = make(null)
+  await other.init()
+  await other.index('notes/zebra.md', 'zebra stripes everywhere')
+  assert.equal(await other.save(), true)
+  await other.destroy()
+  assert.notDeepEqual(fs.readFileSync(note()), await stored())
+  const warm = make(cacheDir)
+  await warm.init()
+  assert.deepEqual(ids(await warm.search('zebra stripes', { topK: 3 })), ['notes/zebra.md'], 'the manifest fetched, not the one noted')
+  await warm.destroy()
+  assert.deepEqual(fs.readFileSync(note()), await stored(), 'an attach notes the manifest it attached')
+  const expected = ids(await (async () => {
+    const w = make(cacheDir)
+    await w.init()
+    const r = await w.search('router trie', { topK: 3 })
+    await w.destroy()
+    return r
+  })())
+  assert.equal(expected[0], 'notes/router.md')
+  // A note that is not a manifest, then one that is a FIFO (a read would block): passed over.
+  fs.writeFileSync(note(), 'not a manifest')
+  const garbage = make(cacheDir)
+  await garbage.init()
+  assert.deepEqual(ids(await garbage.search('router trie', { topK: 3 })), expected)
+  await garbage.destroy()
+  const path = note()
+  fs.rmSync(path)
+  try {
+    execFileSync('mkfifo', [path])
+  } catch {
+    return t.skip('no mkfifo here')
+  }
+  const fifo = make(cacheDir)
+  await fifo.init()
+  assert.deepEqual(ids(await fifo.search('router trie', { topK: 3 })), expected)
+  await fifo.destroy()
+})
+
+test('persist.store.cacheKey must be a string', () => {
+  const store = { get: async () => null, put: async () => ({ etag: 'x' }), cacheKey: 42 }
+  assert.throws(() => new Workspace({ id: 't', bm25: true, persist: { store, cacheDir: '/tmp/never-made' } }), /persist\.store\.cacheKey must be a string/)
+})
+
 test('a texts part whose GET fails fails the search that waits for it with SnapshotStoreError, what the store threw its cause; the next search fetches it again', async () => {
   const { objects, memory } = memoryStore({ ranges: false })
   const writer = storeWorkspace(memory)

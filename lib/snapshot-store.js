@@ -29,6 +29,9 @@ function s3SnapshotStore(options) {
   const refused = (/** @type {any} */ e) =>
     e?.name === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412
   return {
+    // Where this store keeps the tenant: with cacheDir, a warm attach loads
+    // the copy cached for it while the manifest is fetched.
+    cacheKey: `s3://${bucket}/${prefix}`,
     async get(key, range) {
       const { GetObjectCommand } = commands()
       const Range = range ? `bytes=${range.start}-${range.end - 1}` : undefined

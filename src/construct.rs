@@ -45,7 +45,14 @@ impl Workspace {
             Some(s) => Some((
                 Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
                 std::time::Duration::from_millis(s.timeout_ms),
-                s.cache_dir.clone().map(|dir| PartCache { dir, max_bytes: s.cache_max_bytes }),
+                match s.cache_dir.clone() {
+                    Some(dir) => Some(PartCache {
+                        dir,
+                        max_bytes: s.cache_max_bytes,
+                        key: JsSnapshotStore::cache_key_of(&s.store)?,
+                    }),
+                    None => None,
+                },
             )),
             None => None,
         };

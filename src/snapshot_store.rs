@@ -57,6 +57,18 @@ impl JsSnapshotStore {
         Ok(JsSnapshotStore { caller: f.build_threadsafe_function().weak::<true>().build()? })
     }
 
+    /// The store's `cacheKey` (where it keeps the tenant: `s3SnapshotStore`
+    /// gives `s3://bucket/prefix`), if it has one.
+    pub fn cache_key_of(v: &Unknown) -> Checked<Option<String>> {
+        let obj = to_object(v, "persist.store")?;
+        let key: Unknown = obj.get_named_property_unchecked("cacheKey")?;
+        match key.get_type()? {
+            napi::ValueType::Undefined => Ok(None),
+            napi::ValueType::String => Ok(Some(to_string(&key, "persist.store.cacheKey")?).filter(|k| !k.is_empty())),
+            _ => Err(Fail::Type(format!("persist.store.cacheKey must be a string, got {}", describe(&key)))),
+        }
+    }
+
     async fn call(&self, request: SnapshotRequest) -> Result<Option<SnapshotAnswer>> {
         self.caller.call_async_catch(request).await?.settle().await
     }

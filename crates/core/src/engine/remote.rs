@@ -44,6 +44,10 @@ pub struct RemoteSnapshots {
 pub struct PartCache {
     pub dir: std::path::PathBuf,
     pub max_bytes: u64,
+    /// Where the store keeps this tenant (the store's `cacheKey`): the
+    /// manifest last seen there is kept here under it, so that a warm
+    /// attach loads its snapshot while the manifest is fetched.
+    pub key: Option<String>,
 }
 
 #[derive(Default)]
@@ -249,6 +253,30 @@ impl PartCache {
         self.dir.join(format!("{}-{}.wss", manifest.index.hash, manifest.texts.hash))
     }
 
+    /// The file of the manifest last seen where the store keeps this
+    /// tenant (`None` without a `cacheKey`).
+    fn last_manifest_path(&self) -> Option<std::path::PathBuf> {
+        let key = self.key.as_deref()?;
+        Some(self.dir.join(format!("{:032x}{}", xxhash_rust::xxh3::xxh3_128(key.as_bytes()), disk::LAST_MANIFEST)))
+    }
+
+    /// The manifest last seen, as it was read (a regular file only, small).
+    fn last_manifest(&self) -> Option<Vec<u8>> {
+        let path = self.last_manifest_path()?;
+        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() <= MAX_MANIFEST_BYTES)?;
+        std::fs::read(path).ok()
+    }
+
+    /// Notes `manifest` as the one last seen (a hint: a torn or lost
+    /// write costs the next attach its head start, never its answer).
+    fn note_manifest(&self, manifest: &[u8]) {
+        if let Some(path) = self.last_manifest_path() {
+            if self.last_manifest().as_deref() != Some(manifest) {
+                let _ = disk::replace_small(&path, manifest);
+            }
+        }
+    }
+
     /// Keeps the snapshot `pieces` make (checked as `manifest`'s parts),
     /// then the cache within its bound; where it is, if it could be written.
     fn keep(&self, manifest: &Manifest, pieces: &[&[u8]]) -> Option<std::path::PathBuf> {
@@ -339,24 +367,20 @@ impl RemoteSnapshots {
     /// The cached copy of `manifest`'s snapshot, loaded (`None`: not
     /// cached, or unusable).
     async fn cached(&self, manifest: &Manifest) -> Option<Snapshot> {
-        let path = self.cache.as_ref()?.path(manifest);
-        let size = manifest.index.raw_size + manifest.texts.raw_size;
+        let (path, size) = (self.cache.as_ref()?.path(manifest), manifest_size(manifest));
+        blocking(move || load_cached(&path, size)).await.ok().flatten()
+    }
+
+    /// With a `cacheKey`: the manifest last seen there, and the load of its
+    /// cached snapshot started, to run while the manifest is fetched (a warm
+    /// attach then waits for one GET or one load, not one after the other).
+    fn load_last(&self) -> Option<(Vec<u8>, tokio::task::JoinHandle<Option<Snapshot>>)> {
+        let cache = self.cache.as_ref()?;
+        let bytes = cache.last_manifest()?;
+        let manifest = Manifest::decode(&bytes).ok()?;
+        let (path, size) = (cache.path(&manifest), manifest_size(&manifest));
         std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() == size)?;
-        blocking(move || {
-            // Most recently used: kept longest by `trim_cache`.
-            if let Ok(f) = std::fs::File::open(&path) {
-                let _ = f.set_modified(std::time::SystemTime::now());
-            }
-            let loaded = Snapshot::load_file(&path);
-            if loaded.is_err() {
-                // Damaged on this disk: fetched again, and cached anew.
-                let _ = std::fs::remove_file(&path);
-            }
-            loaded.ok()
-        })
-        .await
-        .ok()
-        .flatten()
+        Some((bytes, tokio::task::spawn_blocking(move || load_cached(&path, size))))
     }
 
     /// Another writer saved first (since this workspace attached).
@@ -383,15 +407,26 @@ impl RemoteSnapshots {
     /// Its texts may still be on their way (`texts_ready`).
     pub async fn fetch(&self) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
         *self.texts.lock() = None;
+        let last = self.load_last();
         let Some(StoredObject { bytes, etag }) = get(&*self.store, self.timeout, MANIFEST).await? else {
             *self.state.lock() = RemoteState::default();
             return Ok(Ok(None));
         };
         *self.state.lock() = RemoteState { etag: Some(etag), ..Default::default() };
-        let fetched = match Manifest::decode(&bytes) {
-            Ok(manifest) => self.attach(manifest).await,
-            Err(e) => Ok(Err(e)),
+        // The snapshot loaded beside the GET, if the manifest is still the
+        // one it was loaded for (else left to finish and dropped).
+        let early = match last {
+            Some((seen, load)) if seen == bytes => load.await.ok().flatten(),
+            _ => None,
         };
+        let fetched = match (early, Manifest::decode(&bytes)) {
+            (Some(snapshot), Ok(_)) => Ok(Ok(Some(snapshot))),
+            (None, Ok(manifest)) => self.attach(manifest).await,
+            (_, Err(e)) => Ok(Err(e)),
+        };
+        if let (Ok(Ok(Some(_))), Some(cache)) = (&fetched, self.cache.clone()) {
+            let _ = blocking(move || cache.note_manifest(&bytes)).await;
+        }
         if !matches!(fetched, Ok(Ok(Some(_)))) {
             *self.texts.lock() = None;
         }
@@ -625,10 +660,37 @@ impl RemoteSnapshots {
                 Err(e) => return Err(put.err().unwrap_or(e)),
             },
         };
+        if let Some(cache) = self.cache.clone() {
+            let _ = blocking(move || cache.note_manifest(&manifest)).await;
+        }
         let mut state = self.state.lock();
         (state.etag, state.unreadable) = (Some(etag), None);
         Ok(())
     }
+}
+
+/// A manifest file larger than this is not one of ours.
+const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// The size of the cached file of `manifest`'s snapshot.
+fn manifest_size(manifest: &Manifest) -> u64 {
+    manifest.index.raw_size + manifest.texts.raw_size
+}
+
+/// The cached snapshot at `path` (a regular file of `size` bytes), loaded
+/// and marked most recently used; a damaged one is removed (fetched again,
+/// and cached anew).
+fn load_cached(path: &std::path::Path, size: u64) -> Option<Snapshot> {
+    std::fs::symlink_metadata(path).ok().filter(|m| m.is_file() && m.len() == size)?;
+    // Most recently used: kept longest by `trim_cache`.
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+    let loaded = Snapshot::load_file(path);
+    if loaded.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    loaded.ok()
 }
 
 fn conflict() -> Error {

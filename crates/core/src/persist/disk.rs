@@ -263,6 +263,28 @@ pub fn cache_part(dir: &Path, name: &str, pieces: &[&[u8]]) -> std::io::Result<P
     Ok(path)
 }
 
+/// The name's end of a cache's note of the manifest last seen for a
+/// tenant (`engine::remote`): trimmed with the snapshots, oldest first.
+pub const LAST_MANIFEST: &str = ".manifest";
+
+/// Replaces the small file `path` with `bytes` (a temporary file renamed
+/// over it; not synced: what it holds is a hint).
+pub fn replace_small(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("note");
+    let temp = path.with_file_name(format!(
+        "{name}{TEMP_MARK}{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = OpenOptions::new().write(true).create_new(true).open(&temp).and_then(|mut f| f.write_all(bytes));
+    if let Err(e) = written.and_then(|()| fs::rename(&temp, path)) {
+        let _ = fs::remove_file(&temp);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// Removes the oldest cached parts of `dir` (by modification time) until
 /// they hold at most `max_bytes`, never `keep`. A part still mapped by a
 /// workspace stays readable where it is (Unix keeps the removed file's
@@ -271,7 +293,7 @@ pub fn trim_cache(dir: &Path, max_bytes: u64, keep: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     let mut parts: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
         .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".wss")))
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".wss") || n.ends_with(LAST_MANIFEST)))
         .filter_map(|e| {
             let m = e.metadata().ok().filter(|m| m.is_file())?;
             Some((m.modified().ok()?, m.len(), e.path()))
