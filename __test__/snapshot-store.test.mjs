@@ -386,7 +386,7 @@ test('cacheDir: a warm attach fetches the manifest only and maps the cached part
   assert.equal(fs.readdirSync(cacheDir).filter((f) => f.endsWith('.wss')).length, 1)
 })
 
-test("cacheKey: the manifest last seen is kept in cacheDir, and a warm attach loads its snapshot beside the GET; a manifest that moved meanwhile is what the attach answers from; a note that is garbage or a FIFO is passed over", { skip }, async (t) => {
+test("cacheKey: the manifest last seen is kept in cacheDir, and a warm attach loads its snapshot beside the GET; a manifest that moved meanwhile is what the attach answers from; a note that is garbage or a FIFO is passed over", { skip, timeout: 60_000 }, async (t) => {
   const fs = await import('node:fs')
   const { execFileSync } = await import('node:child_process')
   const url = await endpoint(t)
@@ -395,7 +395,22 @@ test("cacheKey: the manifest last seen is kept in cacheDir, and a warm attach lo
   const cacheDir = tree(t)
   const store = (prefix) => s3SnapshotStore({ client: s3, bucket: name, prefix })
   assert.equal(store('p1/').cacheKey, `s3://${name}/p1/`)
-  const make = (dir) => new Workspace({ id: 'p1', bm25: true, persist: { store: store('p1/'), ...(dir ? { cacheDir: dir } : {}) } })
+  // `holdManifest`: the manifest's GET answers only once the cached snapshot's mtime moved (a load
+  // of it began) or a second passed, and tells which.
+  let held = null
+  const holding = (inner) => ({
+    ...inner,
+    get: async (key, range) => {
+      if (key === 'manifest.json' && held) {
+        const { file, since } = held
+        const start = Date.now()
+        while (fs.statSync(file).mtimeMs <= since && Date.now() - start < 1000) await new Promise((r) => setTimeout(r, 5))
+        held.loadedFirst = fs.statSync(file).mtimeMs > since
+      }
+      return inner.get(key, range)
+    },
+  })
+  const make = (dir) => new Workspace({ id: 'p1', bm25: true, persist: { store: holding(store('p1/')), ...(dir ? { cacheDir: dir } : {}) } })
   const stored = async () => {
     const sdk = require('@aws-sdk/client-s3')
     const out = await s3.send(new sdk.GetObjectCommand({ Bucket: name, Key: 'p1/manifest.json' }))
@@ -432,12 +447,24 @@ test("cacheKey: the manifest last seen is kept in cacheDir, and a warm attach lo
     return r
   })())
   assert.equal(expected[0], 'notes/router.md')
+  // The noted snapshot's load begins before the manifest's GET answers (it marks the file used first).
+  const noted = JSON.parse(fs.readFileSync(note(), 'utf8'))
+  const file = `${cacheDir}/${noted.index.hash}-${noted.texts.hash}.wss`
+  fs.utimesSync(file, new Date(2000, 0, 1), new Date(2000, 0, 1))
+  held = { file, since: fs.statSync(file).mtimeMs }
+  const early = make(cacheDir)
+  await early.init()
+  assert.equal(held.loadedFirst, true, 'the cached snapshot was being loaded while the manifest was fetched')
+  held = null
+  assert.deepEqual(ids(await early.search('router trie', { topK: 3 })), expected)
+  await early.destroy()
   // A note that is not a manifest, then one that is a FIFO (a read would block): passed over.
   fs.writeFileSync(note(), 'not a manifest')
   const garbage = make(cacheDir)
   await garbage.init()
   assert.deepEqual(ids(await garbage.search('router trie', { topK: 3 })), expected)
   await garbage.destroy()
+  assert.deepEqual(fs.readFileSync(note()), await stored(), 'a note that is not a manifest is written anew')
   const path = note()
   fs.rmSync(path)
   try {

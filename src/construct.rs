@@ -42,18 +42,14 @@ impl Workspace {
             }
         };
         let snapshot_store = match &o.snapshot_store {
-            Some(s) => Some((
-                Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
-                std::time::Duration::from_millis(s.timeout_ms),
-                match s.cache_dir.clone() {
-                    Some(dir) => Some(PartCache {
-                        dir,
-                        max_bytes: s.cache_max_bytes,
-                        key: JsSnapshotStore::cache_key_of(&s.store)?,
-                    }),
-                    None => None,
-                },
-            )),
+            Some(s) => {
+                let key = JsSnapshotStore::cache_key_of(&s.store)?;
+                Some((
+                    Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
+                    std::time::Duration::from_millis(s.timeout_ms),
+                    s.cache_dir.clone().map(|dir| PartCache { dir, max_bytes: s.cache_max_bytes, key }),
+                ))
+            }
             None => None,
         };
         let tokenize = match &o.js_tokenizer {

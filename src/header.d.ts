@@ -143,10 +143,10 @@ export interface SnapshotStore {
   head?(key: string): Promise<{ etag: string; size?: number } | null>
   delete?(key: string): Promise<void>
   /**
-   * Where this store keeps its tenant (`s3SnapshotStore` gives `s3://bucket/prefix`). With
-   * `cacheDir`, the manifest last seen there is kept under it, and a warm attach loads that
-   * snapshot's cached copy while the manifest is fetched; the copy is used only if the manifest
-   * is still the same.
+   * Where this store keeps its tenant, one key per tenant (`s3SnapshotStore` gives
+   * `s3://bucket/prefix`; an empty string is none). With `cacheDir`, the manifest last seen there
+   * is kept under it, and a warm attach loads that snapshot's cached copy while the manifest is
+   * fetched; the copy is used only if the manifest is still the same. Not a string: `TypeError`.
    */
   readonly cacheKey?: string
 }

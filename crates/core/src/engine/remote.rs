@@ -25,6 +25,7 @@ use crate::persist::{Snapshot, SnapshotError};
 use futures::StreamExt;
 use parking_lot::Mutex;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -185,7 +186,6 @@ async fn fill_run(
     taken: Arc<std::sync::atomic::AtomicBool>,
     run: std::ops::Range<usize>,
 ) -> Result<std::result::Result<Option<Arc<Backing>>, SnapshotError>> {
-    use std::sync::atomic::Ordering;
     let Some(at) = part.run_span(&run) else { return Ok(Err(absent(part))) };
     let what = format!("get {} bytes {}-{}", part.key, at.start, at.end);
     let Some(StoredObject { bytes, .. }) = bounded(timeout, &what, store.get_range(&part.key, at.clone())).await?
@@ -260,11 +260,14 @@ impl PartCache {
         Some(self.dir.join(format!("{:032x}{}", xxhash_rust::xxh3::xxh3_128(key.as_bytes()), disk::LAST_MANIFEST)))
     }
 
-    /// The manifest last seen, as it was read (a regular file only, small).
+    /// The manifest last seen, as it was read (a regular file only, opened
+    /// without following a link or blocking on a FIFO; small).
     fn last_manifest(&self) -> Option<Vec<u8>> {
-        let path = self.last_manifest_path()?;
-        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() <= MAX_MANIFEST_BYTES)?;
-        std::fs::read(path).ok()
+        use std::io::Read;
+        let file = disk::open_regular(&self.last_manifest_path()?).ok()?;
+        let mut bytes = Vec::new();
+        file.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes).ok()?;
+        (bytes.len() as u64 <= MAX_MANIFEST_BYTES).then_some(bytes)
     }
 
     /// Notes `manifest` as the one last seen (a hint: a torn or lost
@@ -368,19 +371,28 @@ impl RemoteSnapshots {
     /// cached, or unusable).
     async fn cached(&self, manifest: &Manifest) -> Option<Snapshot> {
         let (path, size) = (self.cache.as_ref()?.path(manifest), manifest_size(manifest));
-        blocking(move || load_cached(&path, size)).await.ok().flatten()
+        blocking(move || load_cached(&path, size, &AtomicBool::new(false))).await.ok().flatten()
     }
 
-    /// With a `cacheKey`: the manifest last seen there, and the load of its
-    /// cached snapshot started, to run while the manifest is fetched (a warm
-    /// attach then waits for one GET or one load, not one after the other).
-    fn load_last(&self) -> Option<(Vec<u8>, tokio::task::JoinHandle<Option<Snapshot>>)> {
-        let cache = self.cache.as_ref()?;
-        let bytes = cache.last_manifest()?;
-        let manifest = Manifest::decode(&bytes).ok()?;
-        let (path, size) = (cache.path(&manifest), manifest_size(&manifest));
-        std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file() && m.len() == size)?;
-        Some((bytes, tokio::task::spawn_blocking(move || load_cached(&path, size))))
+    /// With a `cacheKey`: the manifest last noted there read, and the load
+    /// of its cached snapshot started, off the runtime, to run while the
+    /// manifest is fetched (a warm attach then waits for the longer of the
+    /// GET and the load, not for one after the other).
+    fn load_last(&self) -> Option<EarlyLoad> {
+        let cache = self.cache.clone().filter(|c| c.key.is_some())?;
+        let (noted, seen) = tokio::sync::oneshot::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let dropped = cancel.clone();
+        let load = tokio::task::spawn_blocking(move || {
+            let note = cache.last_manifest().and_then(|b| Manifest::decode(&b).ok().map(|m| (b, m)));
+            let Some((bytes, manifest)) = note else {
+                let _ = noted.send(None);
+                return None;
+            };
+            let _ = noted.send(Some(bytes));
+            load_cached(&cache.path(&manifest), manifest_size(&manifest), &dropped)
+        });
+        Some(EarlyLoad { seen, load: Some(load), cancel })
     }
 
     /// Another writer saved first (since this workspace attached).
@@ -407,6 +419,7 @@ impl RemoteSnapshots {
     /// Its texts may still be on their way (`texts_ready`).
     pub async fn fetch(&self) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
         *self.texts.lock() = None;
+        // Dropped (the GET failed, the manifest moved): the load stops where it is.
         let last = self.load_last();
         let Some(StoredObject { bytes, etag }) = get(&*self.store, self.timeout, MANIFEST).await? else {
             *self.state.lock() = RemoteState::default();
@@ -414,17 +427,17 @@ impl RemoteSnapshots {
         };
         *self.state.lock() = RemoteState { etag: Some(etag), ..Default::default() };
         // The snapshot loaded beside the GET, if the manifest is still the
-        // one it was loaded for (else left to finish and dropped).
-        let early = match last {
-            Some((seen, load)) if seen == bytes => load.await.ok().flatten(),
-            _ => None,
+        // one it was loaded for.
+        let (noted, early) = match last {
+            Some(last) => last.of(&bytes).await,
+            None => (false, None),
         };
         let fetched = match (early, Manifest::decode(&bytes)) {
             (Some(snapshot), Ok(_)) => Ok(Ok(Some(snapshot))),
             (None, Ok(manifest)) => self.attach(manifest).await,
             (_, Err(e)) => Ok(Err(e)),
         };
-        if let (Ok(Ok(Some(_))), Some(cache)) = (&fetched, self.cache.clone()) {
+        if let (Ok(Ok(Some(_))), Some(cache), false) = (&fetched, self.cache.clone(), noted) {
             let _ = blocking(move || cache.note_manifest(&bytes)).await;
         }
         if !matches!(fetched, Ok(Ok(Some(_)))) {
@@ -660,12 +673,46 @@ impl RemoteSnapshots {
                 Err(e) => return Err(put.err().unwrap_or(e)),
             },
         };
+        {
+            let mut state = self.state.lock();
+            (state.etag, state.unreadable) = (Some(etag), None);
+        }
+        // After the state (a save cut short here has still landed).
         if let Some(cache) = self.cache.clone() {
             let _ = blocking(move || cache.note_manifest(&manifest)).await;
         }
-        let mut state = self.state.lock();
-        (state.etag, state.unreadable) = (Some(etag), None);
         Ok(())
+    }
+}
+
+/// The load of the snapshot last noted, begun before the manifest's GET;
+/// dropped, it stops where it is (before its file is touched, if it can).
+struct EarlyLoad {
+    /// The noted manifest's bytes, once read (`None`: no note, or not one).
+    seen: tokio::sync::oneshot::Receiver<Option<Vec<u8>>>,
+    load: Option<tokio::task::JoinHandle<Option<Snapshot>>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl EarlyLoad {
+    /// Whether `manifest` is the one noted, and then its snapshot (`None`:
+    /// its load failed).
+    async fn of(mut self, manifest: &[u8]) -> (bool, Option<Snapshot>) {
+        let seen = (&mut self.seen).await.ok().flatten();
+        if seen.as_deref() != Some(manifest) {
+            return (false, None);
+        }
+        let snapshot = match self.load.take() {
+            Some(load) => load.await.ok().flatten(),
+            None => None,
+        };
+        (true, snapshot)
+    }
+}
+
+impl Drop for EarlyLoad {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Release);
     }
 }
 
@@ -680,8 +727,11 @@ fn manifest_size(manifest: &Manifest) -> u64 {
 /// The cached snapshot at `path` (a regular file of `size` bytes), loaded
 /// and marked most recently used; a damaged one is removed (fetched again,
 /// and cached anew).
-fn load_cached(path: &std::path::Path, size: u64) -> Option<Snapshot> {
+fn load_cached(path: &std::path::Path, size: u64, cancel: &AtomicBool) -> Option<Snapshot> {
     std::fs::symlink_metadata(path).ok().filter(|m| m.is_file() && m.len() == size)?;
+    if cancel.load(Ordering::Acquire) {
+        return None;
+    }
     // Most recently used: kept longest by `trim_cache`.
     if let Ok(f) = std::fs::File::open(path) {
         let _ = f.set_modified(std::time::SystemTime::now());

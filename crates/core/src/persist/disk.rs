@@ -301,12 +301,29 @@ pub fn trim_cache(dir: &Path, max_bytes: u64, keep: &Path) {
         .collect();
     let mut total: u64 = parts.iter().map(|p| p.1).sum();
     parts.sort();
+    remove_old_temps(dir);
     for (_, len, path) in parts {
         if total <= max_bytes {
             break;
         }
         if path != keep && fs::remove_file(&path).is_ok() {
             total -= len;
+        }
+    }
+}
+
+/// Removes what a write into the cache that never finished left in `dir`
+/// (a process killed mid-write): temporary files older than an hour (a
+/// younger one may be another process's write under way).
+fn remove_old_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in entries.flatten() {
+        let temp = e.file_name().to_str().is_some_and(|n| n.contains(TEMP_MARK));
+        let old =
+            e.metadata().ok().filter(|m| m.is_file()).and_then(|m| m.modified().ok()).is_some_and(|t| t < hour_ago);
+        if temp && old {
+            let _ = fs::remove_file(e.path());
         }
     }
 }
@@ -519,6 +536,23 @@ fn remove_stale_temps(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trimming_the_cache_removes_old_temporary_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, young) = (dir.path().join("a.wss.tmp-1-0"), dir.path().join("b.manifest.tmp-2-0"));
+        for p in [&old, &young] {
+            fs::write(p, b"half written").unwrap();
+        }
+        let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+        File::options().write(true).open(&old).unwrap().set_modified(day_ago).unwrap();
+        let kept = cache_part(dir.path(), "c.wss", &[b"snapshot"]).unwrap();
+        replace_small(&dir.path().join("d.manifest"), b"{}").unwrap();
+        trim_cache(dir.path(), 1 << 20, &kept);
+        assert!(!old.exists(), "a temporary file a day old is a write that never finished");
+        assert!(young.exists(), "a young one may be a write under way");
+        assert!(kept.exists() && dir.path().join("d.manifest").exists());
+    }
 
     #[test]
     fn writes_atomically_and_refuses_damaged_files() {
