@@ -272,11 +272,10 @@ impl PartCache {
 
     /// Notes `manifest` as the one last seen (a hint: a torn or lost
     /// write costs the next attach its head start, never its answer).
+    /// Callers note only a manifest that changed.
     fn note_manifest(&self, manifest: &[u8]) {
         if let Some(path) = self.last_manifest_path() {
-            if self.last_manifest().as_deref() != Some(manifest) {
-                let _ = disk::replace_small(&path, manifest);
-            }
+            let _ = disk::replace_small(&path, manifest);
         }
     }
 

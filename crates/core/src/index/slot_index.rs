@@ -28,7 +28,7 @@ pub struct SlotIndex {
 }
 
 /// A frozen table: a power of two of cells, each a slot or `EMPTY`, a
-/// slot found by linear probing from `stable_hash(id)`. Its slots are
+/// slot found by linear probing from `hash(id)`. Its slots are
 /// below `limit` (a cell beyond it, in a damaged file, matches nothing).
 #[derive(Debug, Clone)]
 struct Frozen {
@@ -39,12 +39,9 @@ struct Frozen {
 
 const EMPTY: u32 = u32::MAX;
 
+/// The hash of both tables: for the frozen one (saved in snapshots) it
+/// must stay the same in every build and version.
 fn hash(id: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
-}
-
-/// The frozen table's hash: the same in every build and version.
-fn stable_hash(id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_bytes())
 }
 
@@ -71,7 +68,7 @@ impl SlotIndex {
         let size = (n + n / 2).max(8).next_power_of_two();
         let mut cells = vec![EMPTY; size];
         for s in 0..n as u32 {
-            let mut i = stable_hash(id_of(s)) as usize & (size - 1);
+            let mut i = hash(id_of(s)) as usize & (size - 1);
             while cells[i] != EMPTY {
                 i = (i + 1) & (size - 1);
             }
@@ -151,7 +148,7 @@ impl SlotIndex {
 impl Frozen {
     fn get<'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
         let mask = self.cells.len() - 1;
-        let mut i = stable_hash(id) as usize & mask;
+        let mut i = hash(id) as usize & mask;
         // At most every cell once: a damaged table may have no empty one.
         for _ in 0..self.cells.len() {
             match self.cells[i] {

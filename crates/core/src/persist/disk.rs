@@ -246,20 +246,13 @@ pub fn cache_part(dir: &Path, name: &str, pieces: &[&[u8]]) -> std::io::Result<P
         return Ok(path);
     }
     fs::create_dir_all(dir)?;
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let temp = dir.join(format!("{name}{TEMP_MARK}{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
-    let written = options.open(&temp).and_then(|mut f| {
+    write_beside(&path, options, |f| {
         pieces.iter().try_for_each(|p| f.write_all(p))?;
         f.sync_all()
-    });
-    if let Err(e) = written.and_then(|()| fs::rename(&temp, &path)) {
-        let _ = fs::remove_file(&temp);
-        return Err(e);
-    }
+    })?;
     Ok(path)
 }
 
@@ -267,17 +260,25 @@ pub fn cache_part(dir: &Path, name: &str, pieces: &[&[u8]]) -> std::io::Result<P
 /// tenant (`engine::remote`): trimmed with the snapshots, oldest first.
 pub const LAST_MANIFEST: &str = ".manifest";
 
-/// Replaces the small file `path` with `bytes` (a temporary file renamed
-/// over it; not synced: what it holds is a hint).
+/// Replaces the small file `path` with `bytes` (not synced: what it holds
+/// is a hint).
 pub fn replace_small(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_beside(path, OpenOptions::new(), |f| f.write_all(bytes))
+}
+
+/// Writes a new temporary file beside `path` (opened with `options`, made
+/// writable and new), then renames it over `path`; on failure the
+/// temporary file is removed.
+fn write_beside(
+    path: &Path,
+    mut options: OpenOptions,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("note");
-    let temp = path.with_file_name(format!(
-        "{name}{TEMP_MARK}{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = OpenOptions::new().write(true).create_new(true).open(&temp).and_then(|mut f| f.write_all(bytes));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("part");
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let temp = path.with_file_name(format!("{name}{TEMP_MARK}{}-{n}", std::process::id()));
+    let written = options.write(true).create_new(true).open(&temp).and_then(|mut f| write(&mut f));
     if let Err(e) = written.and_then(|()| fs::rename(&temp, path)) {
         let _ = fs::remove_file(&temp);
         return Err(e);
@@ -291,39 +292,33 @@ pub fn replace_small(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// pages; Windows refuses the removal, and it is tried again next time).
 pub fn trim_cache(dir: &Path, max_bytes: u64, keep: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
-    let mut parts: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
-        .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".wss") || n.ends_with(LAST_MANIFEST)))
-        .filter_map(|e| {
-            let m = e.metadata().ok().filter(|m| m.is_file())?;
-            Some((m.modified().ok()?, m.len(), e.path()))
-        })
-        .collect();
+    // A temporary file an hour old is a write that never finished (a
+    // process killed mid-write); a younger one may be another's under way.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let mut parts: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
+    for e in entries.flatten() {
+        let Some(name) = e.file_name().to_str().map(str::to_owned) else { continue };
+        let Some((m, modified)) =
+            e.metadata().ok().filter(|m| m.is_file()).and_then(|m| Some((m.len(), m.modified().ok()?)))
+        else {
+            continue;
+        };
+        if name.contains(TEMP_MARK) {
+            if modified < hour_ago {
+                let _ = fs::remove_file(e.path());
+            }
+        } else if name.ends_with(".wss") || name.ends_with(LAST_MANIFEST) {
+            parts.push((modified, m, e.path()));
+        }
+    }
     let mut total: u64 = parts.iter().map(|p| p.1).sum();
     parts.sort();
-    remove_old_temps(dir);
     for (_, len, path) in parts {
         if total <= max_bytes {
             break;
         }
         if path != keep && fs::remove_file(&path).is_ok() {
             total -= len;
-        }
-    }
-}
-
-/// Removes what a write into the cache that never finished left in `dir`
-/// (a process killed mid-write): temporary files older than an hour (a
-/// younger one may be another process's write under way).
-fn remove_old_temps(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    for e in entries.flatten() {
-        let temp = e.file_name().to_str().is_some_and(|n| n.contains(TEMP_MARK));
-        let old =
-            e.metadata().ok().filter(|m| m.is_file()).and_then(|m| m.modified().ok()).is_some_and(|t| t < hour_ago);
-        if temp && old {
-            let _ = fs::remove_file(e.path());
         }
     }
 }
