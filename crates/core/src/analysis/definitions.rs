@@ -87,7 +87,7 @@ fn is_modifier(word: &str) -> bool {
 /// Calls `emit(name, line)` for each name `text` defines (lines 1-based).
 /// It runs over every line of every source file at `init()`, so a line
 /// that cannot hold a definition is let go on its first byte.
-pub fn definitions(lang: Lang, text: &str, mut emit: impl FnMut(&str, u32)) {
+pub fn definitions<'t>(lang: Lang, text: &'t str, mut emit: impl FnMut(&'t str, u32)) {
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
     for (i, end) in ends.enumerate() {
@@ -137,12 +137,14 @@ fn ident(s: &str) -> Option<(&str, &str)> {
     (end > 0 && !b[0].is_ascii_digit()).then(|| (&s[..end], &s[end..]))
 }
 
-/// `s` without its leading modifiers (`pub(crate) async unsafe ...`).
-fn strip_modifiers(mut s: &str) -> &str {
+/// `s` without its leading modifiers (`pub(crate) async unsafe ...`),
+/// and its first word with what follows (`None`: it starts with no word).
+/// The word is found once here, not again by the caller.
+fn strip_modifiers(mut s: &str) -> (&str, Option<(&str, &str)>) {
     loop {
-        let Some((word, rest)) = ident(s) else { return s };
+        let Some((word, rest)) = ident(s) else { return (s, None) };
         if !is_modifier(word) {
-            return s.trim_start();
+            return (s.trim_start(), Some((word, rest)));
         }
         let rest = rest.trim_start();
         // `pub(crate)`, `extern "C"`
@@ -158,8 +160,8 @@ fn definition_on(lang: Lang, body: &str, top_level: bool) -> Option<&str> {
     if let Some(rest) = body.strip_prefix("#define") {
         return ident(rest).map(|(n, _)| n);
     }
-    let s = strip_modifiers(body);
-    let (word, rest) = ident(s)?;
+    let (s, first) = strip_modifiers(body);
+    let (word, rest) = first?;
     let keyword = match (lang, word) {
         (_, "class" | "interface" | "struct" | "enum" | "trait" | "union" | "module" | "namespace" | "record") => true,
         (Lang::Rust, "fn" | "type" | "mod" | "const" | "static" | "macro_rules") => true,

@@ -243,6 +243,14 @@ impl WordKey {
     }
 }
 
+/// A defined name's key in the name caches.
+fn name_key(name: &str) -> WordKey {
+    match word_table::pack::<2>(name) {
+        Some(k) => WordKey::Short(k),
+        None => word_table::pack::<4>(name).map_or(WordKey::Long, WordKey::Medium),
+    }
+}
+
 /// Tokenizes many texts into one vocabulary, caching raw words.
 pub struct Analyzer<'t> {
     tokenizer: &'t Tokenizer,
@@ -261,6 +269,12 @@ pub struct Analyzer<'t> {
     /// Token before the final filter -> its term id (`NONE`: filtered out).
     pieces: FxHashMap<Box<str>, u32>,
     word_terms: Vec<u32>,
+    /// Defined name -> its whole-identifier term and its terms, as a range
+    /// of `word_terms` (`name_terms`).
+    short_names: WordTable<2>,
+    medium_names: WordTable<4>,
+    /// The keys of the names being counted (`collect_names`).
+    name_keys: Vec<WordKey>,
     collector: Collector,
     scratch: Vec<u32>,
     /// The whole identifier being built (`analyze_with_fields`).
@@ -279,6 +293,9 @@ impl<'t> Analyzer<'t> {
             tokens: Vec::new(),
             pieces: FxHashMap::default(),
             word_terms: Vec::new(),
+            short_names: WordTable::default(),
+            medium_names: WordTable::default(),
+            name_keys: Vec::new(),
             collector: Collector::default(),
             scratch: Vec::new(),
             whole: String::new(),
@@ -295,63 +312,122 @@ impl<'t> Analyzer<'t> {
         self.collector.finish()
     }
 
-    /// `analyze`, with the words of each field (a file's path, the names
-    /// it defines) counted its weight times each on no line: BM25F fields
-    /// folded into the document's term frequencies and length, its line
-    /// ranges still the content's alone; and the whole identifier of each
-    /// of `names` (space-separated; `identifiers::term`) the same way, its
-    /// weight times, left out of the length.
+    /// `analyze`, with the terms of the document's path (`field_terms`)
+    /// and of each name it defines counted their field's weight times
+    /// each on no line: BM25F fields folded into the document's term
+    /// frequencies and length, its line ranges still the content's alone;
+    /// and the whole identifier of each name (`identifiers::term`) the
+    /// names' weight times, left out of the length.
     pub fn analyze_with_fields(
         &mut self,
         text: &str,
-        fields: &[(&str, u32)],
-        (names, names_weight): (&str, u32),
+        (path, path_weight): (&[u32], u32),
+        (names, names_weight): (&[&str], u32),
     ) -> (Vec<(u32, TermStats)>, u32) {
         self.collect(text);
-        for &(field, weight) in fields.iter().filter(|(f, w)| *w > 0 && !f.is_empty()) {
-            self.collect_field(field, weight);
+        if path_weight > 0 {
+            for &id in path {
+                self.collector.add_n(id, path_weight);
+            }
         }
         if names_weight > 0 {
-            self.collect_whole_identifiers(names, names_weight);
+            self.collect_names(names, names_weight);
         }
         self.collector.finish()
     }
 
-    /// Counts the whole identifier of each of `names` `weight` times, on no
-    /// line and outside the length.
-    fn collect_whole_identifiers(&mut self, names: &str, weight: u32) {
-        let mut term = std::mem::take(&mut self.whole);
-        for name in names.split(' ') {
-            if identifiers::term_into(name, &mut term) {
-                let id = self.vocab.intern(&term);
-                self.collector.add_n_unmeasured(id, weight);
-            }
-        }
-        self.whole = term;
-    }
-
-    /// Counts each term of `field` `weight` times on no line, through the
-    /// same word cache as the content (a defined name is mostly a word the
-    /// content just had).
-    fn collect_field(&mut self, field: &str, weight: u32) {
+    /// The terms of a field's text (a file's path), in order, ids in this
+    /// analyzer's vocabulary: computed once for all the documents of a
+    /// file, and kept out of the raw-word cache (a path is one word, seen
+    /// once).
+    pub fn field_terms(&mut self, field: &str, out: &mut Vec<u32>) {
+        out.clear();
         if let SplitRule::Pattern(_) = self.tokenizer.config().split {
-            let (vocab, collector) = (&mut self.vocab, &mut self.collector);
-            self.tokenizer.tokenize_into(field, |t| collector.add_n(vocab.intern(t), weight));
+            let vocab = &mut self.vocab;
+            self.tokenizer.tokenize_into(field, |t| out.push(vocab.intern(t)));
             return;
         }
-        let mut spans = std::mem::take(&mut self.spans);
-        spans.clear();
-        words::split_words(field, |s, e, _| spans.push((s as u32, e as u32, 0, WordKey::at(field, s, e))));
-        for &(s, e, _, key) in &spans {
-            self.word(&field[s as usize..e as usize], key, 0);
+        words::split_words(field, |s, e, _| {
+            self.tokenize_word(&field[s..e]);
+            out.extend_from_slice(&self.scratch);
+        });
+    }
+
+    /// Counts each term of each of `names` `weight` times, and its whole
+    /// identifier `weight` times outside the length, all on no line.
+    fn collect_names(&mut self, names: &[&str], weight: u32) {
+        if let SplitRule::Pattern(_) = self.tokenizer.config().split {
+            let mut terms = Vec::new();
+            for name in names {
+                self.field_terms(name, &mut terms);
+                for &id in &terms {
+                    self.collector.add_n(id, weight);
+                }
+            }
+            let mut term = std::mem::take(&mut self.whole);
+            for name in names {
+                if identifiers::term_into(name, &mut term) {
+                    let id = self.vocab.intern(&term);
+                    self.collector.add_n_unmeasured(id, weight);
+                }
+            }
+            self.whole = term;
+            return;
         }
-        self.spans = spans;
-        let tokens = std::mem::take(&mut self.tokens);
-        for &(id, _) in &tokens {
-            self.collector.add_n(id, weight);
+        // Keys first, then their look-ups, each slot requested a few names
+        // ahead (the table outgrows the CPU's caches on a large tree).
+        let mut keys = std::mem::take(&mut self.name_keys);
+        keys.clear();
+        keys.extend(names.iter().map(|name| name_key(name)));
+        const AHEAD: usize = 4;
+        for (k, (name, &key)) in names.iter().zip(&keys).enumerate() {
+            match keys.get(k + AHEAD) {
+                Some(&WordKey::Short(key)) => self.short_names.prefetch(key),
+                Some(&WordKey::Medium(key)) => self.medium_names.prefetch(key),
+                _ => {}
+            }
+            let (from, n, cached) = self.name_terms(name, key);
+            let (whole, terms) = (self.word_terms[from], from + 1..from + n);
+            for k in terms {
+                self.collector.add_n(self.word_terms[k], weight);
+            }
+            if whole != NONE {
+                self.collector.add_n_unmeasured(whole, weight);
+            }
+            if !cached {
+                self.word_terms.truncate(from);
+            }
         }
-        self.tokens = tokens;
-        self.tokens.clear();
+        self.name_keys = keys;
+    }
+
+    /// Where `name`'s whole-identifier term (`NONE`: it has none) and then
+    /// its terms are in `word_terms`, and whether they stay there (cached
+    /// by name). A defined name is rarely a raw word of the content (that
+    /// is `parse(x)`, `parse<T>`), so it has a cache of its own: most
+    /// names are defined again and again (`new`, `__init__`, `toString`).
+    fn name_terms(&mut self, name: &str, key: WordKey) -> (usize, usize, bool) {
+        let hit = match key {
+            WordKey::Short(k) => self.short_names.get(k),
+            WordKey::Medium(k) => self.medium_names.get(k),
+            WordKey::Long => None,
+        };
+        if let Some((from, n)) = hit {
+            return (from as usize, n as usize, true);
+        }
+        let from = self.word_terms.len();
+        let whole = if identifiers::term_into(name, &mut self.whole) { self.vocab.intern(&self.whole) } else { NONE };
+        self.tokenize_word(name);
+        self.word_terms.push(whole);
+        self.word_terms.extend_from_slice(&self.scratch);
+        let n = self.word_terms.len() - from;
+        let room = self.short_names.len() + self.medium_names.len() < MAX_CACHED_WORDS;
+        match key {
+            WordKey::Short(k) if room => self.short_names.insert(k, from as u32, n as u32),
+            WordKey::Medium(k) if room => self.medium_names.insert(k, from as u32, n as u32),
+            _ => return (from, n, false),
+        }
+        (from, n, true)
     }
 
     /// Counts the terms of `text` into the collector (not finished).
@@ -407,25 +483,7 @@ impl<'t> Analyzer<'t> {
             }
             return;
         }
-        let (vocab, scratch, pieces, tokenizer) =
-            (&mut self.vocab, &mut self.scratch, &mut self.pieces, self.tokenizer);
-        scratch.clear();
-        tokenizer.word_pieces(word, &mut |p| {
-            let id = match pieces.get(p) {
-                Some(&id) => id,
-                None => {
-                    let mut id = NONE;
-                    tokenizer.final_filter(p, &mut |t| id = vocab.intern(t));
-                    if pieces.len() < MAX_CACHED_WORDS {
-                        pieces.insert(p.into(), id);
-                    }
-                    id
-                }
-            };
-            if id != NONE {
-                scratch.push(id);
-            }
-        });
+        self.tokenize_word(word);
         for &id in self.scratch.iter() {
             self.tokens.push((id, line));
         }
@@ -448,6 +506,30 @@ impl<'t> Analyzer<'t> {
                 }
             }
         }
+    }
+
+    /// The term ids of one raw word (no whitespace in it) into `scratch`,
+    /// through the cache of its pieces.
+    fn tokenize_word(&mut self, word: &str) {
+        let (vocab, scratch, pieces, tokenizer) =
+            (&mut self.vocab, &mut self.scratch, &mut self.pieces, self.tokenizer);
+        scratch.clear();
+        tokenizer.word_pieces(word, &mut |p| {
+            let id = match pieces.get(p) {
+                Some(&id) => id,
+                None => {
+                    let mut id = NONE;
+                    tokenizer.final_filter(p, &mut |t| id = vocab.intern(t));
+                    if pieces.len() < MAX_CACHED_WORDS {
+                        pieces.insert(p.into(), id);
+                    }
+                    id
+                }
+            };
+            if id != NONE {
+                scratch.push(id);
+            }
+        });
     }
 }
 
@@ -532,22 +614,65 @@ mod tests {
     fn whole_identifiers_count_outside_the_length() {
         let t = Tokenizer::default();
         let mut a = Analyzer::new(&t);
-        let (plain, plain_len) = a.analyze_with_fields("fn parse_user_id() {}", &[("parse_user_id", 10)], ("", 10));
-        let (terms, len) =
-            a.analyze_with_fields("fn parse_user_id() {}", &[("parse_user_id", 10)], ("parse_user_id run", 10));
-        assert_eq!(len, plain_len, "the length is the content's and the fields'");
-        let field_only = a.analyze_with_fields("", &[("parse_user_id", 10)], ("parse_user_id", 10)).1;
+        let mut path = Vec::new();
+        a.field_terms("src/parse_user_id.rs", &mut path);
+        let (plain, plain_len) = a.analyze_with_fields("fn parse_user_id() {}", (&path, 10), (&[], 10));
+        let (terms, len) = a.analyze_with_fields("fn parse_user_id() {}", (&path, 10), (&["parse_user_id", "run"], 10));
+        assert_eq!(len, plain_len + 50, "the length adds the names' words, not the whole identifier");
+        let names_only = a.analyze_with_fields("", (&[], 0), (&["parse_user_id"], 10)).1;
         assert!(
-            field_only > 0 && field_only.is_multiple_of(10),
-            "a field's words count 10 each, the whole identifier nothing"
+            names_only > 0 && names_only.is_multiple_of(10),
+            "a name's words count 10 each, the whole identifier nothing"
         );
         let named = |terms: &[(u32, TermStats)]| -> Vec<(String, u32, u32)> {
             terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s.tf, s.first_line)).collect()
         };
         let whole = named(&terms).into_iter().find(|(n, _, _)| n == "ident:parseuserid");
         assert_eq!(whole, Some(("ident:parseuserid".to_string(), 10, 0)), "weight times, on no line");
-        assert_eq!(named(&terms).len(), named(&plain).len() + 1, "`run` is one word: no whole term");
-        assert_eq!(a.analyze_with_fields("parse", &[], ("parseUserId", 0)).0.len(), 1, "weight 0: none");
+        assert_eq!(named(&terms).len(), named(&plain).len() + 2, "`run` and the whole identifier");
+        assert_eq!(a.analyze_with_fields("parse", (&[], 0), (&["parseUserId"], 0)).0.len(), 1, "weight 0: none");
+    }
+
+    /// Names counted through their own cache give what the plain field
+    /// and whole-identifier counting gives, for hits and misses alike, and
+    /// with a split pattern that takes the uncached way.
+    #[test]
+    fn names_cache_changes_nothing() {
+        let names =
+            ["parseUserId", "new", "parseUserId", "HTTPServer2", "a_very_long_function_name_for_the_medium_key", "x"];
+        let pattern = TokenizerConfig { split: SplitRule::from_js("[;]", "").unwrap(), ..TokenizerConfig::default() };
+        for config in [TokenizerConfig::default(), TokenizerConfig::mastra(), pattern] {
+            let t = Tokenizer::new(config);
+            let mut a = Analyzer::new(&t);
+            for _ in 0..2 {
+                let (terms, len) = a.analyze_with_fields("", (&[], 0), (&names, 4));
+                let mut got: Vec<(String, u32)> =
+                    terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s.tf)).collect();
+                got.sort();
+                let mut want: Vec<(String, u32)> = Vec::new();
+                let mut want_len = 0;
+                for name in names {
+                    t.tokenize_into(name, |tok| {
+                        want_len += 4;
+                        want.push((tok.to_string(), 4));
+                    });
+                    if let Some(w) = identifiers::term(name) {
+                        want.push((w, 4));
+                    }
+                }
+                let mut merged: std::collections::BTreeMap<String, u32> = Default::default();
+                for (n, tf) in want {
+                    *merged.entry(n).or_default() += tf;
+                }
+                assert_eq!(got, merged.into_iter().collect::<Vec<_>>());
+                assert_eq!(len, want_len);
+                let path = "src/router/trie-router/routerV2.ts other;word";
+                let mut ids = Vec::new();
+                a.field_terms(path, &mut ids);
+                let got: Vec<&str> = ids.iter().map(|&id| a.vocab.name(id)).collect();
+                assert_eq!(got, t.tokenize(path), "a path's terms are its tokens, in order");
+            }
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ impl Bm25Index {
         self.kinds.shrink_to_fit();
         self.names.shrink_to_fit();
         let names = &self.names;
-        self.dict.shrink_to_fit(|t| names.get(t as usize));
+        self.dict.shrink_to_fit(|t| names.bytes_of(t as usize));
     }
 
     /// Drops dead slots, dead postings and unused terms; renumbers both.
@@ -49,9 +49,9 @@ impl Bm25Index {
         }
         let names = &self.names;
         let mut dict = SlotIndex::default();
-        dict.reserve(names.len(), |t| &names[t as usize]);
+        dict.reserve(names.len(), |t| names.bytes_of(t as usize));
         for (i, n) in names.iter().enumerate() {
-            dict.insert(n, i as u32, |t| &names[t as usize]);
+            dict.insert(n, i as u32, |t| names.bytes_of(t as usize));
         }
         self.dict = dict;
         let docs = &self.docs;

@@ -31,6 +31,14 @@ impl Names {
         self.bytes.get(start..end).and_then(|name| std::str::from_utf8(name).ok()).unwrap_or("")
     }
 
+    /// Name `t`'s bytes, unchecked: what the term dictionary hashes and
+    /// compares (a damaged name's bytes match no query word).
+    pub fn bytes_of(&self, t: usize) -> &[u8] {
+        let start = if t == 0 { 0 } else { self.ends[t - 1] as usize };
+        let end = (self.ends[t] as usize).max(start);
+        self.bytes.get(start..end).unwrap_or(&[])
+    }
+
     pub fn push(&mut self, name: &str) {
         let bytes = self.bytes.to_mut();
         bytes.extend_from_slice(name.as_bytes());

@@ -41,8 +41,8 @@ const EMPTY: u32 = u32::MAX;
 
 /// The hash of both tables: for the frozen one (saved in snapshots) it
 /// must stay the same in every build and version.
-fn hash(id: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
+fn hash(id: &(impl AsRef<[u8]> + ?Sized)) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id.as_ref())
 }
 
 impl SlotIndex {
@@ -55,16 +55,16 @@ impl SlotIndex {
     }
 
     /// The slot of `id`; `id_of(slot)` reads the id stored at a slot.
-    pub fn get<'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+    pub fn get<'a, S: AsRef<[u8]> + ?Sized + 'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a S) -> Option<u32> {
         match &self.frozen {
             Some(f) => f.get(id, id_of),
-            None => self.table.find(hash(id), |&s| id_of(s) == id).copied(),
+            None => self.table.find(hash(id), |&s| id_of(s).as_ref() == id.as_bytes()).copied(),
         }
     }
 
     /// The cells of a frozen table of slots `0..n` (`id_of` reading their
     /// ids), as `frozen` takes them back: at most two thirds full.
-    pub fn frozen_slots<'a>(n: usize, id_of: impl Fn(u32) -> &'a str) -> Vec<u32> {
+    pub fn frozen_slots<'a, S: AsRef<[u8]> + ?Sized + 'a>(n: usize, id_of: impl Fn(u32) -> &'a S) -> Vec<u32> {
         let size = (n + n / 2).max(8).next_power_of_two();
         let mut cells = vec![EMPTY; size];
         for s in 0..n as u32 {
@@ -85,7 +85,7 @@ impl SlotIndex {
     }
 
     /// A frozen table made a hash table, to be changed.
-    fn thaw<'a>(&mut self, id_of: impl Fn(u32) -> &'a str) {
+    fn thaw<'a, S: AsRef<[u8]> + ?Sized + 'a>(&mut self, id_of: impl Fn(u32) -> &'a S) {
         let Some(f) = self.frozen.take() else { return };
         self.table.reserve(f.len, |&s| hash(id_of(s)));
         for &s in f.cells.iter().filter(|&&s| s < f.limit) {
@@ -94,21 +94,26 @@ impl SlotIndex {
     }
 
     /// Records `slot` for `id` (not present).
-    pub fn insert<'a>(&mut self, id: &str, slot: u32, id_of: impl Fn(u32) -> &'a str) {
+    pub fn insert<'a, S: AsRef<[u8]> + ?Sized + 'a>(&mut self, id: &str, slot: u32, id_of: impl Fn(u32) -> &'a S) {
         self.thaw(&id_of);
         self.table.insert_unique(hash(id), slot, |&s| hash(id_of(s)));
     }
 
-    pub fn remove<'a>(&mut self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+    pub fn remove<'a, S: AsRef<[u8]> + ?Sized + 'a>(&mut self, id: &str, id_of: impl Fn(u32) -> &'a S) -> Option<u32> {
         self.thaw(&id_of);
-        self.table.find_entry(hash(id), |&s| id_of(s) == id).ok().map(|e| e.remove().0)
+        self.table.find_entry(hash(id), |&s| id_of(s).as_ref() == id.as_bytes()).ok().map(|e| e.remove().0)
     }
 
     /// Records `slot` for `id` unless `id` is present (then returns false):
     /// one hash, one probe (loading a snapshot checks every name this way).
-    pub fn insert_new<'a>(&mut self, id: &str, slot: u32, id_of: impl Fn(u32) -> &'a str) -> bool {
+    pub fn insert_new<'a, S: AsRef<[u8]> + ?Sized + 'a>(
+        &mut self,
+        id: &str,
+        slot: u32,
+        id_of: impl Fn(u32) -> &'a S,
+    ) -> bool {
         self.thaw(&id_of);
-        match self.table.entry(hash(id), |&s| id_of(s) == id, |&s| hash(id_of(s))) {
+        match self.table.entry(hash(id), |&s| id_of(s).as_ref() == id.as_bytes(), |&s| hash(id_of(s))) {
             hashbrown::hash_table::Entry::Occupied(_) => false,
             hashbrown::hash_table::Entry::Vacant(v) => {
                 v.insert(slot);
@@ -118,22 +123,26 @@ impl SlotIndex {
     }
 
     /// The slot of `id`, or where to record one for it: one hash, one probe.
-    pub fn find_or_vacant<'a>(&mut self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Result<u32, Vacant<'_>> {
+    pub fn find_or_vacant<'a, S: AsRef<[u8]> + ?Sized + 'a>(
+        &mut self,
+        id: &str,
+        id_of: impl Fn(u32) -> &'a S,
+    ) -> Result<u32, Vacant<'_>> {
         self.thaw(&id_of);
-        match self.table.entry(hash(id), |&s| id_of(s) == id, |&s| hash(id_of(s))) {
+        match self.table.entry(hash(id), |&s| id_of(s).as_ref() == id.as_bytes(), |&s| hash(id_of(s))) {
             hashbrown::hash_table::Entry::Occupied(o) => Ok(*o.get()),
             hashbrown::hash_table::Entry::Vacant(v) => Err(Vacant(v)),
         }
     }
 
-    pub fn reserve<'a>(&mut self, n: usize, id_of: impl Fn(u32) -> &'a str) {
+    pub fn reserve<'a, S: AsRef<[u8]> + ?Sized + 'a>(&mut self, n: usize, id_of: impl Fn(u32) -> &'a S) {
         self.thaw(&id_of);
         self.table.reserve(n, |&s| hash(id_of(s)));
     }
 
     /// Gives back the room reserved beyond what the entries need (a bulk
     /// build reserves for each thread's vocabulary as if all were new).
-    pub fn shrink_to_fit<'a>(&mut self, id_of: impl Fn(u32) -> &'a str) {
+    pub fn shrink_to_fit<'a, S: AsRef<[u8]> + ?Sized + 'a>(&mut self, id_of: impl Fn(u32) -> &'a S) {
         if self.frozen.is_some() {
             return; // nothing held to give back
         }
@@ -146,14 +155,14 @@ impl SlotIndex {
 }
 
 impl Frozen {
-    fn get<'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+    fn get<'a, S: AsRef<[u8]> + ?Sized + 'a>(&self, id: &str, id_of: impl Fn(u32) -> &'a S) -> Option<u32> {
         let mask = self.cells.len() - 1;
         let mut i = hash(id) as usize & mask;
         // At most every cell once: a damaged table may have no empty one.
         for _ in 0..self.cells.len() {
             match self.cells[i] {
                 EMPTY => return None,
-                s if s < self.limit && id_of(s) == id => return Some(s),
+                s if s < self.limit && id_of(s).as_ref() == id.as_bytes() => return Some(s),
                 _ => i = (i + 1) & mask,
             }
         }

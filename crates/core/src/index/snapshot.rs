@@ -60,7 +60,7 @@ impl Bm25Index {
         // names, entries, postings and the dictionary are used where they
         // lie once mapped (`Terms`, `SlotIndex::frozen`).
         let names = &self.names;
-        let dict = SlotIndex::frozen_slots(names.len(), |t| &names[t as usize]);
+        let dict = SlotIndex::frozen_slots(names.len(), |t| names.bytes_of(t as usize));
         let term_bytes = 8 + names.encoded_len() + self.terms.encoded_len() + 8 + 4 * dict.len();
         e.len(term_bytes);
         e.pad4();

@@ -38,7 +38,7 @@ impl Bm25Index {
         // Room for every term being new: the table never grows (and hashes
         // every name again) on the way.
         let names = &self.names;
-        self.dict.reserve(vocab.len(), |s| &names[s as usize]);
+        self.dict.reserve(vocab.len(), |s| names.bytes_of(s as usize));
         if self.terms.is_empty() {
             self.terms.held_mut().reserve_exact(vocab.len());
         }
@@ -48,7 +48,7 @@ impl Bm25Index {
     /// The id of term `name`, made if it is new.
     fn intern(&mut self, name: &str) -> u32 {
         let names = &self.names;
-        match self.dict.find_or_vacant(name, |s| &names[s as usize]) {
+        match self.dict.find_or_vacant(name, |s| names.bytes_of(s as usize)) {
             Ok(t) => t,
             Err(vacant) => {
                 let t = self.terms.len() as u32;

@@ -112,15 +112,12 @@ pub const PATH_WEIGHT: u32 = 3;
 /// (`analysis::definitions`), beside its occurrence in the content.
 pub const DEFINITION_WEIGHT: u32 = 10;
 
-/// The names `content` defines, space-separated (empty for a file that is
-/// no source code of a known language).
-fn defined_names(id: &str, content: &str) -> String {
-    let mut names = String::new();
+/// The names `content` defines (none for a file that is no source code
+/// of a known language).
+fn defined_names<'c>(id: &str, content: &'c str) -> Vec<&'c str> {
+    let mut names = Vec::new();
     if let Some(lang) = definitions::lang_of(id) {
-        definitions::definitions(lang, content, |name, _| {
-            names.push_str(name);
-            names.push(' ');
-        });
+        definitions::definitions(lang, content, |name, _| names.push(name));
     }
     names
 }
@@ -198,15 +195,19 @@ pub fn ingest(
             let slot = match &analyzers {
                 Some(a) => {
                     a.with(|a| {
+                        let mut path = Vec::new();
                         for o in out.iter_mut() {
                             if let FileOutcome::Documents { docs, id, .. } = o {
+                                // The file's path is a field of each of its documents,
+                                // and the names a document defines another.
+                                a.field_terms(id, &mut path);
                                 for d in docs.iter_mut() {
-                                    // The file's path is a field of each of its documents,
-                                    // and the names a document defines another.
                                     let names = defined_names(id, &d.content);
-                                    let fields = [(id.as_str(), PATH_WEIGHT), (names.as_str(), DEFINITION_WEIGHT)];
-                                    let whole = (names.as_str(), DEFINITION_WEIGHT);
-                                    let (terms, len) = a.analyze_with_fields(&d.content, &fields, whole);
+                                    let (terms, len) = a.analyze_with_fields(
+                                        &d.content,
+                                        (&path, PATH_WEIGHT),
+                                        (&names, DEFINITION_WEIGHT),
+                                    );
                                     d.analyzed.terms = terms;
                                     d.analyzed.len = len;
                                 }
