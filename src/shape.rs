@@ -20,12 +20,27 @@ impl<T: FromNapiValue + 'static> FromNapiValue for MaybePromise<T> {
 }
 
 impl<T: FromNapiValue + 'static> MaybePromise<T> {
+    /// The value, once the promise settles. A promise collected unsettled
+    /// (`new Promise(() => {})` that nothing else holds) never settles: it
+    /// waits as one that is still held would, for the caller's timeout,
+    /// where napi-rs would answer "oneshot canceled" whenever the garbage
+    /// collector happened to run.
     pub async fn settle(self) -> Result<T> {
         match self {
-            Self::Pending(p) => p.await,
+            Self::Pending(p) => match p.await {
+                Err(e) if collected_unsettled(&e) => std::future::pending().await,
+                answer => answer,
+            },
             Self::Ready(v) => Ok(v),
         }
     }
+}
+
+/// Whether napi-rs failed a promise's future because the promise's
+/// callbacks were dropped before it settled (a rejection is the inner
+/// result, never this).
+fn collected_unsettled(e: &Error) -> bool {
+    e.status == Status::GenericFailure && e.reason == futures::channel::oneshot::Canceled.to_string()
 }
 
 fn kind(env: sys::napi_env, v: sys::napi_value) -> String {

@@ -220,6 +220,10 @@ const NONE: u32 = u32::MAX;
 const MAX_CACHED_WORD: usize = 64;
 /// Distinct raw words cached per analyzer.
 const MAX_CACHED_WORDS: usize = 1 << 20;
+/// Distinct defined names cached per analyzer (half the words' room: a
+/// 50,000-file tree defines 1.2 million names, most of them again and
+/// again).
+const MAX_CACHED_NAMES: usize = 1 << 19;
 
 /// A raw word's key in the word caches, by length.
 #[derive(Clone, Copy)]
@@ -241,6 +245,20 @@ impl WordKey {
             WordKey::Long
         }
     }
+}
+
+/// The runs of letters, digits and `_` of an ASCII word, with where each
+/// starts.
+fn ascii_word_runs(word: &str) -> impl Iterator<Item = (usize, &str)> {
+    let is_part = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = word.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + bytes[at..].iter().position(|&b| is_part(b))?;
+        let end = bytes[start..].iter().position(|&b| !is_part(b)).map_or(bytes.len(), |n| start + n);
+        at = end;
+        Some((start, &word[start..end]))
+    })
 }
 
 /// A defined name's key in the name caches.
@@ -277,7 +295,9 @@ pub struct Analyzer<'t> {
     name_keys: Vec<WordKey>,
     collector: Collector,
     scratch: Vec<u32>,
-    /// The whole identifier being built (`analyze_with_fields`).
+    /// The terms of a raw word's parts (`tokenize_uncached`).
+    part_terms: Vec<u32>,
+    /// The whole identifier being built (`name_terms`).
     whole: String,
 }
 
@@ -298,6 +318,7 @@ impl<'t> Analyzer<'t> {
             name_keys: Vec::new(),
             collector: Collector::default(),
             scratch: Vec::new(),
+            part_terms: Vec::new(),
             whole: String::new(),
         }
     }
@@ -338,8 +359,8 @@ impl<'t> Analyzer<'t> {
 
     /// The terms of a field's text (a file's path), in order, ids in this
     /// analyzer's vocabulary: computed once for all the documents of a
-    /// file, and kept out of the raw-word cache (a path is one word, seen
-    /// once).
+    /// file, and kept out of the raw-word cache (a path is seen once per
+    /// file).
     pub fn field_terms(&mut self, field: &str, out: &mut Vec<u32>) {
         out.clear();
         if let SplitRule::Pattern(_) = self.tokenizer.config().split {
@@ -357,22 +378,7 @@ impl<'t> Analyzer<'t> {
     /// identifier `weight` times outside the length, all on no line.
     fn collect_names(&mut self, names: &[&str], weight: u32) {
         if let SplitRule::Pattern(_) = self.tokenizer.config().split {
-            let mut terms = Vec::new();
-            for name in names {
-                self.field_terms(name, &mut terms);
-                for &id in &terms {
-                    self.collector.add_n(id, weight);
-                }
-            }
-            let mut term = std::mem::take(&mut self.whole);
-            for name in names {
-                if identifiers::term_into(name, &mut term) {
-                    let id = self.vocab.intern(&term);
-                    self.collector.add_n_unmeasured(id, weight);
-                }
-            }
-            self.whole = term;
-            return;
+            return self.collect_names_uncached(names, weight);
         }
         // Keys first, then their look-ups, each slot requested a few names
         // ahead (the table outgrows the CPU's caches on a large tree).
@@ -401,6 +407,23 @@ impl<'t> Analyzer<'t> {
         self.name_keys = keys;
     }
 
+    /// `collect_names` for a tokenizer with a split pattern of its own: each
+    /// name through the tokenizer (a name alone, where the names were once
+    /// joined by spaces, which a pattern need not split at), no cache.
+    fn collect_names_uncached(&mut self, names: &[&str], weight: u32) {
+        let mut terms = Vec::new();
+        for name in names {
+            self.field_terms(name, &mut terms);
+            for &id in &terms {
+                self.collector.add_n(id, weight);
+            }
+            if identifiers::term_into(name, &mut self.whole) {
+                let id = self.vocab.intern(&self.whole);
+                self.collector.add_n_unmeasured(id, weight);
+            }
+        }
+    }
+
     /// Where `name`'s whole-identifier term (`NONE`: it has none) and then
     /// its terms are in `word_terms`, and whether they stay there (cached
     /// by name). A defined name is rarely a raw word of the content (that
@@ -415,13 +438,14 @@ impl<'t> Analyzer<'t> {
         if let Some((from, n)) = hit {
             return (from as usize, n as usize, true);
         }
+        debug_assert!(!name.chars().any(tokenizer::is_js_space), "a defined name is one word");
         let from = self.word_terms.len();
         let whole = if identifiers::term_into(name, &mut self.whole) { self.vocab.intern(&self.whole) } else { NONE };
         self.tokenize_word(name);
         self.word_terms.push(whole);
         self.word_terms.extend_from_slice(&self.scratch);
         let n = self.word_terms.len() - from;
-        let room = self.short_names.len() + self.medium_names.len() < MAX_CACHED_WORDS;
+        let room = self.short_names.len() + self.medium_names.len() < MAX_CACHED_NAMES;
         match key {
             WordKey::Short(k) if room => self.short_names.insert(k, from as u32, n as u32),
             WordKey::Medium(k) if room => self.medium_names.insert(k, from as u32, n as u32),
@@ -467,12 +491,7 @@ impl<'t> Analyzer<'t> {
 
     #[inline]
     fn word(&mut self, word: &str, key: WordKey, line: u32) {
-        let cached = match key {
-            WordKey::Short(k) => self.short_words.get(k),
-            WordKey::Medium(k) => self.medium_words.get(k),
-            WordKey::Long => self.words.get(word).copied(),
-        };
-        if let Some((from, n)) = cached {
+        if let Some((from, n)) = self.cached_word(word, key) {
             if n == 1 {
                 // The usual case: the term id itself, no second look-up.
                 self.tokens.push((from, line));
@@ -483,29 +502,78 @@ impl<'t> Analyzer<'t> {
             }
             return;
         }
-        self.tokenize_word(word);
+        self.tokenize_uncached(word);
         for &id in self.scratch.iter() {
             self.tokens.push((id, line));
         }
-        if word.len() <= MAX_CACHED_WORD
-            && self.short_words.len() + self.medium_words.len() + self.words.len() < MAX_CACHED_WORDS
+        self.cache_word(word, key);
+    }
+
+    /// The range of `word_terms` (or, for a word of one term, that term's
+    /// id and 1) cached for a raw word.
+    #[inline]
+    fn cached_word(&self, word: &str, key: WordKey) -> Option<(u32, u32)> {
+        match key {
+            WordKey::Short(k) => self.short_words.get(k),
+            WordKey::Medium(k) => self.medium_words.get(k),
+            WordKey::Long => self.words.get(word).copied(),
+        }
+    }
+
+    /// Caches `scratch` as the terms of a raw word, while there is room.
+    fn cache_word(&mut self, word: &str, key: WordKey) {
+        if word.len() > MAX_CACHED_WORD
+            || self.short_words.len() + self.medium_words.len() + self.words.len() >= MAX_CACHED_WORDS
         {
-            // One term: its id in place of the range start.
-            let range = if let [id] = self.scratch[..] {
-                (id, 1)
-            } else {
-                let from = self.word_terms.len() as u32;
-                self.word_terms.extend_from_slice(&self.scratch);
-                (from, self.scratch.len() as u32)
-            };
-            match key {
-                WordKey::Short(k) => self.short_words.insert(k, range.0, range.1),
-                WordKey::Medium(k) => self.medium_words.insert(k, range.0, range.1),
-                WordKey::Long => {
-                    self.words.insert(word.into(), range);
+            return;
+        }
+        // One term: its id in place of the range start.
+        let range = if let [id] = self.scratch[..] {
+            (id, 1)
+        } else {
+            let from = self.word_terms.len() as u32;
+            self.word_terms.extend_from_slice(&self.scratch);
+            (from, self.scratch.len() as u32)
+        };
+        match key {
+            WordKey::Short(k) => self.short_words.insert(k, range.0, range.1),
+            WordKey::Medium(k) => self.medium_words.insert(k, range.0, range.1),
+            WordKey::Long => {
+                self.words.insert(word.into(), range);
+            }
+        }
+    }
+
+    /// The terms of a raw word the cache does not hold, into `scratch`. An
+    /// ASCII word with punctuation in it (`parse(userId);`, `self.items`)
+    /// is the words between its punctuation, each through the cache in
+    /// turn: the same terms (for ASCII, lowercasing and the identifier split
+    /// stop at punctuation, as the cut does), where such raw words are many
+    /// and mostly seen once, and the words in them few and seen again.
+    fn tokenize_uncached(&mut self, word: &str) {
+        let cut = self.tokenizer.config().remove_punctuation
+            && word.is_ascii()
+            && word.bytes().any(|b| !(b.is_ascii_alphanumeric() || b == b'_'));
+        if !cut {
+            return self.tokenize_word(word);
+        }
+        let mut terms = std::mem::take(&mut self.part_terms);
+        terms.clear();
+        for (start, part) in ascii_word_runs(word) {
+            let key = WordKey::at(word, start, start + part.len());
+            match self.cached_word(part, key) {
+                Some((id, 1)) => terms.push(id),
+                Some((from, n)) => terms.extend_from_slice(&self.word_terms[from as usize..(from + n) as usize]),
+                None => {
+                    self.tokenize_word(part);
+                    terms.extend_from_slice(&self.scratch);
+                    self.cache_word(part, key);
                 }
             }
         }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&terms);
+        self.part_terms = terms;
     }
 
     /// The term ids of one raw word (no whitespace in it) into `scratch`,
@@ -584,6 +652,8 @@ mod tests {
             "Hello, World! hello world\nparseUserId café 中文分词\n\nThe running Runners ran.",
             "line one\r\nline two two\u{3000}three\u{A0}four",
             "",
+            "self.fooBar(baz_qux); a->b x::y<Z> \"quoted\" don't HTTPServer2.parseURL(v1_2) fooBar.baz",
+            "__init__ (fooBar) [the,and] e.g. a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z 42.0f ..., Ünïcode.ß",
         ];
         for config in [TokenizerConfig::default(), TokenizerConfig::mastra()] {
             let t = Tokenizer::new(config);
@@ -591,8 +661,12 @@ mod tests {
             for _ in 0..2 {
                 for text in texts {
                     let (terms, len) = a.analyze(text);
-                    let fast: Vec<(String, TermStats)> =
+                    // The same terms with the same statistics; the order in
+                    // which a word's terms first occur may differ (a raw word
+                    // cut at its punctuation gives each part's terms in turn).
+                    let mut fast: Vec<(String, TermStats)> =
                         terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s)).collect();
+                    fast.sort_by(|x, y| x.0.cmp(&y.0));
                     let mut plain = Vec::new();
                     t.tokenize_lines(text, |tok, line| plain.push((tok.to_string(), line)));
                     let slow: Vec<(String, TermStats)> =
@@ -601,8 +675,43 @@ mod tests {
                             .into_iter()
                             .map(|(s, st)| (s.to_string(), st))
                             .collect();
+                    let mut slow = slow;
+                    slow.sort_by(|x, y| x.0.cmp(&y.0));
                     assert_eq!(fast, slow, "{text}");
                     assert_eq!(len as usize, plain.len());
+                }
+            }
+        }
+    }
+
+    /// The cached analyzer's terms, sorted, and the tokenizer's.
+    fn both_ways(a: &mut Analyzer, t: &Tokenizer, text: &str) -> (Vec<(String, TermStats)>, Vec<(String, TermStats)>) {
+        let (terms, _) = a.analyze(text);
+        let mut fast: Vec<(String, TermStats)> =
+            terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s)).collect();
+        fast.sort_by(|x, y| x.0.cmp(&y.0));
+        let mut plain = Vec::new();
+        t.tokenize_lines(text, |tok, line| plain.push((tok.to_string(), line)));
+        let mut slow: Vec<(String, TermStats)> = Analyzed::from_tokens(plain.iter().map(|(s, l)| (s.as_str(), *l)))
+            .named()
+            .into_iter()
+            .map(|(s, st)| (s.to_string(), st))
+            .collect();
+        slow.sort_by(|x, y| x.0.cmp(&y.0));
+        (fast, slow)
+    }
+
+    proptest::proptest! {
+        /// Raw words cut at their punctuation give the tokenizer's terms,
+        /// whether their parts are cached yet or not.
+        #[test]
+        fn punctuated_words_as_the_tokenizer(texts in proptest::collection::vec("[a-zA-Z0-9_.(){};:'<>=, \n-]{0,60}", 1..6)) {
+            for config in [TokenizerConfig::default(), TokenizerConfig::mastra()] {
+                let t = Tokenizer::new(config);
+                let mut a = Analyzer::new(&t);
+                for text in texts.iter().chain(texts.iter()) {
+                    let (fast, slow) = both_ways(&mut a, &t, text);
+                    proptest::prop_assert_eq!(fast, slow, "{}", text);
                 }
             }
         }
@@ -633,9 +742,9 @@ mod tests {
         assert_eq!(a.analyze_with_fields("parse", (&[], 0), (&["parseUserId"], 0)).0.len(), 1, "weight 0: none");
     }
 
-    /// Names counted through their own cache give what the plain field
-    /// and whole-identifier counting gives, for hits and misses alike, and
-    /// with a split pattern that takes the uncached way.
+    /// Names counted through their own cache give each name's tokens and
+    /// whole identifier, for hits and misses alike (short, medium and long
+    /// keys), and so does the uncached way of a split pattern.
     #[test]
     fn names_cache_changes_nothing() {
         let names =

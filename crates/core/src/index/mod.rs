@@ -235,7 +235,7 @@ impl Bm25Index {
 
     /// The id of a term the index has (live or not yet compacted away).
     pub(crate) fn term_id(&self, name: &str) -> Option<u32> {
-        self.dict.get(name, |t| &self.names[t as usize])
+        self.dict.get(name, |t| self.names.bytes_of(t as usize))
     }
 
     fn slot_of(&self, id: &str) -> Option<u32> {

@@ -26,12 +26,10 @@ impl Names {
     /// empty (it matches no query word) instead of reaching safe code as
     /// an invalid `&str`. A name is a few bytes: the check costs little.
     pub fn get(&self, t: usize) -> &str {
-        let start = if t == 0 { 0 } else { self.ends[t - 1] as usize };
-        let end = (self.ends[t] as usize).max(start);
-        self.bytes.get(start..end).and_then(|name| std::str::from_utf8(name).ok()).unwrap_or("")
+        std::str::from_utf8(self.bytes_of(t)).unwrap_or("")
     }
 
-    /// Name `t`'s bytes, unchecked: what the term dictionary hashes and
+    /// Name `t`'s bytes, not checked as UTF-8: what the term dictionary hashes and
     /// compares (a damaged name's bytes match no query word).
     pub fn bytes_of(&self, t: usize) -> &[u8] {
         let start = if t == 0 { 0 } else { self.ends[t - 1] as usize };
