@@ -247,20 +247,6 @@ impl WordKey {
     }
 }
 
-/// The runs of letters, digits and `_` of an ASCII word, with where each
-/// starts.
-fn ascii_word_runs(word: &str) -> impl Iterator<Item = (usize, &str)> {
-    let is_part = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let bytes = word.as_bytes();
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let start = at + bytes[at..].iter().position(|&b| is_part(b))?;
-        let end = bytes[start..].iter().position(|&b| !is_part(b)).map_or(bytes.len(), |n| start + n);
-        at = end;
-        Some((start, &word[start..end]))
-    })
-}
-
 /// A defined name's key in the name caches.
 fn name_key(name: &str) -> WordKey {
     match word_table::pack::<2>(name) {
@@ -295,8 +281,6 @@ pub struct Analyzer<'t> {
     name_keys: Vec<WordKey>,
     collector: Collector,
     scratch: Vec<u32>,
-    /// The terms of a raw word's parts (`tokenize_uncached`).
-    part_terms: Vec<u32>,
     /// The whole identifier being built (`name_terms`).
     whole: String,
 }
@@ -318,7 +302,6 @@ impl<'t> Analyzer<'t> {
             name_keys: Vec::new(),
             collector: Collector::default(),
             scratch: Vec::new(),
-            part_terms: Vec::new(),
             whole: String::new(),
         }
     }
@@ -502,7 +485,7 @@ impl<'t> Analyzer<'t> {
             }
             return;
         }
-        self.tokenize_uncached(word);
+        self.tokenize_word(word);
         for &id in self.scratch.iter() {
             self.tokens.push((id, line));
         }
@@ -511,7 +494,7 @@ impl<'t> Analyzer<'t> {
 
     /// The range of `word_terms` (or, for a word of one term, that term's
     /// id and 1) cached for a raw word.
-    #[inline]
+    #[inline(always)]
     fn cached_word(&self, word: &str, key: WordKey) -> Option<(u32, u32)> {
         match key {
             WordKey::Short(k) => self.short_words.get(k),
@@ -542,38 +525,6 @@ impl<'t> Analyzer<'t> {
                 self.words.insert(word.into(), range);
             }
         }
-    }
-
-    /// The terms of a raw word the cache does not hold, into `scratch`. An
-    /// ASCII word with punctuation in it (`parse(userId);`, `self.items`)
-    /// is the words between its punctuation, each through the cache in
-    /// turn: the same terms (for ASCII, lowercasing and the identifier split
-    /// stop at punctuation, as the cut does), where such raw words are many
-    /// and mostly seen once, and the words in them few and seen again.
-    fn tokenize_uncached(&mut self, word: &str) {
-        let cut = self.tokenizer.config().remove_punctuation
-            && word.is_ascii()
-            && word.bytes().any(|b| !(b.is_ascii_alphanumeric() || b == b'_'));
-        if !cut {
-            return self.tokenize_word(word);
-        }
-        let mut terms = std::mem::take(&mut self.part_terms);
-        terms.clear();
-        for (start, part) in ascii_word_runs(word) {
-            let key = WordKey::at(word, start, start + part.len());
-            match self.cached_word(part, key) {
-                Some((id, 1)) => terms.push(id),
-                Some((from, n)) => terms.extend_from_slice(&self.word_terms[from as usize..(from + n) as usize]),
-                None => {
-                    self.tokenize_word(part);
-                    terms.extend_from_slice(&self.scratch);
-                    self.cache_word(part, key);
-                }
-            }
-        }
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&terms);
-        self.part_terms = terms;
     }
 
     /// The term ids of one raw word (no whitespace in it) into `scratch`,
@@ -661,12 +612,8 @@ mod tests {
             for _ in 0..2 {
                 for text in texts {
                     let (terms, len) = a.analyze(text);
-                    // The same terms with the same statistics; the order in
-                    // which a word's terms first occur may differ (a raw word
-                    // cut at its punctuation gives each part's terms in turn).
-                    let mut fast: Vec<(String, TermStats)> =
+                    let fast: Vec<(String, TermStats)> =
                         terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s)).collect();
-                    fast.sort_by(|x, y| x.0.cmp(&y.0));
                     let mut plain = Vec::new();
                     t.tokenize_lines(text, |tok, line| plain.push((tok.to_string(), line)));
                     let slow: Vec<(String, TermStats)> =
@@ -675,43 +622,8 @@ mod tests {
                             .into_iter()
                             .map(|(s, st)| (s.to_string(), st))
                             .collect();
-                    let mut slow = slow;
-                    slow.sort_by(|x, y| x.0.cmp(&y.0));
                     assert_eq!(fast, slow, "{text}");
                     assert_eq!(len as usize, plain.len());
-                }
-            }
-        }
-    }
-
-    /// The cached analyzer's terms, sorted, and the tokenizer's.
-    fn both_ways(a: &mut Analyzer, t: &Tokenizer, text: &str) -> (Vec<(String, TermStats)>, Vec<(String, TermStats)>) {
-        let (terms, _) = a.analyze(text);
-        let mut fast: Vec<(String, TermStats)> =
-            terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s)).collect();
-        fast.sort_by(|x, y| x.0.cmp(&y.0));
-        let mut plain = Vec::new();
-        t.tokenize_lines(text, |tok, line| plain.push((tok.to_string(), line)));
-        let mut slow: Vec<(String, TermStats)> = Analyzed::from_tokens(plain.iter().map(|(s, l)| (s.as_str(), *l)))
-            .named()
-            .into_iter()
-            .map(|(s, st)| (s.to_string(), st))
-            .collect();
-        slow.sort_by(|x, y| x.0.cmp(&y.0));
-        (fast, slow)
-    }
-
-    proptest::proptest! {
-        /// Raw words cut at their punctuation give the tokenizer's terms,
-        /// whether their parts are cached yet or not.
-        #[test]
-        fn punctuated_words_as_the_tokenizer(texts in proptest::collection::vec("[a-zA-Z0-9_.(){};:'<>=, \n-]{0,60}", 1..6)) {
-            for config in [TokenizerConfig::default(), TokenizerConfig::mastra()] {
-                let t = Tokenizer::new(config);
-                let mut a = Analyzer::new(&t);
-                for text in texts.iter().chain(texts.iter()) {
-                    let (fast, slow) = both_ways(&mut a, &t, text);
-                    proptest::prop_assert_eq!(fast, slow, "{}", text);
                 }
             }
         }
