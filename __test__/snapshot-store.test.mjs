@@ -169,11 +169,13 @@ test("a store's own failures are SnapshotStoreError: one that throws, one that h
   // Its promise is held by nothing: collected while init() waits (the
   // collector forced here), it must still wait for the timeout, as one
   // still held does, not fail at once with whatever napi-rs says then.
-  const hangs = { get: () => new Promise(() => {}), put: async () => ({ etag: 'x' }), head: async () => null }
+  let asked = false
+  const hangs = { get: () => { asked = true; return new Promise(() => {}) }, put: async () => ({ etag: 'x' }), head: async () => null }
   const started = Date.now()
   const waiting = storeWorkspace(hangs).init().then(() => null, (err) => err)
   v8.setFlagsFromString('--expose-gc')
   const gc = vm.runInNewContext('gc')
+  for (let i = 0; !asked && i < 500; i++) await new Promise((resolve) => setTimeout(resolve, 10))
   for (let i = 0; i < 5; i++) {
     await new Promise((resolve) => setTimeout(resolve, 50))
     gc()

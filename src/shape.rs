@@ -37,8 +37,11 @@ impl<T: FromNapiValue + 'static> MaybePromise<T> {
 }
 
 /// Whether napi-rs failed a promise's future because the promise's
-/// callbacks were dropped before it settled (a rejection is the inner
-/// result, never this).
+/// callbacks were dropped before it settled. napi-rs gives a rejection
+/// the same status, with the rejection's message as its reason, so a
+/// promise rejected with exactly "oneshot canceled" is taken for one
+/// collected (and waits for the timeout); telling them apart would need
+/// our own callbacks on the promise, where napi-rs keeps the flag private.
 fn collected_unsettled(e: &Error) -> bool {
     e.status == Status::GenericFailure && e.reason == futures::channel::oneshot::Canceled.to_string()
 }
