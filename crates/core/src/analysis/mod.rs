@@ -247,14 +247,6 @@ impl WordKey {
     }
 }
 
-/// A defined name's key in the name caches.
-fn name_key(name: &str) -> WordKey {
-    match word_table::pack::<2>(name) {
-        Some(k) => WordKey::Short(k),
-        None => word_table::pack::<4>(name).map_or(WordKey::Long, WordKey::Medium),
-    }
-}
-
 /// Tokenizes many texts into one vocabulary, caching raw words.
 pub struct Analyzer<'t> {
     tokenizer: &'t Tokenizer,
@@ -367,7 +359,7 @@ impl<'t> Analyzer<'t> {
         // ahead (the table outgrows the CPU's caches on a large tree).
         let mut keys = std::mem::take(&mut self.name_keys);
         keys.clear();
-        keys.extend(names.iter().map(|name| name_key(name)));
+        keys.extend(names.iter().map(|name| WordKey::at(name, 0, name.len())));
         const AHEAD: usize = 4;
         for (k, (name, &key)) in names.iter().zip(&keys).enumerate() {
             match keys.get(k + AHEAD) {
@@ -659,8 +651,16 @@ mod tests {
     /// keys), and so does the uncached way of a split pattern.
     #[test]
     fn names_cache_changes_nothing() {
-        let names =
-            ["parseUserId", "new", "parseUserId", "HTTPServer2", "a_very_long_function_name_for_the_medium_key", "x"];
+        let names = [
+            "parseUserId",
+            "new",
+            "parseUserId",
+            "HTTPServer2",
+            "parseUserIdFromHeader",
+            "parseUserIdFromHeader",
+            "a_very_long_function_name_for_the_long_key",
+            "x",
+        ];
         let pattern = TokenizerConfig { split: SplitRule::from_js("[;]", "").unwrap(), ..TokenizerConfig::default() };
         for config in [TokenizerConfig::default(), TokenizerConfig::mastra(), pattern] {
             let t = Tokenizer::new(config);
