@@ -85,23 +85,123 @@ fn is_modifier(word: &str) -> bool {
 }
 
 /// Calls `emit(name, line)` for each name `text` defines (lines 1-based).
-/// It runs over every line of every source file at `init()`, so a line
-/// that cannot hold a definition is let go on its first byte.
 pub fn definitions<'t>(lang: Lang, text: &'t str, mut emit: impl FnMut(&'t str, u32)) {
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
     for (i, end) in ends.enumerate() {
-        let raw = &text[start..end];
-        start = end + 1;
-        let body = trim_start(raw);
-        if body.is_empty() || body.len() > 400 || !may_start_definition(body) {
-            continue;
-        }
-        let top_level = body.len() == raw.len();
-        if let Some(name) = definition_on(lang, body, top_level) {
+        if let Some(name) = line_definition(lang, &text[start..end]) {
             emit(name, i as u32 + 1);
         }
+        start = end + 1;
     }
+}
+
+/// `definitions` of a text already split into its words: `words` yields
+/// each word's `(start, end, line)` in order (`words::split_words`). A
+/// line that defines a name has a word on it, so the lines are found
+/// from the words, not by reading the text for its line ends once more:
+/// this runs over every line of every source file at `init()`, beside the
+/// analysis that split it.
+pub fn definitions_of_words<'t>(
+    lang: Lang,
+    text: &'t str,
+    words: impl IntoIterator<Item = (usize, usize, u32)>,
+    mut emit: impl FnMut(&'t str, u32),
+) {
+    // The line being read: its first word's start, its last word's end.
+    let mut current: Option<(usize, usize, u32)> = None;
+    for (start, end, line) in words {
+        match &mut current {
+            Some((_, last_end, l)) if *l == line => *last_end = end,
+            _ => {
+                if let Some((first, last_end, l)) = current {
+                    definition_between(lang, text, first, last_end, l, &mut emit);
+                }
+                current = Some((start, end, line));
+            }
+        }
+    }
+    if let Some((first, last_end, l)) = current {
+        definition_between(lang, text, first, last_end, l, &mut emit);
+    }
+}
+
+/// The definition on the line of `text` whose first word starts at
+/// `first` and whose last word ends at `last_end`, if any. Most lines are
+/// let go on those two words (`may_define`) without finding the line's
+/// bounds.
+fn definition_between<'t>(
+    lang: Lang,
+    text: &'t str,
+    first: usize,
+    last_end: usize,
+    line: u32,
+    emit: &mut impl FnMut(&'t str, u32),
+) {
+    if !may_define(lang, text, first, last_end) {
+        return;
+    }
+    let b = text.as_bytes();
+    let start = b[..first].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+    let end = b[last_end..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| last_end + i);
+    if let Some(name) = line_definition(lang, &text[start..end]) {
+        emit(name, line);
+    }
+}
+
+/// Whether `line_definition` may find a name on the line whose first word
+/// starts at `first` and whose last word ends at `last_end` (`false` only
+/// where it finds none): the line must open with a modifier, a declaration
+/// keyword or `#`, or be one that `definition_on` reads as a method or a
+/// typed function (ending in `{`; a C line at the top level).
+///
+/// Only spaces (JavaScript's `\s`) come before `first` on its line and
+/// after `last_end`. Where `str::trim_start` keeps one of them (U+FEFF,
+/// the one it does not count as white space) the line starts with a
+/// character no name or keyword starts with, and `line_definition` finds
+/// nothing; otherwise the body it reads starts at `first`, at the top
+/// level exactly when nothing comes before it. At the end, a space it
+/// keeps is not `{` either. Where a word starts or ends with a character
+/// beyond ASCII (which `str::trim_start` may take as white space), the line
+/// is read in full.
+fn may_define(lang: Lang, text: &str, first: usize, last_end: usize) -> bool {
+    let b = text.as_bytes();
+    let c = b[first];
+    if !c.is_ascii() {
+        return true;
+    }
+    if !(c.is_ascii_alphabetic() || matches!(c, b'_' | b'$')) {
+        return c == b'#';
+    }
+    let word_end = b[first..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$')));
+    let word_end = word_end.map_or(b.len(), |n| first + n);
+    if b.get(word_end).is_some_and(|c| !c.is_ascii()) {
+        return true;
+    }
+    // ASCII bytes, so both ends are character boundaries.
+    let word = &text[first..word_end];
+    if is_modifier(word) || keyword(lang, word).is_some() {
+        return true;
+    }
+    let top_level = first == 0 || b[first - 1] == b'\n';
+    let last = b[last_end - 1];
+    let opens_block = last == b'{' || !last.is_ascii();
+    match lang {
+        Lang::Script => !top_level && opens_block,
+        Lang::Jvm => opens_block,
+        Lang::C => top_level || opens_block,
+        Lang::Rust | Lang::Go | Lang::Python | Lang::Other => false,
+    }
+}
+
+/// The name one line (no `\n` in it) defines, if any. A line that cannot
+/// hold a definition is let go on its first byte.
+fn line_definition(lang: Lang, raw: &str) -> Option<&str> {
+    let body = trim_start(raw);
+    if body.is_empty() || body.len() > 400 || !may_start_definition(body) {
+        return None;
+    }
+    definition_on(lang, body, body.len() == raw.len())
 }
 
 /// `s.trim_start()` for a line (no `\n` in it), over ASCII bytes first
@@ -156,25 +256,53 @@ fn strip_modifiers(mut s: &str) -> (&str, Option<(&str, &str)>) {
     }
 }
 
+/// What a declaration keyword declares.
+#[derive(Clone, Copy)]
+enum Keyword {
+    /// The name follows: `class Foo`, `fn foo`.
+    Name,
+    /// The name follows at the top level only (Go's `const`, `var`).
+    TopLevel,
+    /// ... or exported (a script's `const`, `let`, `var`).
+    TopLevelOrExported,
+    /// `func (r *T) Name(` or `func Name(`.
+    GoFunc,
+    /// `typedef ... name;`
+    Typedef,
+}
+
+fn keyword(lang: Lang, word: &str) -> Option<Keyword> {
+    Some(match (lang, word) {
+        (_, "class" | "interface" | "struct" | "enum" | "trait" | "union" | "module" | "namespace" | "record") => {
+            Keyword::Name
+        }
+        (Lang::Rust, "fn" | "type" | "mod" | "const" | "static" | "macro_rules") => Keyword::Name,
+        (Lang::Go, "func") => Keyword::GoFunc,
+        (Lang::Go, "type") => Keyword::Name,
+        (Lang::Go, "const" | "var") => Keyword::TopLevel,
+        (Lang::Script, "type") => Keyword::Name,
+        (Lang::Script, "const" | "let" | "var") => Keyword::TopLevelOrExported,
+        (Lang::Python | Lang::Other, "def") => Keyword::Name,
+        (Lang::Other | Lang::Script, "function") => Keyword::Name,
+        (Lang::Jvm, "fun" | "func" | "object" | "typealias") => Keyword::Name,
+        (Lang::C, "typedef") => Keyword::Typedef,
+        _ => return None,
+    })
+}
+
 fn definition_on(lang: Lang, body: &str, top_level: bool) -> Option<&str> {
     if let Some(rest) = body.strip_prefix("#define") {
         return ident(rest).map(|(n, _)| n);
     }
     let (s, first) = strip_modifiers(body);
     let (word, rest) = first?;
-    let keyword = match (lang, word) {
-        (_, "class" | "interface" | "struct" | "enum" | "trait" | "union" | "module" | "namespace" | "record") => true,
-        (Lang::Rust, "fn" | "type" | "mod" | "const" | "static" | "macro_rules") => true,
-        (Lang::Go, "func") => return go_func(rest),
-        (Lang::Go, "type") => true,
-        (Lang::Go, "const" | "var") => top_level,
-        (Lang::Script, "type") => true,
-        (Lang::Script, "const" | "let" | "var") => top_level || body.starts_with("export"),
-        (Lang::Python | Lang::Other, "def") => true,
-        (Lang::Other | Lang::Script, "function") => true,
-        (Lang::Jvm, "fun" | "func" | "object" | "typealias") => true,
-        (Lang::C, "typedef") => return typedef_name(rest),
-        _ => false,
+    let keyword = match keyword(lang, word) {
+        Some(Keyword::Name) => true,
+        Some(Keyword::TopLevel) => top_level,
+        Some(Keyword::TopLevelOrExported) => top_level || body.starts_with("export"),
+        Some(Keyword::GoFunc) => return go_func(rest),
+        Some(Keyword::Typedef) => return typedef_name(rest),
+        None => false,
     };
     if keyword {
         let rest = rest.trim_start_matches(['!', '*']);
@@ -322,6 +450,26 @@ mod tests {
         #[test]
         fn trim_start_is_strs(line in "[ \t\r\x0b\x0c\x1c\u{85}\u{a0}\u{2028}\u{3000}a#]{0,8}\\PC{0,4}") {
             proptest::prop_assert_eq!(trim_start(&line), line.trim_start());
+        }
+    }
+
+    proptest::proptest! {
+        // Enough cases to meet each kind of line the shortcut lets go.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// Lines found from the words find what the line scan finds.
+        #[test]
+        fn words_find_what_lines_find(text in "([ \t\r\x0b\x0c\u{85}\u{a0}\u{2028}\u{3000}\u{feff}]{0,3}(#define|#include|# x|pub fn|fn|def|class|struct|int|static|export const|export default|const|let|var|typedef|func|function|type|fun|object|get |async|int |void |[a-z]{1,4}\\(\\) \\{|[a-z]{1,4} [a-z]{1,4}\\([a-z]*\\)|\u{e9}t\u{e9}|//|\\*|}| |[a-zA-Z_$]|\\PC){0,6}[ (){};=\r\n\u{feff}\u{85}]{0,3}){0,12}") {
+            for path in ["a.c", "A.java", "a.ts", "a.rs", "a.go", "a.py", "a.rb"] {
+                let lang = lang_of(path).unwrap();
+                let mut by_lines = Vec::new();
+                definitions(lang, &text, |n, l| by_lines.push((n, l)));
+                let mut words = Vec::new();
+                super::super::words::split_words(&text, |s, e, l| words.push((s, e, l)));
+                let mut by_words = Vec::new();
+                definitions_of_words(lang, &text, words, |n, l| by_words.push((n, l)));
+                proptest::prop_assert_eq!(by_words, by_lines, "{}", path);
+            }
         }
     }
 

@@ -13,6 +13,7 @@ pub mod word_table;
 mod words;
 
 use crate::per_thread::PerThread;
+use definitions::Lang;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -309,27 +310,63 @@ impl<'t> Analyzer<'t> {
     }
 
     /// `analyze`, with the terms of the document's path (`field_terms`)
-    /// and of each name it defines counted their field's weight times
-    /// each on no line: BM25F fields folded into the document's term
-    /// frequencies and length, its line ranges still the content's alone;
-    /// and the whole identifier of each name (`identifiers::term`) the
-    /// names' weight times, left out of the length.
+    /// and of each name it defines (`definitions`, for a source file of
+    /// `lang`) counted their field's weight times each on no line: BM25F
+    /// fields folded into the document's term frequencies and length, its
+    /// line ranges still the content's alone; and the whole identifier of
+    /// each name (`identifiers::term`) the names' weight times, left out
+    /// of the length.
     pub fn analyze_with_fields(
+        &mut self,
+        text: &str,
+        (path, path_weight): (&[u32], u32),
+        (lang, names_weight): (Option<Lang>, u32),
+    ) -> (Vec<(u32, TermStats)>, u32) {
+        self.collect(text);
+        self.count_path(path, path_weight);
+        if let (Some(lang), true) = (lang, names_weight > 0) {
+            let names = self.defined_names(lang, text);
+            self.collect_names(&names, names_weight);
+        }
+        self.collector.finish()
+    }
+
+    /// `analyze_with_fields` with the defined names given.
+    #[cfg(test)]
+    fn analyze_with_names(
         &mut self,
         text: &str,
         (path, path_weight): (&[u32], u32),
         (names, names_weight): (&[&str], u32),
     ) -> (Vec<(u32, TermStats)>, u32) {
         self.collect(text);
-        if path_weight > 0 {
-            for &id in path {
-                self.collector.add_n(id, path_weight);
-            }
-        }
+        self.count_path(path, path_weight);
         if names_weight > 0 {
             self.collect_names(names, names_weight);
         }
         self.collector.finish()
+    }
+
+    fn count_path(&mut self, path: &[u32], weight: u32) {
+        if weight > 0 {
+            for &id in path {
+                self.collector.add_n(id, weight);
+            }
+        }
+    }
+
+    /// The names `text` defines: found from the words `collect` just split
+    /// it into (a split pattern of the user's own leaves no words: then by
+    /// reading its lines).
+    fn defined_names<'a>(&self, lang: Lang, text: &'a str) -> Vec<&'a str> {
+        let mut names = Vec::new();
+        if let SplitRule::Pattern(_) = self.tokenizer.config().split {
+            definitions::definitions(lang, text, |name, _| names.push(name));
+        } else {
+            let words = self.spans.iter().map(|&(s, e, line, _)| (s as usize, e as usize, line));
+            definitions::definitions_of_words(lang, text, words, |name, _| names.push(name));
+        }
+        names
     }
 
     /// The terms of a field's text (a file's path), in order, ids in this
@@ -629,10 +666,10 @@ mod tests {
         let mut a = Analyzer::new(&t);
         let mut path = Vec::new();
         a.field_terms("src/parse_user_id.rs", &mut path);
-        let (plain, plain_len) = a.analyze_with_fields("fn parse_user_id() {}", (&path, 10), (&[], 10));
-        let (terms, len) = a.analyze_with_fields("fn parse_user_id() {}", (&path, 10), (&["parse_user_id", "run"], 10));
+        let (plain, plain_len) = a.analyze_with_names("fn parse_user_id() {}", (&path, 10), (&[], 10));
+        let (terms, len) = a.analyze_with_names("fn parse_user_id() {}", (&path, 10), (&["parse_user_id", "run"], 10));
         assert_eq!(len, plain_len + 50, "the length adds the names' words, not the whole identifier");
-        let names_only = a.analyze_with_fields("", (&[], 0), (&["parse_user_id"], 10)).1;
+        let names_only = a.analyze_with_names("", (&[], 0), (&["parse_user_id"], 10)).1;
         assert!(
             names_only > 0 && names_only.is_multiple_of(10),
             "a name's words count 10 each, the whole identifier nothing"
@@ -643,7 +680,7 @@ mod tests {
         let whole = named(&terms).into_iter().find(|(n, _, _)| n == "ident:parseuserid");
         assert_eq!(whole, Some(("ident:parseuserid".to_string(), 10, 0)), "weight times, on no line");
         assert_eq!(named(&terms).len(), named(&plain).len() + 2, "`run` and the whole identifier");
-        assert_eq!(a.analyze_with_fields("parse", (&[], 0), (&["parseUserId"], 0)).0.len(), 1, "weight 0: none");
+        assert_eq!(a.analyze_with_names("parse", (&[], 0), (&["parseUserId"], 0)).0.len(), 1, "weight 0: none");
     }
 
     /// Names counted through their own cache give each name's tokens and
@@ -666,7 +703,7 @@ mod tests {
             let t = Tokenizer::new(config);
             let mut a = Analyzer::new(&t);
             for _ in 0..2 {
-                let (terms, len) = a.analyze_with_fields("", (&[], 0), (&names, 4));
+                let (terms, len) = a.analyze_with_names("", (&[], 0), (&names, 4));
                 let mut got: Vec<(String, u32)> =
                     terms.iter().map(|&(id, s)| (a.vocab.name(id).to_string(), s.tf)).collect();
                 got.sort();
@@ -692,6 +729,29 @@ mod tests {
                 a.field_terms(path, &mut ids);
                 let got: Vec<&str> = ids.iter().map(|&id| a.vocab.name(id)).collect();
                 assert_eq!(got, t.tokenize(path), "a path's terms are its tokens, in order");
+            }
+        }
+    }
+
+    /// The names found from the words a text was split into count as the
+    /// names its lines define, with either split rule; and where the text
+    /// before held other words (the analyzer's words of the last text).
+    #[test]
+    fn names_from_words_are_the_lines_names() {
+        let text = "pub struct Walker;\n  impl Walker {\n\tpub fn run_all(&self) {}\n}\n\u{feff}fn hidden() {}\nconst MAX_DEPTH: u32 = 3;";
+        let pattern = TokenizerConfig { split: SplitRule::from_js("[;]", "").unwrap(), ..TokenizerConfig::default() };
+        for config in [TokenizerConfig::default(), TokenizerConfig::mastra(), pattern] {
+            let t = Tokenizer::new(config);
+            let mut a = Analyzer::new(&t);
+            let mut names = Vec::new();
+            definitions::definitions(Lang::Rust, text, |n, _| names.push(n));
+            assert_eq!(names, ["Walker", "run_all", "MAX_DEPTH"]);
+            for before in ["", "fn other_words_before() {}\nstruct Before;"] {
+                a.analyze(before);
+                let by_words = a.analyze_with_fields(text, (&[], 0), (Some(Lang::Rust), 10));
+                let given = a.analyze_with_names(text, (&[], 0), (&names, 10));
+                assert_eq!(by_words, given);
+                assert_eq!(a.analyze_with_fields(text, (&[], 0), (None, 10)), a.analyze(text), "no language: no names");
             }
         }
     }

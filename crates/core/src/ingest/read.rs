@@ -112,16 +112,6 @@ pub const PATH_WEIGHT: u32 = 3;
 /// (`analysis::definitions`), beside its occurrence in the content.
 pub const DEFINITION_WEIGHT: u32 = 10;
 
-/// The names `content` defines (none for a file that is no source code
-/// of a known language).
-fn defined_names<'c>(id: &str, content: &'c str) -> Vec<&'c str> {
-    let mut names = Vec::new();
-    if let Some(lang) = definitions::lang_of(id) {
-        definitions::definitions(lang, content, |name, _| names.push(name));
-    }
-    names
-}
-
 /// Splits one text into the documents it is indexed as: itself when small,
 /// else `id#chunk-N` chunks with `sourceFile` metadata. Their analysis is
 /// left empty for the caller.
@@ -201,12 +191,12 @@ pub fn ingest(
                                 // The file's path is a field of each of its documents,
                                 // and the names a document defines another.
                                 a.field_terms(id, &mut path);
+                                let lang = definitions::lang_of(id);
                                 for d in docs.iter_mut() {
-                                    let names = defined_names(id, &d.content);
                                     let (terms, len) = a.analyze_with_fields(
                                         &d.content,
                                         (&path, PATH_WEIGHT),
-                                        (&names, DEFINITION_WEIGHT),
+                                        (lang, DEFINITION_WEIGHT),
                                     );
                                     d.analyzed.terms = terms;
                                     d.analyzed.len = len;
