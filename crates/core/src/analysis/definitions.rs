@@ -164,6 +164,7 @@ fn definition_between<'t>(
 /// keeps is not `{` either. Where a word starts or ends with a character
 /// beyond ASCII (which `str::trim_start` may take as white space), the line
 /// is read in full.
+#[inline]
 fn may_define(lang: Lang, text: &str, first: usize, last_end: usize) -> bool {
     let b = text.as_bytes();
     let c = b[first];
@@ -173,26 +174,40 @@ fn may_define(lang: Lang, text: &str, first: usize, last_end: usize) -> bool {
     if !(c.is_ascii_alphabetic() || matches!(c, b'_' | b'$')) {
         return c == b'#';
     }
-    let word_end = b[first..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$')));
-    let word_end = word_end.map_or(b.len(), |n| first + n);
-    if b.get(word_end).is_some_and(|c| !c.is_ascii()) {
-        return true;
-    }
-    // ASCII bytes, so both ends are character boundaries.
-    let word = &text[first..word_end];
-    if is_modifier(word) || keyword(lang, word).is_some() {
-        return true;
-    }
     let top_level = first == 0 || b[first - 1] == b'\n';
     let last = b[last_end - 1];
     let opens_block = last == b'{' || !last.is_ascii();
-    match lang {
+    let by_shape = match lang {
         Lang::Script => !top_level && opens_block,
         Lang::Jvm => opens_block,
         Lang::C => top_level || opens_block,
         Lang::Rust | Lang::Go | Lang::Python | Lang::Other => false,
+    };
+    if by_shape {
+        return true;
     }
+    let mut end = first + 1;
+    while end < b.len() && IDENT_BYTE[usize::from(b[end])] {
+        end += 1;
+    }
+    if b.get(end).is_some_and(|c| !c.is_ascii()) {
+        return true;
+    }
+    // ASCII bytes, so both ends are character boundaries.
+    let word = &text[first..end];
+    is_modifier(word) || keyword(lang, word).is_some()
 }
+
+/// The ASCII bytes `ident` takes: letters, digits, `_` and `$`.
+static IDENT_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 128 {
+        table[c] = (c as u8).is_ascii_alphanumeric() || c == b'_' as usize || c == b'$' as usize;
+        c += 1;
+    }
+    table
+};
 
 /// The name one line (no `\n` in it) defines, if any. A line that cannot
 /// hold a definition is let go on its first byte.
