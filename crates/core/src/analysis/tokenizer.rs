@@ -147,6 +147,41 @@ pub fn is_word_char(c: char) -> bool {
     matches!(c.general_category_group(), GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number)
 }
 
+/// Calls `f` with each run of word characters (`is_word_char`) of `text`,
+/// in order: `text.split(|c| !is_word_char(c))` without its empty pieces,
+/// by bytes where `text` is ASCII (most words; `str::split` decodes each
+/// character and calls the predicate on it).
+pub(crate) fn word_runs<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+    if !text.is_ascii() {
+        text.split(|c: char| !is_word_char(c)).filter(|p| !p.is_empty()).for_each(f);
+        return;
+    }
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !ASCII_WORD_BYTE[usize::from(b[i])] {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && ASCII_WORD_BYTE[usize::from(b[i])] {
+            i += 1;
+        }
+        f(&text[start..i]);
+    }
+}
+
+/// `is_word_char` of each ASCII byte.
+static ASCII_WORD_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 128 {
+        table[c] = (c as u8).is_ascii_alphanumeric() || c == b'_' as usize;
+        c += 1;
+    }
+    table
+};
+
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x1100..=0x11FF | 0x3040..=0x309F | 0x30A0..=0x30FF | 0x3130..=0x318F | 0x31F0..=0x31FF
@@ -317,13 +352,9 @@ impl Tokenizer {
             word
         };
         if self.config.remove_punctuation {
-            for piece in w.split(|c: char| !is_word_char(c)).filter(|p| !p.is_empty()) {
-                self.finish_token(piece, emit);
-            }
+            word_runs(w, |piece| self.finish_token(piece, emit));
             if self.config.split_identifiers {
-                for raw in word.split(|c: char| !is_word_char(c)).filter(|p| !p.is_empty()) {
-                    self.identifier_parts(raw, emit);
-                }
+                word_runs(word, |raw| self.identifier_parts(raw, emit));
             }
         } else {
             self.finish_token(w, emit);
@@ -438,31 +469,57 @@ fn lowercase<'a>(word: &str, buf: &'a mut [u8; SHORT], owned: &'a mut String) ->
 /// `split_identifier` for an ASCII word, by bytes and into `parts` (no
 /// allocation); `None` when it has more parts than `parts` holds.
 pub(crate) fn split_ascii_identifier<'a>(raw: &'a str, parts: &mut [&'a str]) -> Option<usize> {
-    let kind = |b: u8| match b {
-        b'a'..=b'z' => Kind::Lower,
-        b'A'..=b'Z' => Kind::Upper,
-        b'0'..=b'9' => Kind::Digit,
-        _ => Kind::Other,
-    };
+    let kind = |c: u8| KIND_OF_BYTE[usize::from(c)];
+    let b = raw.as_bytes();
     let mut n = 0;
-    let mut push = |p: &'a str| -> Option<()> {
-        *parts.get_mut(n)? = p;
+    let mut push = |from: usize, to: usize| -> Option<()> {
+        *parts.get_mut(n)? = &raw[from..to];
         n += 1;
         Some(())
     };
-    for piece in raw.split('_').filter(|p| !p.is_empty()) {
-        let b = piece.as_bytes();
-        let mut start = 0;
-        for i in 1..b.len() {
-            if boundary(kind(b[i - 1]), kind(b[i]), b.get(i + 1).map(|&c| kind(c))) {
-                push(&piece[start..i])?;
-                start = i;
-            }
+    // The pieces between `_`s, by bytes (`str::split` costs more than the
+    // rest of this on the short words it is given).
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'_' {
+            i += 1;
+            continue;
         }
-        push(&piece[start..])?;
+        let end = b[i..].iter().position(|&c| c == b'_').map_or(b.len(), |k| i + k);
+        let (mut start, mut prev) = (i, kind(b[i]));
+        for j in i + 1..end {
+            let cur = kind(b[j]);
+            // Two of a kind part only as `HTTPServer` does.
+            if cur != prev || cur == Kind::Upper {
+                let next = (j + 1 < end).then(|| kind(b[j + 1]));
+                if boundary(prev, cur, next) {
+                    push(start, j)?;
+                    start = j;
+                }
+            }
+            prev = cur;
+        }
+        push(start, end)?;
+        i = end;
     }
     Some(n)
 }
+
+/// `Kind` of each ASCII byte (and `Other` of each byte beyond).
+static KIND_OF_BYTE: [Kind; 256] = {
+    let mut table = [Kind::Other; 256];
+    let mut c = 0;
+    while c < 256 {
+        table[c] = match c as u8 {
+            b'a'..=b'z' => Kind::Lower,
+            b'A'..=b'Z' => Kind::Upper,
+            b'0'..=b'9' => Kind::Digit,
+            _ => Kind::Other,
+        };
+        c += 1;
+    }
+    table
+};
 
 /// What a character of an identifier is, for where its parts start.
 #[derive(PartialEq, Clone, Copy)]

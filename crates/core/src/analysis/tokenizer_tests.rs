@@ -129,6 +129,15 @@ proptest::proptest! {
         proptest::prop_assert_eq!(super::ascii_lowercase_in(&raw, &mut buf), Some(lower.as_str()));
     }
 
+    /// Runs of word characters by bytes are `str::split`'s non-empty pieces.
+    #[test]
+    fn word_runs_split_as_str(text in "[a-zA-Z0-9_.(){}:;, -]{0,30}|\\PC{0,20}") {
+        let mut runs = Vec::new();
+        super::word_runs(&text, |r| runs.push(r));
+        let split: Vec<&str> = text.split(|c: char| !super::is_word_char(c)).filter(|p| !p.is_empty()).collect();
+        proptest::prop_assert_eq!(runs, split);
+    }
+
     /// Any text, any configuration: no panic, no empty token, lines
     /// within the text's line count.
     #[test]
