@@ -161,9 +161,12 @@ fn definition_between<'t>(
 /// character no name or keyword starts with, and `line_definition` finds
 /// nothing; otherwise the body it reads starts at `first`, at the top
 /// level exactly when nothing comes before it. At the end, a space it
-/// keeps is not `{` either. Where a word starts or ends with a character
-/// beyond ASCII (which `str::trim_start` may take as white space), the line
-/// is read in full.
+/// keeps is not `{` either. A line whose first word starts with a
+/// character beyond ASCII (which `str::trim_start` may take as white
+/// space) is read in full, and one whose last word ends with one is taken
+/// to open a block (`str::trim_end` may take it as white space too).
+/// The first byte's test is `may_start_definition`'s, with `#` for
+/// `#define`.
 #[inline]
 fn may_define(lang: Lang, text: &str, first: usize, last_end: usize) -> bool {
     let b = text.as_bytes();
@@ -176,26 +179,32 @@ fn may_define(lang: Lang, text: &str, first: usize, last_end: usize) -> bool {
     }
     let top_level = first == 0 || b[first - 1] == b'\n';
     let last = b[last_end - 1];
-    let opens_block = last == b'{' || !last.is_ascii();
-    let by_shape = match lang {
-        Lang::Script => !top_level && opens_block,
-        Lang::Jvm => opens_block,
-        Lang::C => top_level || opens_block,
-        Lang::Rust | Lang::Go | Lang::Python | Lang::Other => false,
-    };
-    if by_shape {
+    if shape_may_define(lang, top_level, last == b'{' || !last.is_ascii()) {
         return true;
     }
+    // The line's first identifier, as `ident` reads it, or (where a letter
+    // beyond ASCII continues it) its ASCII start: `ident`'s word is then no
+    // modifier or keyword, and this one is taken for one at worst.
     let mut end = first + 1;
     while end < b.len() && IDENT_BYTE[usize::from(b[end])] {
         end += 1;
     }
-    if b.get(end).is_some_and(|c| !c.is_ascii()) {
-        return true;
-    }
     // ASCII bytes, so both ends are character boundaries.
     let word = &text[first..end];
     is_modifier(word) || keyword(lang, word).is_some()
+}
+
+/// Whether a line whose first word is no modifier or declaration keyword
+/// can define a name by its shape (`definition_on`'s methods and typed
+/// functions): a script's method is indented and opens its body; a Java-like
+/// method opens its body; a C function is at the top level or opens its body.
+fn shape_may_define(lang: Lang, top_level: bool, opens_block: bool) -> bool {
+    match lang {
+        Lang::Script => !top_level && opens_block,
+        Lang::Jvm => opens_block,
+        Lang::C => top_level || opens_block,
+        Lang::Rust | Lang::Go | Lang::Python | Lang::Other => false,
+    }
 }
 
 /// The ASCII bytes `ident` takes: letters, digits, `_` and `$`.
@@ -244,7 +253,7 @@ fn may_start_definition(body: &str) -> bool {
 fn ident(s: &str) -> Option<(&str, &str)> {
     let s = trim_start(s);
     let b = s.as_bytes();
-    let mut end = b.iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'$')).unwrap_or(b.len());
+    let mut end = b.iter().position(|&c| !IDENT_BYTE[usize::from(c)]).unwrap_or(b.len());
     if b.get(end).is_some_and(|c| !c.is_ascii()) {
         // A name with letters beyond ASCII: found again by characters.
         end = s.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(s.len());
@@ -286,6 +295,7 @@ enum Keyword {
     Typedef,
 }
 
+/// What `word` declares in `lang`, if it is one of its declaration keywords.
 fn keyword(lang: Lang, word: &str) -> Option<Keyword> {
     Some(match (lang, word) {
         (_, "class" | "interface" | "struct" | "enum" | "trait" | "union" | "module" | "namespace" | "record") => {
@@ -341,8 +351,11 @@ fn definition_on(lang: Lang, body: &str, top_level: bool) -> Option<&str> {
         }
         return Some(name);
     }
+    if !shape_may_define(lang, top_level, s.trim_end().ends_with('{')) {
+        return None;
+    }
     match lang {
-        Lang::Script if !top_level => method_name(s),
+        Lang::Script => method_name(s),
         Lang::Jvm => typed_function(s, false),
         Lang::C => typed_function(s, top_level),
         _ => None,
@@ -474,7 +487,7 @@ mod tests {
 
         /// Lines found from the words find what the line scan finds.
         #[test]
-        fn words_find_what_lines_find(text in "([ \t\r\x0b\x0c\u{85}\u{a0}\u{2028}\u{3000}\u{feff}]{0,3}(#define|#include|# x|pub fn|fn|def|class|struct|int|static|export const|export default|const|let|var|typedef|func|function|type|fun|object|get |async|int |void |[a-z]{1,4}\\(\\) \\{|[a-z]{1,4} [a-z]{1,4}\\([a-z]*\\)|\u{e9}t\u{e9}|//|\\*|}| |[a-zA-Z_$]|\\PC){0,6}[ (){};=\r\n\u{feff}\u{85}]{0,3}){0,12}") {
+        fn words_find_what_lines_find(text in "([ \t\r\x0b\x0c\u{85}\u{a0}\u{2028}\u{3000}\u{feff}]{0,3}(#define|#include|# x|pub fn|fn|def|class|struct|int|static|export const|export default|const|let|var|typedef|func|function|type|fun|object|get |async|int |void |public void f\\(\\) \\{|inline int |\\$[a-z]{1,3}|[a-z]{1,4}\\(\\) \\{|[a-z]{1,4} [a-z]{1,4}\\([a-z]*\\)|\u{e9}t\u{e9}|//|\\*|}| |[a-zA-Z_$]|\\PC){0,6}[ (){};=\r\n\u{feff}\u{85}]{0,3}){0,12}") {
             for path in ["a.c", "A.java", "a.ts", "a.rs", "a.go", "a.py", "a.rb"] {
                 let lang = lang_of(path).unwrap();
                 let mut by_lines = Vec::new();

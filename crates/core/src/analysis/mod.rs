@@ -323,12 +323,11 @@ impl<'t> Analyzer<'t> {
         (lang, names_weight): (Option<Lang>, u32),
     ) -> (Vec<(u32, TermStats)>, u32) {
         self.collect(text);
-        self.count_path(path, path_weight);
-        if let (Some(lang), true) = (lang, names_weight > 0) {
-            let names = self.defined_names(lang, text);
-            self.collect_names(&names, names_weight);
-        }
-        self.collector.finish()
+        let names = match lang {
+            Some(lang) if names_weight > 0 => self.defined_names(lang, text),
+            _ => Vec::new(),
+        };
+        self.finish_with_fields((path, path_weight), (&names, names_weight))
     }
 
     /// `analyze_with_fields` with the defined names given.
@@ -336,33 +335,39 @@ impl<'t> Analyzer<'t> {
     fn analyze_with_names(
         &mut self,
         text: &str,
+        path: (&[u32], u32),
+        names: (&[&str], u32),
+    ) -> (Vec<(u32, TermStats)>, u32) {
+        self.collect(text);
+        self.finish_with_fields(path, names)
+    }
+
+    /// Counts the fields into the document `collect` counted, and finishes it.
+    fn finish_with_fields(
+        &mut self,
         (path, path_weight): (&[u32], u32),
         (names, names_weight): (&[&str], u32),
     ) -> (Vec<(u32, TermStats)>, u32) {
-        self.collect(text);
-        self.count_path(path, path_weight);
+        if path_weight > 0 {
+            for &id in path {
+                self.collector.add_n(id, path_weight);
+            }
+        }
         if names_weight > 0 {
             self.collect_names(names, names_weight);
         }
         self.collector.finish()
     }
 
-    fn count_path(&mut self, path: &[u32], weight: u32) {
-        if weight > 0 {
-            for &id in path {
-                self.collector.add_n(id, weight);
-            }
-        }
-    }
-
-    /// The names `text` defines: found from the words `collect` just split
-    /// it into (a split pattern of the user's own leaves no words: then by
-    /// reading its lines).
+    /// The names `text` defines: found from the words `collect(text)` has
+    /// just split it into (a split pattern of the user's own leaves no
+    /// words: then by reading its lines).
     fn defined_names<'a>(&self, lang: Lang, text: &'a str) -> Vec<&'a str> {
         let mut names = Vec::new();
         if let SplitRule::Pattern(_) = self.tokenizer.config().split {
             definitions::definitions(lang, text, |name, _| names.push(name));
         } else {
+            debug_assert!(self.spans.last().is_none_or(|w| w.1 as usize <= text.len()), "the words of `text`");
             let words = self.spans.iter().map(|&(s, e, line, _)| (s as usize, e as usize, line));
             definitions::definitions_of_words(lang, text, words, |name, _| names.push(name));
         }
@@ -752,6 +757,22 @@ mod tests {
                 let given = a.analyze_with_names(text, (&[], 0), (&names, 10));
                 assert_eq!(by_words, given);
                 assert_eq!(a.analyze_with_fields(text, (&[], 0), (None, 10)), a.analyze(text), "no language: no names");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The names the analyzer finds from its own words count as those
+        /// the line scan finds, for code-like texts of each language.
+        #[test]
+        fn names_from_words_on_any_text(text in "([ \t\u{feff}\u{85}]{0,2}(pub fn |fn |def |class |function |public void |int |export const |[a-z_$]{1,6}|\\(\\) \\{|[;{}()=:]| ){1,6}[\r\n]{1,2}){0,10}") {
+            let t = Tokenizer::default();
+            let mut a = Analyzer::new(&t);
+            for lang in [Lang::Rust, Lang::Go, Lang::Script, Lang::Python, Lang::Jvm, Lang::C, Lang::Other] {
+                let mut names = Vec::new();
+                definitions::definitions(lang, &text, |n, _| names.push(n));
+                let by_words = a.analyze_with_fields(&text, (&[], 0), (Some(lang), 10));
+                proptest::prop_assert_eq!(by_words, a.analyze_with_names(&text, (&[], 0), (&names, 10)));
             }
         }
     }
