@@ -37,7 +37,8 @@ impl Workspace {
             Some(e) => {
                 let index_name = place.index_name(o.search_index_name.clone()).map_err(config_error)?;
                 let embedder = crate::embedder::from_js(e, o.embed_concurrency, o.embed_timeout_ms)?;
-                let store = vector_store(env, o.vector_store.as_ref())?;
+                let timeout = std::time::Duration::from_millis(o.vector_store_timeout_ms);
+                let store = vector_store(env, o.vector_store.as_ref(), timeout)?;
                 Some(VectorConfig { embedder, store, index_name, store_given: o.vector_store.is_some() })
             }
         };
@@ -108,7 +109,7 @@ impl Workspace {
 }
 
 /// The store a workspace writes: the embedded one, a `LocalVector`'s, or the user's.
-fn vector_store(env: &Env, given: Option<&Unknown>) -> Checked<Store> {
+fn vector_store(env: &Env, given: Option<&Unknown>, timeout: std::time::Duration) -> Checked<Store> {
     Ok(match given {
         None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
         Some(s) if LocalVector::instance_of(env, s)? => {
@@ -116,7 +117,7 @@ fn vector_store(env: &Env, given: Option<&Unknown>) -> Checked<Store> {
             let lv: ClassInstance<LocalVector> = unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
             Store::Local(lv.store.clone())
         }
-        Some(s) => Store::Mastra(MastraStore::new(Arc::new(JsStore::from_js(env, s)?))),
+        Some(s) => Store::Mastra(MastraStore::new(Arc::new(JsStore::from_js(env, s)?), timeout)),
     })
 }
 

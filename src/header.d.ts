@@ -167,6 +167,8 @@ export interface WorkspaceOptions {
   embedConcurrency?: number
   /** A call of the embedder that has not answered after this many milliseconds fails like an embedder error (default 120000). */
   embedTimeoutMs?: number
+  /** A call of `vectorStore` (`upsert`, `query`, `deleteVectors`, ...) that has not answered after this many milliseconds fails the operation (default 120000); a write it may still make is undone at the next start with `persist`. */
+  vectorStoreTimeoutMs?: number
   /** Files larger than this many bytes are skipped by auto-indexing, with a reason in the report (default 10485760, 10 MiB). */
   maxFileSize?: number
   /** Directories (recursive), files or glob patterns inside `basePath`, indexed by `init()`. */

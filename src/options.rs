@@ -41,6 +41,7 @@ pub const WORKSPACE_KEYS: &[&str] = &[
     "respectGitignore",
     "embedConcurrency",
     "embedTimeoutMs",
+    "vectorStoreTimeoutMs",
     "maxFileSize",
     "onProgress",
     "persist",
@@ -85,6 +86,7 @@ pub struct WorkspaceOptions<'e> {
     pub respect_gitignore: bool,
     pub embed_concurrency: usize,
     pub embed_timeout_ms: u64,
+    pub vector_store_timeout_ms: u64,
     pub max_file_size: u64,
     pub on_progress: Option<Function<'e, Unknown<'e>, Unknown<'e>>>,
     /// `persist`: `None` off; `Some(None)` the default directory.
@@ -119,6 +121,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         respect_gitignore: true,
         embed_concurrency: 8,
         embed_timeout_ms: DEFAULT_EMBED_TIMEOUT_MS,
+        vector_store_timeout_ms: workspace_search_core::engine::DEFAULT_STORE_TIMEOUT.as_millis() as u64,
         max_file_size: DEFAULT_MAX_FILE_SIZE,
         on_progress: None,
         persist: None,
@@ -176,6 +179,9 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
     }
     if let Some(v) = prop(&o, "embedTimeoutMs")? {
         out.embed_timeout_ms = to_integer(&v, "embedTimeoutMs", 1.0)? as u64;
+    }
+    if let Some(v) = prop(&o, "vectorStoreTimeoutMs")? {
+        out.vector_store_timeout_ms = to_integer(&v, "vectorStoreTimeoutMs", 1.0)? as u64;
     }
     if let Some(v) = prop(&o, "maxFileSize")? {
         out.max_file_size = to_integer(&v, "maxFileSize", 1.0)? as u64;

@@ -12,11 +12,19 @@ use crate::vectors::store::{Metric, VectorStore};
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a call of the user's vector store may take by default
+/// (`vectorStoreTimeoutMs`; the embedder's default too).
+pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A store of the user's, called by method name (as Mastra's
 /// `this.vectorStore.x(...)`, so that methods replaced later are the ones called).
 pub struct MastraStore {
     caller: Arc<dyn StoreCall>,
+    /// How long one call may take: a store that never answers fails the
+    /// call instead of holding it (and `destroy()`'s wait) for good.
+    timeout: Duration,
     /// With `persist`: what is about to reach the store, written down first
     /// (`persist::intent`), set once this workspace writes the directory.
     pub intent: std::sync::OnceLock<Arc<IntentLog>>,
@@ -28,13 +36,23 @@ pub enum Store {
 }
 
 impl MastraStore {
-    pub fn new(caller: Arc<dyn StoreCall>) -> MastraStore {
-        MastraStore { caller, intent: Default::default() }
+    pub fn new(caller: Arc<dyn StoreCall>, timeout: Duration) -> MastraStore {
+        MastraStore { caller, timeout, intent: Default::default() }
     }
 
     /// Calls `store[name](args)`; `None` when the store has no such method.
     async fn call(&self, name: &str, args: Value) -> Result<Option<Value>> {
-        self.caller.call(name, args).await
+        self.call_within(name, args).await?
+    }
+
+    /// `call`, where the outer error is the call not answering within the
+    /// timeout: it may still reach the store, so a write's record of intent
+    /// stays held (`Held`), where any answer (an error too) releases it.
+    async fn call_within(&self, name: &str, args: Value) -> Result<Result<Option<Value>>> {
+        let ms = self.timeout.as_millis();
+        tokio::time::timeout(self.timeout, self.caller.call(name, args))
+            .await
+            .map_err(|_| Error::from_reason(format!("vectorStore.{name} did not answer within {ms} ms.")))
     }
 
     /// Writes down ids about to be written or deleted; a log that cannot
@@ -52,8 +70,13 @@ impl MastraStore {
 
     /// A method every store has (`upsert`, `query`).
     async fn call_required(&self, name: &str, args: Value) -> Result<Value> {
-        self.call(name, args).await?.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
+        required(name, self.call(name, args).await?)
     }
+}
+
+/// The answer of a method every store has.
+fn required(name: &str, answer: Option<Value>) -> Result<Value> {
+    answer.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
 }
 
 fn local_err(e: impl std::fmt::Display) -> Error {
@@ -90,11 +113,11 @@ impl Store {
             Store::Mastra(js) => {
                 let held = js.intend_ids(&ids)?;
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
-                let answer = js.call_required("upsert", args).await.map(drop);
+                let answer = js.call_within("upsert", args).await?;
                 if let Some(h) = held {
                     h.answered();
                 }
-                answer
+                required("upsert", answer?).map(drop)
             }
         }
     }
@@ -142,24 +165,32 @@ impl Store {
             }
             Store::Mastra(js) => {
                 let held = js.intend_ids(ids)?;
-                // An error is an answer too: only a call cut short stays held.
-                let answer = async {
+                // An error is an answer too: only a call cut short (or not
+                // answered in time: the outer error) stays held.
+                let answer: Result<Result<()>> = async {
                     // One call per 100 ids where the store can; else one per id.
                     for chunk in ids.chunks(MAX_UPSERT) {
-                        if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
-                            continue;
+                        let args = json!({ "indexName": index_name, "ids": chunk });
+                        match js.call_within("deleteVectors", args).await? {
+                            Ok(Some(_)) => continue,
+                            Ok(None) => {}
+                            Err(e) => return Ok(Err(e)),
                         }
                         for id in chunk {
-                            js.call("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
+                            let args = json!({ "indexName": index_name, "id": id });
+                            if let Err(e) = js.call_within("deleteVector", args).await? {
+                                return Ok(Err(e));
+                            }
                         }
                     }
-                    Ok(())
+                    Ok(Ok(()))
                 }
                 .await;
+                let answered = answer?;
                 if let Some(h) = held {
                     h.answered();
                 }
-                answer
+                answered
             }
         }
     }
@@ -183,11 +214,11 @@ impl Store {
                     None => None,
                 };
                 let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
-                let answer = js.call("deleteVectors", args).await.map(drop);
+                let answer = js.call_within("deleteVectors", args).await?;
                 if let Some(h) = held {
                     h.answered();
                 }
-                answer
+                answer.map(drop)
             }
         }
     }
