@@ -263,7 +263,9 @@ pub struct Analyzer<'t> {
     spans: Vec<(u32, u32, u32, WordKey)>,
     /// Its tokens as (term id, line), before they are counted.
     tokens: Vec<(u32, u32)>,
-    /// Token before the final filter -> its term id (`NONE`: filtered out).
+    /// Token before the final filter -> its term id (`NONE`: filtered out):
+    /// those of up to 15 bytes by packed key (most of them), the rest by string.
+    short_pieces: WordTable<2>,
     pieces: FxHashMap<Box<str>, u32>,
     word_terms: Vec<u32>,
     /// Defined name -> its whole-identifier term and its terms, as a range
@@ -288,6 +290,7 @@ impl<'t> Analyzer<'t> {
             words: FxHashMap::default(),
             spans: Vec::new(),
             tokens: Vec::new(),
+            short_pieces: WordTable::default(),
             pieces: FxHashMap::default(),
             word_terms: Vec::new(),
             short_names: WordTable::default(),
@@ -564,21 +567,28 @@ impl<'t> Analyzer<'t> {
     /// The term ids of one raw word (no whitespace in it) into `scratch`,
     /// through the cache of its pieces.
     fn tokenize_word(&mut self, word: &str) {
-        let (vocab, scratch, pieces, tokenizer) =
-            (&mut self.vocab, &mut self.scratch, &mut self.pieces, self.tokenizer);
+        let (vocab, scratch, tokenizer) = (&mut self.vocab, &mut self.scratch, self.tokenizer);
+        let (short_pieces, pieces) = (&mut self.short_pieces, &mut self.pieces);
         scratch.clear();
         tokenizer.word_pieces(word, &mut |p| {
-            let id = match pieces.get(p) {
-                Some(&id) => id,
-                None => {
-                    let mut id = NONE;
-                    tokenizer.final_filter(p, &mut |t| id = vocab.intern(t));
-                    if pieces.len() < MAX_CACHED_WORDS {
-                        pieces.insert(p.into(), id);
-                    }
-                    id
-                }
+            let key = word_table::pack::<2>(p);
+            let cached = match key {
+                Some(key) => short_pieces.get(key).map(|(id, _)| id),
+                None => pieces.get(p).copied(),
             };
+            let id = cached.unwrap_or_else(|| {
+                let mut id = NONE;
+                tokenizer.final_filter(p, &mut |t| id = vocab.intern(t));
+                if short_pieces.len() + pieces.len() < MAX_CACHED_WORDS {
+                    match key {
+                        Some(key) => short_pieces.insert(key, id, 1),
+                        None => {
+                            pieces.insert(p.into(), id);
+                        }
+                    }
+                }
+                id
+            });
             if id != NONE {
                 scratch.push(id);
             }
