@@ -564,43 +564,6 @@ test('writes made before the first init() land on top of the loaded index (BM25,
   await second.destroy()
 })
 
-test('a vector write that does not answer within vectorStoreTimeoutMs, then lands, is undone at the next start', async (t) => {
-  const { hashEmbed } = await import('./vector-helpers.mjs')
-  const { dir } = corpus(t)
-  const held = new Map()
-  let late = null
-  const store = {
-    async upsert({ ids, vectors }) {
-      const write = () => ids.forEach((id, i) => held.set(id, vectors[i]))
-      if (!late) return write()
-      // Answers only when the test lets it: long after the call timed out.
-      return new Promise((resolve) => late.push(() => resolve(write())))
-    },
-    async query() {
-      return []
-    },
-    async deleteVectors({ ids }) {
-      for (const id of ids ?? []) held.delete(id)
-    },
-  }
-  const embedder = Object.assign(async (texts) => texts.map((x) => hashEmbed(x, 16)), { batch: true })
-  const open = () => new Workspace({ bm25: true, vectorStore: store, embedder, embedderId: 'h16', vectorStoreTimeoutMs: 100, persist: { dir } })
-  const first = open()
-  await first.init()
-  await first.index('kept', 'a document whose write answered')
-  late = []
-  await assert.rejects(first.index('late', 'a document whose write lands late'), { message: 'vectorStore.upsert did not answer within 100 ms.' })
-  late.forEach((land) => land())
-  late = null
-  assert.deepEqual([...held.keys()].sort(), ['kept', 'late'], 'the store applied the write after all')
-  await first.destroy()
-  const second = open()
-  await second.init()
-  assert.deepEqual([...held.keys()], ['kept'], 'the next start deletes what the index never took')
-  assert.deepEqual(second.stats().documents, 1)
-  await second.destroy()
-})
-
 // (That the graph is restored rather than rebuilt is checked in core:
 // vectors::store::tests::a_snapshot_keeps_the_graph...)
 test("a LocalVector's HNSW graph goes through a restart: the same answers, and a document removed after it is never found", async (t) => {

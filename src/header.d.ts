@@ -167,7 +167,7 @@ export interface WorkspaceOptions {
   embedConcurrency?: number
   /** A call of the embedder that has not answered after this many milliseconds fails like an embedder error (default 120000). */
   embedTimeoutMs?: number
-  /** A call of `vectorStore` (`upsert`, `query`, `deleteVectors`, ...) that has not answered after this many milliseconds fails the operation, the previous state kept (default 120000); with `persist`, a write it may still make is undone at the next start. */
+  /** A read of `vectorStore` (`query`, and `createIndex`) that has not answered after this many milliseconds fails the search (default 120000), the state kept. Writes (`upsert`, `deleteVectors`) are not cut short: one that answered late would have reached the store unrecorded. */
   vectorStoreTimeoutMs?: number
   /** Files larger than this many bytes are skipped by auto-indexing, with a reason in the report (default 10485760, 10 MiB). */
   maxFileSize?: number

@@ -121,7 +121,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         respect_gitignore: true,
         embed_concurrency: 8,
         embed_timeout_ms: DEFAULT_EMBED_TIMEOUT_MS,
-        vector_store_timeout_ms: workspace_search_core::engine::DEFAULT_STORE_TIMEOUT.as_millis() as u64,
+        vector_store_timeout_ms: workspace_search_core::engine::DEFAULT_VECTOR_STORE_TIMEOUT.as_millis() as u64,
         max_file_size: DEFAULT_MAX_FILE_SIZE,
         on_progress: None,
         persist: None,

@@ -263,9 +263,11 @@ pub struct Analyzer<'t> {
     spans: Vec<(u32, u32, u32, WordKey)>,
     /// Its tokens as (term id, line), before they are counted.
     tokens: Vec<(u32, u32)>,
-    /// Token before the final filter -> its term id (`NONE`: filtered out):
-    /// those of up to 15 bytes by packed key (most of them), the rest by string.
+    /// Token before the final filter -> its term id (`NONE`: filtered out),
+    /// for tokens of up to 15 bytes by packed key (most of them; the slot's
+    /// count is unused), and by string for the rest (`pieces`).
     short_pieces: WordTable<2>,
+    /// The same for longer tokens.
     pieces: FxHashMap<Box<str>, u32>,
     word_terms: Vec<u32>,
     /// Defined name -> its whole-identifier term and its terms, as a range

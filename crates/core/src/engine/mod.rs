@@ -32,7 +32,7 @@ pub use history::HistoryState;
 pub use persist::Persist;
 pub use query::{Prepared, SearchOptions};
 pub use remote::{PartCache, RemoteSnapshots};
-pub use store::{MastraStore, Store, DEFAULT_STORE_TIMEOUT};
+pub use store::{MastraStore, Store, DEFAULT_VECTOR_STORE_TIMEOUT};
 pub use watch::WatchState;
 pub use write::{DocArgs, ManyOutcome};
 

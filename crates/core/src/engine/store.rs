@@ -14,17 +14,19 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long a call of the user's vector store may take by default
-/// (`vectorStoreTimeoutMs`; the embedder's default too).
-pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a read of the user's vector store may take by default
+/// (`vectorStoreTimeoutMs`).
+pub const DEFAULT_VECTOR_STORE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A store of the user's, called by method name (as Mastra's
 /// `this.vectorStore.x(...)`, so that methods replaced later are the ones called).
 pub struct MastraStore {
     caller: Arc<dyn StoreCall>,
-    /// How long one call may take: a store that never answers fails the
-    /// call instead of holding it (and `destroy()`'s wait) for good.
-    timeout: Duration,
+    /// How long a read (`query`, `createIndex`) may take: a store that
+    /// never answers fails the search instead of holding it for good.
+    /// Writes are not bounded: one that answered late would have reached
+    /// the store while the ledger and the log of intent say it did not.
+    read_timeout: Duration,
     /// With `persist`: what is about to reach the store, written down first
     /// (`persist::intent`), set once this workspace writes the directory.
     pub intent: std::sync::OnceLock<Arc<IntentLog>>,
@@ -36,23 +38,13 @@ pub enum Store {
 }
 
 impl MastraStore {
-    pub fn new(caller: Arc<dyn StoreCall>, timeout: Duration) -> MastraStore {
-        MastraStore { caller, timeout, intent: Default::default() }
+    pub fn new(caller: Arc<dyn StoreCall>, read_timeout: Duration) -> MastraStore {
+        MastraStore { caller, read_timeout, intent: Default::default() }
     }
 
     /// Calls `store[name](args)`; `None` when the store has no such method.
     async fn call(&self, name: &str, args: Value) -> Result<Option<Value>> {
-        self.call_within(name, args).await?
-    }
-
-    /// `call`, where the outer error is the call not answering within the
-    /// timeout: it may still reach the store, so a write's record of intent
-    /// stays held (`Held`), where any answer (an error too) releases it.
-    async fn call_within(&self, name: &str, args: Value) -> Result<Result<Option<Value>>> {
-        let ms = self.timeout.as_millis();
-        tokio::time::timeout(self.timeout, self.caller.call(name, args))
-            .await
-            .map_err(|_| Error::from_reason(format!("vectorStore.{name} did not answer within {ms} ms.")))
+        self.caller.call(name, args).await
     }
 
     /// Writes down ids about to be written or deleted; a log that cannot
@@ -68,15 +60,20 @@ impl MastraStore {
         }
     }
 
-    /// A method every store has (`upsert`, `query`).
-    async fn call_required(&self, name: &str, args: Value) -> Result<Value> {
-        required(name, self.call(name, args).await?)
+    /// `call` of a method that changes nothing the store holds (or changes
+    /// it the same way however late it lands: `createIndex`), bounded by the
+    /// read timeout.
+    async fn call_read(&self, name: &str, args: Value) -> Result<Option<Value>> {
+        let ms = self.read_timeout.as_millis();
+        tokio::time::timeout(self.read_timeout, self.call(name, args))
+            .await
+            .map_err(|_| Error::from_reason(format!("vectorStore.{name} did not answer within {ms} ms.")))?
     }
-}
 
-/// The answer of a method every store has.
-fn required(name: &str, answer: Option<Value>) -> Result<Value> {
-    answer.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
+    /// A method every store has (`upsert`, `query`).
+    fn required(name: &str, answer: Option<Value>) -> Result<Value> {
+        answer.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
+    }
 }
 
 fn local_err(e: impl std::fmt::Display) -> Error {
@@ -92,7 +89,7 @@ impl Store {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Mastra(js) => {
-                js.call("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
+                js.call_read("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
             }
         }
     }
@@ -113,11 +110,11 @@ impl Store {
             Store::Mastra(js) => {
                 let held = js.intend_ids(&ids)?;
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
-                let answer = js.call_within("upsert", args).await?;
+                let answer = js.call("upsert", args).await.and_then(|a| MastraStore::required("upsert", a)).map(drop);
                 if let Some(h) = held {
                     h.answered();
                 }
-                required("upsert", answer?).map(drop)
+                answer
             }
         }
     }
@@ -144,7 +141,7 @@ impl Store {
                 if let Some((_, raw)) = filter {
                     args["filter"] = raw.clone();
                 }
-                parse_hits(js.call_required("query", args).await?)
+                parse_hits(MastraStore::required("query", js.call_read("query", args).await?)?)
             }
         }
     }
@@ -165,32 +162,24 @@ impl Store {
             }
             Store::Mastra(js) => {
                 let held = js.intend_ids(ids)?;
-                // An error is an answer too: only a call cut short (or not
-                // answered in time: the outer error) stays held.
-                let answer: Result<Result<()>> = async {
+                // An error is an answer too: only a call cut short stays held.
+                let answer = async {
                     // One call per 100 ids where the store can; else one per id.
                     for chunk in ids.chunks(MAX_UPSERT) {
-                        let args = json!({ "indexName": index_name, "ids": chunk });
-                        match js.call_within("deleteVectors", args).await? {
-                            Ok(Some(_)) => continue,
-                            Ok(None) => {}
-                            Err(e) => return Ok(Err(e)),
+                        if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
+                            continue;
                         }
                         for id in chunk {
-                            let args = json!({ "indexName": index_name, "id": id });
-                            if let Err(e) = js.call_within("deleteVector", args).await? {
-                                return Ok(Err(e));
-                            }
+                            js.call("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
                         }
                     }
-                    Ok(Ok(()))
+                    Ok(())
                 }
                 .await;
-                let answered = answer?;
                 if let Some(h) = held {
                     h.answered();
                 }
-                answered
+                answer
             }
         }
     }
@@ -214,11 +203,11 @@ impl Store {
                     None => None,
                 };
                 let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
-                let answer = js.call_within("deleteVectors", args).await?;
+                let answer = js.call("deleteVectors", args).await.map(drop);
                 if let Some(h) = held {
                     h.answered();
                 }
-                answer.map(drop)
+                answer
             }
         }
     }
