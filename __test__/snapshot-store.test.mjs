@@ -380,8 +380,10 @@ test('cacheDir: a warm attach fetches the manifest only and maps the cached part
   gets.length = 0
   const repaired = make('k1', 1 << 30)
   await repaired.init()
-  assert.equal(gets.length, 3, gets.join())
   assert.deepEqual(await repaired.search('router trie', { topK: 3 }), expected)
+  // Counted once the search has its texts: their GET starts beside the
+  // attach, and init() may resolve before it is sent.
+  assert.deepEqual(gets.map((k) => k.split('/')[0]).sort(), ['manifest.json', 'parts', 'parts'], gets.join())
   await repaired.destroy()
   // What a cold attach fetched (the index part, then the texts beside it) is cached whole.
   gets.length = 0
