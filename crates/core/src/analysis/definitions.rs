@@ -356,8 +356,7 @@ fn definition_on(lang: Lang, body: &str, top_level: bool) -> Option<&str> {
     }
     match lang {
         Lang::Script => method_name(s),
-        Lang::Jvm => typed_function(s, false),
-        Lang::C => typed_function(s, top_level),
+        Lang::Jvm | Lang::C => typed_function(s),
         _ => None,
     }
 }
@@ -389,12 +388,10 @@ const CONTROL: &[&str] = &[
     "delete", "typeof", "case", "sizeof", "super", "this",
 ];
 
-/// A method in a class body: `name(args) {` (indented; not a call, not a
-/// control statement).
+/// A method in a class body: `name(args) {` (not a call, not a control
+/// statement; its shape, indented and opening a body, `shape_may_define`
+/// checked).
 fn method_name(s: &str) -> Option<&str> {
-    if !s.trim_end().ends_with('{') {
-        return None;
-    }
     let s = s.strip_prefix("get ").or_else(|| s.strip_prefix("set ")).unwrap_or(s);
     let (name, rest) = ident(s)?;
     let opens_body = rest.starts_with('(') && !CONTROL.contains(&name);
@@ -402,10 +399,10 @@ fn method_name(s: &str) -> Option<&str> {
 }
 
 /// `Type name(args) {` (Java-like methods; C functions at the top level,
-/// where a line ending in `;` is a declaration, not a definition).
-fn typed_function(s: &str, top_level: bool) -> Option<&str> {
-    let end = s.trim_end();
-    if !(top_level || end.ends_with('{')) || end.ends_with(';') || end.ends_with(',') {
+/// where a line ending in `;` is a declaration, not a definition; the rest
+/// of its shape `shape_may_define` checked).
+fn typed_function(s: &str) -> Option<&str> {
+    if s.trim_end().ends_with([';', ',']) {
         return None;
     }
     let paren = memchr::memchr(b'(', s.as_bytes())?;
