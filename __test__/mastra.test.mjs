@@ -14,7 +14,7 @@ import { scriptedModel, call } from './mock-model.mjs'
 
 const require = createRequire(import.meta.url)
 const { NativeSearchEngine } = require('../lib/mastra/engine.js')
-const { createWorkspaceClass } = require('../lib/mastra/workspace.js')
+const { createWorkspaceClass, FORWARDED_OPTIONS } = require('../lib/mastra/workspace.js')
 
 const FILES = {
   'docs/重置.md': '帮助\n如何重置密码：打开设置，点击重置密码\n',
@@ -156,4 +156,43 @@ test('a Mastra whose Workspace is shaped otherwise fails at construction', () =>
   const Half = createWorkspaceClass({ Workspace: HalfEngine, LocalFilesystem: class {} }, '1.99.0')
   assert.throws(() => new Half({ bm25: true }), /a search engine without index, indexMany, remove, countByPrefix, removeByPrefix, removeSource, clear/)
   assert.throws(() => createWorkspaceClass({}, '3.0.0'), /has no Workspace class/)
+})
+
+test('every option of the native Workspace reaches it through Mastra’s config (timeouts, chunking, ...)', async (t) => {
+  // The declared options (binding.d.ts) are the ones the addon accepts
+  // (options-drift.test.mjs); each is forwarded but the two Mastra's own
+  // workspace supplies.
+  const dts = fs.readFileSync(new URL('../binding.d.ts', import.meta.url), 'utf8')
+  const body = dts.match(/export interface WorkspaceOptions \{\n([\s\S]*?)\n\}/)[1]
+  const [native, mastraOnly] = body.split("/** Options of Mastra's Workspace that do not concern search")
+  assert.ok(mastraOnly, 'the declaration keeps Mastra-only options last')
+  const declared = [...native.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
+  assert.deepEqual(declared.filter((k) => !FORWARDED_OPTIONS.includes(k)).sort(), ['filesystem', 'id'])
+  // And they take effect: a vector store whose query never answers fails the
+  // search after vectorStoreTimeoutMs, an embedder that never answers after
+  // embedTimeoutMs (both 2 minutes by default).
+  const held = new Map()
+  let hangStore = false
+  let hangEmbedder = false
+  const never = () => new Promise(() => {})
+  const vectorStore = {
+    async createIndex() {},
+    async upsert({ ids, vectors }) {
+      ids.forEach((id, i) => held.set(id, vectors[i]))
+    },
+    async query({ topK }) {
+      if (hangStore) return never()
+      return [...held.keys()].slice(0, topK).map((id) => ({ id, score: 1, metadata: {} }))
+    },
+  }
+  const embedder = async (text) => (hangEmbedder ? never() : [text.length % 7, 1, 0])
+  const filesystem = new mastra.LocalFilesystem({ basePath: tree(t, FILES) })
+  const workspace = new ours.Workspace({ filesystem, bm25: true, vectorStore, embedder, vectorStoreTimeoutMs: 100, embedTimeoutMs: 100 })
+  await workspace.index('doc', 'the document about routers')
+  hangStore = true
+  await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'vectorStore.query did not answer within 100 ms.' })
+  hangStore = false
+  hangEmbedder = true
+  await assert.rejects(workspace.search('routers', { mode: 'vector' }), /did not answer within 100 ms/)
+  await workspace.destroy()
 })

@@ -45,6 +45,9 @@ export async function agent(languageModel: ConstructorParameters<typeof Agent>[0
     autoIndexPaths: ['docs'],
     persist: { dir: '.workspace-search' },
     watch: true,
+    embedTimeoutMs: 30_000,
+    vectorStoreTimeoutMs: 10_000,
+    chunking: { maxChars: 8000 },
   })
   const helper = new Agent({ id: 'a', name: 'a', instructions: 'help', model: languageModel, workspace })
   await workspace.init()

@@ -2,22 +2,34 @@
 // Workspace running search natively.
 export * from '@mastra/core/workspace'
 import type { Workspace as MastraWorkspace, WorkspaceConfig, WorkspaceFilesystem, WorkspaceSandbox } from '@mastra/core/workspace'
-import type { IndexReport, PersistOptions, Workspace as NativeWorkspace } from '../../index.js'
+import type { IndexReport, Workspace as NativeWorkspace, WorkspaceOptions } from '../../index.js'
 
 /**
- * workspace-search's options that Mastra's config does not have: the index
- * kept on disk between runs, the embedder's name for reusing vectors, and
- * file watching (see the root entry's `WorkspaceOptions`).
+ * workspace-search's options that Mastra's config does not have (Mastra
+ * ignores them; see the root entry's `WorkspaceOptions` for each): the index
+ * kept between runs, the embedder's name for reusing vectors, file watching,
+ * ranking by kind of file and git history, chunking, the `.gitignore`, the
+ * embedder's concurrency and the embedder's and vector store's timeouts,
+ * the largest file read, progress, and a reranker.
  */
-export interface NativeSearchOptions {
-  persist?: boolean | PersistOptions
-  embedderId?: string
-  watch?: boolean
-  /** BM25 weight of each kind of file (see the root entry's `WorkspaceOptions.fileKinds`). */
-  fileKinds?: boolean | { test?: number; docs?: number; config?: number; generated?: number }
-  /** The git history of each file as a ranking signal (see the root entry's `WorkspaceOptions.gitHistory`). */
-  gitHistory?: boolean
-}
+export type NativeSearchOptions = Pick<
+  WorkspaceOptions,
+  | 'persist'
+  | 'embedderId'
+  | 'watch'
+  | 'fileKinds'
+  | 'gitHistory'
+  | 'chunking'
+  | 'respectGitignore'
+  | 'embedConcurrency'
+  | 'embedTimeoutMs'
+  | 'vectorStoreTimeoutMs'
+  | 'maxFileSize'
+  | 'onProgress'
+  | 'rerank'
+  | 'rerankDepth'
+  | 'rerankTimeoutMs'
+>
 
 /**
  * Mastra's Workspace (a subclass: `new Agent({ workspace })`, tools, skills,

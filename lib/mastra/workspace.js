@@ -43,10 +43,27 @@ function lastIndexReport(workspace) {
 
 /**
  * The options of the native Workspace that Mastra's config also has, and
- * ours that it does not (Mastra ignores them).
+ * ours that it does not (Mastra ignores them): every one of ours but `id`
+ * and `filesystem`, which come from Mastra's workspace.
  */
 const SHARED_OPTIONS = ['bm25', 'vectorStore', 'embedder', 'searchIndexName', 'autoIndexPaths']
-const NATIVE_OPTIONS = ['persist', 'embedderId', 'watch', 'fileKinds', 'gitHistory']
+const NATIVE_OPTIONS = [
+  'persist',
+  'embedderId',
+  'watch',
+  'fileKinds',
+  'gitHistory',
+  'chunking',
+  'respectGitignore',
+  'embedConcurrency',
+  'embedTimeoutMs',
+  'vectorStoreTimeoutMs',
+  'maxFileSize',
+  'onProgress',
+  'rerank',
+  'rerankDepth',
+  'rerankTimeoutMs',
+]
 
 /** Above this, context is left to Mastra's walk (the native answer copies context per match). */
 const MAX_NATIVE_CONTEXT = 10000
@@ -240,4 +257,4 @@ function createWorkspaceClass(mastra, version) {
   }
 }
 
-module.exports = { createWorkspaceClass, lastIndexReport, nativeWorkspace, SUPPORTED_MASTRA }
+module.exports = { createWorkspaceClass, lastIndexReport, nativeWorkspace, SUPPORTED_MASTRA, FORWARDED_OPTIONS: [...SHARED_OPTIONS, ...NATIVE_OPTIONS] }
