@@ -48,10 +48,6 @@ impl Terms {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Term `t` (which must be below `len()`, as an index is).
     pub fn get(&self, t: u32) -> &Term {
         let t = t as usize;

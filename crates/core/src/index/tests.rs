@@ -99,7 +99,8 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     let t = Tokenizer::default();
     let texts: Vec<String> = (0..4000).map(|i| format!("doc word{i} shared{} common", i % 50)).collect();
     let mut docs: Vec<NewDocument> = texts.iter().enumerate().map(|(i, s)| doc(&t, &format!("d{i}"), s)).collect();
-    // Several vocabularies: the dictionary reserves room for each as new.
+    // Several vocabularies (one per thread), their terms interned before
+    // any is made; a later build adds more to the same index.
     let analyzed = crate::analysis::analyze_all(&t, &texts, |s| s.as_str());
     for (d, a) in docs.iter_mut().zip(analyzed) {
         d.analyzed = a;
@@ -119,6 +120,19 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     }
     let after: Vec<_> = ["word17 shared3", "common doc", "word3999"].iter().map(|s| ranked(&ix, s)).collect();
     assert_eq!(before, after);
+    let mut more: Vec<String> = (0..300).map(|i| format!("later word{i} shared{}", i % 7)).collect();
+    more[299].push_str(" onlyhere");
+    let mut docs: Vec<NewDocument> = more.iter().enumerate().map(|(i, s)| doc(&t, &format!("e{i}"), s)).collect();
+    for (d, a) in docs.iter_mut().zip(crate::analysis::analyze_all(&t, &more, |s| s.as_str())) {
+        d.analyzed = a;
+    }
+    ix.add_bulk(docs, 2, &mut |_| {});
+    assert_eq!(ix.terms.len(), ix.names.len());
+    for term in 0..ix.names.len() {
+        assert_eq!(ix.term_id(ix.names.get(term)), Some(term as u32));
+    }
+    assert_eq!(ranked(&ix, "onlyhere").iter().map(|h| h.0.as_str()).collect::<Vec<_>>(), ["e299"]);
+    assert_eq!(ranked(&ix, "word17")[..2].iter().map(|h| h.0.as_str()).collect::<Vec<_>>(), ["d17", "e17"]);
 }
 
 #[test]

@@ -112,14 +112,14 @@ impl Bm25Index {
 
     /// Global ids of every vocabulary the documents use.
     fn map_vocabularies(&mut self, docs: &[NewDocument]) -> VocabIds {
-        let mut maps: VocabIds = Vec::new();
+        let mut vocabs: Vec<&Arc<Vocab>> = Vec::new();
         for d in docs {
-            if !maps.iter().any(|(v, _)| Arc::ptr_eq(v, &d.analyzed.vocab)) {
-                let ids = self.intern_vocab(&d.analyzed.vocab);
-                maps.push((d.analyzed.vocab.clone(), ids));
+            if !vocabs.iter().any(|v| Arc::ptr_eq(v, &d.analyzed.vocab)) {
+                vocabs.push(&d.analyzed.vocab);
             }
         }
-        maps
+        let ids = self.intern_vocabs(&vocabs);
+        vocabs.into_iter().cloned().zip(ids).collect()
     }
 
     /// Room for `counts[t]` more postings of each term `t`: into an index
