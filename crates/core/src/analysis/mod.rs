@@ -38,22 +38,33 @@ pub struct Vocab {
     bytes: String,
     /// Where each name ends in `bytes`.
     ends: Vec<usize>,
-    ids: hashbrown::HashTable<u32>,
+    /// Each term's id and its name's hash (`term_hash`): a probe reads a
+    /// name only where the hashes agree, and the table grows without
+    /// reading any name again (each thread's table grows to a million
+    /// slots on a large tree, one rehash per doubling).
+    ids: hashbrown::HashTable<(u32, u32)>,
 }
 
-fn term_hash(term: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(term.as_bytes())
+fn term_hash(term: &str) -> u32 {
+    xxhash_rust::xxh3::xxh3_64(term.as_bytes()) as u32
+}
+
+/// A term's hash as the table takes it: spread over 64 bits, as its slot
+/// comes from the low bits and its tag from the top seven.
+fn table_hash(hash: u32) -> u64 {
+    u64::from(hash).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 impl Vocab {
     pub fn intern(&mut self, term: &str) -> u32 {
         let (bytes, ends) = (&self.bytes, &self.ends);
-        let name = |id: u32| name_in(bytes, ends, id);
-        match self.ids.entry(term_hash(term), |&id| name(id) == term, |&id| term_hash(name(id))) {
-            hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
+        let hash = term_hash(term);
+        let same = |&(id, h): &(u32, u32)| h == hash && name_in(bytes, ends, id) == term;
+        match self.ids.entry(table_hash(hash), same, |&(_, h)| table_hash(h)) {
+            hashbrown::hash_table::Entry::Occupied(o) => o.get().0,
             hashbrown::hash_table::Entry::Vacant(v) => {
                 let id = self.ends.len() as u32;
-                v.insert(id);
+                v.insert((id, hash));
                 self.bytes.push_str(term);
                 self.ends.push(self.bytes.len());
                 id

@@ -40,12 +40,21 @@ pub struct PreparedDocument {
 /// so that each thread of a bulk build finds its range of terms in them
 /// (and writes its postings in address order).
 pub fn prepare(doc: NewDocument, global: impl Fn(u32) -> u32) -> PreparedDocument {
-    let mut all: Vec<(u32, u32, u32, u32)> =
-        doc.analyzed.terms.iter().map(|&(local, st)| (global(local), st.tf, st.first_line, st.last_line)).collect();
-    all.sort_unstable_by_key(|e| e.0);
-    let terms = all.iter().map(|e| (e.0, e.1)).collect();
+    let analyzed = &doc.analyzed.terms;
+    // Sorted as one u64 each, the global id above the term's position: 8
+    // bytes moved per swap and one comparison, where the entries' own sort
+    // moved 16 (a term is once in a document: the position never decides).
+    let mut order: Vec<u64> =
+        analyzed.iter().enumerate().map(|(i, &(local, _))| u64::from(global(local)) << 32 | i as u64).collect();
+    order.sort_unstable();
+    let mut terms = Vec::with_capacity(order.len());
     // Already in order: the table's own sort only checks it.
-    let mut entries: Vec<(u32, u32, u32)> = all.iter().map(|e| (e.0, e.2, e.3)).collect();
+    let mut entries: Vec<(u32, u32, u32)> = Vec::with_capacity(order.len());
+    for key in order {
+        let (id, st) = ((key >> 32) as u32, analyzed[key as u32 as usize].1);
+        terms.push((id, st.tf));
+        entries.push((id, st.first_line, st.last_line));
+    }
     PreparedDocument {
         id: doc.id,
         content: doc.content,
