@@ -158,7 +158,7 @@ test('a Mastra whose Workspace is shaped otherwise fails at construction', () =>
   assert.throws(() => createWorkspaceClass({}, '3.0.0'), /has no Workspace class/)
 })
 
-test('every option of the native Workspace reaches it through Mastra’s config (timeouts, chunking, ...)', async (t) => {
+test('every option of the native Workspace reaches it through Mastra’s config (timeouts, chunking, ...)', { timeout: 30_000 }, async (t) => {
   // The declared options (binding.d.ts) are the ones the addon accepts
   // (options-drift.test.mjs); each is forwarded but the two Mastra's own
   // workspace supplies.
@@ -193,6 +193,6 @@ test('every option of the native Workspace reaches it through Mastra’s config 
   await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'vectorStore.query did not answer within 100 ms.' })
   hangStore = false
   hangEmbedder = true
-  await assert.rejects(workspace.search('routers', { mode: 'vector' }), /did not answer within 100 ms/)
+  await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'Embedder did not answer within 100 ms (query).' })
   await workspace.destroy()
 })

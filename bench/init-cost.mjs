@@ -55,7 +55,14 @@ async function main() {
   if (args[0] === '--child') return child(args[1], args[2])
   const opt = (name, fallback) => {
     const i = args.indexOf(`--${name}`)
-    return i >= 0 ? args[i + 1] : fallback
+    if (i < 0) return fallback
+    if (args[i + 1] === undefined || args[i + 1].startsWith('--')) throw new Error(`--${name} needs a value`)
+    return args[i + 1]
+  }
+  const count = (name, fallback) => {
+    const n = Number(opt(name, fallback))
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1`)
+    return n
   }
   const before = opt('before')
   if (!before) throw new Error('--before <a built checkout or its index.js> is required')
@@ -63,13 +70,15 @@ async function main() {
     ['before', entryOf(before)],
     ['this', path.join(here, '..', 'index.js')],
   ]
-  const { dir, files } = mixedCorpus(Number(opt('files', '50000')))
-  const rounds = Number(opt('rounds', '8'))
+  const { dir, files } = mixedCorpus(count('files', '50000'))
+  const rounds = count('rounds', '8')
   const env = { ...process.env }
-  if (opt('threads')) env.RAYON_NUM_THREADS = opt('threads')
+  if (opt('threads') !== undefined) env.RAYON_NUM_THREADS = String(count('threads'))
   const runs = { before: [], this: [] }
   for (let r = 0; r < rounds; r++) {
-    for (const [name, entry] of builds) {
+    // Each build first in every other round (what ran before sets the
+    // page cache and the free memory the next one finds).
+    for (const [name, entry] of r % 2 ? [...builds].reverse() : builds) {
       warm(dir)
       const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', entry, dir], { env, encoding: 'utf8' })
       runs[name].push(JSON.parse(out.trim().split('\n').pop()))

@@ -10,26 +10,10 @@ import type { IndexReport, Workspace as NativeWorkspace, WorkspaceOptions } from
  * kept between runs, the embedder's name for reusing vectors, file watching,
  * ranking by kind of file and git history, chunking, the `.gitignore`, the
  * embedder's concurrency and the embedder's and vector store's timeouts,
- * the largest file read, progress, and a reranker.
+ * the largest file read, progress, and a reranker. Those of reading files
+ * act where the native side reads them (a `LocalFilesystem`; docs/mastra.md).
  */
-export type NativeSearchOptions = Pick<
-  WorkspaceOptions,
-  | 'persist'
-  | 'embedderId'
-  | 'watch'
-  | 'fileKinds'
-  | 'gitHistory'
-  | 'chunking'
-  | 'respectGitignore'
-  | 'embedConcurrency'
-  | 'embedTimeoutMs'
-  | 'vectorStoreTimeoutMs'
-  | 'maxFileSize'
-  | 'onProgress'
-  | 'rerank'
-  | 'rerankDepth'
-  | 'rerankTimeoutMs'
->
+export type NativeSearchOptions = Omit<WorkspaceOptions, keyof WorkspaceConfig<any, any, any>>
 
 /**
  * Mastra's Workspace (a subclass: `new Agent({ workspace })`, tools, skills,

@@ -47,7 +47,7 @@ function lastIndexReport(workspace) {
  * and `filesystem`, which come from Mastra's workspace.
  */
 const SHARED_OPTIONS = ['bm25', 'vectorStore', 'embedder', 'searchIndexName', 'autoIndexPaths']
-const NATIVE_OPTIONS = [
+const NATIVE_ONLY_OPTIONS = [
   'persist',
   'embedderId',
   'watch',
@@ -64,6 +64,8 @@ const NATIVE_OPTIONS = [
   'rerankDepth',
   'rerankTimeoutMs',
 ]
+/** What Mastra's config passes on to the native workspace. */
+const FORWARDED_OPTIONS = [...SHARED_OPTIONS, ...NATIVE_ONLY_OPTIONS]
 
 /** Above this, context is left to Mastra's walk (the native answer copies context per match). */
 const MAX_NATIVE_CONTEXT = 10000
@@ -195,7 +197,7 @@ function createWorkspaceClass(mastra, version) {
       // A persisted workspace without an id of its own keeps the native one's
       // (stable across starts, so is its vector index name); Mastra's is new each time.
       const options = config.id === undefined && config.persist ? {} : { id: this.id }
-      for (const key of [...SHARED_OPTIONS, ...NATIVE_OPTIONS]) if (config[key] !== undefined) options[key] = config[key]
+      for (const key of FORWARDED_OPTIONS) if (config[key] !== undefined) options[key] = config[key]
       if (basePath !== undefined) options.filesystem = { basePath }
       this.#native = new NativeWorkspace(/** @type {any} */ (options))
       natives.set(this, this.#native)
@@ -257,4 +259,4 @@ function createWorkspaceClass(mastra, version) {
   }
 }
 
-module.exports = { createWorkspaceClass, lastIndexReport, nativeWorkspace, SUPPORTED_MASTRA, FORWARDED_OPTIONS: [...SHARED_OPTIONS, ...NATIVE_OPTIONS] }
+module.exports = { createWorkspaceClass, lastIndexReport, nativeWorkspace, SUPPORTED_MASTRA, FORWARDED_OPTIONS }

@@ -141,7 +141,7 @@ impl SlotIndex {
     }
 
     /// Gives back the room reserved beyond what the entries need (a bulk
-    /// build reserves for each thread's vocabulary as if all were new).
+    /// build reserves for its largest vocabulary as if all of it were new).
     pub fn shrink_to_fit<'a, S: AsRef<[u8]> + ?Sized + 'a>(&mut self, id_of: impl Fn(u32) -> &'a S) {
         if self.frozen.is_some() {
             return; // nothing held to give back

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::analysis::tokenizer::Tokenizer;
+use std::sync::Arc;
 
 pub(crate) fn doc(t: &Tokenizer, id: &str, text: &str) -> NewDocument {
     NewDocument {
@@ -94,39 +95,48 @@ fn bulk_add_equals_one_by_one() {
     }
 }
 
+/// Analyses `texts` on two threads, as a bulk build's documents come:
+/// one vocabulary per thread.
+fn analysed_on_two_threads(t: &Tokenizer, prefix: &str, texts: &[String]) -> Vec<NewDocument> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool");
+    let analyzed = pool.install(|| crate::analysis::analyze_all(t, texts, |s| s.as_str()));
+    let mut docs: Vec<NewDocument> =
+        texts.iter().enumerate().map(|(i, s)| doc(t, &format!("{prefix}{i}"), s)).collect();
+    for (d, a) in docs.iter_mut().zip(analyzed) {
+        d.analyzed = a;
+    }
+    docs
+}
+
 #[test]
 fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     let t = Tokenizer::default();
     let texts: Vec<String> = (0..4000).map(|i| format!("doc word{i} shared{} common", i % 50)).collect();
-    let mut docs: Vec<NewDocument> = texts.iter().enumerate().map(|(i, s)| doc(&t, &format!("d{i}"), s)).collect();
     // Several vocabularies (one per thread), their terms interned before
-    // any is made; a later build adds more to the same index.
-    let analyzed = crate::analysis::analyze_all(&t, &texts, |s| s.as_str());
-    for (d, a) in docs.iter_mut().zip(analyzed) {
-        d.analyzed = a;
-    }
+    // any is made, in one exact growth; a later build adds more.
+    let docs = analysed_on_two_threads(&t, "d", &texts);
+    let mut vocabs: Vec<&Arc<Vocab>> = docs.iter().map(|d| &d.analyzed.vocab).collect();
+    vocabs.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    assert!(vocabs.len() >= 2, "two vocabularies");
     let mut ix = Bm25Index::new(Bm25Params::default());
     ix.add_bulk(docs, 1, &mut |_| {});
+    assert_eq!(ix.terms.held_bytes(), ix.terms.len() * size_of::<Term>(), "terms made in one exact growth");
     let ranked = |ix: &Bm25Index, query: &str| -> Vec<(String, u64)> {
         ix.top_k(&q(&t, query), 5, None).iter().map(|h| (h.doc.id.clone(), h.score.to_bits())).collect()
     };
     let before: Vec<_> = ["word17 shared3", "common doc", "word3999"].iter().map(|s| ranked(&ix, s)).collect();
-    let (dict_before, names) = (ix.dict.bytes(), ix.names.len());
+    let names = ix.names.len();
     ix.shrink();
-    assert!(ix.dict.bytes() <= dict_before);
     assert_eq!(ix.names.len(), names);
     for term in 0..names {
         assert_eq!(ix.term_id(ix.names.get(term)), Some(term as u32));
     }
     let after: Vec<_> = ["word17 shared3", "common doc", "word3999"].iter().map(|s| ranked(&ix, s)).collect();
     assert_eq!(before, after);
+    assert_eq!(ix.add_bulk(Vec::new(), 2, &mut |_| {}), 0);
     let mut more: Vec<String> = (0..300).map(|i| format!("later word{i} shared{}", i % 7)).collect();
     more[299].push_str(" onlyhere");
-    let mut docs: Vec<NewDocument> = more.iter().enumerate().map(|(i, s)| doc(&t, &format!("e{i}"), s)).collect();
-    for (d, a) in docs.iter_mut().zip(crate::analysis::analyze_all(&t, &more, |s| s.as_str())) {
-        d.analyzed = a;
-    }
-    ix.add_bulk(docs, 2, &mut |_| {});
+    ix.add_bulk(analysed_on_two_threads(&t, "e", &more), 2, &mut |_| {});
     assert_eq!(ix.terms.len(), ix.names.len());
     for term in 0..ix.names.len() {
         assert_eq!(ix.term_id(ix.names.get(term)), Some(term as u32));

@@ -57,9 +57,10 @@ impl Bm25Index {
     /// The id of term `name`, made if it is new.
     fn intern(&mut self, name: &str) -> u32 {
         let t = self.intern_name(name);
-        if t as usize == self.terms.len() {
+        if self.terms.len() < self.names.len() {
             self.terms.held_mut().push(Term::new());
         }
+        debug_assert_eq!(self.terms.len(), self.names.len());
         t
     }
 
