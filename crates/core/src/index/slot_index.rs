@@ -149,6 +149,12 @@ impl SlotIndex {
         self.table.shrink_to_fit(|&s| hash(id_of(s)));
     }
 
+    /// Whether the table is still the one a snapshot mapped (`frozen`).
+    #[cfg(test)]
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.is_some()
+    }
+
     pub fn bytes(&self) -> usize {
         self.table.capacity() * 5 + self.frozen.as_ref().map_or(0, |f| f.cells.held_bytes())
     }

@@ -134,6 +134,14 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     let after: Vec<_> = ["word17 shared3", "common doc", "word3999"].iter().map(|s| ranked(&ix, s)).collect();
     assert_eq!(before, after);
     assert_eq!(ix.add_bulk(Vec::new(), 2, &mut |_| {}), 0);
+    // A loaded index's dictionary stays where it is mapped through a write
+    // of nothing (a warm start with nothing changed makes one).
+    let mut e = crate::bytes::codec::Encoder::default();
+    ix.encode(&mut e).write(&mut e);
+    let mut back = Bm25Index::decode(&mut crate::bytes::codec::Decoder::new(&e.buf)).unwrap();
+    assert!(back.dict.is_frozen());
+    assert_eq!(back.add_bulk(Vec::new(), 2, &mut |_| {}), 0);
+    assert!(back.dict.is_frozen(), "an empty write leaves the dictionary frozen");
     let mut more: Vec<String> = (0..300).map(|i| format!("later word{i} shared{}", i % 7)).collect();
     more[299].push_str(" onlyhere");
     ix.add_bulk(analysed_on_two_threads(&t, "e", &more), 2, &mut |_| {});

@@ -45,7 +45,11 @@ impl Bm25Index {
     pub fn intern_vocabs(&mut self, vocabs: &[&Arc<Vocab>]) -> Vec<Vec<u32>> {
         let names = &self.names;
         let largest = vocabs.iter().map(|v| v.len()).max().unwrap_or(0);
-        self.dict.reserve(largest, |s| names.bytes_of(s as usize));
+        if largest > 0 {
+            // (Not for a write of no terms: a loaded snapshot's dictionary
+            // stays frozen, `reserve` would rebuild it.)
+            self.dict.reserve(largest, |s| names.bytes_of(s as usize));
+        }
         let ids =
             vocabs.iter().map(|v| (0..v.len() as u32).map(|local| self.intern_name(v.name(local))).collect()).collect();
         let terms = self.terms.held_mut();

@@ -89,13 +89,7 @@ impl Bm25Index {
         self.reserve(docs.len());
         let docs: Vec<NewDocument> = docs.into_iter().filter(|d| self.is_current(&d.id, seq)).collect();
         let n = docs.len();
-        if n == 0 {
-            // Nothing to map or make room for: a loaded snapshot's
-            // dictionary and terms stay as they are mapped (a warm start
-            // with nothing changed writes no document).
-            return 0;
-        }
-        if self.docs.is_empty() {
+        if self.docs.is_empty() && !docs.is_empty() {
             // Block scores exact for the index this build makes.
             let total: u64 = docs.iter().map(|d| u64::from(d.analyzed.len)).sum();
             self.ref_avgdl = (total as f64 / docs.len() as f64).max(1.0);
