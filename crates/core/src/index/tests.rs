@@ -95,15 +95,21 @@ fn bulk_add_equals_one_by_one() {
     }
 }
 
-/// Analyses `texts` on two threads, as a bulk build's documents come:
-/// one vocabulary per thread.
-fn analysed_on_two_threads(t: &Tokenizer, prefix: &str, texts: &[String]) -> Vec<NewDocument> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool");
-    let analyzed = pool.install(|| crate::analysis::analyze_all(t, texts, |s| s.as_str()));
-    let mut docs: Vec<NewDocument> =
-        texts.iter().enumerate().map(|(i, s)| doc(t, &format!("{prefix}{i}"), s)).collect();
-    for (d, a) in docs.iter_mut().zip(analyzed) {
-        d.analyzed = a;
+/// Analyses `texts` as a bulk build of two threads does: one vocabulary
+/// for the first half, another for the rest (each thread's), sharing most
+/// of their terms.
+fn analysed_in_two_vocabularies(t: &Tokenizer, prefix: &str, texts: &[String]) -> Vec<NewDocument> {
+    let (first, second) = texts.split_at(texts.len() / 2);
+    let mut docs = Vec::with_capacity(texts.len());
+    for half in [first, second] {
+        let mut analyzer = crate::analysis::Analyzer::new(t);
+        let analyzed: Vec<_> = half.iter().map(|s| analyzer.analyze(s)).collect();
+        let vocab = Arc::new(analyzer.into_vocab());
+        for (s, (terms, len)) in half.iter().zip(analyzed) {
+            let mut d = doc(t, &format!("{prefix}{}", docs.len()), s);
+            d.analyzed = Analyzed { vocab: vocab.clone(), terms, len };
+            docs.push(d);
+        }
     }
     docs
 }
@@ -114,10 +120,7 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     let texts: Vec<String> = (0..4000).map(|i| format!("doc word{i} shared{} common", i % 50)).collect();
     // Several vocabularies (one per thread), their terms interned before
     // any is made, in one exact growth; a later build adds more.
-    let docs = analysed_on_two_threads(&t, "d", &texts);
-    let mut vocabs: Vec<&Arc<Vocab>> = docs.iter().map(|d| &d.analyzed.vocab).collect();
-    vocabs.dedup_by(|a, b| Arc::ptr_eq(a, b));
-    assert!(vocabs.len() >= 2, "two vocabularies");
+    let docs = analysed_in_two_vocabularies(&t, "d", &texts);
     let mut ix = Bm25Index::new(Bm25Params::default());
     ix.add_bulk(docs, 1, &mut |_| {});
     assert_eq!(ix.terms.held_bytes(), ix.terms.len() * size_of::<Term>(), "terms made in one exact growth");
@@ -144,7 +147,7 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     assert!(back.dict.is_frozen(), "an empty write leaves the dictionary frozen");
     let mut more: Vec<String> = (0..300).map(|i| format!("later word{i} shared{}", i % 7)).collect();
     more[299].push_str(" onlyhere");
-    ix.add_bulk(analysed_on_two_threads(&t, "e", &more), 2, &mut |_| {});
+    ix.add_bulk(analysed_in_two_vocabularies(&t, "e", &more), 2, &mut |_| {});
     assert_eq!(ix.terms.len(), ix.names.len());
     for term in 0..ix.names.len() {
         assert_eq!(ix.term_id(ix.names.get(term)), Some(term as u32));
