@@ -73,7 +73,12 @@ test('a second process reuses the saved index: nothing read again, the same resu
   assert.ok(first.report.chunks > 1, 'the book is chunked')
   assert.deepEqual(second.results, first.results)
   assert.deepEqual(second.stats.documents, first.stats.documents)
-  assert.ok(second.stats.memoryBytes <= first.stats.memoryBytes, `${second.stats.memoryBytes} <= ${first.stats.memoryBytes}`)
+  // The same index, counted alike: the warm one's terms as they lie in
+  // the snapshot (decoded only as queries read them), where each carries
+  // a 20-byte entry that a term of one posting held in memory does without
+  // (+12% on this small index, +0.2% at 50,000 files).
+  assert.ok(second.stats.memoryBytes <= first.stats.memoryBytes * 1.2, `${second.stats.memoryBytes} <= 1.2 × ${first.stats.memoryBytes}`)
+  assert.ok(second.stats.memoryBytes >= first.stats.memoryBytes * 0.5, `${second.stats.memoryBytes} >= 0.5 × ${first.stats.memoryBytes}`)
 })
 
 test('a directory built for one basePath works for a copy of the project elsewhere (build ahead, attach later)', async (t) => {

@@ -141,10 +141,16 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     // of nothing (a warm start with nothing changed makes one).
     let mut e = crate::bytes::codec::Encoder::default();
     ix.encode(&mut e).write(&mut e);
-    let mut back = Bm25Index::decode(&mut crate::bytes::codec::Decoder::new(&e.buf)).unwrap();
+    let mut map = memmap2::MmapMut::map_anon(e.buf.len()).unwrap();
+    map.copy_from_slice(&e.buf);
+    let backing = Arc::new(crate::bytes::section::Backing::mapped(map.make_read_only().unwrap()));
+    let mut back =
+        Bm25Index::decode(&mut crate::bytes::codec::Decoder::viewing(backing.bytes(), backing.clone())).unwrap();
     assert!(back.dict.is_frozen());
+    assert!(back.terms.held_if_built().is_none(), "decoded, the terms are viewed where they lie");
     assert_eq!(back.add_bulk(Vec::new(), 2, &mut |_| {}), 0);
     assert!(back.dict.is_frozen(), "an empty write leaves the dictionary frozen");
+    assert!(back.terms.held_if_built().is_none(), "and the terms undecoded");
     let mut more: Vec<String> = (0..300).map(|i| format!("later word{i} shared{}", i % 7)).collect();
     more[299].push_str(" onlyhere");
     ix.add_bulk(analysed_in_two_vocabularies(&t, "e", &more), 2, &mut |_| {});

@@ -52,9 +52,13 @@ impl Bm25Index {
         }
         let ids =
             vocabs.iter().map(|v| (0..v.len() as u32).map(|local| self.intern_name(v.name(local))).collect()).collect();
-        let terms = self.terms.held_mut();
-        terms.reserve_exact(self.names.len() - terms.len());
-        terms.resize_with(self.names.len(), Term::new);
+        if self.terms.len() < self.names.len() {
+            // (Only for new terms: a loaded snapshot's stay where they lie,
+            // `held_mut` would decode every one of them.)
+            let terms = self.terms.held_mut();
+            terms.reserve_exact(self.names.len() - terms.len());
+            terms.resize_with(self.names.len(), Term::new);
+        }
         ids
     }
 

@@ -135,6 +135,11 @@ impl Bm25Index {
     /// without postings, the one buffer they are all written into
     /// (bulk.rs); else each list grown once, exactly.
     fn make_room(&mut self, counts: &[u32]) -> Option<PostingArena> {
+        if counts.iter().all(|&c| c == 0) {
+            // Nothing to add (a warm start's empty write): a snapshot's
+            // terms stay where they lie, decoded only as queries read them.
+            return None;
+        }
         if self.terms.iter().all(|t| t.postings.is_empty()) {
             if let Some(arena) = PostingArena::new(counts) {
                 return Some(arena);
