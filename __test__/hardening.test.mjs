@@ -361,3 +361,40 @@ test('the addon takes no static TLS: it loads beside native modules that do (fou
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true })
   }
 })
+
+test("the addon's allocator leaves the host's huge-page settings alone and asks for no huge pages itself", (t) => {
+  if (process.platform !== 'linux') return t.skip('transparent huge pages are a Linux setting')
+  // mimalloc madvised its 1 GiB arenas MADV_HUGEPAGE, and the kernel then
+  // zeroed each 2 MiB page whole when it was first touched (a fifth of
+  // init()'s CPU). Built with `no_thp` it does not; its other way out,
+  // prctl(PR_SET_THP_DISABLE), would change the whole host process.
+  const source = `
+    const fs = require('node:fs'), os = require('node:os'), path = require('node:path')
+    const thp = () => /THP_enabled:\\s*(\\d)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 'none'
+    const before = thp() // before the addon loads
+    const pkg = require(${JSON.stringify(ROOT)})
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-thp-'))
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(dir, 'f' + i + '.ts'), 'export function parseUser' + i + '(id: string) { return id.split("-") }\\n'.repeat(40))
+    const ws = new pkg.Workspace({ filesystem: new pkg.LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'] })
+    await ws.init()
+    if ((await ws.search('parse user', { topK: 3 })).length !== 3) throw new Error('no results')
+    const advised = fs.readFileSync('/proc/self/smaps', 'utf8').split(/\\n(?=[0-9a-f]+-[0-9a-f]+ )/)
+      .filter((m) => /VmFlags:.* hg/.test(m))
+      .map((m) => m.split(' ')[0].split('-').map((x) => parseInt(x, 16)))
+      .filter(([start, end]) => end - start >= 256 * 2 ** 20)
+    await ws.destroy()
+    fs.rmSync(dir, { recursive: true, force: true })
+    console.log(JSON.stringify({ before, after: thp(), advised: advised.length }))`
+  const r = spawnSync(process.execPath, ['-e', `(async () => {${source}})().catch((e) => { console.error(e); process.exit(1) })`], { encoding: 'utf8', timeout: 60_000 })
+  assert.equal(r.status, 0, r.stderr)
+  const { before, after, advised } = JSON.parse(r.stdout.trim().split('\n').pop())
+  assert.equal(after, before, 'the process-wide THP setting is unchanged')
+  // The setting is inherited, and this test's process loaded the addon
+  // already: the test runner's (which did not) is the setting before it.
+  let runner = null
+  try {
+    runner = /THP_enabled:\s*(\d)/.exec(fs.readFileSync(`/proc/${process.ppid}/status`, 'utf8'))?.[1] ?? null
+  } catch {}
+  if (runner !== null) assert.equal(after, runner, "as the test runner's, which never loaded the addon")
+  assert.equal(advised, 0, 'no mapping of 256 MiB or more is advised for huge pages')
+})

@@ -36,7 +36,13 @@ use napi_derive::napi;
 /// local-dynamic TLS (Cargo.toml): mimalloc's default, initial-exec, takes
 /// part of the small static TLS reserve glibc keeps for libraries loaded
 /// after start, and a native module loaded after this one could then fail
-/// to load (__test__/hardening.test.mjs loads four copies).
+/// to load (__test__/hardening.test.mjs loads four copies). Built without
+/// transparent huge pages (`no_thp`, Cargo.toml: mimalloc then never asks
+/// the kernel for them with `madvise`; the process's own THP setting is
+/// left as it is): on a system where THP is `madvise` (the common default),
+/// each 2 MiB page mimalloc touched first was zeroed whole by the kernel,
+/// which was a fifth of the CPU time of `init()` over 50,000 files and a
+/// third of a warm start's (docs/benchmarks.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
