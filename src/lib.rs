@@ -41,8 +41,8 @@ use napi_derive::napi;
 /// the kernel for them with `madvise`; the process's own THP setting is
 /// left as it is): on a system where THP is `madvise` (the common default),
 /// each 2 MiB page mimalloc touched first was zeroed whole by the kernel,
-/// which was a fifth of the CPU time of `init()` over 50,000 files and a
-/// third of a warm start's (docs/benchmarks.md).
+/// which was about a fifth of the CPU time of `init()` over 50,000 files
+/// (docs/ranking.md, docs/benchmarks.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -151,6 +151,15 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     assert_eq!(back.add_bulk(Vec::new(), 2, &mut |_| {}), 0);
     assert!(back.dict.is_frozen(), "an empty write leaves the dictionary frozen");
     assert!(back.terms.held_if_built().is_none(), "and the terms undecoded");
+    for query in ["word17 shared3", "common doc", "word3999"] {
+        assert_eq!(ranked(&back, query), ranked(&ix, query), "{query}");
+    }
+    // A write of old and new terms decodes them, as before.
+    let later: Vec<String> = vec!["word17 shared3 common".into(), "brandnew word3999".into()];
+    back.add_bulk(analysed_in_two_vocabularies(&t, "w", &later), 3, &mut |_| {});
+    assert!(back.terms.held_if_built().is_some());
+    assert_eq!(back.terms.len(), back.names.len());
+    assert_eq!(ranked(&back, "brandnew").iter().map(|h| h.0.as_str()).collect::<Vec<_>>(), ["w1"]);
     let mut more: Vec<String> = (0..300).map(|i| format!("later word{i} shared{}", i % 7)).collect();
     more[299].push_str(" onlyhere");
     ix.add_bulk(analysed_in_two_vocabularies(&t, "e", &more), 2, &mut |_| {});
