@@ -243,6 +243,26 @@ test('9, 10: destroy() with writes queued behind a pending call: every one rejec
   }
 })
 
+test('10: a callback rejecting with the message napi-rs gives a dropped promise ("oneshot canceled") fails the call at once', async () => {
+  // Such a promise was taken for one collected unsettled, and the call
+  // waited for its timeout; the callbacks' own answers tell them apart now.
+  const embedder = async (t) => {
+    if (t.includes('odd')) throw new Error('oneshot canceled')
+    return hashEmbed(t)
+  }
+  const ws = new Workspace({ bm25: true, embedder, embedTimeoutMs: 60_000 })
+  await ws.index('doc', 'first version')
+  const started = Date.now()
+  await assert.rejects(ws.index('doc', 'odd text'), { message: 'oneshot canceled' })
+  assert.ok(Date.now() - started < 10_000, 'failed at once, not at the 60 s timeout')
+  assert.equal((await ws.search('first version', { mode: 'bm25' }))[0].content, 'first version')
+  const store = { get: async () => { throw new Error('oneshot canceled') }, put: async () => ({ etag: 'x' }) }
+  const fromStore = new Workspace({ id: 't', bm25: true, persist: { store, storeTimeoutMs: 60_000 } })
+  const at = Date.now()
+  await assert.rejects(fromStore.init(), (e) => e.code === 'SNAPSHOT_STORE' && /oneshot canceled/.test(e.message))
+  assert.ok(Date.now() - at < 10_000, 'failed at once, not at the 60 s timeout')
+})
+
 test('10: an embedder that never answers: embedTimeoutMs fails the call, state kept; the process exits on its own', async () => {
   const ws = new Workspace({ bm25: true, embedder: async (t) => (t.includes('hang') ? new Promise(() => {}) : hashEmbed(t)), embedTimeoutMs: 100 })
   await ws.index('doc', 'first version')

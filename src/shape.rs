@@ -2,12 +2,19 @@
 //! embeddings as `number[]` or `Float32Array`, and JSON that may be
 //! `undefined`, each with an error that says what was wrong.
 
+use futures::channel::oneshot::{channel, Canceled, Receiver};
 use napi::bindgen_prelude::*;
 use napi::{sys, JsValue, ValueType};
+use std::cell::Cell;
+use std::rc::Rc;
 
 /// A callback result that may or may not be a promise.
 pub enum MaybePromise<T: FromNapiValue + 'static> {
-    Pending(Promise<T>),
+    /// Answered by the promise's own `then`/`catch` callbacks (ours, not
+    /// napi-rs's `Promise`): a settled promise always sends, so a channel
+    /// closed without an answer means only that the promise was collected
+    /// unsettled, never a rejection that happens to say "oneshot canceled".
+    Pending(Receiver<Result<T>>),
     Ready(T),
 }
 
@@ -15,35 +22,44 @@ impl<T: FromNapiValue + 'static> FromNapiValue for MaybePromise<T> {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
         let mut is = false;
         check_status!(sys::napi_is_promise(env, v, &mut is))?;
-        Ok(if is { Self::Pending(Promise::from_napi_value(env, v)?) } else { Self::Ready(T::from_napi_value(env, v)?) })
+        if !is {
+            return Ok(Self::Ready(T::from_napi_value(env, v)?));
+        }
+        let (answer, answered) = channel::<Result<T>>();
+        let on_value = Rc::new(Cell::new(Some(answer)));
+        let on_error = on_value.clone();
+        PromiseRaw::<T>::from_napi_value(env, v)?
+            .then(move |ctx| {
+                if let Some(a) = on_value.take() {
+                    let _ = a.send(Ok(ctx.value)); // (nothing waits any more)
+                }
+                Ok(())
+            })?
+            // A rejection, or a value that did not convert: any JS value,
+            // captured without coercing it (a primitive would fail `From`).
+            .catch(move |ctx: CallbackContext<Unknown>| {
+                if let Some(a) = on_error.take() {
+                    let _ = a.send(Err(Error::from_unknown_without_coercion(ctx.value)));
+                }
+                Ok(())
+            })?;
+        Ok(Self::Pending(answered))
     }
 }
 
 impl<T: FromNapiValue + 'static> MaybePromise<T> {
     /// The value, once the promise settles. A promise collected unsettled
     /// (`new Promise(() => {})` that nothing else holds) never settles: it
-    /// waits as one that is still held would, for the caller's timeout,
-    /// where napi-rs would answer "oneshot canceled" whenever the garbage
-    /// collector happened to run.
+    /// waits as one that is still held would, for the caller's timeout.
     pub async fn settle(self) -> Result<T> {
         match self {
-            Self::Pending(p) => match p.await {
-                Err(e) if collected_unsettled(&e) => std::future::pending().await,
-                answer => answer,
+            Self::Pending(answered) => match answered.await {
+                Ok(answer) => answer,
+                Err(Canceled) => std::future::pending().await,
             },
             Self::Ready(v) => Ok(v),
         }
     }
-}
-
-/// Whether napi-rs failed a promise's future because the promise's
-/// callbacks were dropped before it settled. napi-rs gives a rejection
-/// the same status, with the rejection's message as its reason, so a
-/// promise rejected with exactly "oneshot canceled" is taken for one
-/// collected (and waits for the timeout); telling them apart would need
-/// our own callbacks on the promise, where napi-rs keeps the flag private.
-fn collected_unsettled(e: &Error) -> bool {
-    e.status == Status::GenericFailure && e.reason == futures::channel::oneshot::Canceled.to_string()
 }
 
 fn kind(env: sys::napi_env, v: sys::napi_value) -> String {
