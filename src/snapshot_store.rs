@@ -9,7 +9,9 @@ use crate::shape::MaybePromise;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
-use workspace_search_core::engine::host::{HostFuture, PutCondition, PutOutcome, SnapshotStoreCall, StoredObject};
+use workspace_search_core::engine::host::{
+    HostBytes, HostFuture, PutCondition, PutOutcome, SnapshotStoreCall, StoredObject,
+};
 
 /// A call of the store, as `snapshotStoreCaller` takes it.
 #[napi(object)]
@@ -90,7 +92,8 @@ impl JsSnapshotStore {
     async fn get_object(&self, r: SnapshotRequest) -> workspace_search_core::engine::Result<Option<StoredObject>> {
         let answer = self.call(r).await.map_err(host_error)?;
         Ok(answer.map(|a| StoredObject {
-            bytes: a.bytes.map(|b| b.to_vec()).unwrap_or_default(),
+            // Read in place, not copied (`HostBytes`).
+            bytes: a.bytes.map_or_else(|| HostBytes::from(Vec::new()), HostBytes::new),
             etag: a.etag.unwrap_or_default(),
         }))
     }

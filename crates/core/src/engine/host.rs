@@ -125,8 +125,34 @@ pub trait TreeWatchFactory: Send + Sync {
 
 /// An object a snapshot store holds, with its version tag.
 pub struct StoredObject {
-    pub bytes: Vec<u8>,
+    pub bytes: HostBytes,
     pub etag: String,
+}
+
+/// Bytes a store answered with, read where the host keeps them (the
+/// binding's are a JavaScript Buffer): a large tenant's parts are tens of
+/// MB, which a copy would move into fresh memory before anything unpacks
+/// them.
+pub struct HostBytes(Box<dyn AsRef<[u8]> + Send + Sync>);
+
+impl HostBytes {
+    pub fn new(bytes: impl AsRef<[u8]> + Send + Sync + 'static) -> HostBytes {
+        HostBytes(Box::new(bytes))
+    }
+}
+
+impl From<Vec<u8>> for HostBytes {
+    fn from(bytes: Vec<u8>) -> HostBytes {
+        HostBytes::new(bytes)
+    }
+}
+
+impl std::ops::Deref for HostBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        (*self.0).as_ref()
+    }
 }
 
 /// When a `put` may write.

@@ -130,7 +130,7 @@ async fn fetch_part(
         return Ok(Err(absent(part)));
     };
     let part = part.clone();
-    blocking(move || part.unpack(bytes)).await
+    blocking(move || part.unpack(&bytes)).await
 }
 
 /// A part read by runs of its frames (`INDEX_RUNS` ranged reads at once),
@@ -198,7 +198,7 @@ async fn fill_run(
         return Ok(Ok(None));
     }
     let part = part.clone();
-    blocking(move || if whole { part.unpack(bytes).map(Some) } else { fill.fill(run, &bytes).map(|()| None) }).await
+    blocking(move || if whole { part.unpack(&bytes).map(Some) } else { fill.fill(run, &bytes).map(|()| None) }).await
 }
 
 /// Ranged reads of a large part's runs at once. A 50,000-file tenant's
@@ -237,7 +237,7 @@ async fn fetch_frame(store: &dyn SnapshotStoreCall, timeout: Duration, part: &Pa
     let n = bytes.len() as u64;
     blocking(move || match n {
         n if n == at.end - at.start => part.unpack_frame(i, &bytes).map_or(FrameGot::Absent, FrameGot::Frame),
-        n if n == part.size => part.unpack(bytes).map_or(FrameGot::Absent, FrameGot::Whole),
+        n if n == part.size => part.unpack(&bytes).map_or(FrameGot::Absent, FrameGot::Whole),
         _ => FrameGot::Absent,
     })
     .await
@@ -663,7 +663,7 @@ impl RemoteSnapshots {
             // that write, and a timed-out call may still land. The manifest
             // there is ours if it holds our very bytes (the same state).
             Ok(PutOutcome::Conflict) | Err(_) => match get(&*self.store, self.timeout, MANIFEST).await {
-                Ok(Some(there)) if there.bytes == manifest => there.etag,
+                Ok(Some(there)) if *there.bytes == *manifest => there.etag,
                 Ok(_) if matches!(put, Ok(PutOutcome::Conflict)) => {
                     self.state.lock().conflicted = true;
                     return Err(conflict());

@@ -121,13 +121,13 @@ impl PartRef {
     /// The bytes `stored` holds, checked as this part's and unpacked into
     /// memory that a loaded index views in place (postings, names and line
     /// tables are not copied out, as from a mapped file), exactly `raw_size` long.
-    pub fn unpack(&self, stored: Vec<u8>) -> Result<Arc<Backing>, SnapshotError> {
-        self.check(&stored)?;
+    pub fn unpack(&self, stored: &[u8]) -> Result<Arc<Backing>, SnapshotError> {
+        self.check(stored)?;
         let len = usize::try_from(self.raw_size).map_err(|_| SnapshotError::Corrupt("a part's size".into()))?;
         let mut buffer = Buffer::zeroed(len.div_ceil(4));
         let out = &mut cast::<u8>(buffer.words())[..len];
         let got = if self.zstd {
-            unzstd(&stored, out)?
+            unzstd(stored, out)?
         } else {
             let n = stored.len().min(len);
             out[..n].copy_from_slice(&stored[..n]);
@@ -363,13 +363,13 @@ mod tests {
         assert!(packed.zstd && stored.len() < raw.len());
         let m = Manifest { index: part.clone(), texts: packed.clone() };
         assert_eq!(Manifest::decode(&m.encode()).unwrap().texts, packed);
-        assert_eq!(packed.unpack(stored.clone()).unwrap().bytes(), raw);
-        assert!(packed.unpack(stored[..stored.len() - 1].to_vec()).is_err());
+        assert_eq!(packed.unpack(&stored).unwrap().bytes(), raw);
+        assert!(packed.unpack(&stored[..stored.len() - 1]).is_err());
         // Larger than a frame: several frames, unpacked each in its place.
         let big: Vec<u8> = (0..3 * FRAME + 12_345).map(|i| (i % 251) as u8 ^ (i / 4093) as u8).collect();
         let (framed, stored_framed) = PartRef::pack(&big);
         assert_eq!(frames_of(&stored_framed).unwrap().len(), 4);
-        assert_eq!(framed.unpack(stored_framed.clone()).unwrap().bytes(), big);
+        assert_eq!(framed.unpack(&stored_framed).unwrap().bytes(), big);
         // Each frame read on its own, by its span, checked.
         assert_eq!(framed.frames.len(), 4);
         assert_eq!(
@@ -397,10 +397,10 @@ mod tests {
         // A part of one frame (as before frames) unpacks as one.
         let one = zstd::bulk::compress(&big, 3).unwrap();
         let single = PartRef { zstd: true, raw_size: big.len() as u64, ..PartRef::of(&one) };
-        assert_eq!(single.unpack(one).unwrap().bytes(), big);
+        assert_eq!(single.unpack(&one).unwrap().bytes(), big);
         // A frame saying a size other than the part's: not unpacked past it.
         let short = PartRef { raw_size: big.len() as u64 - 1, ..framed.clone() };
-        assert!(short.unpack(stored_framed.clone()).is_err());
+        assert!(short.unpack(&stored_framed).is_err());
         assert!(part.check(b"snapshot bytes").is_ok());
         assert!(matches!(part.check(b"snapshot byte"), Err(SnapshotError::Truncated { .. })));
         assert!(matches!(part.check(b"snapshot bytez"), Err(SnapshotError::Checksum)));
