@@ -563,12 +563,29 @@ test("a large texts part is read by range: a search reads its results' frames an
     return { ws, gets, release }
   }
   // By range: the search answers while the whole part is held back.
-  const a = await attach((key, range) => memory.get(key, range))
+  let inFlight = 0
+  let most = 0
+  const a = await attach(async (key, range) => {
+    if (key !== texts || !range) return memory.get(key, range)
+    most = Math.max(most, ++inFlight)
+    await new Promise((r) => setTimeout(r, 20))
+    inFlight--
+    return memory.get(key, range)
+  })
   const [hit] = await a.ws.search('marker123x', { topK: 1 })
   assert.equal(hit.id, 'docs/123.txt')
   assert.equal(hit.content, docs[123].content)
   const ranged = a.gets.filter((g) => g.startsWith(`${texts} `))
   assert.ok(ranged.length >= 1 && ranged.length <= 2, a.gets.join('\n'))
+  // The store has answered a range with it: a later search asks for all
+  // its frames at once (none alone first), by range while the whole part
+  // (asked for in the background after a search) is held back.
+  most = 0
+  const two = await a.ws.search('marker250x marker450x', { topK: 2 })
+  assert.deepEqual(two.map((h) => h.content).sort(), [docs[250].content, docs[450].content].sort())
+  const more = a.gets.filter((g) => g.startsWith(`${texts} `)).length - ranged.length
+  assert.ok(more >= 2 && more <= 4, a.gets.join('\n'))
+  assert.ok(most >= 2, `its ${more} frames were asked for together (${most} at most at once)`)
   a.release()
   await a.ws.destroy()
   // A store that answers the whole object to a range: the frame is taken out of it.

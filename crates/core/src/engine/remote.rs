@@ -37,6 +37,10 @@ pub struct RemoteSnapshots {
     cache: Option<Arc<PartCache>>,
     /// The texts of the snapshot attached, until they are here.
     texts: Mutex<Option<Arc<TextsFetch>>>,
+    /// The store answered a ranged read with the range asked, not the whole
+    /// object: a search then asks for all its frames at once, without
+    /// first trying one alone.
+    ranged: AtomicBool,
 }
 
 /// `cacheDir`: snapshots fetched or saved, kept on local disk by their
@@ -146,6 +150,7 @@ async fn fetch_part_by_runs(
     store: &dyn SnapshotStoreCall,
     timeout: Duration,
     part: &PartRef,
+    ranged: &AtomicBool,
 ) -> Result<std::result::Result<(Arc<Backing>, bool), SnapshotError>> {
     let whole = |got: std::result::Result<Arc<Backing>, SnapshotError>| got.map(|b| (b, true));
     // (A small part is read whole before a buffer is taken for runs.)
@@ -157,7 +162,7 @@ async fn fetch_part_by_runs(
     let runs = part.frame_runs(INDEX_RUNS);
     let filling = fill.clone();
     let mut arrivals = futures::stream::iter(runs)
-        .map(move |run| fill_run(store, timeout, part, filling.clone(), taken.clone(), run))
+        .map(move |run| fill_run(store, timeout, part, filling.clone(), taken.clone(), run, ranged))
         .buffer_unordered(INDEX_RUNS);
     while let Some(arrived) = arrivals.next().await {
         match arrived {
@@ -185,6 +190,7 @@ async fn fill_run(
     fill: Arc<PartFill>,
     taken: Arc<std::sync::atomic::AtomicBool>,
     run: std::ops::Range<usize>,
+    ranged: &AtomicBool,
 ) -> Result<std::result::Result<Option<Arc<Backing>>, SnapshotError>> {
     let Some(at) = part.run_span(&run) else { return Ok(Err(absent(part))) };
     let what = format!("get {} bytes {}-{}", part.key, at.start, at.end);
@@ -196,6 +202,9 @@ async fn fill_run(
     let whole = bytes.len() as u64 == part.size && bytes.len() as u64 != at.end - at.start;
     if whole && taken.swap(true, Ordering::AcqRel) {
         return Ok(Ok(None));
+    }
+    if bytes.len() as u64 == at.end - at.start && !whole {
+        ranged.store(true, Ordering::Release);
     }
     let part = part.clone();
     blocking(move || if whole { part.unpack(&bytes).map(Some) } else { fill.fill(run, &bytes).map(|()| None) }).await
@@ -363,7 +372,14 @@ impl TextsFetch {
 impl RemoteSnapshots {
     pub fn new(store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<PartCache>) -> RemoteSnapshots {
         let cache = cache.map(Arc::new);
-        RemoteSnapshots { store, timeout, state: Mutex::default(), cache, texts: Mutex::new(None) }
+        RemoteSnapshots {
+            store,
+            timeout,
+            state: Mutex::default(),
+            cache,
+            texts: Mutex::new(None),
+            ranged: AtomicBool::new(false),
+        }
     }
 
     /// The cached copy of `manifest`'s snapshot, loaded (`None`: not
@@ -486,7 +502,8 @@ impl RemoteSnapshots {
         }
         *self.texts.lock() = Some(fetch.clone());
         let settled = HeadSettled(fetch.clone());
-        let (head, hashed) = match fetch_part_by_runs(&*self.store, self.timeout, &manifest.index).await? {
+        let (head, hashed) = match fetch_part_by_runs(&*self.store, self.timeout, &manifest.index, &self.ranged).await?
+        {
             Ok(head) => head,
             Err(e) => return Ok(Err(e)),
         };
@@ -576,17 +593,26 @@ impl RemoteSnapshots {
             return Ok(false);
         }
         let Some((&first, rest)) = missing.split_first() else { return Ok(true) };
-        // The first alone: a store that ignores ranges answers it with the
-        // whole part, which then serves every read.
-        match fetch_frame(&*self.store, self.timeout, part, first).await? {
-            FrameGot::Frame(frame) => fetch.apart.frame_arrive(first, frame),
-            FrameGot::Whole(whole) => {
-                fetch.apart.arrive(whole);
-                fetch.outcome.send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
-                return Ok(true);
+        // The first alone, unless the store has answered a range with the
+        // range: one that ignores ranges answers it with the whole part,
+        // which then serves every read (rather than a whole part per frame).
+        let rest = if self.ranged.load(Ordering::Acquire) {
+            &missing[..]
+        } else {
+            match fetch_frame(&*self.store, self.timeout, part, first).await? {
+                FrameGot::Frame(frame) => fetch.apart.frame_arrive(first, frame),
+                FrameGot::Whole(whole) => {
+                    fetch.apart.arrive(whole);
+                    fetch
+                        .outcome
+                        .send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
+                    return Ok(true);
+                }
+                FrameGot::Absent => return Ok(false),
             }
-            FrameGot::Absent => return Ok(false),
-        }
+            self.ranged.store(true, Ordering::Release);
+            rest
+        };
         let mut fetched =
             futures::stream::iter(rest.to_vec()).map(|i| self.frame_of(part, i)).buffer_unordered(RANGE_READS_AT_ONCE);
         while let Some((i, got)) = fetched.next().await {
