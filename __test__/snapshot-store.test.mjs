@@ -619,6 +619,21 @@ test("a large texts part is read by range: a search reads its results' frames an
   assert.ok(d.gets.includes(texts), d.gets.join('\n'))
   assert.equal((await d.ws.search('marker456x', { topK: 1 }))[0].content, docs[456].content)
   await d.ws.destroy()
+  // A store that answers a range with the range at first, then the whole
+  // part: of a search's reads answered whole at once, one is used, and it
+  // serves every later read.
+  let wholeFromNowOn = false
+  // (d saved a new snapshot: its texts part has another key.)
+  const e = await attach((key, range) => memory.get(key, wholeFromNowOn ? undefined : range))
+  assert.equal((await e.ws.search('marker11x', { topK: 1 }))[0].content, docs[11].content)
+  wholeFromNowOn = true
+  const both = await e.ws.search('marker260x marker460x', { topK: 2 })
+  assert.deepEqual(both.map((h) => h.content).sort(), [docs[260].content, docs[460].content].sort())
+  const asked = e.gets.length
+  assert.equal((await e.ws.search('marker360x', { topK: 1 }))[0].content, docs[360].content)
+  assert.equal(e.gets.length, asked, `the whole part serves the next search: no read\n${e.gets.join('\n')}`)
+  e.release()
+  await e.ws.destroy()
 })
 
 test('a large index part is read in runs of frames by range, each unpacked as it arrives; a store that ignores ranges, or a damaged run, gives the whole part', async () => {

@@ -131,7 +131,7 @@ export interface PersistStoreOptions {
  * your own. Keys are the package's; a store adds its tenant's prefix.
  */
 export interface SnapshotStore {
-  /** The object, or `null` when there is none. `range`: bytes `[start, end)`. The `bytes` are read where they lie, not copied: leave them unchanged once answered. */
+  /** The object, or `null` when there is none. `range`: bytes `[start, end)`. The `bytes` are read where they lie, not copied: do not change, reuse, transfer or detach them once answered. */
   get(key: string, range?: { start: number; end: number }): Promise<{ bytes: Uint8Array; etag: string } | null>
   /** Writes the object if the condition holds; `{ conflict: true }` when it does not (S3's 412). */
   put(

@@ -203,7 +203,7 @@ async fn fill_run(
     if whole && taken.swap(true, Ordering::AcqRel) {
         return Ok(Ok(None));
     }
-    if bytes.len() as u64 == at.end - at.start && !whole {
+    if bytes.len() as u64 == at.end - at.start && at.end - at.start < part.size {
         ranged.store(true, Ordering::Release);
     }
     let part = part.clone();
@@ -234,10 +234,21 @@ enum FrameGot {
     /// No such frame there (the part missing or not whole, a frame that
     /// fails its checks): the fetch of the whole part reports what it is.
     Absent,
+    /// The whole part again, after another read of the same search took
+    /// it: dropped unread.
+    Dropped,
 }
 
-/// Frame `i` of `part` from the store by range.
-async fn fetch_frame(store: &dyn SnapshotStoreCall, timeout: Duration, part: &PartRef, i: usize) -> Result<FrameGot> {
+/// Frame `i` of `part` from the store by range. A store that answers the
+/// whole part: the first such answer is unpacked (`whole_taken`), the
+/// others are dropped unread.
+async fn fetch_frame(
+    store: &dyn SnapshotStoreCall,
+    timeout: Duration,
+    part: &PartRef,
+    i: usize,
+    whole_taken: Arc<AtomicBool>,
+) -> Result<FrameGot> {
     let Some((at, _)) = part.frame_span(i) else { return Ok(FrameGot::Absent) };
     let what = format!("get {} bytes {}-{}", part.key, at.start, at.end);
     let got = bounded(timeout, &what, store.get_range(&part.key, at.clone())).await?;
@@ -246,6 +257,7 @@ async fn fetch_frame(store: &dyn SnapshotStoreCall, timeout: Duration, part: &Pa
     let n = bytes.len() as u64;
     blocking(move || match n {
         n if n == at.end - at.start => part.unpack_frame(i, &bytes).map_or(FrameGot::Absent, FrameGot::Frame),
+        n if n == part.size && whole_taken.swap(true, Ordering::AcqRel) => FrameGot::Dropped,
         n if n == part.size => part.unpack(&bytes).map_or(FrameGot::Absent, FrameGot::Whole),
         _ => FrameGot::Absent,
     })
@@ -599,7 +611,7 @@ impl RemoteSnapshots {
         let rest = if self.ranged.load(Ordering::Acquire) {
             &missing[..]
         } else {
-            match fetch_frame(&*self.store, self.timeout, part, first).await? {
+            match fetch_frame(&*self.store, self.timeout, part, first, Arc::default()).await? {
                 FrameGot::Frame(frame) => fetch.apart.frame_arrive(first, frame),
                 FrameGot::Whole(whole) => {
                     fetch.apart.arrive(whole);
@@ -608,17 +620,29 @@ impl RemoteSnapshots {
                         .send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
                     return Ok(true);
                 }
-                FrameGot::Absent => return Ok(false),
+                FrameGot::Absent | FrameGot::Dropped => return Ok(false),
             }
             self.ranged.store(true, Ordering::Release);
             rest
         };
-        let mut fetched =
-            futures::stream::iter(rest.to_vec()).map(|i| self.frame_of(part, i)).buffer_unordered(RANGE_READS_AT_ONCE);
+        let whole_taken = Arc::new(AtomicBool::new(false));
+        let mut fetched = futures::stream::iter(rest.to_vec())
+            .map(|i| self.frame_of(part, i, whole_taken.clone()))
+            .buffer_unordered(RANGE_READS_AT_ONCE);
         while let Some((i, got)) = fetched.next().await {
             match got? {
                 FrameGot::Frame(frame) => fetch.apart.frame_arrive(i, frame),
-                FrameGot::Whole(whole) => fetch.apart.arrive(whole),
+                FrameGot::Dropped => {}
+                // This part's reads are answered whole (whatever the index
+                // part's were): it serves every read from now on.
+                FrameGot::Whole(whole) => {
+                    self.ranged.store(false, Ordering::Release);
+                    fetch.apart.arrive(whole);
+                    fetch
+                        .outcome
+                        .send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
+                    return Ok(true);
+                }
                 FrameGot::Absent => return Ok(false),
             }
         }
@@ -629,8 +653,8 @@ impl RemoteSnapshots {
     }
 
     /// Frame `i` of `part`, with its number (for `buffer_unordered`).
-    async fn frame_of(&self, part: &PartRef, i: usize) -> (usize, Result<FrameGot>) {
-        (i, fetch_frame(&*self.store, self.timeout, part, i).await)
+    async fn frame_of(&self, part: &PartRef, i: usize, whole_taken: Arc<AtomicBool>) -> (usize, Result<FrameGot>) {
+        (i, fetch_frame(&*self.store, self.timeout, part, i, whole_taken).await)
     }
 
     /// Writes `bytes` (a framed snapshot) and the manifest naming it, over
