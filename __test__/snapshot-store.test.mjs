@@ -568,7 +568,7 @@ test("a large texts part is read by range: a search reads its results' frames an
   const a = await attach(async (key, range) => {
     if (key !== texts || !range) return memory.get(key, range)
     most = Math.max(most, ++inFlight)
-    await new Promise((r) => setTimeout(r, 20))
+    await new Promise((r) => setTimeout(r, 50))
     inFlight--
     return memory.get(key, range)
   })
