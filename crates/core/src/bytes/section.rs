@@ -87,6 +87,15 @@ unsafe impl Send for Backing {}
 unsafe impl Sync for Backing {}
 
 impl Backing {
+    /// A read-only anonymous mapping holding a copy of `bytes`: a snapshot
+    /// as loading maps it, for tests.
+    #[cfg(test)]
+    pub(crate) fn mapped_copy(bytes: &[u8]) -> Arc<Backing> {
+        let mut m = memmap2::MmapMut::map_anon(bytes.len()).unwrap();
+        m.copy_from_slice(bytes);
+        Arc::new(Backing::mapped(m.make_read_only().unwrap()))
+    }
+
     fn new(owner: Owner) -> Self {
         let (start, len) = match &owner {
             Owner::Mapped(m) => (m.as_ptr(), m.len()),
@@ -370,9 +379,7 @@ mod tests {
     use super::*;
 
     fn mapped(bytes: &[u8]) -> Arc<Backing> {
-        let mut m = memmap2::MmapMut::map_anon(bytes.len()).unwrap();
-        m.copy_from_slice(bytes);
-        Arc::new(Backing::mapped(m.make_read_only().unwrap()))
+        Backing::mapped_copy(bytes)
     }
 
     #[test]

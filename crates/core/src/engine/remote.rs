@@ -312,6 +312,14 @@ impl PartCache {
 }
 
 impl TextsFetch {
+    /// The whole part, answered to a ranged read (a store that ignores
+    /// ranges): it serves every read from now on. Always `true`.
+    fn whole_arrived(&self, whole: Arc<Backing>) -> bool {
+        self.apart.arrive(whole);
+        self.outcome.send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
+        true
+    }
+
     /// Fetches the texts (again, after a failure), in the background.
     fn start(self: &Arc<Self>, store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<Arc<PartCache>>) {
         let me = self.clone();
@@ -613,13 +621,7 @@ impl RemoteSnapshots {
         } else {
             match fetch_frame(&*self.store, self.timeout, part, first, Arc::default()).await? {
                 FrameGot::Frame(frame) => fetch.apart.frame_arrive(first, frame),
-                FrameGot::Whole(whole) => {
-                    fetch.apart.arrive(whole);
-                    fetch
-                        .outcome
-                        .send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
-                    return Ok(true);
-                }
+                FrameGot::Whole(whole) => return Ok(fetch.whole_arrived(whole)),
                 FrameGot::Absent | FrameGot::Dropped => return Ok(false),
             }
             self.ranged.store(true, Ordering::Release);
@@ -637,11 +639,7 @@ impl RemoteSnapshots {
                 // part's were): it serves every read from now on.
                 FrameGot::Whole(whole) => {
                     self.ranged.store(false, Ordering::Release);
-                    fetch.apart.arrive(whole);
-                    fetch
-                        .outcome
-                        .send_if_modified(|o| matches!(o, Outcome::Idle).then(|| *o = Outcome::Here).is_some());
-                    return Ok(true);
+                    return Ok(fetch.whole_arrived(whole));
                 }
                 FrameGot::Absent => return Ok(false),
             }

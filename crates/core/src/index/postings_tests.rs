@@ -30,9 +30,7 @@ fn postings_round_trip_through_snapshot_bytes() {
         let mut e = Encoder::default();
         p.encode(&mut e);
         assert_eq!(e.buf.len(), p.encoded_len());
-        let mut map = memmap2::MmapMut::map_anon(e.buf.len()).unwrap();
-        map.copy_from_slice(&e.buf);
-        let backing = Arc::new(Backing::mapped(map.make_read_only().unwrap()));
+        let backing = Backing::mapped_copy(&e.buf);
         let in_memory = Postings::decode(&mut Decoder::new(&e.buf), 1000).unwrap();
         let viewed = Postings::decode(&mut Decoder::viewing(backing.bytes(), backing.clone()), 1000).unwrap();
         assert_eq!((viewed.is_view(), in_memory.is_view()), (p.len() > 1, false));

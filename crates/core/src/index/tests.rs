@@ -141,9 +141,7 @@ fn shrinking_after_a_parallel_build_keeps_every_term_and_result() {
     // of nothing (a warm start with nothing changed makes one).
     let mut e = crate::bytes::codec::Encoder::default();
     ix.encode(&mut e).write(&mut e);
-    let mut map = memmap2::MmapMut::map_anon(e.buf.len()).unwrap();
-    map.copy_from_slice(&e.buf);
-    let backing = Arc::new(crate::bytes::section::Backing::mapped(map.make_read_only().unwrap()));
+    let backing = crate::bytes::section::Backing::mapped_copy(&e.buf);
     let mut back =
         Bm25Index::decode(&mut crate::bytes::codec::Decoder::viewing(backing.bytes(), backing.clone())).unwrap();
     assert!(back.dict.is_frozen());

@@ -1043,9 +1043,7 @@ mod tests {
         let mut e = Encoder::default();
         ix.encode(&mut e);
         // Loaded from a mapping: vectors and codes are viewed there, not copied.
-        let mut map = memmap2::MmapMut::map_anon(e.buf.len()).unwrap();
-        map.copy_from_slice(&e.buf);
-        let backing = Arc::new(crate::bytes::section::Backing::mapped(map.make_read_only().unwrap()));
+        let backing = crate::bytes::section::Backing::mapped_copy(&e.buf);
         let mut back = VectorIndex::decode(&mut Decoder::viewing(backing.bytes(), backing.clone())).unwrap();
         assert!(back.data.is_view() && back.codes.as_ref().unwrap().is_view(), "mapped, not read");
         assert!(matches!(back.graph_status(), Some(GraphStatus::Ready { .. })), "restored, not rebuilt");
@@ -1075,9 +1073,7 @@ mod tests {
         ix.upsert("ix", ids.clone(), vectors, vec![None; 500]).unwrap();
         let mut e = Encoder::default();
         ix.encode(&mut e);
-        let mut map = memmap2::MmapMut::map_anon(e.buf.len()).unwrap();
-        map.copy_from_slice(&e.buf);
-        let backing = Arc::new(crate::bytes::section::Backing::mapped(map.make_read_only().unwrap()));
+        let backing = crate::bytes::section::Backing::mapped_copy(&e.buf);
         let mut back = VectorIndex::decode(&mut Decoder::viewing(backing.bytes(), backing.clone())).unwrap();
         back.set_scan(never);
         for ix in [&mut ix, &mut back] {
