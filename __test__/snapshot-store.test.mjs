@@ -705,3 +705,107 @@ test('a large index part is read in runs of frames by range, each unpacked as it
   await e.ws.destroy()
   await d.ws.destroy()
 })
+
+/**
+ * 3,000 documents of many distinct words (more than 16 MB of postings),
+ * drawn from `seed` with mulberry32 (a plain LCG's low bits repeat, and
+ * zstd folds them away); `word` draws more.
+ */
+function manyWords(seed) {
+  const random = () => {
+    let r = (seed = (seed + 0x6d2b79f5) >>> 0)
+    r = Math.imul(r ^ (r >>> 15), r | 1)
+    r ^= r + Math.imul(r ^ (r >>> 7), r | 61)
+    return ((r ^ (r >>> 14)) >>> 0) / 4294967296
+  }
+  const word = () => Math.floor(random() * 300000).toString(36)
+  const docs = Array.from({ length: 3000 }, (_, n) => ({
+    path: `docs/${n}.txt`,
+    content: `document ${n} marker${n}x\n` + Array.from({ length: 600 }, () => `${word()} ${word()} ${word()}`).join('\n'),
+  }))
+  return { docs, word }
+}
+
+test("a large index's postings are kept with the texts: an attach reads none of them, a search reads its terms' by range and answers as the writer did; a write waits for them all; a store that fails those reads fails that search, typed, and the next one reads them", async () => {
+  const { objects, memory } = memoryStore()
+  const { docs, word } = manyWords(5)
+  const queries = ['marker321x', 'marker7x document', word() + ' ' + word(), 'document']
+  const writer = storeWorkspace(memory)
+  await writer.init()
+  await writer.indexMany(docs)
+  assert.equal(await writer.save(), true)
+  const expected = await Promise.all(queries.map((q) => writer.search(q, { topK: 5 })))
+  await writer.destroy()
+  const manifest = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes))
+  assert.equal(manifest.format, 'workspace-search/manifest-3')
+  assert.ok(manifest.postingsApart.length >= 16 << 20, `${manifest.postingsApart.length} bytes of postings`)
+  const texts = manifest.texts.key
+  let failing = false
+  let release
+  const whole = new Promise((r) => (release = r))
+  const gets = []
+  const store = { ...memory, get: async (key, range) => {
+    if (key === texts) gets.push(range ? range.end - range.start : 'whole')
+    if (failing && key === texts) throw new Error('the store is down')
+    if (key === texts && !range) await whole // the whole part: only once released
+    return memory.get(key, range)
+  } }
+  const ws = storeWorkspace(store)
+  await ws.init()
+  assert.deepEqual(gets, [], 'the attach reads no postings (and no texts)')
+  // The searches read their terms' postings and their results' texts by
+  // range (the whole part, asked for after the first, is held back).
+  for (const [i, q] of queries.entries()) assert.deepEqual(await ws.search(q, { topK: 5 }), expected[i], q)
+  const ranged = gets.filter((g) => g !== 'whole')
+  const read = ranged.reduce((sum, n) => sum + n, 0)
+  assert.ok(ranged.length >= 2 && read < manifest.texts.size / 2, `${ranged.length} reads, ${read} of ${manifest.texts.size} bytes`)
+  release()
+  // A store that fails the reads a search needs: that search fails, typed;
+  // the next one, with the store back, answers.
+  const other = storeWorkspace(store)
+  await other.init()
+  failing = true
+  await assert.rejects(other.search(queries[1], { topK: 5 }), (e) => e instanceof SnapshotStoreError, 'typed')
+  failing = false
+  assert.deepEqual(await other.search(queries[1], { topK: 5 }), expected[1])
+  // A write reads any postings: it waits for the part whole, then lands and saves.
+  await ws.index('docs/new.txt', 'a fresh document about zebrafish')
+  assert.deepEqual(ids(await ws.search('zebrafish', { topK: 1 })), ['docs/new.txt'])
+  assert.ok(gets.includes('whole') || ws.stats().documents > docs.length, gets.join(' '))
+  // (One more document moves the scores a little, not the order.)
+  assert.deepEqual(ids(await ws.search(queries[0], { topK: 5 })), ids(expected[0]))
+  assert.equal(await ws.save(), true)
+  await Promise.all([ws.destroy(), other.destroy()])
+  // What it saved attaches again, with the new document.
+  const again = storeWorkspace(memory)
+  await again.init()
+  assert.deepEqual(ids(await again.search('zebrafish', { topK: 1 })), ['docs/new.txt'])
+  assert.deepEqual(ids(await again.search(queries[2], { topK: 5 })), ids(expected[2]))
+  await again.destroy()
+})
+
+test("a large index's postings fetched with the texts are cached in the snapshot's own order: the next attach maps the cached file and fetches the manifest only", async (t) => {
+  const { objects, memory } = memoryStore()
+  const { docs } = manyWords(9)
+  const writer = storeWorkspace(memory)
+  await writer.init()
+  await writer.indexMany(docs)
+  assert.equal(await writer.save(), true)
+  const expected = await writer.search('marker42x', { topK: 3 })
+  await writer.destroy()
+  assert.ok(JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes)).postingsApart)
+  const cacheDir = tree(t)
+  const gets = []
+  const store = { ...memory, get: (key, range) => (gets.push(key), memory.get(key, range)) }
+  const make = () => new Workspace({ id: 'tenant-c', bm25: true, persist: { store, cacheDir, storeTimeoutMs: 5000 } })
+  const cold = make()
+  await cold.init()
+  // A write waits for the postings whole: the texts part is here, and cached.
+  await cold.index('docs/extra.txt', 'one more')
+  gets.length = 0
+  const warm = make()
+  await warm.init()
+  assert.deepEqual(gets, ['manifest.json'], 'the snapshot came from the cache')
+  assert.deepEqual(await warm.search('marker42x', { topK: 3 }), expected)
+  await Promise.all([warm.destroy(), cold.destroy()])
+})

@@ -213,6 +213,25 @@ pub struct Decoder<'a> {
     map: Option<Arc<Backing>>,
     /// The texts: the payload's tail, or a part of their own (`begin_texts`).
     texts: Tail<'a>,
+    /// The index's postings, where they lie in the part apart with the
+    /// texts (a large snapshot in a store: `Decoder::parts_apart`).
+    postings: Option<PostingsApart>,
+}
+
+/// Postings left out of the bytes decoded: `len` bytes at the payload's
+/// position `at`, the first of the part apart.
+#[derive(Clone)]
+struct PostingsApart {
+    at: usize,
+    len: usize,
+    file: Arc<super::stored::StoredFile>,
+}
+
+/// An index's postings as `Decoder::postings` finds them.
+pub enum PostingsAt<'a> {
+    Bytes(&'a [u8]),
+    /// The first `len` bytes of the part apart (`Decoder::parts_apart`).
+    Apart(Arc<super::stored::StoredFile>, usize),
 }
 
 /// Where a payload's texts are. They are its last bytes (after everything
@@ -221,8 +240,8 @@ pub struct Decoder<'a> {
 enum Tail<'a> {
     /// In the bytes decoded (found by `begin_texts`: the last `total` bytes).
     Here { bytes: &'a [u8], at: usize, used: usize },
-    /// In a file of their own, from its start (`Decoder::texts_apart`).
-    Apart { file: Arc<super::stored::StoredFile>, len: u64, used: u64 },
+    /// In a file of their own, from `base` on (`Decoder::texts_apart`).
+    Apart { file: Arc<super::stored::StoredFile>, base: u64, len: u64, used: u64 },
 }
 
 /// One text as `Decoder::text` finds it: its bytes, or where they are.
@@ -245,7 +264,7 @@ fn truncated(what: &str) -> SnapshotError {
 
 impl<'a> Decoder<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, pos: 0, base: 0, source: None, map: None, texts: Tail::here() }
+        Decoder { bytes, pos: 0, base: 0, source: None, map: None, texts: Tail::here(), postings: None }
     }
 
     /// Decodes `bytes`, which start at `offset` in `file` and lie inside
@@ -256,28 +275,60 @@ impl<'a> Decoder<'a> {
         offset: u64,
         map: Option<Arc<Backing>>,
     ) -> Self {
-        Decoder { bytes, pos: 0, base: 0, source: Some((file, offset)), map, texts: Tail::here() }
+        Decoder { bytes, pos: 0, base: 0, source: Some((file, offset)), map, texts: Tail::here(), postings: None }
     }
 
     /// Decodes `bytes`, a payload without its tail: its texts are `len`
     /// bytes in `texts` (a snapshot store's texts part), read when used.
     /// Arrays are viewed where they lie in `map`, which holds `bytes`.
     pub fn texts_apart(bytes: &'a [u8], map: Arc<Backing>, texts: Arc<super::stored::StoredFile>, len: u64) -> Self {
-        let texts = Tail::Apart { file: texts, len, used: 0 };
-        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts }
+        let texts = Tail::Apart { file: texts, base: 0, len, used: 0 };
+        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts, postings: None }
+    }
+
+    /// As `texts_apart`, the index's postings apart too: `postings` bytes
+    /// that lay at the payload's position `at` (not in `bytes`), the first
+    /// of the part apart; its texts follow them there.
+    pub fn parts_apart(
+        bytes: &'a [u8],
+        map: Arc<Backing>,
+        apart: Arc<super::stored::StoredFile>,
+        len: u64,
+        (at, postings): (usize, usize),
+    ) -> Self {
+        let texts = Tail::Apart { file: apart.clone(), base: postings as u64, len: len.saturating_sub(postings as u64), used: 0 };
+        let postings = Some(PostingsApart { at, len: postings, file: apart });
+        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts, postings }
+    }
+
+    /// The index's postings, `len` bytes: the next ones, or the part
+    /// apart's first (which the bytes decoded leave out).
+    pub fn postings(&mut self, len: usize) -> Result<PostingsAt<'a>, SnapshotError> {
+        match &self.postings {
+            Some(p) if p.at == self.base + self.pos => {
+                if p.len != len {
+                    return Err(SnapshotError::Corrupt("the postings apart are not the postings' size".into()));
+                }
+                Ok(PostingsAt::Apart(p.file.clone(), len))
+            }
+            _ => self.take(len, "the postings").map(PostingsAt::Bytes),
+        }
     }
 
     /// Decodes `bytes`, which lie inside `map`, viewing arrays there.
     pub fn viewing(bytes: &'a [u8], map: Arc<Backing>) -> Self {
-        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts: Tail::here() }
+        Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts: Tail::here(), postings: None }
     }
 
-    /// A decoder of the next `n` bytes (decoded apart, on another thread).
+    /// A decoder of the next `n` bytes of the payload (decoded apart, on
+    /// another thread); fewer here when the postings among them are apart.
     pub fn sub(&mut self, n: usize, what: &str) -> Result<Decoder<'a>, SnapshotError> {
         let base = self.base + self.pos;
-        let bytes = self.take(n, what)?;
+        let postings = self.postings.clone().filter(|p| (base..base.saturating_add(n)).contains(&p.at));
+        let here = n.checked_sub(postings.as_ref().map_or(0, |p| p.len)).ok_or_else(|| truncated(what))?;
+        let bytes = self.take(here, what)?;
         let (source, map) = (self.source.clone(), self.map.clone());
-        Ok(Decoder { bytes, pos: 0, base, source, map, texts: Tail::here() })
+        Ok(Decoder { bytes, pos: 0, base, source, map, texts: Tail::here(), postings })
     }
 
     /// The texts are `total` bytes: the last of the bytes decoded (which
@@ -314,10 +365,10 @@ impl<'a> Decoder<'a> {
                     _ => Ok(TextAt::Bytes(&bytes[start..end])),
                 }
             }
-            Tail::Apart { file, len: total, used } => {
+            Tail::Apart { file, base, len: total, used } => {
                 let end = used.checked_add(len as u64).filter(|&e| e <= *total).ok_or_else(|| truncated("a text"))?;
                 let start = std::mem::replace(used, end);
-                Ok(if len == 0 { TextAt::Bytes(&[]) } else { TextAt::Stored(file.clone(), start) })
+                Ok(if len == 0 { TextAt::Bytes(&[]) } else { TextAt::Stored(file.clone(), *base + start) })
             }
         }
     }
@@ -326,6 +377,11 @@ impl<'a> Decoder<'a> {
     /// when decoding bytes that came from elsewhere).
     pub fn file_position(&self) -> Option<(Arc<super::stored::StoredFile>, u64)> {
         self.source.as_ref().map(|(f, at)| (f.clone(), at + (self.base + self.pos) as u64))
+    }
+
+    /// Where the next byte lies in the payload.
+    pub fn position(&self) -> usize {
+        self.base + self.pos
     }
 
     /// The payload's memory map, if arrays may be viewed in it.

@@ -123,16 +123,26 @@ impl TextsApart {
     }
 
     fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        match self.region(offset, len)? {
+            Region::Whole(backing) => slice_of(backing.bytes(), offset, len),
+            Region::Copied(bytes) => Ok(bytes),
+        }
+    }
+
+    /// The `len` bytes at `offset`, waiting for them as a text's read
+    /// does: the whole part once it is here (read where it lies), else a
+    /// copy from the frames read by range.
+    pub fn region(&self, offset: u64, len: usize) -> std::io::Result<Region> {
         let mut deadline = std::time::Instant::now() + self.wait;
         let mut state = self.state.lock();
         let mut asked = false;
         loop {
             match &*state {
-                Apart::Here(backing) => return slice_of(backing.bytes(), offset, len),
+                Apart::Here(backing) => return Ok(Region::Whole(backing.clone())),
                 Apart::Broken => return Err(std::io::Error::other("the texts part is not here")),
                 Apart::Waiting(frames) => {
                     if let Some(bytes) = self.read_frames(frames, offset, len) {
-                        return bytes;
+                        return bytes.map(Region::Copied);
                     }
                 }
             }
@@ -177,6 +187,14 @@ impl TextsApart {
     }
 }
 
+/// Bytes of a part apart (`TextsApart::region`).
+pub enum Region {
+    /// The whole part: the bytes asked for lie where they were asked.
+    Whole(Arc<Backing>),
+    /// Just the bytes asked for.
+    Copied(Vec<u8>),
+}
+
 /// `len` bytes at `offset` of `bytes`, or an end of file.
 fn slice_of(bytes: &[u8], offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
     let start = usize::try_from(offset).ok().filter(|&s| s.checked_add(len).is_some_and(|e| e <= bytes.len()));
@@ -202,6 +220,14 @@ impl StoredFile {
     /// Texts read from a texts part once it arrives.
     pub fn apart(texts: Arc<TextsApart>) -> Arc<StoredFile> {
         StoredFile::of(Source::Apart(texts))
+    }
+
+    /// The part apart these texts are read from, if they are (not a file).
+    pub fn apart_part(&self) -> Option<&Arc<TextsApart>> {
+        match &self.source {
+            Source::Apart(apart) => Some(apart),
+            Source::File(..) => None,
+        }
     }
 
     fn of(source: Source) -> Arc<StoredFile> {

@@ -135,6 +135,10 @@ impl Engine {
             return Prepared::Answered(Vec::new());
         }
         let Some(index) = self.index.try_read() else { return Prepared::Later(mode, Box::new(opts)) };
+        // Postings still on their way are fetched first, off this thread.
+        if index.postings_pending() {
+            return Prepared::Later(mode, Box::new(opts));
+        }
         let hits = Engine::bm25_results(&index, &tokens, &opts);
         let damaged = index.damaged().is_some();
         drop(index);
@@ -211,6 +215,7 @@ impl Engine {
         if tokens.is_empty() || self.keyword.is_none() {
             return Ok(Vec::new());
         }
+        self.remote_postings_for(tokens).await?;
         let (tokens, opts) = (tokens.to_vec(), opts.clone());
         self.read_index(move |index| {
             let q = KeywordQuery {
@@ -269,6 +274,7 @@ impl Engine {
     /// the index held by a writer, or a reranker to call), texts read.
     async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let tokens = self.query_tokens(query).await?;
+        self.remote_postings_for(&tokens).await?;
         let hits =
             self.read_index(move |index| undamaged(index, Engine::bm25_results(index, &tokens, &opts))).await??;
         self.texts_read(hits).await

@@ -227,6 +227,18 @@ impl Bm25Index {
         line_table::lines_of_terms(&doc.table, wanted)
     }
 
+    /// Where the postings of `tokens`' terms lie in a snapshot store's part
+    /// that is not here yet (a search reads them first); empty when they
+    /// are here (`Terms::spans_to_read`).
+    pub fn postings_to_read(&self, tokens: &[String]) -> Vec<(u64, usize)> {
+        self.terms.spans_to_read(&self.term_ids(tokens))
+    }
+
+    /// Whether some postings are still in a snapshot store's part on its way.
+    pub fn postings_pending(&self) -> bool {
+        self.terms.pending()
+    }
+
     /// Why a term of the loaded snapshot could not be read, once a search
     /// found one that cannot (`terms::Terms`).
     pub fn damaged(&self) -> Option<&str> {

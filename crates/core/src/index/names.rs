@@ -78,6 +78,15 @@ impl Names {
         8 + 4 * self.ends.len() + (8 + self.bytes.len()).next_multiple_of(4)
     }
 
+    /// Skips what `encode` wrote (`Bm25Index::postings_span`).
+    pub fn skip(d: &mut Decoder) -> Result<(), SnapshotError> {
+        let ends = d.len(4, "term names")?;
+        d.take_bytes(4 * ends)?;
+        let bytes = d.len(1, "term names")?;
+        d.take_bytes(bytes)?;
+        d.pad4("term names")
+    }
+
     /// Names as `encode` wrote them. Not checked name by name: `get` checks
     /// each as it reads it (see there).
     pub fn decode(d: &mut Decoder) -> Result<Names, SnapshotError> {

@@ -135,6 +135,23 @@ impl Bm25Index {
         Texts(texts)
     }
 
+    /// Where the postings lie in the payload `encode` wrote, read up to
+    /// them as `decode` reads (a snapshot store keeps them apart).
+    pub fn postings_span(d: &mut Decoder) -> Result<std::ops::Range<usize>, SnapshotError> {
+        for what in ["k1", "b", "the average length"] {
+            d.f64(what)?;
+        }
+        for _ in 0..6 {
+            d.u64("statistics")?;
+        }
+        let n = d.len(1, "the terms")?;
+        d.pad4("the terms")?;
+        let mut term_bytes = d.sub(n, "the terms")?;
+        term_bytes.len(20, "terms")?;
+        Names::skip(&mut term_bytes)?;
+        Terms::postings_span(&mut term_bytes)
+    }
+
     pub fn decode(d: &mut Decoder) -> Result<Bm25Index, SnapshotError> {
         let params = Bm25Params { k1: d.f64("k1")?, b: d.f64("b")? };
         let mut ix = Bm25Index::new(params);
@@ -145,7 +162,8 @@ impl Bm25Index {
         ix.total_len = d.u64("statistics")?;
         ix.live_postings = d.u64("statistics")?;
         ix.dead_postings = d.u64("statistics")?;
-        let n = d.len(1, "the terms")?;
+        // (Checked by `sub` against what is here: the postings may be apart.)
+        let n = usize::try_from(d.u64("the terms")?).map_err(|_| corrupt("the terms"))?;
         d.pad4("the terms")?;
         let mut term_bytes = d.sub(n, "the terms")?;
         let n = term_bytes.len(20, "terms")?;

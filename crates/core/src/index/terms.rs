@@ -9,8 +9,9 @@
 
 use super::postings::Postings;
 use super::Term;
-use crate::bytes::codec::{Decoder, Encoder};
-use crate::bytes::section::{Backing, Section};
+use crate::bytes::codec::{Decoder, Encoder, PostingsAt};
+use crate::bytes::section::{cast, Backing, Buffer, Section};
+use crate::bytes::stored::{Region, TextsApart};
 use crate::bytes::SnapshotError;
 use std::sync::{Arc, OnceLock};
 
@@ -35,6 +36,10 @@ struct Viewed {
     entries: Section<u32>,
     postings: Section<u8>,
     backing: Arc<Backing>,
+    /// Where the postings are instead, when a snapshot store keeps them
+    /// apart (`postings` is then empty): the first `.1` bytes of that part,
+    /// read a block of terms at a time as they arrive.
+    apart: Option<(Arc<TextsApart>, usize)>,
     /// The index's slot count: no posting may name a slot beyond it.
     slots: usize,
     blocks: Vec<OnceLock<Box<[Term]>>>,
@@ -113,8 +118,25 @@ impl Terms {
     pub fn postings_bytes(&self) -> usize {
         match &self.viewed {
             None => self.held.iter().map(|t| t.postings.bytes()).sum(),
-            Some(v) => v.postings.len(),
+            Some(v) => v.apart.as_ref().map_or(v.postings.len(), |(_, len)| *len),
         }
+    }
+
+    /// The spans (offset, length) in the part apart of the postings of
+    /// `terms` not read yet, by block, while the part is not here whole:
+    /// what a search must have before it reads them (empty otherwise).
+    pub fn spans_to_read(&self, terms: &[u32]) -> Vec<(u64, usize)> {
+        let Some(v) = self.viewed.as_ref().filter(|v| v.pending()) else { return Vec::new() };
+        let mut blocks: Vec<usize> = terms.iter().map(|&t| t as usize / BLOCK_TERMS).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        blocks.into_iter().filter(|&b| v.blocks[b].get().is_none()).filter_map(|b| v.block_span(b)).collect()
+    }
+
+    /// Whether the postings are apart and not all here yet (a search then
+    /// reads its terms' first: `spans_to_read`).
+    pub fn pending(&self) -> bool {
+        self.viewed.as_ref().is_some_and(|v| v.pending())
     }
 
     /// The terms held, unless they are still a snapshot's.
@@ -152,6 +174,16 @@ impl Terms {
         }
     }
 
+    /// Where the postings `encode` wrote lie in the payload (their length
+    /// read, the decoder before them).
+    pub fn postings_span(d: &mut Decoder) -> Result<std::ops::Range<usize>, SnapshotError> {
+        let entries = d.len(4, "term entries")?;
+        d.take_bytes(4 * entries)?;
+        let len = d.len(1, "postings")?;
+        let at = d.position();
+        Ok(at..at + len)
+    }
+
     /// `n` terms as `encode` wrote them, for an index of `slots` slots:
     /// left in the mapping where there is one, else decoded now.
     pub fn decode(d: &mut Decoder, n: usize, slots: usize) -> Result<Terms, SnapshotError> {
@@ -159,21 +191,32 @@ impl Terms {
         if entries.len() != ENTRY * n {
             return Err(SnapshotError::Corrupt("one entry per term".into()));
         }
-        let len = d.len(1, "postings")?;
-        let bytes = d.take_bytes(len)?;
-        let viewed = d.backing().and_then(|b| Some((Section::view(b, bytes)?, b.clone())));
+        // (Checked against what is left by `postings`: they may be apart.)
+        let len = usize::try_from(d.u64("postings")?).map_err(|_| SnapshotError::Corrupt("postings".into()))?;
+        let (bytes, apart) = match d.postings(len)? {
+            PostingsAt::Bytes(bytes) => (bytes, None),
+            PostingsAt::Apart(file, len) => match (file.apart_part(), d.backing()) {
+                (Some(part), Some(_)) => (&[][..], Some((part.clone(), len))),
+                _ => return Err(SnapshotError::Corrupt("postings apart from a snapshot file".into())),
+            },
+        };
+        let viewed = match (&apart, d.backing()) {
+            (Some(_), Some(b)) => Some((Section::Owned(Vec::new()), b.clone())),
+            (None, Some(b)) => Section::view(b, bytes).map(|v| (v, b.clone())),
+            _ => None,
+        };
         let (postings, backing) = match viewed {
             Some(v) if n > 0 => v,
             _ => return Terms::decode_now(&entries, bytes, n, slots),
         };
         let blocks = (0..n.div_ceil(BLOCK_TERMS)).map(|_| OnceLock::new()).collect();
-        let viewed = Viewed { entries, postings, backing, slots, blocks };
+        let viewed = Viewed { entries, postings, backing, apart, slots, blocks };
         Ok(Terms { held: Vec::new(), viewed: Some(Box::new(viewed)), damaged: Some(Arc::default()) })
     }
 
     /// Every term decoded and checked (postings copied: no mapping).
     fn decode_now(entries: &[u32], bytes: &[u8], n: usize, slots: usize) -> Result<Terms, SnapshotError> {
-        let held = (0..n).map(|t| term_at(entries, bytes, None, t, slots)).collect::<Result<_, _>>()?;
+        let held = (0..n).map(|t| term_at(entries, bytes, 0, None, t, slots)).collect::<Result<_, _>>()?;
         Ok(Terms { held, viewed: None, damaged: None })
     }
 }
@@ -227,25 +270,84 @@ fn encode_held(held: &[Term], e: &mut Encoder, slots: usize) {
 impl Viewed {
     /// The entries and postings as they lie, each term checked first.
     fn encode(&self, e: &mut Encoder) {
+        let (bytes, backing) = match &self.apart {
+            None => (Region::Copied(Vec::new()), Some(self.backing.clone())),
+            Some((part, len)) => match part.region(0, *len) {
+                Ok(Region::Whole(whole)) => (Region::Whole(whole.clone()), Some(whole)),
+                Ok(copied) => (copied, None),
+                Err(err) => {
+                    e.fail(std::io::Error::other(format!("the loaded index's postings: {err}")));
+                    return;
+                }
+            },
+        };
+        let postings: &[u8] = match (&self.apart, &bytes) {
+            (None, _) => &self.postings,
+            (Some((_, len)), Region::Whole(whole)) => whole.bytes().get(..*len).unwrap_or_default(),
+            (Some(_), Region::Copied(copy)) => copy,
+        };
         let n = self.entries.len() / ENTRY;
         for t in 0..n {
-            if let Err(err) = term_at(&self.entries, &self.postings, Some(&self.backing), t, self.slots) {
+            if let Err(err) = term_at(&self.entries, postings, 0, backing.as_ref(), t, self.slots) {
                 e.fail(std::io::Error::other(format!("the loaded index's term {t}: {err}")));
                 break;
             }
         }
         e.u32s(&self.entries);
-        e.len(self.postings.len());
-        e.raw(&self.postings);
+        e.len(postings.len());
+        e.raw(postings);
+    }
+
+    /// Whether the postings are apart and their part is not here whole.
+    fn pending(&self) -> bool {
+        self.apart.as_ref().is_some_and(|(part, _)| part.bytes().is_none())
+    }
+
+    /// Where block `b`'s postings lie (offset, length): from its first
+    /// term's start to the next block's (or the end).
+    fn block_span(&self, b: usize) -> Option<(u64, usize)> {
+        let n = self.entries.len() / ENTRY;
+        let len = self.apart.as_ref().map_or(self.postings.len(), |(_, len)| *len);
+        let start_of = |t: usize| if t < n { self.entries[ENTRY * t + 4] as usize * 4 } else { len };
+        let (start, end) = (start_of(b * BLOCK_TERMS), start_of(((b + 1) * BLOCK_TERMS).min(n)));
+        (start <= end && end <= len).then_some((start as u64, end - start))
+    }
+
+    /// Block `b`'s postings from the part apart: where they lie in it when
+    /// it is here whole, else a copy of them (waiting for their frames as
+    /// a text's read does). The bytes, where they start in the postings,
+    /// and the backing they lie in.
+    fn read_apart(&self, part: &TextsApart, b: usize) -> Result<(Arc<Backing>, usize, usize), SnapshotError> {
+        let len = self.apart.as_ref().map_or(0, |(_, len)| *len);
+        let (start, n) = self.block_span(b).ok_or_else(|| SnapshotError::Corrupt("postings: past the end".into()))?;
+        let unreadable = |e: std::io::Error| SnapshotError::Corrupt(format!("the postings apart: {e}"));
+        match part.region(start, n).map_err(unreadable)? {
+            Region::Whole(whole) if whole.bytes().len() >= len => Ok((whole, 0, len)),
+            Region::Whole(_) => Err(SnapshotError::Corrupt("the postings apart: past the part's end".into())),
+            Region::Copied(bytes) => {
+                let mut buffer = Buffer::zeroed(bytes.len().div_ceil(4));
+                cast::<u8>(buffer.words())[..bytes.len()].copy_from_slice(&bytes);
+                Ok((buffer.freeze_bytes(bytes.len()), start as usize, bytes.len()))
+            }
+        }
     }
 
     /// The terms of block `b`; one that cannot be read is left empty, and
     /// why is noted in `damage` (the first time).
     fn decode_block(&self, b: usize, damage: &OnceLock<String>) -> Box<[Term]> {
         let n = self.entries.len() / ENTRY;
+        let apart = self.apart.as_ref().map(|(part, _)| self.read_apart(part, b));
         (b * BLOCK_TERMS..((b + 1) * BLOCK_TERMS).min(n))
             .map(|t| {
-                term_at(&self.entries, &self.postings, Some(&self.backing), t, self.slots).unwrap_or_else(|e| {
+                let read = match &apart {
+                    None => term_at(&self.entries, &self.postings, 0, Some(&self.backing), t, self.slots),
+                    Some(Ok((backing, base, len))) => {
+                        let bytes = backing.bytes().get(..*len).unwrap_or_default();
+                        term_at(&self.entries, bytes, *base, Some(backing), t, self.slots)
+                    }
+                    Some(Err(e)) => Err(e.clone()),
+                };
+                read.unwrap_or_else(|e| {
                     damage.get_or_init(|| format!("the snapshot's term {t}: {e}"));
                     // No postings, but its count of documents: the documents
                     // that list it still take it out when they go.
@@ -256,18 +358,20 @@ impl Viewed {
     }
 }
 
-/// Term `t` of `entries`, its postings read from `bytes` (viewed where they
-/// lie in `backing` when it is given) and checked.
+/// Term `t` of `entries`, its postings read from `bytes`, the postings
+/// from `base` on (viewed where they lie in `backing` when it is given),
+/// and checked.
 fn term_at(
     entries: &[u32],
     bytes: &[u8],
+    base: usize,
     backing: Option<&Arc<Backing>>,
     t: usize,
     slots: usize,
 ) -> Result<Term, SnapshotError> {
     let e = &entries[ENTRY * t..ENTRY * (t + 1)];
     let past = || SnapshotError::Corrupt("postings: past the end".into());
-    let at = (e[4] as usize).checked_mul(4).ok_or_else(past)?;
+    let at = (e[4] as usize).checked_mul(4).and_then(|at| at.checked_sub(base)).ok_or_else(past)?;
     let from = bytes.get(at..).ok_or_else(past)?;
     let mut d = match backing {
         Some(b) => Decoder::viewing(from, b.clone()),

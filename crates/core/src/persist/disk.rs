@@ -82,6 +82,15 @@ impl Framed<'_> {
 
 /// `unframe_head`'s checks but the checksum's.
 pub fn frame_of(bytes: &[u8], apart: u64) -> Result<Framed<'_>, SnapshotError> {
+    frame_apart(bytes, apart, 0)
+}
+
+/// `frame_of` for a head whose part apart (`apart` bytes) begins with
+/// `postings` bytes of the index's postings, then the texts: the texts'
+/// span then starts that much past the head's end. Such a head is not
+/// summed (the sum covers the postings, which are apart): each of its
+/// part's frames was checked on its own.
+pub fn frame_apart(bytes: &[u8], apart: u64, postings: u64) -> Result<Framed<'_>, SnapshotError> {
     if bytes.len() < 12 || &bytes[..8] != MAGIC {
         return Err(SnapshotError::NotSnapshot);
     }
@@ -101,10 +110,12 @@ pub fn frame_of(bytes: &[u8], apart: u64) -> Result<Framed<'_>, SnapshotError> {
         let expected = (HEADER as u64 + len).saturating_sub(apart);
         return Err(SnapshotError::Truncated { got: bytes.len() as u64, expected });
     }
-    // What is apart is the texts, all of them.
-    if skip_start > skip_end || skip_end > len || (apart > 0 && (skip_start != here || skip_end != len)) {
+    // What is apart is the texts, all of them (after the postings, if they are apart too).
+    let texts_at = here.checked_add(postings).filter(|&at| postings <= apart && at <= len);
+    if skip_start > skip_end || skip_end > len || (apart > 0 && (Some(skip_start) != texts_at || skip_end != len)) {
         return Err(SnapshotError::Checksum);
     }
+    let skip_start = skip_start.min(here);
     Ok(Framed { payload, checksum, skip: (skip_start as usize, skip_end.min(here) as usize) })
 }
 

@@ -315,15 +315,31 @@ impl Snapshot {
     /// Decodes a payload without its texts, which are the `len` bytes of
     /// `texts` (a snapshot store's texts part: `engine::remote`); arrays
     /// viewed where they lie in `map`, which holds `head`.
+    /// `postings`: where the index's postings lay in the payload and their
+    /// length, when they lie apart too, as the first bytes of `texts`.
     pub fn decode_apart(
         head: &[u8],
         map: Arc<crate::bytes::section::Backing>,
         texts: Arc<stored::StoredFile>,
         len: u64,
+        postings: Option<(usize, usize)>,
     ) -> Result<Snapshot, SnapshotError> {
-        let mut snapshot = Snapshot::decode_from(Decoder::texts_apart(head, map, texts.clone(), len))?;
+        let decoder = match postings {
+            None => Decoder::texts_apart(head, map, texts.clone(), len),
+            Some(at) => Decoder::parts_apart(head, map, texts.clone(), len, at),
+        };
+        let mut snapshot = Snapshot::decode_from(decoder)?;
         snapshot.texts = Some(texts);
         Ok(snapshot)
+    }
+
+    /// Where the index's postings lie in a framed snapshot's bytes (a
+    /// snapshot store keeps them apart, with the texts).
+    pub fn postings_span(framed: &[u8]) -> Option<std::ops::Range<usize>> {
+        let mut d = Decoder::new(framed.get(disk::HEADER..)?);
+        d.str("the options").ok()?;
+        let span = Bm25Index::postings_span(&mut d).ok()?;
+        Some(span.start + disk::HEADER..span.end + disk::HEADER)
     }
 
     fn decode_from(mut d: Decoder) -> Result<Snapshot, SnapshotError> {

@@ -13,6 +13,9 @@ use std::sync::Arc;
 /// The manifest's key.
 pub const MANIFEST: &str = "manifest.json";
 const FORMAT: &str = "workspace-search/manifest-2";
+/// A manifest whose texts part begins with the index's postings
+/// (`Manifest::postings`): a reader that does not know it must not read it.
+const FORMAT_POSTINGS_APART: &str = "workspace-search/manifest-3";
 
 /// A part named by its content: the same bytes always have the same key,
 /// so a part is written once and never overwritten. It is stored
@@ -292,6 +295,11 @@ fn frames_of(stored: &[u8]) -> Option<Vec<(&[u8], usize)>> {
 pub struct Manifest {
     pub index: PartRef,
     pub texts: PartRef,
+    /// Where a large index's postings lay in the snapshot (an offset in
+    /// its framed bytes) and their length, when the index part leaves
+    /// them out and the texts part begins with them: an attach then
+    /// fetches no postings, and a search reads its terms' by range.
+    pub postings: Option<(u64, u64)>,
 }
 
 /// `manifest-1` named one part, the whole snapshot of format 9.
@@ -299,7 +307,11 @@ const OLDER: &str = "workspace-search/manifest-1";
 
 impl Manifest {
     pub fn encode(&self) -> Vec<u8> {
-        let v = json!({ "format": FORMAT, "index": part_json(&self.index), "texts": part_json(&self.texts) });
+        let mut v = json!({ "format": FORMAT, "index": part_json(&self.index), "texts": part_json(&self.texts) });
+        if let Some((at, len)) = self.postings {
+            v["format"] = json!(FORMAT_POSTINGS_APART);
+            v["postingsApart"] = json!({ "at": at, "length": len });
+        }
         serde_json::to_vec_pretty(&v).expect("a manifest encodes")
     }
 
@@ -308,10 +320,28 @@ impl Manifest {
         if v["format"] == OLDER {
             return Err(SnapshotError::Version { found: 9, expected: crate::persist::FORMAT_VERSION });
         }
-        if v["format"] != FORMAT {
-            return Err(SnapshotError::NotSnapshot);
-        }
-        Ok(Manifest { index: part_of(&v["index"])?, texts: part_of(&v["texts"])? })
+        let apart = match v["format"].as_str() {
+            Some(FORMAT) => false,
+            Some(FORMAT_POSTINGS_APART) => true,
+            _ => return Err(SnapshotError::NotSnapshot),
+        };
+        let (index, texts) = (part_of(&v["index"])?, part_of(&v["texts"])?);
+        let postings = match apart {
+            false => None,
+            true => {
+                let (Some(at), Some(len)) = (v["postingsApart"]["at"].as_u64(), v["postingsApart"]["length"].as_u64())
+                else {
+                    return Err(corrupt("names no postings"));
+                };
+                // Inside the head's payload (4-byte aligned, as written), and the texts part's first bytes.
+                let fits = at >= crate::persist::disk::HEADER as u64 && at <= index.raw_size && len <= texts.raw_size;
+                if !fits || (at - crate::persist::disk::HEADER as u64) % 4 != 0 {
+                    return Err(corrupt("names postings outside its parts"));
+                }
+                Some((at, len))
+            }
+        };
+        Ok(Manifest { index, texts, postings })
     }
 }
 
@@ -369,12 +399,12 @@ mod tests {
     #[test]
     fn a_manifest_round_trips_and_a_part_checks_its_bytes() {
         let part = PartRef::of(b"snapshot bytes");
-        let m = Manifest { index: part.clone(), texts: PartRef::of(b"") };
+        let m = Manifest { index: part.clone(), texts: PartRef::of(b""), postings: None };
         assert_eq!(Manifest::decode(&m.encode()).unwrap(), m);
         let raw = b"a snapshot of many words, many words, many words, many words".repeat(20);
         let (packed, stored) = PartRef::pack(&raw);
         assert!(packed.zstd && stored.len() < raw.len());
-        let m = Manifest { index: part.clone(), texts: packed.clone() };
+        let m = Manifest { index: part.clone(), texts: packed.clone(), postings: None };
         assert_eq!(Manifest::decode(&m.encode()).unwrap().texts, packed);
         assert_eq!(packed.unpack(&stored).unwrap().bytes(), raw);
         assert!(packed.unpack(&stored[..stored.len() - 1]).is_err());
@@ -386,7 +416,7 @@ mod tests {
         // Each frame read on its own, by its span, checked.
         assert_eq!(framed.frames.len(), 4);
         assert_eq!(
-            Manifest::decode(&Manifest { index: part.clone(), texts: framed.clone() }.encode()).unwrap().texts,
+            Manifest::decode(&Manifest { index: part.clone(), texts: framed.clone(), postings: None }.encode()).unwrap().texts,
             framed
         );
         for i in 0..4 {
