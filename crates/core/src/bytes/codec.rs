@@ -296,7 +296,12 @@ impl<'a> Decoder<'a> {
         len: u64,
         (at, postings): (usize, usize),
     ) -> Self {
-        let texts = Tail::Apart { file: apart.clone(), base: postings as u64, len: len.saturating_sub(postings as u64), used: 0 };
+        let texts = Tail::Apart {
+            file: apart.clone(),
+            base: postings as u64,
+            len: len.saturating_sub(postings as u64),
+            used: 0,
+        };
         let postings = Some(PostingsApart { at, len: postings, file: apart });
         Decoder { bytes, pos: 0, base: 0, source: None, map: Some(map), texts, postings }
     }

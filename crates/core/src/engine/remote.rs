@@ -693,7 +693,6 @@ impl RemoteSnapshots {
         Ok(true)
     }
 
-
     /// Writes `bytes` (a framed snapshot) and the manifest naming it, over
     /// the version attached; a conflict when another writer was first.
     /// `replaces_unreadable`: whether this workspace may replace a snapshot
@@ -720,9 +719,9 @@ impl RemoteSnapshots {
             let (head, texts) = raw.split_at(split);
             // A large index's postings go with the texts (see `Manifest::postings`).
             let postings = Snapshot::postings_span(&raw).filter(|p| p.end <= split && p.len() >= POSTINGS_APART_AT);
-            let parted = postings.as_ref().map(|p| {
-                ([&raw[..p.start], &raw[p.end..split]].concat(), [&raw[p.clone()], texts].concat())
-            });
+            let parted = postings
+                .as_ref()
+                .map(|p| ([&raw[..p.start], &raw[p.end..split]].concat(), [&raw[p.clone()], texts].concat()));
             let (index_raw, texts_raw) = parted.as_ref().map_or((head, texts), |(i, t)| (&i[..], &t[..]));
             let ((index, index_bytes), (texts_part, texts_bytes)) =
                 rayon::join(|| PartRef::pack(index_raw), || PartRef::pack(texts_raw));

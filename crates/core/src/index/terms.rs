@@ -118,7 +118,7 @@ impl Terms {
     pub fn postings_bytes(&self) -> usize {
         match &self.viewed {
             None => self.held.iter().map(|t| t.postings.bytes()).sum(),
-            Some(v) => v.apart.as_ref().map_or(v.postings.len(), |(_, len)| *len),
+            Some(v) => v.postings_len(),
         }
     }
 
@@ -150,7 +150,7 @@ impl Terms {
 
     pub fn encoded_len(&self) -> usize {
         let postings = match &self.viewed {
-            Some(v) => v.postings.len(),
+            Some(v) => v.postings_len(),
             None => self.held.iter().map(|t| t.postings.encoded_len()).sum(),
         };
         8 + 4 * ENTRY * self.len() + 8 + postings
@@ -298,6 +298,11 @@ impl Viewed {
         e.raw(postings);
     }
 
+    /// The postings' bytes, here or apart.
+    fn postings_len(&self) -> usize {
+        self.apart.as_ref().map_or(self.postings.len(), |(_, len)| *len)
+    }
+
     /// Whether the postings are apart and their part is not here whole.
     fn pending(&self) -> bool {
         self.apart.as_ref().is_some_and(|(part, _)| part.bytes().is_none())
@@ -307,7 +312,7 @@ impl Viewed {
     /// term's start to the next block's (or the end).
     fn block_span(&self, b: usize) -> Option<(u64, usize)> {
         let n = self.entries.len() / ENTRY;
-        let len = self.apart.as_ref().map_or(self.postings.len(), |(_, len)| *len);
+        let len = self.postings_len();
         let start_of = |t: usize| if t < n { self.entries[ENTRY * t + 4] as usize * 4 } else { len };
         let (start, end) = (start_of(b * BLOCK_TERMS), start_of(((b + 1) * BLOCK_TERMS).min(n)));
         (start <= end && end <= len).then_some((start as u64, end - start))
@@ -318,7 +323,7 @@ impl Viewed {
     /// a text's read does). The bytes, where they start in the postings,
     /// and the backing they lie in.
     fn read_apart(&self, part: &TextsApart, b: usize) -> Result<(Arc<Backing>, usize, usize), SnapshotError> {
-        let len = self.apart.as_ref().map_or(0, |(_, len)| *len);
+        let len = self.postings_len();
         let (start, n) = self.block_span(b).ok_or_else(|| SnapshotError::Corrupt("postings: past the end".into()))?;
         let unreadable = |e: std::io::Error| SnapshotError::Corrupt(format!("the postings apart: {e}"));
         match part.region(start, n).map_err(unreadable)? {

@@ -416,7 +416,9 @@ mod tests {
         // Each frame read on its own, by its span, checked.
         assert_eq!(framed.frames.len(), 4);
         assert_eq!(
-            Manifest::decode(&Manifest { index: part.clone(), texts: framed.clone(), postings: None }.encode()).unwrap().texts,
+            Manifest::decode(&Manifest { index: part.clone(), texts: framed.clone(), postings: None }.encode())
+                .unwrap()
+                .texts,
             framed
         );
         for i in 0..4 {
@@ -458,6 +460,19 @@ mod tests {
         };
         assert!(Manifest::decode(sizes(4).as_bytes()).is_ok());
         assert!(Manifest::decode(sizes(400).as_bytes()).is_err());
+        // Postings kept with the texts: a manifest-3 names where they lay.
+        let big_part = |raw_size| PartRef { raw_size, zstd: true, ..PartRef::of(b"x") };
+        let apart = Manifest { index: big_part(4096), texts: big_part(8192), postings: Some((48 + 400, 6000)) };
+        let encoded = apart.encode();
+        assert!(String::from_utf8_lossy(&encoded).contains("manifest-3"));
+        assert_eq!(Manifest::decode(&encoded).unwrap(), apart);
+        for wrong in [(48 + 401, 6000), (20, 6000), (5000, 6000), (48 + 400, 9000)] {
+            let m = Manifest { postings: Some(wrong), ..apart.clone() };
+            assert!(Manifest::decode(&m.encode()).is_err(), "{wrong:?}: outside its parts");
+        }
+        let mut none: Value = serde_json::from_slice(&encoded).unwrap();
+        none.as_object_mut().unwrap().remove("postingsApart");
+        assert!(Manifest::decode(&serde_json::to_vec(&none).unwrap()).is_err(), "manifest-3 names its postings");
         // An older manifest's snapshot is rebuilt, as an older snapshot file is.
         let older = br#"{"format":"workspace-search/manifest-1","snapshot":{}}"#;
         assert!(matches!(Manifest::decode(older), Err(SnapshotError::Version { found: 9, .. })));

@@ -273,3 +273,65 @@ fn a_text_damaged_at_rest_is_blank_and_its_snapshot_is_not_loaded_again() {
     std::fs::rename(&temp, &path).unwrap();
     assert!(matches!(Snapshot::load(dir.path()), Err(SnapshotError::Checksum) | Err(SnapshotError::Corrupt(_))));
 }
+
+#[test]
+fn postings_kept_apart_with_the_texts_are_read_as_their_blocks_arrive_and_the_index_answers_the_same() {
+    use crate::bytes::section::Backing;
+    use crate::bytes::stored::{StoredFile, TextsApart};
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    for i in 0..400 {
+        let text =
+            format!("alpha word{i} common{} {}\nsecond line {}", i % 7, if i % 3 == 0 { "gamma" } else { "" }, i * 31);
+        ix.upsert(doc(&t, &format!("d{i}.md"), &text), i + 1);
+    }
+    let snap = Snapshot { fingerprint: "options".into(), index: ix.clone(), ..Default::default() };
+    let framed = disk::frame(|e| snap.parts().encode(e)).unwrap();
+    // Split as a snapshot store keeps it: the postings go with the texts.
+    let split = disk::texts_start(&framed).unwrap();
+    let p = Snapshot::postings_span(&framed).unwrap();
+    let len_before = u64::from_le_bytes(framed[p.start - 8..p.start].try_into().unwrap());
+    assert_eq!(len_before as usize, p.len(), "the span is the postings, behind their length");
+    let head = [&framed[..p.start], &framed[p.end..split]].concat();
+    let apart = [&framed[p.clone()], &framed[split..]].concat();
+    let frame = 256u64;
+    let part = TextsApart::new(std::time::Duration::from_millis(20), frame);
+    let attach = |part: &std::sync::Arc<TextsApart>| {
+        let backing = Backing::mapped_copy(&head);
+        let payload = disk::frame_apart(backing.bytes(), apart.len() as u64, p.len() as u64).unwrap().payload;
+        let at = Some((p.start - disk::HEADER, p.len()));
+        Snapshot::decode_apart(payload, backing.clone(), StoredFile::apart(part.clone()), apart.len() as u64, at)
+            .unwrap()
+    };
+    let loaded = attach(&part);
+    assert!(loaded.index.postings_pending());
+    // Each query's blocks of terms, by frame, then the same answers.
+    for query in ["word12 gamma", "common3 second", "alpha", "line 124"] {
+        let spans = loaded.index.postings_to_read(&q(&t, query));
+        // (A block of terms read for one query is read for the next too.)
+        assert!(!spans.is_empty() || query != "word12 gamma", "{query}: its postings are not here yet");
+        for i in part.missing_frames(&spans) {
+            let at = i * frame as usize;
+            part.frame_arrive(i, apart[at..(at + frame as usize).min(apart.len())].to_vec());
+        }
+        assert_eq!(results(&loaded.index, &t, query), results(&ix, &t, query), "{query}");
+        assert!(loaded.index.postings_to_read(&q(&t, query)).is_empty(), "{query}: read once");
+    }
+    assert!(loaded.index.damaged().is_none());
+    // A term whose frames never come: the read waits, then the index says
+    // it is damaged (a search then fails) rather than answer without it.
+    let never = attach(&TextsApart::new(std::time::Duration::from_millis(20), frame));
+    let _ = results(&never.index, &t, "word399");
+    assert!(never.index.damaged().is_some());
+    // The whole part: the rest read where it lies, and saved as it was.
+    part.arrive(Backing::mapped_copy(&apart));
+    assert!(!loaded.index.postings_pending());
+    assert_eq!(results(&loaded.index, &t, "word399 common5"), results(&ix, &t, "word399 common5"));
+    let saved = disk::frame(|e| loaded.parts().encode(e)).unwrap();
+    let saved_postings = Snapshot::postings_span(&saved).unwrap();
+    assert!(saved[saved_postings] == framed[p.clone()], "its postings saved as they were");
+    let back = Snapshot::decode(disk::unframe(&saved).unwrap()).unwrap();
+    for query in ["word12 gamma", "common3 second", "word399 common5"] {
+        assert_eq!(results(&back.index, &t, query), results(&ix, &t, query), "{query}, saved and loaded");
+    }
+}
