@@ -53,8 +53,9 @@ pub struct TextsApart {
 }
 
 enum Apart {
-    /// Not here whole yet; the frames read by range so far, by number.
-    Waiting(std::collections::BTreeMap<usize, Arc<Vec<u8>>>),
+    /// Not here whole yet; the frames read by range so far, by number, and
+    /// how many fetches of the whole failed (a read waiting for one stops).
+    Waiting(std::collections::BTreeMap<usize, Arc<Vec<u8>>>, u64),
     Here(Arc<Backing>),
     /// What the store holds is not this part: every read fails (and is
     /// read again from the indexed file where it can be: `set_recover`).
@@ -64,7 +65,7 @@ enum Apart {
 impl TextsApart {
     /// `frame`: the unpacked size of the part's frames (0: none read by range).
     pub fn new(wait: std::time::Duration, frame: u64) -> Arc<TextsApart> {
-        let state = parking_lot::Mutex::new(Apart::Waiting(Default::default()));
+        let state = parking_lot::Mutex::new(Apart::Waiting(Default::default(), 0));
         Arc::new(TextsApart { state, arrived: parking_lot::Condvar::new(), wait, frame, wanted: OnceLock::new() })
     }
 
@@ -85,10 +86,19 @@ impl TextsApart {
         self.arrived.notify_all();
     }
 
+    /// A fetch of the whole part failed (the store is down or slow): the
+    /// reads waiting for it fail now; later ones ask again.
+    pub fn fetch_failed(&self) {
+        if let Apart::Waiting(_, failures) = &mut *self.state.lock() {
+            *failures += 1;
+        }
+        self.arrived.notify_all();
+    }
+
     /// Frame `i` of the part, read by range and checked, while the whole is
     /// not here.
     pub fn frame_arrive(&self, i: usize, bytes: Vec<u8>) {
-        if let Apart::Waiting(frames) = &mut *self.state.lock() {
+        if let Apart::Waiting(frames, _) = &mut *self.state.lock() {
             frames.insert(i, Arc::new(bytes));
         }
         self.arrived.notify_all();
@@ -98,7 +108,7 @@ impl TextsApart {
     /// here (none once the whole part is, or can never be).
     pub fn missing_frames(&self, spans: &[(u64, usize)]) -> Vec<usize> {
         let state = self.state.lock();
-        let Apart::Waiting(frames) = &*state else { return Vec::new() };
+        let Apart::Waiting(frames, _) = &*state else { return Vec::new() };
         let mut missing: Vec<usize> =
             spans.iter().flat_map(|&span| self.frames_of(span)).filter(|i| !frames.contains_key(i)).collect();
         missing.sort_unstable();
@@ -136,11 +146,18 @@ impl TextsApart {
         let mut deadline = std::time::Instant::now() + self.wait;
         let mut state = self.state.lock();
         let mut asked = false;
+        let failed_before = match &*state {
+            Apart::Waiting(_, failures) => *failures,
+            _ => 0,
+        };
         loop {
             match &*state {
                 Apart::Here(backing) => return Ok(Region::Whole(backing.clone())),
                 Apart::Broken => return Err(std::io::Error::other("the texts part is not here")),
-                Apart::Waiting(frames) => {
+                Apart::Waiting(_, failures) if *failures != failed_before => {
+                    return Err(std::io::Error::other("the texts part could not be fetched"))
+                }
+                Apart::Waiting(frames, _) => {
                     if let Some(bytes) = self.read_frames(frames, offset, len) {
                         return bytes.map(Region::Copied);
                     }

@@ -40,6 +40,7 @@ impl Engine {
         if let Some(snapshot) = opened? {
             self.install(snapshot, &mut warnings).await?;
         }
+        self.drop_unreadable_postings(&ticket, &mut warnings).await?;
         self.recover_intents(&mut warnings).await;
         let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some() || p.remote.is_some());
         if let Some(v) = self.vectors.as_ref().filter(|_| saves) {
@@ -64,6 +65,31 @@ impl Engine {
             self.start_watching(&paths_indexed, &mut out.warnings);
         }
         Ok(out)
+    }
+
+    /// An index whose postings a snapshot store was found to hold broken
+    /// (`rebuildSearchIndex()` after a search said so) is dropped with the
+    /// file table, so that `reconcile` builds it all again from the files.
+    async fn drop_unreadable_postings(self: &Arc<Self>, ticket: &Ticket, warnings: &mut Vec<String>) -> Result<()> {
+        let broken = self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.postings_broken());
+        if !broken || !self.read_index(|index| index.postings_pending()).await? {
+            return Ok(());
+        }
+        let (me, seq) = (self.clone(), ticket.seq());
+        blocking(move || {
+            // Lock order (docs/architecture.md): the index, then the file state.
+            let mut index = me.index.write();
+            index.clear(seq);
+            if let Some(p) = &me.persist {
+                p.state.lock().files.clear();
+            }
+        })
+        .await?;
+        warnings.push(
+            "persist.store: the index's postings in the store are not whole; the index was rebuilt from the files"
+                .into(),
+        );
+        Ok(())
     }
 
     /// The files of `paths` as they are now (`None`: nothing to index).
@@ -115,6 +141,13 @@ impl Engine {
     /// the vectors when the embedder is the same (else nothing is reused:
     /// the files are read and embedded again, once).
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
+        // Writes made before this first init() go into the loaded index,
+        // whose postings must then be here.
+        if snapshot.index.postings_pending() && self.index.try_read().is_none_or(|current| !current.is_empty()) {
+            if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+                remote.postings_ready().await?;
+            }
+        }
         let Snapshot { index, files, vectors, texts, .. } = snapshot;
         if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
             texts.set_recover(files.recover_texts(base));
@@ -240,6 +273,10 @@ impl Engine {
         let to_read: Vec<FoundFile> = plan.to_read.iter().map(|&i| found[i].clone()).collect();
         let outcomes = self.clone().read_found(to_read).await?;
         let mut changed = p.state.lock().files.changed_only(&found, &plan, outcomes, counts);
+        if !changed.is_empty() || !plan.gone.is_empty() {
+            // The changes touch terms anywhere in the index.
+            self.remote_postings_whole().await?;
+        }
         let mut embedded = 0;
         if let Some(v) = &self.vectors {
             let gone = dropped_sources(&plan.gone, &changed, &v.ledger.lock());

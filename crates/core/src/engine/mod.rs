@@ -311,10 +311,15 @@ impl Engine {
     /// Waits for `ticket`'s turn in the write order. After `destroy()` none
     /// comes (the gate is closed): the call is cut short before it writes
     /// anything, to the index or to the store.
-    /// A write's turn, once any postings it may read are here (a snapshot
-    /// store's large index keeps them with the texts).
     pub async fn turn(&self, ticket: &Ticket) -> Result<()> {
-        ticket.turn().await.map_err(|_| self.not_ready())?;
+        ticket.turn().await.map_err(|_| self.not_ready())
+    }
+
+    /// A write's turn, once any postings it may change are here (a snapshot
+    /// store's large index keeps them with the texts): a write that may
+    /// touch any term of the index.
+    pub async fn turn_to_change(&self, ticket: &Ticket) -> Result<()> {
+        self.turn(ticket).await?;
         self.remote_postings_whole().await
     }
 

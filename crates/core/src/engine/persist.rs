@@ -492,8 +492,13 @@ impl Engine {
                 ));
             }
         }
-        // A snapshot is written with its texts: those of the one attached first.
-        let framed = match remote.texts_ready(self.indexes_files_only()).await {
+        // A snapshot is written with its texts: those of the one attached
+        // first (and its postings, when a large index keeps them there).
+        let ready = match self.remote_postings_whole().await {
+            Ok(()) => remote.texts_ready(self.indexes_files_only()).await,
+            Err(e) => Err(e),
+        };
+        let framed = match ready {
             Ok(()) => self.framed_snapshot().await,
             Err(e) => Err(e),
         };

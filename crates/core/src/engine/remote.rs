@@ -41,6 +41,10 @@ pub struct RemoteSnapshots {
     /// object: a search then asks for all its frames at once, without
     /// first trying one alone.
     ranged: AtomicBool,
+    /// Texts parts holding an index's postings that the store does not hold
+    /// whole (truncated, foreign): a snapshot naming one is not attached
+    /// again (`rebuildSearchIndex()` then builds from the files).
+    broken_postings: Mutex<Vec<String>>,
 }
 
 /// `cacheDir`: snapshots fetched or saved, kept on local disk by their
@@ -369,7 +373,10 @@ impl TextsFetch {
                     me.apart.broken();
                     Outcome::Broken(format!("the texts part {}: {e}", me.manifest.texts.key))
                 }
-                Err(e) => Outcome::Failed(e.reason.clone(), Arc::new(Mutex::new(Some(e)))),
+                Err(e) => {
+                    me.apart.fetch_failed();
+                    Outcome::Failed(e.reason.clone(), Arc::new(Mutex::new(Some(e))))
+                }
             };
             me.outcome.send_replace(outcome);
         });
@@ -440,6 +447,7 @@ impl RemoteSnapshots {
             cache,
             texts: Mutex::new(None),
             ranged: AtomicBool::new(false),
+            broken_postings: Mutex::new(Vec::new()),
         }
     }
 
@@ -469,6 +477,11 @@ impl RemoteSnapshots {
             load_cached(&cache.path(&manifest), manifest_size(&manifest), &dropped)
         });
         Some(EarlyLoad { seen, load: Some(load), cancel })
+    }
+
+    /// Whether a texts part holding an index's postings was found broken.
+    pub fn postings_broken(&self) -> bool {
+        !self.broken_postings.lock().is_empty()
     }
 
     /// Another writer saved first (since this workspace attached).
@@ -530,6 +543,10 @@ impl RemoteSnapshots {
     async fn attach(&self, manifest: Manifest) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
         if let Some(cached) = self.cached(&manifest).await {
             return Ok(Ok(Some(cached)));
+        }
+        if manifest.postings.is_some() && self.broken_postings.lock().contains(&manifest.texts.key) {
+            let why = format!("the texts part {} holding the index's postings is not whole", manifest.texts.key);
+            return Ok(Err(SnapshotError::Corrupt(why)));
         }
         let by_range = manifest.texts.frames.len() >= RANGE_MIN_FRAMES;
         let apart = TextsApart::new(self.timeout, if by_range { FRAME as u64 } else { 0 });
@@ -612,7 +629,29 @@ impl RemoteSnapshots {
     /// again from its file (a local snapshot's damaged text is, too), and
     /// the next save replaces the snapshot.
     pub async fn texts_ready(&self, files_only: bool) -> Result<()> {
-        let Some(fetch) = self.texts.lock().clone() else { return Ok(()) };
+        match self.part_ready().await? {
+            Err(why) if !files_only => Err(Error::store(format!(
+                "persist.store: {why}; the documents given to index() cannot be read: remove the tenant's manifest.json to start it anew"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// `texts_ready` for the index's postings a large snapshot keeps with
+    /// its texts: a part the store does not hold whole is an error of
+    /// every search and write (there is no file to read them from).
+    pub async fn postings_ready(&self) -> Result<()> {
+        self.part_ready().await?.map_err(|why| {
+            Error::store(format!(
+                "persist.store: {why}; the index's postings cannot be read: rebuildSearchIndex() builds the index again from the files (or remove the tenant's manifest.json to start it anew)"
+            ))
+        })
+    }
+
+    /// Waits for the texts part (`texts_ready`); `Ok(Err(why))`: the store
+    /// does not hold it whole.
+    async fn part_ready(&self) -> Result<std::result::Result<(), String>> {
+        let Some(fetch) = self.texts.lock().clone() else { return Ok(Ok(())) };
         fetch.start_unless_running(self.store.clone(), self.timeout, self.cache.clone());
         let mut outcome = fetch.outcome.subscribe();
         let done = outcome.wait_for(|o| !matches!(o, Outcome::Running)).await.map(|o| o.clone());
@@ -622,19 +661,17 @@ impl RemoteSnapshots {
             Ok(Outcome::Broken(why)) => {
                 // (Not `unusable`: every later reader must still meet this.)
                 self.state.lock().unreadable = Some(why.clone());
-                if files_only {
-                    return Ok(());
+                if fetch.manifest.postings.is_some() {
+                    self.broken_postings.lock().push(fetch.manifest.texts.key.clone());
                 }
-                Err(Error::store(format!(
-                    "persist.store: {why}; the documents given to index() cannot be read: remove the tenant's manifest.json to start it anew"
-                )))
+                Ok(Err(why))
             }
             _ => {
                 let mut texts = self.texts.lock();
                 if texts.as_ref().is_some_and(|t| Arc::ptr_eq(t, &fetch)) {
                     *texts = None;
                 }
-                Ok(())
+                Ok(Ok(()))
             }
         }
     }
@@ -864,18 +901,19 @@ impl Engine {
         if spans.is_empty() || remote.texts_by_range(&spans).await? {
             return Ok(());
         }
-        remote.texts_ready(false).await
+        remote.postings_ready().await
     }
 
     /// Before a write: the postings of a snapshot store's texts part are
     /// all here (a write may read any of them), or this call fails typed.
     pub(super) async fn remote_postings_whole(&self) -> Result<()> {
         let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
-        // (Writes take turns: none holds the index long here.)
-        if !self.index.read().postings_pending() {
+        // (Writes take turns, so the index is seldom held here; when it is,
+        // the part is waited for as if its postings were pending.)
+        if self.index.try_read().is_some_and(|index| !index.postings_pending()) {
             return Ok(());
         }
-        remote.texts_ready(false).await
+        remote.postings_ready().await
     }
 
     /// The snapshot's framed bytes, encoded off the runtime under the

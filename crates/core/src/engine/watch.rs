@@ -58,6 +58,10 @@ pub struct WatchState {
     lost: Vec<PathBuf>,
     /// A watch was refused: the tree is reconciled every `DEGRADED_RESCAN`.
     degraded: bool,
+    /// A burst could not be applied (a snapshot store that failed to give
+    /// postings a write needs): the tree is reconciled after
+    /// `DEGRADED_RESCAN`, so that what it named is not lost.
+    failed: bool,
     /// Until when a queue overflow is our own reconcile's doing: its walk
     /// opens every watched folder, two events each, which overflows the
     /// system's queue on a large tree (a reconcile for it would loop).
@@ -116,7 +120,20 @@ impl Engine {
             let stop = self.until_destroyed();
             futures::pin_mut!(work, stop);
             // `stop` polled first: once destroyed, nothing more is written.
-            matches!(futures::future::select(stop, work).await, futures::future::Either::Right((Ok(()), _)))
+            match futures::future::select(stop, work).await {
+                futures::future::Either::Right((Ok(()), _)) => true,
+                futures::future::Either::Right((Err(e), _)) => {
+                    // The store may be back later: reconciled then (not a
+                    // part it holds broken: that takes `rebuildSearchIndex()`).
+                    let broken =
+                        self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.postings_broken());
+                    if e.store_failure().is_some() && !broken {
+                        self.watch_state.lock().failed = true;
+                    }
+                    false
+                }
+                futures::future::Either::Left(_) => false,
+            }
         };
         if !updated {
             return;
@@ -279,7 +296,7 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
                 let state = inner.watch_state.lock();
                 if !state.lost.is_empty() {
                     Some(LOST_POLL)
-                } else if state.degraded {
+                } else if state.degraded || state.failed {
                     Some(DEGRADED_RESCAN.saturating_sub(last_rescan.elapsed()))
                 } else {
                     None
@@ -301,8 +318,12 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
             }
         }
         inner.recover_lost(&roots, &mut burst);
-        if inner.watch_state.lock().degraded && last_rescan.elapsed() >= DEGRADED_RESCAN {
-            burst.rescan();
+        {
+            let mut state = inner.watch_state.lock();
+            if (state.degraded || state.failed) && last_rescan.elapsed() >= DEGRADED_RESCAN {
+                state.failed = false;
+                burst.rescan();
+            }
         }
         if burst.rescan {
             last_rescan = Instant::now();

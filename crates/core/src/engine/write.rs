@@ -130,7 +130,7 @@ impl Engine {
         }
         let docs = self.analyze_docs(docs).await?;
         let Some(v) = &self.vectors else {
-            self.turn(&ticket).await?;
+            self.turn_to_change(&ticket).await?;
             let report = Report { indexed: docs.len(), ..Default::default() };
             if docs.len() == 1 {
                 // One document: an upsert, no bulk build.
@@ -156,7 +156,7 @@ impl Engine {
         // Documents the store already holds as they are are not embedded again.
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
         let mut fresh = v.embed(&self, &one_each(&docs), OnGroupFailure::Fail, label).await;
-        self.turn(&ticket).await?;
+        self.turn_to_change(&ticket).await?;
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
         let mut again = v.embed(&self, &one_each(&lost), OnGroupFailure::Fail, label).await;
@@ -237,7 +237,7 @@ impl Engine {
     /// Removes a document (and a file's chunks) from both indexes: the
     /// vectors first, so that a store that fails leaves both as they were.
     pub async fn unindex(self: Arc<Self>, ticket: Ticket, id: String) -> Result<bool> {
-        self.turn(&ticket).await?;
+        self.turn_to_change(&ticket).await?;
         let mut removed = false;
         if let Some(v) = &self.vectors {
             removed = v.forget(&id).await?;
@@ -251,7 +251,7 @@ impl Engine {
     /// Removes every document whose id starts with `prefix` from both
     /// indexes; resolves how many ids were removed.
     pub async fn remove_by_prefix(self: Arc<Self>, ticket: Ticket, prefix: String) -> Result<u32> {
-        self.turn(&ticket).await?;
+        self.turn_to_change(&ticket).await?;
         let mut removed: Vec<String> = Vec::new();
         // Vectors first, forgotten only once deleted: a store that fails
         // leaves both indexes as they were.

@@ -81,9 +81,18 @@ impl Terms {
     pub fn held_mut(&mut self) -> &mut Vec<Term> {
         if let Some(mut v) = self.viewed.take() {
             let damage = self.damage();
+            // Postings apart are waited for once, not once a block (the
+            // engine has them here before it writes: `turn_to_change`).
+            let lost = match &v.apart {
+                Some((part, len)) if v.pending() => part.region(0, *len).err(),
+                _ => None,
+            };
             let mut held = Vec::with_capacity(v.entries.len() / ENTRY);
             for (b, block) in std::mem::take(&mut v.blocks).into_iter().enumerate() {
-                let terms = block.into_inner().unwrap_or_else(|| v.decode_block(b, damage));
+                let terms = block.into_inner().unwrap_or_else(|| match &lost {
+                    None => v.decode_block(b, damage),
+                    Some(e) => v.lost_block(b, damage, &format!("the postings apart: {e}")),
+                });
                 held.extend(terms.into_vec());
             }
             self.held = held;
@@ -335,6 +344,16 @@ impl Viewed {
                 Ok((buffer.freeze_bytes(bytes.len()), start as usize, bytes.len()))
             }
         }
+    }
+
+    /// The terms of block `b` without their postings, which could not be
+    /// read (`why`, noted in `damage` the first time).
+    fn lost_block(&self, b: usize, damage: &OnceLock<String>, why: &str) -> Box<[Term]> {
+        damage.get_or_init(|| why.to_string());
+        let n = self.entries.len() / ENTRY;
+        (b * BLOCK_TERMS..((b + 1) * BLOCK_TERMS).min(n))
+            .map(|t| Term { df: self.entries[ENTRY * t], ..Term::default() })
+            .collect()
     }
 
     /// The terms of block `b`; one that cannot be read is left empty, and
