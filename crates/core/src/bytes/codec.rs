@@ -204,7 +204,8 @@ impl Encoder {
 pub struct Decoder<'a> {
     bytes: &'a [u8],
     pos: usize,
-    /// Where `bytes` start in the payload (for `pad4`).
+    /// Where `bytes` start in the payload (for `pad4`), less the postings
+    /// apart before them (`parts_apart`: their length is a multiple of 4).
     base: usize,
     /// The file the payload was read from and where in it the payload
     /// starts: texts are then left there (see `stored`) instead of copied.
@@ -384,7 +385,8 @@ impl<'a> Decoder<'a> {
         self.source.as_ref().map(|(f, at)| (f.clone(), at + (self.base + self.pos) as u64))
     }
 
-    /// Where the next byte lies in the payload.
+    /// Where the next byte lies in the payload (less the postings apart
+    /// before it, if any: `base`).
     pub fn position(&self) -> usize {
         self.base + self.pos
     }

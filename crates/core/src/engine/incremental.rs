@@ -143,7 +143,8 @@ impl Engine {
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
         // Writes made before this first init() go into the loaded index,
         // whose postings must then be here.
-        if snapshot.index.postings_pending() && self.index.try_read().is_none_or(|current| !current.is_empty()) {
+        // (Read off this thread: the walk beside the load may hold the index.)
+        if snapshot.index.postings_pending() && !self.read_index(|current| current.is_empty()).await? {
             if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
                 remote.postings_ready().await?;
             }

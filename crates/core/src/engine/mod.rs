@@ -318,7 +318,7 @@ impl Engine {
     /// A write's turn, once any postings it may change are here (a snapshot
     /// store's large index keeps them with the texts): a write that may
     /// touch any term of the index.
-    pub async fn turn_to_change(&self, ticket: &Ticket) -> Result<()> {
+    pub async fn turn_to_change(self: &Arc<Self>, ticket: &Ticket) -> Result<()> {
         self.turn(ticket).await?;
         self.remote_postings_whole().await
     }

@@ -41,10 +41,11 @@ pub struct RemoteSnapshots {
     /// object: a search then asks for all its frames at once, without
     /// first trying one alone.
     ranged: AtomicBool,
-    /// Texts parts holding an index's postings that the store does not hold
-    /// whole (truncated, foreign): a snapshot naming one is not attached
-    /// again (`rebuildSearchIndex()` then builds from the files).
-    broken_postings: Mutex<Vec<String>>,
+    /// Texts parts the store was found not to hold whole (truncated,
+    /// foreign): a snapshot whose postings one holds is not attached again
+    /// (`rebuildSearchIndex()` then builds from the files), and a save of
+    /// the same bytes writes the part over the one there.
+    broken_parts: Mutex<Vec<String>>,
 }
 
 /// `cacheDir`: snapshots fetched or saved, kept on local disk by their
@@ -227,7 +228,8 @@ const INDEX_RUNS: usize = 4;
 const POSTINGS_APART_AT: usize = 16 * FRAME;
 
 /// A texts part of at least this many frames (MiB unpacked) is read by
-/// range until it is here whole: a search reads its results' frames. A
+/// range until it is here whole: a search reads its results' frames (and
+/// those of its terms' postings, when a large index keeps them there). A
 /// smaller one is read whole sooner than its frames one by one.
 const RANGE_MIN_FRAMES: usize = 16;
 
@@ -447,7 +449,7 @@ impl RemoteSnapshots {
             cache,
             texts: Mutex::new(None),
             ranged: AtomicBool::new(false),
-            broken_postings: Mutex::new(Vec::new()),
+            broken_parts: Mutex::new(Vec::new()),
         }
     }
 
@@ -479,9 +481,10 @@ impl RemoteSnapshots {
         Some(EarlyLoad { seen, load: Some(load), cancel })
     }
 
-    /// Whether a texts part holding an index's postings was found broken.
+    /// Whether a texts part was found broken here (its postings, if it holds
+    /// them, are not read again: `rebuildSearchIndex()`).
     pub fn postings_broken(&self) -> bool {
-        !self.broken_postings.lock().is_empty()
+        !self.broken_parts.lock().is_empty()
     }
 
     /// Another writer saved first (since this workspace attached).
@@ -544,7 +547,7 @@ impl RemoteSnapshots {
         if let Some(cached) = self.cached(&manifest).await {
             return Ok(Ok(Some(cached)));
         }
-        if manifest.postings.is_some() && self.broken_postings.lock().contains(&manifest.texts.key) {
+        if manifest.postings.is_some() && self.broken_parts.lock().contains(&manifest.texts.key) {
             let why = format!("the texts part {} holding the index's postings is not whole", manifest.texts.key);
             return Ok(Err(SnapshotError::Corrupt(why)));
         }
@@ -616,9 +619,12 @@ impl RemoteSnapshots {
     }
 
     /// Writes a part (unless one is there: it holds these very bytes).
+    /// A part named so and found broken there is written over.
     async fn put_part(&self, part: &PartRef, bytes: Vec<u8>) -> Result<PutOutcome> {
         let what = format!("put {}", part.key);
-        bounded(self.timeout, &what, self.store.put(&part.key, bytes, Some(PutCondition::IfNoneMatch))).await
+        let over = self.broken_parts.lock().contains(&part.key);
+        let condition = (!over).then_some(PutCondition::IfNoneMatch);
+        bounded(self.timeout, &what, self.store.put(&part.key, bytes, condition)).await
     }
 
     /// Waits for the texts of the snapshot attached (a search that reads
@@ -661,9 +667,7 @@ impl RemoteSnapshots {
             Ok(Outcome::Broken(why)) => {
                 // (Not `unusable`: every later reader must still meet this.)
                 self.state.lock().unreadable = Some(why.clone());
-                if fetch.manifest.postings.is_some() {
-                    self.broken_postings.lock().push(fetch.manifest.texts.key.clone());
-                }
+                self.broken_parts.lock().push(fetch.manifest.texts.key.clone());
                 Ok(Err(why))
             }
             _ => {
@@ -906,11 +910,9 @@ impl Engine {
 
     /// Before a write: the postings of a snapshot store's texts part are
     /// all here (a write may read any of them), or this call fails typed.
-    pub(super) async fn remote_postings_whole(&self) -> Result<()> {
+    pub(super) async fn remote_postings_whole(self: &Arc<Self>) -> Result<()> {
         let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
-        // (Writes take turns, so the index is seldom held here; when it is,
-        // the part is waited for as if its postings were pending.)
-        if self.index.try_read().is_some_and(|index| !index.postings_pending()) {
+        if !self.read_index(|index| index.postings_pending()).await? {
             return Ok(());
         }
         remote.postings_ready().await
