@@ -760,12 +760,12 @@ impl RemoteSnapshots {
             let (head, texts) = raw.split_at(split);
             // A large index's postings go with the texts (see `Manifest::postings`).
             let postings = Snapshot::postings_span(&raw).filter(|p| p.end <= split && p.len() >= POSTINGS_APART_AT);
-            let parted = postings
-                .as_ref()
-                .map(|p| ([&raw[..p.start], &raw[p.end..split]].concat(), [&raw[p.clone()], texts].concat()));
-            let (index_raw, texts_raw) = parted.as_ref().map_or((head, texts), |(i, t)| (&i[..], &t[..]));
+            let (index_raw, texts_raw): (Vec<&[u8]>, Vec<&[u8]>) = match &postings {
+                Some(p) => (vec![&raw[..p.start], &raw[p.end..split]], vec![&raw[p.clone()], texts]),
+                None => (vec![head], vec![texts]),
+            };
             let ((index, index_bytes), (texts_part, texts_bytes)) =
-                rayon::join(|| PartRef::pack(index_raw), || PartRef::pack(texts_raw));
+                rayon::join(|| PartRef::pack_pieces(&index_raw), || PartRef::pack_pieces(&texts_raw));
             let postings = postings.map(|p| (p.start as u64, p.len() as u64));
             let manifest = Manifest { index, texts: texts_part, postings };
             if let Some(cache) = cache {

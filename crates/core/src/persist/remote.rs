@@ -51,16 +51,27 @@ impl PartRef {
     /// zstd stream, as any zstd reader reads it), on every core, so that
     /// `unpack` unpacks them on every core too.
     pub fn pack(raw: &[u8]) -> (PartRef, Vec<u8>) {
+        PartRef::pack_pieces(&[raw])
+    }
+
+    /// `pack` of the bytes `pieces` make one after the other, without
+    /// putting them together first (a frame across two is copied alone).
+    pub fn pack_pieces(pieces: &[&[u8]]) -> (PartRef, Vec<u8>) {
         use rayon::prelude::*;
-        let frames: Result<Vec<Vec<u8>>, _> = raw.par_chunks(FRAME).map(zstd_frame).collect();
-        let Ok(frames) = frames else { return (PartRef::of(raw), raw.to_vec()) };
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        let frames: Result<Vec<Vec<u8>>, _> = (0..len.div_ceil(FRAME))
+            .into_par_iter()
+            .map(|i| zstd_frame(&span_of(pieces, i * FRAME..((i + 1) * FRAME).min(len))))
+            .collect();
+        let whole = || pieces.concat();
+        let Ok(frames) = frames else { return (PartRef::of(&whole()), whole()) };
         let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
         match frames.concat() {
-            packed if packed.len() < raw.len() => {
-                let part = PartRef { zstd: true, raw_size: raw.len() as u64, frames: sizes, ..PartRef::of(&packed) };
+            packed if packed.len() < len => {
+                let part = PartRef { zstd: true, raw_size: len as u64, frames: sizes, ..PartRef::of(&packed) };
                 (part, packed)
             }
-            _ => (PartRef::of(raw), raw.to_vec()),
+            _ => (PartRef::of(&whole()), whole()),
         }
     }
 
@@ -216,6 +227,25 @@ impl PartFill {
             return Err(SnapshotError::Corrupt("frames of the part are missing".into()));
         }
         Ok(buffer.freeze_bytes(self.part.raw_size as usize))
+    }
+}
+
+/// The bytes `at` of the bytes `pieces` make one after the other: borrowed
+/// when one piece holds them all.
+fn span_of<'a>(pieces: &[&'a [u8]], at: std::ops::Range<usize>) -> std::borrow::Cow<'a, [u8]> {
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for piece in pieces {
+        let end = start + piece.len();
+        let (from, to) = (at.start.max(start), at.end.min(end));
+        if from < to {
+            parts.push(&piece[from - start..to - start]);
+        }
+        start = end;
+    }
+    match parts[..] {
+        [one] => std::borrow::Cow::Borrowed(one),
+        _ => std::borrow::Cow::Owned(parts.concat()),
     }
 }
 
@@ -438,6 +468,10 @@ mod tests {
         assert_eq!(part_of(&wrong).unwrap().frames, Vec::<u64>::new(), "read whole");
         wrong["frames"] = json!([u64::MAX, u64::MAX, 2, framed.size]);
         assert_eq!(part_of(&wrong).unwrap().frames, Vec::<u64>::new());
+        // In pieces, frames across them included: the same part.
+        let cut = [FRAME - 7, 2 * FRAME + 100, 2 * FRAME + 100];
+        let pieces = [&big[..cut[0]], &big[cut[0]..cut[1]], &big[cut[1]..cut[2]], &big[cut[2]..]];
+        assert_eq!(PartRef::pack_pieces(&pieces), (framed.clone(), stored_framed.clone()));
         // One stream as well, as any zstd reader reads it.
         assert_eq!(zstd::bulk::decompress(&stored_framed, big.len()).unwrap(), big);
         // A part of one frame (as before frames) unpacks as one.
