@@ -768,6 +768,18 @@ test("a large index's postings are kept with the texts: an attach reads none of 
   await assert.rejects(other.search(queries[1], { topK: 5 }), (e) => e instanceof SnapshotStoreError, 'typed')
   failing = false
   assert.deepEqual(await other.search(queries[1], { topK: 5 }), expected[1])
+  // A write made before init() goes into the loaded index: init() waits for
+  // the postings; a store that fails them fails init(), and nothing is saved
+  // over the tenant (destroy() included).
+  const early = storeWorkspace({ ...memory, get: async (key, range) => {
+    if (key === texts && !range) throw new Error('the store is down')
+    return memory.get(key, range)
+  } })
+  await early.index('docs/early.txt', 'written before init')
+  await assert.rejects(early.init(), (e) => e instanceof SnapshotStoreError)
+  const etag = objects.get('manifest.json').etag
+  await early.destroy().catch(() => {})
+  assert.equal(objects.get('manifest.json').etag, etag, 'nothing saved over the tenant')
   // A write may touch any term: it waits for the part whole (held back
   // here), or fails typed when the store fails it, and lands once it is here.
   let releaseWrite

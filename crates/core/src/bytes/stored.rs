@@ -154,12 +154,12 @@ impl TextsApart {
             match &*state {
                 Apart::Here(backing) => return Ok(Region::Whole(backing.clone())),
                 Apart::Broken => return Err(std::io::Error::other("the texts part is not here")),
-                Apart::Waiting(_, failures) if *failures != failed_before => {
-                    return Err(std::io::Error::other("the texts part could not be fetched"))
-                }
-                Apart::Waiting(frames, _) => {
+                Apart::Waiting(frames, failures) => {
                     if let Some(bytes) = self.read_frames(frames, offset, len) {
                         return bytes.map(Region::Copied);
+                    }
+                    if *failures != failed_before {
+                        return Err(std::io::Error::other("the texts part could not be fetched"));
                     }
                 }
             }

@@ -71,8 +71,9 @@ impl Engine {
     /// (`rebuildSearchIndex()` after a search said so) is dropped with the
     /// file table, so that `reconcile` builds it all again from the files.
     async fn drop_unreadable_postings(self: &Arc<Self>, ticket: &Ticket, warnings: &mut Vec<String>) -> Result<()> {
-        let broken = self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.postings_broken());
-        if !broken || !self.read_index(|index| index.postings_pending()).await? {
+        let broken = self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.parts_broken());
+        let unread = self.read_index(|index| index.postings_pending() || index.damaged().is_some());
+        if !broken || !unread.await? {
             return Ok(());
         }
         let (me, seq) = (self.clone(), ticket.seq());
@@ -141,12 +142,20 @@ impl Engine {
     /// the vectors when the embedder is the same (else nothing is reused:
     /// the files are read and embedded again, once).
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
-        // Writes made before this first init() go into the loaded index,
-        // whose postings must then be here.
-        // (Read off this thread: the walk beside the load may hold the index.)
-        if snapshot.index.postings_pending() && !self.read_index(|current| current.is_empty()).await? {
+        // Writes made before this first init() (documents or removals) go
+        // into the loaded index, whose postings must then be here. Read off
+        // this thread: the walk beside the load may hold the index.
+        let written = self.read_index(|current| !current.is_empty() || current.tombstones_after(0).next().is_some());
+        if snapshot.index.postings_pending() && written.await? {
             if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
-                remote.postings_ready().await?;
+                if let Err(e) = remote.postings_ready().await {
+                    // Nothing attached: no save may replace the snapshot with
+                    // what this workspace holds; the next init() attaches again.
+                    if let Some(p) = &self.persist {
+                        p.state.lock().loaded = false;
+                    }
+                    return Err(e);
+                }
             }
         }
         let Snapshot { index, files, vectors, texts, .. } = snapshot;

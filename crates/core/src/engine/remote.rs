@@ -375,12 +375,14 @@ impl TextsFetch {
                     me.apart.broken();
                     Outcome::Broken(format!("the texts part {}: {e}", me.manifest.texts.key))
                 }
-                Err(e) => {
-                    me.apart.fetch_failed();
-                    Outcome::Failed(e.reason.clone(), Arc::new(Mutex::new(Some(e))))
-                }
+                Err(e) => Outcome::Failed(e.reason.clone(), Arc::new(Mutex::new(Some(e)))),
             };
+            let failed = matches!(outcome, Outcome::Failed(..));
             me.outcome.send_replace(outcome);
+            // After the outcome: a read woken now that asks again starts another fetch.
+            if failed {
+                me.apart.fetch_failed();
+            }
         });
     }
 
@@ -483,7 +485,7 @@ impl RemoteSnapshots {
 
     /// Whether a texts part was found broken here (its postings, if it holds
     /// them, are not read again: `rebuildSearchIndex()`).
-    pub fn postings_broken(&self) -> bool {
+    pub fn parts_broken(&self) -> bool {
         !self.broken_parts.lock().is_empty()
     }
 
@@ -667,7 +669,10 @@ impl RemoteSnapshots {
             Ok(Outcome::Broken(why)) => {
                 // (Not `unusable`: every later reader must still meet this.)
                 self.state.lock().unreadable = Some(why.clone());
-                self.broken_parts.lock().push(fetch.manifest.texts.key.clone());
+                let mut broken = self.broken_parts.lock();
+                if !broken.contains(&fetch.manifest.texts.key) {
+                    broken.push(fetch.manifest.texts.key.clone());
+                }
                 Ok(Err(why))
             }
             _ => {
@@ -780,6 +785,8 @@ impl RemoteSnapshots {
             futures::join!(self.put_part(&manifest.index, index_bytes), self.put_part(&manifest.texts, texts_bytes));
         index_put?;
         texts_put?;
+        // Written over, where they were broken.
+        self.broken_parts.lock().retain(|key| *key != manifest.index.key && *key != manifest.texts.key);
         let condition = match self.state.lock().etag.clone() {
             Some(etag) => PutCondition::IfMatch(etag),
             None => PutCondition::IfNoneMatch,

@@ -32,6 +32,8 @@ const MAX_BURST: Duration = Duration::from_secs(2);
 const LOST_POLL: Duration = Duration::from_millis(500);
 /// How often the tree is reconciled while some directory cannot be watched.
 const DEGRADED_RESCAN: Duration = Duration::from_secs(10);
+/// The longest wait before an update the snapshot store failed is tried again.
+const MAX_RETRY: Duration = Duration::from_secs(300);
 /// How long after a reconcile of the tree an overflow is taken for its echo.
 const OWN_WALK_ECHO: Duration = Duration::from_secs(1);
 /// Warnings kept in `stats().watch.warnings` (the newest).
@@ -59,9 +61,11 @@ pub struct WatchState {
     /// A watch was refused: the tree is reconciled every `DEGRADED_RESCAN`.
     degraded: bool,
     /// A burst could not be applied (a snapshot store that failed to give
-    /// postings a write needs): the tree is reconciled after
-    /// `DEGRADED_RESCAN`, so that what it named is not lost.
-    failed: bool,
+    /// the postings its write needs): when the tree is reconciled, so that
+    /// what it named is not lost, and the wait before that (doubling from
+    /// `DEGRADED_RESCAN` up to `MAX_RETRY` while the store keeps failing).
+    retry_at: Option<Instant>,
+    retry_delay: Duration,
     /// Until when a queue overflow is our own reconcile's doing: its walk
     /// opens every watched folder, two events each, which overflows the
     /// system's queue on a large tree (a reconcile for it would loop).
@@ -74,6 +78,15 @@ impl WatchState {
             self.warnings.remove(0);
         }
         self.warnings.push(message);
+    }
+
+    /// An update failed in the snapshot store: the tree is reconciled later,
+    /// each time the store fails twice as late.
+    fn retry_later(&mut self, why: &str) {
+        self.retry_delay = (self.retry_delay * 2).clamp(DEGRADED_RESCAN, MAX_RETRY);
+        self.retry_at = Some(Instant::now() + self.retry_delay);
+        let secs = self.retry_delay.as_secs();
+        self.warn(format!("watch: an update was not applied ({why}); the folder is reconciled in {secs} s"));
     }
 
     fn settle_live(&mut self) {
@@ -126,9 +139,9 @@ impl Engine {
                     // The store may be back later: reconciled then (not a
                     // part it holds broken: that takes `rebuildSearchIndex()`).
                     let broken =
-                        self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.postings_broken());
+                        self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.parts_broken());
                     if e.store_failure().is_some() && !broken {
-                        self.watch_state.lock().failed = true;
+                        self.watch_state.lock().retry_later(&e.reason);
                     }
                     false
                 }
@@ -140,6 +153,7 @@ impl Engine {
         }
         {
             let mut state = self.watch_state.lock();
+            (state.retry_at, state.retry_delay) = (None, Duration::ZERO);
             if rescan {
                 state.rescans += 1;
                 state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
@@ -296,10 +310,10 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
                 let state = inner.watch_state.lock();
                 if !state.lost.is_empty() {
                     Some(LOST_POLL)
-                } else if state.degraded || state.failed {
+                } else if state.degraded {
                     Some(DEGRADED_RESCAN.saturating_sub(last_rescan.elapsed()))
                 } else {
-                    None
+                    state.retry_at.map(|at| at.saturating_duration_since(Instant::now()))
                 }
             }
             None => return,
@@ -320,8 +334,9 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
         inner.recover_lost(&roots, &mut burst);
         {
             let mut state = inner.watch_state.lock();
-            if (state.degraded || state.failed) && last_rescan.elapsed() >= DEGRADED_RESCAN {
-                state.failed = false;
+            let retry = state.retry_at.is_some_and(|at| Instant::now() >= at);
+            if retry || (state.degraded && last_rescan.elapsed() >= DEGRADED_RESCAN) {
+                state.retry_at = state.retry_at.filter(|_| !retry);
                 burst.rescan();
             }
         }

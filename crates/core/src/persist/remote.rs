@@ -365,8 +365,8 @@ impl Manifest {
                 };
                 // Inside the head's payload (4-byte aligned, as written), and the texts part's first bytes.
                 let fits = at >= crate::persist::disk::HEADER as u64 && at <= index.raw_size && len <= texts.raw_size;
-                let aligned = (at - crate::persist::disk::HEADER as u64).is_multiple_of(4) && len.is_multiple_of(4);
-                if !fits || !aligned {
+                let aligned = || (at - crate::persist::disk::HEADER as u64).is_multiple_of(4) && len.is_multiple_of(4);
+                if !fits || !aligned() {
                     return Err(corrupt("names postings outside its parts"));
                 }
                 Some((at, len))
