@@ -39,6 +39,9 @@ impl Engine {
             futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths), self.refresh_history());
         if let Some(snapshot) = opened? {
             self.install(snapshot, &mut warnings).await?;
+            if let Some(p) = &self.persist {
+                p.state.lock().loaded = true;
+            }
         }
         self.drop_unreadable_postings(&ticket, &mut warnings).await?;
         self.recover_intents(&mut warnings).await;
@@ -148,14 +151,9 @@ impl Engine {
         let written = self.read_index(|current| !current.is_empty() || current.tombstones_after(0).next().is_some());
         if snapshot.index.postings_pending() && written.await? {
             if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
-                if let Err(e) = remote.postings_ready().await {
-                    // Nothing attached: no save may replace the snapshot with
-                    // what this workspace holds; the next init() attaches again.
-                    if let Some(p) = &self.persist {
-                        p.state.lock().loaded = false;
-                    }
-                    return Err(e);
-                }
+                // On failure nothing is loaded: no save replaces the snapshot
+                // with what this workspace holds; the next init() attaches again.
+                remote.postings_ready().await?;
             }
         }
         let Snapshot { index, files, vectors, texts, .. } = snapshot;

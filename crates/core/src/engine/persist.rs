@@ -179,7 +179,11 @@ impl Engine {
             return Ok(None);
         }
         let fetched = remote.fetch().await?;
-        p.state.lock().loaded = true;
+        // A snapshot to install is loaded once installed (`rebuild_persisted`):
+        // until then no save may replace it with what this workspace holds.
+        if !matches!(fetched, Ok(Some(ref s)) if s.fingerprint == p.fingerprint) {
+            p.state.lock().loaded = true;
+        }
         match fetched {
             Ok(None) => Ok(None),
             Err(e) => {

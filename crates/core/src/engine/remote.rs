@@ -785,8 +785,6 @@ impl RemoteSnapshots {
             futures::join!(self.put_part(&manifest.index, index_bytes), self.put_part(&manifest.texts, texts_bytes));
         index_put?;
         texts_put?;
-        // Written over, where they were broken.
-        self.broken_parts.lock().retain(|key| *key != manifest.index.key && *key != manifest.texts.key);
         let condition = match self.state.lock().etag.clone() {
             Some(etag) => PutCondition::IfMatch(etag),
             None => PutCondition::IfNoneMatch,
@@ -817,6 +815,8 @@ impl RemoteSnapshots {
             let mut state = self.state.lock();
             (state.etag, state.unreadable) = (Some(etag), None);
         }
+        // The tenant names only parts written whole now.
+        self.broken_parts.lock().clear();
         // After the state (a save cut short here has still landed).
         if let Some(cache) = self.cache.clone() {
             let _ = blocking(move || cache.note_manifest(&manifest)).await;

@@ -153,8 +153,9 @@ impl Engine {
         }
         {
             let mut state = self.watch_state.lock();
-            (state.retry_at, state.retry_delay) = (None, Duration::ZERO);
             if rescan {
+                // What a failed update named is in the tree reconciled.
+                (state.retry_at, state.retry_delay) = (None, Duration::ZERO);
                 state.rescans += 1;
                 state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
             } else {
@@ -310,7 +311,7 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
                 let state = inner.watch_state.lock();
                 if !state.lost.is_empty() {
                     Some(LOST_POLL)
-                } else if state.degraded {
+                } else if state.degraded && state.retry_at.is_none() {
                     Some(DEGRADED_RESCAN.saturating_sub(last_rescan.elapsed()))
                 } else {
                     state.retry_at.map(|at| at.saturating_duration_since(Instant::now()))
@@ -335,7 +336,8 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
         {
             let mut state = inner.watch_state.lock();
             let retry = state.retry_at.is_some_and(|at| Instant::now() >= at);
-            if retry || (state.degraded && last_rescan.elapsed() >= DEGRADED_RESCAN) {
+            let degraded = state.degraded && state.retry_at.is_none();
+            if retry || (degraded && last_rescan.elapsed() >= DEGRADED_RESCAN) {
                 state.retry_at = state.retry_at.filter(|_| !retry);
                 burst.rescan();
             }
