@@ -907,6 +907,10 @@ impl Engine {
     /// range, or the part whole (a fetch that failed is this call's error).
     pub(super) async fn remote_postings_for(self: &Arc<Self>, tokens: &[String]) -> Result<()> {
         let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
+        // Most searches have every posting here: no trip off this task for them.
+        if self.index.try_read().is_some_and(|index| !index.postings_pending()) {
+            return Ok(());
+        }
         let tokens = tokens.to_vec();
         let spans = self.read_index(move |index| index.postings_to_read(&tokens)).await?;
         if spans.is_empty() || remote.texts_by_range(&spans).await? {

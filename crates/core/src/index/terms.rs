@@ -279,25 +279,24 @@ fn encode_held(held: &[Term], e: &mut Encoder, slots: usize) {
 impl Viewed {
     /// The entries and postings as they lie, each term checked first.
     fn encode(&self, e: &mut Encoder) {
-        let (bytes, backing) = match &self.apart {
-            None => (Region::Copied(Vec::new()), Some(self.backing.clone())),
+        let apart = match &self.apart {
+            None => None,
             Some((part, len)) => match part.region(0, *len) {
-                Ok(Region::Whole(whole)) => (Region::Whole(whole.clone()), Some(whole)),
-                Ok(copied) => (copied, None),
+                Ok(region) => Some(region),
                 Err(err) => {
                     e.fail(std::io::Error::other(format!("the loaded index's postings: {err}")));
                     return;
                 }
             },
         };
-        let postings: &[u8] = match (&self.apart, &bytes) {
-            (None, _) => &self.postings,
-            (Some((_, len)), Region::Whole(whole)) => whole.bytes().get(..*len).unwrap_or_default(),
-            (Some(_), Region::Copied(copy)) => copy,
+        let (postings, backing): (&[u8], Option<&Arc<Backing>>) = match &apart {
+            None => (&self.postings, Some(&self.backing)),
+            Some(Region::Whole(whole)) => (whole.bytes().get(..self.postings_len()).unwrap_or_default(), Some(whole)),
+            Some(Region::Copied(copy)) => (copy, None),
         };
         let n = self.entries.len() / ENTRY;
         for t in 0..n {
-            if let Err(err) = term_at(&self.entries, postings, 0, backing.as_ref(), t, self.slots) {
+            if let Err(err) = term_at(&self.entries, postings, 0, backing, t, self.slots) {
                 e.fail(std::io::Error::other(format!("the loaded index's term {t}: {err}")));
                 break;
             }
