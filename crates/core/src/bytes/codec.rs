@@ -337,6 +337,20 @@ impl<'a> Decoder<'a> {
         Ok(Decoder { bytes, pos: 0, base, source, map, texts: Tail::here(), postings })
     }
 
+    /// The bytes `skip` reads from here, as a decoder of their own, to be
+    /// decoded later or on another core (`skip` reads only their framing:
+    /// lengths). They hold no texts and none of the postings apart.
+    pub fn split_off(
+        &mut self,
+        skip: impl FnOnce(&mut Decoder<'a>) -> Result<(), SnapshotError>,
+    ) -> Result<Decoder<'a>, SnapshotError> {
+        let start = self.pos;
+        skip(self)?;
+        let (source, map) = (self.source.clone(), self.map.clone());
+        let bytes = &self.bytes[start..self.pos];
+        Ok(Decoder { bytes, pos: 0, base: self.base + start, source, map, texts: Tail::here(), postings: None })
+    }
+
     /// The texts are `total` bytes: the last of the bytes decoded (which
     /// then end before them), or all of the part apart.
     pub fn begin_texts(&mut self, total: u64) -> Result<(), SnapshotError> {

@@ -153,6 +153,13 @@ impl Bm25Index {
     }
 
     pub fn decode(d: &mut Decoder) -> Result<Bm25Index, SnapshotError> {
+        Bm25Index::read(d)?.build()
+    }
+
+    /// Reads an index as `decode` does, but for the decoding of its
+    /// documents (the heavy part): `ReadIndex::build`, which may run beside
+    /// the decoding of what follows the index.
+    pub fn read<'a>(d: &mut Decoder<'a>) -> Result<ReadIndex<'a>, SnapshotError> {
         let params = Bm25Params { k1: d.f64("k1")?, b: d.f64("b")? };
         let mut ix = Bm25Index::new(params);
         ix.ref_avgdl = d.f64("the average length")?;
@@ -172,17 +179,34 @@ impl Bm25Index {
             return Err(corrupt("one name per term"));
         }
         // The documents first: their count bounds the postings' slots.
-        (ix.docs, ix.lens) = (decode_documents(d)?, d.u32s("document lengths")?);
-        ix.terms = Terms::decode(&mut term_bytes, n, ix.docs.len())?;
+        let documents = read_documents(d)?;
+        ix.lens = d.u32s("document lengths")?;
+        ix.terms = Terms::decode(&mut term_bytes, n, documents.count)?;
         ix.dict =
             SlotIndex::frozen(term_bytes.section("the dictionary")?, n).ok_or_else(|| corrupt("the dictionary"))?;
         if !term_bytes.is_done() {
             return Err(corrupt("bytes after the terms"));
         }
         ix.names = names;
-        if ix.lens.len() != ix.docs.len() {
+        if ix.lens.len() != documents.count {
             return Err(corrupt("one length per document"));
         }
+        Ok(ReadIndex { ix, documents })
+    }
+}
+
+/// An index read but for its documents (`Bm25Index::read`).
+pub struct ReadIndex<'a> {
+    ix: Bm25Index,
+    documents: ReadDocuments<'a>,
+}
+
+impl ReadIndex<'_> {
+    /// Decodes the documents (their runs on every core), then their ids'
+    /// table and kinds.
+    pub fn build(self) -> Result<Bm25Index, SnapshotError> {
+        let ReadIndex { mut ix, documents } = self;
+        ix.docs = documents.decode()?;
         for (slot, len) in ix.docs.iter().zip(&ix.lens) {
             if slot.as_ref().map_or(DEAD, |doc| doc.len) != *len {
                 return Err(corrupt("document lengths"));
@@ -222,7 +246,16 @@ fn encode_text(e: &mut Encoder, text: &Body) {
     }
 }
 
-fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotError> {
+/// The documents' texts, and their records in runs, each a decoder of
+/// its own (`ReadDocuments::decode`).
+struct ReadDocuments<'a> {
+    count: usize,
+    run: usize,
+    runs: Vec<Decoder<'a>>,
+    texts: Vec<Arc<Body>>,
+}
+
+fn read_documents<'a>(d: &mut Decoder<'a>) -> Result<ReadDocuments<'a>, SnapshotError> {
     let n = d.len(16, "texts")?;
     let mut sizes = Vec::with_capacity(n);
     for _ in 0..n {
@@ -245,43 +278,47 @@ fn decode_documents(d: &mut Decoder) -> Result<Vec<Option<Document>>, SnapshotEr
         };
         texts.push(Arc::new(body));
     }
-    let n = d.len(1, "documents")?;
+    let count = d.len(1, "documents")?;
     let run = usize::try_from(d.u64("document runs")?).map_err(|_| corrupt("document runs"))?;
     let starts = d.u32s("document runs")?;
     let len = d.len(1, "documents")?;
     let mut records = d.sub(len, "documents")?;
-    if run == 0 || starts.len() != n.div_ceil(run) || starts.first().is_some_and(|&s| s != 0) {
+    if run == 0 || starts.len() != count.div_ceil(run) || starts.first().is_some_and(|&s| s != 0) {
         return Err(corrupt("document runs"));
     }
     let mut runs = Vec::with_capacity(starts.len());
     for (i, &start) in starts.iter().enumerate() {
         let end = starts.get(i + 1).map_or(len, |&e| e as usize);
         let bytes = end.checked_sub(start as usize).ok_or_else(|| corrupt("document runs"))?;
-        runs.push((records.sub(bytes, "documents")?, run.min(n - i * run)));
+        runs.push(records.sub(bytes, "documents")?);
     }
-    let decoded: Vec<Result<Vec<Option<Document>>, SnapshotError>> =
-        runs.into_par_iter().map(|(mut d, count)| decode_run(&mut d, count, &texts)).collect();
-    let mut docs = Vec::with_capacity(n);
-    for run in decoded {
-        docs.extend(run?);
-    }
-    Ok(docs)
+    Ok(ReadDocuments { count, run, runs, texts })
 }
 
-/// `count` documents, all the bytes of `d`.
-fn decode_run(d: &mut Decoder, count: usize, texts: &[Arc<Body>]) -> Result<Vec<Option<Document>>, SnapshotError> {
-    let mut docs = Vec::with_capacity(count);
+impl ReadDocuments<'_> {
+    /// Every run decoded on the pool, each into its own slots of one
+    /// vector (no run decoded apart and copied in after).
+    fn decode(self) -> Result<Vec<Option<Document>>, SnapshotError> {
+        let ReadDocuments { count, run, runs, texts } = self;
+        let mut docs: Vec<Option<Document>> = Vec::with_capacity(count);
+        docs.par_extend((0..count).into_par_iter().map(|_| None));
+        docs.par_chunks_mut(run).zip(runs).try_for_each(|(slots, mut d)| decode_run(&mut d, slots, &texts))?;
+        Ok(docs)
+    }
+}
+
+/// One document into each of `slots`, all the bytes of `d`.
+fn decode_run(d: &mut Decoder, slots: &mut [Option<Document>], texts: &[Arc<Body>]) -> Result<(), SnapshotError> {
     let mut last_metadata = None;
-    for _ in 0..count {
-        docs.push(match d.u8("a document")? {
-            0 => None,
-            _ => Some(decode_document(d, texts, &mut last_metadata)?),
-        });
+    for slot in slots {
+        if d.u8("a document")? != 0 {
+            *slot = Some(decode_document(d, texts, &mut last_metadata)?);
+        }
     }
     if !d.is_done() {
         return Err(corrupt("bytes after a run of documents"));
     }
-    Ok(docs)
+    Ok(())
 }
 
 /// The last metadata decoded, as saved and as shared.

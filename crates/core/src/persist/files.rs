@@ -15,6 +15,10 @@ use rustc_hash::FxHashMap;
 /// How close to the last scan a modification time must be to be doubted.
 pub const RACY_NS: i128 = 2_000_000_000;
 
+/// The words of a record after its id: size, two times of two words each,
+/// inode, hash (`encode`).
+const FIXED_WORDS: usize = 7;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileRecord {
     pub stamp: FileStamp,
@@ -153,6 +157,20 @@ impl FileTable {
         }
     }
 
+    /// Reads past a table `decode` would read, checking only its lengths
+    /// (`Decoder::split_off`: the table is decoded beside the index).
+    pub fn skip(d: &mut Decoder) -> Result<(), SnapshotError> {
+        d.u64("a time")?;
+        d.u64("a time")?;
+        for _ in 0..d.len(64, "the file table")? {
+            d.bytes("a file id")?;
+            for _ in 0..FIXED_WORDS {
+                d.u64("a file record")?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn decode(d: &mut Decoder) -> Result<FileTable, SnapshotError> {
         let wide = |d: &mut Decoder| -> Result<i128, SnapshotError> {
             let lo = d.u64("a time")?;
@@ -171,6 +189,9 @@ impl FileTable {
             let inode = d.u64("an inode")?;
             let hash = d.u64("a file hash")?;
             records.insert(id, FileRecord { stamp: FileStamp { size, modified_ns, changed_ns, inode }, hash });
+        }
+        if !d.is_done() {
+            return Err(SnapshotError::Corrupt("bytes after the file table".into()));
         }
         Ok(FileTable { records, scanned_at })
     }

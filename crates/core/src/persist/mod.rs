@@ -344,8 +344,11 @@ impl Snapshot {
 
     fn decode_from(mut d: Decoder) -> Result<Snapshot, SnapshotError> {
         let fingerprint = d.string("the options")?;
-        let index = Bm25Index::decode(&mut d)?;
-        let files = FileTable::decode(&mut d)?;
+        // The index's documents and the file table are decoded side by
+        // side, once everything is read (the table on one core while the
+        // documents' runs take the others).
+        let index = Bm25Index::read(&mut d)?;
+        let mut files = d.split_off(FileTable::skip)?;
         let vectors = match d.u8("the vector flag")? {
             0 => None,
             _ => {
@@ -362,6 +365,7 @@ impl Snapshot {
         if !d.is_done() {
             return Err(SnapshotError::Corrupt("bytes after the end".into()));
         }
-        Ok(Snapshot { fingerprint, index, files, vectors, texts: None })
+        let (index, files) = rayon::join(|| index.build(), || FileTable::decode(&mut files));
+        Ok(Snapshot { fingerprint, index: index?, files: files?, vectors, texts: None })
     }
 }
