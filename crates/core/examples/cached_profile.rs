@@ -23,6 +23,15 @@ fn main() {
         let t = Instant::now();
         let s = Snapshot::decode_in_file(&bytes, file, path.clone()).unwrap();
         eprintln!("decode and checksum: {:?} ({} docs)", t.elapsed(), s.index.len());
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        eprintln!(
+            "{}",
+            status
+                .lines()
+                .filter(|l| l.starts_with("RssAnon") || l.starts_with("RssFile"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
         let t = Instant::now();
         drop(s);
         eprintln!("drop: {:?}", t.elapsed());

@@ -45,6 +45,12 @@ fn hash(id: &(impl AsRef<[u8]> + ?Sized)) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_ref())
 }
 
+/// The hash `insert_new` takes for `id`, worked out where the id is at
+/// hand (a snapshot's documents hash their ids as their runs decode).
+pub fn hash_of(id: &str) -> u64 {
+    hash(id)
+}
+
 impl SlotIndex {
     pub fn len(&self) -> usize {
         self.frozen.as_ref().map_or(self.table.len(), |f| f.len)
@@ -104,16 +110,19 @@ impl SlotIndex {
         self.table.find_entry(hash(id), |&s| id_of(s).as_ref() == id.as_bytes()).ok().map(|e| e.remove().0)
     }
 
-    /// Records `slot` for `id` unless `id` is present (then returns false):
-    /// one hash, one probe (loading a snapshot checks every name this way).
+    /// Records `slot` for `id`, whose hash (`hash_of`) is `id_hash`,
+    /// unless `id` is present (then returns false): one probe (loading a
+    /// snapshot checks every id this way).
     pub fn insert_new<'a, S: AsRef<[u8]> + ?Sized + 'a>(
         &mut self,
         id: &str,
+        id_hash: u64,
         slot: u32,
         id_of: impl Fn(u32) -> &'a S,
     ) -> bool {
+        debug_assert_eq!(id_hash, hash(id));
         self.thaw(&id_of);
-        match self.table.entry(hash(id), |&s| id_of(s).as_ref() == id.as_bytes(), |&s| hash(id_of(s))) {
+        match self.table.entry(id_hash, |&s| id_of(s).as_ref() == id.as_bytes(), |&s| hash(id_of(s))) {
             hashbrown::hash_table::Entry::Occupied(_) => false,
             hashbrown::hash_table::Entry::Vacant(v) => {
                 v.insert(slot);
@@ -195,8 +204,8 @@ mod tests {
         assert_eq!(ix.get("doc/77.md", id_of), None);
         assert_eq!(ix.get("doc/78.md", id_of), Some(78));
         assert_eq!(ix.len(), 4999);
-        assert!(!ix.insert_new("doc/78.md", 9, id_of));
-        assert!(ix.insert_new("doc/77.md", 77, id_of));
+        assert!(!ix.insert_new("doc/78.md", hash_of("doc/78.md"), 9, id_of));
+        assert!(ix.insert_new("doc/77.md", hash_of("doc/77.md"), 77, id_of));
         assert_eq!(ix.get("doc/77.md", id_of), Some(77));
     }
 
@@ -209,7 +218,7 @@ mod tests {
         assert_eq!(ix.len(), 2000);
         assert!((0..2000).all(|i| ix.get(&ids[i], id_of) == Some(i as u32)));
         assert_eq!(ix.get("term2500", id_of), None);
-        assert!(ix.insert_new("term2500", 2500, id_of), "thawed, then written");
+        assert!(ix.insert_new("term2500", hash_of("term2500"), 2500, id_of), "thawed, then written");
         assert!(ix.frozen.is_none() && ix.len() == 2001);
         assert!((0..2000).all(|i| ix.get(&ids[i], id_of) == Some(i as u32)));
         assert_eq!(ix.get("term2500", id_of), Some(2500));

@@ -8,7 +8,7 @@
 //! documents carry sequence number 0, so any write of the new process wins.
 
 use super::names::Names;
-use super::slot_index::SlotIndex;
+use super::slot_index::{self, SlotIndex};
 use super::terms::Terms;
 use super::Bm25Params;
 use super::{Bm25Index, Document, DEAD};
@@ -206,26 +206,28 @@ impl ReadIndex<'_> {
     /// table and kinds.
     pub fn build(self) -> Result<Bm25Index, SnapshotError> {
         let ReadIndex { mut ix, documents } = self;
-        ix.docs = documents.decode()?;
+        let hashes;
+        (ix.docs, hashes) = documents.decode()?;
         for (slot, len) in ix.docs.iter().zip(&ix.lens) {
             if slot.as_ref().map_or(DEAD, |doc| doc.len) != *len {
                 return Err(corrupt("document lengths"));
             }
         }
         // The ids' table and the documents' kinds, each on a core.
-        let (by_id, kinds) = rayon::join(|| ids_of(&ix.docs), || super::kinds_of(&ix.docs, None));
+        let (by_id, kinds) = rayon::join(|| ids_of(&ix.docs, &hashes), || super::kinds_of(&ix.docs, None));
         (ix.by_id, ix.kinds) = (by_id?, kinds);
         Ok(ix)
     }
 }
 
 /// The table of `docs`' ids (no id twice).
-fn ids_of(docs: &[Option<Document>]) -> Result<SlotIndex, SnapshotError> {
+/// `hashes`: each document's id's (`slot_index::hash_of`).
+fn ids_of(docs: &[Option<Document>], hashes: &[u64]) -> Result<SlotIndex, SnapshotError> {
     let mut by_id = SlotIndex::default();
     by_id.reserve(docs.len(), |s| super::id_at(docs, s));
-    for (slot, d) in docs.iter().enumerate() {
+    for (slot, (d, &hash)) in docs.iter().zip(hashes).enumerate() {
         let Some(d) = d else { continue };
-        if !by_id.insert_new(&d.id, slot as u32, |s| super::id_at(docs, s)) {
+        if !by_id.insert_new(&d.id, hash, slot as u32, |s| super::id_at(docs, s)) {
             return Err(corrupt("a document id twice"));
         }
     }
@@ -297,22 +299,36 @@ fn read_documents<'a>(d: &mut Decoder<'a>) -> Result<ReadDocuments<'a>, Snapshot
 
 impl ReadDocuments<'_> {
     /// Every run decoded on the pool, each into its own slots of one
-    /// vector (no run decoded apart and copied in after).
-    fn decode(self) -> Result<Vec<Option<Document>>, SnapshotError> {
+    /// vector (no run decoded apart and copied in after), with the hashes
+    /// of the documents' ids (the ids' table is then filled without
+    /// reading them again).
+    fn decode(self) -> Result<(Vec<Option<Document>>, Vec<u64>), SnapshotError> {
         let ReadDocuments { count, run, runs, texts } = self;
         let mut docs: Vec<Option<Document>> = Vec::with_capacity(count);
         docs.par_extend((0..count).into_par_iter().map(|_| None));
-        docs.par_chunks_mut(run).zip(runs).try_for_each(|(slots, mut d)| decode_run(&mut d, slots, &texts))?;
-        Ok(docs)
+        let mut hashes = vec![0; count];
+        docs.par_chunks_mut(run)
+            .zip(hashes.par_chunks_mut(run))
+            .zip(runs)
+            .try_for_each(|((slots, hashes), mut d)| decode_run(&mut d, slots, hashes, &texts))?;
+        Ok((docs, hashes))
     }
 }
 
-/// One document into each of `slots`, all the bytes of `d`.
-fn decode_run(d: &mut Decoder, slots: &mut [Option<Document>], texts: &[Arc<Body>]) -> Result<(), SnapshotError> {
+/// One document into each of `slots`, all the bytes of `d`, and the hash
+/// of its id into `hashes`.
+fn decode_run(
+    d: &mut Decoder,
+    slots: &mut [Option<Document>],
+    hashes: &mut [u64],
+    texts: &[Arc<Body>],
+) -> Result<(), SnapshotError> {
     let mut last_metadata = None;
-    for slot in slots {
+    for (slot, hash) in slots.iter_mut().zip(hashes) {
         if d.u8("a document")? != 0 {
-            *slot = Some(decode_document(d, texts, &mut last_metadata)?);
+            let doc = decode_document(d, texts, &mut last_metadata)?;
+            *hash = slot_index::hash_of(&doc.id);
+            *slot = Some(doc);
         }
     }
     if !d.is_done() {
