@@ -351,6 +351,13 @@ impl<'a> Decoder<'a> {
         Ok(Decoder { bytes, pos: 0, base: self.base + start, source, map, texts: Tail::here(), postings: None })
     }
 
+    /// The bytes not yet read, kept: viewed where they lie in the payload's
+    /// mapping, or copied.
+    pub fn into_section(self) -> Section<u8> {
+        let bytes = &self.bytes[self.pos..];
+        self.map.as_ref().and_then(|m| Section::view(m, bytes)).unwrap_or_else(|| Section::copy(bytes))
+    }
+
     /// The texts are `total` bytes: the last of the bytes decoded (which
     /// then end before them), or all of the part apart.
     pub fn begin_texts(&mut self, total: u64) -> Result<(), SnapshotError> {

@@ -9,8 +9,10 @@
 
 use super::codec::{Decoder, Encoder};
 use super::SnapshotError;
+use crate::bytes::section::Section;
 use crate::ingest::scan::{FileStamp, FoundFile};
 use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
 
 /// How close to the last scan a modification time must be to be doubted.
 pub const RACY_NS: i128 = 2_000_000_000;
@@ -26,11 +28,24 @@ pub struct FileRecord {
     pub hash: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The table of the files indexed. One loaded from a snapshot keeps its
+/// records as the snapshot holds them until first used: a workspace that
+/// attaches a snapshot without files to reconcile (a tenant from a store)
+/// never builds the table, and one that does builds it beside the index.
+#[derive(Debug, Clone, Default)]
 pub struct FileTable {
-    records: FxHashMap<String, FileRecord>,
+    records: OnceLock<FxHashMap<String, FileRecord>>,
+    /// The records as the snapshot holds them, checked when loaded
+    /// (`read`), decoded on first use.
+    encoded: Option<Section<u8>>,
     /// When the files were last scanned (nanoseconds since the epoch).
     pub scanned_at: i128,
+}
+
+impl PartialEq for FileTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.scanned_at == other.scanned_at && self.records() == other.records()
+    }
 }
 
 /// What an incremental `init()` does with the files found.
@@ -48,28 +63,39 @@ pub struct Reconcile {
 }
 
 impl FileTable {
+    /// The records, decoded from the snapshot's on first use.
+    fn records(&self) -> &FxHashMap<String, FileRecord> {
+        self.records.get_or_init(|| self.encoded.as_deref().map(decode_records).unwrap_or_default())
+    }
+
+    fn records_mut(&mut self) -> &mut FxHashMap<String, FileRecord> {
+        self.records();
+        self.encoded = None;
+        self.records.get_mut().expect("records() initialised them")
+    }
+
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.records().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.records().is_empty()
     }
 
     pub fn get(&self, id: &str) -> Option<&FileRecord> {
-        self.records.get(id)
+        self.records().get(id)
     }
 
     pub fn set(&mut self, id: &str, record: FileRecord) {
-        self.records.insert(id.to_string(), record);
+        self.records_mut().insert(id.to_string(), record);
     }
 
     pub fn remove(&mut self, id: &str) -> Option<FileRecord> {
-        self.records.remove(id)
+        self.records_mut().remove(id)
     }
 
     pub fn clear(&mut self) {
-        self.records.clear();
+        self.records_mut().clear();
     }
 
     /// Which found files to reuse, which to read, and which recorded files
@@ -83,11 +109,12 @@ impl FileTable {
             Read,
             Missing,
         }
+        let records = self.records();
         let classes: Vec<(Class, bool)> = found
             .par_iter()
             .with_min_len(1024)
             .map(|f| {
-                let Some(r) = self.records.get(&f.id) else { return (Class::Read, false) };
+                let Some(r) = records.get(&f.id) else { return (Class::Read, false) };
                 if !has_docs(&f.id) {
                     return (Class::Missing, true);
                 }
@@ -112,9 +139,9 @@ impl FileTable {
             }
         }
         // Found ids are distinct: when every record was found, none is gone.
-        if recorded < self.records.len() {
+        if recorded < records.len() {
             let seen: rustc_hash::FxHashSet<&str> = found.iter().map(|f| f.id.as_str()).collect();
-            out.gone = self.records.keys().filter(|id| !seen.contains(id.as_str())).cloned().collect();
+            out.gone = records.keys().filter(|id| !seen.contains(id.as_str())).cloned().collect();
             out.gone.sort();
         }
         out
@@ -127,7 +154,7 @@ impl FileTable {
     /// texts can recover one too).
     pub fn recover_texts(&self, base: std::path::PathBuf) -> super::stored::Recover {
         let mut by_hash: Vec<(u64, Box<str>)> =
-            self.records.iter().map(|(id, r)| (r.hash, id.as_str().into())).collect();
+            self.records().iter().map(|(id, r)| (r.hash, id.as_str().into())).collect();
         by_hash.sort_unstable();
         Box::new(move |hash, len| {
             let at = by_hash.partition_point(|(h, _)| *h < hash);
@@ -141,11 +168,12 @@ impl FileTable {
     pub fn encode(&self, e: &mut Encoder) {
         e.u64(self.scanned_at as u64);
         e.u64((self.scanned_at >> 64) as u64);
-        e.len(self.records.len());
-        let mut ids: Vec<&String> = self.records.keys().collect();
+        let records = self.records();
+        e.len(records.len());
+        let mut ids: Vec<&String> = records.keys().collect();
         ids.sort();
         for id in ids {
-            let r = &self.records[id];
+            let r = &records[id];
             e.str(id);
             e.u64(r.stamp.size);
             for time in [r.stamp.modified_ns, r.stamp.changed_ns] {
@@ -157,20 +185,8 @@ impl FileTable {
         }
     }
 
-    /// Reads past a table `decode` would read, checking only its lengths
-    /// (`Decoder::split_off`: the table is decoded beside the index).
-    pub fn skip(d: &mut Decoder) -> Result<(), SnapshotError> {
-        d.u64("a time")?;
-        d.u64("a time")?;
-        for _ in 0..d.len(64, "the file table")? {
-            d.bytes("a file id")?;
-            for _ in 0..FIXED_WORDS {
-                d.u64("a file record")?;
-            }
-        }
-        Ok(())
-    }
-
+    /// A table as `encode` wrote it, its records checked (lengths, UTF-8
+    /// ids) and kept as they lie until first used (`records`).
     pub fn decode(d: &mut Decoder) -> Result<FileTable, SnapshotError> {
         let wide = |d: &mut Decoder| -> Result<i128, SnapshotError> {
             let lo = d.u64("a time")?;
@@ -178,23 +194,41 @@ impl FileTable {
             Ok(((hi as i128) << 64) | lo as i128)
         };
         let scanned_at = wide(d)?;
+        let encoded = d.split_off(|d| {
+            for _ in 0..d.len(64, "the file table")? {
+                d.str("a file id")?;
+                for _ in 0..FIXED_WORDS {
+                    d.u64("a file record")?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(FileTable { records: OnceLock::new(), encoded: Some(encoded.into_section()), scanned_at })
+    }
+}
+
+/// The records `FileTable::decode` checked.
+fn decode_records(encoded: &[u8]) -> FxHashMap<String, FileRecord> {
+    let mut d = Decoder::new(encoded);
+    let decoded = (|| {
         let n = d.len(64, "the file table")?;
         let mut records = FxHashMap::default();
         records.reserve(n);
         for _ in 0..n {
             let id = d.string("a file id")?;
-            let size = d.u64("a file size")?;
-            let modified_ns = wide(d)?;
-            let changed_ns = wide(d)?;
-            let inode = d.u64("an inode")?;
-            let hash = d.u64("a file hash")?;
+            let mut word = || d.u64("a file record");
+            let size = word()?;
+            let mut wide = || -> Result<i128, SnapshotError> { Ok((word()? as i128) | ((word()? as i128) << 64)) };
+            let (modified_ns, changed_ns) = (wide()?, wide()?);
+            let (inode, hash) = (word()?, word()?);
             records.insert(id, FileRecord { stamp: FileStamp { size, modified_ns, changed_ns, inode }, hash });
         }
-        if !d.is_done() {
-            return Err(SnapshotError::Corrupt("bytes after the file table".into()));
-        }
-        Ok(FileTable { records, scanned_at })
-    }
+        Ok::<_, SnapshotError>(records)
+    })();
+    // Checked when loaded: never fails. Were it to, an empty table reads
+    // every file again, which is slow but right.
+    debug_assert!(decoded.is_ok());
+    decoded.unwrap_or_default()
 }
 
 /// Now, in nanoseconds since the epoch (the `scanned_at` of a scan).
@@ -248,5 +282,35 @@ mod tests {
         t.encode(&mut e);
         let back = FileTable::decode(&mut Decoder::new(&e.buf)).unwrap();
         assert_eq!(back, t);
+    }
+
+    #[test]
+    fn a_loaded_table_is_checked_at_once_and_decoded_when_used() {
+        let mut t = FileTable { scanned_at: -7 * RACY_NS, ..Default::default() };
+        let stamp = FileStamp { size: 3, modified_ns: -5, changed_ns: i128::MAX, inode: 9 };
+        t.set("src/a.rs", FileRecord { stamp, hash: 1 });
+        t.set("b.md", FileRecord { stamp: FileStamp::default(), hash: 2 });
+        let mut e = Encoder::default();
+        t.encode(&mut e);
+        e.u8(42); // what follows the table in a snapshot
+        let mut d = Decoder::new(&e.buf);
+        let mut back = FileTable::decode(&mut d).unwrap();
+        assert_eq!(d.u8("after").unwrap(), 42, "read up to its end, no further");
+        assert!(back.records.get().is_none(), "not decoded until used");
+        assert_eq!(back.get("src/a.rs").map(|r| (r.stamp, r.hash)), Some((stamp, 1)));
+        assert_eq!(back, t);
+        back.remove("b.md");
+        back.set("c.go", FileRecord { stamp, hash: 3 });
+        assert_eq!((back.len(), back.get("c.go").map(|r| r.hash), back.get("b.md")), (2, Some(3), None));
+
+        // Damage is found at load, not when first used.
+        let end = e.buf.len() - 1;
+        for cut in [17, 30, end - 1] {
+            assert!(FileTable::decode(&mut Decoder::new(&e.buf[..cut])).is_err(), "cut at {cut}");
+        }
+        let at = e.buf.windows(8).position(|w| w == b"src/a.rs").unwrap();
+        let mut not_utf8 = e.buf.clone();
+        not_utf8[at] = 0xff;
+        assert!(FileTable::decode(&mut Decoder::new(&not_utf8)).is_err(), "an id that is not UTF-8");
     }
 }

@@ -344,11 +344,10 @@ impl Snapshot {
 
     fn decode_from(mut d: Decoder) -> Result<Snapshot, SnapshotError> {
         let fingerprint = d.string("the options")?;
-        // The index's documents and the file table are decoded side by
-        // side, once everything is read (the table on one core while the
-        // documents' runs take the others).
+        // The index's documents are decoded once everything is read (the
+        // file table is kept as it lies until first used).
         let index = Bm25Index::read(&mut d)?;
-        let mut files = d.split_off(FileTable::skip)?;
+        let files = FileTable::decode(&mut d)?;
         let vectors = match d.u8("the vector flag")? {
             0 => None,
             _ => {
@@ -365,7 +364,6 @@ impl Snapshot {
         if !d.is_done() {
             return Err(SnapshotError::Corrupt("bytes after the end".into()));
         }
-        let (index, files) = rayon::join(|| index.build(), || FileTable::decode(&mut files));
-        Ok(Snapshot { fingerprint, index: index?, files: files?, vectors, texts: None })
+        Ok(Snapshot { fingerprint, index: index.build()?, files, vectors, texts: None })
     }
 }
