@@ -831,12 +831,13 @@ test("a large index's postings are kept with the texts: an attach reads none of 
   await cut.destroy()
 })
 
-test("a texts part holding a large index's postings cut short in the store: searches fail, typed, saying so; rebuildSearchIndex() builds from the files and saves a whole snapshot", async (t) => {
+// A large tenant of files whose texts part (holding its postings) the store cut to half.
+async function cutLargeTenant(t, id, { apiDoc = false } = {}) {
   const { objects, memory } = memoryStore()
   const { docs } = manyWords(13)
   const dir = tree(t, Object.fromEntries(docs.map((d) => [d.path, d.content])))
   const make = () => new Workspace({
-    id: 'tenant-f',
+    id,
     filesystem: new LocalFilesystem({ basePath: dir }),
     autoIndexPaths: ['.'],
     bm25: true,
@@ -845,16 +846,56 @@ test("a texts part holding a large index's postings cut short in the store: sear
   const writer = make()
   await writer.init() // a full build is saved before init() resolves
   const expected = await writer.search('marker77x', { topK: 3 })
+  if (apiDoc) {
+    await writer.index('api/note.txt', 'apinote given by index()')
+    assert.equal(await writer.save(), true)
+  }
   await writer.destroy()
   const manifest = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes))
   assert.ok(manifest.postingsApart)
   const part = objects.get(manifest.texts.key)
   objects.set(manifest.texts.key, { ...part, bytes: part.bytes.subarray(0, part.bytes.length >> 1) })
+  return { objects, make, expected }
+}
+
+test("a texts part holding a large index's postings cut short in the store, every document from files: the first search fails, typed, and the workspace builds its index again from the files in the background and saves a whole snapshot", async (t) => {
+  const { objects, make, expected } = await cutLargeTenant(t, 'tenant-f')
   const ws = make()
   await ws.init()
-  await assert.rejects(ws.search('marker77x', { topK: 3 }), (e) => e instanceof SnapshotStoreError && /rebuildSearchIndex/.test(e.message))
+  await assert.rejects(ws.search('marker77x', { topK: 3 }), (e) => e instanceof SnapshotStoreError && /cannot be read/.test(e.message) && /building its index again from them/.test(e.message))
+  let answered = null
+  for (const started = Date.now(); !answered && Date.now() - started < 60_000; ) {
+    answered = await ws.search('marker77x', { topK: 3 }).catch((e) => {
+      assert.ok(e instanceof SnapshotStoreError, String(e))
+      return new Promise((r) => setTimeout(() => r(null), 100))
+    })
+  }
+  assert.deepEqual(answered, expected, 'answered from the index built again')
+  // The repair then saves a whole snapshot: its texts part written over the cut one.
+  const whole = () => {
+    const manifest = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes))
+    return objects.get(manifest.texts.key).bytes.length === manifest.texts.size
+  }
+  for (const started = Date.now(); !whole() && Date.now() - started < 30_000; ) await new Promise((r) => setTimeout(r, 50))
+  assert.ok(whole(), 'the texts part in the store is whole again')
+  await ws.destroy()
+  const again = make()
+  await again.init()
+  assert.deepEqual(await again.search('marker77x', { topK: 3 }), expected)
+  await again.destroy()
+})
+
+test("a texts part holding a large index's postings cut short in the store, a document from index() in it: searches fail, typed, naming rebuildSearchIndex(), nothing is rebuilt behind the caller's back; rebuildSearchIndex() builds from the files and saves a whole snapshot", async (t) => {
+  const { make, expected } = await cutLargeTenant(t, 'tenant-g', { apiDoc: true })
+  const ws = make()
+  await ws.init()
+  const unreadable = (e) => e instanceof SnapshotStoreError && /rebuildSearchIndex/.test(e.message) && !/building its index again/.test(e.message)
+  await assert.rejects(ws.search('marker77x', { topK: 3 }), unreadable)
+  await new Promise((r) => setTimeout(r, 300))
+  await assert.rejects(ws.search('marker77x', { topK: 3 }), unreadable, 'still: no rebuild started')
   await ws.rebuildSearchIndex()
   assert.deepEqual(await ws.search('marker77x', { topK: 3 }), expected)
+  assert.deepEqual(await ws.search('apinote', { topK: 3 }), [], 'documents from index() are not in a rebuild from files')
   assert.equal(await ws.save(), true)
   await ws.destroy()
   const again = make()

@@ -51,6 +51,9 @@ impl Engine {
             self.embedder_identity(v, &mut warnings).await;
         }
         let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked?, false).await?;
+        if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+            remote.set_emptied(false); // (built again, if it was dropped)
+        }
         if fresh || (counts.reused == 0 && counts.reread > 0) {
             // A full build is on disk when init() resolves: redoing it costs a full build.
             if let Err(e) = self.save(false).await {
@@ -78,6 +81,10 @@ impl Engine {
         let unread = self.read_index(|index| index.postings_pending() || index.damaged().is_some());
         if !broken || !unread.await? {
             return Ok(());
+        }
+        // Before the index is emptied: no search answers from it meanwhile.
+        if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+            remote.set_emptied(true);
         }
         let (me, seq) = (self.clone(), ticket.seq());
         blocking(move || {

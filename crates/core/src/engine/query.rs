@@ -135,8 +135,9 @@ impl Engine {
             return Prepared::Answered(Vec::new());
         }
         let Some(index) = self.index.try_read() else { return Prepared::Later(mode, Box::new(opts)) };
-        // Postings still on their way are fetched first, off this thread.
-        if index.postings_pending() {
+        // Postings still on their way are fetched first, off this thread
+        // (or the index dropped for unreadable ones fails the search there).
+        if index.postings_pending() || self.index_emptied() {
             return Prepared::Later(mode, Box::new(opts));
         }
         let hits = Engine::bm25_results(&index, &tokens, &opts);

@@ -46,6 +46,13 @@ pub struct RemoteSnapshots {
     /// (`rebuildSearchIndex()` then builds from the files), and a save of
     /// the same bytes writes the part over the one there.
     broken_parts: Mutex<Vec<String>>,
+    /// A rebuild from the files is running because a texts part holding
+    /// the postings was found broken (`Engine::repair_from_files`).
+    repairing: AtomicBool,
+    /// The index was dropped for its unreadable postings and is not built
+    /// again yet (`Engine::drop_unreadable_postings`): searches fail, typed,
+    /// rather than answer from what is there.
+    emptied: AtomicBool,
 }
 
 /// `cacheDir`: snapshots fetched or saved, kept on local disk by their
@@ -452,7 +459,15 @@ impl RemoteSnapshots {
             texts: Mutex::new(None),
             ranged: AtomicBool::new(false),
             broken_parts: Mutex::new(Vec::new()),
+            repairing: AtomicBool::new(false),
+            emptied: AtomicBool::new(false),
         }
+    }
+
+    /// Notes that the index was dropped for its unreadable postings
+    /// (`true`), or built again from the files (`false`).
+    pub fn set_emptied(&self, emptied: bool) {
+        self.emptied.store(emptied, Ordering::Release);
     }
 
     /// The cached copy of `manifest`'s snapshot, loaded (`None`: not
@@ -902,11 +917,21 @@ impl Engine {
         remote.texts_ready(self.indexes_files_only()).await
     }
 
+    /// Whether the index was dropped for postings the store holds broken
+    /// and is not built again yet (searches fail, typed, meanwhile).
+    pub(super) fn index_emptied(&self) -> bool {
+        self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.emptied.load(Ordering::Acquire))
+    }
+
     /// Before a search reads the postings of `tokens`: those of a snapshot
     /// store's texts part (a large index keeps them there) are here, by
     /// range, or the part whole (a fetch that failed is this call's error).
     pub(super) async fn remote_postings_for(self: &Arc<Self>, tokens: &[String]) -> Result<()> {
         let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
+        if remote.emptied.load(Ordering::Acquire) {
+            let why = "persist.store: the index's postings in the store are not whole, and the index is not built again from the files yet (rebuildSearchIndex() builds it)";
+            return Err(self.repair_from_files(Error::store(why)).await);
+        }
         // Most searches have every posting here: no trip off this task for them.
         if self.index.try_read().is_some_and(|index| !index.postings_pending()) {
             return Ok(());
@@ -916,7 +941,10 @@ impl Engine {
         if spans.is_empty() || remote.texts_by_range(&spans).await? {
             return Ok(());
         }
-        remote.postings_ready().await
+        match remote.postings_ready().await {
+            Err(e) => Err(self.repair_from_files(e).await),
+            ready => ready,
+        }
     }
 
     /// Before a write: the postings of a snapshot store's texts part are
@@ -926,7 +954,56 @@ impl Engine {
         if !self.read_index(|index| index.postings_pending()).await? {
             return Ok(());
         }
-        remote.postings_ready().await
+        match remote.postings_ready().await {
+            Err(e) => Err(self.repair_from_files(e).await),
+            ready => ready,
+        }
+    }
+
+    /// `error`, of a call that needed postings the store holds broken: if
+    /// every document came from this workspace's files, the index is built
+    /// again from them in the background, once, as `rebuildSearchIndex()`
+    /// does (its save writes the part over), and the error says so. Calls
+    /// fail, typed, until it is done; one holding documents from `index()`
+    /// is left to the caller (the rebuild would drop them).
+    /// (Boxed: the rebuild it starts may come back here, and a future
+    /// that holds itself has no size.)
+    fn repair_from_files(self: &Arc<Self>, error: Error) -> futures::future::BoxFuture<'_, Error> {
+        Box::pin(self.repair_from_files_now(error))
+    }
+
+    async fn repair_from_files_now(self: &Arc<Self>, error: Error) -> Error {
+        let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return error };
+        if !remote.parts_broken() || !self.indexes_files_only() {
+            return error;
+        }
+        let me = self.clone();
+        let from_files = blocking(move || {
+            // Lock order (docs/architecture.md): the index, then the file state.
+            let index = me.index.read();
+            let Some(p) = &me.persist else { return false };
+            let state = p.state.lock();
+            let all = index.documents().all(|d| state.files.get(d.source_file().unwrap_or(&d.id)).is_some());
+            all
+        });
+        if !from_files.await.unwrap_or(false) {
+            return error;
+        }
+        if !remote.repairing.swap(true, Ordering::AcqRel) {
+            let (me, ticket, paths) = (self.clone(), self.gate.ticket(), self.auto_index_paths.clone());
+            drop(tokio::spawn(async move {
+                // Saved when done (a full build), which forgets the broken
+                // part; a repair that failed is tried again by a later call.
+                let _ = me.clone().rebuild(ticket, paths).await;
+                if let Some(remote) = me.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+                    remote.repairing.store(false, Ordering::Release);
+                }
+            }));
+        }
+        Error::store(format!(
+            "{}; every document came from the files: the workspace is building its index again from them, in the background",
+            error.reason
+        ))
     }
 
     /// The snapshot's framed bytes, encoded off the runtime under the
