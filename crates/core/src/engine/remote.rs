@@ -994,7 +994,11 @@ impl Engine {
             drop(tokio::spawn(async move {
                 // Saved when done (a full build), which forgets the broken
                 // part; a repair that failed is tried again by a later call.
-                let _ = me.clone().rebuild(ticket, paths).await;
+                // Nothing more is built or written once destroyed.
+                let work = me.clone().rebuild(ticket, paths);
+                let stop = me.until_destroyed();
+                futures::pin_mut!(work, stop);
+                let _ = futures::future::select(stop, work).await;
                 if let Some(remote) = me.persist.as_ref().and_then(|p| p.remote.as_ref()) {
                     remote.repairing.store(false, Ordering::Release);
                 }
