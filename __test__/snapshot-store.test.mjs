@@ -885,6 +885,19 @@ test("a texts part holding a large index's postings cut short in the store, ever
   await again.destroy()
 })
 
+test("destroy() during the background rebuild from files settles, and nothing is written to the store after it", async (t) => {
+  const { objects, make } = await cutLargeTenant(t, 'tenant-h')
+  const ws = make()
+  await ws.init()
+  await assert.rejects(ws.search('marker77x', { topK: 3 }), (e) => e instanceof SnapshotStoreError && /building its index again from them/.test(e.message))
+  // (Its init() read again files changed within 2 s of their scan, a change it
+  // cannot save while its postings are unreadable: then destroy() says so, typed.)
+  await ws.destroy().catch((e) => assert.ok(e instanceof SnapshotStoreError, String(e)))
+  const after = JSON.stringify([...objects].map(([k, o]) => [k, o.etag]))
+  await new Promise((r) => setTimeout(r, 1500))
+  assert.equal(JSON.stringify([...objects].map(([k, o]) => [k, o.etag])), after)
+})
+
 test("a texts part holding a large index's postings cut short in the store, a document from index() in it: searches fail, typed, naming rebuildSearchIndex(), nothing is rebuilt behind the caller's back; rebuildSearchIndex() builds from the files and saves a whole snapshot", async (t) => {
   const { make, expected } = await cutLargeTenant(t, 'tenant-g', { apiDoc: true })
   const ws = make()

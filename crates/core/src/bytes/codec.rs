@@ -351,11 +351,9 @@ impl<'a> Decoder<'a> {
         Ok(Decoder { bytes, pos: 0, base: self.base + start, source, map, texts: Tail::here(), postings: None })
     }
 
-    /// The bytes not yet read, kept: viewed where they lie in the payload's
-    /// mapping, or copied.
-    pub fn into_section(self) -> Section<u8> {
-        let bytes = &self.bytes[self.pos..];
-        self.map.as_ref().and_then(|m| Section::view(m, bytes)).unwrap_or_else(|| Section::copy(bytes))
+    /// The bytes not read yet.
+    pub fn remaining(&self) -> &'a [u8] {
+        &self.bytes[self.pos..]
     }
 
     /// The texts are `total` bytes: the last of the bytes decoded (which

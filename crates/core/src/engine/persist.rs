@@ -481,7 +481,9 @@ impl Engine {
         let changes = p.changes.load(Ordering::SeqCst);
         {
             let state = p.state.lock();
-            if !state.loaded || (!force && state.saved_changes == changes) {
+            // (An index dropped to be built again is not saved over the
+            // tenant's snapshot half built: the rebuild saves it whole.)
+            if !state.loaded || (!force && state.saved_changes == changes) || self.index_emptied() {
                 return Ok(false);
             }
             // After a conflict nothing may be written: a save in the

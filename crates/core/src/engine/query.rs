@@ -217,8 +217,9 @@ impl Engine {
             return Ok(Vec::new());
         }
         self.remote_postings_for(tokens).await?;
-        let (tokens, opts) = (tokens.to_vec(), opts.clone());
+        let (tokens, opts, me) = (tokens.to_vec(), opts.clone(), self.clone());
         self.read_index(move |index| {
+            me.not_emptied()?;
             let q = KeywordQuery {
                 tokens: &tokens,
                 top_k,
@@ -276,8 +277,13 @@ impl Engine {
     async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let tokens = self.query_tokens(query).await?;
         self.remote_postings_for(&tokens).await?;
-        let hits =
-            self.read_index(move |index| undamaged(index, Engine::bm25_results(index, &tokens, &opts))).await??;
+        let me = self.clone();
+        let hits = self
+            .read_index(move |index| {
+                me.not_emptied()?;
+                undamaged(index, Engine::bm25_results(index, &tokens, &opts))
+            })
+            .await??;
         self.texts_read(hits).await
     }
 

@@ -93,6 +93,11 @@ impl Engine {
         // Carrying over takes the write lock: off the JavaScript thread.
         // Lock order: the index, then the file state (as saves take them).
         blocking(move || {
+            // A build that outlived `destroy()` (it is not cut short inside
+            // the blocking pool) leaves the workspace as destroy left it.
+            if me.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
             me.remember_stats();
             let mut index = me.index.write();
             if me.keyword.is_some() {

@@ -923,15 +923,24 @@ impl Engine {
         self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.emptied.load(Ordering::Acquire))
     }
 
+    /// `index_emptied` as a search's error. Asked under the index's read
+    /// lock, it is exact: the flag is raised before the index is emptied
+    /// under the write lock, and lowered once it is built again.
+    pub(super) fn not_emptied(&self) -> Result<()> {
+        if !self.index_emptied() {
+            return Ok(());
+        }
+        Err(Error::store(
+            "persist.store: the index's postings in the store are not whole; the index was dropped to be built again from the files and is not built yet (if that rebuild failed, rebuildSearchIndex() tries again)",
+        ))
+    }
+
     /// Before a search reads the postings of `tokens`: those of a snapshot
     /// store's texts part (a large index keeps them there) are here, by
     /// range, or the part whole (a fetch that failed is this call's error).
     pub(super) async fn remote_postings_for(self: &Arc<Self>, tokens: &[String]) -> Result<()> {
         let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
-        if remote.emptied.load(Ordering::Acquire) {
-            let why = "persist.store: the index's postings in the store are not whole, and the index is not built again from the files yet (rebuildSearchIndex() builds it)";
-            return Err(self.repair_from_files(Error::store(why)).await);
-        }
+        self.not_emptied()?;
         // Most searches have every posting here: no trip off this task for them.
         if self.index.try_read().is_some_and(|index| !index.postings_pending()) {
             return Ok(());

@@ -157,8 +157,8 @@ impl Bm25Index {
     }
 
     /// Reads an index as `decode` does, but for the decoding of its
-    /// documents (the heavy part): `ReadIndex::build`, which may run beside
-    /// the decoding of what follows the index.
+    /// documents (the heavy part, on every core): `ReadIndex::build`, once
+    /// what follows the index is read too.
     pub fn read<'a>(d: &mut Decoder<'a>) -> Result<ReadIndex<'a>, SnapshotError> {
         let params = Bm25Params { k1: d.f64("k1")?, b: d.f64("b")? };
         let mut ix = Bm25Index::new(params);
@@ -304,6 +304,7 @@ impl ReadDocuments<'_> {
     /// reading them again).
     fn decode(self) -> Result<(Vec<Option<Document>>, Vec<u64>), SnapshotError> {
         let ReadDocuments { count, run, runs, texts } = self;
+        debug_assert_eq!(runs.len(), count.div_ceil(run), "checked by read_documents");
         let mut docs: Vec<Option<Document>> = Vec::with_capacity(count);
         docs.par_extend((0..count).into_par_iter().map(|_| None));
         let mut hashes = vec![0; count];

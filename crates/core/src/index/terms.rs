@@ -13,6 +13,7 @@ use crate::bytes::codec::{Decoder, Encoder, PostingsAt};
 use crate::bytes::section::{cast, Backing, Buffer, Section};
 use crate::bytes::stored::{Region, TextsApart};
 use crate::bytes::SnapshotError;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Terms decoded together the first time one of them is read: a query's
@@ -43,6 +44,9 @@ struct Viewed {
     /// The index's slot count: no posting may name a slot beyond it.
     slots: usize,
     blocks: Vec<OnceLock<Box<[Term]>>>,
+    /// Bytes of postings apart copied for blocks decoded before their part
+    /// was here whole (each such block keeps its own copy).
+    copied: Arc<AtomicUsize>,
 }
 
 impl Terms {
@@ -118,7 +122,8 @@ impl Terms {
             None => self.held.capacity(),
             Some(v) => v.blocks.iter().filter_map(OnceLock::get).map(|b| b.len()).sum::<usize>(),
         };
-        let blocks = |v: &Viewed| v.blocks.len() * size_of::<OnceLock<Box<[Term]>>>();
+        let blocks =
+            |v: &Viewed| v.blocks.len() * size_of::<OnceLock<Box<[Term]>>>() + v.copied.load(Ordering::Relaxed);
         let entries = self.viewed.as_ref().map_or(0, |v| v.entries.held_bytes() + blocks(v));
         decoded * size_of::<Term>() + entries
     }
@@ -219,7 +224,8 @@ impl Terms {
             _ => return Terms::decode_now(&entries, bytes, n, slots),
         };
         let blocks = (0..n.div_ceil(BLOCK_TERMS)).map(|_| OnceLock::new()).collect();
-        let viewed = Viewed { entries, postings, backing, apart, slots, blocks };
+        let copied = Arc::default();
+        let viewed = Viewed { entries, postings, backing, apart, slots, blocks, copied };
         Ok(Terms { held: Vec::new(), viewed: Some(Box::new(viewed)), damaged: Some(Arc::default()) })
     }
 
@@ -338,6 +344,7 @@ impl Viewed {
             Region::Whole(whole) if whole.bytes().len() >= len => Ok((whole, 0, len)),
             Region::Whole(_) => Err(SnapshotError::Corrupt("the postings apart: past the part's end".into())),
             Region::Copied(bytes) => {
+                self.copied.fetch_add(bytes.len(), Ordering::Relaxed);
                 let mut buffer = Buffer::zeroed(bytes.len().div_ceil(4));
                 cast::<u8>(buffer.words())[..bytes.len()].copy_from_slice(&bytes);
                 Ok((buffer.freeze_bytes(bytes.len()), start as usize, bytes.len()))

@@ -9,7 +9,6 @@
 
 use super::codec::{Decoder, Encoder};
 use super::SnapshotError;
-use crate::bytes::section::Section;
 use crate::ingest::scan::{FileStamp, FoundFile};
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
@@ -29,15 +28,18 @@ pub struct FileRecord {
 }
 
 /// The table of the files indexed. One loaded from a snapshot keeps its
-/// records as the snapshot holds them until first used: a workspace that
-/// attaches a snapshot without files to reconcile (a tenant from a store)
-/// never builds the table, and one that does builds it beside the index.
+/// records as the snapshot holds them until first used: a workspace
+/// without a `basePath` (a tenant attached from a store, its documents
+/// from `index()`) never builds the table; one with a `basePath` builds it
+/// when the snapshot is installed (texts to recover from the files:
+/// `recover_texts`) or reconciled.
 #[derive(Debug, Clone, Default)]
 pub struct FileTable {
     records: OnceLock<FxHashMap<String, FileRecord>>,
     /// The records as the snapshot holds them, checked when loaded
-    /// (`read`), decoded on first use.
-    encoded: Option<Section<u8>>,
+    /// (`decode`), decoded on first use. A copy (about 100 bytes a file):
+    /// a view would keep the whole snapshot mapped or held.
+    encoded: Option<Box<[u8]>>,
     /// When the files were last scanned (nanoseconds since the epoch).
     pub scanned_at: i128,
 }
@@ -203,7 +205,7 @@ impl FileTable {
             }
             Ok(())
         })?;
-        Ok(FileTable { records: OnceLock::new(), encoded: Some(encoded.into_section()), scanned_at })
+        Ok(FileTable { records: OnceLock::new(), encoded: Some(encoded.remaining().into()), scanned_at })
     }
 }
 
@@ -225,8 +227,9 @@ fn decode_records(encoded: &[u8]) -> FxHashMap<String, FileRecord> {
         }
         Ok::<_, SnapshotError>(records)
     })();
-    // Checked when loaded: never fails. Were it to, an empty table reads
-    // every file again, which is slow but right.
+    // Cannot fail: `decode` made the same reads of the same bytes. (Were
+    // it to, the table would be empty: every file read again, but files
+    // removed since the snapshot not noticed as gone.)
     debug_assert!(decoded.is_ok());
     decoded.unwrap_or_default()
 }

@@ -305,9 +305,12 @@ fn postings_kept_apart_with_the_texts_are_read_as_their_blocks_arrive_and_the_in
     };
     let loaded = attach(&part);
     assert!(loaded.index.postings_pending());
+    let memory = |index: &Bm25Index| index.memory_parts().iter().find(|p| p.0 == "terms").unwrap().1;
+    let (before, mut copied) = (memory(&loaded.index), 0);
     // Each query's blocks of terms, by frame, then the same answers.
     for query in ["word12 gamma", "common3 second", "alpha", "line 124"] {
         let spans = loaded.index.postings_to_read(&q(&t, query));
+        copied += spans.iter().map(|s| s.1).sum::<usize>();
         // (A block of terms read for one query is read for the next too.)
         assert!(!spans.is_empty() || query != "word12 gamma", "{query}: its postings are not here yet");
         for i in part.missing_frames(&spans) {
@@ -318,6 +321,9 @@ fn postings_kept_apart_with_the_texts_are_read_as_their_blocks_arrive_and_the_in
         assert!(loaded.index.postings_to_read(&q(&t, query)).is_empty(), "{query}: read once");
     }
     assert!(loaded.index.damaged().is_none());
+    // The blocks read before the part was whole keep copies of their postings: counted.
+    assert!(copied > 0);
+    assert!(memory(&loaded.index) >= before + copied, "{} < {before} + {copied}", memory(&loaded.index));
     // A term whose frames never come: the read waits, then the index says
     // it is damaged (a search then fails) rather than answer without it.
     let never = attach(&TextsApart::new(std::time::Duration::from_millis(20), frame));
