@@ -63,15 +63,19 @@ impl PartRef {
             .into_par_iter()
             .map(|i| zstd_frame(&span_of(pieces, i * FRAME..((i + 1) * FRAME).min(len))))
             .collect();
-        let whole = || pieces.concat();
-        let Ok(frames) = frames else { return (PartRef::of(&whole()), whole()) };
+        // Stored as they are (one copy) when they do not pack smaller.
+        let whole = || {
+            let bytes = pieces.concat();
+            (PartRef::of(&bytes), bytes)
+        };
+        let Ok(frames) = frames else { return whole() };
         let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
         match frames.concat() {
             packed if packed.len() < len => {
                 let part = PartRef { zstd: true, raw_size: len as u64, frames: sizes, ..PartRef::of(&packed) };
                 (part, packed)
             }
-            _ => (PartRef::of(&whole()), whole()),
+            _ => whole(),
         }
     }
 
