@@ -832,7 +832,7 @@ test("a large index's postings are kept with the texts: an attach reads none of 
 })
 
 // A large tenant of files whose texts part (holding its postings) the store cut to half.
-async function cutLargeTenant(t, id, { apiDoc = false } = {}) {
+async function cutLargeTenant(t, id, { apiDoc = false, extra = {} } = {}) {
   const { objects, memory } = memoryStore()
   const { docs } = manyWords(13)
   const dir = tree(t, Object.fromEntries(docs.map((d) => [d.path, d.content])))
@@ -842,6 +842,7 @@ async function cutLargeTenant(t, id, { apiDoc = false } = {}) {
     autoIndexPaths: ['.'],
     bm25: true,
     persist: { store: memory, storeTimeoutMs: 5000 },
+    ...extra,
   })
   const writer = make()
   await writer.init() // a full build is saved before init() resolves
@@ -885,17 +886,28 @@ test("a texts part holding a large index's postings cut short in the store, ever
   await again.destroy()
 })
 
-test("destroy() during the background rebuild from files settles, and nothing is written to the store after it", async (t) => {
-  const { objects, make } = await cutLargeTenant(t, 'tenant-h')
-  const ws = make()
-  await ws.init()
-  await assert.rejects(ws.search('marker77x', { topK: 3 }), (e) => e instanceof SnapshotStoreError && /building its index again from them/.test(e.message))
+test("destroy() in the middle of the background rebuild from files settles, and nothing is written to the store after it", async (t) => {
+  let ws = null
+  let destroyed = null
+  // Destroyed as the repair's build indexes (its first 'index' event).
+  const onProgress = (e) => {
+    if (ws && e.phase === 'index' && !destroyed) destroyed = ws.destroy().then(() => 'resolved', (err) => err)
+  }
+  const { objects, make } = await cutLargeTenant(t, 'tenant-h', { extra: { onProgress } })
+  const attached = make()
+  await attached.init()
+  await assert.rejects(attached.search('marker77x', { topK: 3 }), (e) => e instanceof SnapshotStoreError && /building its index again from them/.test(e.message))
+  ws = attached
+  for (const started = Date.now(); !destroyed && Date.now() - started < 30_000; ) await new Promise((r) => setTimeout(r, 5))
+  assert.ok(destroyed, 'the repair reached its build')
+  const settled = await destroyed
   // (Its init() read again files changed within 2 s of their scan, a change it
   // cannot save while its postings are unreadable: then destroy() says so, typed.)
-  await ws.destroy().catch((e) => assert.ok(e instanceof SnapshotStoreError, String(e)))
+  assert.ok(settled === 'resolved' || settled instanceof SnapshotStoreError || settled?.code === 'WORKSPACE_NOT_READY', String(settled))
   const after = JSON.stringify([...objects].map(([k, o]) => [k, o.etag]))
-  await new Promise((r) => setTimeout(r, 1500))
-  assert.equal(JSON.stringify([...objects].map(([k, o]) => [k, o.etag])), after)
+  await new Promise((r) => setTimeout(r, 2000))
+  assert.equal(JSON.stringify([...objects].map(([k, o]) => [k, o.etag])), after, 'nothing written after destroy()')
+  await assert.rejects(attached.search('marker77x', { topK: 3 }))
 })
 
 test("a texts part holding a large index's postings cut short in the store, a document from index() in it: searches fail, typed, naming rebuildSearchIndex(), nothing is rebuilt behind the caller's back; rebuildSearchIndex() builds from the files and saves a whole snapshot", async (t) => {

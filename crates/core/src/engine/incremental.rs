@@ -43,6 +43,8 @@ impl Engine {
                 p.state.lock().loaded = true;
             }
         }
+        // (Before an index is dropped: a walk that failed leaves it as it is.)
+        let walked = walked?;
         self.drop_unreadable_postings(&ticket, &mut warnings).await?;
         self.recover_intents(&mut warnings).await;
         let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some() || p.remote.is_some());
@@ -50,9 +52,11 @@ impl Engine {
             // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
             self.embedder_identity(v, &mut warnings).await;
         }
-        let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked?, false).await?;
+        let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked, false).await?;
         if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
-            remote.set_emptied(false); // (built again, if it was dropped)
+            // Built again if it was dropped (a full build lowered this as it
+            // went in); or nothing to build it from: it stays empty, as asked.
+            remote.set_emptied(false);
         }
         if fresh || (counts.reused == 0 && counts.reread > 0) {
             // A full build is on disk when init() resolves: redoing it costs a full build.

@@ -433,7 +433,14 @@ impl Engine {
     /// The snapshot's framed bytes in memory, encoded as `write_snapshot`
     /// encodes (for a snapshot store).
     pub(super) fn frame_snapshot(&self) -> std::io::Result<Vec<u8>> {
-        self.with_parts(|parts| disk::frame(|e| parts.encode(e)))
+        self.with_parts(|parts| {
+            // (Asked under the index's read lock: exact.) An index dropped to
+            // be built again is never saved half built.
+            if self.index_emptied() {
+                return Err(std::io::Error::other("the index is being built again"));
+            }
+            disk::frame(|e| parts.encode(e))
+        })
     }
 
     /// Runs `f` over the snapshot's parts, under the index's read lock
@@ -481,10 +488,14 @@ impl Engine {
         let changes = p.changes.load(Ordering::SeqCst);
         {
             let state = p.state.lock();
-            // (An index dropped to be built again is not saved over the
-            // tenant's snapshot half built: the rebuild saves it whole.)
-            if !state.loaded || (!force && state.saved_changes == changes) || self.index_emptied() {
+            if !state.loaded || (!force && state.saved_changes == changes) {
                 return Ok(false);
+            }
+            // An index dropped to be built again is not saved over the
+            // tenant's snapshot (the rebuild saves it whole); writes not
+            // saved yet say so.
+            if self.index_emptied() {
+                return if state.saved_changes == changes { Ok(false) } else { self.not_emptied().map(|()| false) };
             }
             // After a conflict nothing may be written: a save in the
             // background or at `destroy()` says writes went unsaved (but

@@ -93,13 +93,14 @@ impl Engine {
         // Carrying over takes the write lock: off the JavaScript thread.
         // Lock order: the index, then the file state (as saves take them).
         blocking(move || {
-            // A build that outlived `destroy()` (it is not cut short inside
-            // the blocking pool) leaves the workspace as destroy left it.
-            if me.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
-                return;
-            }
             me.remember_stats();
             let mut index = me.index.write();
+            // A build that outlived `destroy()` (it is not cut short inside
+            // the blocking pool) leaves the workspace as destroy left it
+            // (asked under the lock destroy empties the index under).
+            if me.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(me.not_ready());
+            }
             if me.keyword.is_some() {
                 let mut rebuilt = rebuilt;
                 rebuilt.carry_over(&index, seq);
@@ -107,9 +108,13 @@ impl Engine {
             }
             if let (Some(p), Some(table)) = (&me.persist, table) {
                 p.state.lock().files = table;
+                if let Some(remote) = &p.remote {
+                    remote.set_emptied(false); // (an index dropped to be built again is built)
+                }
             }
+            Ok(())
         })
-        .await?;
+        .await??;
         if total > 0 {
             self.emit_final("index", total).await;
         }

@@ -1002,8 +1002,9 @@ impl Engine {
             let (me, ticket, paths) = (self.clone(), self.gate.ticket(), self.auto_index_paths.clone());
             drop(tokio::spawn(async move {
                 // Saved when done (a full build), which forgets the broken
-                // part; a repair that failed is tried again by a later call.
-                // Nothing more is built or written once destroyed.
+                // part. One that fails is not tried again by itself: searches
+                // fail, typed, naming rebuildSearchIndex(). Nothing more is
+                // built or written once destroyed.
                 let work = me.clone().rebuild(ticket, paths);
                 let stop = me.until_destroyed();
                 futures::pin_mut!(work, stop);
@@ -1023,8 +1024,10 @@ impl Engine {
     /// index's read lock (as a save to a directory is).
     pub(super) async fn framed_snapshot(self: &Arc<Self>) -> Result<Vec<u8>> {
         let me = self.clone();
-        blocking(move || me.frame_snapshot())
-            .await?
-            .map_err(|e| Error::from_reason(format!("persist: could not encode the snapshot: {e}")))
+        let emptied = self.clone();
+        blocking(move || me.frame_snapshot()).await?.map_err(|e| match emptied.not_emptied() {
+            Err(emptied) => emptied, // (dropped to be built again meanwhile)
+            Ok(()) => Error::from_reason(format!("persist: could not encode the snapshot: {e}")),
+        })
     }
 }

@@ -46,7 +46,17 @@ struct Viewed {
     blocks: Vec<OnceLock<Box<[Term]>>>,
     /// Bytes of postings apart copied for blocks decoded before their part
     /// was here whole (each such block keeps its own copy).
-    copied: Arc<AtomicUsize>,
+    copied: Copied,
+}
+
+/// A count of bytes copied; a clone counts from what its original had.
+#[derive(Default)]
+struct Copied(AtomicUsize);
+
+impl Clone for Copied {
+    fn clone(&self) -> Self {
+        Copied(AtomicUsize::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 impl Terms {
@@ -123,7 +133,7 @@ impl Terms {
             Some(v) => v.blocks.iter().filter_map(OnceLock::get).map(|b| b.len()).sum::<usize>(),
         };
         let blocks =
-            |v: &Viewed| v.blocks.len() * size_of::<OnceLock<Box<[Term]>>>() + v.copied.load(Ordering::Relaxed);
+            |v: &Viewed| v.blocks.len() * size_of::<OnceLock<Box<[Term]>>>() + v.copied.0.load(Ordering::Relaxed);
         let entries = self.viewed.as_ref().map_or(0, |v| v.entries.held_bytes() + blocks(v));
         decoded * size_of::<Term>() + entries
     }
@@ -224,7 +234,7 @@ impl Terms {
             _ => return Terms::decode_now(&entries, bytes, n, slots),
         };
         let blocks = (0..n.div_ceil(BLOCK_TERMS)).map(|_| OnceLock::new()).collect();
-        let copied = Arc::default();
+        let copied = Copied::default();
         let viewed = Viewed { entries, postings, backing, apart, slots, blocks, copied };
         Ok(Terms { held: Vec::new(), viewed: Some(Box::new(viewed)), damaged: Some(Arc::default()) })
     }
@@ -344,7 +354,7 @@ impl Viewed {
             Region::Whole(whole) if whole.bytes().len() >= len => Ok((whole, 0, len)),
             Region::Whole(_) => Err(SnapshotError::Corrupt("the postings apart: past the part's end".into())),
             Region::Copied(bytes) => {
-                self.copied.fetch_add(bytes.len(), Ordering::Relaxed);
+                self.copied.0.fetch_add(bytes.len(), Ordering::Relaxed);
                 let mut buffer = Buffer::zeroed(bytes.len().div_ceil(4));
                 cast::<u8>(buffer.words())[..bytes.len()].copy_from_slice(&bytes);
                 Ok((buffer.freeze_bytes(bytes.len()), start as usize, bytes.len()))

@@ -11,7 +11,7 @@ use super::codec::{Decoder, Encoder};
 use super::SnapshotError;
 use crate::ingest::scan::{FileStamp, FoundFile};
 use rustc_hash::FxHashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// How close to the last scan a modification time must be to be doubted.
 pub const RACY_NS: i128 = 2_000_000_000;
@@ -38,8 +38,9 @@ pub struct FileTable {
     records: OnceLock<FxHashMap<String, FileRecord>>,
     /// The records as the snapshot holds them, checked when loaded
     /// (`decode`), decoded on first use. A copy (about 100 bytes a file):
-    /// a view would keep the whole snapshot mapped or held.
-    encoded: Option<Box<[u8]>>,
+    /// a view would keep the whole snapshot mapped or held; shared by the
+    /// table's clones (a save takes one).
+    encoded: Option<Arc<[u8]>>,
     /// When the files were last scanned (nanoseconds since the epoch).
     pub scanned_at: i128,
 }
