@@ -337,23 +337,14 @@ impl<'a> Decoder<'a> {
         Ok(Decoder { bytes, pos: 0, base, source, map, texts: Tail::here(), postings })
     }
 
-    /// The bytes `skip` reads from here, as a decoder of their own, to be
-    /// decoded later or on another core (`skip` reads only their framing:
-    /// lengths). They hold no texts and none of the postings apart.
-    pub fn split_off(
+    /// The bytes `read` reads from here (read past, to be decoded later).
+    pub fn read_over(
         &mut self,
-        skip: impl FnOnce(&mut Decoder<'a>) -> Result<(), SnapshotError>,
-    ) -> Result<Decoder<'a>, SnapshotError> {
+        read: impl FnOnce(&mut Decoder<'a>) -> Result<(), SnapshotError>,
+    ) -> Result<&'a [u8], SnapshotError> {
         let start = self.pos;
-        skip(self)?;
-        let (source, map) = (self.source.clone(), self.map.clone());
-        let bytes = &self.bytes[start..self.pos];
-        Ok(Decoder { bytes, pos: 0, base: self.base + start, source, map, texts: Tail::here(), postings: None })
-    }
-
-    /// The bytes not read yet.
-    pub fn remaining(&self) -> &'a [u8] {
-        &self.bytes[self.pos..]
+        read(self)?;
+        Ok(&self.bytes[start..self.pos])
     }
 
     /// The texts are `total` bytes: the last of the bytes decoded (which

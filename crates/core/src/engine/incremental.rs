@@ -53,7 +53,7 @@ impl Engine {
             self.embedder_identity(v, &mut warnings).await;
         }
         let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked, false).await?;
-        if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+        if let Some(remote) = self.remote() {
             // Built again if it was dropped (a full build lowered this as it
             // went in); or nothing to build it from: it stays empty, as asked.
             remote.set_emptied(false);
@@ -81,13 +81,13 @@ impl Engine {
     /// (`rebuildSearchIndex()` after a search said so) is dropped with the
     /// file table, so that `reconcile` builds it all again from the files.
     async fn drop_unreadable_postings(self: &Arc<Self>, ticket: &Ticket, warnings: &mut Vec<String>) -> Result<()> {
-        let broken = self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.parts_broken());
+        let broken = self.remote().is_some_and(|r| r.parts_broken());
         let unread = self.read_index(|index| index.postings_pending() || index.damaged().is_some());
         if !broken || !unread.await? {
             return Ok(());
         }
         // Before the index is emptied: no search answers from it meanwhile.
-        if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+        if let Some(remote) = self.remote() {
             remote.set_emptied(true);
         }
         let (me, seq) = (self.clone(), ticket.seq());
@@ -161,7 +161,7 @@ impl Engine {
         // this thread: the walk beside the load may hold the index.
         let written = self.read_index(|current| !current.is_empty() || current.tombstones_after(0).next().is_some());
         if snapshot.index.postings_pending() && written.await? {
-            if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+            if let Some(remote) = self.remote() {
                 // On failure nothing is loaded: no save replaces the snapshot
                 // with what this workspace holds; the next init() attaches again.
                 remote.postings_ready().await?;

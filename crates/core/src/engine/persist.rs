@@ -122,7 +122,7 @@ impl Engine {
     /// Takes the writer lock and loads the snapshot, once. Returns the
     /// snapshot when it can be used, else pushes why to `warnings`.
     pub(super) async fn open_snapshot(self: &Arc<Self>, warnings: &mut Vec<String>) -> Result<Option<Snapshot>> {
-        if let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+        if let Some(remote) = self.remote() {
             return self.open_remote(remote, warnings).await;
         }
         let p = self.persisted();

@@ -909,7 +909,7 @@ impl Engine {
     /// store's texts part are here, by range (large parts) or the part
     /// whole (a fetch that failed is this call's error).
     pub(super) async fn remote_texts_for(&self, hits: &[crate::search::SearchHit]) -> Result<()> {
-        let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
+        let Some(remote) = self.remote() else { return Ok(()) };
         let spans: Vec<(u64, usize)> = hits.iter().filter_map(|h| h.content.unread_span()).collect();
         if remote.texts_by_range(&spans).await? {
             return Ok(());
@@ -917,10 +917,15 @@ impl Engine {
         remote.texts_ready(self.indexes_files_only()).await
     }
 
+    /// The snapshot store's side of `persist`, if it has one.
+    pub(super) fn remote(&self) -> Option<&RemoteSnapshots> {
+        self.persist.as_ref().and_then(|p| p.remote.as_ref())
+    }
+
     /// Whether the index was dropped for postings the store holds broken
     /// and is not built again yet (searches fail, typed, meanwhile).
     pub(super) fn index_emptied(&self) -> bool {
-        self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.emptied.load(Ordering::Acquire))
+        self.remote().is_some_and(|r| r.emptied.load(Ordering::Acquire))
     }
 
     /// `index_emptied` as a search's error. Asked under the index's read
@@ -939,7 +944,7 @@ impl Engine {
     /// store's texts part (a large index keeps them there) are here, by
     /// range, or the part whole (a fetch that failed is this call's error).
     pub(super) async fn remote_postings_for(self: &Arc<Self>, tokens: &[String]) -> Result<()> {
-        let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
+        let Some(remote) = self.remote() else { return Ok(()) };
         self.not_emptied()?;
         // Most searches have every posting here: no trip off this task for them.
         if self.index.try_read().is_some_and(|index| !index.postings_pending()) {
@@ -950,23 +955,30 @@ impl Engine {
         if spans.is_empty() || remote.texts_by_range(&spans).await? {
             return Ok(());
         }
-        match remote.postings_ready().await {
-            Err(e) => Err(self.repair_from_files(e).await),
-            ready => ready,
-        }
+        self.postings_ready_or_repair().await
     }
 
     /// Before a write: the postings of a snapshot store's texts part are
     /// all here (a write may read any of them), or this call fails typed.
     pub(super) async fn remote_postings_whole(self: &Arc<Self>) -> Result<()> {
-        let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return Ok(()) };
-        if !self.read_index(|index| index.postings_pending()).await? {
+        if self.remote().is_none() || !self.read_index(|index| index.postings_pending()).await? {
             return Ok(());
         }
-        match remote.postings_ready().await {
-            Err(e) => Err(self.repair_from_files(e).await),
-            ready => ready,
-        }
+        self.postings_ready_or_repair().await
+    }
+
+    /// The postings a snapshot store's texts part holds, all here; or the
+    /// error, after `repair_from_files`. (Boxed: the rebuild a repair
+    /// starts may come back here, and a future that holds itself has no
+    /// size.)
+    fn postings_ready_or_repair(self: &Arc<Self>) -> futures::future::BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let Some(remote) = self.remote() else { return Ok(()) };
+            match remote.postings_ready().await {
+                Err(e) => Err(self.repair_from_files(e).await),
+                ready => ready,
+            }
+        })
     }
 
     /// `error`, of a call that needed postings the store holds broken: if
@@ -975,14 +987,8 @@ impl Engine {
     /// does (its save writes the part over), and the error says so. Calls
     /// fail, typed, until it is done; one holding documents from `index()`
     /// is left to the caller (the rebuild would drop them).
-    /// (Boxed: the rebuild it starts may come back here, and a future
-    /// that holds itself has no size.)
-    fn repair_from_files(self: &Arc<Self>, error: Error) -> futures::future::BoxFuture<'_, Error> {
-        Box::pin(self.repair_from_files_now(error))
-    }
-
-    async fn repair_from_files_now(self: &Arc<Self>, error: Error) -> Error {
-        let Some(remote) = self.persist.as_ref().and_then(|p| p.remote.as_ref()) else { return error };
+    async fn repair_from_files(self: &Arc<Self>, error: Error) -> Error {
+        let Some(remote) = self.remote() else { return error };
         if !remote.parts_broken() || !self.indexes_files_only() {
             return error;
         }
@@ -1009,7 +1015,7 @@ impl Engine {
                 let stop = me.until_destroyed();
                 futures::pin_mut!(work, stop);
                 let _ = futures::future::select(stop, work).await;
-                if let Some(remote) = me.persist.as_ref().and_then(|p| p.remote.as_ref()) {
+                if let Some(remote) = me.remote() {
                     remote.repairing.store(false, Ordering::Release);
                 }
             }));

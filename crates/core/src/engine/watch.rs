@@ -138,8 +138,7 @@ impl Engine {
                 futures::future::Either::Right((Err(e), _)) => {
                     // The store may be back later: reconciled then (not a
                     // part it holds broken: that takes `rebuildSearchIndex()`).
-                    let broken =
-                        self.persist.as_ref().and_then(|p| p.remote.as_ref()).is_some_and(|r| r.parts_broken());
+                    let broken = self.remote().is_some_and(|r| r.parts_broken());
                     if e.store_failure().is_some() && !broken {
                         self.watch_state.lock().retry_later(&e.reason);
                     }

@@ -40,15 +40,11 @@ struct Frozen {
 const EMPTY: u32 = u32::MAX;
 
 /// The hash of both tables: for the frozen one (saved in snapshots) it
-/// must stay the same in every build and version.
-fn hash(id: &(impl AsRef<[u8]> + ?Sized)) -> u64 {
+/// must stay the same in every build and version. Also what `insert_new`
+/// takes, worked out where the id is at hand (a snapshot's documents hash
+/// their ids as their runs decode).
+pub fn hash(id: &(impl AsRef<[u8]> + ?Sized)) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_ref())
-}
-
-/// The hash `insert_new` takes for `id`, worked out where the id is at
-/// hand (a snapshot's documents hash their ids as their runs decode).
-pub fn hash_of(id: &str) -> u64 {
-    hash(id)
 }
 
 impl SlotIndex {
@@ -110,7 +106,7 @@ impl SlotIndex {
         self.table.find_entry(hash(id), |&s| id_of(s).as_ref() == id.as_bytes()).ok().map(|e| e.remove().0)
     }
 
-    /// Records `slot` for `id`, whose hash (`hash_of`) is `id_hash`,
+    /// Records `slot` for `id`, whose hash (`hash`) is `id_hash`,
     /// unless `id` is present (then returns false): one probe (loading a
     /// snapshot checks every id this way).
     pub fn insert_new<'a, S: AsRef<[u8]> + ?Sized + 'a>(
@@ -204,8 +200,8 @@ mod tests {
         assert_eq!(ix.get("doc/77.md", id_of), None);
         assert_eq!(ix.get("doc/78.md", id_of), Some(78));
         assert_eq!(ix.len(), 4999);
-        assert!(!ix.insert_new("doc/78.md", hash_of("doc/78.md"), 9, id_of));
-        assert!(ix.insert_new("doc/77.md", hash_of("doc/77.md"), 77, id_of));
+        assert!(!ix.insert_new("doc/78.md", hash("doc/78.md"), 9, id_of));
+        assert!(ix.insert_new("doc/77.md", hash("doc/77.md"), 77, id_of));
         assert_eq!(ix.get("doc/77.md", id_of), Some(77));
     }
 
@@ -218,7 +214,7 @@ mod tests {
         assert_eq!(ix.len(), 2000);
         assert!((0..2000).all(|i| ix.get(&ids[i], id_of) == Some(i as u32)));
         assert_eq!(ix.get("term2500", id_of), None);
-        assert!(ix.insert_new("term2500", hash_of("term2500"), 2500, id_of), "thawed, then written");
+        assert!(ix.insert_new("term2500", hash("term2500"), 2500, id_of), "thawed, then written");
         assert!(ix.frozen.is_none() && ix.len() == 2001);
         assert!((0..2000).all(|i| ix.get(&ids[i], id_of) == Some(i as u32)));
         assert_eq!(ix.get("term2500", id_of), Some(2500));

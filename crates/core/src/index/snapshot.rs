@@ -153,13 +153,6 @@ impl Bm25Index {
     }
 
     pub fn decode(d: &mut Decoder) -> Result<Bm25Index, SnapshotError> {
-        Bm25Index::read(d)?.build()
-    }
-
-    /// Reads an index as `decode` does, but for the decoding of its
-    /// documents (the heavy part, on every core): `ReadIndex::build`, once
-    /// what follows the index is read too.
-    pub fn read<'a>(d: &mut Decoder<'a>) -> Result<ReadIndex<'a>, SnapshotError> {
         let params = Bm25Params { k1: d.f64("k1")?, b: d.f64("b")? };
         let mut ix = Bm25Index::new(params);
         ix.ref_avgdl = d.f64("the average length")?;
@@ -191,21 +184,7 @@ impl Bm25Index {
         if ix.lens.len() != documents.count {
             return Err(corrupt("one length per document"));
         }
-        Ok(ReadIndex { ix, documents })
-    }
-}
-
-/// An index read but for its documents (`Bm25Index::read`).
-pub struct ReadIndex<'a> {
-    ix: Bm25Index,
-    documents: ReadDocuments<'a>,
-}
-
-impl ReadIndex<'_> {
-    /// Decodes the documents (their runs on every core), then their ids'
-    /// table and kinds.
-    pub fn build(self) -> Result<Bm25Index, SnapshotError> {
-        let ReadIndex { mut ix, documents } = self;
+        // The documents' runs on every core, then their ids' table and kinds.
         let hashes;
         (ix.docs, hashes) = documents.decode()?;
         for (slot, len) in ix.docs.iter().zip(&ix.lens) {
@@ -221,7 +200,7 @@ impl ReadIndex<'_> {
 }
 
 /// The table of `docs`' ids (no id twice).
-/// `hashes`: each document's id's (`slot_index::hash_of`).
+/// `hashes`: each document's id's (`slot_index::hash`).
 fn ids_of(docs: &[Option<Document>], hashes: &[u64]) -> Result<SlotIndex, SnapshotError> {
     let mut by_id = SlotIndex::default();
     by_id.reserve(docs.len(), |s| super::id_at(docs, s));
@@ -328,7 +307,7 @@ fn decode_run(
     for (slot, hash) in slots.iter_mut().zip(hashes) {
         if d.u8("a document")? != 0 {
             let doc = decode_document(d, texts, &mut last_metadata)?;
-            *hash = slot_index::hash_of(&doc.id);
+            *hash = slot_index::hash(&doc.id);
             *slot = Some(doc);
         }
     }

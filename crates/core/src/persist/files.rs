@@ -197,7 +197,7 @@ impl FileTable {
             Ok(((hi as i128) << 64) | lo as i128)
         };
         let scanned_at = wide(d)?;
-        let encoded = d.split_off(|d| {
+        let encoded = d.read_over(|d| {
             for _ in 0..d.len(64, "the file table")? {
                 d.str("a file id")?;
                 for _ in 0..FIXED_WORDS {
@@ -206,7 +206,7 @@ impl FileTable {
             }
             Ok(())
         })?;
-        Ok(FileTable { records: OnceLock::new(), encoded: Some(encoded.remaining().into()), scanned_at })
+        Ok(FileTable { records: OnceLock::new(), encoded: Some(encoded.into()), scanned_at })
     }
 }
 

@@ -344,9 +344,8 @@ impl Snapshot {
 
     fn decode_from(mut d: Decoder) -> Result<Snapshot, SnapshotError> {
         let fingerprint = d.string("the options")?;
-        // The index's documents are decoded once everything is read (the
-        // file table is kept as it lies until first used).
-        let index = Bm25Index::read(&mut d)?;
+        let index = Bm25Index::decode(&mut d)?;
+        // (Kept as it lies until first used.)
         let files = FileTable::decode(&mut d)?;
         let vectors = match d.u8("the vector flag")? {
             0 => None,
@@ -364,6 +363,6 @@ impl Snapshot {
         if !d.is_done() {
             return Err(SnapshotError::Corrupt("bytes after the end".into()));
         }
-        Ok(Snapshot { fingerprint, index: index.build()?, files, vectors, texts: None })
+        Ok(Snapshot { fingerprint, index, files, vectors, texts: None })
     }
 }
