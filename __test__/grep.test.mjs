@@ -111,3 +111,14 @@ test('case-insensitive: a file where JavaScript would answer otherwise (the Kelv
   assert.deepEqual(lines(await ws.grep('scale', { caseSensitive: false })), ['b.md:1:7:Kelvin scale'])
   assert.deepEqual(lines(await ws.grep('kelvin')), ['a.md:1:15:temperature 3\u212A kelvin'])
 })
+
+test('case-insensitive with look-around (a pattern Rust cannot read, so one that may reach any such character): a file holding the Kelvin sign, the long s or capital sharp s is refused, never answered wrong', async (t) => {
+  const dir = tree(t, { 'a.md': 'temperature 3\u212A1\n', 'b.md': 'ma\u017Fs\n', 'c.md': 'stra\u1E9Ee\n' })
+  const ws = new Workspace({ filesystem: { basePath: dir } })
+  t.after(() => ws.destroy())
+  for (const [pattern, path] of [['k(?=1)', 'a.md'], ['a(?=s)', 'b.md'], ['a(?=\u00DF)', 'c.md']]) {
+    // JavaScript's /i finds none of them.
+    assert.equal(new RegExp(pattern, 'i').test(fs.readFileSync(`${dir}/${path}`, 'utf8')), false, pattern)
+    await assert.rejects(ws.grep(pattern, { caseSensitive: false, path }), { name: 'UnsupportedGrepPatternError' }, pattern)
+  }
+})

@@ -63,7 +63,12 @@ fn unlike() -> &'static FxHashSet<char> {
 /// the pattern names. A pattern that cannot be read (look-around) reaches
 /// them all.
 pub fn reached_by(pattern_unfolded: &str) -> Vec<char> {
-    let Ok(hir) = regex_syntax::parse(pattern_unfolded) else { return unlike().iter().copied().collect() };
+    let Ok(hir) = regex_syntax::parse(pattern_unfolded) else {
+        // Sorted, as `found_in` searches it (a set's order is not).
+        let mut all: Vec<char> = unlike().iter().copied().collect();
+        all.sort_unstable();
+        return all;
+    };
     let mut named = ClassUnicode::empty();
     collect(&hir, &mut named);
     let mut out: Vec<char> = unlike()
@@ -131,5 +136,17 @@ mod tests {
         assert!(reached_by("(?m)todo|foo|bar").is_empty());
         assert_eq!(found_in("temperature 3\u{212A}", &reached_by("(?m)k")), Some('\u{212A}'));
         assert_eq!(found_in("plain ascii", &reached_by("(?m)k")), None);
+    }
+
+    #[test]
+    fn a_pattern_that_cannot_be_read_reaches_every_one_in_order() {
+        // Look-around is not Rust syntax: every character above is reached,
+        // and `found_in` (a binary search) finds each of them in a text.
+        let all = reached_by("(?m)k(?=1)");
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
+        assert_eq!(all.len(), unlike().len());
+        for c in ['\u{212A}', '\u{017F}', '\u{1E9E}', '\u{212B}', '\u{2126}'] {
+            assert_eq!(found_in(&format!("temperature 3{c}1"), &all), Some(c), "{c:?}");
+        }
     }
 }
