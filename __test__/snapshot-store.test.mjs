@@ -831,6 +831,69 @@ test("a large index's postings are kept with the texts: an attach reads none of 
   await cut.destroy()
 })
 
+// A tenant of index() documents with vectors (embedderId names the embedder).
+async function vectorTenant(id) {
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const { objects, memory } = memoryStore()
+  const calls = []
+  const embedderOf = (name, fail = () => false) => async (text) => {
+    if (fail()) throw new Error(`${name} is down for this test`)
+    calls.push(name)
+    return hashEmbed(`${name} ${text}`)
+  }
+  const make = (embedder, embedderId) => new Workspace({ id, bm25: true, embedder, ...(embedderId ? { embedderId } : {}), persist: { store: memory, storeTimeoutMs: 5000 } })
+  const writer = make(embedderOf('a'), 'model-a')
+  await writer.init()
+  const docs = Array.from({ length: 12 }, (_, i) => ({ path: `records/${i}.md`, content: `record ${i} about topic${i % 3} and zebra${i}` }))
+  await writer.indexMany(docs)
+  assert.equal(await writer.save(), true)
+  await writer.destroy()
+  return { objects, make, embedderOf, calls, docs }
+}
+
+test('a tenant of index() documents attached with another embedder keeps every document and embeds each text again, once; the next start reuses them', async () => {
+  const { objects, make, embedderOf, calls, docs } = await vectorTenant('tenant-e')
+  const other = make(embedderOf('b'), 'model-b')
+  const report = await other.init()
+  assert.match(report.warnings.join(' '), /the embedder changed/)
+  assert.equal(other.stats().documents, docs.length)
+  assert.equal(report.embedded, docs.length)
+  assert.equal(calls.filter((c) => c === 'b').length, docs.length)
+  assert.equal((await other.search('zebra7', { topK: 1, mode: 'bm25' }))[0]?.id, 'records/7.md')
+  assert.equal((await other.search('record 7 about topic1 and zebra7', { topK: 1, mode: 'vector' }))[0]?.id, 'records/7.md')
+  await other.destroy()
+  const before = calls.length
+  const next = make(embedderOf('b'), 'model-b')
+  const again = await next.init()
+  assert.deepEqual(again.warnings, [])
+  assert.equal(again.embedded, 0)
+  assert.equal(calls.length, before, 'no text embedded again')
+  assert.equal(next.stats().documents, docs.length)
+  await next.destroy()
+  assert.ok(objects.has('manifest.json'))
+})
+
+test('an embedder that throws when checked at attach fails init() with what it threw; nothing is loaded or saved, and init() again loads every document', async () => {
+  const { objects, make, embedderOf, docs } = await vectorTenant('tenant-k')
+  let down = true
+  // Without embedderId the embedder is checked by one call (the canary).
+  const ws = make(embedderOf('a', () => down))
+  const etag = objects.get('manifest.json').etag
+  await assert.rejects(ws.init(), /a is down for this test/)
+  assert.equal(ws.stats().documents, 0)
+  assert.equal(await ws.save(), false, 'nothing loaded: nothing saved over the tenant')
+  assert.equal(objects.get('manifest.json').etag, etag)
+  down = false
+  await ws.init()
+  assert.equal(ws.stats().documents, docs.length)
+  assert.equal((await ws.search('zebra3', { topK: 1 }))[0]?.id, 'records/3.md')
+  await ws.destroy()
+  const attached = make(embedderOf('a'))
+  await attached.init()
+  assert.equal(attached.stats().documents, docs.length)
+  await attached.destroy()
+})
+
 // A large tenant of files whose texts part (holding its postings) the store cut to half.
 async function cutLargeTenant(t, id, { apiDoc = false, extra = {} } = {}) {
   const { objects, memory } = memoryStore()

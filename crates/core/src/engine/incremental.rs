@@ -37,8 +37,9 @@ impl Engine {
         // The walk runs beside the snapshot's loading: neither needs the other.
         let (opened, walked, ()) =
             futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths), self.refresh_history());
+        let mut embedded_at_load = 0;
         if let Some(snapshot) = opened? {
-            self.install(snapshot, &mut warnings).await?;
+            embedded_at_load = self.install(snapshot, &mut warnings).await?;
             if let Some(p) = &self.persist {
                 p.state.lock().loaded = true;
             }
@@ -50,7 +51,10 @@ impl Engine {
         let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some() || p.remote.is_some());
         if let Some(v) = self.vectors.as_ref().filter(|_| saves) {
             // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
-            self.embedder_identity(v, &mut warnings).await;
+            if let Err(e) = self.embedder_identity(v).await {
+                warnings
+                    .push(format!("persist: the embedder could not be checked ({}); no vector is reused", e.reason));
+            }
         }
         let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked, false).await?;
         if let Some(remote) = self.remote() {
@@ -69,7 +73,8 @@ impl Engine {
             self.save_soon_if_changed();
         }
         let mut out = Outcome::of(report, started);
-        (out.embedded, out.reused, out.reread, out.removed) = (embedded, counts.reused, counts.reread, counts.removed);
+        (out.embedded, out.reused, out.reread, out.removed) =
+            (embedded + embedded_at_load, counts.reused, counts.reread, counts.removed);
         out.warnings = warnings;
         if self.watch {
             self.start_watching(&paths_indexed, &mut out.warnings);
@@ -153,9 +158,13 @@ impl Engine {
     }
 
     /// Puts a usable snapshot in place: the index and the file table, and
-    /// the vectors when the embedder is the same (else nothing is reused:
-    /// the files are read and embedded again, once).
-    async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
+    /// the vectors when the embedder is the same; else every document is
+    /// embedded again from the index, once (without a keyword index, which
+    /// holds the texts, nothing is put in place: the files are read and
+    /// embedded again). An embedder that cannot be checked (it threw) fails
+    /// this call with what it threw, and nothing is put in place. Returns
+    /// how many documents were embedded again.
+    async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<usize> {
         // Writes made before this first init() (documents or removals) go
         // into the loaded index, whose postings must then be here. Read off
         // this thread: the walk beside the load may hold the index.
@@ -171,9 +180,13 @@ impl Engine {
         if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
             texts.set_recover(files.recover_texts(base));
         }
+        let mut embed_again = false;
         if let (Some(v), Some(saved)) = (&self.vectors, vectors) {
-            if !self.install_vectors(v, saved, warnings).await {
-                return Ok(());
+            if !self.install_vectors(v, saved, warnings).await? {
+                if self.keyword.is_none() {
+                    return Ok(0);
+                }
+                embed_again = true;
             }
         }
         let me = self.clone();
@@ -202,7 +215,24 @@ impl Engine {
         if documents >= RELEASE_AFTER_DOCUMENTS {
             drop(tokio::task::spawn_blocking(self.release_memory));
         }
-        Ok(())
+        if let (true, Some(v)) = (embed_again, &self.vectors) {
+            if let Some(remote) = self.remote() {
+                remote.texts_ready(self.indexes_files_only()).await?;
+            }
+            let sources = self.read_index(|index| {
+                let mut sources: Vec<String> =
+                    index.documents().map(|d| d.source_file().unwrap_or(&d.id).to_string()).collect();
+                sources.sort_unstable();
+                sources.dedup();
+                sources
+            });
+            let sources = sources.await?;
+            let embedded = self.rewrite_from_index(v, &sources, "for the new embedder", warnings).await;
+            // Saved with the new embedder's name: the next start reuses these.
+            self.persisted().changed();
+            return Ok(embedded);
+        }
+        Ok(0)
     }
 
     /// A full build of `found`, whose files are recorded for next time.

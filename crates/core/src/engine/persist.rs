@@ -115,7 +115,7 @@ impl Persist {
 }
 
 impl Engine {
-    fn persisted(&self) -> &Persist {
+    pub(super) fn persisted(&self) -> &Persist {
         self.persist.as_ref().expect("persist is configured")
     }
 
@@ -285,78 +285,86 @@ impl Engine {
             ledger.drop_texts(&ids);
         }
         if self.keyword.is_some() {
-            self.rewrite_from_index(v, &by_hand, warnings).await;
+            self.rewrite_from_index(v, &by_hand, "after a crash", warnings).await;
         }
         hold.answered();
     }
 
-    /// Embeds again, from the index, the documents of `sources` (given to
-    /// `index()`, not read from files) and writes them to the store.
-    async fn rewrite_from_index(self: &Arc<Self>, v: &VectorSide, sources: &[String], warnings: &mut Vec<String>) {
-        for source in sources {
-            // Off this task: the index may be held, and stored texts are read from disk.
-            let (wanted, me) = (source.clone(), self.clone());
-            let found = super::blocking(move || {
-                let index = me.index.read();
-                let docs: Vec<NewDocument> = index
-                    .documents()
-                    .filter(|d| d.id == wanted || d.source_file() == Some(wanted.as_str()))
-                    .map(|d| NewDocument {
+    /// Embeds again, from the index, the documents of `sources` (a file's
+    /// path or an `index()` document's id), in one pass of the embedder's
+    /// groups, and writes them to the store. A source that fails is left
+    /// without vectors, with a warning saying `why` it was embedded again.
+    /// Returns how many documents were embedded.
+    pub(super) async fn rewrite_from_index(
+        self: &Arc<Self>,
+        v: &VectorSide,
+        sources: &[String],
+        why: &str,
+        warnings: &mut Vec<String>,
+    ) -> usize {
+        // Off this task: the index may be held, and stored texts are read from disk.
+        let (wanted, me) = (sources.to_vec(), self.clone());
+        let found = super::blocking(move || {
+            let at: rustc_hash::FxHashMap<&str, usize> =
+                wanted.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+            let mut groups: Vec<Vec<NewDocument>> = vec![Vec::new(); wanted.len()];
+            let index = me.index.read();
+            for d in index.documents() {
+                let source = at.get(d.source_file().unwrap_or(&d.id)).or_else(|| at.get(d.id.as_str()));
+                if let Some(&i) = source {
+                    groups[i].push(NewDocument {
                         id: d.id.clone(),
                         content: d.content.clone(),
                         metadata: d.metadata.clone(),
                         start_line_offset: d.start_line_offset,
                         analyzed: Default::default(),
-                    })
-                    .collect();
-                docs
-            });
-            let Ok(docs) = found.await else { continue };
-            if docs.is_empty() {
-                continue;
+                    });
+                }
             }
-            let sources = [docs.iter().collect::<Vec<_>>()];
-            let mut embedded = v.embed(self, &sources, OnGroupFailure::Fail, None).await;
-            v.write(&mut embedded, &sources).await;
+            groups
+        });
+        let Ok(groups) = found.await else { return 0 };
+        let (sources, groups): (Vec<&String>, Vec<Vec<NewDocument>>) =
+            sources.iter().zip(groups).filter(|(_, docs)| !docs.is_empty()).unzip();
+        let refs: Vec<Vec<&NewDocument>> = groups.iter().map(|docs| docs.iter().collect()).collect();
+        let mut embedded = v.embed(self, &refs, OnGroupFailure::Fail, None).await;
+        v.write(&mut embedded, &refs).await;
+        let mut done = 0;
+        for (i, (source, docs)) in sources.into_iter().zip(groups).enumerate() {
             let ids: Vec<String> = docs.into_iter().map(|d| d.id).collect();
-            match embedded.failed.remove(&0) {
-                None => v.ledger.lock().replace(source, ids),
-                Some(why) => {
+            match embedded.failed.remove(&i) {
+                None => {
+                    done += ids.len();
+                    v.ledger.lock().replace(source, ids)
+                }
+                Some(reason) => {
                     // All or nothing, as a rebuild's file: units written before the failure go.
                     let _ = v.store.delete_ids(&v.index_name, &ids).await;
                     v.ledger.lock().drop_texts(&ids);
-                    warnings.push(format!("persist: {source} could not be embedded again after a crash ({why})"))
+                    warnings.push(format!("persist: {source} could not be embedded again {why} ({reason})"))
                 }
             }
         }
+        done
     }
 
     /// Which embedder this process has: `embedderId`, or the canary's
-    /// vector (one embedder call per process start).
-    pub(super) async fn embedder_identity(
-        &self,
-        v: &VectorSide,
-        warnings: &mut Vec<String>,
-    ) -> Option<EmbedderIdentity> {
+    /// vector (one embedder call per process start; its failure is the
+    /// error).
+    pub(super) async fn embedder_identity(&self, v: &VectorSide) -> Result<EmbedderIdentity> {
         let p = self.persisted();
         if let Some(known) = p.state.lock().embedder.clone() {
-            return Some(known);
+            return Ok(known);
         }
         let identity = match &p.embedder_id {
             Some(id) => EmbedderIdentity { id: Some(id.clone()), canary: Vec::new() },
-            None => match v.embedder.embed_all(vec![CANARY.to_string()]).await {
-                Ok(mut vs) => EmbedderIdentity { id: None, canary: vs.pop().unwrap_or_default() },
-                Err(e) => {
-                    warnings.push(format!(
-                        "persist: the embedder could not be checked ({}); no vector is reused",
-                        e.reason
-                    ));
-                    return None;
-                }
-            },
+            None => {
+                let mut vs = v.embedder.embed_all(vec![CANARY.to_string()]).await?;
+                EmbedderIdentity { id: None, canary: vs.pop().unwrap_or_default() }
+            }
         };
         p.state.lock().embedder = Some(identity.clone());
-        Some(identity)
+        Ok(identity)
     }
 
     /// Puts a loaded snapshot's vector side in place; false when the
@@ -366,10 +374,14 @@ impl Engine {
         v: &VectorSide,
         saved: crate::persist::VectorState,
         warnings: &mut Vec<String>,
-    ) -> bool {
-        let now = self.embedder_identity(v, warnings).await;
-        let same = now.as_ref().is_some_and(|now| same_embedder(&saved.embedder, now));
-        if !same && now.is_some() {
+    ) -> Result<bool> {
+        // Not known (the embedder threw: init() rejects with what it
+        // threw), nothing is loaded: reusing the vectors could mix two
+        // embedders', and dropping them with the documents would lose
+        // those given to `index()` (a save would then replace them).
+        let now = self.embedder_identity(v).await?;
+        let same = same_embedder(&saved.embedder, &now);
+        if !same {
             warnings
                 .push("persist: the embedder changed since the index was saved; every text is embedded again".into());
         }
@@ -385,7 +397,7 @@ impl Engine {
         }
         ledger.absorb(std::mem::take(&mut *v.ledger.lock()));
         *v.ledger.lock() = ledger;
-        same
+        Ok(same)
     }
 
     /// Saves the snapshot if anything changed since the last save (and this
