@@ -65,6 +65,38 @@ test('changes under autoIndexPaths reach the index; index() documents and other 
   assert.equal(ws.stats().documents, 4)
 })
 
+test('a file changed during init(), after init() read it, reaches the index once init() is done (with and without persist)', async (t) => {
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  for (const persist of [false, true]) {
+    const dir = tree(t, { 'docs/a.md': 'original kangaroo', 'docs/b.md': 'another file' })
+    let changed = false
+    // The embedder runs after the files were read and before init() is
+    // done: the change falls between the walk and the end of init().
+    const embedder = async (text) => {
+      if (!changed) {
+        changed = true
+        fs.writeFileSync(path.join(dir, 'docs/a.md'), 'changed platypus')
+      }
+      return hashEmbed(text)
+    }
+    const ws = new Workspace({
+      filesystem: new LocalFilesystem({ basePath: dir }),
+      bm25: true,
+      embedder,
+      embedderId: 'hash',
+      autoIndexPaths: ['docs'],
+      watch: true,
+      ...(persist ? { persist: { dir: path.join(dir, '.index') } } : {}),
+    })
+    await ws.init()
+    assert.ok(changed)
+    const bm25 = async (q) => (await ws.search(q, { topK: 10, mode: 'bm25' })).map((r) => r.id)
+    await eventually(`the change is indexed (persist: ${persist})`, async () => (await bm25('platypus'))[0] === 'docs/a.md')
+    assert.deepEqual(await bm25('kangaroo'), [])
+    await ws.destroy()
+  }
+})
+
 test('destroy() stops the watcher; later changes reach nothing and nothing throws', async (t) => {
   const dir = tree(t, { 'docs/a.md': 'first' })
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })

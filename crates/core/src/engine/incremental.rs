@@ -30,10 +30,29 @@ pub(super) struct Walked {
 
 impl Engine {
     pub(super) async fn rebuild_persisted(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<Outcome> {
-        let started = Instant::now();
         self.turn(&ticket).await?;
         let mut warnings = Vec::new();
-        let paths_indexed = paths.clone();
+        // Watching from before the walk: a file changed after the walk read
+        // it is an event, applied once this call is done (its turn is next).
+        // A large first build's reads overflow the system's queue of events:
+        // the tree is then reconciled once after this call (a walk).
+        let started_here = self.watch && self.start_watching(&paths, &mut warnings);
+        let out = self.clone().load_and_reconcile(ticket, paths, warnings).await;
+        if out.is_err() && started_here {
+            self.stop_watching(); // (a failed call leaves nothing running)
+        }
+        out
+    }
+
+    /// `rebuild_persisted`'s work, in its turn: the snapshot loaded beside
+    /// the walk, then the index brought up to date with the files.
+    async fn load_and_reconcile(
+        self: Arc<Self>,
+        ticket: Ticket,
+        paths: Vec<String>,
+        mut warnings: Vec<String>,
+    ) -> Result<Outcome> {
+        let started = Instant::now();
         // The walk runs beside the snapshot's loading: neither needs the other.
         let (opened, walked, ()) =
             futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths), self.refresh_history());
@@ -76,9 +95,6 @@ impl Engine {
         (out.embedded, out.reused, out.reread, out.removed) =
             (embedded + embedded_at_load, counts.reused, counts.reread, counts.removed);
         out.warnings = warnings;
-        if self.watch {
-            self.start_watching(&paths_indexed, &mut out.warnings);
-        }
         Ok(out)
     }
 

@@ -168,20 +168,24 @@ impl Engine {
 
 impl Engine {
     /// Watches `paths` (starting the watcher, or replacing one that watches
-    /// other paths); a failure to watch is a warning.
-    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
+    /// other paths); a failure to watch is a warning. `true`: a watcher was
+    /// started.
+    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) -> bool {
         let mut slot = self.watcher.lock();
         if slot.as_ref().is_some_and(|w| w.paths == paths) || self.destroyed.load(Ordering::SeqCst) {
-            return;
+            return false;
         }
         *slot = None; // the old watcher's task ends with it
-        let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return };
+        let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return false };
         let roots = watch_roots(&base, paths);
         let skip = self.persist.as_ref().and_then(|p| p.dir.clone()).and_then(|d| d.canonicalize().ok());
         let (tx, rx) = unbounded_channel();
         let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx) {
             Ok(w) => w,
-            Err(e) => return warnings.push(format!("watch: cannot watch files ({e})")),
+            Err(e) => {
+                warnings.push(format!("watch: cannot watch files ({e})"));
+                return false;
+            }
         };
         let mut state = WatchState::default();
         for dir in ancestors(&base, &roots) {
@@ -201,6 +205,7 @@ impl Engine {
         let me: Weak<Engine> = Arc::downgrade(self);
         self.runtime.spawn(watch_loop(me, rx, roots));
         *slot = Some(Watcher { watcher, paths: paths.to_vec() });
+        true
     }
 
     /// Stops the watcher (at `destroy()`).
