@@ -8,6 +8,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
+import fs from 'node:fs'
+import path from 'node:path'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { tree, ids } from './helpers.mjs'
@@ -829,6 +831,31 @@ test("a large index's postings are kept with the texts: an attach reads none of 
     await assert.rejects(cut.search(queries[0], { topK: 5 }), (e) => e instanceof SnapshotStoreError && /postings cannot be read/.test(e.message))
   }
   await cut.destroy()
+})
+
+test("a texts part cut short, a tenant of files holding a document from index() saved in an earlier session: its searches and saves fail, typed, never answer without that document", async (t) => {
+  const dir = tree(t, { 'a.md': 'file about routers numberax', 'b.md': 'file about caches numberbx' })
+  const old = new Date(Date.now() - 3600_000)
+  for (const f of ['a.md', 'b.md']) fs.utimesSync(path.join(dir, f), old, old)
+  const { objects, memory } = memoryStore()
+  const make = () => new Workspace({ id: 'tenant-m', bm25: true, filesystem: new LocalFilesystem({ basePath: dir }), autoIndexPaths: ['.'], persist: { store: memory, storeTimeoutMs: 5000 } })
+  const writer = make()
+  await writer.init()
+  await writer.index('api/note.txt', 'apinote given by index()')
+  assert.deepEqual(ids(await writer.search('apinote', { topK: 3 })), ['api/note.txt'])
+  assert.equal(await writer.save(), true)
+  await writer.destroy()
+  const manifest = JSON.parse(new TextDecoder().decode(objects.get('manifest.json').bytes))
+  const part = objects.get(manifest.texts.key)
+  objects.set(manifest.texts.key, { ...part, bytes: part.bytes.subarray(0, part.bytes.length >> 1) })
+  const attached = make()
+  await attached.init()
+  const typed = (e) => e instanceof SnapshotStoreError && /index\(\)/.test(e.message)
+  await assert.rejects(attached.search('apinote', { topK: 3 }), typed)
+  await assert.rejects(attached.save(), typed)
+  const etag = objects.get('manifest.json').etag
+  await attached.destroy().catch((e) => assert.ok(typed(e), String(e)))
+  assert.equal(objects.get('manifest.json').etag, etag, 'nothing saved over the tenant')
 })
 
 // A tenant of index() documents with vectors (embedderId names the embedder).

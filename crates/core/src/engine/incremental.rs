@@ -209,6 +209,12 @@ impl Engine {
         let documents = blocking(move || {
             let mut documents = 0;
             if me.keyword.is_some() {
+                if let Some(p) = me.persist.as_ref().filter(|_| !super::persist::all_from_files(&index, &files)) {
+                    // Documents given to `index()` in an earlier session: no
+                    // text of theirs can be read again from a file, nor the
+                    // index be built again from the files without them.
+                    p.loaded_api_docs.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
                 // Writes made before this first init() land on top of what was saved.
                 let mut index = index;
                 let mut current = me.index.write();

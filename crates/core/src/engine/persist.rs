@@ -49,6 +49,10 @@ pub struct Persist {
     changes: AtomicU64,
     /// `index()` or `indexMany()` wrote (documents not from files).
     pub api_writes: AtomicBool,
+    /// The snapshot loaded holds documents that are not in its file table
+    /// (given to `index()` in an earlier session), until a full build from
+    /// the files replaces them.
+    pub loaded_api_docs: AtomicBool,
     save_queued: AtomicBool,
 }
 
@@ -88,6 +92,7 @@ impl Persist {
             recovered: AtomicBool::new(false),
             changes: AtomicU64::new(0),
             api_writes: AtomicBool::new(false),
+            loaded_api_docs: AtomicBool::new(false),
             save_queued: AtomicBool::new(false),
         }
     }
@@ -486,9 +491,12 @@ impl Engine {
     }
 
     /// Whether every document came from the files of `autoIndexPaths`
-    /// (none from `index()` since this workspace was made).
+    /// (none from `index()` in the snapshot loaded or since).
     pub(super) fn indexes_files_only(&self) -> bool {
-        let api = self.persist.as_ref().is_some_and(|p| p.api_writes.load(Ordering::SeqCst));
+        let api = self
+            .persist
+            .as_ref()
+            .is_some_and(|p| p.api_writes.load(Ordering::SeqCst) || p.loaded_api_docs.load(Ordering::SeqCst));
         self.base_path.is_some() && !self.auto_index_paths.is_empty() && !api
     }
 
@@ -580,4 +588,10 @@ impl Engine {
             }
         });
     }
+}
+
+/// Whether every document of `index` is a file of `files` (or a chunk of
+/// one): none was given to `index()`.
+pub(super) fn all_from_files(index: &crate::index::Bm25Index, files: &FileTable) -> bool {
+    index.documents().all(|d| files.get(d.source_file().unwrap_or(&d.id)).is_some())
 }

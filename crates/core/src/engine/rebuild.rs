@@ -108,6 +108,9 @@ impl Engine {
             }
             if let (Some(p), Some(table)) = (&me.persist, table) {
                 p.state.lock().files = table;
+                // Built from the files: what was loaded is replaced (writes
+                // carried over are counted by `api_writes`).
+                p.loaded_api_docs.store(false, std::sync::atomic::Ordering::SeqCst);
                 if let Some(remote) = &p.remote {
                     remote.set_emptied(false); // (an index dropped to be built again is built)
                 }

@@ -998,8 +998,7 @@ impl Engine {
             let index = me.index.read();
             let Some(p) = &me.persist else { return false };
             let state = p.state.lock();
-            let all = index.documents().all(|d| state.files.get(d.source_file().unwrap_or(&d.id)).is_some());
-            all
+            super::persist::all_from_files(&index, &state.files)
         });
         if !from_files.await.unwrap_or(false) {
             return error;
