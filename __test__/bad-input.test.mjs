@@ -101,6 +101,28 @@ test('type errors are TypeError, range errors RangeError', async () => {
   await assert.rejects(ws.search('a', { topK: '1' }), TypeError)
 })
 
+test('a path or prefix holding a lone UTF-16 surrogate is a TypeError (it would become another string: two paths, one document); a surrogate pair is a path like any other', async () => {
+  const { fileKind } = await import('../index.js').then((m) => m.default ?? m)
+  const ws = await seeded()
+  const before = await snapshot(ws)
+  const lone = ['notes/\ud83d.md', 'notes/\ude00.md']
+  for (const path of lone) {
+    const named = { name: 'TypeError', message: /must be a well-formed string, got one with a lone UTF-16 surrogate/ }
+    await assert.rejects(ws.index(path, 'needle'), named)
+    await assert.rejects(ws.indexMany([{ path: 'ok.md', content: 'x' }, { path, content: 'needle' }]), named)
+    await assert.rejects(ws.unindex(path), named)
+    await assert.rejects(ws.removeByPrefix(path), named)
+    assert.throws(() => ws.countByPrefix(path), named)
+  }
+  assert.deepEqual(await snapshot(ws), before)
+  await ws.index('notes/\ud83d\ude00.md', 'needle')
+  assert.deepEqual((await ws.search('needle')).map((r) => r.id), ['notes/\ud83d\ude00.md'])
+  // fileKind() names its argument too.
+  assert.throws(() => fileKind(undefined), { name: 'TypeError', message: 'path must be a string, got undefined' })
+  assert.throws(() => fileKind(5), { name: 'TypeError', message: 'path must be a string, got the number 5' })
+  assert.equal(fileKind('src/a.rs'), 'source')
+})
+
 test('undefined counts as not given', async () => {
   const ws = await seeded()
   const results = await ws.search('alpha', { topK: undefined, mode: undefined, minScore: undefined, filter: undefined, typo: undefined })

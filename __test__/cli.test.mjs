@@ -65,6 +65,7 @@ test('exit status: 0 with results, 1 with none, 2 on any error, with a message a
     [[dir, 'x', '--top-k', 'many'], '--top-k must be a whole number of at least 1, got many'],
     [[dir, 'x', '--top-k', '-1'], '--top-k needs a value (write --name=value for a value starting with -)'],
     [[dir, 'x', '--min-score', '2'], '--min-score must be a number from 0 to 1, got 2'],
+    [[dir, 'x', '--min-score', ' '], '--min-score must be a number from 0 to 1, got  '],
     [[dir, 'x', '--mode', 'fuzzy'], '--mode must be bm25, vector or hybrid, got fuzzy'],
     [[dir, 'x', '--mode', 'vector'], '--mode vector needs an embedder: --embedder MODULE or WORKSPACE_SEARCH_EMBEDDER'],
     [[dir, 'x', '--bogus'], 'unknown option --bogus'],

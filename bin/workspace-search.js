@@ -111,7 +111,8 @@ function parse(argv) {
   const topK = values['top-k'] === undefined ? (maxTokens === undefined ? 5 : undefined) : Number(values['top-k'])
   if (topK !== undefined && (!Number.isInteger(topK) || topK < 1)) throw new UsageError(`--top-k must be a whole number of at least 1, got ${values['top-k']}`)
   if (topK !== undefined && maxTokens !== undefined && topK > MAX_FILES) throw new UsageError(`--top-k must be at most ${MAX_FILES} with --max-tokens, got ${topK}`)
-  const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score'])
+  // (Number('') and Number(' ') are 0: a blank value is not a number.)
+  const minScore = values['min-score'] === undefined ? undefined : values['min-score'].trim() === '' ? NaN : Number(values['min-score'])
   if (minScore !== undefined && !(minScore >= 0 && minScore <= 1)) throw new UsageError(`--min-score must be a number from 0 to 1, got ${values['min-score']}`)
   const mode = values.mode
   if (mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(mode)) throw new UsageError(`--mode must be bm25, vector or hybrid, got ${mode}`)

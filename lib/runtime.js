@@ -46,6 +46,8 @@ function splitDocs(docs) {
     if (d === null || typeof d !== 'object' || Array.isArray(d)) throw new TypeError(`docs[${i}] must be an object, got ${describe(d)}`)
     const { path, content } = d
     if (typeof path !== 'string' || path === '') throw new TypeError(`docs[${i}].path must be a non-empty string`)
+    // (One with a lone surrogate would become another string in Rust: two paths, one document.)
+    if (!path.isWellFormed()) throw new TypeError(`docs[${i}].path must be a well-formed string, got one with a lone UTF-16 surrogate`)
     if (typeof content !== 'string') throw new TypeError(`docs[${i}].content must be a string`)
     paths[i] = path
     contents[i] = content

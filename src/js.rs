@@ -2,7 +2,7 @@
 //! option, and turning failures into the right JavaScript error objects.
 
 use napi::bindgen_prelude::*;
-use napi::{JsValue, ValueType};
+use napi::{JsString, JsValue, ValueType};
 use std::cell::RefCell;
 
 /// Why a call failed, before it becomes a JavaScript error.
@@ -199,6 +199,24 @@ pub fn to_string(v: &Unknown, name: &str) -> Checked<String> {
         ValueType::String => Ok(unsafe { v.cast::<String>()? }),
         _ => Err(Fail::Type(format!("{name} must be a string, got {}", describe(v)))),
     }
+}
+
+/// A string that names something (a document's path, a prefix): it must be
+/// well-formed UTF-16, since one with a lone surrogate would become another
+/// string in Rust (U+FFFD), and two different paths one document.
+pub fn to_name(v: &Unknown, name: &str) -> Checked<String> {
+    let s = to_string(v, name)?;
+    // Only a string that came out with U+FFFD may have held a lone surrogate.
+    if s.contains('\u{FFFD}') {
+        // SAFETY: a string, as `to_string` matched.
+        let units = unsafe { v.cast::<JsString>()? }.into_utf16()?;
+        if char::decode_utf16(units.as_slice().iter().copied()).any(|c| c.is_err()) {
+            return Err(Fail::Type(format!(
+                "{name} must be a well-formed string, got one with a lone UTF-16 surrogate"
+            )));
+        }
+    }
+    Ok(s)
 }
 
 pub fn to_number(v: &Unknown, name: &str) -> Checked<f64> {

@@ -91,14 +91,20 @@ pub fn panic_for_test() -> Result<()> {
 
 /// The kind of file a path names, as BM25 weighs it (`fileKinds`):
 /// `'source'`, `'test'`, `'docs'`, `'config'` or `'generated'`.
-#[napi(js_name = "fileKind")]
-pub fn file_kind(path: String) -> &'static str {
+#[napi(js_name = "fileKind", ts_args_type = "path: string", ts_return_type = "string")]
+pub fn file_kind(env: Env, path: Unknown) -> Result<&'static str> {
     use workspace_search_core::index::kind::{kind_of, FileKind};
-    match kind_of(&path) {
-        FileKind::Source => "source",
-        FileKind::Test => "test",
-        FileKind::Doc => "docs",
-        FileKind::Config => "config",
-        FileKind::Generated => "generated",
-    }
+    js::guard(|| {
+        let path = match js::to_string(&path, "path") {
+            Ok(p) => p,
+            Err(fail) => return Err(fail.throw(&env)),
+        };
+        Ok(match kind_of(&path) {
+            FileKind::Source => "source",
+            FileKind::Test => "test",
+            FileKind::Doc => "docs",
+            FileKind::Config => "config",
+            FileKind::Generated => "generated",
+        })
+    })
 }

@@ -558,7 +558,7 @@ fn unit_interval(v: &Unknown, name: &str) -> Checked<f64> {
 
 /// A document path: a non-empty string.
 pub fn doc_path(v: &Unknown, name: &str) -> Checked<String> {
-    let p = to_string(v, name)?;
+    let p = to_name(v, name)?;
     if p.is_empty() {
         return Err(Fail::Type(format!("{name} must be a non-empty string")));
     }

@@ -247,7 +247,7 @@ impl Workspace {
         guard(|| {
             let checked = (|| -> Checked<String> {
                 self.searchable()?;
-                to_string(&prefix, "prefix")
+                to_name(&prefix, "prefix")
             })();
             let prefix = checked.map_err(|f| f.throw(&env))?;
             Ok(self.engine.count_by_prefix(&prefix) as u32)
@@ -284,7 +284,7 @@ impl Workspace {
         guard(|| {
             let checked = (|| -> Checked<String> {
                 self.searchable()?;
-                to_string(&prefix, "prefix")
+                to_name(&prefix, "prefix")
             })();
             match checked {
                 Err(f) => rejected(env, f),
