@@ -29,6 +29,9 @@ function makeError(kind, message) {
   return new errorClasses[kind](message)
 }
 
+/** A UTF-16 surrogate without its other half (String.prototype.isWellFormed is Node 20+). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 /**
  * indexMany's documents, checked and split into parallel arrays (cheap to
  * cross into Rust); `extras` lists the documents with more fields.
@@ -47,7 +50,7 @@ function splitDocs(docs) {
     const { path, content } = d
     if (typeof path !== 'string' || path === '') throw new TypeError(`docs[${i}].path must be a non-empty string`)
     // (One with a lone surrogate would become another string in Rust: two paths, one document.)
-    if (!path.isWellFormed()) throw new TypeError(`docs[${i}].path must be a well-formed string, got one with a lone UTF-16 surrogate`)
+    if (LONE_SURROGATE.test(path)) throw new TypeError(`docs[${i}].path must be a well-formed string, got one with a lone UTF-16 surrogate`)
     if (typeof content !== 'string') throw new TypeError(`docs[${i}].content must be a string`)
     paths[i] = path
     contents[i] = content
