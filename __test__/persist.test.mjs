@@ -569,6 +569,32 @@ test('writes made before the first init() land on top of the loaded index (BM25,
   await second.destroy()
 })
 
+test('removeByPrefix() and clear() before the first init() of a persisted workspace reject as not ready (the documents they name are not loaded yet, and the load would bring them back); after init() they remove what was saved', async (t) => {
+  const { dir } = corpus(t)
+  const open = () => new Workspace({ bm25: true, persist: { dir } })
+  const first = open()
+  await first.init()
+  await first.indexMany([{ path: 'notes/a.md', content: 'pelican one' }, { path: 'notes/b.md', content: 'pelican two' }, { path: 'kept.md', content: 'pelican kept' }])
+  await first.destroy()
+  const second = open()
+  const notReady = { name: 'WorkspaceNotReadyError', message: 'Workspace is not ready (status: pending)' }
+  await assert.rejects(second.removeByPrefix('notes/'), notReady)
+  await assert.rejects(second.clear(), notReady)
+  await second.init()
+  assert.equal(second.stats().documents, 3)
+  assert.equal(await second.removeByPrefix('notes/'), 2)
+  await second.destroy()
+  const third = open()
+  await third.init()
+  assert.deepEqual((await third.search('pelican')).map((r) => r.id), ['kept.md'])
+  await third.clear()
+  await third.destroy()
+  const fourth = open()
+  await fourth.init()
+  assert.equal(fourth.stats().documents, 0)
+  await fourth.destroy()
+})
+
 // (That the graph is restored rather than rebuilt is checked in core:
 // vectors::store::tests::a_snapshot_keeps_the_graph...)
 test("a LocalVector's HNSW graph goes through a restart: the same answers, and a document removed after it is never found", async (t) => {

@@ -40,9 +40,14 @@ pub async fn raced<T>(
     // it on to its next store call (or to resolving).
     Ok(match futures::future::select(stop, work).await {
         futures::future::Either::Left(_) => Err((napi_error(engine.not_ready()), Some(engine.status.lock().as_str()))),
-        // Refused its turn by the closed gate: cut short by destroy() too.
+        // Refused its turn by the closed gate: cut short by destroy() too;
+        // else refused before the first init() (a persisted workspace's
+        // removal by prefix or clear()): the status it has.
         futures::future::Either::Right((result, _)) => result.map_err(|e| {
-            let status = is_not_ready(&e).then_some(Lifecycle::Destroyed.as_str());
+            let status = is_not_ready(&e).then(|| match engine.is_destroyed() {
+                true => Lifecycle::Destroyed.as_str(),
+                false => engine.status.lock().as_str(),
+            });
             (e, status)
         }),
     })

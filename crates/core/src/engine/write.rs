@@ -252,6 +252,7 @@ impl Engine {
     /// indexes; resolves how many ids were removed.
     pub async fn remove_by_prefix(self: Arc<Self>, ticket: Ticket, prefix: String) -> Result<u32> {
         self.turn_to_change(&ticket).await?;
+        self.snapshot_loaded()?;
         let mut removed: Vec<String> = Vec::new();
         // Vectors first, forgotten only once deleted: a store that fails
         // leaves both indexes as they were.
@@ -282,6 +283,7 @@ impl Engine {
 
     pub async fn clear(self: Arc<Self>, ticket: Ticket) -> Result<()> {
         self.turn(&ticket).await?;
+        self.snapshot_loaded()?;
         if let Some(v) = &self.vectors {
             let ids = v.ledger.lock().all_ids();
             v.store.delete_ids(&v.index_name, &ids).await?;
@@ -294,6 +296,21 @@ impl Engine {
         self.write_index(move |index| index.clear(seq)).await?;
         self.save_soon();
         Ok(())
+    }
+}
+
+impl Engine {
+    /// Before a removal by prefix or a `clear()`: a persisted workspace's
+    /// snapshot is loaded (its first `init()` is done), else this is not
+    /// ready. Such a removal names documents the snapshot holds, which are
+    /// not here yet to be removed, and the load would bring them back.
+    /// (`index()` and `unindex()` name one document: they are carried into
+    /// the loaded index.)
+    fn snapshot_loaded(&self) -> Result<()> {
+        match &self.persist {
+            Some(p) if (p.dir.is_some() || p.remote.is_some()) && !p.state.lock().loaded => Err(self.not_ready()),
+            _ => Ok(()),
+        }
     }
 }
 
