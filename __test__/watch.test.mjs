@@ -97,6 +97,20 @@ test('a file changed during init(), after init() read it, reaches the index once
   }
 })
 
+test('a file found through a symbolic link changes with its target (in a watched folder): edited, the link\'s document follows; deleted, the link\'s document goes', async (t) => {
+  const dir = tree(t, { 'docs/shared/real.md': 'alpha zebra', 'docs/shared/other.md': 'beta zebra' })
+  fs.symlinkSync('shared/real.md', path.join(dir, 'docs/link.md'))
+  fs.symlinkSync('shared/other.md', path.join(dir, 'docs/link2.md'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const contents = async (q) => (await ws.search(q, { topK: 10 })).map((r) => `${r.id}=${r.content}`).sort()
+  assert.deepEqual(await contents('zebra'), ['docs/link.md=alpha zebra', 'docs/link2.md=beta zebra', 'docs/shared/other.md=beta zebra', 'docs/shared/real.md=alpha zebra'])
+  fs.writeFileSync(path.join(dir, 'docs/shared/real.md'), 'alpha yak')
+  fs.rmSync(path.join(dir, 'docs/shared/other.md'))
+  await eventually('the links follow their targets', async () => JSON.stringify(await contents('zebra yak')) === JSON.stringify(['docs/link.md=alpha yak', 'docs/shared/real.md=alpha yak']))
+})
+
 test('destroy() stops the watcher; later changes reach nothing and nothing throws', async (t) => {
   const dir = tree(t, { 'docs/a.md': 'first' })
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })

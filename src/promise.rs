@@ -44,7 +44,8 @@ pub async fn raced<T>(
         // else refused before the first init() (a persisted workspace's
         // removal by prefix or clear()): the status it has.
         futures::future::Either::Right((result, _)) => result.map_err(|e| {
-            let status = is_not_ready(&e).then(|| match engine.is_destroyed() {
+            // (`destroy()` closes the gate before it marks the workspace destroyed.)
+            let status = is_not_ready(&e).then(|| match engine.is_destroyed() || engine.gate.is_closed() {
                 true => Lifecycle::Destroyed.as_str(),
                 false => engine.status.lock().as_str(),
             });

@@ -283,8 +283,12 @@ impl Engine {
     ) -> Result<()> {
         let (Some(base), Some(p)) = (self.base_path.clone(), self.persist.as_ref()) else { return Ok(()) };
         let canonical = base.canonicalize().unwrap_or_else(|_| base.clone());
-        let within: Vec<_> =
+        let mut within: Vec<_> =
             changed.iter().filter_map(|c| c.strip_prefix(&canonical).ok()).map(|r| base.join(r)).collect();
+        // A file found through a link changes with its target.
+        within.extend(p.state.lock().located.links_into(&changed));
+        within.sort();
+        within.dedup();
         if within.is_empty() || !self.has_search() {
             return Ok(());
         }

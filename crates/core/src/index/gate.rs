@@ -52,6 +52,10 @@ impl Gate {
     /// waiting for its turn, or asking for one later, is answered `Closed`,
     /// the one whose turn comes when an earlier write is dropped included,
     /// so none of them reaches the index or the store.
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed
+    }
+
     pub fn close(&self) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
         self.notify.notify_waiters();

@@ -241,12 +241,18 @@ mod tests {
         std::fs::write(d.path().join("bad.txt"), b"ok \xff word").unwrap();
         let long: String = (0..300).map(|i| format!("line number {i}\n")).collect();
         std::fs::write(d.path().join("long.md"), &long).unwrap();
-        let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n), identity: None, stamp: None };
+        let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n), identity: None, stamp: None, link: false };
         let files = vec![
             f("bin.dat"),
             f("bad.txt"),
             f("long.md"),
-            FoundFile { id: "gone".into(), path: PathBuf::from("/nonexistent/x"), identity: None, stamp: None },
+            FoundFile {
+                id: "gone".into(),
+                path: PathBuf::from("/nonexistent/x"),
+                identity: None,
+                stamp: None,
+                link: false,
+            },
         ];
         let t = Tokenizer::default();
         let out = ingest(&files, ChunkOptions::default(), 1 << 20, Some(&t), &|_, _, _| {});
@@ -288,7 +294,7 @@ mod tests {
                     _ => format!("file {i} text").into_bytes(),
                 };
                 std::fs::write(d.path().join(&name), bytes).unwrap();
-                FoundFile { id: name.clone(), path: d.path().join(name), identity: None, stamp: None }
+                FoundFile { id: name.clone(), path: d.path().join(name), identity: None, stamp: None, link: false }
             })
             .collect();
         let together = ingest(&files, ChunkOptions::default(), 1 << 20, None, &|_, _, _| {});
@@ -332,7 +338,7 @@ mod tests {
             .map(|i| {
                 let path = others.path().join(format!("p{i}.md"));
                 std::fs::write(&path, "padding").unwrap();
-                FoundFile { id: format!("p{i}.md"), path, identity: None, stamp: None }
+                FoundFile { id: format!("p{i}.md"), path, identity: None, stamp: None, link: false }
             })
             .collect();
         for files in [found.clone(), [found.clone(), padding].concat()] {

@@ -26,6 +26,9 @@ pub struct FoundFile {
     /// Size and modification time when found (an incremental `init()`
     /// reuses a file whose stamp is unchanged).
     pub stamp: Option<FileStamp>,
+    /// Found through a symbolic link (to a file inside basePath): a change
+    /// of its target is a change of this file (`Located`).
+    pub link: bool,
 }
 
 /// What tells that a file may have changed without reading it: its size
@@ -73,7 +76,7 @@ fn status_change(m: &std::fs::Metadata) -> (i128, u64) {
 
 impl FoundFile {
     fn new(id: String, path: PathBuf) -> Self {
-        FoundFile { id, path, identity: None, stamp: None }
+        FoundFile { id, path, identity: None, stamp: None, link: false }
     }
 }
 
@@ -534,7 +537,7 @@ impl Scanner<'_> {
                 Some(t) if t.is_symlink() => match std::fs::metadata(p) {
                     Ok(m) if m.is_dir() => self.skip(id, SkipReason::LinkToDirectory),
                     Ok(_) => match self.inside(p) {
-                        Ok(true) => out.push((FoundFile::new(id, p.to_path_buf()), false)),
+                        Ok(true) => out.push((FoundFile { link: true, ..FoundFile::new(id, p.to_path_buf()) }, false)),
                         Ok(false) => self.skip(id, SkipReason::LinkOutsideBase),
                         Err(err) => self.skip(id, SkipReason::Unreadable(err.to_string())),
                     },

@@ -62,12 +62,34 @@ impl Burst {
 #[derive(Debug, Default, Clone)]
 pub struct Located {
     by_path: BTreeMap<PathBuf, String>,
+    /// Files found through a symbolic link, and their targets (canonical,
+    /// as the watcher names changes): a change of a target is one of the
+    /// link's file. Links are few: looked through whole.
+    link_targets: BTreeMap<PathBuf, PathBuf>,
 }
 
 impl Located {
     /// Everything found by a walk of the whole tree.
     pub fn replace_all(&mut self, found: &[FoundFile]) {
         self.by_path = found.iter().map(|f| (f.path.clone(), f.id.clone())).collect();
+        self.link_targets.clear();
+        self.note_links(found);
+    }
+
+    fn note_links(&mut self, found: &[FoundFile]) {
+        for f in found.iter().filter(|f| f.link) {
+            if let Ok(target) = f.path.canonicalize() {
+                self.link_targets.insert(f.path.clone(), target);
+            }
+        }
+    }
+
+    /// The files found through links whose targets are at or below one of
+    /// `changed` (canonical paths).
+    pub fn links_into(&self, changed: &[PathBuf]) -> Vec<PathBuf> {
+        let into =
+            |(link, target): (&PathBuf, &PathBuf)| changed.iter().any(|c| target.starts_with(c)).then(|| link.clone());
+        self.link_targets.iter().filter_map(into).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -89,10 +111,12 @@ impl Located {
             for p in below.into_iter().filter(|p| !now.contains(p.as_path())) {
                 gone.extend(self.by_path.remove(&p));
             }
+            self.link_targets.retain(|link, _| !link.starts_with(w));
         }
         for f in found {
             self.by_path.insert(f.path.clone(), f.id.clone());
         }
+        self.note_links(found);
         gone.sort();
         gone.dedup();
         gone
@@ -197,7 +221,7 @@ mod tests {
     use super::*;
 
     fn found(path: &str) -> FoundFile {
-        FoundFile { id: format!("id:{path}"), path: path.into(), identity: None, stamp: None }
+        FoundFile { id: format!("id:{path}"), path: path.into(), identity: None, stamp: None, link: false }
     }
 
     #[test]

@@ -252,6 +252,7 @@ mod tests {
             path: PathBuf::from(id),
             identity: None,
             stamp: Some(FileStamp { size, modified_ns, ..Default::default() }),
+            link: false,
         }
     }
 

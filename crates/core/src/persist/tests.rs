@@ -37,6 +37,7 @@ fn found(id: &str, size: u64) -> FoundFile {
         path: id.into(),
         identity: None,
         stamp: Some(FileStamp { size, modified_ns: 1, ..Default::default() }),
+        link: false,
     }
 }
 
