@@ -233,6 +233,17 @@ test('a directory the system refuses to watch (the watch limit) is reported, and
   assert.ok(watch.rescans >= 1)
 })
 
+test('an autoIndexPaths file missing at init() and created later is indexed, and the watch is live again', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'alpha ocelot' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs', 'NOTES.md'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.equal(ws.stats().watch.live, false)
+  fs.writeFileSync(path.join(dir, 'NOTES.md'), 'notes ocelot')
+  await eventually('the new file is indexed', async () => (await idsFor(ws, 'ocelot')).includes('NOTES.md'))
+  await eventually('live again', () => ws.stats().watch.live)
+})
+
 test('a folder above a watched one renamed away and back: its files go and come back; a .gitignore edit is applied', async (t) => {
   const dir = tree(t, { 'docs/api/a.md': 'alpha quokka', 'docs/api/b.md': 'beta quokka' })
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs/api'], watch: true })

@@ -256,13 +256,19 @@ impl Engine {
         let mut refused = Vec::new();
         for dir in &state.lost {
             let Some(root) = roots.iter().find(|r| &r.dir == dir) else { continue };
-            if !dir.is_dir() {
+            if !dir.exists() {
                 continue;
             }
             for above in base.as_ref().map(|b| ancestors(b, std::slice::from_ref(root))).unwrap_or_default() {
                 let _ = w.watcher.watch(&above, false);
             }
-            match w.watcher.watch(dir, root.recursive) {
+            // An entry missing at the start is watched as a folder; one that
+            // comes back as a file is watched through its folder (above).
+            let watched = match dir.is_dir() {
+                true => w.watcher.watch(dir, root.recursive),
+                false => dir.parent().map_or(Ok(()), |parent| w.watcher.watch(parent, false)),
+            };
+            match watched {
                 Ok(()) => back.push(dir.clone()),
                 Err(e) if e.limit => refused.push((dir.clone(), e)),
                 Err(_) => {}
