@@ -58,8 +58,10 @@ enum Apart {
     Waiting(std::collections::BTreeMap<usize, Arc<Vec<u8>>>, u64),
     Here(Arc<Backing>),
     /// What the store holds is not this part: every read fails (and is
-    /// read again from the indexed file where it can be: `set_recover`).
-    Broken,
+    /// read again from the indexed file where it can be: `set_recover`),
+    /// but for those the frames read by range before hold: each was checked
+    /// on its own, and a search may have ranked on their being here.
+    Broken(std::collections::BTreeMap<usize, Arc<Vec<u8>>>),
 }
 
 impl TextsApart {
@@ -82,7 +84,12 @@ impl TextsApart {
 
     /// The store holds no such part (truncated, foreign): it never arrives.
     pub fn broken(&self) {
-        *self.state.lock() = Apart::Broken;
+        let mut state = self.state.lock();
+        let frames = match std::mem::replace(&mut *state, Apart::Broken(Default::default())) {
+            Apart::Waiting(frames, _) | Apart::Broken(frames) => frames,
+            Apart::Here(_) => Default::default(),
+        };
+        *state = Apart::Broken(frames);
         self.arrived.notify_all();
     }
 
@@ -98,7 +105,8 @@ impl TextsApart {
     /// Frame `i` of the part, read by range and checked, while the whole is
     /// not here.
     pub fn frame_arrive(&self, i: usize, bytes: Vec<u8>) {
-        if let Apart::Waiting(frames, _) = &mut *self.state.lock() {
+        // (Also once broken: a search that asked for it reads it.)
+        if let Apart::Waiting(frames, _) | Apart::Broken(frames) = &mut *self.state.lock() {
             frames.insert(i, Arc::new(bytes));
         }
         self.arrived.notify_all();
@@ -153,7 +161,12 @@ impl TextsApart {
         loop {
             match &*state {
                 Apart::Here(backing) => return Ok(Region::Whole(backing.clone())),
-                Apart::Broken => return Err(std::io::Error::other("the texts part is not here")),
+                Apart::Broken(frames) => {
+                    return match self.read_frames(frames, offset, len) {
+                        Some(bytes) => bytes.map(Region::Copied),
+                        None => Err(std::io::Error::other("the texts part is not here")),
+                    }
+                }
                 Apart::Waiting(frames, failures) => {
                     if let Some(bytes) = self.read_frames(frames, offset, len) {
                         return bytes.map(Region::Copied);
@@ -408,4 +421,26 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
 
 fn changed() -> std::io::Error {
     std::io::Error::other("the snapshot file changed since it was loaded (or was damaged): the next start rebuilds")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_read_by_range_serve_their_reads_once_the_part_is_found_broken() {
+        let part = TextsApart::new(std::time::Duration::from_millis(20), 4);
+        part.frame_arrive(0, b"abcd".to_vec());
+        part.broken();
+        // Asked for by a search before the part was found broken, here after.
+        part.frame_arrive(2, b"ijkl".to_vec());
+        let read = |offset, len| match part.region(offset, len) {
+            Ok(Region::Copied(bytes)) => Some(bytes),
+            _ => None,
+        };
+        assert_eq!(read(1, 2).as_deref(), Some(&b"bc"[..]));
+        assert_eq!(read(8, 4).as_deref(), Some(&b"ijkl"[..]));
+        assert!(part.region(4, 2).is_err(), "a frame never read fails, never reads blank");
+        assert!(part.missing_frames(&[(4, 2)]).is_empty(), "nothing more is fetched");
+    }
 }
