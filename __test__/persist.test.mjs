@@ -595,6 +595,37 @@ test('removeByPrefix() and clear() before the first init() of a persisted worksp
   await fourth.destroy()
 })
 
+test('persist.dir: an embedder that throws when checked fails init() and loads nothing; save() writes nothing over the snapshot, and init() again loads every document', async (t) => {
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const { base, dir } = corpus(t)
+  let down = false
+  const embedder = async (text) => {
+    if (down) throw new Error('the embedder is down for this test')
+    return hashEmbed(text, 16)
+  }
+  const open = () => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, embedder, autoIndexPaths: ['docs'], persist: { dir } })
+  const first = open()
+  await first.init()
+  await first.index('manual/pelican', 'a pelican given by hand')
+  const documents = first.stats().documents
+  await first.destroy()
+  const written = fs.statSync(path.join(dir, 'snapshot.wss')).mtimeMs
+  down = true
+  const second = open()
+  await assert.rejects(second.init(), /the embedder is down for this test/)
+  assert.equal(await second.save(), false)
+  assert.equal(fs.statSync(path.join(dir, 'snapshot.wss')).mtimeMs, written, 'the snapshot is as it was')
+  down = false
+  await second.init()
+  assert.equal(second.stats().documents, documents)
+  assert.deepEqual((await second.search('pelican', { mode: 'bm25', topK: 1 })).map((r) => r.id), ['manual/pelican'])
+  await second.destroy()
+  const third = open()
+  await third.init()
+  assert.equal(third.stats().documents, documents)
+  await third.destroy()
+})
+
 // (That the graph is restored rather than rebuilt is checked in core:
 // vectors::store::tests::a_snapshot_keeps_the_graph...)
 test("a LocalVector's HNSW graph goes through a restart: the same answers, and a document removed after it is never found", async (t) => {

@@ -900,6 +900,25 @@ test('a tenant of index() documents attached with another embedder keeps every d
   assert.ok(objects.has('manifest.json'))
 })
 
+test('a tenant of index() documents attached with another embedder that fails while embedding them again: init() fails, nothing is saved, and init() again embeds them', async () => {
+  const { objects, make, embedderOf, docs } = await vectorTenant('tenant-f2')
+  let down = true
+  const ws = make(embedderOf('b', () => down), 'model-b')
+  const etag = objects.get('manifest.json').etag
+  await assert.rejects(ws.init(), /b is down for this test/)
+  assert.equal(await ws.save(), false)
+  assert.equal(objects.get('manifest.json').etag, etag, 'the tenant is as it was')
+  down = false
+  const report = await ws.init()
+  assert.equal(report.embedded, docs.length)
+  assert.equal((await ws.search('record 5 about topic2 and zebra5', { topK: 1, mode: 'vector' }))[0]?.id, 'records/5.md')
+  await ws.destroy()
+  const next = make(embedderOf('b'), 'model-b')
+  assert.equal((await next.init()).embedded, 0)
+  assert.equal((await next.search('record 5 about topic2 and zebra5', { topK: 1, mode: 'vector' }))[0]?.id, 'records/5.md')
+  await next.destroy()
+})
+
 test('an embedder that throws when checked at attach fails init() with what it threw; nothing is loaded or saved, and init() again loads every document', async () => {
   const { objects, make, embedderOf, docs } = await vectorTenant('tenant-k')
   let down = true

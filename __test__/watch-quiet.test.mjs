@@ -233,6 +233,21 @@ test('a directory the system refuses to watch (the watch limit) is reported, and
   assert.ok(watch.rescans >= 1)
 })
 
+test('the persist directory inside basePath, made by the first save after the watcher started, never wakes the watcher', async (t) => {
+  const dir = tree(t, { 'a.md': 'alpha heron' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], watch: true, persist: { dir: path.join(dir, '.index') } })
+  await ws.init()
+  assert.ok(fs.existsSync(path.join(dir, '.index', 'snapshot.wss')))
+  for (let i = 0; i < 2; i++) {
+    await ws.index(`api/${i}.md`, 'a note')
+    assert.equal(await ws.save(), true)
+  }
+  await new Promise((r) => setTimeout(r, 1000))
+  assert.equal(ws.stats().watch.updates, 0)
+  assert.equal(ws.stats().watch.rescans, 0)
+  await ws.destroy()
+})
+
 test('an autoIndexPaths file missing at init() and created later is indexed, and the watch is live again', async (t) => {
   const dir = tree(t, { 'docs/a.md': 'alpha ocelot' })
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs', 'NOTES.md'], watch: true })

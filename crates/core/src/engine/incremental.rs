@@ -36,11 +36,18 @@ impl Engine {
         // it is an event, applied once this call is done (its turn is next).
         // A large first build's reads overflow the system's queue of events:
         // the tree is then reconciled once after this call (a walk).
+        let before = self.watched_paths();
         let started_here = self.watch && self.start_watching(&paths, &mut warnings);
-        let out = self.clone().load_and_reconcile(ticket, paths, warnings).await;
+        let out = self.clone().load_and_reconcile(&ticket, paths, warnings).await;
         if out.is_err() && started_here {
-            self.stop_watching(); // (a failed call leaves nothing running)
+            // In this call's turn still: a failed call leaves the watcher as
+            // it found it (none, or the one on the paths before).
+            self.stop_watching();
+            if let Some(before) = before {
+                self.start_watching(&before, &mut Vec::new());
+            }
         }
+        drop(ticket);
         out
     }
 
@@ -48,7 +55,7 @@ impl Engine {
     /// the walk, then the index brought up to date with the files.
     async fn load_and_reconcile(
         self: Arc<Self>,
-        ticket: Ticket,
+        ticket: &Ticket,
         paths: Vec<String>,
         mut warnings: Vec<String>,
     ) -> Result<Outcome> {
@@ -65,7 +72,7 @@ impl Engine {
         }
         // (Before an index is dropped: a walk that failed leaves it as it is.)
         let walked = walked?;
-        self.drop_unreadable_postings(&ticket, &mut warnings).await?;
+        self.drop_unreadable_postings(ticket, &mut warnings).await?;
         self.recover_intents(&mut warnings).await;
         let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some() || p.remote.is_some());
         if let Some(v) = self.vectors.as_ref().filter(|_| saves) {
@@ -75,7 +82,7 @@ impl Engine {
                     .push(format!("persist: the embedder could not be checked ({}); no vector is reused", e.reason));
             }
         }
-        let (report, counts, embedded, fresh) = self.clone().reconcile(&ticket, walked, false).await?;
+        let (report, counts, embedded, fresh) = self.clone().reconcile(ticket, walked, false).await?;
         if let Some(remote) = self.remote() {
             // Built again if it was dropped (a full build lowered this as it
             // went in); or nothing to build it from: it stays empty, as asked.
@@ -174,12 +181,14 @@ impl Engine {
     }
 
     /// Puts a usable snapshot in place: the index and the file table, and
-    /// the vectors when the embedder is the same; else every document is
-    /// embedded again from the index, once (without a keyword index, which
-    /// holds the texts, nothing is put in place: the files are read and
-    /// embedded again). An embedder that cannot be checked (it threw) fails
-    /// this call with what it threw, and nothing is put in place. Returns
-    /// how many documents were embedded again.
+    /// the vectors when the embedder is the same. Another embedder: when
+    /// every document is a file's (or without a keyword index, which keeps
+    /// the texts), nothing is put in place and the files are read and
+    /// embedded again; else every document is embedded again from the
+    /// index, once, and a failure fails this call (not loaded: no save
+    /// records the new embedder). An embedder that cannot be checked (it
+    /// threw) fails this call with what it threw, and nothing is put in
+    /// place. Returns how many documents were embedded again.
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<usize> {
         // Writes made before this first init() (documents or removals) go
         // into the loaded index, whose postings must then be here. Read off
@@ -192,16 +201,26 @@ impl Engine {
                 remote.postings_ready().await?;
             }
         }
-        let Snapshot { index, files, vectors, texts, .. } = snapshot;
+        let Snapshot { mut index, mut files, vectors, texts, .. } = snapshot;
         if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
             texts.set_recover(files.recover_texts(base));
         }
         let mut embed_again = false;
         if let (Some(v), Some(saved)) = (&self.vectors, vectors) {
             if !self.install_vectors(v, saved, warnings).await? {
-                if self.keyword.is_none() {
+                // Every document a file's: nothing is put in place, and the
+                // files are read and embedded again, as at a first start.
+                // (Without a keyword index no text is kept to embed from.)
+                let checked = blocking(move || {
+                    let all = super::persist::all_from_files(&index, &files);
+                    (index, files, all)
+                });
+                let all;
+                (index, files, all) = checked.await?;
+                if self.keyword.is_none() || all {
                     return Ok(0);
                 }
+                // Documents given to `index()`: embedded again from the index.
                 embed_again = true;
             }
         }
@@ -249,7 +268,12 @@ impl Engine {
                 sources
             });
             let sources = sources.await?;
-            let embedded = self.rewrite_from_index(v, &sources, "for the new embedder", warnings).await;
+            let (embedded, failed) = self.rewrite_from_index(v, &sources, "for the new embedder", warnings).await;
+            if let Some(e) = failed {
+                // Not loaded (no save records the new embedder over texts
+                // without vectors): the next init() embeds them again.
+                return Err(e);
+            }
             // Saved with the new embedder's name: the next start reuses these.
             self.persisted().changed();
             return Ok(embedded);

@@ -125,7 +125,10 @@ impl Engine {
     }
 
     /// Takes the writer lock and loads the snapshot, once. Returns the
-    /// snapshot when it can be used, else pushes why to `warnings`.
+    /// snapshot when it can be used, else pushes why to `warnings`. A
+    /// snapshot returned is loaded once installed (`rebuild_persisted`):
+    /// an install that fails leaves it to the next `init()`, and no save
+    /// replaces it meanwhile.
     pub(super) async fn open_snapshot(self: &Arc<Self>, warnings: &mut Vec<String>) -> Result<Option<Snapshot>> {
         if let Some(remote) = self.remote() {
             return self.open_remote(remote, warnings).await;
@@ -136,8 +139,10 @@ impl Engine {
             return Ok(None);
         };
         let at = dir.clone();
+        // (Held already after an init() whose install failed.)
+        let locked = p.state.lock().writer.is_some();
         let (lock, snapshot) = blocking(move || {
-            let lock = disk::lock(&at);
+            let lock = (!locked).then(|| disk::lock(&at));
             // A directory that is not ours is neither written nor read.
             let snapshot = match disk::check_dir(&at) {
                 Ok(()) => Snapshot::load(&at),
@@ -147,17 +152,19 @@ impl Engine {
         })
         .await?;
         let mut state = p.state.lock();
-        state.loaded = true;
+        let usable = matches!(&snapshot, Ok(s) if s.fingerprint == p.fingerprint);
+        state.loaded = !usable;
         match lock {
-            Ok(Ok(l)) => {
+            None => {}
+            Some(Ok(Ok(l))) => {
                 state.writer = Some(l);
                 self.open_intent_log(&dir, warnings);
             }
-            Ok(Err(holder)) => warnings.push(format!(
+            Some(Ok(Err(holder))) => warnings.push(format!(
                 "persist: {} is written by {holder}; this workspace loads it but does not save",
                 dir.display()
             )),
-            Err(e) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", dir.display())),
+            Some(Err(e)) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", dir.display())),
         }
         match snapshot {
             Err(SnapshotError::Missing) => Ok(None),
@@ -290,7 +297,8 @@ impl Engine {
             ledger.drop_texts(&ids);
         }
         if self.keyword.is_some() {
-            self.rewrite_from_index(v, &by_hand, "after a crash", warnings).await;
+            // (A failure is a warning: the log stays, the next start tries again.)
+            let _ = self.rewrite_from_index(v, &by_hand, "after a crash", warnings).await;
         }
         hold.answered();
     }
@@ -299,14 +307,14 @@ impl Engine {
     /// path or an `index()` document's id), in one pass of the embedder's
     /// groups, and writes them to the store. A source that fails is left
     /// without vectors, with a warning saying `why` it was embedded again.
-    /// Returns how many documents were embedded.
+    /// Returns how many documents were embedded, and the first failure.
     pub(super) async fn rewrite_from_index(
         self: &Arc<Self>,
         v: &VectorSide,
         sources: &[String],
         why: &str,
         warnings: &mut Vec<String>,
-    ) -> usize {
+    ) -> (usize, Option<Error>) {
         // Off this task: the index may be held, and stored texts are read from disk.
         let (wanted, me) = (sources.to_vec(), self.clone());
         let found = super::blocking(move || {
@@ -328,12 +336,17 @@ impl Engine {
             }
             groups
         });
-        let Ok(groups) = found.await else { return 0 };
+        let groups = match found.await {
+            Ok(groups) => groups,
+            Err(e) => return (0, Some(e)),
+        };
         let (sources, groups): (Vec<&String>, Vec<Vec<NewDocument>>) =
             sources.iter().zip(groups).filter(|(_, docs)| !docs.is_empty()).unzip();
         let refs: Vec<Vec<&NewDocument>> = groups.iter().map(|docs| docs.iter().collect()).collect();
         let mut embedded = v.embed(self, &refs, OnGroupFailure::Fail, None).await;
         v.write(&mut embedded, &refs).await;
+        let total: usize = refs.iter().map(Vec::len).sum();
+        drop(refs);
         let mut done = 0;
         for (i, (source, docs)) in sources.into_iter().zip(groups).enumerate() {
             let ids: Vec<String> = docs.into_iter().map(|d| d.id).collect();
@@ -346,11 +359,15 @@ impl Engine {
                     // All or nothing, as a rebuild's file: units written before the failure go.
                     let _ = v.store.delete_ids(&v.index_name, &ids).await;
                     v.ledger.lock().drop_texts(&ids);
-                    warnings.push(format!("persist: {source} could not be embedded again {why} ({reason})"))
+                    warnings.push(format!("persist: {source} could not be embedded again {why} ({reason})"));
+                    if embedded.first_error.is_none() {
+                        embedded.first_error = Some(Error::from_reason(reason));
+                    }
                 }
             }
         }
-        done
+        let failed = (done < total).then(|| embedded.first_error.take()).flatten();
+        (done, failed)
     }
 
     /// Which embedder this process has: `embedderId`, or the canary's

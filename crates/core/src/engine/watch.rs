@@ -178,7 +178,7 @@ impl Engine {
         *slot = None; // the old watcher's task ends with it
         let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return false };
         let roots = watch_roots(&base, paths);
-        let skip = self.persist.as_ref().and_then(|p| p.dir.clone()).and_then(|d| d.canonicalize().ok());
+        let skip = self.persist.as_ref().and_then(|p| p.dir.as_deref()).and_then(canonical_to_be);
         let (tx, rx) = unbounded_channel();
         let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx) {
             Ok(w) => w,
@@ -206,6 +206,11 @@ impl Engine {
         self.runtime.spawn(watch_loop(me, rx, roots));
         *slot = Some(Watcher { watcher, paths: paths.to_vec() });
         true
+    }
+
+    /// The paths the watcher watches, if there is one.
+    pub(super) fn watched_paths(&self) -> Option<Vec<String>> {
+        self.watcher.lock().as_ref().map(|w| w.paths.clone())
     }
 
     /// Stops the watcher (at `destroy()`).
@@ -295,6 +300,21 @@ impl Engine {
     pub fn watch_stats(&self) -> Option<WatchState> {
         self.watcher.lock().as_ref()?;
         Some(self.watch_state.lock().clone())
+    }
+}
+
+/// `path` made canonical, or, before it exists (the persist directory
+/// before the first save makes it), its nearest existing ancestor made
+/// canonical with the rest of it joined on.
+fn canonical_to_be(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(found) = at.canonicalize() {
+            return Some(missing.iter().rev().fold(found, |p, part| p.join(part)));
+        }
+        missing.push(at.file_name()?);
+        at = at.parent()?;
     }
 }
 

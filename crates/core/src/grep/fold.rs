@@ -63,7 +63,8 @@ fn unlike() -> &'static FxHashSet<char> {
 /// the pattern names. A pattern that cannot be read (look-around) reaches
 /// them all.
 pub fn reached_by(pattern_unfolded: &str) -> Vec<char> {
-    let Ok(hir) = regex_syntax::parse(pattern_unfolded) else {
+    let parsed = regex_syntax::parse(pattern_unfolded).or_else(|_| regex_syntax::parse(&plain_of(pattern_unfolded)));
+    let Ok(hir) = parsed else {
         // Sorted, as `found_in` searches it (a set's order is not).
         let mut all: Vec<char> = unlike().iter().copied().collect();
         all.sort_unstable();
@@ -82,6 +83,38 @@ pub fn reached_by(pattern_unfolded: &str) -> Vec<char> {
         })
         .collect();
     out.sort_unstable();
+    out
+}
+
+/// `pattern` without what Rust's syntax lacks: look-arounds become plain
+/// groups, back-references go. It names every character the pattern
+/// names (a back-reference matches what its group did), which is all
+/// `reached_by` needs.
+fn plain_of(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut rest = pattern;
+    while let Some(c) = rest.chars().next() {
+        if let Some(after) = ["(?=", "(?!", "(?<=", "(?<!"].iter().find_map(|l| rest.strip_prefix(l)) {
+            out.push_str("(?:");
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix('\\') {
+            match after.chars().next() {
+                Some('1'..='9') => rest = after.trim_start_matches(|d: char| d.is_ascii_digit()),
+                Some('k') if after[1..].starts_with('<') => {
+                    rest = after.find('>').map_or("", |end| &after[end + 1..]);
+                }
+                Some(next) => {
+                    out.push('\\');
+                    out.push(next);
+                    rest = &after[next.len_utf8()..];
+                }
+                None => rest = after,
+            }
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
     out
 }
 
@@ -139,10 +172,19 @@ mod tests {
     }
 
     #[test]
+    fn look_arounds_and_back_references_reach_what_they_name() {
+        assert_eq!(plain_of(r"f(o)\1 (?=k)(?<!a)\\1\k<n>x"), r"f(o) (?:k)(?:a)\\1x");
+        assert_eq!(reached_by(r"(?m)k(?=1)"), ['\u{212A}']);
+        assert!(reached_by(r"(?m)f(o)\1 ").is_empty());
+        assert!(reached_by(r"(?m)(?<=s)x").contains(&'\u{017F}'), "s reaches the long s");
+    }
+
+    #[test]
     fn a_pattern_that_cannot_be_read_reaches_every_one_in_order() {
-        // Look-around is not Rust syntax: every character above is reached,
-        // and `found_in` (a binary search) finds each of them in a text.
-        let all = reached_by("(?m)k(?=1)");
+        // Not Rust syntax, even without look-arounds and back-references
+        // (an open class): every character above is reached, and
+        // `found_in` (a binary search) finds each of them in a text.
+        let all = reached_by("(?m)[k1");
         assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
         assert_eq!(all.len(), unlike().len());
         for c in ['\u{212A}', '\u{017F}', '\u{1E9E}', '\u{212B}', '\u{2126}'] {

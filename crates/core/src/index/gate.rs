@@ -48,14 +48,15 @@ impl Gate {
         Ticket { gate: self.clone(), seq: s.issued }
     }
 
-    /// Gives no turn from now on (the workspace is destroyed): every write
-    /// waiting for its turn, or asking for one later, is answered `Closed`,
-    /// the one whose turn comes when an earlier write is dropped included,
-    /// so none of them reaches the index or the store.
+    /// Whether `close` was called.
     pub fn is_closed(&self) -> bool {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).closed
     }
 
+    /// Gives no turn from now on (the workspace is destroyed): every write
+    /// waiting for its turn, or asking for one later, is answered `Closed`,
+    /// the one whose turn comes when an earlier write is dropped included,
+    /// so none of them reaches the index or the store.
     pub fn close(&self) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
         self.notify.notify_waiters();
