@@ -63,8 +63,9 @@ fn unlike() -> &'static FxHashSet<char> {
 /// the pattern names. A pattern that cannot be read (look-around) reaches
 /// them all.
 pub fn reached_by(pattern_unfolded: &str) -> Vec<char> {
-    let parsed = regex_syntax::parse(pattern_unfolded).or_else(|_| regex_syntax::parse(&plain_of(pattern_unfolded)));
-    let Ok(hir) = parsed else {
+    let parsed =
+        regex_syntax::parse(pattern_unfolded).ok().or_else(|| regex_syntax::parse(&plain_of(pattern_unfolded)).ok());
+    let Some(hir) = parsed else {
         // Sorted, as `found_in` searches it (a set's order is not).
         let mut all: Vec<char> = unlike().iter().copied().collect();
         all.sort_unstable();
