@@ -626,6 +626,51 @@ test('persist.dir: an embedder that throws when checked fails init() and loads n
   await third.destroy()
 })
 
+test('a crash after an index() write, then a recovery whose embedder refuses that document: the log stays, and the next start writes its vector again', async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-recover-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  fs.mkdirSync(path.join(root, 'ws', 'docs'), { recursive: true })
+  fs.writeFileSync(path.join(root, 'ws', 'docs', 'a.md'), 'a file')
+  const script = path.join(root, 'phase.mjs')
+  fs.writeFileSync(script, `
+    import fs from 'node:fs'
+    import path from 'node:path'
+    const { Workspace, LocalFilesystem } = (await import(${JSON.stringify(new URL('../index.js', import.meta.url).href)})).default
+    const [root, phase] = process.argv.slice(2)
+    const file = path.join(root, 'store.json')
+    const load = () => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {})
+    const store = {
+      async createIndex() {},
+      async upsert({ ids, vectors, metadata }) { const o = load(); ids.forEach((id, i) => (o[id] = { v: vectors[i], m: metadata[i] })); fs.writeFileSync(file, JSON.stringify(o)); return ids },
+      async query({ topK }) { return Object.entries(load()).slice(0, topK).map(([id, x]) => ({ id, score: 1, metadata: x.m })) },
+      async deleteVectors(args) { const o = load(); for (const id of args.ids ?? []) delete o[id]; if (args.filter?.sourceFile) for (const [k, x] of Object.entries(o)) if (x.m?.sourceFile === args.filter.sourceFile) delete o[k]; fs.writeFileSync(file, JSON.stringify(o)) },
+    }
+    const embedder = Object.assign(async (texts) => {
+      if (phase === 'recover' && texts.some((t) => t.includes('manual'))) throw new Error('the embedder refuses it')
+      return texts.map((t) => [(t.length % 7) + 1, 1, 1, 2])
+    }, { batch: true })
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: path.join(root, 'ws') }), bm25: true, embedder, embedderId: 'e', autoIndexPaths: ['docs'], persist: { dir: path.join(root, 'snap') }, vectorStore: store, searchIndexName: 'k' })
+    if (phase === 'crash') {
+      await ws.init()
+      await ws.index('manual/x', 'a manual note')
+      await ws.save()
+      await ws.index('manual/x', 'a manual note, again')
+      process.exit(0) // killed before its next save
+    }
+    const report = await ws.init()
+    await ws.destroy()
+    console.log(JSON.stringify({ warnings: report.warnings, stored: 'manual/x' in load() }))
+  `)
+  const phase = (name) => execFileSync(process.execPath, [script, root, name], { encoding: 'utf8' }).trim().split('\n').pop()
+  phase('crash')
+  const recovered = JSON.parse(phase('recover'))
+  assert.match(recovered.warnings.join(' '), /manual\/x could not be embedded again after a crash/)
+  assert.equal(recovered.stored, false)
+  const again = JSON.parse(phase('again'))
+  assert.deepEqual(again.warnings, [])
+  assert.equal(again.stored, true, 'the next start wrote its vector again')
+})
+
 // (That the graph is restored rather than rebuilt is checked in core:
 // vectors::store::tests::a_snapshot_keeps_the_graph...)
 test("a LocalVector's HNSW graph goes through a restart: the same answers, and a document removed after it is never found", async (t) => {

@@ -37,9 +37,11 @@ impl Engine {
         // A large first build's reads overflow the system's queue of events:
         // the tree is then reconciled once after this call (a walk).
         let before = self.watched_paths();
-        let started_here = self.watch && self.start_watching(&paths, &mut warnings);
+        if self.watch {
+            self.start_watching(&paths, &mut warnings);
+        }
         let out = self.clone().load_and_reconcile(&ticket, paths, warnings).await;
-        if out.is_err() && started_here {
+        if out.is_err() && self.watched_paths() != before {
             // In this call's turn still: a failed call leaves the watcher as
             // it found it (none, or the one on the paths before).
             self.stop_watching();
@@ -257,6 +259,9 @@ impl Engine {
             drop(tokio::task::spawn_blocking(self.release_memory));
         }
         if let (true, Some(v)) = (embed_again, &self.vectors) {
+            // What a crash left in the log is undone first: the writes below
+            // are logged too, and are not a crash's.
+            self.recover_intents(warnings).await;
             if let Some(remote) = self.remote() {
                 remote.texts_ready(self.indexes_files_only()).await?;
             }

@@ -255,13 +255,27 @@ impl Engine {
         };
         let mut doubted = intents.ids.clone();
         doubted.extend(intents.sources.iter().cloned());
+        // `index()` documents in doubt that the ledger no longer knows (an
+        // earlier recovery deleted their vectors, then failed to write them
+        // again): written again below all the same.
+        let wanted = doubted.clone();
+        let given: Vec<String> = self
+            .read_index(move |index| {
+                let given = |id: &&String| index.get(id).is_some_and(|d| d.source_file().is_none());
+                wanted.iter().filter(given).cloned().collect()
+            })
+            .await
+            .unwrap_or_default();
         // Whole sources are in doubt: every id the ledger knows for them goes.
         let (sources, by_hand) = {
             // Lock order (docs/architecture.md): the file state, then the ledger.
             let state = self.persisted().state.lock();
             let ledger = v.ledger.lock();
             let sources = ledger.sources_with(&doubted);
-            let by_hand: Vec<String> = sources.iter().filter(|s| state.files.get(s).is_none()).cloned().collect();
+            let mut by_hand: Vec<String> =
+                sources.iter().filter(|s| state.files.get(s).is_none()).chain(&given).cloned().collect();
+            by_hand.sort();
+            by_hand.dedup();
             (sources, by_hand)
         };
         // Without a keyword index nothing could write an `index()` document
@@ -297,8 +311,12 @@ impl Engine {
             ledger.drop_texts(&ids);
         }
         if self.keyword.is_some() {
-            // (A failure is a warning: the log stays, the next start tries again.)
-            let _ = self.rewrite_from_index(v, &by_hand, "after a crash", warnings).await;
+            let (_, failed) = self.rewrite_from_index(v, &by_hand, "after a crash", warnings).await;
+            if failed.is_some() {
+                // The log stays held: no save trims it, the next start embeds
+                // them again (their vectors are gone: none is recorded).
+                return;
+            }
         }
         hold.answered();
     }

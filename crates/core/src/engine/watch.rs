@@ -168,24 +168,20 @@ impl Engine {
 
 impl Engine {
     /// Watches `paths` (starting the watcher, or replacing one that watches
-    /// other paths); a failure to watch is a warning. `true`: a watcher was
-    /// started.
-    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) -> bool {
+    /// other paths); a failure to watch is a warning.
+    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
         let mut slot = self.watcher.lock();
         if slot.as_ref().is_some_and(|w| w.paths == paths) || self.destroyed.load(Ordering::SeqCst) {
-            return false;
+            return;
         }
         *slot = None; // the old watcher's task ends with it
-        let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return false };
+        let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return };
         let roots = watch_roots(&base, paths);
         let skip = self.persist.as_ref().and_then(|p| p.dir.as_deref()).and_then(canonical_to_be);
         let (tx, rx) = unbounded_channel();
         let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx) {
             Ok(w) => w,
-            Err(e) => {
-                warnings.push(format!("watch: cannot watch files ({e})"));
-                return false;
-            }
+            Err(e) => return warnings.push(format!("watch: cannot watch files ({e})")),
         };
         let mut state = WatchState::default();
         for dir in ancestors(&base, &roots) {
@@ -205,7 +201,6 @@ impl Engine {
         let me: Weak<Engine> = Arc::downgrade(self);
         self.runtime.spawn(watch_loop(me, rx, roots));
         *slot = Some(Watcher { watcher, paths: paths.to_vec() });
-        true
     }
 
     /// The paths the watcher watches, if there is one.
@@ -307,8 +302,10 @@ impl Engine {
 /// before the first save makes it), its nearest existing ancestor made
 /// canonical with the rest of it joined on.
 fn canonical_to_be(path: &Path) -> Option<PathBuf> {
+    // (A relative one is the process's working directory's, as `persist` takes it.)
+    let path = std::path::absolute(path).ok()?;
     let mut missing = Vec::new();
-    let mut at = path;
+    let mut at = path.as_path();
     loop {
         if let Ok(found) = at.canonicalize() {
             return Some(missing.iter().rev().fold(found, |p, part| p.join(part)));
