@@ -230,7 +230,10 @@ impl Engine {
         let documents = blocking(move || {
             let mut documents = 0;
             if me.keyword.is_some() {
-                if let Some(p) = me.persist.as_ref().filter(|_| !super::persist::all_from_files(&index, &files)) {
+                // (Asked only where files are read: the file table is decoded
+                // on first use, and an attach without files never needs it.)
+                let from_api = || me.indexes_files() && !super::persist::all_from_files(&index, &files);
+                if let Some(p) = me.persist.as_ref().filter(|_| from_api()) {
                     // Documents given to `index()` in an earlier session: no
                     // text of theirs can be read again from a file, nor the
                     // index be built again from the files without them.

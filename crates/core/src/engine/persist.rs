@@ -532,7 +532,12 @@ impl Engine {
             .persist
             .as_ref()
             .is_some_and(|p| p.api_writes.load(Ordering::SeqCst) || p.loaded_api_docs.load(Ordering::SeqCst));
-        self.base_path.is_some() && !self.auto_index_paths.is_empty() && !api
+        self.indexes_files() && !api
+    }
+
+    /// Whether this workspace reads files (a `basePath` and `autoIndexPaths`).
+    pub(super) fn indexes_files(&self) -> bool {
+        self.base_path.is_some() && !self.auto_index_paths.is_empty()
     }
 
     /// `save` to the snapshot store: the part, then the manifest.
