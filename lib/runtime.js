@@ -117,15 +117,40 @@ const MISSING_METHOD = 'workspace-search:missing-method'
 /**
  * Calls a vector store's methods with `this` bound to it, looking each one
  * up when it is called (as Mastra's `this.vectorStore.upsert(...)`), so that
- * a method replaced or spied on after construction is the one used.
+ * a method replaced or spied on after construction is the one used. Its
+ * answer is awaited as Mastra awaits it (a thenable that is not a native
+ * promise included). Only `query`'s answer is read, handed over as checked
+ * JSON text (a TypeError naming the path where it is not JSON data); the
+ * others' answers are ignored, as Mastra ignores them, so that a store that
+ * wrote and answered something odd is not taken for one that failed.
  * @param {Record<string, unknown>} store
- * @returns {(request: { method: string, args: unknown }) => unknown}
+ * @returns {(request: { method: string, args: unknown }) => Promise<string | null>}
  */
 function storeCaller(store) {
-  return ({ method, args }) => {
+  return async ({ method, args }) => {
     const f = store[method]
-    return typeof f === 'function' ? f.call(store, args) : MISSING_METHOD
+    if (typeof f !== 'function') return MISSING_METHOD
+    const answer = await f.call(store, args)
+    return method === 'query' ? jsonText(answer === undefined ? null : answer, `vectorStore.query answer`) : null
   }
+}
+
+/**
+ * `f` (the user's embedder or reranker) with its answer awaited as Mastra
+ * awaits it (a thenable that is not a native promise included) and its
+ * arrays copied into plain ones here, so that a getter or proxy that throws
+ * rejects the call with what it threw, never inside the addon's reading.
+ * @param {(...args: any[]) => unknown} f
+ * @param {number} depth levels of arrays to copy: 1 for a vector or scores, 2 for a batch
+ * @returns {(...args: any[]) => Promise<unknown>}
+ */
+function answerCaller(f, depth) {
+  // A Float32Array is read as it is; another typed array (Float64Array) as numbers.
+  /** @type {(v: unknown) => v is ArrayLike<unknown>} */
+  const listLike = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof Float32Array) && !(v instanceof DataView))
+  /** @type {(v: unknown, d: number) => unknown} */
+  const plain = (v, d) => (d > 0 && listLike(v) ? Array.from(v, (e) => plain(e, d - 1)) : v)
+  return async (...args) => plain(await f(...args), depth)
 }
 
 /**
@@ -219,6 +244,7 @@ module.exports = {
   SnapshotStoreError,
   snapshotStoreCaller,
   storeCaller,
+  answerCaller,
   WorkspaceError,
   SearchNotAvailableError,
   WorkspaceNotReadyError,

@@ -36,7 +36,7 @@ impl Workspace {
             None => None,
             Some(e) => {
                 let index_name = place.index_name(o.search_index_name.clone()).map_err(config_error)?;
-                let embedder = crate::embedder::from_js(e, o.embed_concurrency, o.embed_timeout_ms)?;
+                let embedder = crate::embedder::from_js(env, e, o.embed_concurrency, o.embed_timeout_ms)?;
                 let timeout = std::time::Duration::from_millis(o.vector_store_timeout_ms);
                 let store = vector_store(env, o.vector_store.as_ref(), timeout)?;
                 Some(VectorConfig { embedder, store, index_name, store_given: o.vector_store.is_some() })
@@ -64,7 +64,9 @@ impl Workspace {
             None => None,
         };
         let reranker = match &o.rerank {
-            Some(f) => Some(Arc::new(crate::reranker::Reranker::from_js(f, o.rerank_depth)?) as Arc<dyn RerankCall>),
+            Some(f) => {
+                Some(Arc::new(crate::reranker::Reranker::from_js(env, f, o.rerank_depth)?) as Arc<dyn RerankCall>)
+            }
             None => None,
         };
         let progress = match &o.on_progress {

@@ -27,7 +27,7 @@ struct JsEmbedder {
 
 /// Core's embedder over the user's function: core groups the texts, bounds
 /// the calls in flight, times them out and checks every answer.
-pub fn from_js(f: &Unknown, concurrency: usize, timeout_ms: u64) -> Checked<Embedder> {
+pub fn from_js(env: &Env, f: &Unknown, concurrency: usize, timeout_ms: u64) -> Checked<Embedder> {
     let func = to_function(f, "embedder")?;
     let batch: Unknown = func.get_named_property_unchecked("batch")?;
     // SAFETY: cast only once its type was checked to be a boolean.
@@ -40,13 +40,16 @@ pub fn from_js(f: &Unknown, concurrency: usize, timeout_ms: u64) -> Checked<Embe
             _ => None,
         };
         let max_batch = embedding::batch_size(given);
-        // SAFETY: `func` is a function (`to_function`); the types name what
-        // it is called with and how its answer is read (checked on read).
-        let typed: Function<Vec<String>, MaybePromise<Lenient<Vectors>>> = unsafe { func.to_unknown().cast()? };
+        // SAFETY: `answer_caller` returns a function (over `func`, a function
+        // by `to_function`); the types name what it is called with and how
+        // its answer is read (checked on read).
+        let typed: Function<Vec<String>, MaybePromise<Lenient<Vectors>>> =
+            unsafe { answer_caller(env, &func.to_unknown(), 2)?.cast()? };
         Call::Batch { f: typed.build_threadsafe_function().weak::<true>().build()?, max_batch }
     } else {
         // SAFETY: as above, for the single-text form.
-        let typed: Function<String, MaybePromise<Lenient<Vector>>> = unsafe { func.to_unknown().cast()? };
+        let typed: Function<String, MaybePromise<Lenient<Vector>>> =
+            unsafe { answer_caller(env, &func.to_unknown(), 1)?.cast()? };
         Call::Single(typed.build_threadsafe_function().weak::<true>().build()?)
     };
     let call = Arc::new(JsEmbedder { call });

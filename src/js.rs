@@ -71,6 +71,14 @@ pub fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<Function<'e, Unknown<'
     runtime(env)?.get_named_property(name)
 }
 
+/// `f` (the user's embedder or reranker) behind lib/runtime.js
+/// `answerCaller`: its answer awaited and its arrays (`depth` levels) copied
+/// into plain ones in JavaScript, where a throwing getter rejects the call.
+pub fn answer_caller<'e>(env: &'e Env, f: &Unknown, depth: u32) -> Result<Unknown<'e>> {
+    let wrap: Function<FnArgs<(Unknown, u32)>, Unknown> = runtime(env)?.get_named_property("answerCaller")?;
+    wrap.call((*f, depth).into())
+}
+
 /// The JavaScript value an error carries, as it was thrown, whatever it is
 /// (`throw 'quota'` stays a string); `JsError::into_value` would keep only
 /// Error objects. An error without one becomes an Error of its reason.

@@ -228,6 +228,10 @@ impl LocalVector {
                 )?;
                 let name = index_name(&o, "query")?;
                 let q = vector_of(&required(&o, "queryVector", "query")?, "queryVector")?;
+                if !q.iter().all(|x| x.is_finite()) {
+                    // A NaN (or a number past f32's range) would score every vector NaN.
+                    return Err(Fail::Type("queryVector must hold finite numbers (within f32's range)".into()));
+                }
                 let top_k = match prop(&o, "topK")? {
                     Some(v) => to_integer(&v, "topK", 0.0)? as usize,
                     None => 10,

@@ -25,13 +25,15 @@ pub struct Reranker {
 }
 
 impl Reranker {
-    pub fn from_js(f: &JsFn, depth: usize) -> Checked<Reranker> {
+    pub fn from_js(env: &Env, f: &JsFn, depth: usize) -> Checked<Reranker> {
         if depth > MAX_DEPTH {
             return Err(Fail::Range(format!("rerankDepth must be at most {MAX_DEPTH}, got {depth}")));
         }
-        // SAFETY: `f` is a function (`to_function`); the types name how it
-        // is called and how its answer is read (checked on read).
-        let typed: Function<Args, MaybePromise<Lenient<Vec<f64>>>> = unsafe { f.to_unknown().cast()? };
+        // SAFETY: `answer_caller` returns a function (over `f`, a function
+        // by `to_function`); the types name how it is called and how its
+        // answer is read (checked on read).
+        let typed: Function<Args, MaybePromise<Lenient<Vec<f64>>>> =
+            unsafe { answer_caller(env, &f.to_unknown(), 1)?.cast()? };
         let f = typed.build_threadsafe_function().weak::<true>().build()?;
         Ok(Reranker { f, depth })
     }

@@ -126,24 +126,6 @@ impl FromNapiValue for Vectors {
     }
 }
 
-/// Any JSON-like result, `undefined` included (as `Null`).
-pub struct Json(pub serde_json::Value);
-
-impl FromNapiValue for Json {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
-        let u = Unknown::from_napi_value(env, v)?;
-        if matches!(u.get_type()?, ValueType::Undefined | ValueType::Null) {
-            return Ok(Json(serde_json::Value::Null));
-        }
-        // Through lib/json.js: plain data, bounded depth, no cycles.
-        let text = crate::js::json_text(&Env::from_raw(env), &u, "the value").map_err(|f| match f {
-            crate::js::Fail::Napi(e) => e,
-            other => Error::from_reason(format!("{other:?}")),
-        })?;
-        Ok(Json(serde_json::from_str(&text).map_err(|e| Error::from_reason(e.to_string()))?))
-    }
-}
-
 /// An argument passed to JavaScript through serde.
 pub struct Js<T>(pub T);
 

@@ -5,13 +5,15 @@
 
 use crate::error::host_error;
 use crate::js::*;
-use crate::shape::{Js, Json, Lenient, MaybePromise};
+use crate::shape::{Js, MaybePromise};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use serde_json::{json, Value};
 use workspace_search_core::engine::host::{HostFuture, StoreCall};
 
-type StoreFn = ThreadsafeFunction<Js<Value>, MaybePromise<Lenient<Json>>, Js<Value>, Status, false, true>;
+/// Answers: the missing-method marker, `query`'s answer as checked JSON
+/// text, or nothing for the methods whose answer is ignored.
+type StoreFn = ThreadsafeFunction<Js<Value>, MaybePromise<Option<String>>, Js<Value>, Status, false, true>;
 
 /// A JavaScript store: one caller (lib/runtime.js `storeCaller`) that looks
 /// the method up on the store at each call, as Mastra's `this.vectorStore.x(...)`
@@ -33,19 +35,25 @@ impl JsStore {
             }
         }
         let caller = runtime_fn(env, "storeCaller")?.call(*v)?;
-        // SAFETY: lib's storeCaller returns a function; its answers are read leniently.
-        let f: Function<Js<Value>, MaybePromise<Lenient<Json>>> = unsafe { caller.cast()? };
+        // SAFETY: lib's storeCaller returns a function answering a promise
+        // of a string or null.
+        let f: Function<Js<Value>, MaybePromise<Option<String>>> = unsafe { caller.cast()? };
         Ok(JsStore { caller: f.build_threadsafe_function().weak::<true>().build()? })
     }
 
-    /// Calls `store[name](args)`; `None` when the store has no such method.
+    /// Calls `store[name](args)`; `None` when the store has no such method,
+    /// `Null` for a method whose answer is ignored.
     async fn call_js(&self, name: &str, args: Value) -> Result<Option<Value>> {
         let request = json!({ "method": name, "args": args });
-        let Lenient(answer) = self.caller.call_async_catch(Js(request)).await?.settle().await?;
-        let value = answer
-            .map(|j| j.0)
-            .map_err(|e| Error::from_reason(format!("vectorStore.{name} returned an invalid value: {e}")))?;
-        Ok((value != Value::String(MISSING_METHOD.into())).then_some(value))
+        let answer = self.caller.call_async_catch(Js(request)).await?.settle().await?;
+        match answer {
+            None => Ok(Some(Value::Null)),
+            Some(marker) if marker == MISSING_METHOD => Ok(None),
+            // Checked by lib/json.js: plain JSON data, bounded depth.
+            Some(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| Error::from_reason(format!("vectorStore.{name} answer: {e}"))),
+        }
     }
 }
 

@@ -327,6 +327,14 @@ impl Workspace {
                 let query = to_string(&query, "query")?;
                 let opts = options::search_options(env, options)?;
                 let mode = self.mode(opts.mode)?;
+                if mode != Mode::Vector && opts.filter.as_ref().is_some_and(|f| f.reads("text")) {
+                    // The store matches its own copy of each text; BM25 hits
+                    // are not read to match it, so one half would ignore it.
+                    let name = if mode == Mode::Hybrid { "hybrid" } else { "bm25" };
+                    return Err(Fail::Type(format!(
+                        "filter on `text` applies in vector mode only, not in {name} mode"
+                    )));
+                }
                 Ok((query, opts, mode))
             })();
             let (query, opts, mode) = match checked {

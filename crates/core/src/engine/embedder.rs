@@ -1,6 +1,8 @@
 //! The user's embedder as the engine calls it: texts in groups of the
-//! embedder's size, at most `concurrency` calls in flight, each timed out,
-//! every answer checked (`vectors::embedding`).
+//! embedder's size, at most `concurrency` calls in flight for the whole
+//! workspace (every write and search together: the bound is there for the
+//! embedding service's rate limits), each timed out, every answer checked
+//! (`vectors::embedding`).
 
 use super::error::{Error, Result};
 use super::host::EmbedCall;
@@ -12,13 +14,17 @@ use std::time::Duration;
 pub struct Embedder {
     call: Arc<dyn EmbedCall>,
     concurrency: usize,
+    /// Shared by every call of the workspace: `concurrency` permits, given
+    /// in the order asked (tokio's semaphore is fair).
+    in_flight: tokio::sync::Semaphore,
     /// A call that has not answered by then fails like any embedder error.
     timeout: Duration,
 }
 
 impl Embedder {
     pub fn new(call: Arc<dyn EmbedCall>, concurrency: usize, timeout: Duration) -> Embedder {
-        Embedder { call, concurrency, timeout }
+        let in_flight = tokio::sync::Semaphore::new(concurrency.max(1));
+        Embedder { call, concurrency, in_flight, timeout }
     }
 
     /// Texts per call: `maxBatchSize` for a batch embedder, 1 otherwise.
@@ -31,6 +37,8 @@ impl Embedder {
     pub async fn embed_group(&self, texts: Vec<String>, label: &str) -> Result<Vec<Vec<f32>>> {
         let n = texts.len();
         let ms = self.timeout.as_millis();
+        // The semaphore is never closed; the wait is not part of the timeout.
+        let _permit = self.in_flight.acquire().await.map_err(|e| Error::from_reason(e.to_string()))?;
         let vectors = tokio::time::timeout(self.timeout, self.call.embed(texts, label))
             .await
             .map_err(|_| Error::from_reason(format!("Embedder did not answer within {ms} ms ({label}).")))??;

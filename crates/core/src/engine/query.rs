@@ -14,6 +14,11 @@ use crate::search::{KeywordQuery, Mode, SearchHit};
 use crate::vectors::filter::Filter;
 use std::sync::Arc;
 
+/// Reads of a hybrid search's two halves before the last ones stand
+/// (`both_halves`), and the longest wait for a write that applies.
+const HYBRID_READS: u32 = 4;
+const HYBRID_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A search as the caller asked for it (checked by the host).
 #[derive(Clone)]
 pub struct SearchOptions {
@@ -233,17 +238,21 @@ impl Engine {
         .await?
     }
 
-    /// vector-mode hits: the query embedded, the store queried.
+    /// The query's embedding.
+    async fn query_vector(v: &VectorSide, query: &str) -> Result<Vec<f32>> {
+        let mut q = v.embedder.embed_group(vec![query.to_string()], "query").await?;
+        Ok(q.pop().unwrap_or_default())
+    }
+
+    /// vector-mode hits: the store queried with the query's embedding.
     async fn vector_hits(
         &self,
         v: &VectorSide,
-        query: &str,
+        vector: Vec<f32>,
         tokens: &[String],
         top_k: usize,
         opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
-        let mut q = v.embedder.embed_group(vec![query.to_string()], "query").await?;
-        let vector = q.pop().unwrap_or_default();
         let prefix = opts.path_prefix.as_deref().map(path_prefix).filter(|p| !p.is_empty());
         let scoped = prefix.and_then(|p| scoped_filter(v, p, opts));
         let filter = match &scoped {
@@ -272,6 +281,35 @@ impl Engine {
             .collect())
     }
 
+    /// A hybrid search's two halves, read with no write applied between
+    /// them: the index and the store are two systems, and a write applied
+    /// between the two reads (its vector written, its BM25 text not yet, or
+    /// read in one half only) would mix the state before it with the state
+    /// after it. Read again while one did (`Gate::applied`), waiting for a
+    /// write that applies to end; past `HYBRID_READS` tries (a long write,
+    /// such as `init()`'s), the last reads stand.
+    async fn both_halves(
+        self: &Arc<Self>,
+        v: &VectorSide,
+        vector: Vec<f32>,
+        tokens: &[String],
+        depth: usize,
+        opts: &SearchOptions,
+    ) -> Result<(Vec<SearchHit>, Vec<SearchHit>)> {
+        let mut tries = 1;
+        loop {
+            let before = self.gate.applied();
+            let keyword = self.keyword_hits(tokens, depth, opts).await?;
+            let hits = self.vector_hits(v, vector.clone(), tokens, depth, opts).await?;
+            let clean = before.is_multiple_of(2) && self.gate.applied() == before;
+            if clean || tries == HYBRID_READS {
+                return Ok((keyword, hits));
+            }
+            tries += 1;
+            self.gate.quiet(HYBRID_WAIT).await;
+        }
+    }
+
     /// bm25-mode results off the JavaScript thread (a JavaScript tokenizer,
     /// the index held by a writer, or a reranker to call), texts read.
     async fn search_bm25(self: &Arc<Self>, query: &str, opts: SearchOptions) -> Result<Vec<SearchHit>> {
@@ -296,7 +334,7 @@ impl Engine {
         mut opts: SearchOptions,
     ) -> Result<Vec<SearchHit>> {
         let reranker = self.reranker.clone().expect("checked");
-        let top_k = opts.top_k;
+        let (top_k, min_score) = (opts.top_k, opts.min_score);
         opts.top_k = top_k.max(reranker.depth());
         let hits = if mode == Mode::Bm25 {
             self.search_bm25(&query, opts).await?
@@ -304,6 +342,8 @@ impl Engine {
             self.clone().search_vectors(query.clone(), mode, opts).await?
         };
         let mut hits = rerank(reranker.as_ref(), self.rerank_timeout, &query, hits).await;
+        // `minScore` compares against the score returned: the blend, once reranked.
+        hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
         hits.truncate(top_k);
         Ok(hits)
     }
@@ -315,13 +355,12 @@ impl Engine {
         // File-level results fold chunks: ask for more of them (once: the
         // store is asked again only by a later call).
         let top_k = if opts.group_by_file { group::first_depth(opts.top_k) } else { opts.top_k };
+        let vector = Self::query_vector(v, &query).await?;
         let results = if mode == Mode::Vector {
-            let hits = self.vector_hits(v, &query, &tokens, top_k, &opts).await?;
+            let hits = self.vector_hits(v, vector, &tokens, top_k, &opts).await?;
             hybrid::vector_results(hits, top_k, opts.min_score)
         } else {
-            let depth = hybrid_depth(top_k);
-            let keyword = self.keyword_hits(&tokens, depth, &opts).await?;
-            let vector = self.vector_hits(v, &query, &tokens, depth, &opts).await?;
+            let (keyword, vector) = self.both_halves(v, vector, &tokens, hybrid_depth(top_k), &opts).await?;
             hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score)
         };
         let results = self.texts_read(results).await?;

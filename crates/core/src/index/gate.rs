@@ -2,8 +2,14 @@
 //! JavaScript thread, may prepare (tokenize, embed) concurrently, then waits
 //! for its turn before it touches the index or the vector store. Once the
 //! gate is closed (`destroy()`), no write gets its turn any more.
+//!
+//! The gate also counts turns taken and ended (`applied`): odd while a
+//! write applies, so that a reader of both the index and the vector store
+//! (a hybrid search, which takes no ticket) can tell whether a write landed
+//! between its two reads and read again.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::Mutex;
 use tokio::sync::Notify;
@@ -12,6 +18,8 @@ use tokio::sync::Notify;
 pub struct Gate {
     state: Mutex<State>,
     notify: Notify,
+    /// +1 when a write takes its turn, +1 when it ends: odd while one applies.
+    applied: AtomicU64,
 }
 
 #[derive(Default)]
@@ -35,6 +43,8 @@ pub struct Closed;
 pub struct Ticket {
     gate: Arc<Gate>,
     seq: u64,
+    /// Whether `turn` answered Ok (the write may be applying).
+    took_turn: AtomicBool,
 }
 
 impl Gate {
@@ -45,7 +55,28 @@ impl Gate {
         if s.issued == 1 {
             s.next = 1;
         }
-        Ticket { gate: self.clone(), seq: s.issued }
+        Ticket { gate: self.clone(), seq: s.issued, took_turn: AtomicBool::new(false) }
+    }
+
+    /// The count of turns taken and ended: odd while a write applies; read
+    /// before and after reading the index and the store, equal and even when
+    /// no write applied in between.
+    pub fn applied(&self) -> u64 {
+        self.applied.load(Ordering::Acquire)
+    }
+
+    /// Waits until no write applies (or `limit` passes, or the gate closes).
+    pub async fn quiet(&self, limit: std::time::Duration) {
+        let wait = async {
+            loop {
+                let notified = self.notify.notified();
+                if self.applied().is_multiple_of(2) || self.is_closed() {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
     }
 
     /// Whether `close` was called.
@@ -79,6 +110,9 @@ impl Ticket {
                     return Err(Closed);
                 }
                 if s.next == self.seq {
+                    if !self.took_turn.swap(true, Ordering::AcqRel) {
+                        self.gate.applied.fetch_add(1, Ordering::AcqRel);
+                    }
                     return Ok(());
                 }
             }
@@ -90,6 +124,11 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         let mut s = self.gate.state.lock().unwrap_or_else(|e| e.into_inner());
+        // Under the lock, before the next turn is given: the count is never
+        // seen even while a write applies.
+        if *self.took_turn.get_mut() {
+            self.gate.applied.fetch_add(1, Ordering::AcqRel);
+        }
         s.finished.insert(self.seq);
         loop {
             let next = s.next;
@@ -140,5 +179,23 @@ mod tests {
         drop(a);
         assert_eq!(poll(&b), Poll::Ready(Err(Closed)));
         assert_eq!(poll(&g.ticket()), Poll::Ready(Err(Closed)));
+    }
+
+    #[test]
+    fn applied_is_odd_during_a_turn() {
+        use std::future::Future;
+        use std::task::{Context, Waker};
+        let g = Arc::new(Gate::default());
+        let a = g.ticket();
+        assert_eq!(g.applied(), 0, "a ticket still preparing applies nothing");
+        for _ in 0..2 {
+            // Asked twice (turn, then turn_to_change): counted once.
+            let _ = std::pin::pin!(a.turn()).poll(&mut Context::from_waker(Waker::noop()));
+        }
+        assert_eq!(g.applied(), 1);
+        drop(a);
+        assert_eq!(g.applied(), 2);
+        drop(g.ticket());
+        assert_eq!(g.applied(), 2, "a ticket dropped before its turn applied nothing");
     }
 }

@@ -77,7 +77,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
     let filter = q.filter.filter(|f| !f.is_empty());
     let prefix = q.path_prefix.map(path_prefix).filter(|p| !p.is_empty());
     let keep = (filter.is_some() || prefix.is_some()).then_some(|d: &crate::index::Document| {
-        filter.is_none_or(|f| f.matches(d.metadata.as_deref())) && prefix.is_none_or(|p| under(d, p))
+        filter.is_none_or(|f| f.matches_document(&d.id, d.metadata.as_deref())) && prefix.is_none_or(|p| under(d, p))
     });
     let keep = keep.as_ref().map(|k| k as &dyn Fn(&crate::index::Document) -> bool);
     let hits = index.top_k_weighted(q.tokens, q.top_k, keep, q.kind_weights);

@@ -52,6 +52,32 @@ impl Filter {
         }
     }
 
+    /// Whether `doc_id` and `meta` match, seen as a vector store sees the
+    /// document (`vectors::metadata`: `{ id, text, ...metadata }`): a field
+    /// `id` the metadata lacks is the document's id, so that a filter on ids
+    /// keeps the same documents in both halves of a hybrid search.
+    pub fn matches_document(&self, doc_id: &str, meta: Option<&Map<String, Value>>) -> bool {
+        match self {
+            Filter::All(fs) => fs.iter().all(|f| f.matches_document(doc_id, meta)),
+            Filter::Any(fs) => fs.iter().any(|f| f.matches_document(doc_id, meta)),
+            Filter::None(fs) => !fs.iter().any(|f| f.matches_document(doc_id, meta)),
+            Filter::Field(path, cond) => match lookup(meta, path) {
+                None if path == "id" => cond.test(Some(&Value::String(doc_id.to_string()))),
+                found => cond.test(found),
+            },
+        }
+    }
+
+    /// Whether the filter reads `field` (or a path below it) anywhere.
+    pub fn reads(&self, field: &str) -> bool {
+        match self {
+            Filter::All(fs) | Filter::Any(fs) | Filter::None(fs) => fs.iter().any(|f| f.reads(field)),
+            Filter::Field(path, _) => {
+                path == field || path.strip_prefix(field).is_some_and(|rest| rest.starts_with('.'))
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         matches!(self, Filter::All(v) if v.is_empty())
     }
@@ -210,6 +236,20 @@ mod tests {
         assert!(t(json!({"n": 5.0})));
         assert!(!Filter::parse(&json!({"category": "api"})).unwrap().matches(None));
         assert!(Filter::parse(&json!({})).unwrap().matches(None));
+    }
+
+    #[test]
+    fn ids_as_the_store_sees_them() {
+        let f = |v: Value| Filter::parse(&v).unwrap();
+        assert!(f(json!({"id": "a.md"})).matches_document("a.md", None));
+        assert!(!f(json!({"id": {"$nin": ["a.md"]}})).matches_document("a.md", None));
+        assert!(f(json!({"id": {"$in": ["b.md", "a.md"]}})).matches_document("a.md", None));
+        // The user's own `id` wins, as `{ id, text, ...metadata }` spreads it last.
+        let meta = json!({"id": 7}).as_object().cloned().unwrap();
+        assert!(f(json!({"id": 7})).matches_document("a.md", Some(&meta)));
+        assert!(f(json!({"$or": [{"id": "x"}, {"n": 1}]})).reads("id"));
+        assert!(f(json!({"text.x": 1})).reads("text"));
+        assert!(!f(json!({"textual": 1})).reads("text"));
     }
 
     #[test]

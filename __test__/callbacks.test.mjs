@@ -1,0 +1,207 @@
+// The user's embedder, vector store and reranker answering in odd but
+// legal ways (thenables, typed arrays, values Mastra ignores), or in
+// hostile ones (getters that throw, non-JSON data); hybrid search while a
+// write lands; filters on the fields a store sees; the embedder's bound of
+// calls in flight shared by every call of the workspace.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { Workspace, lib } from './helpers.mjs'
+import { hashEmbed } from './vector-helpers.mjs'
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const embedBatch = (f) => Object.assign(f, { batch: true })
+const hashBatch = embedBatch(async (texts) => texts.map((t) => hashEmbed(t, 16)))
+const scoreOf = (results) => results.map((r) => [r.id, r.score.toFixed(6)])
+
+/** A MastraVector over a LocalVector whose methods `patch` may wrap. */
+function wrappedStore(patch = {}) {
+  const inner = new lib.LocalVector({ id: 'inner' })
+  const store = {
+    inner,
+    createIndex: (a) => inner.createIndex(a),
+    upsert: (a) => inner.upsert(a),
+    query: (a) => inner.query(a),
+    deleteVectors: (a) => inner.deleteVectors(a),
+    deleteIndex: (a) => inner.deleteIndex(a),
+    listIndexes: () => inner.listIndexes(),
+    describeIndex: (a) => inner.describeIndex(a),
+  }
+  for (const [name, wrap] of Object.entries(patch)) store[name] = wrap(store[name])
+  return store
+}
+const storedIds = async (store) =>
+  (await store.inner.query({ indexName: (await store.inner.listIndexes())[0], queryVector: hashEmbed('x', 16), topK: 100 })).map((h) => h.id).sort()
+
+test('a store that wrote and answers something Mastra ignores (a Map, a Date, a cycle) is not taken for one that failed', async () => {
+  const cyclic = {}
+  cyclic.self = cyclic
+  for (const odd of [new Map([['a', 1]]), new Date(), cyclic, 10n]) {
+    const store = wrappedStore({
+      upsert: (f) => async (a) => (await f(a), odd),
+      deleteVectors: (f) => async (a) => (await f(a), odd),
+      createIndex: (f) => async (a) => (await f(a), odd),
+    })
+    const ws = new Workspace({ bm25: true, embedder: hashBatch, vectorStore: store })
+    await ws.index('a.md', 'alpha beta')
+    assert.equal(ws.stats().documents, 1)
+    assert.deepEqual(await storedIds(store), ['a.md'])
+    await ws.unindex('a.md')
+    assert.deepEqual(await storedIds(store), [], 'unindex() removed it from the store and says so')
+    assert.equal(ws.stats().documents, 0)
+    await ws.destroy()
+  }
+})
+
+test("a store's query answer that is not JSON data is a TypeError naming the path", async () => {
+  const store = wrappedStore({ query: (f) => async (a) => (await f(a)).map((h) => ({ ...h, metadata: { ...h.metadata, at: new Date() } })) })
+  const ws = new Workspace({ bm25: true, embedder: hashBatch, vectorStore: store })
+  await ws.index('a.md', 'alpha')
+  await assert.rejects(ws.search('alpha', { mode: 'vector' }), (e) => e instanceof TypeError && /vectorStore\.query answer\[0\]\.metadata\.at .*Date/.test(e.message))
+  await ws.destroy()
+})
+
+test("thenables that are not native promises are awaited, as Mastra awaits them: the store's write runs, the embedder's answer is read", async () => {
+  // A query builder (knex-like): nothing happens until `then` is called.
+  const lazy = (run) => ({ then: (ok, fail) => run().then(ok, fail) })
+  const store = wrappedStore({ upsert: (f) => (a) => lazy(() => f(a)), query: (f) => (a) => lazy(() => f(a)) })
+  const embedder = embedBatch((texts) => lazy(async () => texts.map((t) => hashEmbed(t, 16))))
+  const ws = new Workspace({ bm25: true, embedder, vectorStore: store })
+  await ws.index('a.md', 'alpha beta')
+  assert.deepEqual(await storedIds(store), ['a.md'])
+  assert.deepEqual((await ws.search('alpha', { mode: 'vector' })).map((r) => r.id), ['a.md'])
+  await ws.destroy()
+})
+
+test('a Float64Array from the embedder or the reranker is read as numbers', async () => {
+  const ws = new Workspace({
+    bm25: true,
+    embedder: embedBatch(async (texts) => texts.map((t) => Float64Array.from(hashEmbed(t, 16)))),
+    rerank: (q, candidates) => Float64Array.from(candidates, (c) => (c.id === 'b.md' ? 1 : 0)),
+  })
+  await ws.indexMany([{ path: 'a.md', content: 'alpha alpha' }, { path: 'b.md', content: 'alpha beta' }])
+  const results = await ws.search('alpha', { mode: 'hybrid' })
+  assert.equal(results[0].id, 'b.md')
+  assert.equal(results[0].scoreDetails.rerankError, undefined)
+  await ws.destroy()
+})
+
+test("a getter that throws in the embedder's answer rejects the call with what it threw, and leaves no uncaught exception", () => {
+  // A child with Node's future default: an exception left pending by the
+  // addon becomes an uncaughtException there and exits the process.
+  const script = `
+    const { Workspace } = require(${JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))})
+    const boom = new Error('getter boom')
+    const answer = () => { const v = [1, 0, 0]; Object.defineProperty(v, 0, { get() { throw boom } }); return v }
+    ;(async () => {
+      const single = new Workspace({ bm25: true, embedder: async () => answer() })
+      const batch = new Workspace({ bm25: true, embedder: Object.assign(async (ts) => ts.map(answer), { batch: true }) })
+      for (const ws of [single, batch]) {
+        await ws.index('a.md', 'alpha').then(() => { throw new Error('resolved') }, (e) => { if (e !== boom) throw e })
+      }
+      const rr = new Workspace({ bm25: true, rerank: (q, c) => { const s = c.map(() => 1); Object.defineProperty(s, 0, { get() { throw boom } }); return s } })
+      await rr.index('a.md', 'alpha')
+      const [hit] = await rr.search('alpha')
+      if (!/getter boom/.test(hit.scoreDetails.rerankError)) throw new Error('rerankError: ' + hit.scoreDetails.rerankError)
+      console.log('ok')
+    })().catch((e) => { console.error(e); process.exit(3) })
+  `
+  const r = spawnSync(process.execPath, ['--force-node-api-uncaught-exceptions-policy=true', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout.trim(), 'ok')
+  assert.doesNotMatch(r.stderr, /DEP0168|Uncaught/)
+})
+
+test('minScore applies to the score returned: once reranked, to the blend', async () => {
+  // The reranker dislikes the first stage's best, which the first stage's minScore let through.
+  const ws = new Workspace({ bm25: true, rerank: (q, candidates) => candidates.map((c, i) => (i === 0 ? 0 : 10)) })
+  await ws.indexMany([
+    { path: 'a.md', content: 'alpha alpha alpha beta' },
+    { path: 'b.md', content: 'alpha alpha alpha gamma' },
+    { path: 'c.md', content: 'alpha' },
+  ])
+  const all = await ws.search('alpha', { topK: 10 })
+  assert.ok(all.some((r) => r.score < 0.9), JSON.stringify(scoreOf(all)))
+  const kept = await ws.search('alpha', { topK: 10, minScore: 0.9 })
+  assert.deepEqual(scoreOf(kept), scoreOf(all.filter((r) => r.score >= 0.9)))
+  await ws.destroy()
+})
+
+test('LocalVector.query refuses a query vector that is not finite (it would score every vector NaN)', async () => {
+  const store = new lib.LocalVector({ id: 'nan' })
+  await store.createIndex({ indexName: 'i', dimension: 3 })
+  await store.upsert({ indexName: 'i', vectors: [[1, 0, 0]], ids: ['a'] })
+  for (const q of [[NaN, 0, 0], [Infinity, 1, 0], [1e39, 0, 0]]) {
+    await assert.rejects(store.query({ indexName: 'i', queryVector: q }), (e) => e instanceof TypeError && /finite/.test(e.message))
+  }
+  assert.equal((await store.query({ indexName: 'i', queryVector: [1, 0, 0] }))[0].score, 1)
+})
+
+test('embedConcurrency bounds the calls in flight for the whole workspace: writes and searches together', async () => {
+  let inFlight = 0
+  let most = 0
+  const embedder = embedBatch(async (texts) => {
+    most = Math.max(most, ++inFlight)
+    await sleep(5)
+    inFlight--
+    return texts.map((t) => hashEmbed(t, 16))
+  })
+  embedder.maxBatchSize = 2
+  const ws = new Workspace({ bm25: true, embedder, embedConcurrency: 2 })
+  const docs = Array.from({ length: 20 }, (_, i) => ({ path: `d${i}.md`, content: `alpha ${i}` }))
+  await Promise.all([ws.indexMany(docs), ...Array.from({ length: 10 }, () => ws.search('alpha', { mode: 'vector' }))])
+  assert.equal(most, 2)
+  await ws.destroy()
+})
+
+test("a filter on `id` keeps the same documents in both halves of a hybrid search; one on `text` is refused outside vector mode", async () => {
+  const ws = new Workspace({ bm25: true, embedder: hashBatch })
+  await ws.indexMany([{ path: 'a.md', content: 'alpha beta' }, { path: 'b.md', content: 'alpha gamma' }])
+  const none = await ws.search('alpha', { mode: 'hybrid', filter: { id: { $nin: ['a.md'] } } })
+  assert.deepEqual(none.map((r) => r.id), ['b.md'])
+  const [only] = await ws.search('alpha', { mode: 'hybrid', filter: { id: 'a.md' } })
+  assert.equal(only.id, 'a.md')
+  assert.ok(only.scoreDetails.bm25 > 0 && only.scoreDetails.vector > 0, JSON.stringify(only.scoreDetails))
+  assert.deepEqual((await ws.search('alpha', { mode: 'bm25', filter: { id: 'a.md' } })).map((r) => r.id), ['a.md'])
+  for (const mode of ['hybrid', 'bm25']) {
+    await assert.rejects(ws.search('alpha', { mode, filter: { text: { $exists: true } } }), (e) => e instanceof TypeError && /text/.test(e.message))
+  }
+  assert.equal((await ws.search('alpha', { mode: 'vector', filter: { text: 'alpha beta' } }))[0].id, 'a.md')
+  await ws.destroy()
+})
+
+test('a hybrid search sees a write that lands while it runs whole or not at all', async () => {
+  // Slow at the right moment: the query's embedding, then the store's query
+  // (between the two halves' reads).
+  let slowEmbed = false
+  let slowQuery = false
+  const embedder = embedBatch(async (texts) => {
+    if (slowEmbed && texts[0] === 'alpha') await sleep(150)
+    return texts.map((t) => hashEmbed(t, 16))
+  })
+  const store = wrappedStore({ query: (f) => async (a) => (slowQuery ? await sleep(150) : null, f(a)) })
+  const ws = new Workspace({ bm25: true, embedder, vectorStore: store })
+  await ws.index('x.md', 'alpha beta')
+  const states = async () => scoreOf(await ws.search('alpha', { mode: 'hybrid' }))
+  for (const slow of ['embed', 'query']) {
+    for (const write of ['index', 'unindex']) {
+      if (write === 'index') await ws.unindex('y.md')
+      else await ws.index('y.md', 'alpha gamma')
+      const before = await states()
+      ;[slowEmbed, slowQuery] = [slow === 'embed', slow === 'query']
+      const during = ws.search('alpha', { mode: 'hybrid' })
+      await sleep(40)
+      await (write === 'index' ? ws.index('y.md', 'alpha gamma') : ws.unindex('y.md'))
+      const seen = scoreOf(await during)
+      ;[slowEmbed, slowQuery] = [false, false]
+      const after = await states()
+      assert.notDeepEqual(before, after)
+      assert.ok(
+        JSON.stringify(seen) === JSON.stringify(before) || JSON.stringify(seen) === JSON.stringify(after),
+        `${slow}/${write}: ${JSON.stringify(seen)} is neither ${JSON.stringify(before)} nor ${JSON.stringify(after)}`,
+      )
+    }
+  }
+  await ws.destroy()
+})
