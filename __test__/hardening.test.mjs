@@ -82,7 +82,7 @@ test('1: a vector store answering with cyclic metadata is an error of that call'
     },
   }
   const ws = new Workspace({ bm25: true, vectorStore: store, embedder })
-  await assert.rejects(ws.search('x', { mode: 'vector' }), /vectorStore\.query returned an invalid value: .*cycle/)
+  await assert.rejects(ws.search('x', { mode: 'vector' }), (e) => e instanceof TypeError && /vectorStore\.query answer\[0\]\.metadata\.loop .*cycle/.test(e.message))
 })
 
 test('3: a panic inside an entry point is a thrown error, not an abort', async () => {

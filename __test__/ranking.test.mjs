@@ -207,3 +207,44 @@ test('a query of hundreds of thousands of identifiers is answered, the defining 
   const [chunk] = await ws.search(query, { topK: 1, mode: 'bm25', minScore: 0 })
   assert.equal(chunk.id, 'src/users.ts')
 })
+
+test("group: 'file' lists every matching chunk's range whatever topK is", async (t) => {
+  const lines = Array.from({ length: 1000 }, (_, i) => (i % 6 === 0 ? `needle at line ${i + 1}` : `filler ${i}`))
+  const dir = tree(t, { 'big.md': lines.join('\n'), 'small.md': 'needle here too' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], chunking: { maxChars: 100, overlapLines: 0 } })
+  await ws.init()
+  const counts = []
+  for (const topK of [1, 2, 5, 100]) {
+    const [first] = await ws.search('needle', { topK, group: 'file' })
+    assert.equal(first.id, 'big.md')
+    counts.push(first.lineRanges.length)
+  }
+  assert.ok(counts[0] > 100, `${counts}`)
+  assert.deepEqual(new Set(counts).size, 1, `the same ranges at every topK: ${counts}`)
+  await ws.destroy()
+})
+
+test('pathPrefix names a folder (or a file): src holds src/a.md, not srcs/b.md; . is everything', async () => {
+  const ws = new Workspace({ bm25: true })
+  await ws.indexMany([
+    { path: 'deep/a.md', content: 'apple' },
+    { path: 'deep-notes.md', content: 'apple' },
+    { path: 'deeper/b.md', content: 'apple' },
+    { path: 'top.md', content: 'apple' },
+  ])
+  const under = async (pathPrefix) => (await ws.search('apple', { topK: 10, pathPrefix })).map((r) => r.id).sort()
+  for (const p of ['deep', './deep', '/deep', 'deep/']) assert.deepEqual(await under(p), ['deep/a.md'], p)
+  for (const p of ['.', './', '/', '']) assert.deepEqual(await under(p), ['deep-notes.md', 'deep/a.md', 'deeper/b.md', 'top.md'], p)
+  assert.deepEqual(await under('top.md'), ['top.md'])
+  await ws.destroy()
+})
+
+test("a user's own metadata.sourceFile does not make a document a chunk of another file", async () => {
+  const ws = new Workspace({ bm25: true })
+  await ws.index('notes/a.md', 'apple pie', { metadata: { sourceFile: 'other.md' } })
+  await ws.index('other.md', 'apple tart')
+  const grouped = (await ws.search('apple', { topK: 10, group: 'file' })).map((r) => r.id).sort()
+  assert.deepEqual(grouped, ['notes/a.md', 'other.md'])
+  assert.deepEqual((await ws.search('apple', { pathPrefix: 'notes/' })).map((r) => r.id), ['notes/a.md'])
+  await ws.destroy()
+})

@@ -8,7 +8,7 @@ use crate::index::Bm25Index;
 use crate::search::group;
 use crate::search::history::keyword_ranked;
 use crate::search::hybrid;
-use crate::search::keyword::{path_prefix, read_texts, texts_unread};
+use crate::search::keyword::{path_prefix, read_texts, texts_unread, under_prefix};
 use crate::search::mode::hybrid_depth;
 use crate::search::{KeywordQuery, Mode, SearchHit};
 use crate::vectors::filter::Filter;
@@ -82,8 +82,7 @@ const MAX_SCOPED_IDS: usize = 1000;
 /// when the ledger knows none (a store written by others) or too many:
 /// the store is then asked for more and its hits are filtered here.
 fn scoped_filter(v: &VectorSide, prefix: &str, opts: &SearchOptions) -> Option<(Filter, serde_json::Value)> {
-    let ids: Vec<String> =
-        v.ledger.lock().with_prefix("").into_iter().filter(|id| path_prefix(id).starts_with(prefix)).collect();
+    let ids: Vec<String> = v.ledger.lock().with_prefix("").into_iter().filter(|id| under_prefix(id, prefix)).collect();
     if ids.is_empty() || ids.len() > MAX_SCOPED_IDS {
         return None;
     }
@@ -206,9 +205,29 @@ impl Engine {
             keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref())
         };
         if opts.group_by_file {
-            return group::grouped(opts.top_k, search);
+            return group::grouped(opts.top_k, search, |files| Self::chunks_of(index, tokens, opts, files));
         }
         search(opts.top_k)
+    }
+
+    /// Every chunk of `files` that matches the query (for their ranges).
+    fn chunks_of(index: &Bm25Index, tokens: &[String], opts: &SearchOptions, files: &[String]) -> Vec<SearchHit> {
+        use crate::vectors::filter::Cond;
+        let names = files.iter().map(|f| serde_json::Value::String(f.clone())).collect();
+        let of_files = Filter::Field("sourceFile".into(), Cond::In(names));
+        let filter = match &opts.filter {
+            Some(user) => Filter::All(vec![user.clone(), of_files]),
+            None => of_files,
+        };
+        let q = KeywordQuery {
+            tokens,
+            top_k: index.len(),
+            min_score: None,
+            filter: Some(&filter),
+            path_prefix: opts.path_prefix.as_deref(),
+            kind_weights: None,
+        };
+        crate::search::keyword::keyword_search(index, &q)
     }
 
     /// bm25-mode hits, ranked in Rust (off this task when a write holds the index).
@@ -263,7 +282,7 @@ impl Engine {
         let depth = if prefix.is_some() && scoped.is_none() { top_k.saturating_mul(8).max(200) } else { top_k };
         let mut hits = v.store.query(&v.index_name, vector, depth, filter).await?;
         if let Some(p) = prefix {
-            hits.retain(|h| hybrid::stored_path(h).is_some_and(|path| path_prefix(path).starts_with(p)));
+            hits.retain(|h| hybrid::stored_path(h).is_some_and(|path| under_prefix(path, p)));
             hits.truncate(top_k);
         }
         let line_tokenizer = match &self.keyword {

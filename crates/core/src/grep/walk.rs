@@ -69,10 +69,14 @@ fn extname(name: &str) -> Option<&str> {
     (dot > 0).then(|| &name[dot..])
 }
 
-/// The root `.gitignore` of `base` as Mastra applies it; `None` without one.
+/// The root `.gitignore` of `base` as Mastra applies it; `None` without
+/// one. Read as the index's walk reads it (`small_file`): a FIFO or device
+/// there is passed over rather than waited on or read without end.
 pub fn root_gitignore(base: &Path) -> Option<Gitignore> {
-    let file = base.join(".gitignore");
-    let text = std::fs::read_to_string(&file).ok()?;
+    use crate::ingest::small_file::{read_small, SmallFile};
+    let SmallFile::Text(text) = read_small(&base.join(".gitignore"), crate::ingest::gitignore::MAX_BYTES) else {
+        return None;
+    };
     if text.trim().is_empty() {
         return None;
     }

@@ -50,8 +50,18 @@ impl Document {
 
     /// The file this document is a chunk of, if it is one.
     pub fn source_file(&self) -> Option<&str> {
-        self.metadata.as_ref()?.get("sourceFile")?.as_str()
+        chunk_source(&self.id, self.metadata.as_deref())
     }
+}
+
+/// The file the document `id` with `metadata` is a chunk of: its
+/// `sourceFile`, when `id` is a chunk id of that file (`<file>#chunk-<n>`,
+/// as the reader names chunks). A `sourceFile` of a user's own metadata on
+/// another id (copied from a result, say) does not make a chunk of it.
+pub fn chunk_source<'a>(id: &str, metadata: Option<&'a Map<String, Value>>) -> Option<&'a str> {
+    let file = metadata?.get("sourceFile")?.as_str()?;
+    let n = id.strip_prefix(file)?.strip_prefix("#chunk-")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(file)
 }
 
 /// A scored document.

@@ -292,8 +292,7 @@ impl Bm25Index {
         self.total_len += u64::from(len);
         self.content_bytes += doc.content.len() + doc.id.len();
         self.lens.push(len);
-        let path =
-            doc.metadata.as_ref().and_then(|m| m.get("sourceFile")).and_then(|v| v.as_str()).unwrap_or(doc.id.as_str());
+        let path = super::chunk_source(&doc.id, doc.metadata.as_deref()).unwrap_or(doc.id.as_str());
         self.kinds.push(super::kind::kind_with(self.kind_rules.as_deref(), path) as u8);
         self.docs.push(Some(Document {
             id: doc.id.as_str().to_owned(),

@@ -1,9 +1,10 @@
 //! The `.gitattributes` at a workspace's root, for the linguist rules over
-//! file kinds (`index::kind::KindRules`). Only a regular file is read (a
-//! link, FIFO or device is passed over without blocking), at most 1 MiB.
+//! file kinds (`index::kind::KindRules`). Read as `small_file` reads: a
+//! regular file only (a link, FIFO or device is passed over without
+//! blocking), at most 1 MiB.
 
+use super::small_file::{read_small, SmallFile};
 use crate::index::kind::KindRules;
-use std::io::Read;
 use std::path::Path;
 
 const MAX_BYTES: u64 = 1 << 20;
@@ -11,17 +12,7 @@ const MAX_BYTES: u64 = 1 << 20;
 /// The rules of `root/.gitattributes`; `None` when there is no such
 /// regular file, or it names no linguist attribute.
 pub fn read_kind_rules(root: &Path) -> Option<KindRules> {
-    let path = root.join(".gitattributes");
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    let file = options.open(&path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(MAX_BYTES).read_to_string(&mut text).ok()?;
+    let SmallFile::Text(text) = read_small(&root.join(".gitattributes"), MAX_BYTES) else { return None };
     let rules = KindRules::parse(&text);
     (!rules.is_empty()).then_some(rules)
 }

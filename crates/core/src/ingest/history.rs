@@ -5,10 +5,11 @@
 //! to 0.76 (`search::history`). Bounded: the newest `MAX_COMMITS`
 //! non-merge commits, at most `MAX_PER_FILE` messages a file.
 
+use super::small_file::{read_small, SmallFile};
 use gix::bstr::ByteSlice;
 use gix::diff::tree::recorder::Change;
 use rustc_hash::FxHashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Commits read at most (newest first). On codeloc-dev 1,000 of fzf's
 /// ~3,000 lost 0.004 nDCG@10 against all of them; 2,000 lost nothing.
@@ -43,15 +44,68 @@ impl FileMessages {
 /// The commit `HEAD` names in the repository holding `root`, if any (cheap:
 /// whether the history must be read again).
 pub fn head_of(root: &Path) -> Option<String> {
-    let repo = gix::discover(root).ok()?;
+    let repo = repository(root)?;
     repo.head_id().ok().map(|id| id.to_string())
+}
+
+/// The repository holding `root`, once the files git reads before any
+/// object are seen to be plain files of a sane size: gitoxide reads them
+/// with blocking reads and no bound, so a FIFO there would hang `init()`
+/// and a link to `/dev/zero` would grow the process without end.
+fn repository(root: &Path) -> Option<gix::Repository> {
+    let root = root.canonicalize().ok()?;
+    let git_dir = root.ancestors().find_map(|dir| git_dir_of(dir).transpose())?.ok()?;
+    if !plain_git_files(&git_dir) {
+        return None;
+    }
+    gix::discover(&root).ok()
+}
+
+/// `dir`'s `.git` folder: `Ok(None)` without one, `Err` for one that is
+/// neither a folder nor a `gitdir:` file (a worktree's, a submodule's).
+fn git_dir_of(dir: &Path) -> Result<Option<PathBuf>, ()> {
+    let dot_git = dir.join(".git");
+    let Ok(meta) = std::fs::metadata(&dot_git) else {
+        return if std::fs::symlink_metadata(&dot_git).is_ok() { Err(()) } else { Ok(None) };
+    };
+    if meta.is_dir() {
+        return Ok(Some(dot_git));
+    }
+    let SmallFile::Text(text) = read_small(&dot_git, 64 << 10) else { return Err(()) };
+    let target = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")).ok_or(())?;
+    Ok(Some(dir.join(target.trim())))
+}
+
+/// Whether what git reads first in `git_dir` (and the common folder a
+/// worktree shares) is absent or a regular file within bounds: `HEAD`,
+/// the branch it names, `config` and `packed-refs`.
+fn plain_git_files(git_dir: &Path) -> bool {
+    let plain = |p: &Path, max: u64| match std::fs::metadata(p) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(m) => m.is_file() && m.len() <= max,
+    };
+    let common = match read_small(&git_dir.join("commondir"), 64 << 10) {
+        SmallFile::Text(t) => git_dir.join(t.trim()),
+        SmallFile::Absent => git_dir.to_path_buf(),
+        SmallFile::TooLarge(_) => return false,
+    };
+    let head = match read_small(&git_dir.join("HEAD"), 64 << 10) {
+        SmallFile::Text(t) => t,
+        _ => return false,
+    };
+    let branch = head.trim().strip_prefix("ref:").map(|r| r.trim().to_string());
+    let branch_files = branch.iter().flat_map(|r| [git_dir.join(r), common.join(r)]);
+    plain(&common.join("config"), 64 << 20)
+        && plain(&git_dir.join("config.worktree"), 64 << 20)
+        && plain(&common.join("packed-refs"), 4 << 30)
+        && branch_files.into_iter().all(|p| plain(&p, 64 << 10))
 }
 
 /// Reads the history of the repository holding `root` (its own `.git` or
 /// one above it). `None`: not in a git work tree, or no commit yet; an
 /// unreadable object ends the walk there (what was read is kept).
 pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
-    let repo = gix::discover(root).ok()?;
+    let repo = repository(root)?;
     let workdir = repo.workdir()?.canonicalize().ok()?;
     let root = root.canonicalize().ok()?;
     let prefix = root.strip_prefix(&workdir).ok()?.to_string_lossy().replace('\\', "/");

@@ -6,9 +6,11 @@
 
 pub mod attributes;
 pub mod chunk;
+pub mod gitignore;
 pub mod history;
 mod read;
 pub mod scan;
+pub mod small_file;
 pub mod watch;
 
 pub use read::{documents_of, ingest, read_intact, DEFINITION_WEIGHT, PATH_WEIGHT};

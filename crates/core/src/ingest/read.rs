@@ -27,16 +27,35 @@ enum Contents {
 
 /// Opens a found file for reading without ever blocking: a FIFO put in
 /// its place after the walk would otherwise block `open` until a writer
-/// comes.
-fn open(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+/// comes. `follow`: false for a name the walk found as a file, so that a
+/// link put in its place since is refused (`ELOOP`), not followed.
+fn open(path: &std::path::Path, follow: bool) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        options.custom_flags(libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW });
     }
+    #[cfg(not(unix))]
+    let _ = follow;
     options.open(path)
+}
+
+/// Whether the file opened lies outside `base` (a folder on its way
+/// replaced by a link after the walk). Linux says where an open file is
+/// (`/proc/self/fd`); elsewhere, or without `/proc`, the identity check of
+/// `read_text` is what stands.
+fn opened_outside(file: &std::fs::File, base: &std::path::Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            return !real.starts_with(base);
+        }
+    }
+    let _ = (file, base);
+    false
 }
 
 /// Reads a found file: the opened file must be the regular file the walk
@@ -44,13 +63,20 @@ fn open(path: &std::path::Path) -> std::io::Result<std::fs::File> {
 /// no larger than `max_size`; its first 8 KiB decide whether it is binary
 /// before the rest is read; UTF-8 is decoded with replacement characters.
 fn read_text(f: &FoundFile, max_size: u64, arena: Option<&mut TextArena>) -> std::io::Result<Contents> {
-    let file = open(&f.path)?;
+    let file = match open(&f.path, f.link) {
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && !f.link => return Ok(Contents::Skip(SkipReason::Replaced)),
+        other => other?,
+    };
     let m = file.metadata()?;
     if !m.is_file() {
         return Ok(Contents::Skip(SkipReason::NotRegular(super::scan::kind_of(m.file_type()))));
     }
     if f.identity.is_some() && super::scan::identity(&m) != f.identity {
         return Ok(Contents::Skip(SkipReason::Replaced));
+    }
+    if f.base.as_deref().is_some_and(|base| opened_outside(&file, base)) {
+        return Ok(Contents::Skip(SkipReason::LinkOutsideBase));
     }
     if m.len() > max_size {
         return Ok(Contents::Skip(SkipReason::TooLarge { size: m.len(), max: max_size }));
@@ -88,7 +114,7 @@ fn read_text(f: &FoundFile, max_size: u64, arena: Option<&mut TextArena>) -> std
 /// text read again from its intact source). Reads at most `len + 1` bytes
 /// of a regular file: a decoded text is never shorter than its file.
 pub fn read_intact(path: &std::path::Path, hash: u64, len: usize) -> Option<String> {
-    let file = open(path).ok()?;
+    let file = open(path, true).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }
@@ -241,7 +267,15 @@ mod tests {
         std::fs::write(d.path().join("bad.txt"), b"ok \xff word").unwrap();
         let long: String = (0..300).map(|i| format!("line number {i}\n")).collect();
         std::fs::write(d.path().join("long.md"), &long).unwrap();
-        let f = |n: &str| FoundFile { id: n.into(), path: d.path().join(n), identity: None, stamp: None, link: false };
+        let f = |n: &str| FoundFile {
+            id: n.into(),
+            path: d.path().join(n),
+            identity: None,
+            stamp: None,
+            link: false,
+            listed: None,
+            base: None,
+        };
         let files = vec![
             f("bin.dat"),
             f("bad.txt"),
@@ -252,6 +286,8 @@ mod tests {
                 identity: None,
                 stamp: None,
                 link: false,
+                listed: None,
+                base: None,
             },
         ];
         let t = Tokenizer::default();
@@ -294,7 +330,14 @@ mod tests {
                     _ => format!("file {i} text").into_bytes(),
                 };
                 std::fs::write(d.path().join(&name), bytes).unwrap();
-                FoundFile { id: name.clone(), path: d.path().join(name), identity: None, stamp: None, link: false }
+                FoundFile {
+                    id: name.clone(),
+                    path: d.path().join(name),
+                    identity: None,
+                    stamp: None,
+                    link: false,
+                    base: None,
+                }
             })
             .collect();
         let together = ingest(&files, ChunkOptions::default(), 1 << 20, None, &|_, _, _| {});
@@ -338,7 +381,15 @@ mod tests {
             .map(|i| {
                 let path = others.path().join(format!("p{i}.md"));
                 std::fs::write(&path, "padding").unwrap();
-                FoundFile { id: format!("p{i}.md"), path, identity: None, stamp: None, link: false }
+                FoundFile {
+                    id: format!("p{i}.md"),
+                    path,
+                    identity: None,
+                    stamp: None,
+                    link: false,
+                    listed: None,
+                    base: None,
+                }
             })
             .collect();
         for files in [found.clone(), [found.clone(), padding].concat()] {

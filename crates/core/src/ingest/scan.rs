@@ -1,15 +1,17 @@
 //! Resolving `autoIndexPaths` entries (directories, files, globs) to files
 //! inside `basePath`, as Mastra (contract section 4) with the differences of
-//! SPEC 7: `.gitignore` honoured (the `ignore` crate, git's rules, from
-//! `basePath` down, also outside a repository), `.git/` never indexed, a
+//! SPEC 7: `.gitignore` honoured (git's rules, from `basePath` down, also
+//! outside a repository; read by `gitignore`, matched by the `ignore` crate), `.git/` never indexed, a
 //! leading `/` relative to `basePath`, nothing read outside `basePath`
 //! through `..` or symbolic links, sorted walk order, and every file that is
 //! left out reported.
 
+use super::gitignore::GitignoreRules;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// Mastra's walk depth: files in up to 9 nested directories below an entry.
 pub const MAX_DEPTH: usize = 10;
@@ -29,6 +31,14 @@ pub struct FoundFile {
     /// Found through a symbolic link (to a file inside basePath): a change
     /// of its target is a change of this file (`Located`).
     pub link: bool,
+    /// The inode the folder's listing gave (Unix): a file stat-ed later as
+    /// that inode was reached the way the walk went (a folder on the way
+    /// replaced by a link since gives another one).
+    pub listed: Option<u64>,
+    /// basePath, canonical, for a file not found by listing its folder (a
+    /// link, a file named as an entry): the file opened must lie below it
+    /// (checked where the platform says where an open file is).
+    pub base: Option<Arc<Path>>,
 }
 
 /// What tells that a file may have changed without reading it: its size
@@ -76,7 +86,7 @@ fn status_change(m: &std::fs::Metadata) -> (i128, u64) {
 
 impl FoundFile {
     fn new(id: String, path: PathBuf) -> Self {
-        FoundFile { id, path, identity: None, stamp: None, link: false }
+        FoundFile { id, path, identity: None, stamp: None, link: false, listed: None, base: None }
     }
 }
 
@@ -334,6 +344,10 @@ struct Resolved {
 struct Scanner<'a> {
     base: &'a Path,
     canonical_base: PathBuf,
+    /// `canonical_base`, shared by the files found.
+    shared_base: Arc<Path>,
+    /// With `respect_gitignore`: the rules of the folders walked.
+    gitignore: Option<Arc<GitignoreRules>>,
     opts: ScanOptions,
     /// Paths added, by their bytes (a PathBuf hashes component by
     /// component: three times per file, that was a tenth of a warm start's walk).
@@ -352,9 +366,25 @@ pub fn scan(base: &Path, entries: &[String], opts: ScanOptions) -> ScanResult {
             return out;
         }
     };
-    let mut s = Scanner { base, canonical_base, opts, seen: Default::default(), out: ScanResult::default() };
+    let shared_base: Arc<Path> = Arc::from(canonical_base.as_path());
+    let gitignore = opts.respect_gitignore.then(|| Arc::new(GitignoreRules::new(base)));
+    let mut s = Scanner {
+        base,
+        canonical_base,
+        shared_base,
+        gitignore,
+        opts,
+        seen: Default::default(),
+        out: ScanResult::default(),
+    };
     for entry in entries {
         s.entry(entry);
+    }
+    let too_large = s.gitignore.as_ref().map(|g| g.not_applied()).unwrap_or_default();
+    for (path, size) in too_large {
+        let id = to_slash(path.strip_prefix(base).unwrap_or(&path));
+        let why = format!("its rules are not applied: {size} bytes, over {}", super::gitignore::MAX_BYTES);
+        s.skip(id, SkipReason::Unreadable(why));
     }
     s.out
 }
@@ -402,7 +432,7 @@ impl Scanner<'_> {
         match std::fs::symlink_metadata(&abs) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.skip(raw, SkipReason::NotFound),
             Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
-            Ok(_) => match self.inside(&abs) {
+            Ok(meta) => match self.inside(&abs) {
                 Ok(false) => self.skip(raw, SkipReason::LinkOutsideBase),
                 Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
                 Ok(true) => {
@@ -410,7 +440,8 @@ impl Scanner<'_> {
                         let files = self.walk(&r.rel, &r.id_root);
                         self.add_all(files);
                     } else {
-                        self.add_all(vec![FoundFile::new(r.id_root.clone(), abs)]);
+                        let link = meta.file_type().is_symlink();
+                        self.add_all(vec![FoundFile { link, ..FoundFile::new(r.id_root.clone(), abs) }]);
                     }
                 }
             },
@@ -419,8 +450,10 @@ impl Scanner<'_> {
 
     /// Adds files to index: regular files (links followed: they were
     /// checked to stay inside basePath) no larger than `max_file_size`,
-    /// with their identity for the read to check. The files are stat-ed in
-    /// parallel (a warm `init()` is mostly this walk), then kept in order.
+    /// with their identity for the read to check. A name the walk listed as
+    /// a file is not followed if it has become a link since. The files are
+    /// stat-ed in parallel (a warm `init()` is mostly this walk), then kept
+    /// in order.
     fn add_all(&mut self, files: Vec<FoundFile>) {
         use rayon::prelude::*;
         let stats: Vec<std::io::Result<std::fs::Metadata>> = files
@@ -429,8 +462,10 @@ impl Scanner<'_> {
             .map(|f| {
                 if self.seen.contains(f.path.as_os_str()) {
                     Err(std::io::ErrorKind::AlreadyExists.into())
-                } else {
+                } else if f.link {
                     std::fs::metadata(&f.path)
+                } else {
+                    std::fs::symlink_metadata(&f.path)
                 }
             })
             .collect();
@@ -455,6 +490,13 @@ impl Scanner<'_> {
         }
         f.identity = identity(&m);
         f.stamp = FileStamp::of(&m);
+        // The file stat-ed is the one its folder listed: the read checks it
+        // is the one opened. Else (not listed; or another inode, as a
+        // folder replaced by a link gives, or as some file systems list
+        // them) the read checks where the file opened lies.
+        if f.listed.is_none() || f.identity.map(|(_, ino)| ino) != f.listed {
+            f.base = Some(self.shared_base.clone());
+        }
         self.seen.insert(f.path.as_os_str().to_owned());
         self.out.files.push(f);
     }
@@ -481,7 +523,8 @@ impl Scanner<'_> {
             .ignore(false)
             .git_global(false)
             .git_exclude(false)
-            .git_ignore(self.opts.respect_gitignore)
+            // Read by `GitignoreRules`, never by the walker (see there).
+            .git_ignore(false)
             .require_git(false)
             .follow_links(false)
             // By name within each directory: siblings share their parent's
@@ -491,15 +534,17 @@ impl Scanner<'_> {
         let target_f = target.clone();
         let exclude = self.opts.exclude.clone();
         let within = self.opts.within.clone();
+        let gitignore = self.gitignore.clone();
         builder.filter_entry(move |e| {
             let p = e.path();
             // Directories only (the name and path comparisons cost more than the type check).
-            if e.file_type().is_some_and(|t| t.is_dir())
-                && (e.file_name() == ".git" || exclude.as_deref() == Some(p) || !on_the_way(p, &target_f))
-            {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if is_dir && (e.file_name() == ".git" || exclude.as_deref() == Some(p) || !on_the_way(p, &target_f)) {
                 return false;
             }
-            on_the_way(p, &target_f) && (within.is_empty() || within.iter().any(|w| on_the_way(p, w)))
+            on_the_way(p, &target_f)
+                && (within.is_empty() || within.iter().any(|w| on_the_way(p, w)))
+                && gitignore.as_ref().is_none_or(|g| !g.ignored(p, is_dir))
         });
         let mut out = Vec::new();
         let mut deep_reported = HashSet::new();
@@ -543,7 +588,7 @@ impl Scanner<'_> {
                     },
                     Err(err) => self.skip(id, SkipReason::BrokenLink(err.to_string())),
                 },
-                Some(_) => out.push((FoundFile::new(id, p.to_path_buf()), false)),
+                Some(_) => out.push((FoundFile { listed: e.ino(), ..FoundFile::new(id, p.to_path_buf()) }, false)),
                 None => {}
             }
         }

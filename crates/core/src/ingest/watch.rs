@@ -221,7 +221,15 @@ mod tests {
     use super::*;
 
     fn found(path: &str) -> FoundFile {
-        FoundFile { id: format!("id:{path}"), path: path.into(), identity: None, stamp: None, link: false }
+        FoundFile {
+            id: format!("id:{path}"),
+            path: path.into(),
+            identity: None,
+            stamp: None,
+            link: false,
+            listed: None,
+            base: None,
+        }
     }
 
     #[test]

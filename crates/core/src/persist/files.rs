@@ -253,6 +253,8 @@ mod tests {
             identity: None,
             stamp: Some(FileStamp { size, modified_ns, ..Default::default() }),
             link: false,
+            listed: None,
+            base: None,
         }
     }
 

@@ -38,6 +38,8 @@ fn found(id: &str, size: u64) -> FoundFile {
         identity: None,
         stamp: Some(FileStamp { size, modified_ns: 1, ..Default::default() }),
         link: false,
+        listed: None,
+        base: None,
     }
 }
 

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 /// The file a hit belongs to: a chunk's `sourceFile`, else its id.
 pub fn file_of(hit: &SearchHit) -> &str {
-    hit.metadata.as_ref().and_then(|m| m.get("sourceFile")).and_then(|v| v.as_str()).unwrap_or(&hit.id)
+    crate::index::chunk_source(&hit.id, hit.metadata.as_deref()).unwrap_or(&hit.id)
 }
 
 /// Folds `hits` (best first) into at most `top_k` files, best first; each
@@ -46,17 +46,47 @@ pub fn first_depth(top_k: usize) -> usize {
 
 /// Runs `search(depth)` (best-first hits) deep enough to fill `top_k`
 /// files: the depth doubles while the hits ran out at the depth asked and
-/// fewer files than wanted came of them.
-pub fn grouped(top_k: usize, mut search: impl FnMut(usize) -> Vec<SearchHit>) -> Vec<SearchHit> {
+/// fewer files than wanted came of them. When hits were left below the
+/// last depth, `chunks_of(files)` gives every matching chunk of the files
+/// chosen, so that each file's `line_ranges` are all of them whatever
+/// `top_k` is.
+pub fn grouped(
+    top_k: usize,
+    mut search: impl FnMut(usize) -> Vec<SearchHit>,
+    chunks_of: impl FnOnce(&[String]) -> Vec<SearchHit>,
+) -> Vec<SearchHit> {
     let mut depth = first_depth(top_k);
     loop {
         let hits = search(depth);
         let full = hits.len() >= depth;
-        let files = by_file(hits, top_k);
+        let mut files = by_file(hits, top_k);
         if files.len() >= top_k || !full || depth >= 1 << 20 {
+            if full {
+                let names: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
+                add_ranges(&mut files, chunks_of(&names));
+            }
             return files;
         }
         depth = depth.saturating_mul(2);
+    }
+}
+
+/// The ranges of `chunks` added to those of the files they belong to.
+fn add_ranges(files: &mut [SearchHit], chunks: Vec<SearchHit>) {
+    let at: FxHashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).collect();
+    let mut extra: Vec<(usize, (u32, u32))> = Vec::new();
+    for h in &chunks {
+        if let (Some(&i), Some(range)) = (at.get(file_of(h)), h.line_range) {
+            extra.push((i, range));
+        }
+    }
+    drop(at);
+    for (i, range) in extra {
+        files[i].line_ranges.push(range);
+    }
+    for f in files.iter_mut() {
+        f.line_ranges.sort_unstable();
+        f.line_ranges.dedup();
     }
 }
 
@@ -109,12 +139,32 @@ mod tests {
             .map(|i| chunk("big.rs", i, 1.0 - i as f64 / 1000.0, (i as u32, i as u32)))
             .chain((0..5).map(|i| chunk(&format!("f{i}.rs"), 0, 0.1, (1, 1))))
             .collect();
-        let files = grouped(3, |depth| {
-            asked.push(depth);
-            all.iter().take(depth).cloned().collect()
-        });
+        let files = grouped(
+            3,
+            |depth| {
+                asked.push(depth);
+                all.iter().take(depth).cloned().collect()
+            },
+            |_| unreachable!("every hit was seen"),
+        );
         assert_eq!(files.len(), 3);
         assert_eq!(asked, [50, 100, 200, 400]);
         assert_eq!(files[0].line_ranges.len(), 200);
+    }
+
+    #[test]
+    fn every_matching_chunk_of_a_chosen_file_is_in_its_ranges() {
+        let all: Vec<SearchHit> =
+            (0..200).map(|i| chunk("big.rs", i, 1.0 - i as f64 / 1000.0, (i as u32, i as u32))).collect();
+        let files = grouped(
+            1,
+            |depth| all.iter().take(depth).cloned().collect(),
+            |names| {
+                assert_eq!(names, ["big.rs"]);
+                all.clone()
+            },
+        );
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].line_ranges.len(), 200, "not only the 50 hits of the first depth");
     }
 }

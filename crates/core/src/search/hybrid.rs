@@ -48,10 +48,8 @@ pub fn line_range_of(content: &str, tokens: &[String], tokenizer: &Tokenizer) ->
 /// (as written in its metadata), else the store's id.
 pub fn stored_path(hit: &StoreHit) -> Option<&str> {
     let m = hit.metadata.as_ref();
-    m.and_then(|m| m.get("sourceFile"))
-        .or_else(|| m.and_then(|m| m.get("id")))
-        .and_then(|v| v.as_str())
-        .or(Some(hit.id.as_str()))
+    let id = m.and_then(|m| m.get("id")).and_then(|v| v.as_str()).unwrap_or(hit.id.as_str());
+    crate::index::chunk_source(id, m).or(Some(id))
 }
 
 /// A store hit as a result: `id` from `metadata.id`, `content` from

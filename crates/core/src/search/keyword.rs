@@ -40,21 +40,31 @@ pub struct KeywordQuery<'a> {
 }
 
 /// A path prefix as users write it (`/src/`, `./src`, `src`) in the form
-/// document ids are compared in: no leading `./` or `/`.
+/// document ids are compared in: no leading `./` or `/`; `.` is the whole
+/// workspace (`""`).
 pub fn path_prefix(prefix: &str) -> &str {
     let mut p = prefix;
     loop {
         let next = p.trim_start_matches('/').trim_start_matches("./");
         if next == p {
-            return p;
+            return if p == "." { "" } else { p };
         }
         p = next;
     }
 }
 
+/// Whether the document path `path` lies under the normalised `prefix`, a
+/// folder (or a file): `src` holds `src/a.ts` and `src` itself, not
+/// `srcs/b.ts`; a chunk (`a.md#chunk-2`) lies where its file does.
+pub fn under_prefix(path: &str, prefix: &str) -> bool {
+    let path = path_prefix(path);
+    let Some(rest) = path.strip_prefix(prefix) else { return false };
+    prefix.is_empty() || prefix.ends_with('/') || rest.is_empty() || rest.starts_with(['/', '#'])
+}
+
 /// Whether `doc` lies under the normalised `prefix`.
 fn under(doc: &crate::index::Document, prefix: &str) -> bool {
-    path_prefix(doc.source_file().unwrap_or(&doc.id)).starts_with(prefix)
+    under_prefix(doc.source_file().unwrap_or(&doc.id), prefix)
 }
 
 /// The largest `startLineOffset` accepted: shifted line numbers stay far

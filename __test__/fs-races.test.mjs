@@ -1,0 +1,101 @@
+// The tree changing under init() in hostile ways: names swapped for links
+// out of basePath between the walk and the read; `.gitignore` files and a
+// `.git` folder that are FIFOs, endless devices or links out of basePath.
+// Nothing outside basePath is read, nothing blocks, nothing grows without
+// bound.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn, spawnSync, execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { bm25Workspace, tree } from './helpers.mjs'
+
+test('a file or a folder swapped for a link out of basePath while init() reads is never read', async (t) => {
+  const root = tree(t, { 'out/secret.md': 'outsidesecret', 'out/dir/y.md': 'outsidesecret' })
+  const base = path.join(root, 'base')
+  fs.mkdirSync(path.join(base, 'dir'), { recursive: true })
+  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(base, `pad${i}.md`), `pad ${i}`)
+  fs.writeFileSync(path.join(base, 'x.md'), 'harmless')
+  fs.writeFileSync(path.join(base, 'dir/y.md'), 'harmless')
+  // x.md: a file, then a link to the secret (atomic renames); dir: a
+  // folder, then a link to a folder outside.
+  const churn = spawn(
+    'bash',
+    [
+      '-c',
+      `cd '${base}'; while true; do
+        ln -sfn '${root}/out/secret.md' l.tmp; mv -T l.tmp x.md; echo harmless > r.tmp; mv -T r.tmp x.md
+        mv dir dir.real && ln -s '${root}/out/dir' dir; sleep 0.001; rm -f dir; mv dir.real dir
+      done`,
+    ],
+    { stdio: 'ignore' },
+  )
+  t.after(() => churn.kill('SIGKILL'))
+  const leaks = []
+  for (let round = 0; round < 150; round++) {
+    const ws = bm25Workspace(base, { autoIndexPaths: ['.'] })
+    await ws.init()
+    for (const hit of await ws.search('outsidesecret')) leaks.push(`${round}: ${hit.id}`)
+    await ws.destroy()
+  }
+  assert.deepEqual(leaks, [])
+})
+
+/** Runs `source` (an ES module with `Workspace`, `LocalFilesystem` and `base` in scope) in a child, with a time limit. */
+function child(base, source) {
+  const entry = new URL('../index.js', import.meta.url).pathname
+  const prelude = `import { createRequire } from 'node:module'\nconst { Workspace, LocalFilesystem } = createRequire(import.meta.url)(${JSON.stringify(entry)})\nconst base = ${JSON.stringify(base)}\n`
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', prelude + source], { encoding: 'utf8', timeout: 30_000 })
+  assert.equal(r.error, undefined, `the child did not finish: ${r.error}`)
+  assert.equal(r.status, 0, r.stderr)
+  return JSON.parse(r.stdout)
+}
+const mkfifo = (p) => execFileSync('mkfifo', [p])
+const INDEX_IDS = `
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'] })
+  const report = await ws.init()
+  const found = (await ws.search('needle', { topK: 50 })).map((r) => r.id).sort()
+  await ws.destroy()
+  console.log(JSON.stringify({ found, skipped: report.skipped }))
+`
+
+test('.gitignore files that are FIFOs, endless devices or links out of basePath are passed over, as git passes links over', (t) => {
+  const root = tree(t, {
+    'outside-rules': 'secret.md\n',
+    'base/secret.md': 'needle',
+    'base/a/b.md': 'needle',
+    'base/a/kept.log': 'needle',
+    'base/z/c.md': 'needle',
+    'base/d/e.md': 'needle',
+    'base/d/.gitignore': '*.md\n',
+    'base/.gitignore': '*.log\n!kept.log\n',
+  })
+  const base = path.join(root, 'base')
+  // First, the rules apply as git applies them.
+  assert.deepEqual(child(base, INDEX_IDS).found, ['a/b.md', 'a/kept.log', 'secret.md', 'z/c.md'])
+  fs.rmSync(path.join(base, '.gitignore'))
+  fs.symlinkSync(path.join(root, 'outside-rules'), path.join(base, '.gitignore'))
+  mkfifo(path.join(base, 'a/.gitignore'))
+  fs.symlinkSync('/dev/zero', path.join(base, 'z/.gitignore'))
+  const { found, skipped } = child(base, INDEX_IDS)
+  assert.deepEqual(found, ['a/b.md', 'a/kept.log', 'secret.md', 'z/c.md'], 'the linked rules are not applied; d/ keeps its own')
+  assert.ok(skipped.some((s) => s.path === 'a/.gitignore' && /FIFO/.test(s.reason)), JSON.stringify(skipped))
+})
+
+test('a .git whose HEAD, config, packed-refs or branch is a FIFO or an endless device: init() ends, without the history', (t) => {
+  for (const [what, spoil] of [
+    ['HEAD a FIFO', (git) => (fs.rmSync(`${git}/HEAD`), mkfifo(`${git}/HEAD`))],
+    ['HEAD a link to /dev/zero', (git) => (fs.rmSync(`${git}/HEAD`), fs.symlinkSync('/dev/zero', `${git}/HEAD`))],
+    ['config a FIFO', (git) => (fs.rmSync(`${git}/config`), mkfifo(`${git}/config`))],
+    ['packed-refs a FIFO', (git) => mkfifo(`${git}/packed-refs`)],
+    ['the branch a FIFO', (git) => (fs.rmSync(`${git}/refs/heads/main`), mkfifo(`${git}/refs/heads/main`))],
+  ]) {
+    const base = tree(t, { 'a.md': 'needle one', 'b.md': 'needle two' })
+    const git = (...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: base, stdio: 'ignore' })
+    git('init', '-q', '-b', 'main')
+    git('add', '.')
+    git('commit', '-qm', 'needle history')
+    spoil(path.join(base, '.git'))
+    assert.deepEqual(child(base, INDEX_IDS).found, ['a.md', 'b.md'], what)
+  }
+})
