@@ -336,6 +336,7 @@ mod tests {
                     identity: None,
                     stamp: None,
                     link: false,
+                    listed: None,
                     base: None,
                 }
             })
