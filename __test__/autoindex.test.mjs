@@ -183,3 +183,49 @@ test('directories deeper than Mastra\'s walk limit are reported, not silently dr
   assert.deepEqual(found, ['d1/y.md'])
   assert.ok(report.skipped.some((s) => /deeper than 10 levels/.test(s.reason)), JSON.stringify(report.skipped))
 })
+
+test('an entry that is a link to a folder inside basePath is walked as Mastra follows it, ids in the entry\'s form; a glob through one is reported', async (t) => {
+  const dir = tree(t, { 'real/a.md': 'alpha inside', 'real/sub/b.md': 'alpha sub' })
+  fs.symlinkSync('real', path.join(dir, 'docs'))
+  const run = async (entries) => {
+    const ws = bm25Workspace(dir, { autoIndexPaths: entries })
+    const report = await ws.init()
+    const found = ids(await ws.search('alpha', { topK: 10 })).sort()
+    await ws.destroy()
+    return { found, skipped: report.skipped }
+  }
+  assert.deepEqual((await run(['docs'])).found, ['docs/a.md', 'docs/sub/b.md'])
+  assert.deepEqual((await run(['docs/sub'])).found, ['docs/sub/b.md'])
+  const glob = await run(['docs/*.md'])
+  assert.deepEqual(glob.found, [])
+  assert.deepEqual(glob.skipped, [{ path: 'docs/*.md', reason: 'symbolic link to a directory' }])
+})
+
+test('a file named as a chunk of the file beside it (big.md#chunk-0) is reported, never taken for that chunk', async (t) => {
+  const big = Array.from({ length: 400 }, (_, i) => `bigword line ${i}`).join('\n')
+  const dir = tree(t, { 'big.md': big, 'big.md#chunk-0': 'otherword text', 'lone#chunk-1': 'loneword' })
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['.'], chunking: { maxChars: 1000 } })
+  const report = await ws.init()
+  assert.deepEqual(report.skipped, [{ path: 'big.md#chunk-0', reason: "named as a chunk of big.md (its id would be that chunk's)" }])
+  const [first] = await ws.search('bigword line 0', { topK: 1 })
+  assert.equal(first.id, 'big.md#chunk-0')
+  assert.match(first.content, /^bigword line 0$/m)
+  assert.deepEqual(ids(await ws.search('otherword')), [])
+  assert.deepEqual(ids(await ws.search('loneword')), ['lone#chunk-1'], 'no file beside it: indexed as it is')
+  await ws.destroy()
+})
+
+test('a tree hundreds of levels deep is walked one level past the limit only, and reported by ids relative to basePath', async (t) => {
+  const dir = tree(t, { 'top.md': 'alpha' })
+  let deep = dir
+  for (let i = 0; i < 300; i++) deep = path.join(deep, 'd')
+  fs.mkdirSync(deep, { recursive: true })
+  fs.writeFileSync(path.join(deep, 'x.md'), 'alpha deep')
+  // What lies far below the limit is never looked at (a name that is not UTF-8 would be reported).
+  fs.writeFileSync(Buffer.concat([Buffer.from(path.join(dir, ...Array(20).fill('d')) + '/'), Buffer.from([0xff, 0x2e, 0x6d, 0x64])]), 'x')
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['.'] })
+  const report = await ws.init()
+  assert.deepEqual(report.skipped, [{ path: Array(10).fill('d').join('/'), reason: 'deeper than 10 levels' }])
+  assert.deepEqual(ids(await ws.search('alpha')), ['top.md'])
+  await ws.destroy()
+})

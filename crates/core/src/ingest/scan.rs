@@ -90,6 +90,20 @@ impl FoundFile {
     }
 }
 
+/// The id of the file beside `f` whose chunk `f`'s name is (`big.md` for
+/// `big.md#chunk-0`), when that file is there: the two ids would collide
+/// once it is chunked (a chunk id is `path#chunk-N`, as Mastra's).
+fn chunk_named(f: &FoundFile) -> Option<String> {
+    let (file, n) = f.id.rsplit_once("#chunk-")?;
+    if file.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let name = f.path.file_name()?.to_str()?;
+    let stem = name.get(..name.len().checked_sub("#chunk-".len() + n.len())?).filter(|s| !s.is_empty())?;
+    let sibling = f.path.with_file_name(stem);
+    std::fs::symlink_metadata(sibling).is_ok().then(|| file.to_string())
+}
+
 /// Device and inode of a file's metadata (`None` where there are none).
 pub fn identity(m: &std::fs::Metadata) -> Option<(u64, u64)> {
     #[cfg(unix)]
@@ -160,6 +174,9 @@ pub enum SkipReason {
     NonUtf8Name,
     #[error("replaced while being indexed (not the file that was found)")]
     Replaced,
+    /// `big.md#chunk-0` beside `big.md`: its id would be that chunk's.
+    #[error("named as a chunk of {0} (its id would be that chunk's)")]
+    ChunkName(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -411,6 +428,11 @@ impl Scanner<'_> {
         Some(Resolved { id_root: form.to_string(), rel: normalize(rel)? })
     }
 
+    /// Where `p` really is, relative to basePath (links resolved).
+    fn real_rel(&self, p: &Path) -> Option<PathBuf> {
+        Some(p.canonicalize().ok()?.strip_prefix(&self.canonical_base).ok()?.to_path_buf())
+    }
+
     /// Whether a path, with symbolic links resolved, stays inside basePath.
     fn inside(&self, p: &Path) -> std::io::Result<bool> {
         Ok(p.canonicalize()?.starts_with(&self.canonical_base))
@@ -437,7 +459,11 @@ impl Scanner<'_> {
                 Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
                 Ok(true) => {
                     if abs.is_dir() {
-                        let files = self.walk(&r.rel, &r.id_root);
+                        // Reached through a link (the entry, or a folder on its
+                        // way) as Mastra follows it: the folder it names, inside
+                        // basePath, is walked; the ids keep the entry's form.
+                        let real = self.real_rel(&abs).unwrap_or_else(|| r.rel.clone());
+                        let files = self.walk(&real, &r.id_root);
                         self.add_all(files);
                     } else {
                         let link = meta.file_type().is_symlink();
@@ -488,6 +514,9 @@ impl Scanner<'_> {
         if m.len() > self.opts.max_file_size {
             return self.skip(f.id, SkipReason::TooLarge { size: m.len(), max: self.opts.max_file_size });
         }
+        if let Some(file) = chunk_named(&f) {
+            return self.skip(f.id, SkipReason::ChunkName(file));
+        }
         f.identity = identity(&m);
         f.stamp = FileStamp::of(&m);
         // The file stat-ed is the one its folder listed: the read checks it
@@ -527,6 +556,9 @@ impl Scanner<'_> {
             .git_ignore(false)
             .require_git(false)
             .follow_links(false)
+            // One level past the limit, to report what lies there (TooDeep),
+            // and no deeper: a tree of thousands of levels is not walked.
+            .max_depth(Some(rel.components().count() + MAX_DEPTH + 1))
             // By name within each directory: siblings share their parent's
             // path, so comparing whole paths as bytes is that order without
             // taking each path apart for its name (as sorting by name does).
@@ -553,8 +585,9 @@ impl Scanner<'_> {
                 Ok(e) => e,
                 Err(err) => {
                     let path = match &err {
-                        ignore::Error::WithPath { path, .. } => path.display().to_string(),
-                        _ => rel.display().to_string(),
+                        // As ids are: relative to basePath.
+                        ignore::Error::WithPath { path, .. } => to_slash(path.strip_prefix(self.base).unwrap_or(path)),
+                        _ => to_slash(rel),
                     };
                     self.skip(path, SkipReason::Unreadable(err.to_string()));
                     continue;
@@ -612,6 +645,11 @@ impl Scanner<'_> {
             Ok(true) => {}
             Ok(false) => return self.skip(raw, SkipReason::LinkOutsideBase),
             Err(e) => return self.skip(raw, SkipReason::Unreadable(e.to_string())),
+        }
+        if self.real_rel(&root_abs).is_some_and(|real| real != root.rel) {
+            // The pattern is matched against the paths walked: through a
+            // link they would be the target's, never the pattern's.
+            return self.skip(raw, SkipReason::LinkToDirectory);
         }
         // The pattern relative to basePath, as the candidates are.
         let rel_root = to_slash(&root.rel);
