@@ -169,6 +169,12 @@ test("a filter on `id` keeps the same documents in both halves of a hybrid searc
   }
   assert.equal((await ws.search('alpha', { mode: 'vector', filter: { text: 'alpha beta' } }))[0].id, 'a.md')
   await ws.destroy()
+  // Without a store, `text` is the user's own metadata, as before.
+  const plain = new Workspace({ bm25: true })
+  await plain.index('x.md', 'alpha', { metadata: { text: 'mine' } })
+  await plain.index('y.md', 'alpha')
+  assert.deepEqual((await plain.search('alpha', { filter: { text: 'mine' } })).map((r) => r.id), ['x.md'])
+  await plain.destroy()
 })
 
 test('a hybrid search sees a write that lands while it runs whole or not at all', async () => {

@@ -10,7 +10,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { bm25Workspace, tree } from './helpers.mjs'
 
-test('a file or a folder swapped for a link out of basePath while init() reads is never read', async (t) => {
+// GNU mv -T and bash make the swaps; the check that closes the race for folders is Linux's.
+test('a file or a folder swapped for a link out of basePath while init() reads is never read', { skip: process.platform !== 'linux' }, async (t) => {
   const root = tree(t, { 'out/secret.md': 'outsidesecret', 'out/dir/y.md': 'outsidesecret' })
   const base = path.join(root, 'base')
   fs.mkdirSync(path.join(base, 'dir'), { recursive: true })

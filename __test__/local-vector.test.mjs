@@ -202,3 +202,21 @@ test("LocalVector({ index: 'hnsw' }): a graph built and kept current on its own 
   assert.equal(ws.stats().vectorGraph?.state, 'ready')
   await ws.destroy()
 })
+
+test('LocalVector: a delete filter that matches everything by its form empties nothing; sizes past f32 are refused; dimensions are bounded', async () => {
+  const store = new lib.LocalVector({ id: 'edges' })
+  await store.createIndex({ indexName: 'i', dimension: 2 })
+  await store.upsert({ indexName: 'i', vectors: [[1, 0], [0, 1], [1, 1]], ids: ['a', 'b', 'c'] })
+  for (const filter of [{}, null, { $and: [] }, { $nor: [] }]) {
+    await assert.rejects(store.deleteVectors({ indexName: 'i', filter }), (e) => e instanceof TypeError && /deleteIndex/.test(e.message), JSON.stringify(filter))
+  }
+  await store.upsert({ indexName: 'i', vectors: [[2, 2]], ids: ['d'], deleteFilter: {} })
+  assert.equal((await store.describeIndex({ indexName: 'i' })).count, 4, 'an empty deleteFilter deletes nothing')
+  // Lengths computed in f64: squares that overflow or underflow f32 still score right.
+  const near = async (q) => (await store.query({ indexName: 'i', queryVector: q, topK: 1 }))[0]
+  assert.deepEqual([(await near([2e19, 0])).id, (await near([2e19, 0])).score], ['a', 1])
+  assert.equal((await near([1e-23, 0])).id, 'a')
+  await assert.rejects(store.upsert({ indexName: 'i', vectors: [[3e38, 3e38]], ids: ['x'] }), /length within f32's range/)
+  await assert.rejects(store.query({ indexName: 'i', queryVector: [3e38, 3e38] }), TypeError)
+  await assert.rejects(store.createIndex({ indexName: 'huge', dimension: 1e12 }), RangeError)
+})

@@ -24,9 +24,9 @@ test('a save holding the index while the watcher applies a change: no deadlock, 
     ;(async () => {
       const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true, persist: { dir: ${JSON.stringify(store)} } })
       await ws.init()
-      // The background save comes a second after a write (it takes no turn
-      // in the write order: a watcher's update can run beside it); it pauses
-      // with the index held for 3 s, and the file changes 1.5 s after the write.
+      // The background save comes a second after a write (in a turn of its
+      // own: the watcher's update waits for it); it pauses with the index
+      // held for 3 s, and the file changes 1.5 s after the write.
       await ws.index('manual/x', 'a change to save')
       await new Promise((r) => setTimeout(r, 1500))
       fs.writeFileSync(path.join(dir, 'docs/b.md'), 'bison arrives')

@@ -236,6 +236,8 @@ test('pathPrefix names a folder (or a file): src holds src/a.md, not srcs/b.md; 
   for (const p of ['deep', './deep', '/deep', 'deep/']) assert.deepEqual(await under(p), ['deep/a.md'], p)
   for (const p of ['.', './', '/', '']) assert.deepEqual(await under(p), ['deep-notes.md', 'deep/a.md', 'deeper/b.md', 'top.md'], p)
   assert.deepEqual(await under('top.md'), ['top.md'])
+  await ws.index('deep#draft.md', 'apple')
+  assert.deepEqual(await under('deep'), ['deep/a.md'], 'a # that starts no chunk suffix is another name')
   await ws.destroy()
 })
 

@@ -125,3 +125,19 @@ test('destroy() stops the watcher; later changes reach nothing and nothing throw
   fs.writeFileSync(path.join(dir, 'docs/c.md'), 'heron arrives')
   await eventually('the new workspace sees changes', async () => (await idsFor(again, 'heron')).includes('docs/c.md'))
 })
+
+test('an entry that is a link to a folder inside basePath is watched where the folder is: edits and new files land under the entry\'s ids', async (t) => {
+  const dir = tree(t, { 'real/a.md': 'alpha one' })
+  fs.symlinkSync('real', path.join(dir, 'docs'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.deepEqual((await ws.search('alpha')).map((r) => r.id), ['docs/a.md'])
+  fs.writeFileSync(path.join(dir, 'real/a.md'), 'beta changed')
+  fs.writeFileSync(path.join(dir, 'real/new.md'), 'alpha new')
+  await eventually('the edit and the new file land', async () => {
+    const alpha = (await ws.search('alpha')).map((r) => r.id)
+    const beta = (await ws.search('beta')).map((r) => r.id)
+    return JSON.stringify([alpha, beta]) === JSON.stringify([['docs/new.md'], ['docs/a.md']])
+  })
+})

@@ -49,8 +49,15 @@ const escapeControls = (text) => text.replace(CONTROLS, (c) => `\\x${c.charCodeA
  * @typedef {(query: string, text: string) => Array<[number, number]>} Highlight
  */
 
-/** The file a result comes from: its source file for a chunk. */
-const fileOf = (/** @type {Result} */ r) => (typeof r.metadata?.sourceFile === 'string' ? r.metadata.sourceFile : r.id)
+/**
+ * The file a result comes from: its source file for a chunk, that is when
+ * its id is that file's chunk id (`path#chunk-N`; as the addon's
+ * `chunk_source`: a `sourceFile` in a user's own metadata changes nothing).
+ */
+const fileOf = (/** @type {Result} */ r) => {
+  const file = r.metadata?.sourceFile
+  return typeof file === 'string' && r.id.startsWith(file) && /^#chunk-\d+$/.test(r.id.slice(file.length)) ? file : r.id
+}
 
 /** @type {Promise<Estimate> | undefined} */
 let estimator

@@ -54,6 +54,10 @@ fn index_name(o: &Object, method: &str) -> Checked<String> {
     to_string(&required(o, "indexName", method)?, "indexName")
 }
 
+/// The largest dimension an index takes (pgvector's type stops at 16,000;
+/// far above any embedding model's).
+const MAX_DIMENSION: u32 = 65_536;
+
 fn vector_of(v: &Unknown, name: &str) -> Checked<Vec<f32>> {
     // SAFETY: `v` is a live value of its own environment; the conversion checks its type.
     let Vector(x) = unsafe { Vector::from_napi_value(v.env(), v.raw()) }
@@ -157,7 +161,11 @@ impl LocalVector {
             let r = (|| -> Checked<()> {
                 let o = args(&params, "createIndex", &["indexName", "dimension", "metric"])?;
                 let name = index_name(&o, "createIndex")?;
-                let dim = to_integer(&required(&o, "dimension", "createIndex")?, "dimension", 1.0)? as usize;
+                let dim = to_integer(&required(&o, "dimension", "createIndex")?, "dimension", 1.0)?;
+                if dim > MAX_DIMENSION as f64 {
+                    return Err(Fail::Range(format!("dimension must be at most {MAX_DIMENSION}, got {dim}")));
+                }
+                let dim = dim as usize;
                 let metric = match prop(&o, "metric")? {
                     Some(m) => {
                         let m = to_string(&m, "metric")?;
@@ -205,6 +213,8 @@ impl LocalVector {
                     ),
                     None => None,
                 };
+                // An empty one deletes nothing, as PgVector skips it (it would match every vector).
+                let delete_filter = delete_filter.filter(|f| !f.is_empty());
                 let mut store = self.store.write();
                 let ix = store.index_mut(&name).map_err(core_err)?;
                 ix.upsert_replacing(&name, delete_filter.as_ref(), ids.clone(), vectors, metadata).map_err(core_err)?;
@@ -228,8 +238,9 @@ impl LocalVector {
                 )?;
                 let name = index_name(&o, "query")?;
                 let q = vector_of(&required(&o, "queryVector", "query")?, "queryVector")?;
-                if !q.iter().all(|x| x.is_finite()) {
-                    // A NaN (or a number past f32's range) would score every vector NaN.
+                let length: f64 = q.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+                if !q.iter().all(|x| x.is_finite()) || length > f64::from(f32::MAX) {
+                    // A NaN (or a number or length past f32's range) would score every vector NaN.
                     return Err(Fail::Type("queryVector must hold finite numbers (within f32's range)".into()));
                 }
                 let top_k = match prop(&o, "topK")? {
@@ -327,6 +338,12 @@ impl LocalVector {
                 let filter = filter_of(env, &o)?;
                 if ids.is_some() == filter.is_some() {
                     return Err(Fail::Type("deleteVectors() needs either ids or filter".into()));
+                }
+                if filter.as_ref().is_some_and(Filter::is_empty) {
+                    // As LibSQLVector: a filter that matches every vector is not a way to empty an index.
+                    return Err(Fail::Type(
+                        "deleteVectors() with an empty filter would delete every vector: use deleteIndex()".into(),
+                    ));
                 }
                 let mut store = self.store.write();
                 let ix = store.index_mut(&name).map_err(core_err)?;

@@ -327,7 +327,8 @@ impl Workspace {
                 let query = to_string(&query, "query")?;
                 let opts = options::search_options(env, options)?;
                 let mode = self.mode(opts.mode)?;
-                if mode != Mode::Vector && opts.filter.as_ref().is_some_and(|f| f.reads("text")) {
+                let store_has_text = self.engine.vectors.is_some();
+                if mode != Mode::Vector && store_has_text && opts.filter.as_ref().is_some_and(|f| f.reads("text")) {
                     // The store matches its own copy of each text; BM25 hits
                     // are not read to match it, so one half would ignore it.
                     let name = if mode == Mode::Hybrid { "hybrid" } else { "bm25" };

@@ -317,8 +317,10 @@ impl Engine {
         let canonical = base.canonicalize().unwrap_or_else(|_| base.clone());
         let mut within: Vec<_> =
             changed.iter().filter_map(|c| c.strip_prefix(&canonical).ok()).map(|r| base.join(r)).collect();
-        // A file found through a link changes with its target.
+        // A file found through a link changes with its target; one below an
+        // entry that is a link to a folder, with the folder's file.
         within.extend(p.state.lock().located.links_into(&changed));
+        within.extend(through_linked_entries(&base, &canonical, &paths, &changed));
         within.sort();
         within.dedup();
         if within.is_empty() || !self.has_search() {
@@ -407,4 +409,26 @@ impl Engine {
         counts.removed = removed;
         Ok(embedded)
     }
+}
+
+/// `changed` paths (canonical) below a folder that an entry of `paths`
+/// reaches through a link (`docs` → `real`), as the walk names them (below
+/// the entry: `base/docs/a.md`).
+fn through_linked_entries(
+    base: &std::path::Path,
+    canonical: &std::path::Path,
+    paths: &[String],
+    changed: &[std::path::PathBuf],
+) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in paths.iter().filter(|e| !crate::ingest::scan::is_glob(e)) {
+        let rel = entry.trim_start_matches("./").trim_start_matches('/');
+        let named = base.join(rel);
+        let Ok(real) = named.canonicalize() else { continue };
+        if real == canonical.join(rel) || !real.starts_with(canonical) {
+            continue; // no link on the way (or one out of basePath: never walked)
+        }
+        out.extend(changed.iter().filter_map(|c| c.strip_prefix(&real).ok()).map(|rest| named.join(rest)));
+    }
+    out
 }

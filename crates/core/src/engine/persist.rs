@@ -623,7 +623,11 @@ impl Engine {
             if let Some(p) = &me.persist {
                 p.save_queued.store(false, Ordering::SeqCst);
             }
-            if !me.destroyed.load(Ordering::SeqCst) {
+            // In a turn of its own, as `save()` is: a write applies to the
+            // store before the index, so a snapshot taken while one applies
+            // could hold a vector without its document, or lose one.
+            let ticket = me.gate.ticket();
+            if me.turn(&ticket).await.is_ok() && !me.destroyed.load(Ordering::SeqCst) {
                 let _ = me.save(false).await;
             }
         });

@@ -210,24 +210,24 @@ impl Engine {
         search(opts.top_k)
     }
 
-    /// Every chunk of `files` that matches the query (for their ranges).
-    fn chunks_of(index: &Bm25Index, tokens: &[String], opts: &SearchOptions, files: &[String]) -> Vec<SearchHit> {
-        use crate::vectors::filter::Cond;
-        let names = files.iter().map(|f| serde_json::Value::String(f.clone())).collect();
-        let of_files = Filter::Field("sourceFile".into(), Cond::In(names));
-        let filter = match &opts.filter {
-            Some(user) => Filter::All(vec![user.clone(), of_files]),
-            None => of_files,
-        };
-        let q = KeywordQuery {
-            tokens,
-            top_k: index.len(),
-            min_score: None,
-            filter: Some(&filter),
-            path_prefix: opts.path_prefix.as_deref(),
-            kind_weights: None,
-        };
-        crate::search::keyword::keyword_search(index, &q)
+    /// The lines each chunk of `files` that matches the query spans (for
+    /// their ranges): the chunks looked up by id, not searched for.
+    fn chunks_of(
+        index: &Bm25Index,
+        tokens: &[String],
+        opts: &SearchOptions,
+        files: &[String],
+    ) -> Vec<(String, (u32, u32))> {
+        let wanted = index.term_ids(tokens);
+        let mut out = Vec::new();
+        for file in files {
+            for (doc, range) in index.chunks_holding(file, &wanted) {
+                if opts.filter.as_ref().is_none_or(|f| f.matches_document(&doc.id, doc.metadata.as_deref())) {
+                    out.push((file.clone(), crate::search::keyword::shift_range(range, doc.start_line_offset)));
+                }
+            }
+        }
+        out
     }
 
     /// bm25-mode hits, ranked in Rust (off this task when a write holds the index).

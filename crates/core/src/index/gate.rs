@@ -79,6 +79,20 @@ impl Gate {
         let _ = tokio::time::timeout(limit, wait).await;
     }
 
+    /// Waits until no write applies (or `limit` passes), closed or not.
+    pub async fn settled(&self, limit: std::time::Duration) {
+        let wait = async {
+            loop {
+                let notified = self.notify.notified();
+                if self.applied().is_multiple_of(2) {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
     /// Whether `close` was called.
     pub fn is_closed(&self) -> bool {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).closed

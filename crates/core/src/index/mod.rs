@@ -177,6 +177,20 @@ impl Bm25Index {
         self.contains(id) || self.contains(&chunk_id(id, 0))
     }
 
+    /// Each chunk of the file `id` (`id#chunk-0`, `-1`, ... in order) that
+    /// holds any of the terms `wanted`, with the lines they span in it.
+    pub fn chunks_holding(&self, id: &str, wanted: &[u32]) -> Vec<(&Document, (u32, u32))> {
+        let mut out = Vec::new();
+        for n in 0.. {
+            let Some(slot) = self.slot_of(&chunk_id(id, n)) else { break };
+            let Some(doc) = self.docs[slot as usize].as_ref() else { continue };
+            if let Some(range) = line_table::lines_of_terms(&doc.table, wanted) {
+                out.push((doc, range));
+            }
+        }
+        out
+    }
+
     /// Documents in slot order (indexing order).
     pub fn documents(&self) -> impl Iterator<Item = &Document> {
         self.docs.iter().flatten()

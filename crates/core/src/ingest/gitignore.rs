@@ -92,7 +92,8 @@ impl GitignoreRules {
             }
         };
         let mut builder = GitignoreBuilder::new(dir);
-        for line in text.lines() {
+        // A byte-order mark before the first rule is not part of it (git strips it).
+        for line in text.trim_start_matches('\u{feff}').lines() {
             // A line git would not understand is passed over, as git does.
             let _ = builder.add_line(Some(path.clone()), line);
         }
@@ -109,7 +110,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir_all(root.join("a/b")).unwrap();
-        std::fs::write(root.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "\u{feff}*.log\nbuild/\n").unwrap();
         std::fs::write(root.join("a/.gitignore"), "!keep.log\nsecret.md\n").unwrap();
         let rules = GitignoreRules::new(root);
         assert!(rules.ignored(&root.join("x.log"), false));

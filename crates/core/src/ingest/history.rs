@@ -5,7 +5,7 @@
 //! to 0.76 (`search::history`). Bounded: the newest `MAX_COMMITS`
 //! non-merge commits, at most `MAX_PER_FILE` messages a file.
 
-use super::small_file::{read_small, SmallFile};
+use super::small_file::{read_small, read_small_through_links, SmallFile};
 use gix::bstr::ByteSlice;
 use gix::diff::tree::recorder::Change;
 use rustc_hash::FxHashMap;
@@ -89,7 +89,7 @@ fn plain_git_files(git_dir: &Path) -> bool {
         SmallFile::Absent => git_dir.to_path_buf(),
         SmallFile::TooLarge(_) => return false,
     };
-    let head = match read_small(&git_dir.join("HEAD"), 64 << 10) {
+    let head = match read_small_through_links(&git_dir.join("HEAD"), 64 << 10) {
         SmallFile::Text(t) => t,
         _ => return false,
     };

@@ -104,6 +104,17 @@ fn chunk_named(f: &FoundFile) -> Option<String> {
     std::fs::symlink_metadata(sibling).is_ok().then(|| file.to_string())
 }
 
+/// The inode a folder's listing gave for `e` (Unix only).
+fn listed_inode(e: &ignore::DirEntry) -> Option<u64> {
+    #[cfg(unix)]
+    return e.ino();
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        None
+    }
+}
+
 /// Device and inode of a file's metadata (`None` where there are none).
 pub fn identity(m: &std::fs::Metadata) -> Option<(u64, u64)> {
     #[cfg(unix)]
@@ -428,11 +439,6 @@ impl Scanner<'_> {
         Some(Resolved { id_root: form.to_string(), rel: normalize(rel)? })
     }
 
-    /// Where `p` really is, relative to basePath (links resolved).
-    fn real_rel(&self, p: &Path) -> Option<PathBuf> {
-        Some(p.canonicalize().ok()?.strip_prefix(&self.canonical_base).ok()?.to_path_buf())
-    }
-
     /// Whether a path, with symbolic links resolved, stays inside basePath.
     fn inside(&self, p: &Path) -> std::io::Result<bool> {
         Ok(p.canonicalize()?.starts_with(&self.canonical_base))
@@ -459,11 +465,10 @@ impl Scanner<'_> {
                 Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
                 Ok(true) => {
                     if abs.is_dir() {
-                        // Reached through a link (the entry, or a folder on its
-                        // way) as Mastra follows it: the folder it names, inside
-                        // basePath, is walked; the ids keep the entry's form.
-                        let real = self.real_rel(&abs).unwrap_or_else(|| r.rel.clone());
-                        let files = self.walk(&real, &r.id_root);
+                        // An entry that is a link to a folder inside basePath
+                        // (or passes through one) is walked through it, as
+                        // Mastra follows it (`walk_entries` starts there).
+                        let files = self.walk(&r.rel, &r.id_root);
                         self.add_all(files);
                     } else {
                         let link = meta.file_type().is_symlink();
@@ -542,9 +547,12 @@ impl Scanner<'_> {
 
     /// Files and directories below `rel` (flagged `true` for directories).
     fn walk_entries(&mut self, rel: &Path, id_root: &str) -> Vec<(FoundFile, bool)> {
+        // From the entry's folder itself (a link there is followed: it was
+        // checked to stay inside basePath), paths kept as the entry names
+        // them. `.gitignore` rules of the folders above it still apply
+        // (`GitignoreRules` reads them by path).
         let target = self.base.join(rel);
-        let base = self.base.to_path_buf();
-        let mut builder = WalkBuilder::new(&base);
+        let mut builder = WalkBuilder::new(&target);
         builder
             .standard_filters(false)
             .hidden(false)
@@ -558,7 +566,7 @@ impl Scanner<'_> {
             .follow_links(false)
             // One level past the limit, to report what lies there (TooDeep),
             // and no deeper: a tree of thousands of levels is not walked.
-            .max_depth(Some(rel.components().count() + MAX_DEPTH + 1))
+            .max_depth(Some(MAX_DEPTH + 1))
             // By name within each directory: siblings share their parent's
             // path, so comparing whole paths as bytes is that order without
             // taking each path apart for its name (as sorting by name does).
@@ -621,7 +629,9 @@ impl Scanner<'_> {
                     },
                     Err(err) => self.skip(id, SkipReason::BrokenLink(err.to_string())),
                 },
-                Some(_) => out.push((FoundFile { listed: e.ino(), ..FoundFile::new(id, p.to_path_buf()) }, false)),
+                Some(_) => {
+                    out.push((FoundFile { listed: listed_inode(&e), ..FoundFile::new(id, p.to_path_buf()) }, false))
+                }
                 None => {}
             }
         }
@@ -645,11 +655,6 @@ impl Scanner<'_> {
             Ok(true) => {}
             Ok(false) => return self.skip(raw, SkipReason::LinkOutsideBase),
             Err(e) => return self.skip(raw, SkipReason::Unreadable(e.to_string())),
-        }
-        if self.real_rel(&root_abs).is_some_and(|real| real != root.rel) {
-            // The pattern is matched against the paths walked: through a
-            // link they would be the target's, never the pattern's.
-            return self.skip(raw, SkipReason::LinkToDirectory);
         }
         // The pattern relative to basePath, as the candidates are.
         let rel_root = to_slash(&root.rel);

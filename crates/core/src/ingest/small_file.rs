@@ -21,12 +21,25 @@ pub enum SmallFile {
 
 /// Reads `path` as the module says, if it is a regular file of at most `max_bytes`.
 pub fn read_small(path: &Path, max_bytes: u64) -> SmallFile {
+    read_bounded(path, max_bytes, false)
+}
+
+/// As `read_small`, a link followed (to a regular file all the same): git's
+/// own files, such as a `HEAD` that `core.preferSymlinkRefs` made a link.
+pub fn read_small_through_links(path: &Path, max_bytes: u64) -> SmallFile {
+    read_bounded(path, max_bytes, true)
+}
+
+fn read_bounded(path: &Path, max_bytes: u64, follow: bool) -> SmallFile {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
+    );
     #[cfg(not(unix))]
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+    if !follow && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return SmallFile::Absent;
     }
     let Ok(file) = options.open(path) else { return SmallFile::Absent };

@@ -156,6 +156,10 @@ pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
         if escaped || dir.canonicalize().is_ok_and(|c| !c.starts_with(base)) {
             continue;
         }
+        // A folder reached through a link inside `base` is watched where it
+        // is (links are not followed); its changes are mapped back to the
+        // entry's paths by the update (`through_linked_entries`).
+        let dir = dir.canonicalize().unwrap_or(dir);
         let root = if literal && dir.is_file() {
             WatchRoot { dir: dir.parent().unwrap_or(base).to_path_buf(), recursive: false }
         } else {

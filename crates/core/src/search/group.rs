@@ -47,13 +47,13 @@ pub fn first_depth(top_k: usize) -> usize {
 /// Runs `search(depth)` (best-first hits) deep enough to fill `top_k`
 /// files: the depth doubles while the hits ran out at the depth asked and
 /// fewer files than wanted came of them. When hits were left below the
-/// last depth, `chunks_of(files)` gives every matching chunk of the files
-/// chosen, so that each file's `line_ranges` are all of them whatever
-/// `top_k` is.
+/// last depth, `chunks_of(files)` gives the line range of every matching
+/// chunk of the files chosen (as `(file, range)`), so that each file's
+/// `line_ranges` are all of them whatever `top_k` is.
 pub fn grouped(
     top_k: usize,
     mut search: impl FnMut(usize) -> Vec<SearchHit>,
-    chunks_of: impl FnOnce(&[String]) -> Vec<SearchHit>,
+    chunks_of: impl FnOnce(&[String]) -> Vec<(String, (u32, u32))>,
 ) -> Vec<SearchHit> {
     let mut depth = first_depth(top_k);
     loop {
@@ -72,12 +72,12 @@ pub fn grouped(
 }
 
 /// The ranges of `chunks` added to those of the files they belong to.
-fn add_ranges(files: &mut [SearchHit], chunks: Vec<SearchHit>) {
+fn add_ranges(files: &mut [SearchHit], chunks: Vec<(String, (u32, u32))>) {
     let at: FxHashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).collect();
     let mut extra: Vec<(usize, (u32, u32))> = Vec::new();
-    for h in &chunks {
-        if let (Some(&i), Some(range)) = (at.get(file_of(h)), h.line_range) {
-            extra.push((i, range));
+    for (file, range) in &chunks {
+        if let Some(&i) = at.get(file.as_str()) {
+            extra.push((i, *range));
         }
     }
     drop(at);
@@ -161,7 +161,7 @@ mod tests {
             |depth| all.iter().take(depth).cloned().collect(),
             |names| {
                 assert_eq!(names, ["big.rs"]);
-                all.clone()
+                all.iter().map(|h| (file_of(h).to_string(), h.line_range.unwrap())).collect()
             },
         );
         assert_eq!(files.len(), 1);

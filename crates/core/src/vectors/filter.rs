@@ -78,8 +78,14 @@ impl Filter {
         }
     }
 
+    /// Whether the filter matches every document by its form alone (`{}`,
+    /// `null`, `{ $and: [] }`, `{ $nor: [] }`, nested).
     pub fn is_empty(&self) -> bool {
-        matches!(self, Filter::All(v) if v.is_empty())
+        match self {
+            Filter::All(v) => v.iter().all(Filter::is_empty),
+            Filter::None(v) => v.is_empty(),
+            _ => false,
+        }
     }
 }
 
@@ -236,6 +242,10 @@ mod tests {
         assert!(t(json!({"n": 5.0})));
         assert!(!Filter::parse(&json!({"category": "api"})).unwrap().matches(None));
         assert!(Filter::parse(&json!({})).unwrap().matches(None));
+        for every in [json!({}), json!(null), json!({"$and": []}), json!({"$nor": []}), json!({"$and": [{}]})] {
+            assert!(Filter::parse(&every).unwrap().is_empty(), "{every}");
+        }
+        assert!(!Filter::parse(&json!({"$or": []})).unwrap().is_empty());
     }
 
     #[test]

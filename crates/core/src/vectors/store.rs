@@ -169,9 +169,20 @@ impl Clone for VectorIndex {
     }
 }
 
+/// The vector's length, summed in f64: squares of f32 components overflow
+/// (2e19) or underflow (1e-23) in f32 where the length itself does not.
 fn norm(v: &[f32]) -> f32 {
-    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+    v.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt() as f32
 }
+
+/// Whether `v` can be scored: finite numbers, and a length within f32's
+/// range (a longer one scores NaN).
+fn scorable(v: &[f32]) -> bool {
+    v.iter().all(|x| x.is_finite()) && norm(v).is_finite()
+}
+
+/// What refusing a vector that is not `scorable` says.
+const NOT_SCORABLE: &str = "vectors must hold finite numbers, their length within f32's range";
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     // Four accumulators let the compiler vectorise the loop.
@@ -352,8 +363,8 @@ impl VectorIndex {
         }
         for v in vectors {
             self.check_dim(name, v)?;
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(VectorError::Invalid("vectors must hold finite numbers".into()));
+            if !scorable(v) {
+                return Err(VectorError::Invalid(NOT_SCORABLE.into()));
             }
         }
         Ok(())
@@ -417,8 +428,8 @@ impl VectorIndex {
         let Some(&s) = self.slot_of.get(id) else { return Ok(false) };
         if let Some(v) = vector {
             self.check_dim(name, &v)?;
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(VectorError::Invalid("vectors must hold finite numbers".into()));
+            if !scorable(&v) {
+                return Err(VectorError::Invalid(NOT_SCORABLE.into()));
             }
             self.set_vector(s, &v);
             if let Some(g) = &self.graph {
