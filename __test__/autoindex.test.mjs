@@ -229,3 +229,24 @@ test('a tree hundreds of levels deep is walked one level past the limit only, an
   assert.deepEqual(ids(await ws.search('alpha')), ['top.md'])
   await ws.destroy()
 })
+
+test('an entry naming .git, the persist folder or a gitignored folder indexes nothing, also through a link', async (t) => {
+  const dir = tree(t, { '.git/HEAD': 'ref: refs/heads/main', 'build/out.md': 'alpha built', 'real/a.md': 'alpha real', '.gitignore': 'build/\n' })
+  fs.symlinkSync('real', path.join(dir, 'docs'))
+  for (const entries of [['.git'], ['.git/*'], ['build'], ['build/*.md']]) {
+    const ws = bm25Workspace(dir, { autoIndexPaths: entries })
+    await ws.init()
+    assert.equal(ws.stats().documents, 0, JSON.stringify(entries))
+    await ws.destroy()
+  }
+  // The persist folder inside a folder reached through a link is not walked.
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['docs'], persist: { dir: path.join(dir, 'real/.wss') } })
+  await ws.init()
+  await ws.save()
+  await ws.destroy()
+  const again = bm25Workspace(dir, { autoIndexPaths: ['docs'], persist: { dir: path.join(dir, 'real/.wss') } })
+  const report = await again.init()
+  assert.deepEqual(report.skipped, [])
+  assert.deepEqual(ids(await again.search('alpha')), ['docs/a.md'])
+  await again.destroy()
+})

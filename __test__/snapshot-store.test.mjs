@@ -1064,3 +1064,34 @@ test("a large index's postings fetched with the texts are cached in the snapshot
   assert.deepEqual(await warm.search('marker42x', { topK: 3 }), expected)
   await Promise.all([warm.destroy(), cold.destroy()])
 })
+
+test("a background save's slow upload does not hold up writes: its turn ends once the snapshot is taken", async () => {
+  const { memory } = memoryStore()
+  let hold = false
+  let release = () => {}
+  let putting = 0
+  const slow = {
+    ...memory,
+    put: async (key, bytes, options) => {
+      if (hold) {
+        // The first put of the save waits until released; the others go.
+        hold = false
+        putting++
+        await new Promise((r) => (release = r))
+      }
+      return memory.put(key, bytes, options)
+    },
+  }
+  const ws = storeWorkspace(slow, { persist: { store: slow, storeTimeoutMs: 60_000 } })
+  await ws.init()
+  await ws.index('a.md', 'alpha')
+  await ws.save()
+  hold = true
+  await ws.index('b.md', 'beta') // saved in the background a second later
+  while (putting === 0) await new Promise((r) => setTimeout(r, 20))
+  // The upload waits; a write goes on.
+  const written = await Promise.race([ws.index('c.md', 'gamma').then(() => 'written'), new Promise((r) => setTimeout(() => r('held up'), 5_000))])
+  assert.equal(written, 'written')
+  release()
+  await ws.destroy()
+})

@@ -421,7 +421,12 @@ fn through_linked_entries(
     changed: &[std::path::PathBuf],
 ) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
-    for entry in paths.iter().filter(|e| !crate::ingest::scan::is_glob(e)) {
+    for entry in paths {
+        // A glob's fixed folder (`docs` of `docs/*.md`), as its walk starts there.
+        let entry = match entry.find(['*', '?', '{', '}', '[', ']']) {
+            Some(i) => entry[..i].rfind('/').map_or("", |j| &entry[..j]),
+            None => entry.as_str(),
+        };
         let rel = entry.trim_start_matches("./").trim_start_matches('/');
         let named = base.join(rel);
         let Ok(real) = named.canonicalize() else { continue };

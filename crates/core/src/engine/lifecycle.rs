@@ -29,7 +29,7 @@ impl Engine {
     /// `save()`: after the writes called before it, the snapshot is written
     /// now, then grep's index beside it. Whether the snapshot was written.
     pub async fn save_now(self: Arc<Self>, ticket: Ticket) -> Result<bool> {
-        self.turn(&ticket).await?;
+        self.turn_to_save(&ticket).await?;
         let saved = self.save(true).await?;
         let me = self.clone();
         blocking(move || me.save_grep())

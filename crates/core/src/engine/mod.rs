@@ -315,6 +315,12 @@ impl Engine {
         ticket.turn().await.map_err(|_| self.not_ready())
     }
 
+    /// A turn for a save: it writes neither the index nor the store (a
+    /// hybrid search need not read again for it).
+    pub async fn turn_to_save(&self, ticket: &Ticket) -> Result<()> {
+        ticket.turn_without_writes().await.map_err(|_| self.not_ready())
+    }
+
     /// A write's turn, once any postings it may change are here (a snapshot
     /// store's large index keeps them with the texts): a write that may
     /// touch any term of the index.

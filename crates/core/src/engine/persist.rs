@@ -54,6 +54,8 @@ pub struct Persist {
     /// the files replaces them.
     pub loaded_api_docs: AtomicBool,
     save_queued: AtomicBool,
+    /// A background save's turn, held until its snapshot is taken.
+    save_turn: Mutex<Option<crate::index::gate::Ticket>>,
 }
 
 #[derive(Default)]
@@ -94,6 +96,7 @@ impl Persist {
             api_writes: AtomicBool::new(false),
             loaded_api_docs: AtomicBool::new(false),
             save_queued: AtomicBool::new(false),
+            save_turn: Default::default(),
         }
     }
 
@@ -521,7 +524,11 @@ impl Engine {
                 _ => None,
             };
             let parts = Parts { fingerprint: &p.fingerprint, index: &index, files: &files, vectors };
-            f(&parts)
+            let out = f(&parts);
+            // Taken: a background save's turn ends here, before the file is
+            // synced or the bytes uploaded (writes wait for the capture only).
+            p.save_turn.lock().take();
+            out
         }
     }
 
@@ -623,12 +630,19 @@ impl Engine {
             if let Some(p) = &me.persist {
                 p.save_queued.store(false, Ordering::SeqCst);
             }
-            // In a turn of its own, as `save()` is: a write applies to the
-            // store before the index, so a snapshot taken while one applies
-            // could hold a vector without its document, or lose one.
+            // In a turn of its own while the snapshot is taken (`with_parts`
+            // gives it up then): a write applies to the store before the
+            // index, so a snapshot taken while one applies could hold a
+            // vector without its document, or lose one.
             let ticket = me.gate.ticket();
-            if me.turn(&ticket).await.is_ok() && !me.destroyed.load(Ordering::SeqCst) {
+            if me.turn_to_save(&ticket).await.is_ok() && !me.destroyed.load(Ordering::SeqCst) {
+                if let Some(p) = &me.persist {
+                    *p.save_turn.lock() = Some(ticket);
+                }
                 let _ = me.save(false).await;
+                if let Some(p) = &me.persist {
+                    p.save_turn.lock().take();
+                }
             }
         });
     }

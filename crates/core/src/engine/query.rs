@@ -219,10 +219,19 @@ impl Engine {
         files: &[String],
     ) -> Vec<(String, (u32, u32))> {
         let wanted = index.term_ids(tokens);
+        let prefix = opts.path_prefix.as_deref().map(path_prefix).unwrap_or("");
+        // As `keyword_search` keeps hits: a chunk of that file, under the
+        // prefix, through the filter, its text not damaged.
+        let kept = |doc: &crate::index::Document, file: &str| {
+            doc.source_file() == Some(file)
+                && under_prefix(&doc.id, prefix)
+                && opts.filter.as_ref().is_none_or(|f| f.matches_document(&doc.id, doc.metadata.as_deref()))
+                && !doc.content.is_damaged()
+        };
         let mut out = Vec::new();
         for file in files {
             for (doc, range) in index.chunks_holding(file, &wanted) {
-                if opts.filter.as_ref().is_none_or(|f| f.matches_document(&doc.id, doc.metadata.as_deref())) {
+                if kept(doc, file) {
                     out.push((file.clone(), crate::search::keyword::shift_range(range, doc.start_line_offset)));
                 }
             }

@@ -116,6 +116,17 @@ impl Ticket {
     /// Waits until every earlier write has finished; `Closed` if the gate
     /// is closed first.
     pub async fn turn(&self) -> Result<(), Closed> {
+        self.wait_turn(true).await
+    }
+
+    /// As `turn`, for a caller that writes neither the index nor the store
+    /// (a save): `applied` is left as it is, so that a hybrid search does
+    /// not read again because of it.
+    pub async fn turn_without_writes(&self) -> Result<(), Closed> {
+        self.wait_turn(false).await
+    }
+
+    async fn wait_turn(&self, writes: bool) -> Result<(), Closed> {
         loop {
             let notified = self.gate.notify.notified();
             {
@@ -124,7 +135,7 @@ impl Ticket {
                     return Err(Closed);
                 }
                 if s.next == self.seq {
-                    if !self.took_turn.swap(true, Ordering::AcqRel) {
+                    if writes && !self.took_turn.swap(true, Ordering::AcqRel) {
                         self.gate.applied.fetch_add(1, Ordering::AcqRel);
                     }
                     return Ok(());

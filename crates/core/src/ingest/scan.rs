@@ -545,6 +545,36 @@ impl Scanner<'_> {
         self.walk_entries(rel, id_root).into_iter().filter(|(_, is_dir)| !is_dir).map(|(f, _)| f).collect()
     }
 
+    /// Whether a folder from basePath down to `rel` (itself included) is
+    /// one the walk never enters: a `.git`, the persist directory, or one
+    /// `.gitignore` rules leave out.
+    fn pruned_on_the_way(&self, rel: &Path) -> bool {
+        let mut at = self.base.to_path_buf();
+        for part in rel.components() {
+            at.push(part);
+            if part.as_os_str() == ".git"
+                || self.opts.exclude.as_deref() == Some(at.as_path())
+                || self.gitignore.as_ref().is_some_and(|g| g.ignored(&at, true))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The persist directory as the walk from `target` meets it, when
+    /// `target` is reached through a link (`exclude` names it where it
+    /// really is, below basePath).
+    fn exclude_through_link(&self, target: &Path, rel: &Path) -> Option<PathBuf> {
+        let exclude = self.opts.exclude.as_ref()?;
+        let real_target = target.canonicalize().ok()?;
+        if real_target == self.canonical_base.join(rel) {
+            return None;
+        }
+        let real_exclude = self.canonical_base.join(exclude.strip_prefix(self.base).ok()?);
+        Some(target.join(real_exclude.strip_prefix(&real_target).ok()?))
+    }
+
     /// Files and directories below `rel` (flagged `true` for directories).
     fn walk_entries(&mut self, rel: &Path, id_root: &str) -> Vec<(FoundFile, bool)> {
         // From the entry's folder itself (a link there is followed: it was
@@ -572,14 +602,21 @@ impl Scanner<'_> {
             // taking each path apart for its name (as sorting by name does).
             .sort_by_file_path(|a, b| a.as_os_str().cmp(b.as_os_str()));
         let target_f = target.clone();
+        // The walk's root is not filtered: the folders on the way to it are
+        // looked at here, as a walk from basePath would have.
+        if self.pruned_on_the_way(rel) {
+            return Vec::new();
+        }
         let exclude = self.opts.exclude.clone();
+        let exclude_here = self.exclude_through_link(&target, rel);
         let within = self.opts.within.clone();
         let gitignore = self.gitignore.clone();
         builder.filter_entry(move |e| {
             let p = e.path();
             // Directories only (the name and path comparisons cost more than the type check).
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            if is_dir && (e.file_name() == ".git" || exclude.as_deref() == Some(p) || !on_the_way(p, &target_f)) {
+            let excluded = exclude.as_deref() == Some(p) || exclude_here.as_deref() == Some(p);
+            if is_dir && (e.file_name() == ".git" || excluded || !on_the_way(p, &target_f)) {
                 return false;
             }
             on_the_way(p, &target_f)

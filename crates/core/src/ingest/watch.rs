@@ -157,27 +157,33 @@ pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
             continue;
         }
         // A folder reached through a link inside `base` is watched where it
-        // is (links are not followed); its changes are mapped back to the
-        // entry's paths by the update (`through_linked_entries`).
-        let dir = dir.canonicalize().unwrap_or(dir);
-        let root = if literal && dir.is_file() {
-            WatchRoot { dir: dir.parent().unwrap_or(base).to_path_buf(), recursive: false }
-        } else {
-            // A glob's matches may be folders, indexed in full: watched below too.
-            WatchRoot { dir, recursive: true }
-        };
-        if roots.contains(&root)
-            || roots.iter().any(|r| r.recursive && root.dir.starts_with(&r.dir) && r.dir != root.dir)
-        {
-            continue;
+        // is too (links are not followed); its changes are mapped back to
+        // the entry's paths by the update (`through_linked_entries`). The
+        // entry's own path stays watched: the link removed or retargeted.
+        let real = dir.canonicalize().ok().filter(|r| r != &dir);
+        for dir in std::iter::once(dir).chain(real) {
+            let root = if literal && dir.is_file() {
+                WatchRoot { dir: dir.parent().unwrap_or(base).to_path_buf(), recursive: false }
+            } else {
+                // A glob's matches may be folders, indexed in full: watched below too.
+                WatchRoot { dir, recursive: true }
+            };
+            add_root(&mut roots, root);
         }
-        if roots.iter().any(|r| r.dir == root.dir && r.recursive) {
-            continue;
-        }
-        roots.retain(|r| !(root.recursive && r.dir.starts_with(&root.dir)));
-        roots.push(root);
     }
     roots
+}
+
+/// Adds `root` unless a recursive root covers it; drops the roots it covers.
+fn add_root(roots: &mut Vec<WatchRoot>, root: WatchRoot) {
+    if roots.contains(&root) || roots.iter().any(|r| r.recursive && root.dir.starts_with(&r.dir) && r.dir != root.dir) {
+        return;
+    }
+    if roots.iter().any(|r| r.dir == root.dir && r.recursive) {
+        return;
+    }
+    roots.retain(|r| !(root.recursive && r.dir.starts_with(&root.dir)));
+    roots.push(root);
 }
 
 /// The directories between `base` and each root (`base` included, the
