@@ -53,7 +53,7 @@ impl Engine {
                 // The gate is closed: no turn to take. A write already in its
                 // turn ends first (a snapshot taken while one applies could
                 // hold a vector without its document).
-                me.gate.settled(std::time::Duration::from_secs(10)).await;
+                me.gate.quiet(std::time::Duration::from_secs(10), true).await;
                 let saved = me.save(false).await;
                 let grep = me.clone();
                 // Saved beside the snapshot, then dropped; a failure to save it only costs a rebuild.

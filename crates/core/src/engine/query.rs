@@ -334,7 +334,7 @@ impl Engine {
                 return Ok((keyword, hits));
             }
             tries += 1;
-            self.gate.quiet(HYBRID_WAIT).await;
+            self.gate.quiet(HYBRID_WAIT, false).await;
         }
     }
 

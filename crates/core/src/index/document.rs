@@ -60,8 +60,13 @@ impl Document {
 /// another id (copied from a result, say) does not make a chunk of it.
 pub fn chunk_source<'a>(id: &str, metadata: Option<&'a Map<String, Value>>) -> Option<&'a str> {
     let file = metadata?.get("sourceFile")?.as_str()?;
-    let n = id.strip_prefix(file)?.strip_prefix("#chunk-")?;
-    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(file)
+    (chunk_parent(id) == Some(file)).then_some(file)
+}
+
+/// The file whose chunk id `id` has the form of (`a.md` of `a.md#chunk-2`).
+pub fn chunk_parent(id: &str) -> Option<&str> {
+    let (file, n) = id.rsplit_once("#chunk-")?;
+    (!file.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(file)
 }
 
 /// A scored document.

@@ -65,26 +65,13 @@ impl Gate {
         self.applied.load(Ordering::Acquire)
     }
 
-    /// Waits until no write applies (or `limit` passes, or the gate closes).
-    pub async fn quiet(&self, limit: std::time::Duration) {
+    /// Waits until no write applies, or `limit` passes; or, unless
+    /// `even_if_closed` (`destroy()`'s save), the gate closes.
+    pub async fn quiet(&self, limit: std::time::Duration, even_if_closed: bool) {
         let wait = async {
             loop {
                 let notified = self.notify.notified();
-                if self.applied().is_multiple_of(2) || self.is_closed() {
-                    return;
-                }
-                notified.await;
-            }
-        };
-        let _ = tokio::time::timeout(limit, wait).await;
-    }
-
-    /// Waits until no write applies (or `limit` passes), closed or not.
-    pub async fn settled(&self, limit: std::time::Duration) {
-        let wait = async {
-            loop {
-                let notified = self.notify.notified();
-                if self.applied().is_multiple_of(2) {
+                if self.applied().is_multiple_of(2) || (!even_if_closed && self.is_closed()) {
                     return;
                 }
                 notified.await;

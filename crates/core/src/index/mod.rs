@@ -63,7 +63,7 @@ impl Bm25Params {
     }
 }
 
-pub use document::{chunk_id, chunk_source, Document, Hit, NewDocument};
+pub use document::{chunk_id, chunk_parent, chunk_source, Document, Hit, NewDocument};
 pub use vocab::Writer;
 pub use writer::{prepare, PreparedDocument};
 

@@ -94,12 +94,9 @@ impl FoundFile {
 /// `big.md#chunk-0`), when that file is there: the two ids would collide
 /// once it is chunked (a chunk id is `path#chunk-N`, as Mastra's).
 fn chunk_named(f: &FoundFile) -> Option<String> {
-    let (file, n) = f.id.rsplit_once("#chunk-")?;
-    if file.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
+    let file = crate::index::chunk_parent(&f.id)?;
     let name = f.path.file_name()?.to_str()?;
-    let stem = name.get(..name.len().checked_sub("#chunk-".len() + n.len())?).filter(|s| !s.is_empty())?;
+    let stem = name.get(..name.len().checked_sub(f.id.len() - file.len())?).filter(|s| !s.is_empty())?;
     let sibling = f.path.with_file_name(stem);
     std::fs::symlink_metadata(sibling).is_ok().then(|| file.to_string())
 }

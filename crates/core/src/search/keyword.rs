@@ -59,12 +59,11 @@ pub fn path_prefix(prefix: &str) -> &str {
 pub fn under_prefix(path: &str, prefix: &str) -> bool {
     let path = path_prefix(path);
     let Some(rest) = path.strip_prefix(prefix) else { return false };
-    prefix.is_empty() || prefix.ends_with('/') || rest.is_empty() || rest.starts_with('/') || is_chunk_suffix(rest)
-}
-
-/// Whether `rest` is a chunk id's suffix (`#chunk-12`).
-fn is_chunk_suffix(rest: &str) -> bool {
-    rest.strip_prefix("#chunk-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    prefix.is_empty()
+        || prefix.ends_with('/')
+        || rest.is_empty()
+        || rest.starts_with('/')
+        || crate::index::chunk_parent(path) == Some(prefix)
 }
 
 /// Whether `doc` lies under the normalised `prefix`.
