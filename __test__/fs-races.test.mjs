@@ -31,7 +31,12 @@ test('a file or a folder swapped for a link out of basePath while init() reads i
     ],
     { stdio: 'ignore' },
   )
-  t.after(() => churn.kill('SIGKILL'))
+  const exited = new Promise((resolve) => churn.once('exit', resolve))
+  const stop = async () => {
+    churn.kill('SIGKILL')
+    await exited
+  }
+  t.after(stop)
   const leaks = []
   for (let round = 0; round < 150; round++) {
     const ws = bm25Workspace(base, { autoIndexPaths: ['.'] })
@@ -39,6 +44,9 @@ test('a file or a folder swapped for a link out of basePath while init() reads i
     for (const hit of await ws.search('outsidesecret')) leaks.push(`${round}: ${hit.id}`)
     await ws.destroy()
   }
+  // Stopped before the tree is removed (hooks run in the order registered:
+  // the tree's removal first), so that no file appears while it is.
+  await stop()
   assert.deepEqual(leaks, [])
 })
 
