@@ -51,10 +51,10 @@ test('a file or a folder swapped for a link out of basePath while init() reads i
 })
 
 /** Runs `source` (an ES module with `Workspace`, `LocalFilesystem` and `base` in scope) in a child, with a time limit. */
-function child(base, source) {
+function child(base, source, timeout = 30_000) {
   const entry = new URL('../index.js', import.meta.url).pathname
   const prelude = `import { createRequire } from 'node:module'\nconst { Workspace, LocalFilesystem } = createRequire(import.meta.url)(${JSON.stringify(entry)})\nconst base = ${JSON.stringify(base)}\n`
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', prelude + source], { encoding: 'utf8', timeout: 30_000 })
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', prelude + source], { encoding: 'utf8', timeout })
   assert.equal(r.error, undefined, `the child did not finish: ${r.error}`)
   assert.equal(r.status, 0, r.stderr)
   return JSON.parse(r.stdout)
@@ -91,13 +91,23 @@ test('.gitignore files that are FIFOs, endless devices or links out of basePath 
   assert.ok(skipped.some((s) => s.path === 'a/.gitignore' && /FIFO/.test(s.reason)), JSON.stringify(skipped))
 })
 
-test('a .git whose HEAD, config, packed-refs or branch is a FIFO or an endless device: init() ends, without the history', (t) => {
+test('a .git whose HEAD, config (or a file it includes), packed-refs, branch or alternates is a FIFO or an endless device: init() ends, without the history', (t) => {
   for (const [what, spoil] of [
     ['HEAD a FIFO', (git) => (fs.rmSync(`${git}/HEAD`), mkfifo(`${git}/HEAD`))],
     ['HEAD a link to /dev/zero', (git) => (fs.rmSync(`${git}/HEAD`), fs.symlinkSync('/dev/zero', `${git}/HEAD`))],
     ['config a FIFO', (git) => (fs.rmSync(`${git}/config`), mkfifo(`${git}/config`))],
     ['packed-refs a FIFO', (git) => mkfifo(`${git}/packed-refs`)],
     ['the branch a FIFO', (git) => (fs.rmSync(`${git}/refs/heads/main`), mkfifo(`${git}/refs/heads/main`))],
+    ['objects/info/alternates a FIFO', (git) => mkfifo(`${git}/objects/info/alternates`)],
+    ['an alternate whose own alternates is a FIFO', (git) => {
+      fs.mkdirSync(`${git}/../other/info`, { recursive: true })
+      mkfifo(`${git}/../other/info/alternates`)
+      fs.writeFileSync(`${git}/objects/info/alternates`, '../../other\n')
+    }],
+    ['the config including a FIFO', (git) => {
+      mkfifo(`${git}/../included`)
+      fs.appendFileSync(`${git}/config`, `[include]\n\tpath = ${git}/../included\n`)
+    }],
   ]) {
     const base = tree(t, { 'a.md': 'needle one', 'b.md': 'needle two' })
     const git = (...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: base, stdio: 'ignore' })
@@ -105,6 +115,7 @@ test('a .git whose HEAD, config, packed-refs or branch is a FIFO or an endless d
     git('add', '.')
     git('commit', '-qm', 'needle history')
     spoil(path.join(base, '.git'))
-    assert.deepEqual(child(base, INDEX_IDS).found, ['a.md', 'b.md'], what)
+    // Well within init()'s wait for a history read (20 s): these are seen before it.
+    assert.deepEqual(child(base, INDEX_IDS, 12_000).found, ['a.md', 'b.md'], what)
   }
 })

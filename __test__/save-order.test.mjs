@@ -56,3 +56,50 @@ for (const store of ['embedded', 'given']) {
     assert.equal(calls, 0, 'nothing embedded again')
   })
 }
+
+test('a store write that destroy() cut short lands before the next workspace on the directory undoes it: no ghost, nothing lost', async (t) => {
+  const { Workspace } = await import('./helpers.mjs')
+  const dir = path.join(tree(t, {}), 'persist')
+  const vec = (s) => [s.length % 7, 1, s.includes('x') ? 1 : 0, 0.5]
+  const embedder = Object.assign(async (ts) => ts.map(vec), { batch: true })
+  const data = new Map()
+  let hold = null // the next write waits for this promise
+  const store = {
+    async createIndex() {},
+    async upsert({ ids, metadata }) { const h = hold; hold = null; await h; ids.forEach((id, i) => data.set(id, metadata[i].text)) },
+    async deleteVectors({ ids }) { const h = hold; hold = null; await h; for (const id of ids ?? []) data.delete(id) },
+    async query({ topK }) { return [...data].slice(0, topK).map(([id, text]) => ({ id, score: 0.5, metadata: { id, text } })) },
+  }
+  const open = () => new Workspace({ id: 'g', bm25: true, embedder, embedderId: 'e', vectorStore: store, persist: { dir } })
+  const a = open()
+  await a.init()
+  await a.index('kept', 'hello kept')
+  // An upsert that answers 300 ms after destroy() cut its call short.
+  let answer
+  hold = new Promise((r) => { answer = r })
+  const cut = a.index('api/x', 'hello x').catch((e) => e)
+  while (hold) await new Promise((r) => setTimeout(r, 5))
+  setTimeout(answer, 300)
+  await a.destroy()
+  assert.equal((await cut).name, 'WorkspaceNotReadyError')
+  const b = open()
+  const report = await b.init()
+  assert.deepEqual(report.warnings, [])
+  await new Promise((r) => setTimeout(r, 400))
+  assert.deepEqual([...data.keys()].sort(), ['kept'], 'the late write is undone, not left behind')
+  assert.deepEqual((await b.search('hello', { mode: 'vector', topK: 10 })).map((r) => r.id), ['kept'])
+  // A delete cut short the same way: the next writer puts the vector back after it.
+  hold = new Promise((r) => { answer = r })
+  const gone = b.unindex('kept').catch((e) => e)
+  while (hold) await new Promise((r) => setTimeout(r, 5))
+  setTimeout(answer, 300)
+  await b.destroy()
+  await gone
+  const c = open()
+  await c.init()
+  await new Promise((r) => setTimeout(r, 400))
+  const bm25 = (await c.search('hello', { mode: 'bm25', topK: 10 })).map((r) => r.id)
+  const vector = (await c.search('hello', { mode: 'vector', topK: 10 })).map((r) => r.id)
+  assert.deepEqual(vector, bm25, 'the store holds what the index holds')
+  await c.destroy()
+})

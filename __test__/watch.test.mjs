@@ -141,3 +141,35 @@ test('an entry that is a link to a folder inside basePath is watched where the f
     return JSON.stringify([alpha, beta]) === JSON.stringify([['docs/new.md'], ['docs/a.md']])
   })
 })
+
+test('an absolute entry inside basePath is watched as init() reads it: new files, edits and removals land under its ids', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'alpha one', 'src/x.ts': 'export const alpha = 1' })
+  const entries = [path.join(dir, 'docs'), `${dir}/src/*.ts`]
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: entries, watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const docA = `${path.join(dir, 'docs')}/a.md`
+  assert.deepEqual((await idsFor(ws, 'alpha')).sort(), [docA, `${dir}/src/x.ts`].sort())
+  fs.writeFileSync(path.join(dir, 'docs/new.md'), 'heron arrives')
+  fs.writeFileSync(path.join(dir, 'src/y.ts'), 'export const heron = 2')
+  fs.rmSync(path.join(dir, 'docs/a.md'))
+  await eventually('the new files land and the removed one goes', async () => {
+    const heron = (await idsFor(ws, 'heron')).sort()
+    const alpha = await idsFor(ws, 'alpha')
+    return JSON.stringify([heron, alpha]) === JSON.stringify([[`${path.join(dir, 'docs')}/new.md`, `${dir}/src/y.ts`].sort(), [`${dir}/src/x.ts`]])
+  })
+})
+
+test('an entry that is a link to a folder loses its documents when the folder is removed, and gets them back when it returns', async (t) => {
+  const dir = tree(t, { 'pkg/sub/a.ts': 'export const alpha = 1', 'pkg/b.ts': 'export const alpha = 2' })
+  fs.symlinkSync('pkg', path.join(dir, 'linkdir'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['linkdir'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.deepEqual((await idsFor(ws, 'alpha')).sort(), ['linkdir/b.ts', 'linkdir/sub/a.ts'])
+  fs.rmSync(path.join(dir, 'pkg'), { recursive: true })
+  await eventually('the documents found through the link go', async () => (await idsFor(ws, 'alpha')).length === 0)
+  fs.mkdirSync(path.join(dir, 'pkg'))
+  fs.writeFileSync(path.join(dir, 'pkg/c.ts'), 'export const alpha = 3')
+  await eventually('the folder back, its file is found', async () => (await idsFor(ws, 'alpha')).includes('linkdir/c.ts'))
+})

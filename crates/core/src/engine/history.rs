@@ -16,6 +16,12 @@ use std::time::{Duration, Instant};
 
 const CHECK_EVERY: Duration = Duration::from_secs(2);
 
+/// How long `init()` waits for the history: a read past it goes on in the
+/// background and is used once done, so that a huge history, or a special
+/// file in `.git` that `repository`'s checks do not look at (a loose
+/// object that is a FIFO), never holds `init()`.
+const HISTORY_WAIT: Duration = Duration::from_secs(20);
+
 #[derive(Default)]
 pub struct HistoryState {
     pub current: Option<Arc<FileHistory>>,
@@ -37,6 +43,13 @@ impl Engine {
             }
             _ => None,
         }
+    }
+
+    /// `refresh_history` for `init()`: waited for at most `HISTORY_WAIT`.
+    pub async fn refresh_history_for_init(self: &Arc<Self>) {
+        let me = self.clone();
+        let read = self.runtime.spawn(async move { me.refresh_history().await });
+        let _ = tokio::time::timeout(HISTORY_WAIT, read).await;
     }
 
     /// Reads the history again unless `HEAD` is where it was read.

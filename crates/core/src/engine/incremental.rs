@@ -63,8 +63,11 @@ impl Engine {
     ) -> Result<Outcome> {
         let started = Instant::now();
         // The walk runs beside the snapshot's loading: neither needs the other.
-        let (opened, walked, ()) =
-            futures::join!(self.open_snapshot(&mut warnings), self.clone().walk(paths), self.refresh_history());
+        let (opened, walked, ()) = futures::join!(
+            self.open_snapshot(&mut warnings),
+            self.clone().walk(paths),
+            self.refresh_history_for_init()
+        );
         let mut embedded_at_load = 0;
         if let Some(snapshot) = opened? {
             embedded_at_load = self.install(snapshot, &mut warnings).await?;
@@ -427,9 +430,16 @@ fn through_linked_entries(
             Some(i) => entry[..i].rfind('/').map_or("", |j| &entry[..j]),
             None => entry.as_str(),
         };
-        let rel = entry.trim_start_matches("./").trim_start_matches('/');
+        let rel = crate::ingest::scan::within_base(entry, &[base, canonical]);
+        let rel = rel.trim_start_matches("./").trim_start_matches('/');
         let named = base.join(rel);
-        let Ok(real) = named.canonicalize() else { continue };
+        let Ok(real) = named.canonicalize() else {
+            // The link's folder is gone: what was found through it goes too.
+            if named.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                out.push(named);
+            }
+            continue;
+        };
         if real == canonical.join(rel) || !real.starts_with(canonical) {
             continue; // no link on the way (or one out of basePath: never walked)
         }

@@ -7,6 +7,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long `destroy()` waits for writes sent to a user's store that its
+/// cut-short calls left running (as long as for a write in its turn).
+const WRITES_WAIT: Duration = Duration::from_secs(10);
 
 impl Engine {
     /// `init()`: the status is `initializing` from this call on; the files
@@ -47,6 +52,7 @@ impl Engine {
         let saves = self.persist.is_some() && !self.destroyed.load(Ordering::SeqCst);
         self.shut_down();
         let seq = self.gate.ticket().seq();
+        let writes = self.store_writes();
         if saves {
             let me = self.clone();
             return Some(Box::pin(async move {
@@ -62,8 +68,11 @@ impl Engine {
                     grep.drop_grep();
                 })
                 .await?;
+                if let Some(writes) = &writes {
+                    writes.answered(WRITES_WAIT).await;
+                }
                 if let Some(p) = &me.persist {
-                    p.release();
+                    p.release(writes.as_deref());
                 }
                 let index = me.clone();
                 blocking(move || {
@@ -72,6 +81,19 @@ impl Engine {
                 })
                 .await?;
                 saved.map(drop)
+            }));
+        }
+        if let Some(writes) = writes.filter(|w| w.under_way()) {
+            // Nothing reaches the store after destroy() resolves, but what a
+            // write that does not answer within the wait sends.
+            let me = self.clone();
+            return Some(Box::pin(async move {
+                writes.answered(WRITES_WAIT).await;
+                blocking(move || {
+                    me.index.write().clear(seq);
+                    me.drop_own_vectors();
+                })
+                .await
             }));
         }
         if let Some(mut index) = self.index.try_write() {
@@ -92,6 +114,14 @@ impl Engine {
             })
             .await
         }))
+    }
+
+    /// The count of writes sent to a user's store and not answered yet.
+    fn store_writes(&self) -> Option<Arc<super::store::WritesInFlight>> {
+        match &self.vectors.as_ref()?.store {
+            super::Store::Mastra(js) => Some(js.writes.clone()),
+            _ => None,
+        }
     }
 
     /// The embedded store's vectors (and its graph's thread) go with the

@@ -101,10 +101,14 @@ impl Persist {
     }
 
     /// Gives up the directory's writer lock (at `destroy()`, after the
-    /// last save), so that another workspace can write it.
-    pub fn release(&self) {
+    /// last save), so that another workspace can write it; while a write
+    /// cut short still runs in the user's store, once it has answered
+    /// (the next writer undoes the log of intent, which must come after).
+    pub fn release(&self, writes: Option<&super::store::WritesInFlight>) {
         let lock = self.state.lock().writer.take();
-        drop(lock);
+        if let (Some(lock), Some(writes)) = (lock, writes) {
+            writes.keep_until_answered(Box::new(lock));
+        }
         // A snapshot store's texts part (held in memory until its texts are read).
         if let Some(remote) = &self.remote {
             remote.release();

@@ -38,7 +38,7 @@ impl Engine {
             let (report, found) = self.clone().scan_files(base, paths, Vec::new()).await?;
             Ok::<_, Error>((report, self.clone().read_found(found).await?))
         };
-        let (read, ()) = futures::join!(read, self.refresh_history());
+        let (read, ()) = futures::join!(read, self.refresh_history_for_init());
         let (mut report, outcomes) = read?;
         let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
         self.refresh_kind_rules().await;

@@ -30,6 +30,64 @@ pub struct MastraStore {
     /// With `persist`: what is about to reach the store, written down first
     /// (`persist::intent`), set once this workspace writes the directory.
     pub intent: std::sync::OnceLock<Arc<IntentLog>>,
+    /// The writes sent and not answered yet, whether or not their caller
+    /// still waits for them.
+    pub writes: Arc<WritesInFlight>,
+}
+
+/// Writes sent to a user's store and not answered yet. A call that
+/// `destroy()` cuts short cannot take its write back: it runs on, on a
+/// task of its own, and what must outlive it (the persist directory's
+/// writer lock: the next writer undoes the log, and a write landing after
+/// that would stay for good) is kept here until the last one answers.
+#[derive(Default)]
+pub struct WritesInFlight {
+    state: parking_lot::Mutex<(usize, Vec<Box<dyn std::any::Any + Send>>)>,
+}
+
+/// One write under way; dropped when the store answered.
+struct WriteUnderWay(Arc<WritesInFlight>);
+
+impl WritesInFlight {
+    fn enter(self: &Arc<Self>) -> WriteUnderWay {
+        self.state.lock().0 += 1;
+        WriteUnderWay(self.clone())
+    }
+
+    /// Drops `value` once no write is under way (now, if none is).
+    pub fn keep_until_answered(&self, value: Box<dyn std::any::Any + Send>) {
+        let mut state = self.state.lock();
+        if state.0 > 0 {
+            state.1.push(value);
+        }
+    }
+
+    pub fn under_way(&self) -> bool {
+        self.state.lock().0 > 0
+    }
+
+    /// Waits, at most `limit`, until no write is under way.
+    pub async fn answered(&self, limit: Duration) {
+        let until = tokio::time::Instant::now() + limit;
+        while self.state.lock().0 > 0 && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for WriteUnderWay {
+    fn drop(&mut self) {
+        let kept = {
+            let mut state = self.0.state.lock();
+            state.0 -= 1;
+            if state.0 == 0 {
+                std::mem::take(&mut state.1)
+            } else {
+                Vec::new()
+            }
+        };
+        drop(kept);
+    }
 }
 
 pub enum Store {
@@ -39,12 +97,24 @@ pub enum Store {
 
 impl MastraStore {
     pub fn new(caller: Arc<dyn StoreCall>, read_timeout: Duration) -> MastraStore {
-        MastraStore { caller, read_timeout, intent: Default::default() }
+        MastraStore { caller, read_timeout, intent: Default::default(), writes: Default::default() }
     }
 
     /// Calls `store[name](args)`; `None` when the store has no such method.
     async fn call(&self, name: &str, args: Value) -> Result<Option<Value>> {
         self.caller.call(name, args).await
+    }
+
+    /// `call` of a method that changes what the store holds: on a task of
+    /// its own, counted until the store answers (`WritesInFlight`).
+    async fn call_write(&self, name: &'static str, args: Value) -> Result<Option<Value>> {
+        let (under_way, caller) = (self.writes.enter(), self.caller.clone());
+        let write = tokio::spawn(async move {
+            let answer = caller.call(name, args).await;
+            drop(under_way);
+            answer
+        });
+        write.await.map_err(|e| Error::from_reason(format!("vectorStore.{name} failed: {e}")))?
     }
 
     /// Writes down ids about to be written or deleted; a log that cannot
@@ -110,7 +180,8 @@ impl Store {
             Store::Mastra(js) => {
                 let held = js.intend_ids(&ids)?;
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
-                let answer = js.call("upsert", args).await.and_then(|a| MastraStore::required("upsert", a)).map(drop);
+                let answer =
+                    js.call_write("upsert", args).await.and_then(|a| MastraStore::required("upsert", a)).map(drop);
                 if let Some(h) = held {
                     h.answered();
                 }
@@ -166,11 +237,15 @@ impl Store {
                 let answer = async {
                     // One call per 100 ids where the store can; else one per id.
                     for chunk in ids.chunks(MAX_UPSERT) {
-                        if js.call("deleteVectors", json!({ "indexName": index_name, "ids": chunk })).await?.is_some() {
+                        if js
+                            .call_write("deleteVectors", json!({ "indexName": index_name, "ids": chunk }))
+                            .await?
+                            .is_some()
+                        {
                             continue;
                         }
                         for id in chunk {
-                            js.call("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
+                            js.call_write("deleteVector", json!({ "indexName": index_name, "id": id })).await?;
                         }
                     }
                     Ok(())
@@ -203,7 +278,7 @@ impl Store {
                     None => None,
                 };
                 let args = json!({ "indexName": index_name, "filter": { "sourceFile": source_file } });
-                let answer = js.call("deleteVectors", args).await.map(drop);
+                let answer = js.call_write("deleteVectors", args).await.map(drop);
                 if let Some(h) = held {
                     h.answered();
                 }

@@ -175,8 +175,9 @@ impl Engine {
             return;
         }
         *slot = None; // the old watcher's task ends with it
-        let Some(base) = self.base_path.clone().and_then(|b| b.canonicalize().ok()) else { return };
-        let roots = watch_roots(&base, paths);
+        let Some(lexical) = self.base_path.clone() else { return };
+        let Ok(base) = lexical.canonicalize() else { return };
+        let roots = watch_roots(&base, &lexical, paths);
         let skip = self.persist.as_ref().and_then(|p| p.dir.as_deref()).and_then(canonical_to_be);
         let (tx, rx) = unbounded_channel();
         let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx) {

@@ -58,7 +58,10 @@ fn repository(root: &Path) -> Option<gix::Repository> {
     if !plain_git_files(&git_dir) {
         return None;
     }
-    gix::discover(&root).ok()
+    // Only the repository's own configuration, without its includes (they
+    // may name any file), and no environment: the history is the tree's.
+    let trust = gix::discover::upwards::Options::default();
+    gix::discover_opts(&root, trust, gix::open::Options::isolated()).ok()
 }
 
 /// `dir`'s `.git` folder: `Ok(None)` without one, `Err` for one that is
@@ -99,6 +102,24 @@ fn plain_git_files(git_dir: &Path) -> bool {
         && plain(&git_dir.join("config.worktree"), 64 << 20)
         && plain(&common.join("packed-refs"), 4 << 30)
         && branch_files.into_iter().all(|p| plain(&p, 64 << 10))
+        && plain_alternates(&common.join("objects"), 0)
+}
+
+/// Whether the `info/alternates` chain of `objects` (other object folders
+/// git reads, as `git clone --shared` makes them) holds plain files only,
+/// to git's own depth limit.
+fn plain_alternates(objects: &Path, depth: usize) -> bool {
+    let file = objects.join("info/alternates");
+    match std::fs::metadata(&file) {
+        Err(e) => return e.kind() == std::io::ErrorKind::NotFound,
+        Ok(m) if !m.is_file() || depth >= 5 => return false,
+        Ok(_) => {}
+    }
+    let SmallFile::Text(list) = read_small_through_links(&file, 1 << 20) else { return false };
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .all(|l| plain_alternates(&objects.join(l), depth + 1))
 }
 
 /// Reads the history of the repository holding `root` (its own `.git` or

@@ -280,6 +280,21 @@ fn normalize(rel: &str) -> Option<PathBuf> {
     lexical(Path::new(rel), Root::Drop)
 }
 
+/// An entry's path from basePath: an absolute path inside basePath (in any
+/// of its spellings, `bases`) is used as it is; any other leading `/` is
+/// relative to basePath, as Mastra's paths are. The scan and the watcher
+/// both read entries so.
+pub fn within_base<'a>(form: &'a str, bases: &[&Path]) -> &'a str {
+    if !form.starts_with('/') {
+        return form;
+    }
+    bases
+        .iter()
+        .filter_map(|b| b.to_str().filter(|b| !b.is_empty()))
+        .find_map(|b| form.strip_prefix(b).filter(|r| r.is_empty() || r.starts_with('/')))
+        .unwrap_or(form)
+}
+
 /// `base` resolved against `cwd` lexically, as Node's `path.resolve` (the
 /// basePath of a `LocalFilesystem`): `..` at the root stays at the root.
 pub fn resolve_base(cwd: &Path, base: &str) -> PathBuf {
@@ -420,19 +435,7 @@ impl Scanner<'_> {
     }
 
     fn resolve(&self, form: &str) -> Option<Resolved> {
-        let base_str = self.base.to_str().unwrap_or("");
-        let canon_str = self.canonical_base.to_str().unwrap_or("");
-        let rel = if form.starts_with('/') {
-            // An absolute path inside basePath is used as it is; any other
-            // leading `/` is relative to basePath.
-            [base_str, canon_str]
-                .iter()
-                .filter(|b| !b.is_empty())
-                .find_map(|b| form.strip_prefix(b).filter(|r| r.is_empty() || r.starts_with('/')))
-                .unwrap_or(form)
-        } else {
-            form
-        };
+        let rel = within_base(form, &[self.base, &self.canonical_base]);
         Some(Resolved { id_root: form.to_string(), rel: normalize(rel)? })
     }
 

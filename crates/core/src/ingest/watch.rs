@@ -3,7 +3,7 @@
 //! leading literal directories; a file's own directory), so that changes
 //! elsewhere in the workspace (`node_modules`, build output) wake nothing.
 
-use super::scan::{is_glob, FoundFile};
+use super::scan::{is_glob, within_base, FoundFile};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -137,13 +137,16 @@ pub struct WatchRoot {
 /// file from its directory alone.
 /// A directory that does not exist yet is still a root (the watcher looks
 /// for it until it comes).
-pub fn watch_roots(base: &Path, entries: &[String]) -> Vec<WatchRoot> {
+/// An absolute entry inside `base` is read as the scan reads it (`lexical`
+/// is basePath as the user spelled it, `base` its canonical form).
+pub fn watch_roots(base: &Path, lexical: &Path, entries: &[String]) -> Vec<WatchRoot> {
     let mut roots: Vec<WatchRoot> = Vec::new();
     for entry in entries {
         let mut dir = base.to_path_buf();
         let mut literal = true;
         let mut escaped = false;
-        for c in Path::new(entry.trim_start_matches('/')).components() {
+        let rel = within_base(entry, &[lexical, base]);
+        for c in Path::new(rel.trim_start_matches('/')).components() {
             match c {
                 Component::Normal(part) if literal && !is_glob(&part.to_string_lossy()) => dir.push(part),
                 Component::Normal(_) => literal = false,
@@ -277,7 +280,7 @@ mod tests {
         std::fs::write(base.join("README.md"), "x").unwrap();
         let entries: Vec<String> =
             ["docs/api", "docs", "/src/**/*.ts", "README.md", "../outside", "missing"].map(String::from).into();
-        let roots = watch_roots(base, &entries);
+        let roots = watch_roots(base, base, &entries);
         assert_eq!(
             roots,
             [
@@ -290,7 +293,7 @@ mod tests {
         // A missing leading folder stays a root (looked for until it comes).
         let globs: Vec<String> = ["lib/**/*.ts", "gone/*"].map(String::from).into();
         assert_eq!(
-            watch_roots(base, &globs),
+            watch_roots(base, base, &globs),
             [
                 WatchRoot { dir: base.join("lib"), recursive: true },
                 WatchRoot { dir: base.join("gone"), recursive: true }
@@ -307,5 +310,24 @@ mod tests {
         assert!(!concerns(&base.join("node_modules/x.js"), &roots, None));
         assert!(!concerns(&base.join("docs/.git/HEAD"), &roots, None));
         assert!(!concerns(&base.join("docs/.cache/snap"), &roots, Some(&base.join("docs/.cache"))));
+    }
+
+    #[test]
+    fn an_absolute_entry_inside_base_is_watched_where_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("docs")).unwrap();
+        let lexical = base.join("docs/..");
+        let entries: Vec<String> =
+            [format!("{}/docs", base.display()), format!("{}/src/*.ts", lexical.display()), "/other".to_string()]
+                .into();
+        assert_eq!(
+            watch_roots(&base, &lexical, &entries),
+            [
+                WatchRoot { dir: base.join("docs"), recursive: true },
+                WatchRoot { dir: base.join("src"), recursive: true },
+                WatchRoot { dir: base.join("other"), recursive: true },
+            ]
+        );
     }
 }
