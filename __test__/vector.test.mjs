@@ -378,6 +378,25 @@ describe('configuration', () => {
     assert.deepEqual([alone.indexed, alone.failed], [2, [{ path: 'b.md', error: 'cannot embed poison' }]])
   })
 
+  test('an embedder that is down costs a round of calls, not one per file: a refused group is retried per file only while retries can answer', async (t) => {
+    const files = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}.md`, `file number ${i} marker${i}`]))
+    const dir = tree(t, files)
+    for (const [what, embedder, at_most] of [
+      ['single-text, refusing', async () => { throw new Error('503 down') }, 60],
+      ['batch of 8, refusing', Object.assign(async () => { throw new Error('503 down') }, { batch: true, maxBatchSize: 8 }), 8 + 8],
+      ['batch of 8, never answering', Object.assign(() => new Promise(() => {}), { batch: true, maxBatchSize: 8 }), 8],
+    ]) {
+      let calls = 0
+      const counted = Object.assign((x) => (calls++, embedder(x)), embedder)
+      const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, embedder: counted, embedTimeoutMs: 300, autoIndexPaths: ['.'] })
+      const report = await ws.init()
+      assert.equal(report.failed.length, 60, what)
+      assert.ok(calls <= at_most, `${what}: ${calls} calls`)
+      assert.deepEqual(ids(await ws.search("marker7", { mode: "bm25", topK: 1 })), ['f7.md'], what)
+      await ws.destroy()
+    }
+  })
+
   test('an embedder down at init() (401, quota, network): keyword search works from the files; the next init() embeds them', async (t) => {
     for (const persist of [false, true]) {
       const dir = tree(t, { 'docs/a.md': 'router setup guide', 'docs/b.md': 'password reset help' })

@@ -11,6 +11,9 @@ use futures::stream::{self, StreamExt};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How a call's timeout error begins (`Embedder::timed_out`).
+const TIMEOUT: &str = "Embedder did not answer within";
+
 pub struct Embedder {
     call: Arc<dyn EmbedCall>,
     concurrency: usize,
@@ -27,6 +30,17 @@ impl Embedder {
         Embedder { call, concurrency, in_flight, timeout }
     }
 
+    /// Calls in flight at most (`embedConcurrency`).
+    pub fn concurrency(&self) -> usize {
+        self.concurrency.max(1)
+    }
+
+    /// Whether `e` is a call that did not answer in time (the embedder is
+    /// hung or unreachable, not refusing a text).
+    pub fn timed_out(e: &str) -> bool {
+        e.starts_with(TIMEOUT)
+    }
+
     /// Texts per call: `maxBatchSize` for a batch embedder, 1 otherwise.
     pub fn group_size(&self) -> usize {
         self.call.group_size().max(1)
@@ -41,7 +55,7 @@ impl Embedder {
         let _permit = self.in_flight.acquire().await.map_err(|e| Error::from_reason(e.to_string()))?;
         let vectors = tokio::time::timeout(self.timeout, self.call.embed(texts, label))
             .await
-            .map_err(|_| Error::from_reason(format!("Embedder did not answer within {ms} ms ({label}).")))??;
+            .map_err(|_| Error::from_reason(format!("{TIMEOUT} {ms} ms ({label}).")))??;
         // A single-text embedder answers one vector: this holds by construction.
         embedding::check_count(vectors.len(), n, label).map_err(reason)?;
         embedding::check_vectors(&vectors, label).map_err(reason)?;

@@ -9,11 +9,13 @@
 //! caller's: each step borrows them, so that a caller can move a unit's
 //! documents into the index as soon as the store has them.
 
+use super::embedder::Embedder;
 use super::error::{Error, Result};
 use super::{Engine, VectorSide};
 use crate::index::NewDocument;
 use crate::vectors::plan::{self, MAX_UPSERT};
 use crate::vectors::{embedding, metadata};
+use futures::stream::{self, StreamExt};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;
 
@@ -109,18 +111,26 @@ impl VectorSide {
             }
         }
         let failed_groups = self.spread(&mut out, groups);
+        // A source's texts sent again on their own is a new question only
+        // where its groups held other texts too, and only of an embedder
+        // that answers.
+        let worth_retrying = |reason: &str| {
+            on_failure == OnGroupFailure::Retry && self.embedder.group_size() > 1 && !Embedder::timed_out(reason)
+        };
+        let mut retries = Vec::new();
         for (source, group) in failed_groups.into_iter().enumerate() {
-            match (group, on_failure) {
-                (None, _) => self.check_source(&mut out, source),
-                (Some((reason, error)), OnGroupFailure::Fail) => {
+            match group {
+                None => self.check_source(&mut out, source),
+                Some((reason, _)) if worth_retrying(&reason) => retries.push((source, reason)),
+                Some((reason, error)) => {
                     out.failed.insert(source, reason);
                     if let Some(e) = error {
                         out.first_error.get_or_insert(e);
                     }
                 }
-                (Some(_), OnGroupFailure::Retry) => self.retry(&mut out, sources, source).await,
             }
         }
+        self.retry(&mut out, sources, retries).await;
         out
     }
 
@@ -156,18 +166,49 @@ impl VectorSide {
         }
     }
 
-    /// Embeds a source of a failed group again, on its own.
-    async fn retry(&self, out: &mut Embedded, sources: &Sources<'_>, source: usize) {
-        let texts: Vec<String> = sources[source].iter().map(|d| d.content.to_string()).collect();
-        match self.embedder.embed_all(texts).await {
-            Ok(vs) => {
-                let range = out.range(source);
-                for (slot, v) in out.vectors[range].iter_mut().zip(vs) {
-                    *slot = Some(v);
-                }
-            }
-            Err(e) => out.fail(source, e),
+    /// Embeds each source of a failed group again, on its own, as many at
+    /// once as the embedder allows (`retries`: the source and its group's
+    /// reason). The first that many are a probe: when none of them
+    /// answered, the embedder is taken to be down and the rest fail with
+    /// their group's reason, without a call (one call per file, each
+    /// failing, took minutes).
+    async fn retry(&self, out: &mut Embedded, sources: &Sources<'_>, mut retries: Vec<(usize, String)>) {
+        let at_once = self.embedder.concurrency();
+        let rest = retries.split_off(at_once.min(retries.len()));
+        let probe = self.retry_each(out, sources, retries).await;
+        if probe || rest.is_empty() {
+            self.retry_each(out, sources, rest).await;
+            return;
         }
+        for (source, reason) in rest {
+            out.fail(source, Error::from_reason(reason));
+        }
+    }
+
+    /// `retry`'s calls, `concurrency` at a time; whether any answered.
+    async fn retry_each(&self, out: &mut Embedded, sources: &Sources<'_>, retries: Vec<(usize, String)>) -> bool {
+        let results: Vec<(usize, Result<Vec<Vec<f32>>>)> = stream::iter(retries)
+            .map(|(source, _)| {
+                let texts: Vec<String> = sources[source].iter().map(|d| d.content.to_string()).collect();
+                async move { (source, self.embedder.embed_all(texts).await) }
+            })
+            .buffer_unordered(self.embedder.concurrency())
+            .collect()
+            .await;
+        let mut answered = false;
+        for (source, result) in results {
+            match result {
+                Ok(vs) => {
+                    answered = true;
+                    let range = out.range(source);
+                    for (slot, v) in out.vectors[range].iter_mut().zip(vs) {
+                        *slot = Some(v);
+                    }
+                }
+                Err(e) => out.fail(source, e),
+            }
+        }
+        answered
     }
 
     /// Writes one unit of `e.units()` (`docs`: its documents, in order); a
