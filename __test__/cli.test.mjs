@@ -59,6 +59,12 @@ test('exit status: 0 with results, 1 with none, 2 on any error, with a message a
   const none = run(dir, 'zebra')
   assert.equal(none.status, 1)
   assert.match(none.stderr, /^No results for "zebra" \(4 files indexed\)\.$/m)
+  assert.match(run(dir, 'zebra', '--glob', 'notes.txt', '--no-persist').stderr, /^No results for "zebra" \(1 file indexed\)\.$/m)
+  for (const [glob, reason] of [['[', /invalid glob: /], ['../**', /outside basePath/]]) {
+    const bad = run(dir, 'password', '--glob', glob, '--no-persist')
+    assert.equal(bad.status, 2, glob)
+    assert.match(bad.stderr, new RegExp(`^workspace-search: --glob ${glob.replace(/[[*.]/g, '\\$&')}: ${reason.source}`), glob)
+  }
   const cases = [
     [[], 'expected a folder and a query'],
     [[dir], 'expected a folder and a query'],
@@ -106,6 +112,25 @@ test('exit status 2 for a folder that cannot be read (not "No results")', { skip
   }
   assert.equal(out.status, 2, out.stderr)
   assert.equal(out.stderr, `workspace-search: cannot read ${dir}: permission denied\n`)
+})
+
+test('grep: a folder that cannot be read is counted on stderr and makes the status 2; the matches elsewhere still print', { skip: process.platform === 'win32' || !process.getuid }, (t) => {
+  const as = process.getuid() === 0 ? { uid: 65534, gid: 65534 } : {}
+  if (spawnSync(process.execPath, ['-e', '0'], as).status !== 0) return t.skip(`${process.execPath} cannot run as uid 65534`)
+  const dir = tree(t, { 'open/a.txt': 'password here\n', 'locked/b.txt': 'password there\n' })
+  fs.chmodSync(dir, 0o755)
+  fs.chmodSync(path.join(dir, 'open'), 0o755)
+  fs.chmodSync(path.join(dir, 'open/a.txt'), 0o644)
+  fs.chmodSync(path.join(dir, 'locked'), 0o000)
+  let out
+  try {
+    out = spawnSync(process.execPath, [CLI, 'grep', 'password', dir, '--no-persist'], { encoding: 'utf8', env: ENV, ...as })
+  } finally {
+    fs.chmodSync(path.join(dir, 'locked'), 0o700)
+  }
+  assert.equal(out.stdout, `${dir}/open/a.txt:1:1:password here\n`)
+  assert.equal(out.stderr, 'workspace-search grep: 1 file or folder could not be read (permission denied or gone)\n')
+  assert.equal(out.status, 2)
 })
 
 test('paths print as the folder argument joined with the file path (as ripgrep), in --json as file', (t) => {

@@ -123,3 +123,35 @@ test('case-insensitive with look-around (not Rust syntax; what it names is read 
   }
   assert.deepEqual(lines(await ws.grep('tu(?=re)', { caseSensitive: false, path: 'a.md' })), ['a.md:1:7:temperature 3\u212A1'])
 })
+
+test('the folders where grep hears its watch (under the temporary folder) that ended processes left are removed; a killed grep leaves none for long', { skip: !linux && 'reads /proc' }, async (t) => {
+  const os = await import('node:os')
+  const { spawnSync } = await import('node:child_process')
+  const dir = tree(t, { 'a.md': 'heron\n' })
+  // A process that cannot be running (above Linux's pid_max) and one that is (this one).
+  const left = path.join(os.tmpdir(), 'workspace-search-grep-4999999-0')
+  const live = path.join(os.tmpdir(), `workspace-search-grep-${process.pid}-4242`)
+  for (const d of [left, live]) fs.mkdirSync(path.join(d, 'sub'), { recursive: true })
+  t.after(() => fs.rmSync(live, { recursive: true, force: true }))
+  const entry = fileURLToPath(new URL('../index.js', import.meta.url))
+  const child = `
+    const { Workspace } = require(${JSON.stringify(entry)})
+    ;(async () => {
+      const ws = new Workspace({ filesystem: { basePath: ${JSON.stringify(dir)} } })
+      await ws.grep('heron')
+      while (ws.stats().grep?.building !== false) await new Promise((r) => setTimeout(r, 20))
+      console.log(ws.stats().grep.watchedFolders)
+      process.exit(0) // as the CLI on a closed pipe: no destroy()
+    })()`
+  const first = spawnSync(process.execPath, ['-e', child], { encoding: 'utf8' })
+  assert.equal(first.status, 0, first.stderr)
+  assert.ok(Number(first.stdout) > 0, first.stdout)
+  assert.ok(!fs.existsSync(left), 'the folder of an ended process is removed')
+  assert.ok(fs.existsSync(live), "a running process's folder is kept")
+  const leftBy = (pid) => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`workspace-search-grep-${pid}-`))
+  assert.equal(leftBy(first.pid).length, 1, 'process.exit() left its folder')
+  const second = spawnSync(process.execPath, ['-e', child], { encoding: 'utf8' })
+  assert.equal(second.status, 0, second.stderr)
+  assert.deepEqual(leftBy(first.pid), [], 'the next process removes it')
+  fs.rmSync(path.join(os.tmpdir(), leftBy(second.pid)[0] ?? 'none'), { recursive: true, force: true })
+})

@@ -65,7 +65,7 @@ test('mcp: lists its tools, searches, reports status, and answers bad arguments 
   assert.doesNotMatch(text(scoped), /notes\//)
 
   const status = await client.callTool({ name: 'workspace_index_status', arguments: {} })
-  assert.match(text(status), /status: ready\n.*\nfiles indexed: 33 \(33 documents, 0 chunks\)/)
+  assert.match(text(status), /status: ready\n.*\nfiles indexed at start: 33 \(0 chunks\)\ndocuments now: 33/)
 
   // Checked by the SDK against the zod schemas: its own wording around the schemas' messages.
   for (const [args, message] of [
@@ -184,4 +184,49 @@ test('mcp: workspace_grep prints matches as ripgrep does, within its token budge
   assert.match(text(bad), /Invalid regular expression/)
   const none = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'zzz_nothing' } })
   assert.equal(text(none), '0 matches in 0 files')
+})
+
+test('mcp: a very long matching line (minified code) is cut around its match; the matches after it are still shown', async (t) => {
+  const files = { 'lib/a.min.js': `${'var q=1;'.repeat(2500)}NEEDLE();${'var r=2;'.repeat(2500)}\n` }
+  for (let i = 0; i < 5; i++) files[`src/s${i}.ts`] = `call(NEEDLE) // ${i}\n`
+  const client = await connect(t, tree(t, files))
+  const lines = text(await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'NEEDLE' } })).split('\n')
+  assert.equal(lines[0], '6 matches in 6 files')
+  const long = lines.find((l) => l.startsWith('lib/a.min.js:1:20001:'))
+  assert.ok(long && long.includes('NEEDLE();') && long.length < 1000, String(long?.length))
+  assert.deepEqual(lines.filter((l) => l.startsWith('src/')).length, 5, lines.join('\n'))
+})
+
+test('mcp: progress notifications only increase over the phases of indexing; an embedder that logs does not break the protocol', async (t) => {
+  const files = { 'embedder.mjs': "let said = 0\nexport default async (text) => { if (said++ < 3) console.log('embedding', text.length); return [text.length % 7, 1, 0.5] }\n" }
+  for (let i = 0; i < 3000; i++) files[`f/n${i}.md`] = `note ${i} about routers\n`
+  const dir = tree(t, files)
+  const client = await connect(t, dir, ['--embedder', `${dir}/embedder.mjs`, '--no-persist'])
+  const progress = []
+  const found = await client.callTool({ name: 'workspace_search', arguments: { query: 'routers', topK: 1 } }, undefined, { onprogress: (p) => progress.push(p) })
+  assert.match(text(found), /^f\/n\d+\.md/)
+  const values = progress.map((p) => p.progress)
+  assert.ok(values.every((v, i) => i === 0 || v > values[i - 1]), JSON.stringify(values))
+  assert.ok(progress.every((p) => p.total === 4 && p.progress <= 4), JSON.stringify(progress.slice(0, 3)))
+})
+
+test('mcp: a client that closes stdin after its requests still gets every answer', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello routers\n', 'b.md': 'TODO routers\n' })
+  const child = spawn(process.execPath, [CLI, 'mcp', dir], { env: envFor(dir), stdio: ['pipe', 'pipe', 'pipe'] })
+  t.after(() => child.kill())
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  const send = (m) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`)
+  send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+  send({ method: 'notifications/initialized' })
+  send({ id: 2, method: 'tools/call', params: { name: 'workspace_search', arguments: { query: 'routers' } } })
+  send({ id: 3, method: 'tools/call', params: { name: 'workspace_grep', arguments: { pattern: 'TODO' } } })
+  child.stdin.end()
+  const code = await new Promise((resolve) => child.on('exit', resolve))
+  assert.equal(code, 0)
+  const answers = new Map(out.trim().split('\n').map((l) => JSON.parse(l)).filter((m) => m.id).map((m) => [m.id, m]))
+  assert.deepEqual([...answers.keys()].sort(), [1, 2, 3], out)
+  assert.match(answers.get(2).result.content[0].text, /a\.md|b\.md/)
+  assert.equal(answers.get(2).result.isError, undefined, out)
+  assert.match(answers.get(3).result.content[0].text, /^1 match in 1 file\nb\.md:1:1:TODO routers/)
 })

@@ -86,8 +86,9 @@ function parse(argv) {
  * its neighbours' into one group (a later match prints as a match).
  * @param {string} show the path as printed
  * @param {Array<{ line: number, column: number, text: string, before?: string[], after?: string[] }>} matches
+ * @param {(text: string, focus?: [number, number]) => string} [fit] a line as printed (its control characters escaped; the MCP server also cuts long ones around the match)
  */
-function fileLines(show, matches) {
+function fileLines(show, matches, fit = (text) => escapeControls(text)) {
   const out = []
   let printed = 0 // the last line number printed
   matches.forEach((m, k) => {
@@ -96,15 +97,15 @@ function fileLines(show, matches) {
     // Groups are separated only when there is context (as ripgrep).
     if (printed > 0 && m.before !== undefined && first > printed + 1) out.push('--')
     before.forEach((text, i) => {
-      if (first + i > printed) out.push(`${show}-${first + i}-${escapeControls(text)}`)
+      if (first + i > printed) out.push(`${show}-${first + i}-${fit(text)}`)
     })
-    out.push(`${show}:${m.line}:${m.column + 1}:${escapeControls(m.text)}`)
+    out.push(`${show}:${m.line}:${m.column + 1}:${fit(m.text, [m.column, m.column + 1])}`)
     printed = m.line
     const next = matches[k + 1]?.line ?? Infinity
     ;(m.after ?? []).forEach((text, i) => {
       const n = m.line + 1 + i
       if (n < next) {
-        out.push(`${show}-${n}-${escapeControls(text)}`)
+        out.push(`${show}-${n}-${fit(text)}`)
         printed = n
       }
     })
@@ -130,9 +131,12 @@ async function grep(argv, out = process.stdout) {
       const text = fileLines(escapeControls(show(file.path)), file.matches)
       out.write(`${text.join('\n')}\n`)
     }
+    // As grep: what could not be read is said on stderr, and is an error (status 2) even beside matches.
+    const unreadable = workspace.stats().grep?.unreadable ?? 0
+    if (unreadable > 0) process.stderr.write(`workspace-search grep: ${unreadable} file${unreadable === 1 ? '' : 's'} or folder${unreadable === 1 ? '' : 's'} could not be read (permission denied or gone)\n`)
     // The first grep of a folder scans it; its index is built after, and kept for the next run.
     while (args.persist && workspace.stats().grep?.building !== false) await new Promise((r) => setTimeout(r, 20))
-    return files.length ? 0 : 1
+    return unreadable > 0 ? 2 : files.length ? 0 : 1
   } catch (err) {
     if (err instanceof SyntaxError) throw new UsageError(`invalid pattern: ${err.message}`)
     if (err instanceof UnsupportedGrepPatternError) throw new Error(err.message)

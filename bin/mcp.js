@@ -12,11 +12,17 @@
 const path = require('node:path')
 const { escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
-const { budgetedPage, cursorKey, loadEstimator, SearchMemory, CursorError, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES, MEMORY_CALLS } = require('../lib/budget.js')
+const { budgetedPage, cursorKey, fitLine, loadEstimator, SearchMemory, CursorError, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES, MEMORY_CALLS } = require('../lib/budget.js')
 const { fileLines } = require('./grep.js')
 
 const SEARCH_DESCRIPTION = `Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns one result per file, best first: "path:start-end  score" and the file's best matching lines ("12:" a match, "13-" context), as many files as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}). When there is more, the text ends with a cursor: the same call with that cursor gives the next page. Lines this session was already shown are not repeated (a file shown before is one line) unless repeat is true.`
 const GREP_DESCRIPTION = `Search file contents with a JavaScript regular expression, as grep does, from an index (fast on large folders). Returns "N matches in M files", then "path:line:column:text" per matching line (one match per line), context lines as "path-line-text", groups separated by "--"; as many lines as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}), then what was left out.`
+/** Tokens a grep line may take (about Mastra's 500 characters). */
+const GREP_LINE_TOKENS = 125
+/** Indexing's phases in order: MCP progress must only increase, and each phase counts from 0. */
+const PHASES = ['scan', 'read', 'index', 'embed']
+/** How long a server whose client closed stdin waits for the calls it is answering. */
+const FINISH_CALLS_MS = 30_000
 const STATUS_DESCRIPTION = 'How many files and chunks of the workspace are indexed, what was skipped and why, and whether indexing is still running.'
 
 /**
@@ -115,9 +121,13 @@ async function grepText(files, input) {
   let used = estimate(head) + 60 // room for the last line
   let shownMatches = 0
   let full = false
+  // A long line (minified code) is cut around its match, as Mastra cuts matching lines at 500
+  // characters: one such line must not take the whole budget from the matches after it.
+  const lineTokens = Math.min(GREP_LINE_TOKENS, Math.floor(input.maxTokens / 4))
+  const fit = (text, focus) => fitLine(text, focus, lineTokens, estimate)
   for (const [i, file] of files.entries()) {
     const show = escapeControls(file.path)
-    const lines = fileLines(show, file.matches)
+    const lines = fileLines(show, file.matches, fit)
     if (i > 0 && input.contextLines > 0) lines.unshift('--')
     for (const line of lines) {
       const cost = estimate(line) + 1
@@ -136,6 +146,8 @@ async function grepText(files, input) {
 }
 
 async function serve(args, { openWorkspace }) {
+  // stdout carries protocol messages only: what the user's embedder or store logs goes to stderr.
+  for (const name of ['log', 'info', 'debug', 'dir', 'table']) console[name] = console.error
   const sdk = loadSdk()
   const version = require('../package.json').version
   const server = new sdk.McpServer({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
@@ -168,8 +180,15 @@ async function serve(args, { openWorkspace }) {
   async function ready(extra) {
     const token = extra?._meta?.progressToken
     if (report || failure || token === undefined) return indexing
-    const notify = (event) =>
-      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: event.done, total: event.total, message: `${event.phase} ${event.done}/${event.total}` } }).catch(() => {})
+    // Progress over the phases: phase number + the share of it done, of PHASES.length.
+    let sent = -1
+    const notify = (event) => {
+      const phase = Math.max(0, PHASES.indexOf(event.phase))
+      const progress = phase + (event.total > 0 ? Math.min(1, event.done / event.total) : 0)
+      if (!(progress > sent)) return
+      sent = progress
+      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: PHASES.length, message: `${event.phase} ${event.done}/${event.total}` } }).catch(() => {})
+    }
     waiting.add(notify)
     try {
       await indexing
@@ -178,8 +197,17 @@ async function serve(args, { openWorkspace }) {
     }
   }
 
+  // The calls being answered: a client that closes stdin still gets what it asked before.
+  const running = new Set()
+  const tracked = (handler) => (input, extra) => {
+    const call = handler(input, extra)
+    running.add(call)
+    call.finally(() => running.delete(call)).catch(() => {})
+    return call
+  }
+
   // Arguments reach the callbacks checked against the schemas (topK defaulted).
-  server.registerTool('workspace_search', { title: 'Search the workspace', description: SEARCH_DESCRIPTION, inputSchema: schemas.search }, async (input, extra) => {
+  server.registerTool('workspace_search', { title: 'Search the workspace', description: SEARCH_DESCRIPTION, inputSchema: schemas.search }, tracked(async (input, extra) => {
     if (input.mode && input.mode !== 'bm25' && !workspace.canVector) return toolError(`mode ${input.mode} needs an embedder (start the server with --embedder or WORKSPACE_SEARCH_EMBEDDER); use bm25`)
     await ready(extra)
     if (failure) return toolError(`indexing failed: ${failure.message}`)
@@ -204,8 +232,8 @@ async function serve(args, { openWorkspace }) {
       if (err instanceof CursorError) return toolError(err.message)
       throw err
     }
-  })
-  server.registerTool('workspace_grep', { title: 'Grep the workspace', description: GREP_DESCRIPTION, inputSchema: schemas.grep }, async (input) => {
+  }))
+  server.registerTool('workspace_grep', { title: 'Grep the workspace', description: GREP_DESCRIPTION, inputSchema: schemas.grep }, tracked(async (input) => {
     let files
     try {
       files = await workspace.grep(input.pattern, { path: input.path ?? '.', caseSensitive: input.caseSensitive, contextLines: input.contextLines, maxCount: input.maxCount, includeHidden: input.includeHidden })
@@ -214,22 +242,33 @@ async function serve(args, { openWorkspace }) {
       throw err
     }
     return { content: [{ type: 'text', text: await grepText(files, input) }] }
-  })
+  }))
   server.registerTool('workspace_index_status', { title: 'Index status', description: STATUS_DESCRIPTION, inputSchema: schemas.status }, async () => {
     const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'
     const stats = workspace.stats()
     const skipped = (report?.skipped ?? []).slice(0, 20).map((s) => `  ${escapeControls(s.path)}: ${escapeControls(s.reason)}`)
-    const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(path.resolve(args.folder))}`, `files indexed: ${report?.indexed ?? 0} (${stats.documents} documents, ${report?.chunks ?? 0} chunks)`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
+    const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(path.resolve(args.folder))}`, `files indexed at start: ${report?.indexed ?? 0} (${report?.chunks ?? 0} chunks)`, `documents now: ${stats.documents}`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
     return { content: [{ type: 'text', text }] }
   })
 
   await server.connect(stdioTransport(sdk))
-  const stop = async () => {
-    await workspace.destroy()
-    process.exit(0)
+  let stopping
+  const stop = (finishCalls) => {
+    stopping ??= (async () => {
+      if (finishCalls) {
+        const limit = new Promise((resolve) => setTimeout(resolve, FINISH_CALLS_MS).unref())
+        await Promise.race([Promise.allSettled([...running]), limit])
+      }
+      await workspace.destroy()
+      // The last answers are written before the process ends (stdout to a pipe is asynchronous).
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => process.stdout.write('', () => resolve(undefined)))
+      process.exit(0)
+    })()
+    return stopping
   }
-  process.stdin.on('end', stop)
-  process.on('SIGTERM', stop)
+  process.stdin.on('end', () => stop(true))
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => stop(false))
   return new Promise(() => {}) // serves until stdin closes
 }
 

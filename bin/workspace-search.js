@@ -220,13 +220,17 @@ async function searchIn(workspace, args, progress) {
   const show = displayPath(args.folder)
   printFailed(report.failed, show)
   if (args.stats) printStats(report)
+  // A --glob that cannot name files here is the command line's error, not an empty result.
+  const badGlobs = report.skipped.filter((s) => args.globs.includes(s.path) && /^(invalid glob|outside basePath)/.test(s.reason))
+  for (const s of badGlobs) process.stderr.write(`workspace-search: --glob ${escapeControls(s.path)}: ${escapeControls(s.reason)}\n`)
+  if (badGlobs.length) return 2
   // One result per file (its best chunk, every matching range): what a person opens is a file.
   const mode = args.mode ?? 'bm25'
   const search = (topK) => workspace.search(args.query, { topK, minScore: args.minScore, mode, group: 'file' })
   if (args.maxTokens !== undefined || args.cursor !== undefined) return page(workspace, args, search, show)
   const results = await search(args.topK)
   if (results.length === 0) {
-    process.stderr.write(`No results for "${escapeControls(args.query)}" (${report.indexed} files indexed).\n`)
+    process.stderr.write(`No results for "${escapeControls(args.query)}" (${report.indexed} file${report.indexed === 1 ? '' : 's'} indexed).\n`)
     return 1
   }
   print(workspace, args, results, show)

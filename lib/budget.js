@@ -486,6 +486,7 @@ module.exports = {
   SearchMemory,
   CursorError,
   escapeControls,
+  fitLine,
   fileOf,
   DEFAULT_MAX_TOKENS,
   MIN_MAX_TOKENS,

@@ -80,15 +80,43 @@ impl Drop for Cookies {
     }
 }
 
+/// Removes the cookie folders that processes which have ended left behind
+/// (killed, or ended by `process.exit()`, which runs no destructor). Linux
+/// only: there `/proc` says which processes run.
+fn remove_folders_of_ended_processes() {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("workspace-search-grep-")) else { continue };
+            let Some(pid) = rest.split('-').next().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let ours = entry.metadata().is_ok_and(|m| m.is_dir());
+            if ours && !std::path::Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+}
+
 /// How long a grep waits for its cookie before it walks the disk instead.
 const COOKIE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl FolderWatch {
     fn new(base: PathBuf) -> Option<FolderWatch> {
         static FOLDERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = FOLDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("workspace-search-grep-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(remove_folders_of_ended_processes);
+        // A folder of that name left by a killed process of the same pid is
+        // not ours: the next name is tried.
+        let dir = (0..8).find_map(|_| {
+            let n = FOLDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("workspace-search-grep-{}-{n}", std::process::id()));
+            std::fs::create_dir(&dir).ok().map(|()| dir)
+        })?;
         let cookies = Cookies { dir, sent: 0, heard: Arc::new((Mutex::new(0), parking_lot::Condvar::new())) };
         let changes = Arc::new(Mutex::new(Changes::default()));
         let config = notify::Config::default().with_follow_symlinks(false);
