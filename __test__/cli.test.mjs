@@ -77,6 +77,9 @@ test('exit status: 0 with results, 1 with none, 2 on any error, with a message a
     [[dir, 'x', '--bogus'], 'unknown option --bogus'],
     [['/nonexistent-folder', 'x'], 'not a folder: /nonexistent-folder'],
     [['mcp'], 'expected a folder'],
+    [['mcp', dir, '--json'], '--json is an option of a search, not of mcp (its tool calls take topK, mode, minScore, maxTokens and cursor)'],
+    [[dir, 'x', '--index-dir', ''], '--index-dir needs a folder'],
+    [['grep', 'x', dir, '--bogus'], 'unknown option --bogus'],
   ]
   for (const [args, message] of cases) {
     const out = run(...args)
@@ -90,6 +93,7 @@ test('exit status: 0 with results, 1 with none, 2 on any error, with a message a
   assert.equal(version.status, 0)
   assert.equal(version.stdout, `${JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url))).version}\n`)
   assert.equal(run('search', dir, 'router').status, 0)
+  assert.match(run(dir, 'router', '--no-persist', '--stats').stderr, /: 4 files indexed in \d+ ms: 0 reused from the saved index, 4 read, 0 removed/)
   // Errors past the arguments are errors too (2, not 1): a workspace that cannot be made, an index that cannot be kept.
   const badInit = run(dir, 'x', '--index-dir', dir)
   assert.equal(badInit.status, 2, badInit.stderr)

@@ -7,6 +7,7 @@ const { parseArgs } = require('node:util')
 const fs = require('node:fs')
 const { Workspace, UnsupportedGrepPatternError } = require('..')
 const { displayPath, escapeControls } = require('./format.js')
+const { UsageError, explain } = require('./args.js')
 
 const USAGE = `Usage: workspace-search grep PATTERN [FOLDER] [options]
 
@@ -44,8 +45,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 }
 
-class UsageError extends Error {}
-
 /** A whole number >= min from an option's text. */
 function whole(value, name, min) {
   const n = Number(value)
@@ -58,7 +57,7 @@ function parse(argv) {
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS })
   } catch (err) {
-    throw new UsageError(String(err.message))
+    throw new UsageError(explain(err))
   }
   const { values, positionals } = parsed
   if (values.help) return { help: true }
@@ -146,4 +145,4 @@ async function grep(argv, out = process.stdout) {
   }
 }
 
-module.exports = { grep, fileLines, UsageError, USAGE }
+module.exports = { grep, fileLines, USAGE }

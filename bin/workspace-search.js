@@ -13,6 +13,7 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
+const { UsageError, explain } = require('./args.js')
 const { matchLines, printer, jsonLine, displayPath, escapeControls } = require('./format.js')
 const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('../lib/budget.js')
 
@@ -72,18 +73,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 }
 
-class UsageError extends Error {}
-
-/** A parseArgs error as a person reads it. */
-function explain(err) {
-  const m = String(err.message)
-  const unknown = m.match(/Unknown option '([^']+)'/)
-  if (unknown) return `unknown option ${unknown[1]}`
-  const missing = m.match(/Option '(?:-\w, )?(--[\w-]+)(?: <value>)?' argument (?:missing|is ambiguous)/)
-  if (missing) return `${missing[1]} needs a value (write --name=value for a value starting with -)`
-  return m
-}
-
 function parse(argv) {
   let parsed
   try {
@@ -94,6 +83,11 @@ function parse(argv) {
   const { values, positionals } = parsed
   if (values.help || values.version) return { info: values.help ? 'help' : 'version' }
   const command = positionals[0] === 'mcp' || positionals[0] === 'search' ? positionals.shift() : 'search'
+  if (command === 'mcp') {
+    // A tool call says these for itself: on the server's command line they would be silently unused.
+    const searchOnly = ['mode', 'top-k', 'min-score', 'json', 'max-tokens', 'cursor', 'stats'].filter((name) => values[name] !== undefined)
+    if (searchOnly.length) throw new UsageError(`--${searchOnly[0]} is an option of a search, not of mcp (its tool calls take topK, mode, minScore, maxTokens and cursor)`)
+  }
   const wanted = command === 'mcp' ? 1 : 2
   if (positionals.length !== wanted) throw new UsageError(command === 'mcp' ? 'expected a folder' : 'expected a folder and a query')
   const [folder, query] = positionals
@@ -154,7 +148,9 @@ function persistOption(values) {
     if (values['index-dir'] !== undefined) throw new UsageError('--index-dir and --no-persist cannot go together')
     return false
   }
-  return values['index-dir'] === undefined ? true : { dir: path.resolve(values['index-dir']) }
+  if (values['index-dir'] === undefined) return true
+  if (values['index-dir'].trim() === '') throw new UsageError('--index-dir needs a folder')
+  return { dir: path.resolve(values['index-dir']) }
 }
 
 /** The embedder a module exports (default export, or `embedder`). */
@@ -219,7 +215,7 @@ async function searchIn(workspace, args, progress) {
   }
   const show = displayPath(args.folder)
   printFailed(report.failed, show)
-  if (args.stats) printStats(report)
+  if (args.stats) printStats(report, args.persist !== false)
   // A --glob that cannot name files here is the command line's error, not an empty result.
   const badGlobs = report.skipped.filter((s) => args.globs.includes(s.path) && /^(invalid glob|outside basePath)/.test(s.reason))
   for (const s of badGlobs) process.stderr.write(`workspace-search: --glob ${escapeControls(s.path)}: ${escapeControls(s.reason)}\n`)
@@ -288,8 +284,10 @@ async function page(workspace, args, search, show) {
 }
 
 /** --stats: what init() did, and why a saved index was not used, on stderr. */
-function printStats(report) {
-  const line = `${report.indexed} file${report.indexed === 1 ? '' : 's'} indexed in ${Math.round(report.durationMs)} ms: ${report.reused} reused from the saved index, ${report.reread} read, ${report.removed} removed; ${report.skipped.length} skipped, ${report.failed.length} failed`
+function printStats(report, persist) {
+  // Without a saved index every file was read (the report counts rereads against one).
+  const read = persist ? report.reread : report.indexed
+  const line = `${report.indexed} file${report.indexed === 1 ? '' : 's'} indexed in ${Math.round(report.durationMs)} ms: ${report.reused} reused from the saved index, ${read} read, ${report.removed} removed; ${report.skipped.length} skipped, ${report.failed.length} failed`
   process.stderr.write(`workspace-search: ${line}\n`)
   for (const w of report.warnings) process.stderr.write(`workspace-search: ${escapeControls(w)}\n`)
 }
@@ -305,7 +303,7 @@ async function main() {
 
 /** Any error exits 2, as grep's: usage, an unreadable folder, a failed init or search. */
 function fail(err) {
-  const usage = err instanceof UsageError || err instanceof require('./grep.js').UsageError
+  const usage = err instanceof UsageError
   // Messages may quote a path or an argument; their own line breaks are kept.
   const message = (err && err.message ? err.message : String(err)).split('\n').map(escapeControls).join('\n')
   process.stderr.write(`workspace-search: ${message}${usage ? '\nTry "workspace-search --help".' : ''}\n`)
