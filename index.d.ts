@@ -82,7 +82,7 @@ export declare function tenantPool<W extends { destroy(): Promise<void> }>(optio
   memoryBytes(): number
   /** Resolves once the evictions under way (their `destroy()`) are done. */
   settled(): Promise<void>
-  /** Destroys every tenant's workspace (saving what changed), and waits for the evictions under way. */
+  /** Destroys every tenant's workspace (saving what changed), and waits for the evictions under way; rejects with an `AggregateError` (each error with its `tenant`) when a destroy() failed: what changed there may not be saved. */
   close(): Promise<void>
 }
 

@@ -211,3 +211,38 @@ test('a hybrid search sees a write that lands while it runs whole or not at all'
   }
   await ws.destroy()
 })
+
+test('a store is asked for a topK it can take, as a number: a huge topK in hybrid mode is capped at 2^31 - 1', async () => {
+  const asked = []
+  const store = {
+    async createIndex() {},
+    async upsert() {},
+    async query({ topK }) { asked.push(topK); return [] },
+    async deleteVectors() {},
+  }
+  const embedder = Object.assign(async (ts) => ts.map(() => [1, 0, 0]), { batch: true })
+  const ws = new Workspace({ bm25: true, embedder, vectorStore: store })
+  await ws.index('a', 'alpha words')
+  for (const mode of ['hybrid', 'vector']) await ws.search('alpha', { mode, topK: 2 ** 40 })
+  await ws.destroy()
+  assert.deepEqual(asked.map((k) => typeof k), ['number', 'number'])
+  assert.ok(asked.every((k) => k === 2 ** 31 - 1), JSON.stringify(asked))
+})
+
+test('integers past 32 bits in metadata and filters reach a store as numbers (a Date.now() timestamp), never as BigInt', async () => {
+  const seen = []
+  const store = {
+    async createIndex() {},
+    async upsert({ metadata }) { JSON.stringify(metadata); seen.push(...metadata.map((m) => m.createdAt)) },
+    async query({ filter }) { JSON.stringify(filter); seen.push(filter.createdAt.$gt); return [] },
+    async deleteVectors() {},
+  }
+  const embedder = Object.assign(async (ts) => ts.map(() => [1, 0, 0]), { batch: true })
+  const ws = new Workspace({ bm25: true, embedder, vectorStore: store })
+  const stamps = [1_700_000_000_123, 2 ** 32, -(2 ** 40), Number.MAX_SAFE_INTEGER]
+  for (const [i, createdAt] of stamps.entries()) await ws.index(`d${i}`, 'alpha', { metadata: { createdAt } })
+  await ws.search('alpha', { mode: 'vector', filter: { createdAt: { $gt: 1_700_000_000_000 } } })
+  await ws.destroy()
+  assert.deepEqual(seen, [...stamps, 1_700_000_000_000])
+  assert.ok(seen.every((n) => typeof n === 'number'))
+})

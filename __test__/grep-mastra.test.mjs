@@ -149,6 +149,7 @@ const CASES = [
   ['maxCount 0', { pattern: 'foo', maxCount: 0 }, 'native'],
   ['maxCount 600, past the 1000 cap', { pattern: 'match', maxCount: 600 }, 'native'],
   ['over 1000 matches', { pattern: 'match' }, 'native'],
+  ['over 1000 matches with context: the last one\'s after', { pattern: 'match', contextLines: 2 }, 'native'],
   ['includeHidden', { pattern: 'foo|secret', includeHidden: true }, 'native'],
   ['glob **/*.ts', { pattern: 'foo', path: '**/*.ts' }, 'native'],
   ['glob **/*.ts with hidden', { pattern: 'foo', path: '**/*.ts', includeHidden: true }, 'native'],

@@ -196,3 +196,15 @@ test('every option of the native Workspace reaches it through Mastra’s config 
   await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'Embedder did not answer within 100 ms (query).' })
   await workspace.destroy()
 })
+
+test('an empty id, which Mastra takes, is taken here too: with search and for grep alone', async (t) => {
+  const basePath = tree(t, FILES)
+  const searching = new ours.Workspace({ id: '', filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['docs'] })
+  t.after(() => searching.destroy())
+  await searching.init()
+  assert.deepEqual(ids(await searching.search('router')), ['docs/router.md'])
+  const grepOnly = new ours.Workspace({ id: '', filesystem: new mastra.LocalFilesystem({ basePath }) })
+  t.after(() => grepOnly.destroy())
+  await grepOnly.init()
+  assert.equal(typeof grepOnly.filesystem.grep, 'function')
+})

@@ -1095,3 +1095,101 @@ test("a background save's slow upload does not hold up writes: its turn ends onc
   release()
   await ws.destroy()
 })
+
+test('cacheDir: a damaged text in the cached copy fails the search that reads it, typed, never leaves the document out; the next attach fetches the parts', async (t) => {
+  const cacheDir = tree(t)
+  const { memory } = memoryStore()
+  const store = { ...memory, cacheKey: 'memory://damaged-text' }
+  const open = () => new Workspace({ id: 'dt', bm25: true, persist: { store, cacheDir } })
+  const first = open()
+  await first.init()
+  await first.indexMany(Array.from({ length: 50 }, (_, i) => ({ path: `doc${i}`, content: `document number ${i} about word${i}` })))
+  await first.save()
+  await first.destroy()
+  const file = path.join(cacheDir, fs.readdirSync(cacheDir).find((f) => f.endsWith('.wss')))
+  const bytes = fs.readFileSync(file)
+  const at = bytes.indexOf('about word23')
+  assert.ok(at > 0, 'the texts are stored plain here')
+  bytes[at] ^= 1
+  fs.chmodSync(file, 0o644)
+  fs.writeFileSync(file, bytes)
+  const warm = open()
+  await warm.init()
+  const e = await warm.search('word23', { topK: 3 }).then(() => null, (err) => err)
+  assert.ok(e instanceof SnapshotStoreError, String(e))
+  assert.match(e.message, /damaged/)
+  assert.ok(!fs.existsSync(file), 'the damaged copy is removed')
+  await warm.destroy().catch(() => {})
+  const again = open()
+  await again.init()
+  assert.deepEqual(ids(await again.search('word23', { topK: 1 })), ['doc23'])
+  await again.destroy()
+})
+
+test('a manifest write answered after storeTimeoutMs that lands after its read-back is taken as this workspace\'s own by the next save: no false conflict', async () => {
+  const { memory } = memoryStore()
+  let late = false
+  const store = {
+    ...memory,
+    put: async (key, bytes, condition) => {
+      if (late && key === 'manifest.json') {
+        late = false
+        // Lands after the timeout (300 ms) and after the workspace read the manifest back.
+        await new Promise((r) => setTimeout(r, 500))
+      }
+      return memory.put(key, bytes, condition)
+    },
+  }
+  const open = () => new Workspace({ id: 'late', bm25: true, persist: { store, storeTimeoutMs: 300 } })
+  const ws = open()
+  await ws.init()
+  await ws.index('a', 'alpha first')
+  await ws.save()
+  await ws.index('b', 'beta second')
+  late = true
+  const first = await ws.save().then(() => null, (e) => e)
+  assert.ok(first instanceof SnapshotStoreError, String(first))
+  await new Promise((r) => setTimeout(r, 400)) // the late write lands
+  await ws.index('c', 'gamma third')
+  assert.equal(await ws.save(), true)
+  await ws.destroy()
+  const again = open()
+  await again.init()
+  assert.deepEqual((await again.search('alpha beta gamma', { topK: 5 })).map((r) => r.id).sort(), ['a', 'b', 'c'])
+  await again.destroy()
+  // Another writer's manifest in between is still a conflict.
+  const one = open()
+  const two = open()
+  await Promise.all([one.init(), two.init()])
+  await one.index('d', 'delta')
+  await one.save()
+  await two.index('e', 'epsilon')
+  await assert.rejects(two.save(), SnapshotConflictError)
+  await one.destroy()
+  await two.destroy().catch(() => {})
+})
+
+test('after an init() the store failed, searches reject with its error rather than answer from an empty index; the next init() attaches', async () => {
+  const { memory } = memoryStore()
+  let down = false
+  const store = { ...memory, get: async (key, range) => { if (down) throw new Error('store down'); return memory.get(key, range) } }
+  const open = () => new Workspace({ id: 'down', bm25: true, persist: { store, storeTimeoutMs: 1000 } })
+  const first = open()
+  await first.init()
+  await first.index('a', 'alpha router')
+  await first.save()
+  await first.destroy()
+  down = true
+  const ws = open()
+  await assert.rejects(ws.init(), SnapshotStoreError)
+  assert.equal(ws.status, 'error')
+  for (const mode of ['bm25']) {
+    const e = await ws.search('router', { mode }).then(() => null, (err) => err)
+    assert.ok(e instanceof SnapshotStoreError, `${mode}: ${e}`)
+    assert.match(e.message, /store down.*not attached/s)
+  }
+  down = false
+  await ws.init()
+  assert.deepEqual(ids(await ws.search('router')), ['a'])
+  await ws.destroy()
+})

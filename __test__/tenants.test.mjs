@@ -220,5 +220,36 @@ test('tenantPool: an onEvictError that throws is a warning, never an unhandled r
   await new Promise((r) => setImmediate(r))
   process.off('unhandledRejection', onUnhandled)
   assert.deepEqual(unhandled, [])
+  // close() is awaited: a destroy() that fails there is its rejection, naming the tenant.
+  await assert.rejects(pool.close(), (e) => e instanceof AggregateError && e.errors.map((x) => [x.tenant, x.message]).join() === 'b,cannot save b' && /1 tenant could not be destroyed \(b\)/.test(e.message))
+})
+
+test('tenantPool: a tenant evicted while another call measured it is not counted again (its memory would evict the rest)', async () => {
+  const mem = { A: 100, B: 100 }
+  const destroyed = []
+  const pool = tenantPool({ maxBytes: 250, attach: async (t) => ({ t, destroy: async () => void destroyed.push(t) }), memoryOf: (w) => mem[w.t] })
+  await pool.get('A')
+  await pool.get('B')
+  // Two requests end together; A grew by its write past the bound with B.
+  await Promise.all([pool.use('A', async () => void (mem.A = 200)), pool.use('B', async () => {})])
+  await pool.settled()
+  assert.deepEqual([pool.tenants(), pool.memoryBytes(), destroyed], [['A'], 200, ['B']])
+})
+
+test('tenantPool: concurrent get()s of an attach that is then destroyed (unmeasurable, or the pool closed) all reject; none gets a destroyed workspace', async () => {
+  const made = []
+  const attach = async (t) => {
+    await new Promise((r) => setTimeout(r, 10))
+    const w = { t, destroyed: false, destroy: async () => void (w.destroyed = true) }
+    made.push(w)
+    return w
+  }
+  const unmeasurable = tenantPool({ attach, maxBytes: 10, memoryOf: () => { throw new Error('cannot measure') } })
+  const both = await Promise.allSettled([unmeasurable.get('y'), unmeasurable.get('y')])
+  assert.deepEqual(both.map((r) => r.status), ['rejected', 'rejected'])
+  const pool = tenantPool({ attach, maxBytes: 10, memoryOf: () => 1 })
+  const racing = pool.get('z')
   await pool.close()
+  await assert.rejects(racing, /closed while z was attaching/)
+  assert.ok(made.every((w) => w.destroyed), 'every workspace made was destroyed')
 })

@@ -88,20 +88,28 @@ function tenantPool(options) {
         return pending
       }
       const before = closing.get(tenant)
-      pending = (before ?? Promise.resolve()).then(() => attach(tenant))
-      live.set(tenant, pending)
+      /** @type {Promise<W>} */
+      const attaching = (before ?? Promise.resolve())
+        .then(() => attach(tenant))
+        .then(async (workspace) => {
+          // Measured inside the attach that every concurrent get() shares: a
+          // workspace destroyed here (a bound that cannot be measured, the
+          // pool closed meanwhile) is handed to none of them.
+          try {
+            if (live.get(tenant) !== attaching) throw new Error(`tenantPool: closed while ${tenant} was attaching`)
+            bytes.set(tenant, memoryOf(workspace))
+          } catch (e) {
+            await workspace.destroy().catch(() => {})
+            throw e
+          }
+          return workspace
+        })
+      live.set(tenant, attaching)
       let workspace
       try {
-        workspace = await pending
+        workspace = await attaching
       } catch (e) {
-        if (live.get(tenant) === pending) live.delete(tenant)
-        throw e
-      }
-      try {
-        bytes.set(tenant, memoryOf(workspace))
-      } catch (e) {
-        if (live.get(tenant) === pending) live.delete(tenant)
-        await workspace.destroy().catch(() => {})
+        if (live.get(tenant) === attaching) live.delete(tenant)
         throw e
       }
       evictBeyond(tenant)
@@ -129,7 +137,10 @@ function tenantPool(options) {
     async touched(/** @type {string} */ tenant) {
       const pending = live.get(tenant)
       if (!pending) return
-      bytes.set(tenant, memoryOf(await pending))
+      const n = memoryOf(await pending)
+      // Evicted while this waited: its memory is no longer the pool's.
+      if (live.get(tenant) !== pending) return
+      bytes.set(tenant, n)
       evictBeyond(tenant)
     },
     /** Resolves once the evictions under way (their destroy()) are done. */
@@ -140,13 +151,25 @@ function tenantPool(options) {
     tenants: () => [...live.keys()].filter((t) => bytes.has(t)),
     /** The memory the attached tenants held when last measured. */
     memoryBytes: () => [...bytes.values()].reduce((a, b) => a + b, 0),
-    /** Destroys every tenant's workspace (saving what changed). */
+    /**
+     * Destroys every tenant's workspace (saving what changed); rejects with
+     * an AggregateError of the tenants whose destroy() failed (a last save
+     * that did not land: writes lost), once all are done.
+     */
     async close() {
-      const all = [...live.values()]
+      const all = [...live.entries()]
       live.clear()
       bytes.clear()
-      await Promise.all(all.map(async (p) => (await p.catch(() => null))?.destroy().catch(() => {})))
+      /** @type {unknown[]} */
+      const failed = []
+      await Promise.all(
+        all.map(async ([tenant, p]) => {
+          const workspace = await p.catch(() => null) // an attach that failed has nothing to save
+          await workspace?.destroy().catch((e) => failed.push(Object.assign(e instanceof Error ? e : new Error(String(e)), { tenant })))
+        }),
+      )
       await pool.settled()
+      if (failed.length) throw new AggregateError(failed, `tenantPool.close(): ${failed.length} tenant${failed.length === 1 ? '' : 's'} could not be destroyed (${failed.map((e) => /** @type {any} */ (e).tenant).join(', ')}): what changed may not be saved`)
     },
   }
   return pool

@@ -44,7 +44,7 @@ impl JsStore {
     /// Calls `store[name](args)`; `None` when the store has no such method,
     /// `Null` for a method whose answer is ignored.
     async fn call_js(&self, name: &str, args: Value) -> Result<Option<Value>> {
-        let request = json!({ "method": name, "args": args });
+        let request = json!({ "method": name, "args": as_js_numbers(args) });
         let answer = self.caller.call_async_catch(Js(request)).await?.settle().await?;
         match answer {
             None => Ok(Some(Value::Null)),
@@ -54,6 +54,24 @@ impl JsStore {
                 .map(Some)
                 .map_err(|e| Error::from_reason(format!("vectorStore.{name} answer: {e}"))),
         }
+    }
+}
+
+/// `v` with every integer past 32 bits as a double, as it came from
+/// JavaScript (a `Date.now()` in metadata): napi's serde conversion makes
+/// such an integer a BigInt, which a store that writes JSON (PgVector,
+/// LibSQL) cannot take, and which no filter compares with a number.
+fn as_js_numbers(v: Value) -> Value {
+    match v {
+        Value::Number(n)
+            if n.as_i64().is_some_and(|i| i32::try_from(i).is_err())
+                || n.as_u64().is_some_and(|u| u > u32::MAX as u64) =>
+        {
+            n.as_f64().and_then(serde_json::Number::from_f64).map_or(Value::Number(n), Value::Number)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(as_js_numbers).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, as_js_numbers(v))).collect()),
+        other => other,
     }
 }
 

@@ -128,8 +128,43 @@ function nativeGrep(mastra, native, fs) {
         }
       }
     }
+    if (contextLines > 0) wholeAfterPastCap(files, Math.floor(contextLines))
     const cut = folder ? folder.length + 1 : 0
     return files.map((f) => ({ path: f.path.slice(cut), matches: f.matches }))
+  }
+}
+
+/** Mastra's grep tool's cap on matches (`maxTotalMatches`). */
+const MASTRA_MAX_MATCHES = 1000
+
+/**
+ * With `contextOnce` a match's `after` stops before the next match's line.
+ * Mastra's tool stops at its 1,000th match (counted after its own filters,
+ * so at the 1,000th native match or later), and the context after that last
+ * match is printed from its `after` alone: from there on, each `after` is
+ * made whole again (`contextLines` lines, matching ones too, as Mastra's walk
+ * gives them) from the lines the following matches carry.
+ * @param {Array<{ matches: Array<{ line: number, text: string, before?: string[], after?: string[] }> }>} files
+ * @param {number} contextLines
+ */
+function wholeAfterPastCap(files, contextLines) {
+  let seen = 0
+  for (const { matches } of files) {
+    for (const [k, m] of matches.entries()) {
+      if (++seen < MASTRA_MAX_MATCHES || m.after === undefined || m.after.length >= contextLines) continue
+      /** @type {Map<number, string>} */
+      const known = new Map()
+      for (let j = k + 1; j < matches.length && matches[j].line - (matches[j].before?.length ?? 0) <= m.line + contextLines; j++) {
+        const next = matches[j]
+        const before = next.before ?? []
+        before.forEach((text, i) => known.set(next.line - before.length + i, text))
+        known.set(next.line, next.text)
+        next.after?.forEach((text, i) => known.set(next.line + 1 + i, text))
+      }
+      const after = [...m.after]
+      for (let line = m.line + 1 + after.length; line <= m.line + contextLines && known.has(line); line++) after.push(/** @type {string} */ (known.get(line)))
+      m.after = after
+    }
   }
 }
 
@@ -188,7 +223,8 @@ function createWorkspaceClass(mastra, version) {
       const basePath = nativeBasePath(self._fs)
       if (engine === undefined) {
         // No search configured: a native workspace for grep alone.
-        if (basePath !== undefined) this.#installGrep(new NativeWorkspace({ id: this.id, filesystem: { basePath } }))
+        // (Mastra takes an empty id; ours then names itself.)
+        if (basePath !== undefined) this.#installGrep(new NativeWorkspace({ ...(this.id === '' ? {} : { id: this.id }), filesystem: { basePath } }))
         return
       }
       const missing = ENGINE_METHODS.filter((m) => typeof engine[m] !== 'function')
@@ -196,7 +232,8 @@ function createWorkspaceClass(mastra, version) {
       /** @type {Record<string, unknown>} */
       // A persisted workspace without an id of its own keeps the native one's
       // (stable across starts, so is its vector index name); Mastra's is new each time.
-      const options = config.id === undefined && config.persist ? {} : { id: this.id }
+      // An empty id (Mastra takes it) is left to the native workspace too.
+      const options = this.id === '' || (config.id === undefined && config.persist) ? {} : { id: this.id }
       for (const key of FORWARDED_OPTIONS) if (config[key] !== undefined) options[key] = config[key]
       if (basePath !== undefined) options.filesystem = { basePath }
       this.#native = new NativeWorkspace(/** @type {any} */ (options))

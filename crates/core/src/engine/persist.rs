@@ -197,7 +197,10 @@ impl Engine {
         if p.state.lock().loaded {
             return Ok(None);
         }
-        let fetched = remote.fetch().await?;
+        // Until an attach succeeds, searches fail with why (`not_emptied`):
+        // answering from an empty index would be a wrong answer.
+        let fetched = remote.fetch().await.inspect_err(|e| remote.set_unattached(Some(e.reason.clone())))?;
+        remote.set_unattached(None);
         // A snapshot to install is loaded once installed (`rebuild_persisted`):
         // until then no save may replace it with what this workspace holds.
         if !matches!(fetched, Ok(Some(ref s)) if s.fingerprint == p.fingerprint) {

@@ -112,7 +112,17 @@ impl Engine {
             return Ok(hits);
         }
         self.remote_texts_for(&hits).await?;
-        super::blocking(move || read_texts(hits)).await
+        let (read, damaged) = super::blocking(move || {
+            let asked = hits.len();
+            let read = read_texts(hits);
+            let damaged = read.len() < asked;
+            (read, damaged)
+        })
+        .await?;
+        match self.remote().filter(|_| damaged).and_then(|r| r.damaged_cached_text()) {
+            Some(e) => Err(e),
+            None => Ok(read),
+        }
     }
 
     /// Prepares a search and answers it on this thread when it can: an empty

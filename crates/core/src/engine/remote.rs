@@ -53,6 +53,11 @@ pub struct RemoteSnapshots {
     /// again yet (`Engine::drop_unreadable_postings`): searches fail, typed,
     /// rather than answer from what is there.
     emptied: AtomicBool,
+    /// The `cacheDir` file the attached snapshot was loaded from, if it was.
+    from_cache: Mutex<Option<std::path::PathBuf>>,
+    /// The last attach failed (the store's error): searches fail with it
+    /// until one succeeds.
+    unattached: Mutex<Option<String>>,
 }
 
 /// `cacheDir`: snapshots fetched or saved, kept on local disk by their
@@ -76,6 +81,9 @@ struct RemoteState {
     conflicted: bool,
     /// A manifest was there but its snapshot could not be used (why).
     unreadable: Option<String>,
+    /// A manifest this workspace sent whose answer was lost: it may have
+    /// landed after it was read back (`put_manifest`).
+    unconfirmed: Option<Vec<u8>>,
 }
 
 /// A texts part on its way, where its texts are read once it is here,
@@ -461,7 +469,14 @@ impl RemoteSnapshots {
             broken_parts: Mutex::new(Vec::new()),
             repairing: AtomicBool::new(false),
             emptied: AtomicBool::new(false),
+            from_cache: Mutex::new(None),
+            unattached: Mutex::new(None),
         }
+    }
+
+    /// Notes that an attach failed (`Some(why)`) or succeeded (`None`).
+    pub fn set_unattached(&self, why: Option<String>) {
+        *self.unattached.lock() = why;
     }
 
     /// Notes that the index was dropped for its unreadable postings
@@ -474,7 +489,22 @@ impl RemoteSnapshots {
     /// cached, or unusable).
     async fn cached(&self, manifest: &Manifest) -> Option<Snapshot> {
         let (path, size) = (self.cache.as_ref()?.path(manifest), manifest_size(manifest));
-        blocking(move || load_cached(&path, size, &AtomicBool::new(false))).await.ok().flatten()
+        let at = path.clone();
+        let loaded = blocking(move || load_cached(&at, size, &AtomicBool::new(false))).await.ok().flatten()?;
+        *self.from_cache.lock() = Some(path);
+        Some(loaded)
+    }
+
+    /// A text of the attached snapshot failed its check: from a `cacheDir`
+    /// copy (texts are checked as they are read, not at load), the copy is
+    /// removed and the search fails, typed, rather than leave the document
+    /// out; the next attach fetches the parts. `None`: not from the cache.
+    pub fn damaged_cached_text(&self) -> Option<Error> {
+        let path = self.from_cache.lock().clone()?;
+        let _ = std::fs::remove_file(&path);
+        Some(Error::store(
+            "persist.store: a text in the local cache's copy of this snapshot is damaged; the copy is removed, and the next attach (init() on a new Workspace) fetches the snapshot from the store",
+        ))
     }
 
     /// With a `cacheKey`: the manifest last noted there read, and the load
@@ -541,8 +571,12 @@ impl RemoteSnapshots {
             Some(last) => last.of(&bytes).await,
             None => (false, None),
         };
+        *self.from_cache.lock() = None;
         let fetched = match (early, Manifest::decode(&bytes)) {
-            (Some(snapshot), Ok(_)) => Ok(Ok(Some(snapshot))),
+            (Some(snapshot), Ok(manifest)) => {
+                *self.from_cache.lock() = self.cache.as_ref().map(|c| c.path(&manifest));
+                Ok(Ok(Some(snapshot)))
+            }
             (None, Ok(manifest)) => self.attach(manifest).await,
             (_, Err(e)) => Ok(Err(e)),
         };
@@ -800,35 +834,11 @@ impl RemoteSnapshots {
             futures::join!(self.put_part(&manifest.index, index_bytes), self.put_part(&manifest.texts, texts_bytes));
         index_put?;
         texts_put?;
-        let condition = match self.state.lock().etag.clone() {
-            Some(etag) => PutCondition::IfMatch(etag),
-            None => PutCondition::IfNoneMatch,
-        };
         let manifest = manifest.encode();
-        let put =
-            bounded(self.timeout, "put manifest.json", self.store.put(MANIFEST, manifest.clone(), Some(condition)))
-                .await;
-        let etag = match put {
-            Ok(PutOutcome::Written { etag }) if !etag.is_empty() => etag,
-            Ok(PutOutcome::Written { .. }) => {
-                return Err(Error::store("persist.store: put manifest.json answered no etag"))
-            }
-            // Refused, or unanswered: a retry of a write that landed meets
-            // that write, and a timed-out call may still land. The manifest
-            // there is ours if it holds our very bytes (the same state).
-            Ok(PutOutcome::Conflict) | Err(_) => match get(&*self.store, self.timeout, MANIFEST).await {
-                Ok(Some(there)) if *there.bytes == *manifest => there.etag,
-                Ok(_) if matches!(put, Ok(PutOutcome::Conflict)) => {
-                    self.state.lock().conflicted = true;
-                    return Err(conflict());
-                }
-                Ok(_) => return Err(put.err().expect("an error")),
-                Err(e) => return Err(put.err().unwrap_or(e)),
-            },
-        };
+        let etag = self.put_manifest(&manifest).await?;
         {
             let mut state = self.state.lock();
-            (state.etag, state.unreadable) = (Some(etag), None);
+            (state.etag, state.unreadable, state.unconfirmed) = (Some(etag), None, None);
         }
         // The tenant names only parts written whole now.
         self.broken_parts.lock().clear();
@@ -837,6 +847,63 @@ impl RemoteSnapshots {
             let _ = blocking(move || cache.note_manifest(&manifest)).await;
         }
         Ok(())
+    }
+}
+
+impl RemoteSnapshots {
+    /// Writes the manifest over the version this workspace attached or
+    /// last wrote; its etag. A write whose answer was lost (a timeout) may
+    /// land after it was read back: kept as unconfirmed, and met by the next
+    /// write's conflict, it is taken for the version that write replaces
+    /// (it is this workspace's own), not for another writer's.
+    async fn put_manifest(&self, manifest: &[u8]) -> Result<String> {
+        let mut retried = false;
+        loop {
+            let condition = match self.state.lock().etag.clone() {
+                Some(etag) => PutCondition::IfMatch(etag),
+                None => PutCondition::IfNoneMatch,
+            };
+            let put = bounded(
+                self.timeout,
+                "put manifest.json",
+                self.store.put(MANIFEST, manifest.to_vec(), Some(condition)),
+            )
+            .await;
+            let refused = matches!(put, Ok(PutOutcome::Conflict));
+            let lost = match put {
+                Ok(PutOutcome::Written { etag }) if !etag.is_empty() => return Ok(etag),
+                Ok(PutOutcome::Written { .. }) => {
+                    return Err(Error::store("persist.store: put manifest.json answered no etag"))
+                }
+                Ok(PutOutcome::Conflict) => None,
+                Err(e) => Some(e),
+            };
+            // Refused, or unanswered: a retry of a write that landed meets
+            // that write, and a timed-out call may still land. The manifest
+            // there is ours if it holds our very bytes (the same state).
+            let there = get(&*self.store, self.timeout, MANIFEST).await;
+            let mut state = self.state.lock();
+            match there {
+                Ok(Some(there)) if *there.bytes == *manifest => return Ok(there.etag),
+                Ok(Some(there)) if refused && !retried && state.unconfirmed.as_deref() == Some(&*there.bytes) => {
+                    (state.etag, state.unconfirmed, retried) = (Some(there.etag), None, true);
+                }
+                Ok(_) if refused => {
+                    state.conflicted = true;
+                    return Err(conflict());
+                }
+                Ok(_) => {
+                    state.unconfirmed = Some(manifest.to_vec());
+                    return Err(lost.expect("an unanswered put"));
+                }
+                Err(e) => {
+                    if lost.is_some() {
+                        state.unconfirmed = Some(manifest.to_vec());
+                    }
+                    return Err(lost.unwrap_or(e));
+                }
+            }
+        }
     }
 }
 
@@ -925,7 +992,7 @@ impl Engine {
     /// Whether the index was dropped for postings the store holds broken
     /// and is not built again yet (searches fail, typed, meanwhile).
     pub(super) fn index_emptied(&self) -> bool {
-        self.remote().is_some_and(|r| r.emptied.load(Ordering::Acquire))
+        self.remote().is_some_and(|r| r.emptied.load(Ordering::Acquire) || r.unattached.lock().is_some())
     }
 
     /// `index_emptied` as a search's error. Asked under the index's read
@@ -934,6 +1001,11 @@ impl Engine {
     pub(super) fn not_emptied(&self) -> Result<()> {
         if !self.index_emptied() {
             return Ok(());
+        }
+        if let Some(why) = self.remote().and_then(|r| r.unattached.lock().clone()) {
+            return Err(Error::store(format!(
+                "{why} (the tenant is not attached: init() again once the store answers; until then searches fail rather than answer from an empty index)"
+            )));
         }
         Err(Error::store(
             "persist.store: the index's postings in the store are not whole; the index was dropped to be built again from the files and is not built yet (if that rebuild failed, rebuildSearchIndex() tries again)",

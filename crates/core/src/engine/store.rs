@@ -208,6 +208,9 @@ impl Store {
                 Ok(hits.into_iter().map(|m| StoreHit { id: m.id, score: m.score, metadata: m.metadata }).collect())
             }
             Store::Mastra(js) => {
+                // A number every store takes (an SQL LIMIT is 32-bit in some; a
+                // larger one would reach JavaScript as a BigInt).
+                let top_k = top_k.min(i32::MAX as usize);
                 let mut args = json!({ "indexName": index_name, "queryVector": vector, "topK": top_k });
                 if let Some((_, raw)) = filter {
                     args["filter"] = raw.clone();

@@ -82,7 +82,7 @@ impl Mode {
 /// Candidates per half of a hybrid search: 100 at least (eval/tune.mjs:
 /// deeper lists fuse better; SPEC asks for min(2 * topK, 50) at least).
 pub fn hybrid_depth(top_k: usize) -> usize {
-    (2 * top_k).max(100)
+    top_k.saturating_mul(2).max(100)
 }
 
 #[cfg(test)]
