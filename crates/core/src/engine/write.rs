@@ -240,7 +240,15 @@ impl Engine {
         self.turn_to_change(&ticket).await?;
         let mut removed = false;
         if let Some(v) = &self.vectors {
-            removed = v.forget(&id).await?;
+            // The vectors of every document the index removes below: a
+            // document given to index() as a chunk of `id` (its metadata
+            // names `id`) is its own source in the ledger.
+            let key = id.clone();
+            let chunks = self.read_index(move |index| index.chunk_ids_of(&key)).await?;
+            let own: Vec<String> = chunks.into_iter().filter(|c| v.ledger.lock().get(c).is_some()).collect();
+            for source in std::iter::once(&id).chain(&own) {
+                removed |= v.forget(source).await?;
+            }
         }
         let seq = ticket.seq();
         removed |= self.write_index(move |index| index.remove_with_chunks(&id, seq)).await?;

@@ -55,14 +55,23 @@ impl Bm25Index {
     /// `sourceFile` = `id`) that a large file under that path was split into.
     pub fn remove_with_chunks(&mut self, id: &str, seq: u64) -> bool {
         let mut removed = self.remove(id, seq);
-        for n in 0.. {
-            let chunk = chunk_id(id, n);
-            if self.get(&chunk).and_then(|d| d.source_file()) != Some(id) {
-                break;
-            }
+        for chunk in self.chunk_ids_of(id) {
             removed |= self.remove(&chunk, seq);
         }
         removed
+    }
+
+    /// The ids of the chunks of the file `id` here (`id#chunk-0`, `-1`, ...
+    /// that name `id` as their source): what `remove_with_chunks` removes
+    /// beside `id`. A chunk id that `index()` took for a document of its own
+    /// is passed over, not taken for the end of the file's chunks.
+    pub fn chunk_ids_of(&self, id: &str) -> Vec<String> {
+        (0..)
+            .map(|n| chunk_id(id, n))
+            .map(|c| (self.get(&c).map(|d| d.source_file() == Some(id)), c))
+            .take_while(|(found, _)| found.is_some())
+            .filter_map(|(found, c)| (found == Some(true)).then_some(c))
+            .collect()
     }
 
     /// Removes every document; writes numbered before `seq` are ignored

@@ -54,6 +54,8 @@ impl Ledger {
 
     /// Adds `ids` to what `source` has in the store.
     pub fn record(&mut self, source: &str, ids: impl IntoIterator<Item = String>) {
+        let ids: Vec<String> = ids.into_iter().collect();
+        self.take_over(source, &ids);
         let entry = self.by_source.entry(source.to_string()).or_default();
         for id in ids {
             if !entry.contains(&id) {
@@ -64,7 +66,29 @@ impl Ledger {
 
     /// `source` now has exactly `ids` in the store.
     pub fn replace(&mut self, source: &str, ids: Vec<String>) {
+        self.take_over(source, &ids);
         self.by_source.insert(source.to_string(), ids);
+    }
+
+    /// An id has one source: a file's chunk id given to `index()` (its own
+    /// source) leaves the file's list, and a file's chunk written again
+    /// ends the document `index()` had put under that id. Otherwise removing
+    /// one would delete the other's vector (and the other would be taken
+    /// for written).
+    fn take_over(&mut self, source: &str, ids: &[String]) {
+        for id in ids {
+            match crate::index::chunk_parent(id) {
+                Some(file) if file != source => {
+                    if let Some(listed) = self.by_source.get_mut(file) {
+                        listed.retain(|i| i != id);
+                    }
+                }
+                Some(_) if id != source && self.by_source.get(id.as_str()).is_some_and(|own| *own == [id.clone()]) => {
+                    self.by_source.remove(id.as_str());
+                }
+                _ => {}
+            }
+        }
     }
 
     /// What `source` has in the store, if this workspace wrote it.
