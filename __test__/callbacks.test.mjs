@@ -246,3 +246,13 @@ test('integers past 32 bits in metadata and filters reach a store as numbers (a 
   assert.deepEqual(seen, [...stamps, 1_700_000_000_000])
   assert.ok(seen.every((n) => typeof n === 'number'))
 })
+
+test('a lone UTF-16 surrogate in metadata or a filter (a value or a key) is a TypeError naming where, not a JSON parser message', async () => {
+  const ws = new Workspace({ bm25: true })
+  await assert.rejects(ws.index('a', 'x', { metadata: { k: 'a\uD800b' } }), { name: 'TypeError', message: 'index() options.metadata.k holds a lone UTF-16 surrogate: not valid Unicode text' })
+  await assert.rejects(ws.index('a', 'x', { metadata: { ['k\uDC00']: 1 } }), { name: 'TypeError', message: 'index() options.metadata has a key holding a lone UTF-16 surrogate: not valid Unicode text' })
+  await assert.rejects(ws.search('x', { filter: { k: ['ok', '\uDBFF'] } }), { name: 'TypeError', message: 'filter.k[1] holds a lone UTF-16 surrogate: not valid Unicode text' })
+  await ws.index('a', 'alpha', { metadata: { k: 'a pair: 😀' } })
+  assert.deepEqual((await ws.search('alpha'))[0].metadata, { k: 'a pair: 😀' })
+  await ws.destroy()
+})

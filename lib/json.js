@@ -10,6 +10,9 @@ const { describe } = require('./describe.js')
 /** Deepest nesting accepted: far above real metadata and filters. */
 const MAX_DEPTH = 64
 
+/** A UTF-16 surrogate without its pair: no Unicode text, and JSON text cannot carry it to the addon. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 /**
  * @param {unknown} value
  * @returns {string}
@@ -36,7 +39,11 @@ function jsonText(value, name) {
    * @param {string} at
    */
   const check = (v, at) => {
-    if (v === null || typeof v === 'string' || typeof v === 'boolean') return
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) throw new TypeError(`${at} holds a lone UTF-16 surrogate: not valid Unicode text`)
+      return
+    }
+    if (v === null || typeof v === 'boolean') return
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) throw new TypeError(`${at} must be a finite number, got ${describe(v)}`)
       return
@@ -51,6 +58,7 @@ function jsonText(value, name) {
       const proto = Object.getPrototypeOf(v)
       if (proto !== Object.prototype && proto !== null) throw new TypeError(`${at} must be a plain object or array, got ${kindOf(v)}`)
       for (const key of Object.keys(v)) {
+        if (LONE_SURROGATE.test(key)) throw new TypeError(`${at} has a key holding a lone UTF-16 surrogate: not valid Unicode text`)
         const child = /** @type {Record<string, unknown>} */ (v)[key]
         if (child !== undefined) check(child, `${at}.${key}`)
       }
