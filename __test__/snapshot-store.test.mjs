@@ -1119,6 +1119,9 @@ test('cacheDir: a damaged text in the cached copy fails the search that reads it
   assert.ok(e instanceof SnapshotStoreError, String(e))
   assert.match(e.message, /damaged/)
   assert.ok(!fs.existsSync(file), 'the damaged copy is removed')
+  // A save needs every text: it fails typed too (the writes stay in memory).
+  await warm.index('new', 'a new document')
+  await assert.rejects(warm.save(), SnapshotStoreError)
   await warm.destroy().catch(() => {})
   const again = open()
   await again.init()
