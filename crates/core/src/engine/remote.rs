@@ -1105,9 +1105,10 @@ impl Engine {
         blocking(move || me.frame_snapshot()).await?.map_err(|e| match emptied.not_emptied() {
             Err(emptied) => emptied, // (dropped to be built again meanwhile)
             // A text that fails its check, from a cacheDir copy: the store's side, typed.
-            Ok(()) => emptied.remote().and_then(RemoteSnapshots::damaged_cached_text).unwrap_or_else(|| {
-                Error::from_reason(format!("persist: could not encode the snapshot: {e}"))
-            }),
+            Ok(()) => emptied
+                .remote()
+                .and_then(RemoteSnapshots::damaged_cached_text)
+                .unwrap_or_else(|| Error::from_reason(format!("persist: could not encode the snapshot: {e}"))),
         })
     }
 }
