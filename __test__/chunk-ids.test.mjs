@@ -16,7 +16,7 @@ const open = (base, extra = {}) =>
 const idsOf = async (ws, q, mode = 'bm25') => (await ws.search(q, { mode, topK: 100 })).map((r) => r.id).sort()
 
 test("a file whose chunk id index() took: when the file shrinks or goes, its old chunks go too (rebuild, restart, watch)", async (t) => {
-  for (const how of ['rebuild', 'restart', 'watch', 'deleted']) {
+  for (const how of ['rebuild', 'restart', 'watch', 'deleted', 'a gap']) {
     const base = tree(t, { 'big.md': LINES })
     const dir = path.join(tree(t, {}), 'p')
     const extra = how === 'watch' ? { watch: true } : { persist: { dir } }
@@ -24,15 +24,20 @@ test("a file whose chunk id index() took: when the file shrinks or goes, its old
     await ws.init()
     assert.ok(ws.stats().documents > 5, how)
     await ws.index('big.md#chunk-1', 'user text')
+    if (how === 'a gap') {
+      // Taken, then removed: the file's chunks have a gap there.
+      await ws.unindex('big.md#chunk-1')
+      await ws.index('user', 'user text')
+    }
     if (how === 'deleted') fs.rmSync(path.join(base, 'big.md'))
     else fs.writeFileSync(path.join(base, 'big.md'), 'alpha now small')
     if (how === 'rebuild') await ws.rebuildSearchIndex()
-    if (how === 'restart' || how === 'deleted') {
+    if (how === 'restart' || how === 'deleted' || how === 'a gap') {
       await ws.destroy()
       ws = open(base, extra)
       await ws.init()
     }
-    const want = how === 'deleted' ? ['big.md#chunk-1'] : ['big.md', 'big.md#chunk-1']
+    const want = how === 'deleted' ? ['big.md#chunk-1'] : how === 'a gap' ? ['big.md', 'user'] : ['big.md', 'big.md#chunk-1']
     await eventually(how, async () => JSON.stringify(await idsOf(ws, 'alpha user')) === JSON.stringify(want))
     assert.equal(ws.stats().documents, want.length, how)
     await ws.destroy()

@@ -126,13 +126,21 @@ test('case-insensitive with look-around (not Rust syntax; what it names is read 
 
 test('the folders where grep hears its watch (under the temporary folder) that ended processes left are removed; a killed grep leaves none for long', { skip: !linux && 'reads /proc' }, async (t) => {
   const os = await import('node:os')
-  const { spawnSync } = await import('node:child_process')
+  const { spawnSync, spawn } = await import('node:child_process')
   const dir = tree(t, { 'a.md': 'heron\n' })
   // A process that cannot be running (above Linux's pid_max) and one that is (this one).
   const left = path.join(os.tmpdir(), 'workspace-search-grep-4999999-0')
   const live = path.join(os.tmpdir(), `workspace-search-grep-${process.pid}-4242`)
-  for (const d of [left, live]) fs.mkdirSync(path.join(d, 'sub'), { recursive: true })
-  t.after(() => fs.rmSync(live, { recursive: true, force: true }))
+  // A process of another pid namespace (a container sharing /tmp): its pid looks gone, its folder is locked.
+  const elsewhere = path.join(os.tmpdir(), 'workspace-search-grep-4999998-0')
+  for (const d of [left, live, elsewhere]) fs.mkdirSync(path.join(d, 'sub'), { recursive: true })
+  const flock = spawnSync('flock', ['--version']).status === 0 // util-linux
+  const holder = flock ? spawn('flock', [elsewhere, 'sleep', '60'], { stdio: 'ignore' }) : null
+  await new Promise((r) => setTimeout(r, 200))
+  t.after(() => {
+    holder?.kill()
+    for (const d of [live, elsewhere]) fs.rmSync(d, { recursive: true, force: true })
+  })
   const entry = fileURLToPath(new URL('../index.js', import.meta.url))
   const child = `
     const { Workspace } = require(${JSON.stringify(entry)})
@@ -148,6 +156,7 @@ test('the folders where grep hears its watch (under the temporary folder) that e
   assert.ok(Number(first.stdout) > 0, first.stdout)
   assert.ok(!fs.existsSync(left), 'the folder of an ended process is removed')
   assert.ok(fs.existsSync(live), "a running process's folder is kept")
+  if (flock) assert.ok(fs.existsSync(elsewhere), 'a locked folder is kept')
   const leftBy = (pid) => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`workspace-search-grep-${pid}-`))
   assert.equal(leftBy(first.pid).length, 1, 'process.exit() left its folder')
   const second = spawnSync(process.execPath, ['-e', child], { encoding: 'utf8' })

@@ -208,6 +208,15 @@ test('mcp: progress notifications only increase over the phases of indexing; an 
   const values = progress.map((p) => p.progress)
   assert.ok(values.every((v, i) => i === 0 || v > values[i - 1]), JSON.stringify(values))
   assert.ok(progress.every((p) => p.total === 4 && p.progress <= 4), JSON.stringify(progress.slice(0, 3)))
+  // The phases in the order they run, each one's count within its own step.
+  const phases = [...new Set(progress.map((p) => p.message.split(' ')[0]))]
+  // (Events that reach JavaScript after init() resolved may come after the answer, and are not sent.)
+  const order = ['scan', 'read', 'embed', 'index']
+  assert.ok(phases.includes('embed') && phases.every((p, k) => k === 0 || order.indexOf(p) > order.indexOf(phases[k - 1])), JSON.stringify(phases))
+  for (const p of progress) {
+    const step = order.indexOf(p.message.split(' ')[0])
+    assert.ok(p.progress >= step && p.progress <= step + 1, `${p.message}: ${p.progress}`)
+  }
 })
 
 test('mcp: a client that closes stdin after its requests still gets every answer', async (t) => {

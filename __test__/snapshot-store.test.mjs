@@ -1153,12 +1153,17 @@ test('a manifest write answered after storeTimeoutMs that lands after its read-b
   const first = await ws.save().then(() => null, (e) => e)
   assert.ok(first instanceof SnapshotStoreError, String(first))
   await new Promise((r) => setTimeout(r, 400)) // the late write lands
+  // A second one lost the same way, read back after the first landed.
+  await ws.index('b2', 'beta again')
+  late = true
+  await assert.rejects(ws.save(), SnapshotStoreError)
+  await new Promise((r) => setTimeout(r, 400))
   await ws.index('c', 'gamma third')
   assert.equal(await ws.save(), true)
   await ws.destroy()
   const again = open()
   await again.init()
-  assert.deepEqual((await again.search('alpha beta gamma', { topK: 5 })).map((r) => r.id).sort(), ['a', 'b', 'c'])
+  assert.deepEqual((await again.search('alpha beta gamma', { topK: 5 })).map((r) => r.id).sort(), ['a', 'b', 'b2', 'c'])
   await again.destroy()
   // Another writer's manifest in between is still a conflict.
   const one = open()

@@ -397,6 +397,21 @@ describe('configuration', () => {
     }
   })
 
+  test('one bad text fails its own file only, at any embedConcurrency, even when it is the first file retried', async (t) => {
+    const files = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${String(i).padStart(2, '0')}.md`, i === 0 || i === 9 ? `poison ${i}` : `fine text ${i}`]))
+    const dir = tree(t, files)
+    const embedder = Object.assign(async (texts) => {
+      if (texts.some((x) => x.includes('poison'))) throw new Error('refused')
+      return texts.map((t) => hashEmbed(t))
+    }, { batch: true, maxBatchSize: 8 })
+    for (const embedConcurrency of [1, 8]) {
+      const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, embedder, embedConcurrency, autoIndexPaths: ['.'] })
+      const report = await ws.init()
+      assert.deepEqual(report.failed.map((f) => f.path), ['f00.md', 'f09.md'], `embedConcurrency ${embedConcurrency}`)
+      await ws.destroy()
+    }
+  })
+
   test('an embedder down at init() (401, quota, network): keyword search works from the files; the next init() embeds them', async (t) => {
     for (const persist of [false, true]) {
       const dir = tree(t, { 'docs/a.md': 'router setup guide', 'docs/b.md': 'password reset help' })

@@ -19,8 +19,8 @@ const SEARCH_DESCRIPTION = `Search the files of this workspace by keywords (BM25
 const GREP_DESCRIPTION = `Search file contents with a JavaScript regular expression, as grep does, from an index (fast on large folders). Returns "N matches in M files", then "path:line:column:text" per matching line (one match per line), context lines as "path-line-text", groups separated by "--"; as many lines as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}), then what was left out.`
 /** Tokens a grep line may take (about Mastra's 500 characters). */
 const GREP_LINE_TOKENS = 125
-/** Indexing's phases in order: MCP progress must only increase, and each phase counts from 0. */
-const PHASES = ['scan', 'read', 'index', 'embed']
+/** Indexing's phases in the order init() runs them (embed only with an embedder): MCP progress must only increase, and each phase counts from 0. */
+const PHASES = ['scan', 'read', 'embed', 'index']
 /** How long a server whose client closed stdin waits for the calls it is answering. */
 const FINISH_CALLS_MS = 30_000
 const STATUS_DESCRIPTION = 'How many files and chunks of the workspace are indexed, what was skipped and why, and whether indexing is still running.'
@@ -146,8 +146,10 @@ async function grepText(files, input) {
 }
 
 async function serve(args, { openWorkspace }) {
-  // stdout carries protocol messages only: what the user's embedder or store logs goes to stderr.
-  for (const name of ['log', 'info', 'debug', 'dir', 'table']) console[name] = console.error
+  // stdout carries protocol messages only: what the user's embedder or store logs goes to stderr
+  // (each console method as it is, on a console of stderr).
+  const toStderr = new console.Console(process.stderr)
+  for (const name of ['log', 'info', 'debug', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'count', 'time', 'timeLog', 'timeEnd']) console[name] = toStderr[name].bind(toStderr)
   const sdk = loadSdk()
   const version = require('../package.json').version
   const server = new sdk.McpServer({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
@@ -180,20 +182,27 @@ async function serve(args, { openWorkspace }) {
   async function ready(extra) {
     const token = extra?._meta?.progressToken
     if (report || failure || token === undefined) return indexing
-    // Progress over the phases: phase number + the share of it done, of PHASES.length.
+    // Progress over the phases that run: phase number + the share of it done, of their count.
+    const phases = workspace.canVector ? PHASES : PHASES.filter((p) => p !== 'embed')
     let sent = -1
+    /** @type {Set<Promise<void>>} */
+    const sending = new Set()
     const notify = (event) => {
-      const phase = Math.max(0, PHASES.indexOf(event.phase))
+      const phase = Math.max(0, phases.indexOf(event.phase))
       const progress = phase + (event.total > 0 ? Math.min(1, event.done / event.total) : 0)
       if (!(progress > sent)) return
       sent = progress
-      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: PHASES.length, message: `${event.phase} ${event.done}/${event.total}` } }).catch(() => {})
+      const note = extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: phases.length, message: `${event.phase} ${event.done}/${event.total}` } }).catch(() => {})
+      sending.add(note)
+      note.finally(() => sending.delete(note))
     }
     waiting.add(notify)
     try {
       await indexing
     } finally {
       waiting.delete(notify)
+      // The answer goes after the notifications sent for this call (a client drops later ones).
+      await Promise.all([...sending])
     }
   }
 
@@ -268,7 +277,8 @@ async function serve(args, { openWorkspace }) {
     return stopping
   }
   process.stdin.on('end', () => stop(true))
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => stop(false))
+  // A second signal while the workspace is destroyed (a save may take seconds) ends the process at once.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => (stopping ? process.exit(130) : stop(false)))
   return new Promise(() => {}) // serves until stdin closes
 }
 

@@ -70,6 +70,11 @@ struct FolderWatch {
 /// the watch is dropped) and the cookies sent and heard.
 struct Cookies {
     dir: PathBuf,
+    /// The folder opened and locked while it is in use (Linux, where the
+    /// sweep runs): the sweep of other processes passes it over even where
+    /// its pid looks gone (a container that shares /tmp but not the
+    /// process table).
+    _in_use: Option<std::fs::File>,
     sent: u64,
     heard: Arc<(Mutex<u64>, parking_lot::Condvar)>,
 }
@@ -95,7 +100,9 @@ fn remove_folders_of_ended_processes() {
                 continue;
             };
             let ours = entry.metadata().is_ok_and(|m| m.is_dir());
-            if ours && !std::path::Path::new("/proc").join(pid).exists() {
+            let ended = || !std::path::Path::new("/proc").join(pid).exists();
+            let unlocked = || std::fs::File::open(entry.path()).is_ok_and(|f| f.try_lock().is_ok());
+            if ours && ended() && unlocked() {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
@@ -117,7 +124,17 @@ impl FolderWatch {
             let dir = std::env::temp_dir().join(format!("workspace-search-grep-{}-{n}", std::process::id()));
             std::fs::create_dir(&dir).ok().map(|()| dir)
         })?;
-        let cookies = Cookies { dir, sent: 0, heard: Arc::new((Mutex::new(0), parking_lot::Condvar::new())) };
+        let in_use = if cfg!(target_os = "linux") {
+            let Some(locked) = std::fs::File::open(&dir).ok().filter(|f| f.try_lock().is_ok()) else {
+                let _ = std::fs::remove_dir(&dir);
+                return None;
+            };
+            Some(locked)
+        } else {
+            None
+        };
+        let cookies =
+            Cookies { dir, _in_use: in_use, sent: 0, heard: Arc::new((Mutex::new(0), parking_lot::Condvar::new())) };
         let changes = Arc::new(Mutex::new(Changes::default()));
         let config = notify::Config::default().with_follow_symlinks(false);
         let handler = record(base.clone(), changes.clone(), cookies.dir.clone(), cookies.heard.clone());

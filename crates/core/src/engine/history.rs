@@ -47,6 +47,18 @@ impl Engine {
 
     /// `refresh_history` for `init()`: waited for at most `HISTORY_WAIT`.
     pub async fn refresh_history_for_init(self: &Arc<Self>) {
+        if self.history_root().is_none() {
+            return;
+        }
+        {
+            // One read at a time: one still under way (blocked past the
+            // wait, or a search's) settles the state when it is done.
+            let mut state = self.history.lock();
+            if state.reading {
+                return;
+            }
+            state.reading = true;
+        }
         let me = self.clone();
         let read = self.runtime.spawn(async move { me.refresh_history().await });
         let _ = tokio::time::timeout(HISTORY_WAIT, read).await;

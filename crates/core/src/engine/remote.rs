@@ -892,7 +892,11 @@ impl RemoteSnapshots {
                     state.conflicted = true;
                     return Err(conflict());
                 }
-                Ok(_) => {
+                Ok(there) => {
+                    // An earlier lost write landed meanwhile: the version this one was to replace.
+                    if let Some(there) = there.filter(|t| state.unconfirmed.as_deref() == Some(&*t.bytes)) {
+                        state.etag = Some(there.etag);
+                    }
                     state.unconfirmed = Some(manifest.to_vec());
                     return Err(lost.expect("an unanswered put"));
                 }

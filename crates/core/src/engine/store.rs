@@ -42,7 +42,14 @@ pub struct MastraStore {
 /// that would stay for good) is kept here until the last one answers.
 #[derive(Default)]
 pub struct WritesInFlight {
-    state: parking_lot::Mutex<(usize, Vec<Box<dyn std::any::Any + Send>>)>,
+    state: parking_lot::Mutex<Flights>,
+}
+
+#[derive(Default)]
+struct Flights {
+    under_way: usize,
+    /// Dropped when the last write under way answers.
+    kept: Vec<Box<dyn std::any::Any + Send>>,
 }
 
 /// One write under way; dropped when the store answered.
@@ -50,26 +57,26 @@ struct WriteUnderWay(Arc<WritesInFlight>);
 
 impl WritesInFlight {
     fn enter(self: &Arc<Self>) -> WriteUnderWay {
-        self.state.lock().0 += 1;
+        self.state.lock().under_way += 1;
         WriteUnderWay(self.clone())
     }
 
     /// Drops `value` once no write is under way (now, if none is).
     pub fn keep_until_answered(&self, value: Box<dyn std::any::Any + Send>) {
         let mut state = self.state.lock();
-        if state.0 > 0 {
-            state.1.push(value);
+        if state.under_way > 0 {
+            state.kept.push(value);
         }
     }
 
     pub fn under_way(&self) -> bool {
-        self.state.lock().0 > 0
+        self.state.lock().under_way > 0
     }
 
     /// Waits, at most `limit`, until no write is under way.
     pub async fn answered(&self, limit: Duration) {
         let until = tokio::time::Instant::now() + limit;
-        while self.state.lock().0 > 0 && tokio::time::Instant::now() < until {
+        while self.under_way() && tokio::time::Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -79,9 +86,9 @@ impl Drop for WriteUnderWay {
     fn drop(&mut self) {
         let kept = {
             let mut state = self.0.state.lock();
-            state.0 -= 1;
-            if state.0 == 0 {
-                std::mem::take(&mut state.1)
+            state.under_way -= 1;
+            if state.under_way == 0 {
+                std::mem::take(&mut state.kept)
             } else {
                 Vec::new()
             }

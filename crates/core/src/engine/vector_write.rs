@@ -32,6 +32,15 @@ pub(super) enum OnGroupFailure {
 /// The documents of each source, borrowed for a step.
 pub(super) type Sources<'a> = [Vec<&'a NewDocument>];
 
+/// Why a source's texts were not embedded: its first failed group's
+/// reason, that group's error (for the first source it fails), and which
+/// failed group it was.
+struct GroupFailure {
+    reason: String,
+    error: Option<Error>,
+    group: usize,
+}
+
 /// Sources embedded, ready to be written (`VectorSide::write`).
 pub(super) struct Embedded {
     /// By text: the sources' documents in order, flattened.
@@ -121,8 +130,8 @@ impl VectorSide {
         for (source, group) in failed_groups.into_iter().enumerate() {
             match group {
                 None => self.check_source(&mut out, source),
-                Some((reason, _)) if worth_retrying(&reason) => retries.push((source, reason)),
-                Some((reason, error)) => {
+                Some(failure) if worth_retrying(&failure.reason) => retries.push((source, failure)),
+                Some(GroupFailure { reason, error, .. }) => {
                     out.failed.insert(source, reason);
                     if let Some(e) = error {
                         out.first_error.get_or_insert(e);
@@ -136,7 +145,7 @@ impl VectorSide {
 
     /// Puts each group's vectors in place; per source, its first failed
     /// group's reason, with the group's error for the first source it fails.
-    fn spread(&self, out: &mut Embedded, groups: Vec<Result<Vec<Vec<f32>>>>) -> Vec<Option<(String, Option<Error>)>> {
+    fn spread(&self, out: &mut Embedded, groups: Vec<Result<Vec<Vec<f32>>>>) -> Vec<Option<GroupFailure>> {
         let total = out.starts.last().map_or(0, |&s| s + out.lens.last().copied().unwrap_or(0));
         let mut errors: Vec<(String, Option<Error>)> = Vec::new();
         let per_group = groups.into_iter().map(|g| {
@@ -150,7 +159,10 @@ impl VectorSide {
             .map(|s| per_text[out.range(s)].iter().find_map(|r| r.as_ref().err().copied()))
             .collect();
         out.vectors = per_text.into_iter().map(std::result::Result::ok).collect();
-        first_failed.into_iter().map(|g| g.map(|g| (errors[g].0.clone(), errors[g].1.take()))).collect()
+        first_failed
+            .into_iter()
+            .map(|g| g.map(|g| GroupFailure { reason: errors[g].0.clone(), error: errors[g].1.take(), group: g }))
+            .collect()
     }
 
     /// A source whose texts went to several groups: one dimension across
@@ -167,28 +179,36 @@ impl VectorSide {
     }
 
     /// Embeds each source of a failed group again, on its own, as many at
-    /// once as the embedder allows (`retries`: the source and its group's
-    /// reason). The first that many are a probe: when none of them
-    /// answered, the embedder is taken to be down and the rest fail with
-    /// their group's reason, without a call (one call per file, each
-    /// failing, took minutes).
-    async fn retry(&self, out: &mut Embedded, sources: &Sources<'_>, mut retries: Vec<(usize, String)>) {
-        let at_once = self.embedder.concurrency();
-        let rest = retries.split_off(at_once.min(retries.len()));
-        let probe = self.retry_each(out, sources, retries).await;
-        if probe || rest.is_empty() {
-            self.retry_each(out, sources, rest).await;
+    /// once as the embedder allows. First a probe: one source of each
+    /// failed group, as many groups as calls run at once. When it spans two
+    /// groups or more and none answered, the embedder is taken to be down
+    /// (one bad text fails one group, not several): the rest fail with their
+    /// group's reason, without a call (one call per file, each failing,
+    /// took minutes). A single failed group is retried in full.
+    async fn retry(&self, out: &mut Embedded, sources: &Sources<'_>, retries: Vec<(usize, GroupFailure)>) {
+        let at_once = self.embedder.concurrency().max(2);
+        let mut probed_groups: Vec<usize> = Vec::new();
+        let (probe, rest): (Vec<_>, Vec<_>) = retries.into_iter().partition(|(_, f)| {
+            let first_of_group = !probed_groups.contains(&f.group) && probed_groups.len() < at_once;
+            if first_of_group {
+                probed_groups.push(f.group);
+            }
+            first_of_group
+        });
+        let answered = self.retry_each(out, sources, probe.iter().map(|(s, _)| *s).collect()).await;
+        if answered || probed_groups.len() < 2 {
+            self.retry_each(out, sources, rest.iter().map(|(s, _)| *s).collect()).await;
             return;
         }
-        for (source, reason) in rest {
-            out.fail(source, Error::from_reason(reason));
+        for (source, failure) in rest {
+            out.fail(source, Error::from_reason(failure.reason));
         }
     }
 
     /// `retry`'s calls, `concurrency` at a time; whether any answered.
-    async fn retry_each(&self, out: &mut Embedded, sources: &Sources<'_>, retries: Vec<(usize, String)>) -> bool {
+    async fn retry_each(&self, out: &mut Embedded, sources: &Sources<'_>, retries: Vec<usize>) -> bool {
         let results: Vec<(usize, Result<Vec<Vec<f32>>>)> = stream::iter(retries)
-            .map(|(source, _)| {
+            .map(|source| {
                 let texts: Vec<String> = sources[source].iter().map(|d| d.content.to_string()).collect();
                 async move { (source, self.embedder.embed_all(texts).await) }
             })

@@ -10,6 +10,10 @@ use crate::analysis::{Analyzed, TermStats, Vocab};
 use crate::index::line_table::decode_table;
 use std::sync::Arc;
 
+/// Chunk ids in a row that are not a file's before `chunk_ids_of` stops
+/// looking further (ids `index()` took over or `unindex()` removed).
+const CHUNK_GAP: u32 = 8;
+
 impl Bm25Index {
     /// Whether a write with this sequence number is not older than what the
     /// index holds for `id`.
@@ -63,15 +67,26 @@ impl Bm25Index {
 
     /// The ids of the chunks of the file `id` here (`id#chunk-0`, `-1`, ...
     /// that name `id` as their source): what `remove_with_chunks` removes
-    /// beside `id`. A chunk id that `index()` took for a document of its own
-    /// is passed over, not taken for the end of the file's chunks.
+    /// beside `id`. A chunk id that `index()` took for a document of its own,
+    /// or that `unindex()` removed, is passed over, not taken for the end of
+    /// the file's chunks: the walk ends after `CHUNK_GAP` ids in a row that
+    /// are not the file's (a file's chunks are numbered without gaps).
     pub fn chunk_ids_of(&self, id: &str) -> Vec<String> {
-        (0..)
-            .map(|n| chunk_id(id, n))
-            .map(|c| (self.get(&c).map(|d| d.source_file() == Some(id)), c))
-            .take_while(|(found, _)| found.is_some())
-            .filter_map(|(found, c)| (found == Some(true)).then_some(c))
-            .collect()
+        let mut out = Vec::new();
+        let mut missed = 0;
+        for n in 0.. {
+            let chunk = chunk_id(id, n);
+            if self.get(&chunk).and_then(|d| d.source_file()) == Some(id) {
+                out.push(chunk);
+                missed = 0;
+            } else {
+                missed += 1;
+                if missed > CHUNK_GAP {
+                    break;
+                }
+            }
+        }
+        out
     }
 
     /// Removes every document; writes numbered before `seq` are ignored
