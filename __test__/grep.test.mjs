@@ -135,10 +135,10 @@ test('the folders where grep hears its watch (under the temporary folder) that e
   const elsewhere = path.join(os.tmpdir(), 'workspace-search-grep-4999998-0')
   for (const d of [left, live, elsewhere]) fs.mkdirSync(path.join(d, 'sub'), { recursive: true })
   const flock = spawnSync('flock', ['--version']).status === 0 // util-linux
-  const holder = flock ? spawn('flock', [elsewhere, 'sleep', '60'], { stdio: 'ignore' }) : null
+  const holder = flock ? spawn('flock', ['-o', elsewhere, 'sleep', '30'], { stdio: 'ignore' }) : null
   await new Promise((r) => setTimeout(r, 200))
   t.after(() => {
-    holder?.kill()
+    holder?.kill('SIGKILL')
     for (const d of [live, elsewhere]) fs.rmSync(d, { recursive: true, force: true })
   })
   const entry = fileURLToPath(new URL('../index.js', import.meta.url))

@@ -385,6 +385,7 @@ describe('configuration', () => {
       ['single-text, refusing', async () => { throw new Error('503 down') }, 60],
       ['batch of 8, refusing', Object.assign(async () => { throw new Error('503 down') }, { batch: true, maxBatchSize: 8 }), 8 + 8],
       ['batch of 8, never answering', Object.assign(() => new Promise(() => {}), { batch: true, maxBatchSize: 8 }), 8],
+      ['one batch of 256, refusing', Object.assign(async () => { throw new Error('429') }, { batch: true }), 1 + 8],
     ]) {
       let calls = 0
       const counted = Object.assign((x) => (calls++, embedder(x)), embedder)
@@ -398,7 +399,8 @@ describe('configuration', () => {
   })
 
   test('one bad text fails its own file only, at any embedConcurrency, even when it is the first file retried', async (t) => {
-    const files = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${String(i).padStart(2, '0')}.md`, i === 0 || i === 9 ? `poison ${i}` : `fine text ${i}`]))
+    // Bad texts: one opening each of the first two batches, one more inside the second.
+    const files = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${String(i).padStart(2, '0')}.md`, [0, 8, 9].includes(i) ? `poison ${i}` : `fine text ${i}`]))
     const dir = tree(t, files)
     const embedder = Object.assign(async (texts) => {
       if (texts.some((x) => x.includes('poison'))) throw new Error('refused')
@@ -407,7 +409,7 @@ describe('configuration', () => {
     for (const embedConcurrency of [1, 8]) {
       const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, embedder, embedConcurrency, autoIndexPaths: ['.'] })
       const report = await ws.init()
-      assert.deepEqual(report.failed.map((f) => f.path), ['f00.md', 'f09.md'], `embedConcurrency ${embedConcurrency}`)
+      assert.deepEqual(report.failed.map((f) => f.path), ['f00.md', 'f08.md', 'f09.md'], `embedConcurrency ${embedConcurrency}`)
       await ws.destroy()
     }
   })

@@ -9,6 +9,7 @@
 // made meanwhile wait for it, with progress notifications.
 'use strict'
 
+const os = require('node:os')
 const path = require('node:path')
 const { escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
@@ -149,7 +150,7 @@ async function serve(args, { openWorkspace }) {
   // stdout carries protocol messages only: what the user's embedder or store logs goes to stderr
   // (each console method as it is, on a console of stderr).
   const toStderr = new console.Console(process.stderr)
-  for (const name of ['log', 'info', 'debug', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'count', 'time', 'timeLog', 'timeEnd']) console[name] = toStderr[name].bind(toStderr)
+  for (const [name, method] of Object.entries(toStderr)) if (typeof method === 'function') console[name] = method.bind(toStderr)
   const sdk = loadSdk()
   const version = require('../package.json').version
   const server = new sdk.McpServer({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
@@ -262,11 +263,13 @@ async function serve(args, { openWorkspace }) {
 
   await server.connect(stdioTransport(sdk))
   let stopping
+  let hurry = () => {}
   const stop = (finishCalls) => {
     stopping ??= (async () => {
       if (finishCalls) {
         const limit = new Promise((resolve) => setTimeout(resolve, FINISH_CALLS_MS).unref())
-        await Promise.race([Promise.allSettled([...running]), limit])
+        const signalled = new Promise((resolve) => (hurry = resolve))
+        await Promise.race([Promise.allSettled([...running]), limit, signalled])
       }
       await workspace.destroy()
       // The last answers are written before the process ends (stdout to a pipe is asynchronous).
@@ -277,8 +280,16 @@ async function serve(args, { openWorkspace }) {
     return stopping
   }
   process.stdin.on('end', () => stop(true))
-  // A second signal while the workspace is destroyed (a save may take seconds) ends the process at once.
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => (stopping ? process.exit(130) : stop(false)))
+  // A signal stops waiting for calls (the client closed stdin, then signals: MCP's shutdown) and
+  // destroys the workspace (its save); a second one ends the process at once.
+  let signals = 0
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+    process.on(signal, () => {
+      if (++signals > 1) process.exit(128 + (os.constants.signals[signal] ?? 0))
+      hurry()
+      stop(false)
+    })
+  }
   return new Promise(() => {}) // serves until stdin closes
 }
 

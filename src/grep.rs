@@ -101,8 +101,12 @@ fn remove_folders_of_ended_processes() {
             };
             let ours = entry.metadata().is_ok_and(|m| m.is_dir());
             let ended = || !std::path::Path::new("/proc").join(pid).exists();
-            let unlocked = || std::fs::File::open(entry.path()).is_ok_and(|f| f.try_lock().is_ok());
-            if ours && ended() && unlocked() {
+            if !ours || !ended() {
+                continue;
+            }
+            // Held through the removal: no process takes the folder meanwhile.
+            let unlocked = std::fs::File::open(entry.path()).ok().filter(|f| f.try_lock().is_ok());
+            if unlocked.is_some() {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
@@ -124,12 +128,9 @@ impl FolderWatch {
             let dir = std::env::temp_dir().join(format!("workspace-search-grep-{}-{n}", std::process::id()));
             std::fs::create_dir(&dir).ok().map(|()| dir)
         })?;
+        // (Where a lock cannot be taken, the watch goes on without one.)
         let in_use = if cfg!(target_os = "linux") {
-            let Some(locked) = std::fs::File::open(&dir).ok().filter(|f| f.try_lock().is_ok()) else {
-                let _ = std::fs::remove_dir(&dir);
-                return None;
-            };
-            Some(locked)
+            std::fs::File::open(&dir).ok().filter(|f| f.try_lock().is_ok())
         } else {
             None
         };

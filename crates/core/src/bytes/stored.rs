@@ -419,8 +419,12 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     (a.len(), a.modified().ok()) == (b.len(), b.modified().ok())
 }
 
+/// (`InvalidData`: what a snapshot store's side tells from other failures.)
 fn changed() -> std::io::Error {
-    std::io::Error::other("the snapshot file changed since it was loaded (or was damaged): the next start rebuilds")
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "the snapshot file changed since it was loaded (or was damaged): the next start rebuilds",
+    )
 }
 
 #[cfg(test)]

@@ -26,10 +26,18 @@ const HISTORY_WAIT: Duration = Duration::from_secs(20);
 pub struct HistoryState {
     pub current: Option<Arc<FileHistory>>,
     checked: Option<Instant>,
-    reading: bool,
+    /// When the read under way began: another starts only once it is older
+    /// than `HISTORY_WAIT` (one blocked for good does not stop them).
+    reading_since: Option<Instant>,
     /// Bumped by every read that starts: a read that finishes after a
     /// later one began does not put its older answer in place.
     generation: u64,
+}
+
+impl HistoryState {
+    fn read_under_way(&self) -> bool {
+        self.reading_since.is_some_and(|t| t.elapsed() < HISTORY_WAIT)
+    }
 }
 
 impl Engine {
@@ -54,10 +62,10 @@ impl Engine {
             // One read at a time: one still under way (blocked past the
             // wait, or a search's) settles the state when it is done.
             let mut state = self.history.lock();
-            if state.reading {
+            if state.read_under_way() {
                 return;
             }
-            state.reading = true;
+            state.reading_since = Some(Instant::now());
         }
         let me = self.clone();
         let read = self.runtime.spawn(async move { me.refresh_history().await });
@@ -83,7 +91,7 @@ impl Engine {
         if state.generation != generation {
             return; // a later read is under way; it settles the state
         }
-        state.reading = false;
+        state.reading_since = None;
         if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
             state.current = None;
             return;
@@ -112,8 +120,8 @@ impl Engine {
     pub fn history_for_search(self: &Arc<Self>) -> Option<Arc<FileHistory>> {
         let mut state = self.history.lock();
         let due = state.checked.is_some_and(|t| t.elapsed() >= CHECK_EVERY);
-        if due && !state.reading && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
-            state.reading = true;
+        if due && !state.read_under_way() && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+            state.reading_since = Some(Instant::now());
             let me = self.clone();
             self.runtime.spawn(async move { me.refresh_history().await });
         }

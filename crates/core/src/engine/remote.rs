@@ -1111,6 +1111,7 @@ impl Engine {
             // A text that fails its check, from a cacheDir copy: the store's side, typed.
             Ok(()) => emptied
                 .remote()
+                .filter(|_| e.kind() == std::io::ErrorKind::InvalidData)
                 .and_then(RemoteSnapshots::damaged_cached_text)
                 .unwrap_or_else(|| Error::from_reason(format!("persist: could not encode the snapshot: {e}"))),
         })

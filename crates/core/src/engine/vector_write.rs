@@ -32,6 +32,29 @@ pub(super) enum OnGroupFailure {
 /// The documents of each source, borrowed for a step.
 pub(super) type Sources<'a> = [Vec<&'a NewDocument>];
 
+/// Sources retried first to tell an embedder that is down from a text it
+/// refuses (`VectorSide::retry`): two bad texts opening two batches do not
+/// make a probe of four fail whole.
+const PROBE: usize = 4;
+
+/// `retries` taken from their groups in turn (the first of each group, then
+/// the second of each, ...), so that a probe spans the failed groups.
+fn in_turn(retries: Vec<(usize, GroupFailure)>) -> Vec<(usize, GroupFailure)> {
+    // A group's sources follow each other (a group is a run of texts).
+    let mut groups: Vec<(usize, std::collections::VecDeque<(usize, GroupFailure)>)> = Vec::new();
+    for r in retries {
+        match groups.last_mut() {
+            Some((g, members)) if *g == r.1.group => members.push_back(r),
+            _ => groups.push((r.1.group, std::collections::VecDeque::from([r]))),
+        }
+    }
+    let mut out = Vec::new();
+    while groups.iter().any(|(_, m)| !m.is_empty()) {
+        out.extend(groups.iter_mut().filter_map(|(_, m)| m.pop_front()));
+    }
+    out
+}
+
 /// Why a source's texts were not embedded: its first failed group's
 /// reason, that group's error (for the first source it fails), and which
 /// failed group it was.
@@ -179,24 +202,16 @@ impl VectorSide {
     }
 
     /// Embeds each source of a failed group again, on its own, as many at
-    /// once as the embedder allows. First a probe: one source of each
-    /// failed group, as many groups as calls run at once. When it spans two
-    /// groups or more and none answered, the embedder is taken to be down
-    /// (one bad text fails one group, not several): the rest fail with their
-    /// group's reason, without a call (one call per file, each failing,
-    /// took minutes). A single failed group is retried in full.
+    /// once as the embedder allows. First a probe: `PROBE` sources at least
+    /// (more with more calls at once), taken from the failed groups in turn.
+    /// When none of them answered, the embedder is taken to be down (one bad
+    /// text fails one source, not several): the rest fail with their group's
+    /// reason, without a call (one call per file, each failing, took minutes).
     async fn retry(&self, out: &mut Embedded, sources: &Sources<'_>, retries: Vec<(usize, GroupFailure)>) {
-        let at_once = self.embedder.concurrency().max(2);
-        let mut probed_groups: Vec<usize> = Vec::new();
-        let (probe, rest): (Vec<_>, Vec<_>) = retries.into_iter().partition(|(_, f)| {
-            let first_of_group = !probed_groups.contains(&f.group) && probed_groups.len() < at_once;
-            if first_of_group {
-                probed_groups.push(f.group);
-            }
-            first_of_group
-        });
-        let answered = self.retry_each(out, sources, probe.iter().map(|(s, _)| *s).collect()).await;
-        if answered || probed_groups.len() < 2 {
+        let mut queue = in_turn(retries);
+        let rest = queue.split_off(queue.len().min(self.embedder.concurrency().max(PROBE)));
+        let answered = self.retry_each(out, sources, queue.iter().map(|(s, _)| *s).collect()).await;
+        if answered {
             self.retry_each(out, sources, rest.iter().map(|(s, _)| *s).collect()).await;
             return;
         }

@@ -72,7 +72,7 @@ impl Bm25Index {
     /// the file's chunks: the walk ends after `CHUNK_GAP` ids in a row that
     /// are not the file's (a file's chunks are numbered without gaps).
     pub fn chunk_ids_of(&self, id: &str) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out: Vec<String> = Vec::new();
         let mut missed = 0;
         for n in 0.. {
             let chunk = chunk_id(id, n);
@@ -81,7 +81,9 @@ impl Bm25Index {
                 missed = 0;
             } else {
                 missed += 1;
-                if missed > CHUNK_GAP {
+                // (An unchunked file costs two lookups: a gap is looked past
+                // once the file's chunks have begun.)
+                if missed > if out.is_empty() { 1 } else { CHUNK_GAP } {
                     break;
                 }
             }
