@@ -239,3 +239,17 @@ test('mcp: a client that closes stdin after its requests still gets every answer
   assert.equal(answers.get(2).result.isError, undefined, out)
   assert.match(answers.get(3).result.content[0].text, /^1 match in 1 file\nb\.md:1:1:TODO routers/)
 })
+
+test('mcp: a signal after the client closed stdin (MCP stdio shutdown) still destroys the workspace and exits 0', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello routers\n' })
+  const child = spawn(process.execPath, [CLI, 'mcp', dir], { env: envFor(dir), stdio: ['pipe', 'pipe', 'pipe'] })
+  t.after(() => child.kill('SIGKILL'))
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`)
+  while (!out.includes('"id":1')) await new Promise((r) => setTimeout(r, 10))
+  child.stdin.end()
+  child.kill('SIGTERM')
+  const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? s)))
+  assert.equal(code, 0)
+})
