@@ -9,9 +9,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long `destroy()` waits for writes sent to a user's store that its
-/// cut-short calls left running (as long as for a write in its turn).
-const WRITES_WAIT: Duration = Duration::from_secs(10);
+/// How long `destroy()` waits for a write in its turn, and for writes sent
+/// to a user's store that its cut-short calls left running.
+const DESTROY_WAIT: Duration = Duration::from_secs(10);
 
 impl Engine {
     /// `init()`: the status is `initializing` from this call on; the files
@@ -59,7 +59,7 @@ impl Engine {
                 // The gate is closed: no turn to take. A write already in its
                 // turn ends first (a snapshot taken while one applies could
                 // hold a vector without its document).
-                me.gate.quiet(std::time::Duration::from_secs(10), true).await;
+                me.gate.quiet(DESTROY_WAIT, true).await;
                 let saved = me.save(false).await;
                 let grep = me.clone();
                 // Saved beside the snapshot, then dropped; a failure to save it only costs a rebuild.
@@ -69,51 +69,46 @@ impl Engine {
                 })
                 .await?;
                 if let Some(writes) = &writes {
-                    writes.answered(WRITES_WAIT).await;
+                    writes.answered(DESTROY_WAIT).await;
                 }
                 if let Some(p) = &me.persist {
                     p.release(writes.as_deref());
                 }
-                let index = me.clone();
-                blocking(move || {
-                    index.index.write().clear(seq);
-                    index.drop_own_vectors();
-                })
-                .await?;
+                me.clone().drop_all(seq).await?;
                 saved.map(drop)
             }));
         }
-        if let Some(writes) = writes.filter(|w| w.under_way()) {
-            // Nothing reaches the store after destroy() resolves, but what a
-            // write that does not answer within the wait sends.
-            let me = self.clone();
-            return Some(Box::pin(async move {
-                writes.answered(WRITES_WAIT).await;
-                blocking(move || {
-                    me.index.write().clear(seq);
-                    me.drop_own_vectors();
-                })
-                .await
-            }));
-        }
-        if let Some(mut index) = self.index.try_write() {
-            index.clear(seq);
-            drop(index);
-            if self.try_drop_own_vectors() {
-                return None;
+        // Nothing reaches the store after destroy() resolves, but what a
+        // write that does not answer within the wait sends.
+        let under_way = writes.filter(|w| w.under_way());
+        if under_way.is_none() {
+            if let Some(mut index) = self.index.try_write() {
+                index.clear(seq);
+                drop(index);
+                if self.try_drop_own_vectors() {
+                    return None;
+                }
+                let me = self.clone();
+                return Some(Box::pin(async move { blocking(move || me.drop_own_vectors()).await }));
             }
-            let me = self.clone();
-            return Some(Box::pin(async move { blocking(move || me.drop_own_vectors()).await }));
         }
-        // A writer holds the index: clear it once it lets go, off this thread.
+        // A writer holds the index (clear it once it lets go), or writes are under way.
         let me = self.clone();
         Some(Box::pin(async move {
-            blocking(move || {
-                me.index.write().clear(seq);
-                me.drop_own_vectors();
-            })
-            .await
+            if let Some(writes) = under_way {
+                writes.answered(DESTROY_WAIT).await;
+            }
+            me.drop_all(seq).await
         }))
+    }
+
+    /// The index cleared and the embedded store's vectors dropped, off this thread.
+    async fn drop_all(self: Arc<Self>, seq: u64) -> Result<()> {
+        blocking(move || {
+            self.index.write().clear(seq);
+            self.drop_own_vectors();
+        })
+        .await
     }
 
     /// The count of writes sent to a user's store and not answered yet.
