@@ -699,3 +699,71 @@ test("a LocalVector's HNSW graph goes through a restart: the same answers, and a
   assert.ok(!(await second.search('alpha topic', { mode: 'vector', topK: 40 })).some((r) => r.id === before[0]))
   await second.destroy()
 })
+
+/** A folder of three files and a persist dir; `open(embedder)` makes a workspace over them. */
+function vectorSideCase(t) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-vside-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'base')
+  for (let i = 0; i < 3; i++) put(base, `f${i}.md`, `file ${i} about orchards and pears${i}`)
+  const open = (embedder) => new Workspace({
+    filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'],
+    persist: { dir: path.join(root, 'p') }, ...(embedder ? { embedder } : {}),
+  })
+  return open
+}
+
+test('an embedder added to a persisted workspace keeps its index() records and embeds them (the snapshot was rebuilt from the files, losing them)', async (t) => {
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const open = vectorSideCase(t)
+  const first = open()
+  await first.init()
+  await first.index('rec/apples', 'a record about apples and quinces')
+  await first.destroy()
+  const calls = []
+  const second = open(async (text) => { calls.push(text); return hashEmbed(text) })
+  const report = await second.init()
+  assert.match(report.warnings.join(' '), /the vectors' configuration changed .*every text is embedded again/)
+  assert.deepEqual(report.failed, [])
+  assert.equal((await second.search('quinces', { topK: 1, mode: 'bm25' }))[0]?.id, 'rec/apples', 'the record is kept')
+  assert.equal((await second.search('a record about apples and quinces', { topK: 1, mode: 'vector' }))[0]?.id, 'rec/apples')
+  assert.ok(calls.includes('a record about apples and quinces'))
+  await second.destroy()
+  const third = open(async (text) => hashEmbed(text))
+  const again = await third.init()
+  assert.equal(again.embedded, 0, 'a restart embeds nothing again')
+  assert.deepEqual(again.warnings, [])
+  assert.equal((await third.search('a record about apples and quinces', { topK: 1, mode: 'vector' }))[0]?.id, 'rec/apples')
+  await third.destroy()
+  const without = open()
+  await without.init()
+  assert.equal((await without.search('quinces', { topK: 1 }))[0]?.id, 'rec/apples', 'the embedder taken away: the record stays')
+  await without.destroy()
+})
+
+test('a changed embedder that refuses one text: init() resolves, the text is listed in report.failed and kept for keyword search, and the next init() embeds it (init() rejected at every start)', async (t) => {
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const open = vectorSideCase(t)
+  const salted = (salt, refuse = () => false) => async (text) => {
+    if (refuse(text)) throw new Error('text refused for this test')
+    return hashEmbed(`${salt} ${text}`)
+  }
+  const first = open(salted('a'))
+  await first.init()
+  await first.index('rec/apples', 'a record about apples and quinces')
+  await first.destroy()
+  for (let start = 0; start < 2; start++) {
+    const ws = open(salted('b', (text) => text.includes('quinces')))
+    const report = await ws.init()
+    assert.deepEqual(report.failed, [{ path: 'rec/apples', error: 'vectors not written: text refused for this test (the document is kept for keyword search, and embedded again at the next init())' }])
+    assert.equal((await ws.search('quinces', { topK: 1, mode: 'bm25' }))[0]?.id, 'rec/apples')
+    assert.equal((await ws.search('file 1 about orchards and pears1', { topK: 1, mode: 'vector' }))[0]?.id, 'f1.md')
+    await ws.destroy()
+  }
+  const healed = open(salted('b'))
+  const report = await healed.init()
+  assert.deepEqual(report.failed, [])
+  assert.equal(report.embedded, 1)
+  assert.equal((await healed.search('a record about apples and quinces', { topK: 1, mode: 'vector' }))[0]?.id, 'rec/apples')
+  await healed.destroy()
+})

@@ -900,23 +900,30 @@ test('a tenant of index() documents attached with another embedder keeps every d
   assert.ok(objects.has('manifest.json'))
 })
 
-test('a tenant of index() documents attached with another embedder that fails while embedding them again: init() fails, nothing is saved, and init() again embeds them', async () => {
+test('a tenant of index() documents attached with another embedder that fails while embedding them again: init() keeps every document for keyword search, lists each in report.failed, and the next init() embeds them', async () => {
   const { objects, make, embedderOf, docs } = await vectorTenant('tenant-f2')
   let down = true
   const ws = make(embedderOf('b', () => down), 'model-b')
   const etag = objects.get('manifest.json').etag
-  await assert.rejects(ws.init(), /b is down for this test/)
-  assert.equal(await ws.save(), false)
-  assert.equal(objects.get('manifest.json').etag, etag, 'the tenant is as it was')
-  down = false
-  const report = await ws.init()
-  assert.equal(report.embedded, docs.length)
-  assert.equal((await ws.search('record 5 about topic2 and zebra5', { topK: 1, mode: 'vector' }))[0]?.id, 'records/5.md')
+  const failedStart = await ws.init()
+  assert.deepEqual(failedStart.failed.map((f) => f.path).sort(), docs.map((d) => d.path).sort())
+  assert.match(failedStart.failed[0].error, /^vectors not written: .*b is down for this test.*embedded again at the next init\(\)/)
+  assert.equal(failedStart.embedded, 0)
+  assert.equal(ws.stats().documents, docs.length, 'every document is kept')
+  assert.equal((await ws.search('zebra5', { topK: 1, mode: 'bm25' }))[0]?.id, 'records/5.md')
   await ws.destroy()
+  assert.notEqual(objects.get('manifest.json').etag, etag, 'saved with the new embedder, the documents in it')
+  down = false
   const next = make(embedderOf('b'), 'model-b')
-  assert.equal((await next.init()).embedded, 0)
+  const report = await next.init()
+  assert.equal(report.embedded, docs.length)
+  assert.deepEqual(report.failed, [])
   assert.equal((await next.search('record 5 about topic2 and zebra5', { topK: 1, mode: 'vector' }))[0]?.id, 'records/5.md')
   await next.destroy()
+  const third = make(embedderOf('b'), 'model-b')
+  assert.equal((await third.init()).embedded, 0)
+  assert.equal((await third.search('record 5 about topic2 and zebra5', { topK: 1, mode: 'vector' }))[0]?.id, 'records/5.md')
+  await third.destroy()
 })
 
 test('an embedder that throws when checked at attach fails init() with what it threw; nothing is loaded or saved, and init() again loads every document', async () => {

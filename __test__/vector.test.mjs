@@ -507,3 +507,20 @@ describe('configuration', () => {
     assert.equal((await ws.search('router', { mode: 'vector', topK: 10 })).length, DOCS.length)
   })
 })
+
+for (const kind of ['LocalVector', 'libsql']) {
+  test(`${kind}: the workspace's vector index removed by another user of the store (deleteIndex) is made again at the next write, not a failure of every write until a restart`, async () => {
+    const { store, close } = await makeStore(kind)
+    const ws = new Workspace({ id: `gone_${kind}`, bm25: true, embedder: batchEmbedder(hashModel()).embedder, vectorStore: store })
+    await ws.init()
+    await ws.index('a', 'alpha routers and switches')
+    await store.deleteIndex({ indexName: `gone_${kind}_search` })
+    await ws.index('b', 'beta gardens and orchards')
+    await ws.indexMany([{ path: 'c', content: 'gamma rivers and lakes' }])
+    const found = await ws.search('beta gardens and orchards', { topK: 1, mode: 'vector' })
+    assert.equal(found[0]?.id, 'b')
+    assert.deepEqual((await ws.search('gamma rivers and lakes', { topK: 1, mode: 'vector' })).map((r) => r.id), ['c'])
+    await ws.destroy()
+    await close()
+  })
+}

@@ -203,8 +203,9 @@ impl Engine {
                     Some(v) => format!("{} in the vector store given", v.index_name),
                 };
                 let fingerprint = format!(
-                    "{}; vectors: {vectors_desc}",
-                    persist::fingerprint(tokenizer_config.as_ref(), params, c.chunking, identity)
+                    "{}{}{vectors_desc}",
+                    persist::fingerprint(tokenizer_config.as_ref(), params, c.chunking, identity),
+                    persist::VECTORS_PART
                 );
                 let remote = store.map(|(store, timeout, cache)| RemoteSnapshots::new(store, timeout, cache));
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))

@@ -12,7 +12,7 @@ use crate::index::gate::Ticket;
 use crate::index::Bm25Index;
 use crate::ingest::scan::FoundFile;
 use crate::ingest::Report;
-use crate::persist::{apply_changes, now_ns, FileCounts, Reconcile, Snapshot};
+use crate::persist::{apply_changes, fingerprint_difference, now_ns, same_vectors, FileCounts, Reconcile, Snapshot};
 use crate::vectors::plan::dropped_sources;
 use std::sync::Arc;
 use std::time::Instant;
@@ -68,9 +68,10 @@ impl Engine {
             self.clone().walk(paths),
             self.refresh_history_for_init()
         );
-        let mut embedded_at_load = 0;
-        if let Some(snapshot) = opened? {
-            embedded_at_load = self.install(snapshot, &mut warnings).await?;
+        let opened = opened?;
+        let installed = opened.is_some();
+        if let Some(snapshot) = opened {
+            self.install(snapshot, &mut warnings).await?;
             if let Some(p) = &self.persist {
                 p.state.lock().loaded = true;
             }
@@ -87,7 +88,8 @@ impl Engine {
                     .push(format!("persist: the embedder could not be checked ({}); no vector is reused", e.reason));
             }
         }
-        let (report, counts, embedded, fresh) = self.clone().reconcile(ticket, walked, false).await?;
+        let (mut report, counts, embedded, fresh) = self.clone().reconcile(ticket, walked, false).await?;
+        let embedded_at_load = if installed { self.embed_unwritten(&mut report.failed).await? } else { 0 };
         if let Some(remote) = self.remote() {
             // Built again if it was dropped (a full build lowered this as it
             // went in); or nothing to build it from: it stays empty, as asked.
@@ -186,15 +188,15 @@ impl Engine {
     }
 
     /// Puts a usable snapshot in place: the index and the file table, and
-    /// the vectors when the embedder is the same. Another embedder: when
-    /// every document is a file's (or without a keyword index, which keeps
-    /// the texts), nothing is put in place and the files are read and
-    /// embedded again; else every document is embedded again from the
-    /// index, once, and a failure fails this call (not loaded: no save
-    /// records the new embedder). An embedder that cannot be checked (it
+    /// the vectors when the embedder and the vectors' index and store are
+    /// the same. Otherwise (none saved, another embedder, another place):
+    /// when every document is a file's (or without a keyword index, which
+    /// keeps the texts), nothing is put in place and the files are read and
+    /// embedded again; else the index is put in place and `embed_unwritten`
+    /// embeds its texts again. An embedder that cannot be checked (it
     /// threw) fails this call with what it threw, and nothing is put in
-    /// place. Returns how many documents were embedded again.
-    async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<usize> {
+    /// place.
+    async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
         // Writes made before this first init() (documents or removals) go
         // into the loaded index, whose postings must then be here. Read off
         // this thread: the walk beside the load may hold the index.
@@ -206,16 +208,27 @@ impl Engine {
                 remote.postings_ready().await?;
             }
         }
-        let Snapshot { mut index, mut files, vectors, texts, .. } = snapshot;
+        let Snapshot { fingerprint, mut index, mut files, vectors, texts } = snapshot;
         if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
             texts.set_recover(files.recover_texts(base));
         }
-        let mut embed_again = false;
-        if let (Some(v), Some(saved)) = (&self.vectors, vectors) {
-            if !self.install_vectors(v, saved, warnings).await? {
+        let same_place = same_vectors(&fingerprint, &self.persisted().fingerprint);
+        if !same_place {
+            warnings.push(format!(
+                "persist: the vectors' configuration changed ({}); every text is embedded again",
+                fingerprint_difference(&fingerprint, &self.persisted().fingerprint)
+            ));
+        }
+        if let Some(v) = &self.vectors {
+            let reused = match vectors {
+                Some(saved) => self.install_vectors(v, saved, same_place, warnings).await?,
+                None => false,
+            };
+            if !reused {
                 // Every document a file's: nothing is put in place, and the
                 // files are read and embedded again, as at a first start.
                 // (Without a keyword index no text is kept to embed from.)
+                // Else `embed_unwritten` embeds them again from the index.
                 let checked = blocking(move || {
                     let all = super::persist::all_from_files(&index, &files);
                     (index, files, all)
@@ -223,10 +236,8 @@ impl Engine {
                 let all;
                 (index, files, all) = checked.await?;
                 if self.keyword.is_none() || all {
-                    return Ok(0);
+                    return Ok(());
                 }
-                // Documents given to `index()`: embedded again from the index.
-                embed_again = true;
             }
         }
         let me = self.clone();
@@ -264,32 +275,7 @@ impl Engine {
         if documents >= RELEASE_AFTER_DOCUMENTS {
             drop(tokio::task::spawn_blocking(self.release_memory));
         }
-        if let (true, Some(v)) = (embed_again, &self.vectors) {
-            // What a crash left in the log is undone first: the writes below
-            // are logged too, and are not a crash's.
-            self.recover_intents(warnings).await;
-            if let Some(remote) = self.remote() {
-                remote.texts_ready(self.indexes_files_only()).await?;
-            }
-            let sources = self.read_index(|index| {
-                let mut sources: Vec<String> =
-                    index.documents().map(|d| d.source_file().unwrap_or(&d.id).to_string()).collect();
-                sources.sort_unstable();
-                sources.dedup();
-                sources
-            });
-            let sources = sources.await?;
-            let (embedded, failed) = self.rewrite_from_index(v, &sources, "for the new embedder", warnings).await;
-            if let Some(e) = failed {
-                // Not loaded (no save records the new embedder over texts
-                // without vectors): the next init() embeds them again.
-                return Err(e);
-            }
-            // Saved with the new embedder's name: the next start reuses these.
-            self.persisted().changed();
-            return Ok(embedded);
-        }
-        Ok(0)
+        Ok(())
     }
 
     /// A full build of `found`, whose files are recorded for next time.

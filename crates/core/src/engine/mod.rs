@@ -16,6 +16,7 @@ mod lifecycle;
 mod persist;
 mod query;
 mod rebuild;
+mod reembed;
 mod remote;
 mod store;
 #[cfg(test)]

@@ -6,14 +6,12 @@
 
 use super::error::{Error, Result};
 use super::remote::RemoteSnapshots;
-use super::vector_write::OnGroupFailure;
 use super::Store;
 use super::{blocking, Engine, VectorSide};
-use crate::index::NewDocument;
 use crate::persist::disk::{self, DirLock};
 use crate::persist::intent::IntentLog;
 use crate::persist::{
-    fingerprint_difference, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
+    fingerprint_difference, same_index, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
 };
 use crate::vectors::embedding::same_embedder;
 use parking_lot::Mutex;
@@ -159,7 +157,7 @@ impl Engine {
         })
         .await?;
         let mut state = p.state.lock();
-        let usable = matches!(&snapshot, Ok(s) if s.fingerprint == p.fingerprint);
+        let usable = matches!(&snapshot, Ok(s) if same_index(&s.fingerprint, &p.fingerprint));
         state.loaded = !usable;
         match lock {
             None => {}
@@ -179,7 +177,7 @@ impl Engine {
                 warnings.push(format!("persist: {e}; the index was rebuilt from the files"));
                 Ok(None)
             }
-            Ok(s) if s.fingerprint != p.fingerprint => {
+            Ok(s) if !same_index(&s.fingerprint, &p.fingerprint) => {
                 let why = SnapshotError::OtherOptions(fingerprint_difference(&s.fingerprint, &p.fingerprint));
                 warnings.push(format!("persist: {why}; the index was rebuilt from the files"));
                 Ok(None)
@@ -203,7 +201,7 @@ impl Engine {
         remote.set_unattached(None);
         // A snapshot to install is loaded once installed (`rebuild_persisted`):
         // until then no save may replace it with what this workspace holds.
-        if !matches!(fetched, Ok(Some(ref s)) if s.fingerprint == p.fingerprint) {
+        if !matches!(fetched, Ok(Some(ref s)) if same_index(&s.fingerprint, &p.fingerprint)) {
             p.state.lock().loaded = true;
         }
         match fetched {
@@ -212,7 +210,7 @@ impl Engine {
                 warnings.push(format!("persist.store: {e}; the index was rebuilt from the files"));
                 Ok(None)
             }
-            Ok(Some(s)) if s.fingerprint != p.fingerprint => {
+            Ok(Some(s)) if !same_index(&s.fingerprint, &p.fingerprint) => {
                 let why = SnapshotError::OtherOptions(fingerprint_difference(&s.fingerprint, &p.fingerprint));
                 warnings.push(format!("persist.store: {why}; the index was rebuilt from the files"));
                 remote.unusable(why.to_string());
@@ -321,81 +319,17 @@ impl Engine {
             ledger.drop_texts(&ids);
         }
         if self.keyword.is_some() {
-            let (_, failed) = self.rewrite_from_index(v, &by_hand, "after a crash", warnings).await;
-            if failed.is_some() {
+            let (_, failed) = self.rewrite_from_index(v, &by_hand).await;
+            for (source, reason) in &failed {
+                warnings.push(format!("persist: {source} could not be embedded again after a crash ({reason})"));
+            }
+            if !failed.is_empty() {
                 // The log stays held: no save trims it, the next start embeds
                 // them again (their vectors are gone: none is recorded).
                 return;
             }
         }
         hold.answered();
-    }
-
-    /// Embeds again, from the index, the documents of `sources` (a file's
-    /// path or an `index()` document's id), in one pass of the embedder's
-    /// groups, and writes them to the store. A source that fails is left
-    /// without vectors, with a warning saying `why` it was embedded again.
-    /// Returns how many documents were embedded, and the first failure.
-    pub(super) async fn rewrite_from_index(
-        self: &Arc<Self>,
-        v: &VectorSide,
-        sources: &[String],
-        why: &str,
-        warnings: &mut Vec<String>,
-    ) -> (usize, Option<Error>) {
-        // Off this task: the index may be held, and stored texts are read from disk.
-        let (wanted, me) = (sources.to_vec(), self.clone());
-        let found = super::blocking(move || {
-            let at: rustc_hash::FxHashMap<&str, usize> =
-                wanted.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-            let mut groups: Vec<Vec<NewDocument>> = vec![Vec::new(); wanted.len()];
-            let index = me.index.read();
-            for d in index.documents() {
-                let source = at.get(d.source_file().unwrap_or(&d.id)).or_else(|| at.get(d.id.as_str()));
-                if let Some(&i) = source {
-                    groups[i].push(NewDocument {
-                        id: d.id.clone(),
-                        content: d.content.clone(),
-                        metadata: d.metadata.clone(),
-                        start_line_offset: d.start_line_offset,
-                        analyzed: Default::default(),
-                    });
-                }
-            }
-            groups
-        });
-        let groups = match found.await {
-            Ok(groups) => groups,
-            Err(e) => return (0, Some(e)),
-        };
-        let (sources, groups): (Vec<&String>, Vec<Vec<NewDocument>>) =
-            sources.iter().zip(groups).filter(|(_, docs)| !docs.is_empty()).unzip();
-        let refs: Vec<Vec<&NewDocument>> = groups.iter().map(|docs| docs.iter().collect()).collect();
-        let mut embedded = v.embed(self, &refs, OnGroupFailure::Fail, None).await;
-        v.write(&mut embedded, &refs).await;
-        let total: usize = refs.iter().map(Vec::len).sum();
-        drop(refs);
-        let mut done = 0;
-        for (i, (source, docs)) in sources.into_iter().zip(groups).enumerate() {
-            let ids: Vec<String> = docs.into_iter().map(|d| d.id).collect();
-            match embedded.failed.remove(&i) {
-                None => {
-                    done += ids.len();
-                    v.ledger.lock().replace(source, ids)
-                }
-                Some(reason) => {
-                    // All or nothing, as a rebuild's file: units written before the failure go.
-                    let _ = v.store.delete_ids(&v.index_name, &ids).await;
-                    v.ledger.lock().drop_texts(&ids);
-                    warnings.push(format!("persist: {source} could not be embedded again {why} ({reason})"));
-                    if embedded.first_error.is_none() {
-                        embedded.first_error = Some(Error::from_reason(reason));
-                    }
-                }
-            }
-        }
-        let failed = (done < total).then(|| embedded.first_error.take()).flatten();
-        (done, failed)
     }
 
     /// Which embedder this process has: `embedderId`, or the canary's
@@ -423,8 +357,15 @@ impl Engine {
         &self,
         v: &VectorSide,
         saved: crate::persist::VectorState,
+        same_place: bool,
         warnings: &mut Vec<String>,
     ) -> Result<bool> {
+        if !same_place {
+            // Saved for another vector index or store: nothing of it is
+            // this store's. The ledger keeps only what was written before
+            // this first init().
+            return Ok(false);
+        }
         // Not known (the embedder threw: init() rejects with what it
         // threw), nothing is loaded: reusing the vectors could mix two
         // embedders', and dropping them with the documents would lose

@@ -43,6 +43,8 @@ pub struct MastraStore {
 #[derive(Default)]
 pub struct WritesInFlight {
     state: parking_lot::Mutex<Flights>,
+    /// Woken when the last write under way answers.
+    none_left: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -75,25 +77,36 @@ impl WritesInFlight {
 
     /// Waits, at most `limit`, until no write is under way.
     pub async fn answered(&self, limit: Duration) {
-        let until = tokio::time::Instant::now() + limit;
-        while self.under_way() && tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let all_answered = async {
+            loop {
+                // Registered before the check: a last answer between the
+                // two still wakes this wait.
+                let woken = self.none_left.notified();
+                tokio::pin!(woken);
+                woken.as_mut().enable();
+                if !self.under_way() {
+                    return;
+                }
+                woken.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, all_answered).await;
     }
 }
 
 impl Drop for WriteUnderWay {
     fn drop(&mut self) {
-        let kept = {
+        let (last, kept) = {
             let mut state = self.0.state.lock();
             state.under_way -= 1;
-            if state.under_way == 0 {
-                std::mem::take(&mut state.kept)
-            } else {
-                Vec::new()
-            }
+            let last = state.under_way == 0;
+            (last, if last { std::mem::take(&mut state.kept) } else { Vec::new() })
         };
+        // What was kept for the writes goes before anyone waiting hears of it.
         drop(kept);
+        if last {
+            self.0.none_left.notify_waiters();
+        }
     }
 }
 

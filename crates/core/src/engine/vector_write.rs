@@ -273,15 +273,26 @@ impl VectorSide {
 impl VectorSide {
     /// Writes one unit (at most `MAX_UPSERT` documents) to the store.
     pub(super) async fn upsert(&self, docs: &[&NewDocument], vectors: Vec<Vec<f32>>) -> Result<()> {
-        if !self.upserted.load(Ordering::SeqCst) {
-            if let Some(dim) = vectors.first().map(Vec::len) {
-                // Errors ignored, as Mastra: the index usually exists already.
-                let _ = self.store.create_index(&self.index_name, dim).await;
-            }
+        let dim = vectors.first().map_or(0, Vec::len);
+        let created = self.upserted.load(Ordering::SeqCst);
+        // The index this workspace wrote to may have been removed since
+        // (`deleteIndex()` by another user of a shared store, a dropped
+        // table): it is made again, as before a first write, rather than
+        // failing every write until a restart. The embedded store's check
+        // costs a lookup, so it is made each time; a JavaScript store's
+        // after an upsert fails, which is then tried once more.
+        if (!created || self.store.is_local()) && dim > 0 {
+            // Errors ignored, as Mastra: the index usually exists already.
+            let _ = self.store.create_index(&self.index_name, dim).await;
         }
-        let ids = docs.iter().map(|d| d.id.clone()).collect();
-        let metadata = docs.iter().map(|d| metadata::encode(d)).collect();
-        self.store.upsert(&self.index_name, ids, vectors, metadata).await?;
+        let ids: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
+        let metadata: Vec<_> = docs.iter().map(|d| metadata::encode(d)).collect();
+        let again = (created && !self.store.is_local()).then(|| (ids.clone(), vectors.clone(), metadata.clone()));
+        if let Err(e) = self.store.upsert(&self.index_name, ids, vectors, metadata).await {
+            let Some((ids, vectors, metadata)) = again else { return Err(e) };
+            let _ = self.store.create_index(&self.index_name, dim).await;
+            self.store.upsert(&self.index_name, ids, vectors, metadata).await.map_err(|_| e)?;
+        }
         self.upserted.store(true, Ordering::SeqCst);
         let mut ledger = self.ledger.lock();
         for d in docs {

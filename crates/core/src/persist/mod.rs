@@ -185,6 +185,28 @@ pub fn stable_id(dir: &Path) -> String {
     format!("ws_{:012x}", xxhash_rust::xxh3::xxh3_64(dir.to_string_lossy().as_bytes()) >> 16)
 }
 
+/// What separates a fingerprint's vector side from the rest (`Engine::new`).
+pub const VECTORS_PART: &str = "; vectors: ";
+
+/// Whether a snapshot with the fingerprint `saved` can be loaded by a
+/// workspace with `now`: the same options for the index. Its vector side
+/// may differ (an embedder added, removed, or another vector index or
+/// store): the index is loaded and its texts embedded again, rather than
+/// rebuilt from the files, which would lose the documents given to
+/// `index()`.
+pub fn same_index(saved: &str, now: &str) -> bool {
+    index_part(saved) == index_part(now)
+}
+
+/// Whether the vector side (index and store) is the same in both.
+pub fn same_vectors(saved: &str, now: &str) -> bool {
+    saved.rsplit_once(VECTORS_PART).map(|(_, v)| v) == now.rsplit_once(VECTORS_PART).map(|(_, v)| v)
+}
+
+fn index_part(fingerprint: &str) -> &str {
+    fingerprint.rsplit_once(VECTORS_PART).map_or(fingerprint, |(index, _)| index)
+}
+
 /// The parts of two fingerprints that differ, for the warning.
 pub fn fingerprint_difference(saved: &str, now: &str) -> String {
     let now_parts: Vec<&str> = now.split("; ").collect();

@@ -344,3 +344,16 @@ fn postings_kept_apart_with_the_texts_are_read_as_their_blocks_arrive_and_the_in
         assert_eq!(results(&back.index, &t, query), results(&ix, &t, query), "{query}, saved and loaded");
     }
 }
+
+#[test]
+fn a_fingerprint_differing_in_its_vector_side_alone_keeps_the_index() {
+    use super::{same_index, same_vectors};
+    let (none, local) =
+        ("engine: 1; k1=1.5; vectors: none", "engine: 1; k1=1.5; vectors: ws_search in the embedded store");
+    assert!(same_index(none, local) && !same_vectors(none, local));
+    assert!(!same_index(none, "engine: 1; k1=1.2; vectors: none"));
+    assert!(same_vectors(local, local));
+    // A tokenizer option holding the separator: only the last one splits.
+    let odd = "engine: 1; split=/; vectors: /; vectors: none";
+    assert!(same_index(odd, "engine: 1; split=/; vectors: /; vectors: x") && !same_index(odd, none));
+}

@@ -28,6 +28,11 @@ impl Ledger {
         self.texts.get(id) == Some(&hash) && self.get(source).is_some_and(|ids| ids.iter().any(|i| i == id))
     }
 
+    /// Whether a vector of `id` is recorded as written by this embedder.
+    pub fn has_text(&self, id: &str) -> bool {
+        self.texts.contains_key(id)
+    }
+
     /// Takes in what `newer` recorded (its sources replace these ones):
     /// a saved ledger absorbing the writes made before it was loaded.
     pub fn absorb(&mut self, newer: Ledger) {

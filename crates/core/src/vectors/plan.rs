@@ -133,6 +133,14 @@ pub fn vectors_failed(error: &str) -> String {
     )
 }
 
+/// The report of a document given to `index()` (loaded from a snapshot)
+/// whose vectors could not be written again.
+pub fn record_vectors_failed(error: &str) -> String {
+    format!(
+        "vectors not written: {error} (the document is kept for keyword search, and embedded again at the next init())"
+    )
+}
+
 /// After a rebuild's writes: records each written file in the ledger. A
 /// file whose vectors failed is forgotten by the ledger (so the next
 /// `init()` embeds it again: `persist` reads again a file the ledger does
