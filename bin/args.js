@@ -3,6 +3,8 @@
 // a person reads them.
 'use strict'
 
+const fs = require('node:fs')
+
 class UsageError extends Error {}
 
 /** A parseArgs error as a person reads it. */
@@ -15,4 +17,18 @@ function explain(err) {
   return m
 }
 
-module.exports = { UsageError, explain }
+/**
+ * Throws a UsageError unless `folder` is a folder. Node.js hands a program
+ * its arguments as UTF-8 text: a name that is not UTF-8 arrives with U+FFFD
+ * in place of its bytes and cannot be opened, which is said as such
+ * (rather than "not a folder" about a folder that is there).
+ */
+function checkFolder(folder) {
+  if (fs.existsSync(folder) && fs.statSync(folder).isDirectory()) return
+  if (folder.includes('\uFFFD')) {
+    throw new UsageError(`${folder}: the name is not valid UTF-8, and Node.js cannot pass such a name to a program`)
+  }
+  throw new UsageError(`not a folder: ${folder}`)
+}
+
+module.exports = { UsageError, explain, checkFolder }

@@ -7,7 +7,7 @@ const { parseArgs } = require('node:util')
 const fs = require('node:fs')
 const { Workspace, UnsupportedGrepPatternError } = require('..')
 const { displayPath, escapeControls } = require('./format.js')
-const { UsageError, explain } = require('./args.js')
+const { UsageError, explain, checkFolder } = require('./args.js')
 
 const USAGE = `Usage: workspace-search grep PATTERN [FOLDER] [options]
 
@@ -63,7 +63,7 @@ function parse(argv) {
   if (values.help) return { help: true }
   if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expected a pattern and at most one folder')
   const [pattern, folder = '.'] = positionals
-  if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new UsageError(`not a folder: ${folder}`)
+  checkFolder(folder)
   return {
     pattern,
     folder,

@@ -20,6 +20,10 @@ const SEARCH_DESCRIPTION = `Search the files of this workspace by keywords (BM25
 const GREP_DESCRIPTION = `Search file contents with a JavaScript regular expression, as grep does, from an index (fast on large folders). Returns "N matches in M files", then "path:line:column:text" per matching line (one match per line), context lines as "path-line-text", groups separated by "--"; as many lines as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}), then what was left out.`
 /** Tokens a grep line may take (about Mastra's 500 characters). */
 const GREP_LINE_TOKENS = 125
+/** The least time between two progress notes of one phase, and between the last note and the answer. */
+const PROGRESS_EVERY_MS = 100
+const ANSWER_GAP_MS = 50
+
 /** Indexing's phases in the order init() runs them (embed only with an embedder): MCP progress must only increase, and each phase counts from 0. */
 const PHASES = ['scan', 'read', 'embed', 'index']
 /** How long a server whose client closed stdin waits for the calls it is answering. */
@@ -186,13 +190,17 @@ async function serve(args, { openWorkspace }) {
     // Progress over the phases that run: phase number + the share of it done, of their count.
     const phases = workspace.canVector ? PHASES : PHASES.filter((p) => p !== 'embed')
     let sent = -1
+    let sentAt = 0
     /** @type {Set<Promise<void>>} */
     const sending = new Set()
     const notify = (event) => {
       const phase = Math.max(0, phases.indexOf(event.phase))
       const progress = phase + (event.total > 0 ? Math.min(1, event.done / event.total) : 0)
-      if (!(progress > sent)) return
+      // One a phase begins, then at most one every PROGRESS_EVERY_MS: a note per file floods the
+      // client, and a note read with the answer is an error to the SDK's client (typescript-sdk#2580).
+      if (!(progress > sent) || (Math.floor(progress) === Math.floor(sent) && Date.now() - sentAt < PROGRESS_EVERY_MS)) return
       sent = progress
+      sentAt = Date.now()
       const note = extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: phases.length, message: `${event.phase} ${event.done}/${event.total}` } }).catch(() => {})
       sending.add(note)
       note.finally(() => sending.delete(note))
@@ -202,8 +210,11 @@ async function serve(args, { openWorkspace }) {
       await indexing
     } finally {
       waiting.delete(notify)
-      // The answer goes after the notifications sent for this call (a client drops later ones).
+      // The answer goes after the notifications sent for this call (a client drops later ones),
+      // and not right behind the last: a client that reads both at once takes the answer first.
       await Promise.all([...sending])
+      const since = Date.now() - sentAt
+      if (since < ANSWER_GAP_MS) await new Promise((resolve) => setTimeout(resolve, ANSWER_GAP_MS - since))
     }
   }
 

@@ -13,7 +13,7 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
-const { UsageError, explain } = require('./args.js')
+const { UsageError, explain, checkFolder } = require('./args.js')
 const { matchLines, printer, jsonLine, displayPath, escapeControls } = require('./format.js')
 const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('../lib/budget.js')
 
@@ -91,7 +91,7 @@ function parse(argv) {
   const wanted = command === 'mcp' ? 1 : 2
   if (positionals.length !== wanted) throw new UsageError(command === 'mcp' ? 'expected a folder' : 'expected a folder and a query')
   const [folder, query] = positionals
-  if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new UsageError(`not a folder: ${folder}`)
+  checkFolder(folder)
   try {
     fs.opendirSync(folder).closeSync()
   } catch (err) {
@@ -214,6 +214,13 @@ async function searchIn(workspace, args, progress) {
     progress.stop()
   }
   const show = displayPath(args.folder)
+  // The folder was there when the command started: one it cannot read is an error, not "no results".
+  const unreadable = report.skipped.find((s) => /^basePath unreadable/.test(s.reason))
+  if (unreadable) {
+    const utf8 = unreadable.path.includes('\uFFFD') ? ' (a folder on its path is not named in UTF-8, which Node.js cannot pass on)' : ''
+    process.stderr.write(`workspace-search: cannot read ${escapeControls(unreadable.path)}: ${escapeControls(unreadable.reason)}${utf8}\n`)
+    return 2
+  }
   printFailed(report.failed, show)
   if (args.stats) printStats(report, args.persist !== false)
   // A --glob that cannot name files here is the command line's error, not an empty result.

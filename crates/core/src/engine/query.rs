@@ -390,22 +390,42 @@ impl Engine {
     async fn search_vectors(self: Arc<Self>, query: String, mode: Mode, opts: SearchOptions) -> Result<Vec<SearchHit>> {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
-        // File-level results fold chunks: ask for more of them (once: the
-        // store is asked again only by a later call).
-        let top_k = if opts.group_by_file { group::first_depth(opts.top_k) } else { opts.top_k };
         let vector = Self::query_vector(v, &query).await?;
-        let results = if mode == Mode::Vector {
-            let hits = self.vector_hits(v, vector, &tokens, top_k, &opts).await?;
-            hybrid::vector_results(hits, top_k, opts.min_score)
-        } else {
-            let (keyword, vector) = self.both_halves(v, vector, &tokens, hybrid_depth(top_k), &opts).await?;
-            hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score)
+        if !opts.group_by_file {
+            let results = self.ranked_vectors(v, &vector, &tokens, mode, opts.top_k, &opts).await?;
+            return self.texts_read(results).await;
+        }
+        // File-level results fold chunks: asked deeper while the hits fill
+        // the depth and fewer files than wanted came of them (as `grouped`).
+        let mut depth = group::first_depth(opts.top_k);
+        let results = loop {
+            let results = self.ranked_vectors(v, &vector, &tokens, mode, depth, &opts).await?;
+            let full = results.len() >= depth;
+            if !full || depth >= group::MAX_VECTOR_DEPTH || group::files_in(&results) >= opts.top_k {
+                break results;
+            }
+            depth = depth.saturating_mul(2);
         };
         let results = self.texts_read(results).await?;
-        if opts.group_by_file {
-            return Ok(group::by_file(results, opts.top_k));
+        Ok(group::by_file(results, opts.top_k))
+    }
+
+    /// The first `top_k` vector-mode or hybrid results, texts not read yet.
+    async fn ranked_vectors(
+        self: &Arc<Self>,
+        v: &VectorSide,
+        vector: &[f32],
+        tokens: &[String],
+        mode: Mode,
+        top_k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
+        if mode == Mode::Vector {
+            let hits = self.vector_hits(v, vector.to_vec(), tokens, top_k, opts).await?;
+            return Ok(hybrid::vector_results(hits, top_k, opts.min_score));
         }
-        Ok(results)
+        let (keyword, vector) = self.both_halves(v, vector.to_vec(), tokens, hybrid_depth(top_k), opts).await?;
+        Ok(hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score))
     }
 }
 

@@ -38,6 +38,15 @@ pub fn by_file(hits: Vec<SearchHit>, top_k: usize) -> Vec<SearchHit> {
     files
 }
 
+/// How many files `hits` come from.
+pub fn files_in(hits: &[SearchHit]) -> usize {
+    hits.iter().map(file_of).collect::<rustc_hash::FxHashSet<&str>>().len()
+}
+
+/// How deep `grouped` and the vector modes ask before they give up
+/// filling `top_k` files (a store is asked for at most this many hits).
+pub const MAX_VECTOR_DEPTH: usize = 10_000;
+
 /// How many chunk hits to ask for to fill `top_k` files: four per file at
 /// first (`grouped` asks again with more when files repeat more).
 pub fn first_depth(top_k: usize) -> usize {
@@ -46,10 +55,11 @@ pub fn first_depth(top_k: usize) -> usize {
 
 /// Runs `search(depth)` (best-first hits) deep enough to fill `top_k`
 /// files: the depth doubles while the hits ran out at the depth asked and
-/// fewer files than wanted came of them. When hits were left below the
-/// last depth, `chunks_of(files)` gives the line range of every matching
-/// chunk of the files chosen (as `(file, range)`), so that each file's
-/// `line_ranges` are all of them whatever `top_k` is.
+/// fewer files than wanted came of them. `chunks_of(files)` then gives the
+/// line range of every matching chunk of the files chosen (as `(file,
+/// range)`), so that each file's `line_ranges` are all of them whatever
+/// `top_k` and `minScore` are (a weak chunk of a file is still a place
+/// the query matches).
 pub fn grouped(
     top_k: usize,
     mut search: impl FnMut(usize) -> Vec<SearchHit>,
@@ -61,10 +71,8 @@ pub fn grouped(
         let full = hits.len() >= depth;
         let mut files = by_file(hits, top_k);
         if files.len() >= top_k || !full || depth >= 1 << 20 {
-            if full {
-                let names: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
-                add_ranges(&mut files, chunks_of(&names));
-            }
+            let names: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
+            add_ranges(&mut files, chunks_of(&names));
             return files;
         }
         depth = depth.saturating_mul(2);
@@ -145,7 +153,8 @@ mod tests {
                 asked.push(depth);
                 all.iter().take(depth).cloned().collect()
             },
-            |_| unreachable!("every hit was seen"),
+            // Every hit was seen: the chunks looked up add nothing new.
+            |_| all.iter().map(|h| (file_of(h).to_string(), h.line_range.unwrap())).collect(),
         );
         assert_eq!(files.len(), 3);
         assert_eq!(asked, [50, 100, 200, 400]);

@@ -26,6 +26,15 @@ fn by_score_then_id(a: &SearchHit, b: &SearchHit) -> Ordering {
     b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id))
 }
 
+/// Vector hits in the store's own order: by the raw score it answered
+/// (a cosine below 0, a dot product or distance past 1 all clamp to one
+/// score, and would otherwise be ordered by id, against the order the
+/// store chose its top k by), a score that is not a number last.
+fn by_raw_score_then_id(a: &SearchHit, b: &SearchHit) -> Ordering {
+    let raw = |h: &SearchHit| h.vector.filter(|v| !v.is_nan()).unwrap_or(f64::NEG_INFINITY);
+    raw(b).total_cmp(&raw(a)).then_with(|| by_score_then_id(a, b))
+}
+
 /// First and last line of `content` holding one of `tokens`, tokenizing
 /// each line (for documents that come only from the vector store).
 pub fn line_range_of(content: &str, tokens: &[String], tokenizer: &Tokenizer) -> Option<(u32, u32)> {
@@ -71,9 +80,10 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
     }
 }
 
-/// Vector mode: ordered by score, ties by id, `minScore` on the clamped score.
+/// Vector mode: ordered by the store's raw score, ties by id, `minScore`
+/// on the clamped score.
 pub fn vector_results(mut hits: Vec<SearchHit>, top_k: usize, min_score: Option<f64>) -> Vec<SearchHit> {
-    hits.sort_by(by_score_then_id);
+    hits.sort_by(by_raw_score_then_id);
     hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
     hits.truncate(top_k);
     hits
@@ -90,12 +100,12 @@ pub fn merge(
     min_score: Option<f64>,
 ) -> Vec<SearchHit> {
     let w = vector_weight;
-    let rank = |list: &[SearchHit]| -> HashMap<String, usize> {
+    let rank = |list: &[SearchHit], order: fn(&SearchHit, &SearchHit) -> Ordering| -> HashMap<String, usize> {
         let mut sorted: Vec<&SearchHit> = list.iter().collect();
-        sorted.sort_by(|a, b| by_score_then_id(a, b));
+        sorted.sort_by(|a, b| order(a, b));
         sorted.iter().enumerate().map(|(i, h)| (h.id.clone(), i + 1)).collect()
     };
-    let (bm25_rank, vector_rank) = (rank(&bm25), rank(&vector));
+    let (bm25_rank, vector_rank) = (rank(&bm25, by_score_then_id), rank(&vector, by_raw_score_then_id));
     let mut merged: HashMap<String, (Option<SearchHit>, Option<SearchHit>)> = HashMap::new();
     for h in vector {
         let id = h.id.clone();
