@@ -173,3 +173,28 @@ test('an entry that is a link to a folder loses its documents when the folder is
   fs.writeFileSync(path.join(dir, 'pkg/c.ts'), 'export const alpha = 3')
   await eventually('the folder back, its file is found', async () => (await idsFor(ws, 'alpha')).includes('linkdir/c.ts'))
 })
+
+test('an autoIndexPaths entry that is a link to a folder, retargeted as a deploy does (or first made as such a link), is watched where it leads now: files at the new target\'s top level are followed (they were never seen again)', async (t) => {
+  const files = {}
+  for (const v of ['v1', 'v2']) Object.assign(files, { [`releases/${v}/top.md`]: `top ${v}\n`, [`releases/${v}/sub/a.md`]: `sub ${v}\n` })
+  const dir = tree(t, files)
+  fs.symlinkSync('releases/v1', path.join(dir, 'docs'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs', 'later'], watch: true, gitHistory: false })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const sorted = async (q) => (await idsFor(ws, q)).sort()
+  fs.symlinkSync('releases/v2', path.join(dir, 'docs.tmp'))
+  fs.renameSync(path.join(dir, 'docs.tmp'), path.join(dir, 'docs'))
+  await eventually('the retarget reconciled', async () => (await idsFor(ws, 'v2')).length === 2)
+  fs.writeFileSync(path.join(dir, 'docs/top.md'), 'top walrus\n')
+  fs.writeFileSync(path.join(dir, 'docs/new.md'), 'new walrus\n')
+  fs.writeFileSync(path.join(dir, 'docs/sub/a.md'), 'sub walrus\n')
+  await eventually('every walrus', async () => (await sorted('walrus')).length === 3)
+  assert.deepEqual(await sorted('walrus'), ['docs/new.md', 'docs/sub/a.md', 'docs/top.md'])
+  // An entry missing at the start that comes as a link to a folder.
+  fs.symlinkSync('releases/v1', path.join(dir, 'later'))
+  await eventually('the new entry indexed', async () => (await idsFor(ws, 'v1')).length === 2)
+  fs.writeFileSync(path.join(dir, 'later/fresh.md'), 'fresh heron\n')
+  await eventually('a file at its top level', async () => (await idsFor(ws, 'heron')).includes('later/fresh.md'))
+  assert.equal(ws.stats().watch.live, true)
+})

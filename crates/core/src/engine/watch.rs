@@ -44,6 +44,8 @@ pub struct Watcher {
     watcher: Box<dyn TreeWatch>,
     /// The paths (`autoIndexPaths`, or the last `rebuildSearchIndex`'s) it watches.
     paths: Vec<String>,
+    /// The folders watched for them (`watch_roots`), as they were at its start.
+    roots: Vec<WatchRoot>,
 }
 
 /// What `stats().watch` reports.
@@ -200,8 +202,42 @@ impl Engine {
         state.settle_live();
         *self.watch_state.lock() = state;
         let me: Weak<Engine> = Arc::downgrade(self);
-        self.runtime.spawn(watch_loop(me, rx, roots));
-        *slot = Some(Watcher { watcher, paths: paths.to_vec() });
+        self.runtime.spawn(watch_loop(me, rx, roots.clone()));
+        *slot = Some(Watcher { watcher, paths: paths.to_vec(), roots });
+    }
+
+    /// After a burst: an entry that is a link to a folder inside `basePath`
+    /// is watched where it leads (a watch does not follow links), so a link
+    /// retargeted (`ln -s v2 docs.tmp && mv -T docs.tmp docs`), or an entry
+    /// that came as a link, moves the folders to watch. The watcher is then
+    /// started again over them (its counts kept) and the tree reconciled;
+    /// true when it was (the caller's task, the old watcher's, ends).
+    async fn follow_moved_roots(self: &Arc<Self>) -> bool {
+        let Some((paths, roots)) = self.watcher.lock().as_ref().map(|w| (w.paths.clone(), w.roots.clone())) else {
+            return false;
+        };
+        let Some(lexical) = self.base_path.clone() else { return false };
+        let Ok(base) = lexical.canonicalize() else { return false };
+        if watch_roots(&base, &lexical, &paths) == roots {
+            return false;
+        }
+        let before = self.watch_state.lock().clone();
+        *self.watcher.lock() = None;
+        self.start_watching(&paths, &mut Vec::new());
+        {
+            let mut state = self.watch_state.lock();
+            (state.updates, state.rescans) = (before.updates, before.rescans);
+            let warnings = std::mem::replace(&mut state.warnings, before.warnings);
+            for w in warnings {
+                state.warn(w);
+            }
+        }
+        let mut rescan = Burst::default();
+        rescan.rescan();
+        let me = self.clone();
+        let paths = move || me.watcher.lock().as_ref().map(|w| w.paths.clone());
+        self.clone().apply_burst(paths, rescan).await;
+        true
     }
 
     /// The paths the watcher watches, if there is one.
@@ -377,6 +413,9 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
             let me = inner.clone();
             let paths = move || me.watcher.lock().as_ref().map(|w| w.paths.clone());
             inner.clone().apply_burst(paths, std::mem::take(&mut burst)).await;
+            if inner.follow_moved_roots().await {
+                return;
+            }
         }
     }
 }
