@@ -534,3 +534,17 @@ function mkfifo(p) {
     return `no mkfifo: ${err.message}`
   }
 }
+
+test('mastra_workspace_grep: names that are not ASCII under root .gitignore rules that count characters, and a pattern holding a lone surrogate, answer as Mastra’s (a file was dropped; the pattern read as U+FFFD found nothing)', async (t) => {
+  const files = { 'é.ts': 'needle\n', 'é/f.ts': 'needle\n', '😀.ts': 'needle\n', '😀/f.ts': 'needle\n', 'ab/f.ts': 'needle\n', 'ab/g.ts': '\u{10428}todo needle\n', '.gitignore': '?\n[!a]?.ts\n' }
+  const basePath = tree(t, files)
+  const { theirs, mine } = await workspaces(t, basePath)
+  const cases = [
+    ['non-ASCII names', { pattern: 'needle' }, 'native'],
+    ['a lone surrogate', { pattern: '\udc28' }, 'fallback'],
+  ]
+  const want = await runTool(theirs, cases)
+  assert.match(want.outputs[0], /\.\/é\.ts/, 'Mastra keeps é.ts')
+  assert.match(want.outputs[1], /^1 match/, 'Mastra matches half of the pair')
+  await compare(t, 'unicode', cases, want, await runTool(mine, cases))
+})

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { tree, Workspace } from './helpers.mjs'
+import { tree, Workspace, LocalFilesystem, lib } from './helpers.mjs'
 
 const linux = process.platform === 'linux'
 const cpuMs = (since) => {
@@ -163,4 +163,12 @@ test('the folders where grep hears its watch (under the temporary folder) that e
   assert.equal(second.status, 0, second.stderr)
   assert.deepEqual(leftBy(first.pid), [], 'the next process removes it')
   fs.rmSync(path.join(os.tmpdir(), leftBy(second.pid)[0] ?? 'none'), { recursive: true, force: true })
+})
+
+test('grep: a pattern holding a lone UTF-16 surrogate is refused (it was read as U+FFFD and found nothing)', async (t) => {
+  const dir = tree(t, { 'src/a.ts': '\u{10428}todo\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  await assert.rejects(ws.grep('\udc28'), (e) => e instanceof lib.UnsupportedGrepPatternError && /lone UTF-16 surrogate/.test(e.message))
+  assert.deepEqual((await ws.grep('todo')).map((f) => f.path), ['src/a.ts'])
 })

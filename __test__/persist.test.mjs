@@ -760,10 +760,42 @@ test('a changed embedder that refuses one text: init() resolves, the text is lis
     assert.equal((await ws.search('file 1 about orchards and pears1', { topK: 1, mode: 'vector' }))[0]?.id, 'f1.md')
     await ws.destroy()
   }
-  const healed = open(salted('b'))
+  // The same workspace's next init() tries it again too (a long-lived process: the MCP server).
+  let refusing = true
+  const healed = open(salted('b', (text) => refusing && text.includes('quinces')))
+  assert.equal((await healed.init()).failed.length, 1)
+  refusing = false
   const report = await healed.init()
   assert.deepEqual(report.failed, [])
   assert.equal(report.embedded, 1)
   assert.equal((await healed.search('a record about apples and quinces', { topK: 1, mode: 'vector' }))[0]?.id, 'rec/apples')
   await healed.destroy()
+})
+
+test('with a JavaScript store, a file the changed embedder refuses is reported as a file, and embedded at the next init()', async (t) => {
+  const { hashEmbed, makeStore } = await import('./vector-helpers.mjs')
+  const { store, close } = await makeStore('libsql')
+  t.after(close)
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-vside-js-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'base')
+  for (let i = 0; i < 3; i++) put(base, `f${i}.md`, `file ${i} about orchards and pears${i}`)
+  const open = (embedder) => new Workspace({ id: 'vside_js', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], persist: { dir: path.join(root, 'p') }, embedder, vectorStore: store })
+  const first = open(async (text) => hashEmbed(`a ${text}`))
+  await first.init()
+  await first.index('rec/apples', 'a record about apples')
+  await first.destroy()
+  let refusing = true
+  const ws = open(async (text) => {
+    if (refusing && text.includes('pears1')) throw new Error('text refused for this test')
+    return hashEmbed(`b ${text}`)
+  })
+  const report = await ws.init()
+  assert.deepEqual(report.failed, [{ path: 'f1.md', error: 'vectors not written: text refused for this test (the file is indexed for keyword search, and embedded again at the next init())' }])
+  assert.equal((await ws.search('pears1', { topK: 1, mode: 'bm25' }))[0]?.id, 'f1.md')
+  refusing = false
+  const again = await ws.init()
+  assert.deepEqual(again.failed, [])
+  assert.equal((await ws.search('file 1 about orchards and pears1', { topK: 1, mode: 'vector' }))[0]?.id, 'f1.md')
+  await ws.destroy()
 })

@@ -34,7 +34,7 @@ test('group: \'file\' in vector and hybrid mode fills topK files when one file\'
   const report = await ws.init()
   assert.ok(report.chunks >= 400, 'the big file is hundreds of chunks')
   for (const mode of ['bm25', 'vector', 'hybrid']) {
-    const results = await ws.search('heron', { topK: 5, mode, group: 'file' })
+    const results = await ws.search('heron 7', { topK: 5, mode, group: 'file' })
     assert.equal(results.length, 5, mode)
     assert.equal(new Set(results.map((r) => r.id)).size, 5, `${mode}: each file once`)
   }
@@ -59,5 +59,51 @@ test('group: \'file\' with minScore lists every matching chunk\'s range at any t
     }
   }
   assert.deepEqual(counts, [70, 70, 70, 70])
+  await ws.destroy()
+})
+
+/** A Mastra-shaped vector store in memory (cosine, brute force) that refuses a topK past 10,000, as Pinecone does. */
+function cappedStore() {
+  const rows = new Map()
+  const asked = []
+  const cos = (a, b) => { let d = 0, na = 0, nb = 0; for (let i = 0; i < a.length; i++) { d += a[i] * b[i]; na += a[i] ** 2; nb += b[i] ** 2 } return d / Math.sqrt(na * nb) }
+  return {
+    asked,
+    async createIndex() {},
+    async upsert({ vectors, metadata, ids }) { ids.forEach((id, i) => rows.set(id, { vector: vectors[i], metadata: metadata[i] })) },
+    async query({ queryVector, topK }) {
+      asked.push(topK)
+      if (topK > 10_000) throw new Error(`topK ${topK} > 10000`)
+      return [...rows].map(([id, r]) => ({ id, score: cos(queryVector, r.vector), metadata: r.metadata })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, topK)
+    },
+    async deleteVectors({ ids }) { for (const id of ids ?? []) rows.delete(id) },
+    async deleteVector({ id }) { rows.delete(id) },
+  }
+}
+
+test('group: \'file\' in vector and hybrid mode asks a store for at most 10,000 hits, and stops once every file written is found (it asked 12,800 and 25,600, failing on a store capped at 10,000)', async (t) => {
+  const files = { 'src/big.txt': Array.from({ length: 12_000 }, (_, i) => `heron ${i}`).join('\n') }
+  for (let i = 0; i < 2; i++) files[`src/small${i}.txt`] = `a heron once flew over file ${i} with many other words`
+  const dir = tree(t, files)
+  // The big file's chunks (`heron 123`) point one way, every other text another.
+  const embed = (text) => (/^heron \d+$/.test(text.trim()) ? [1, 0.1, 0] : [0.2, 1, 0])
+  const store = cappedStore()
+  const ws = new Workspace({
+    filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['src'], vectorStore: store,
+    chunking: { maxChars: 12, overlapLines: 0 }, fileKinds: false, gitHistory: false,
+    embedder: Object.assign(async (texts) => texts.map(embed), { batch: true, maxBatchSize: 2048 }),
+  })
+  await ws.init()
+  for (const mode of ['vector', 'hybrid']) {
+    store.asked.length = 0
+    const results = await ws.search('heron 7', { topK: 5, mode, group: 'file' })
+    assert.ok(results.length >= 1 && results[0].id === 'src/big.txt', mode)
+    assert.ok(Math.max(...store.asked) <= 10_000, `${mode}: asked ${store.asked}`)
+  }
+  // Three files written: found at the first depth that holds them all, not asked deeper.
+  store.asked.length = 0
+  const few = await ws.search('a heron once flew over file with many words', { topK: 20, mode: 'vector', group: 'file' })
+  assert.deepEqual(few.map((r) => r.id).sort(), ['src/big.txt', 'src/small0.txt', 'src/small1.txt'])
+  assert.deepEqual(store.asked, [80], 'one ask: every file written is among its hits')
   await ws.destroy()
 })

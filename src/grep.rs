@@ -265,6 +265,7 @@ const OPTION_KEYS: &[&str] =
     &["path", "contextLines", "maxCount", "caseSensitive", "includeHidden", "allFiles", "strict", "contextOnce"];
 
 fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<Unknown>) -> Checked<GrepArgs> {
+    let pattern_value = pattern;
     let pattern = to_string(pattern, "pattern")?;
     let source = pattern.clone();
     let (mut path, mut context, mut max_count, mut case_sensitive, mut hidden, mut all_files, mut strict) =
@@ -299,6 +300,14 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
         }
     }
     check_grep_pattern(env, &pattern, case_sensitive)?;
+    if held_lone_surrogate(pattern_value, &source)? {
+        // It would be read as U+FFFD and match something else: JavaScript matches it
+        // against half of a character's pair, which UTF-8 text has no way to hold.
+        return Err(Fail::UnsupportedGrep {
+            message: format!("/{source}/ cannot run natively: it holds a lone UTF-16 surrogate"),
+            workspace_id: workspace_id.to_string(),
+        });
+    }
     let matcher = Matcher::new(&pattern, case_sensitive).map_err(|PatternError::Unsupported { pattern, reason }| {
         Fail::UnsupportedGrep {
             message: format!("/{pattern}/ cannot run natively: {reason}"),

@@ -214,17 +214,22 @@ pub fn to_string(v: &Unknown, name: &str) -> Checked<String> {
 /// string in Rust (U+FFFD), and two different paths one document.
 pub fn to_name(v: &Unknown, name: &str) -> Checked<String> {
     let s = to_string(v, name)?;
-    // Only a string that came out with U+FFFD may have held a lone surrogate.
-    if s.contains('\u{FFFD}') {
-        // SAFETY: a string, as `to_string` matched.
-        let units = unsafe { v.cast::<JsString>()? }.into_utf16()?;
-        if char::decode_utf16(units.as_slice().iter().copied()).any(|c| c.is_err()) {
-            return Err(Fail::Type(format!(
-                "{name} must be a well-formed string, got one with a lone UTF-16 surrogate"
-            )));
-        }
+    if held_lone_surrogate(v, &s)? {
+        return Err(Fail::Type(format!("{name} must be a well-formed string, got one with a lone UTF-16 surrogate")));
     }
     Ok(s)
+}
+
+/// Whether the JavaScript string `v`, read as `s`, held a lone UTF-16
+/// surrogate (which `s` holds as U+FFFD).
+pub fn held_lone_surrogate(v: &Unknown, s: &str) -> Checked<bool> {
+    // Only a string that came out with U+FFFD may have held one.
+    if !s.contains('\u{FFFD}') {
+        return Ok(false);
+    }
+    // SAFETY: a string, as `to_string` matched before `s` was read.
+    let units = unsafe { v.cast::<JsString>()? }.into_utf16()?;
+    Ok(char::decode_utf16(units.as_slice().iter().copied()).any(|c| c.is_err()))
 }
 
 pub fn to_number(v: &Unknown, name: &str) -> Checked<f64> {

@@ -68,9 +68,7 @@ impl Engine {
             self.clone().walk(paths),
             self.refresh_history_for_init()
         );
-        let opened = opened?;
-        let installed = opened.is_some();
-        if let Some(snapshot) = opened {
+        if let Some(snapshot) = opened? {
             self.install(snapshot, &mut warnings).await?;
             if let Some(p) = &self.persist {
                 p.state.lock().loaded = true;
@@ -89,7 +87,7 @@ impl Engine {
             }
         }
         let (mut report, counts, embedded, fresh) = self.clone().reconcile(ticket, walked, false).await?;
-        let embedded_at_load = if installed { self.embed_unwritten(&mut report.failed).await? } else { 0 };
+        let embedded_at_load = self.embed_unwritten(&mut report.failed).await?;
         if let Some(remote) = self.remote() {
             // Built again if it was dropped (a full build lowered this as it
             // went in); or nothing to build it from: it stays empty, as asked.
@@ -214,8 +212,10 @@ impl Engine {
         }
         let same_place = same_vectors(&fingerprint, &self.persisted().fingerprint);
         if !same_place {
+            let what =
+                if self.vectors.is_some() { "every text is embedded again" } else { "the saved vectors are left out" };
             warnings.push(format!(
-                "persist: the vectors' configuration changed ({}); every text is embedded again",
+                "persist: the vectors' configuration changed ({}); {what}",
                 fingerprint_difference(&fingerprint, &self.persisted().fingerprint)
             ));
         }

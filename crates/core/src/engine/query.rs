@@ -396,18 +396,28 @@ impl Engine {
             return self.texts_read(results).await;
         }
         // File-level results fold chunks: asked deeper while the hits fill
-        // the depth and fewer files than wanted came of them (as `grouped`).
+        // the depth and fewer files than wanted came of them (as `grouped`),
+        // no deeper than a store is asked for (hybrid asks each half for
+        // twice the depth), nor once every file written is among them. A
+        // deeper ask that fails keeps what the one before found.
+        let most = if mode == Mode::Vector { group::MAX_VECTOR_DEPTH } else { group::MAX_VECTOR_DEPTH / 2 };
+        // (A store only others wrote to: as many files as it holds.)
+        let files_written = Some(v.ledger.lock().sources()).filter(|&n| n > 0).unwrap_or(usize::MAX);
         let mut depth = group::first_depth(opts.top_k);
-        let results = loop {
-            let results = self.ranked_vectors(v, &vector, &tokens, mode, depth, &opts).await?;
-            let full = results.len() >= depth;
-            if !full || depth >= group::MAX_VECTOR_DEPTH || group::files_in(&results) >= opts.top_k {
-                break results;
+        let mut results = self.ranked_vectors(v, &vector, &tokens, mode, depth, &opts).await?;
+        while results.len() >= depth && depth < most {
+            let found = group::files_in(&results);
+            if found >= opts.top_k || found >= files_written {
+                break;
             }
-            depth = depth.saturating_mul(2);
-        };
-        let results = self.texts_read(results).await?;
-        Ok(group::by_file(results, opts.top_k))
+            depth = depth.saturating_mul(2).min(most);
+            match self.ranked_vectors(v, &vector, &tokens, mode, depth, &opts).await {
+                Ok(deeper) => results = deeper,
+                Err(_) => break,
+            }
+        }
+        // Folded before the texts are read: only each file's best chunk is shown.
+        self.texts_read(group::by_file(results, opts.top_k)).await
     }
 
     /// The first `top_k` vector-mode or hybrid results, texts not read yet.

@@ -12,13 +12,15 @@ use crate::vectors::plan;
 use std::sync::Arc;
 
 impl Engine {
-    /// After a snapshot is in place (and the files reconciled): every
-    /// document of the index whose vector this embedder did not write (the
-    /// ledger holds no text hash for it) is embedded again from the index.
-    /// A source that fails keeps its documents in the keyword index without
-    /// vectors, listed in `failed`, and is tried again at the next start
-    /// (its hash stays unknown); one `failed` lists already (a file read
-    /// again) is not tried twice. Nothing is rejected: one text an embedder
+    /// At every `init()`, after the files are reconciled: every document
+    /// of the index whose vector this embedder did not write (the ledger
+    /// holds no text hash for it: a snapshot saved without vectors, by
+    /// another embedder or for another store, or an earlier start that
+    /// could not embed it) is embedded again from the index. A source that
+    /// fails keeps its documents in the keyword index without vectors,
+    /// listed in `failed`, and is tried again at the next `init()` (its
+    /// hash stays unknown); one `failed` lists already (a file read again)
+    /// is not tried twice. Nothing is rejected: one text an embedder
     /// refuses must not keep a workspace from starting, and dropping the
     /// documents instead would lose those given to `index()`. Returns how
     /// many documents were embedded.
@@ -28,36 +30,45 @@ impl Engine {
         let unwritten = self.read_index(move |index| {
             // Lock order (docs/architecture.md): the index, then the ledger.
             let ledger = me.vectors.as_ref().expect("vectors").ledger.lock();
-            let mut sources: Vec<(String, bool)> = index
+            let mut sources: Vec<String> = index
                 .documents()
                 .filter(|d| !ledger.has_text(&d.id))
-                .map(|d| (d.source_file().unwrap_or(&d.id).to_string(), d.source_file().is_some()))
+                .map(|d| d.source_file().unwrap_or(&d.id).to_string())
                 .collect();
             sources.sort_unstable();
             sources.dedup();
             sources
         });
-        let mut unwritten = unwritten.await?;
-        // Files this start read again and could not embed are reported already.
+        let mut sources = unwritten.await?;
         let reported: rustc_hash::FxHashSet<&str> = failed.iter().map(|f| f.path.as_str()).collect();
-        unwritten.retain(|(source, _)| !reported.contains(source.as_str()));
-        if unwritten.is_empty() {
+        sources.retain(|source| !reported.contains(source.as_str()));
+        if sources.is_empty() {
             return Ok(0);
         }
-        if let Some(remote) = self.remote() {
-            remote.texts_ready(self.indexes_files_only()).await?;
-        }
-        let sources: Vec<String> = unwritten.iter().map(|(s, _)| s.clone()).collect();
-        let (embedded, refused) = self.rewrite_from_index(v, &sources).await;
-        let files: rustc_hash::FxHashSet<&str> =
-            unwritten.iter().filter(|(_, file)| *file).map(|(s, _)| s.as_str()).collect();
-        for (source, reason) in refused {
-            let file = files.contains(source.as_str());
+        let refused = match self.remote() {
+            Some(remote) => remote.texts_ready(self.indexes_files_only()).await.err(),
+            None => None,
+        };
+        let (embedded, refused) = match refused {
+            // The texts cannot be read: tried again at the next init().
+            Some(e) => (0, sources.iter().map(|s| (s.clone(), e.reason.clone())).collect()),
+            None => self.rewrite_from_index(v, &sources).await,
+        };
+        let files: Vec<bool> = match &self.persist {
+            Some(p) => {
+                let state = p.state.lock();
+                refused.iter().map(|(source, _)| state.files.get(source).is_some()).collect()
+            }
+            None => vec![false; refused.len()],
+        };
+        for ((source, reason), file) in refused.into_iter().zip(files) {
             let error = if file { plan::vectors_failed(&reason) } else { plan::record_vectors_failed(&reason) };
             failed.push(Failed { path: source, error });
         }
-        // Saved with this embedder's name and what it wrote.
-        self.persisted().changed();
+        if let Some(p) = &self.persist {
+            // Saved with this embedder's name and what it wrote.
+            p.changed();
+        }
         Ok(embedded)
     }
 
@@ -79,7 +90,7 @@ impl Engine {
         let (sources, groups): (Vec<&String>, Vec<Vec<NewDocument>>) =
             sources.iter().zip(groups).filter(|(_, docs)| !docs.is_empty()).unzip();
         let refs: Vec<Vec<&NewDocument>> = groups.iter().map(|docs| docs.iter().collect()).collect();
-        let mut embedded = v.embed(self, &refs, OnGroupFailure::Retry, None).await;
+        let mut embedded = v.embed(self, &refs, OnGroupFailure::RetryQuietly, None).await;
         v.write(&mut embedded, &refs).await;
         drop(refs);
         let (mut done, mut failed) = (0, Vec::new());

@@ -24,9 +24,19 @@ use std::sync::atomic::Ordering;
 pub(super) enum OnGroupFailure {
     /// Each is embedded again on its own, so that only the sources at
     /// fault fail (rebuilds: one bad file must not fail its neighbours).
+    /// Reports the groups as the `embed` phase's progress.
     Retry,
+    /// As `Retry`, without progress: texts embedded again after the phases
+    /// of a start (a phase's count must not begin again after `index`).
+    RetryQuietly,
     /// Each fails with the group's error (`indexMany`, SPEC 8).
     Fail,
+}
+
+impl OnGroupFailure {
+    fn retries(self) -> bool {
+        matches!(self, OnGroupFailure::Retry | OnGroupFailure::RetryQuietly)
+    }
 }
 
 /// The documents of each source, borrowed for a step.
@@ -146,9 +156,8 @@ impl VectorSide {
         // A source's texts sent again on their own is a new question only
         // where its groups held other texts too, and only of an embedder
         // that answers.
-        let worth_retrying = |reason: &str| {
-            on_failure == OnGroupFailure::Retry && self.embedder.group_size() > 1 && !Embedder::timed_out(reason)
-        };
+        let worth_retrying =
+            |reason: &str| on_failure.retries() && self.embedder.group_size() > 1 && !Embedder::timed_out(reason);
         let mut retries = Vec::new();
         for (source, group) in failed_groups.into_iter().enumerate() {
             match group {

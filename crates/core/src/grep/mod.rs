@@ -367,9 +367,7 @@ impl Grep {
     fn kept_walk(&mut self, req: &GrepRequest, watch: &mut dyn DirWatch) -> Option<Walked> {
         let ignore = walk::root_gitignore(&self.base);
         // Mastra turns the root .gitignore off for a path it ignores: not the tree's walk.
-        if !req.path.is_empty()
-            && ignore.as_ref().is_some_and(|g| g.matched_path_or_any_parents(&req.path, true).is_ignore())
-        {
+        if !req.path.is_empty() && ignore.as_ref().is_some_and(|g| g.may_ignore_path_or_parents(&req.path)) {
             return None;
         }
         let changes = std::mem::take(&mut self.pending);
@@ -499,6 +497,7 @@ fn read_and_search(
 /// its files (relative to the base) must match. A path leaving the base is
 /// refused.
 pub fn split_glob(path: &str) -> Result<(String, Option<globset::GlobMatcher>), String> {
+    // (`src/.` stays as written: Mastra's results name `src/./a.ts` then, and so do these.)
     let clean = path.trim_start_matches("./").trim_end_matches('/');
     let clean = if clean == "." { "" } else { clean };
     if clean.starts_with('/') || clean.split('/').any(|s| s == "..") {

@@ -69,10 +69,40 @@ fn extname(name: &str) -> Option<&str> {
     (dot > 0).then(|| &name[dot..])
 }
 
-/// The root `.gitignore` of `base` as Mastra applies it; `None` without
-/// one. Read as the index's walk reads it (`small_file`): a FIFO or device
-/// there is passed over rather than waited on or read without end.
-pub fn root_gitignore(base: &Path) -> Option<Gitignore> {
+/// The root `.gitignore` of `base` as Mastra applies it (its `ignore`
+/// package); `None` without one.
+pub struct RootIgnore {
+    rules: Gitignore,
+    /// A rule counts characters (`?`, `[...]`): the `ignore` crate counts
+    /// bytes where Mastra's package counts UTF-16 units, so on a name that
+    /// is not ASCII the two disagree (`[!a]?.ts` takes `é.ts` here, not
+    /// there). Such a name is then never taken for ignored: a file grep
+    /// answers that Mastra ignores is dropped by the Mastra tool's own
+    /// filter, a file it dropped would be lost.
+    counts_chars: bool,
+}
+
+impl RootIgnore {
+    /// Whether `path` (relative to the base) is ignored, for certain.
+    pub fn ignores(&self, path: &str, is_dir: bool) -> bool {
+        self.decides(path) && self.rules.matched(path, is_dir).is_ignore()
+    }
+
+    /// Whether `path` or a folder above it is ignored, or may be (Mastra
+    /// then turns the root `.gitignore` off for a search of it: so does grep).
+    pub fn may_ignore_path_or_parents(&self, path: &str) -> bool {
+        !self.decides(path) || self.rules.matched_path_or_any_parents(path, true).is_ignore()
+    }
+
+    fn decides(&self, path: &str) -> bool {
+        !self.counts_chars || path.is_ascii()
+    }
+}
+
+/// Reads the root `.gitignore` as the index's walk reads it (`small_file`):
+/// a FIFO or device there is passed over rather than waited on or read
+/// without end.
+pub fn root_gitignore(base: &Path) -> Option<RootIgnore> {
     use crate::ingest::small_file::{read_small, SmallFile};
     let SmallFile::Text(text) = read_small(&base.join(".gitignore"), crate::ingest::gitignore::MAX_BYTES) else {
         return None;
@@ -83,16 +113,18 @@ pub fn root_gitignore(base: &Path) -> Option<Gitignore> {
     // Mastra's `ignore` package matches case-insensitively by default.
     let mut b = GitignoreBuilder::new(base);
     b.case_insensitive(true).ok()?;
+    let mut counts_chars = false;
     for line in text.lines() {
-        let _ = b.add_line(None, line);
+        if b.add_line(None, line).is_ok() && !line.trim_start().starts_with('#') {
+            counts_chars |= line.contains(['?', '[']);
+        }
     }
-    b.build().ok()
+    Some(RootIgnore { rules: b.build().ok()?, counts_chars })
 }
 
 /// Walks the folder `rel` of `base` (`""` for base itself).
 pub fn walk(base: &Path, rel: &str, rules: &WalkRules) -> Walked {
-    let ignore =
-        root_gitignore(base).filter(|g| rel.is_empty() || !g.matched_path_or_any_parents(rel, true).is_ignore());
+    let ignore = root_gitignore(base).filter(|g| rel.is_empty() || !g.may_ignore_path_or_parents(rel));
     let real_base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
     let walker = Walker { base, real_base: &real_base, rules, ignore: ignore.as_ref() };
     let mut out = Walked::default();
@@ -106,7 +138,7 @@ pub(super) struct Walker<'a> {
     /// `base` with its links resolved: a linked file must resolve inside it.
     pub(super) real_base: &'a Path,
     pub(super) rules: &'a WalkRules,
-    pub(super) ignore: Option<&'a Gitignore>,
+    pub(super) ignore: Option<&'a RootIgnore>,
 }
 
 /// What a folder holds that the walk keeps: a file, or a folder to walk.
@@ -175,10 +207,8 @@ impl Walker<'_> {
         let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
         let kind = e.file_type().ok()?;
         let is_dir = kind.is_dir();
-        if let Some(g) = self.ignore {
-            if g.matched(&path, is_dir).is_ignore() {
-                return None;
-            }
+        if self.ignore.is_some_and(|g| g.ignores(&path, is_dir)) {
+            return None;
         }
         if is_dir {
             return Some(Entry::Folder(path));

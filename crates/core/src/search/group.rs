@@ -43,8 +43,8 @@ pub fn files_in(hits: &[SearchHit]) -> usize {
     hits.iter().map(file_of).collect::<rustc_hash::FxHashSet<&str>>().len()
 }
 
-/// How deep `grouped` and the vector modes ask before they give up
-/// filling `top_k` files (a store is asked for at most this many hits).
+/// How deep the vector modes ask before they give up filling `top_k`
+/// files: a store is asked for at most this many hits (Pinecone's limit).
 pub const MAX_VECTOR_DEPTH: usize = 10_000;
 
 /// How many chunk hits to ask for to fill `top_k` files: four per file at

@@ -147,6 +147,11 @@ impl Ledger {
     }
 
     /// Vectors written.
+    /// How many sources (files, `index()` documents) have vectors written.
+    pub fn sources(&self) -> usize {
+        self.by_source.len()
+    }
+
     pub fn count(&self) -> usize {
         self.by_source.values().map(Vec::len).sum()
     }
