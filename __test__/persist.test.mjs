@@ -799,3 +799,40 @@ test('with a JavaScript store, a file the changed embedder refuses is reported a
   assert.equal((await ws.search('file 1 about orchards and pears1', { topK: 1, mode: 'vector' }))[0]?.id, 'f1.md')
   await ws.destroy()
 })
+
+test('a workspace that only loads a directory another writes (no lock) writes nothing to the vector store they share: its writes reject and change nothing (they reached the store unrecorded: ghost, stale and lost vectors)', async (t) => {
+  const { hashEmbed, makeStore } = await import('./vector-helpers.mjs')
+  const { store, close } = await makeStore('libsql')
+  t.after(close)
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-reader-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'base')
+  for (let i = 0; i < 3; i++) put(base, `docs/f${i}.md`, `common file ${i} text`)
+  const calls = []
+  const open = () => new Workspace({
+    id: 'reader_case', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'],
+    persist: { dir: path.join(root, 'p') }, vectorStore: store, embedderId: 'hash',
+    embedder: async (text) => { calls.push(text); return hashEmbed(text) },
+  })
+  const writer = open()
+  t.after(() => writer.destroy())
+  await writer.init()
+  await writer.index('api/a', 'common api a written by the writer')
+  await writer.save()
+  const reader = open()
+  t.after(() => reader.destroy())
+  const report = await reader.init()
+  assert.match(report.warnings.join(' '), /loads it but does not save, nor writes to the vector store/)
+  calls.length = 0
+  await assert.rejects(reader.index('api/b', 'common api b written by the reader'), /vectorStore: not written: .* is written by/)
+  await assert.rejects(reader.unindex('docs/f0.md'), /vectorStore: not written/)
+  await assert.rejects(reader.index('api/a', 'common api a rewritten by the reader'), /vectorStore: not written/)
+  assert.deepEqual(calls, [], 'nothing embedded that could not be written')
+  const texts = async (ws) => Object.fromEntries((await ws.search('common', { mode: 'bm25', topK: 10 })).map((h) => [h.id, h.content]))
+  const expected = { 'api/a': 'common api a written by the writer', 'docs/f0.md': 'common file 0 text', 'docs/f1.md': 'common file 1 text', 'docs/f2.md': 'common file 2 text' }
+  assert.deepEqual(await texts(reader), expected, 'the reader\'s index is unchanged')
+  const held = await store.query({ indexName: 'reader_case_search', queryVector: hashEmbed('common'), topK: 10 })
+  assert.deepEqual(Object.fromEntries(held.map((h) => [h.id, h.metadata.text])), expected, 'the store holds exactly what the index holds')
+  const search = await reader.search('common api a written by the writer', { mode: 'vector', topK: 1 })
+  assert.equal(search[0]?.id, 'api/a', 'the reader searches the shared store')
+})

@@ -159,16 +159,32 @@ impl Engine {
         let mut state = p.state.lock();
         let usable = matches!(&snapshot, Ok(s) if same_index(&s.fingerprint, &p.fingerprint));
         state.loaded = !usable;
+        let js_store = match &self.vectors {
+            Some(VectorSide { store: Store::Mastra(js), .. }) => Some(js),
+            _ => None,
+        };
         match lock {
             None => {}
             Some(Ok(Ok(l))) => {
                 state.writer = Some(l);
                 self.open_intent_log(&dir, warnings);
+                if let Some(js) = js_store {
+                    js.refuse_writes(None);
+                }
             }
-            Some(Ok(Err(holder))) => warnings.push(format!(
-                "persist: {} is written by {holder}; this workspace loads it but does not save",
-                dir.display()
-            )),
+            Some(Ok(Err(holder))) => {
+                let shared = js_store.map_or("", |_| ", nor writes to the vector store");
+                warnings.push(format!(
+                    "persist: {} is written by {holder}; this workspace loads it but does not save{shared}",
+                    dir.display()
+                ));
+                if let Some(js) = js_store {
+                    js.refuse_writes(Some(format!(
+                        "vectorStore: not written: {} is written by {holder}, and a workspace that only loads it writes nothing to the vector store they share (its writes would stay there unrecorded); make the change in the workspace that writes it",
+                        dir.display()
+                    )));
+                }
+            }
             Some(Err(e)) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", dir.display())),
         }
         match snapshot {

@@ -33,6 +33,8 @@ pub struct MastraStore {
     /// The writes sent and not answered yet, whether or not their caller
     /// still waits for them.
     pub writes: Arc<WritesInFlight>,
+    /// Why this workspace writes nothing to the store (`refuse_writes`).
+    refused: parking_lot::Mutex<Option<String>>,
 }
 
 /// Writes sent to a user's store and not answered yet. A call that
@@ -117,7 +119,27 @@ pub enum Store {
 
 impl MastraStore {
     pub fn new(caller: Arc<dyn StoreCall>, read_timeout: Duration) -> MastraStore {
-        MastraStore { caller, read_timeout, intent: Default::default(), writes: Default::default() }
+        MastraStore {
+            caller,
+            read_timeout,
+            intent: Default::default(),
+            writes: Default::default(),
+            refused: Default::default(),
+        }
+    }
+
+    /// A workspace that reads a persist directory another writes (without
+    /// its lock) writes nothing to the store they share: its writes would
+    /// go unrecorded by the writer's ledger and log, and stay there for
+    /// good (vectors of documents the index never holds, another text's
+    /// vector under an id). `None`: it writes again (it took the lock).
+    pub fn refuse_writes(&self, why: Option<String>) {
+        *self.refused.lock() = why;
+    }
+
+    /// Why writes are refused, if they are.
+    pub fn refused(&self) -> Option<String> {
+        self.refused.lock().clone()
     }
 
     /// Calls `store[name](args)`; `None` when the store has no such method.
@@ -128,6 +150,9 @@ impl MastraStore {
     /// `call` of a method that changes what the store holds: on a task of
     /// its own, counted until the store answers (`WritesInFlight`).
     async fn call_write(&self, name: &'static str, args: Value) -> Result<Option<Value>> {
+        if let Some(why) = self.refused() {
+            return Err(Error::from_reason(why));
+        }
         let (under_way, caller) = (self.writes.enter(), self.caller.clone());
         let write = tokio::spawn(async move {
             let answer = caller.call(name, args).await;
@@ -173,6 +198,14 @@ fn local_err(e: impl std::fmt::Display) -> Error {
 impl Store {
     pub fn is_local(&self) -> bool {
         matches!(self, Store::Local(_))
+    }
+
+    /// Why this workspace writes nothing to the store, if it does not.
+    pub fn refused(&self) -> Option<String> {
+        match self {
+            Store::Local(_) => None,
+            Store::Mastra(js) => js.refused(),
+        }
     }
 
     pub async fn create_index(&self, index_name: &str, dimension: usize) -> Result<()> {

@@ -141,6 +141,16 @@ impl VectorSide {
         if texts.is_empty() {
             return out;
         }
+        if let Some(why) = self.store.refused() {
+            // Nothing embedded that could not be written.
+            for (source, docs) in sources.iter().enumerate() {
+                if !docs.is_empty() {
+                    out.failed.insert(source, why.clone());
+                }
+            }
+            out.first_error = Some(Error::from_reason(why));
+            return out;
+        }
         let total = texts.len();
         let groups = match label {
             Some(label) if total == 1 => vec![self.embedder.embed_group(texts, label).await],
