@@ -548,3 +548,16 @@ test('mastra_workspace_grep: names that are not ASCII under root .gitignore rule
   assert.match(want.outputs[1], /^1 match/, 'Mastra matches half of the pair')
   await compare(t, 'unicode', cases, want, await runTool(mine, cases))
 })
+
+test('mastra_workspace_grep: a searched folder Mastra ignores by folding the case of a letter beyond ASCII turns the root .gitignore off, as in Mastra (the native walk kept it on and lost files)', async (t) => {
+  const basePath = tree(t, { 'é/a.log': 'needle\n', 'é/b.ts': 'needle\n', 'x/é/c.log': 'needle\n', '.gitignore': 'É/\n*.log\n' })
+  const { theirs, mine } = await workspaces(t, basePath)
+  const cases = [
+    ['the folder itself', { pattern: 'needle', path: 'é' }, 'native'],
+    ['a folder below', { pattern: 'needle', path: 'x/é' }, 'native'],
+    ['the whole tree', { pattern: 'needle' }, 'native'],
+  ]
+  const want = await runTool(theirs, cases)
+  assert.match(want.outputs[0], /^2 matches/, 'Mastra searches é with the .gitignore off')
+  await compare(t, 'folding', cases, want, await runTool(mine, cases))
+})

@@ -172,3 +172,15 @@ test('grep: a pattern holding a lone UTF-16 surrogate is refused (it was read as
   await assert.rejects(ws.grep('\udc28'), (e) => e instanceof lib.UnsupportedGrepPatternError && /lone UTF-16 surrogate/.test(e.message))
   assert.deepEqual((await ws.grep('todo')).map((f) => f.path), ['src/a.ts'])
 })
+
+test('grep: root .gitignore rules that count characters still apply under folders named beyond ASCII (all were dropped there once one rule held ? or [)', async (t) => {
+  const dir = tree(t, {
+    '.gitignore': 'node_modules/\n*.log\n*.py[cod]\n[!a]?.ts\n',
+    'café/debug.log': 'needle\n', 'café/node_modules/pkg/x.js': 'needle\n', 'café/mod.pyc': 'needle\n', 'café/keep.ts': 'needle\n',
+    'é.ts': 'needle\n', 'xé.ts': 'needle\n', 'ab.ts': 'needle\n',
+  })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  // As Mastra's ignore package counts: é is one unit, so [!a]? takes xé.ts but not é.ts.
+  assert.deepEqual((await ws.grep('needle')).map((f) => f.path).sort(), ['ab.ts', 'café/keep.ts', 'é.ts'])
+})

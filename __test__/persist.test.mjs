@@ -835,4 +835,11 @@ test('a workspace that only loads a directory another writes (no lock) writes no
   assert.deepEqual(Object.fromEntries(held.map((h) => [h.id, h.metadata.text])), expected, 'the store holds exactly what the index holds')
   const search = await reader.search('common api a written by the writer', { mode: 'vector', topK: 1 })
   assert.equal(search[0]?.id, 'api/a', 'the reader searches the shared store')
+  // Before its first init() too: a write takes (or finds taken) the directory's lock first.
+  const early = open()
+  t.after(() => early.destroy())
+  await assert.rejects(early.index('api/ghost', 'common ghost written before init'), /vectorStore: not written/)
+  await assert.rejects(early.unindex('docs/f1.md'), /vectorStore: not written/)
+  const after = await store.query({ indexName: 'reader_case_search', queryVector: hashEmbed('common'), topK: 10 })
+  assert.deepEqual(Object.fromEntries(after.map((h) => [h.id, h.metadata.text])), expected)
 })

@@ -198,3 +198,17 @@ test('an autoIndexPaths entry that is a link to a folder, retargeted as a deploy
   await eventually('a file at its top level', async () => (await idsFor(ws, 'heron')).includes('later/fresh.md'))
   assert.equal(ws.stats().watch.live, true)
 })
+
+test('a file entry removed and written again is followed without reconciling the tree (the watcher was started again, with full rescans and a lasting warning)', async (t) => {
+  const dir = tree(t, { 'README.md': 'first walrus\n', 'docs/a.md': 'other\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['README.md', 'docs'], watch: true, gitHistory: false })
+  t.after(() => ws.destroy())
+  await ws.init()
+  fs.rmSync(path.join(dir, 'README.md'))
+  await eventually('the entry removed', async () => (await idsFor(ws, 'walrus')).length === 0)
+  fs.writeFileSync(path.join(dir, 'README.md'), 'second heron\n')
+  await eventually('the entry back', async () => (await idsFor(ws, 'heron')).includes('README.md'))
+  const watch = ws.stats().watch
+  assert.equal(watch.rescans, 0, JSON.stringify(watch))
+  assert.equal(watch.live, true, JSON.stringify(watch))
+})

@@ -48,9 +48,11 @@ impl Engine {
     /// then the directory's lock is given up and the index dropped. `None`
     /// when it is done already; else what is left, to await off this thread.
     pub fn destroy(self: &Arc<Self>) -> Option<Pin<Box<dyn Future<Output = Result<()>> + Send>>> {
-        self.stop_watching();
         let saves = self.persist.is_some() && !self.destroyed.load(Ordering::SeqCst);
+        // Marked destroyed first: a watcher started again meanwhile (a link
+        // entry retargeted) sees it under the watcher's lock, or is stopped here.
         self.shut_down();
+        self.stop_watching();
         let seq = self.gate.ticket().seq();
         let writes = self.store_writes();
         if saves {

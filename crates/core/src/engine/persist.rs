@@ -24,6 +24,10 @@ use std::time::Duration;
 /// the embedder is the one that made the saved vectors.
 pub const CANARY: &str = "workspace-search embedder check: the quick brown fox jumps over the lazy dog";
 
+/// What taking a directory's writer lock comes to (`disk::lock`): held,
+/// held by another (who), or an error.
+type LockOutcome = std::io::Result<std::result::Result<DirLock, String>>;
+
 /// How long after a write the snapshot is saved (writes in a burst share one save).
 const SAVE_DELAY: Duration = Duration::from_millis(1000);
 
@@ -156,36 +160,10 @@ impl Engine {
             (lock, snapshot)
         })
         .await?;
-        let mut state = p.state.lock();
         let usable = matches!(&snapshot, Ok(s) if same_index(&s.fingerprint, &p.fingerprint));
-        state.loaded = !usable;
-        let js_store = match &self.vectors {
-            Some(VectorSide { store: Store::Mastra(js), .. }) => Some(js),
-            _ => None,
-        };
-        match lock {
-            None => {}
-            Some(Ok(Ok(l))) => {
-                state.writer = Some(l);
-                self.open_intent_log(&dir, warnings);
-                if let Some(js) = js_store {
-                    js.refuse_writes(None);
-                }
-            }
-            Some(Ok(Err(holder))) => {
-                let shared = js_store.map_or("", |_| ", nor writes to the vector store");
-                warnings.push(format!(
-                    "persist: {} is written by {holder}; this workspace loads it but does not save{shared}",
-                    dir.display()
-                ));
-                if let Some(js) = js_store {
-                    js.refuse_writes(Some(format!(
-                        "vectorStore: not written: {} is written by {holder}, and a workspace that only loads it writes nothing to the vector store they share (its writes would stay there unrecorded); make the change in the workspace that writes it",
-                        dir.display()
-                    )));
-                }
-            }
-            Some(Err(e)) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", dir.display())),
+        p.state.lock().loaded = !usable;
+        if let Some(lock) = lock {
+            self.note_lock(lock, &dir, warnings);
         }
         match snapshot {
             Err(SnapshotError::Missing) => Ok(None),
@@ -200,6 +178,56 @@ impl Engine {
             }
             Ok(s) => Ok(Some(s)),
         }
+    }
+
+    /// What taking the directory's writer lock came to: held (this
+    /// workspace writes it, and logs what it sends to a JavaScript store),
+    /// held by another (it loads but does not save, and writes nothing to
+    /// a JavaScript store they share), or not to be had.
+    fn note_lock(&self, lock: LockOutcome, dir: &std::path::Path, warnings: &mut Vec<String>) {
+        let js_store = match &self.vectors {
+            Some(VectorSide { store: Store::Mastra(js), .. }) => Some(js),
+            _ => None,
+        };
+        match lock {
+            Ok(Ok(l)) => {
+                self.persisted().state.lock().writer = Some(l);
+                self.open_intent_log(dir, warnings);
+                if let Some(js) = js_store {
+                    js.refuse_writes(None);
+                }
+            }
+            Ok(Err(holder)) => {
+                let shared = js_store.map_or("", |_| ", nor writes to the vector store");
+                warnings.push(format!(
+                    "persist: {} is written by {holder}; this workspace loads it but does not save{shared}",
+                    dir.display()
+                ));
+                if let Some(js) = js_store {
+                    js.refuse_writes(Some(format!(
+                        "vectorStore: not written: {} is written by {holder}, and a workspace that only loads it writes nothing to the vector store they share (its writes would stay there unrecorded); make the change in the workspace that writes it",
+                        dir.display()
+                    )));
+                }
+            }
+            Err(e) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", dir.display())),
+        }
+    }
+
+    /// With `persist.dir` and a JavaScript vector store, a write made before
+    /// the first `init()` takes the directory's writer lock first, as
+    /// `init()` would: what it sends the store must be in this directory's
+    /// log of intent, or, when another workspace writes the directory, not
+    /// be sent at all (the write then rejects, `note_lock`).
+    pub(super) async fn claim_dir_for_store_writes(&self) -> Result<()> {
+        let (Some(VectorSide { store: Store::Mastra(_), .. }), Some(p)) = (&self.vectors, &self.persist) else {
+            return Ok(());
+        };
+        let Some(dir) = p.dir.clone().filter(|_| p.state.lock().writer.is_none()) else { return Ok(()) };
+        let at = dir.clone();
+        let lock = blocking(move || disk::lock(&at)).await?;
+        self.note_lock(lock, &dir, &mut Vec::new());
+        Ok(())
     }
 
     /// `open_snapshot` from a snapshot store: attached once per workspace;

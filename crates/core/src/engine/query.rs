@@ -403,11 +403,16 @@ impl Engine {
         let most = if mode == Mode::Vector { group::MAX_VECTOR_DEPTH } else { group::MAX_VECTOR_DEPTH / 2 };
         // (A store only others wrote to: as many files as it holds.)
         let files_written = Some(v.ledger.lock().sources()).filter(|&n| n > 0).unwrap_or(usize::MAX);
-        let mut depth = group::first_depth(opts.top_k);
+        let mut depth = group::first_depth(opts.top_k).min(most.max(opts.top_k));
         let mut results = self.ranked_vectors(v, &vector, &tokens, mode, depth, &opts).await?;
         while results.len() >= depth && depth < most {
-            let found = group::files_in(&results);
-            if found >= opts.top_k || found >= files_written {
+            let files = group::files_of(&results);
+            // Of them, those this workspace wrote (not another writer's, nor vectors left over).
+            let written = {
+                let ledger = v.ledger.lock();
+                files.iter().filter(|f| ledger.get(f).is_some()).count()
+            };
+            if files.len() >= opts.top_k || written >= files_written {
                 break;
             }
             depth = depth.saturating_mul(2).min(most);

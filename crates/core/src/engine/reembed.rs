@@ -25,7 +25,10 @@ impl Engine {
     /// documents instead would lose those given to `index()`. Returns how
     /// many documents were embedded.
     pub(super) async fn embed_unwritten(self: &Arc<Self>, failed: &mut Vec<Failed>) -> Result<usize> {
-        let Some(v) = self.vectors.as_ref().filter(|_| self.keyword.is_some()) else { return Ok(0) };
+        // (A workspace that only loads a directory another writes leaves it to the writer.)
+        let Some(v) = self.vectors.as_ref().filter(|v| self.keyword.is_some() && v.store.refused().is_none()) else {
+            return Ok(0);
+        };
         let me = self.clone();
         let unwritten = self.read_index(move |index| {
             // Lock order (docs/architecture.md): the index, then the ledger.
@@ -65,7 +68,7 @@ impl Engine {
             let error = if file { plan::vectors_failed(&reason) } else { plan::record_vectors_failed(&reason) };
             failed.push(Failed { path: source, error });
         }
-        if let Some(p) = &self.persist {
+        if let Some(p) = self.persist.as_ref().filter(|_| embedded > 0) {
             // Saved with this embedder's name and what it wrote.
             p.changed();
         }

@@ -213,12 +213,21 @@ impl Engine {
     /// started again over them (its counts kept) and the tree reconciled;
     /// true when it was (the caller's task, the old watcher's, ends).
     async fn follow_moved_roots(self: &Arc<Self>) -> bool {
+        let Some(lexical) = self.base_path.clone() else { return false };
+        let Ok(base) = lexical.canonicalize() else { return false };
+        // In the write order: an init() or rebuildSearchIndex(paths) that
+        // starts its own watcher is not undone by this one.
+        let ticket = self.gate.ticket();
+        if self.turn(&ticket).await.is_err() {
+            return false;
+        }
         let Some((paths, roots)) = self.watcher.lock().as_ref().map(|w| (w.paths.clone(), w.roots.clone())) else {
             return false;
         };
-        let Some(lexical) = self.base_path.clone() else { return false };
-        let Ok(base) = lexical.canonicalize() else { return false };
-        if watch_roots(&base, &lexical, &paths) == roots {
+        // Only a folder to watch that was not (a file entry removed or back
+        // changes its root too, and the watcher already follows that).
+        let now = watch_roots(&base, &lexical, &paths);
+        if !now.iter().any(|r| r.recursive && !roots.contains(r) && r.dir.is_dir()) {
             return false;
         }
         let before = self.watch_state.lock().clone();
@@ -232,6 +241,7 @@ impl Engine {
                 state.warn(w);
             }
         }
+        drop(ticket);
         let mut rescan = Burst::default();
         rescan.rescan();
         let me = self.clone();

@@ -157,6 +157,8 @@ impl Engine {
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
         let mut fresh = v.embed(&self, &one_each(&docs), OnGroupFailure::Fail, label).await;
         self.turn_to_change(&ticket).await?;
+        // (In the write order: one claim at a time.)
+        self.claim_dir_for_store_writes().await?;
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
         let mut again = v.embed(&self, &one_each(&lost), OnGroupFailure::Fail, label).await;
@@ -238,6 +240,7 @@ impl Engine {
     /// vectors first, so that a store that fails leaves both as they were.
     pub async fn unindex(self: Arc<Self>, ticket: Ticket, id: String) -> Result<bool> {
         self.turn_to_change(&ticket).await?;
+        self.claim_dir_for_store_writes().await?;
         let mut removed = false;
         if let Some(v) = &self.vectors {
             // The vectors of every document the index removes below: a
@@ -260,6 +263,7 @@ impl Engine {
     /// indexes; resolves how many ids were removed.
     pub async fn remove_by_prefix(self: Arc<Self>, ticket: Ticket, prefix: String) -> Result<u32> {
         self.turn_to_change(&ticket).await?;
+        self.claim_dir_for_store_writes().await?;
         self.snapshot_loaded()?;
         let mut removed: Vec<String> = Vec::new();
         // Vectors first, forgotten only once deleted: a store that fails
@@ -291,6 +295,7 @@ impl Engine {
 
     pub async fn clear(self: Arc<Self>, ticket: Ticket) -> Result<()> {
         self.turn(&ticket).await?;
+        self.claim_dir_for_store_writes().await?;
         self.snapshot_loaded()?;
         if let Some(v) = &self.vectors {
             let ids = v.ledger.lock().all_ids();

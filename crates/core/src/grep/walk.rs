@@ -73,29 +73,46 @@ fn extname(name: &str) -> Option<&str> {
 /// package); `None` without one.
 pub struct RootIgnore {
     rules: Gitignore,
-    /// A rule counts characters (`?`, `[...]`): the `ignore` crate counts
-    /// bytes where Mastra's package counts UTF-16 units, so on a name that
-    /// is not ASCII the two disagree (`[!a]?.ts` takes `é.ts` here, not
-    /// there). Such a name is then never taken for ignored: a file grep
-    /// answers that Mastra ignores is dropped by the Mastra tool's own
-    /// filter, a file it dropped would be lost.
-    counts_chars: bool,
+    /// A rule holds a character beyond ASCII: that package folds its case
+    /// (`É/` ignores `é/`) where the matcher here folds ASCII only, so a
+    /// name beyond ASCII is left undecided (below).
+    wide_rules: bool,
 }
 
 impl RootIgnore {
     /// Whether `path` (relative to the base) is ignored, for certain.
     pub fn ignores(&self, path: &str, is_dir: bool) -> bool {
-        self.decides(path) && self.rules.matched(path, is_dir).is_ignore()
+        match self.as_units(path) {
+            Some(units) => self.rules.matched(&*units, is_dir).is_ignore(),
+            None => false,
+        }
     }
 
     /// Whether `path` or a folder above it is ignored, or may be (Mastra
     /// then turns the root `.gitignore` off for a search of it: so does grep).
     pub fn may_ignore_path_or_parents(&self, path: &str) -> bool {
-        !self.decides(path) || self.rules.matched_path_or_any_parents(path, true).is_ignore()
+        match self.as_units(path) {
+            Some(units) => self.rules.matched_path_or_any_parents(&*units, true).is_ignore(),
+            None => true,
+        }
     }
 
-    fn decides(&self, path: &str) -> bool {
-        !self.counts_chars || path.is_ascii()
+    /// `path` as Mastra's package counts it: one byte for each UTF-16 unit
+    /// (`?` and `[...]` count units there, bytes here: `[!a]?.ts` takes
+    /// `é.ts` here, not there), each unit beyond ASCII a control character
+    /// no rule of ASCII names. `None`: undecided (a rule beyond ASCII).
+    /// Undecided names are kept by the walk (the Mastra tool drops what
+    /// Mastra ignores with its own matcher: a file dropped here would be
+    /// lost) and turn the root `.gitignore` off as the searched path.
+    fn as_units<'p>(&self, path: &'p str) -> Option<std::borrow::Cow<'p, str>> {
+        if path.is_ascii() {
+            return Some(path.into());
+        }
+        if self.wide_rules {
+            return None;
+        }
+        let units = path.chars().flat_map(|c| if c.is_ascii() { vec![c] } else { vec!['\u{1}'; c.len_utf16()] });
+        Some(units.collect::<String>().into())
     }
 }
 
@@ -113,13 +130,13 @@ pub fn root_gitignore(base: &Path) -> Option<RootIgnore> {
     // Mastra's `ignore` package matches case-insensitively by default.
     let mut b = GitignoreBuilder::new(base);
     b.case_insensitive(true).ok()?;
-    let mut counts_chars = false;
+    let mut wide_rules = false;
     for line in text.lines() {
         if b.add_line(None, line).is_ok() && !line.trim_start().starts_with('#') {
-            counts_chars |= line.contains(['?', '[']);
+            wide_rules |= !line.is_ascii();
         }
     }
-    Some(RootIgnore { rules: b.build().ok()?, counts_chars })
+    Some(RootIgnore { rules: b.build().ok()?, wide_rules })
 }
 
 /// Walks the folder `rel` of `base` (`""` for base itself).

@@ -38,9 +38,9 @@ pub fn by_file(hits: Vec<SearchHit>, top_k: usize) -> Vec<SearchHit> {
     files
 }
 
-/// How many files `hits` come from.
-pub fn files_in(hits: &[SearchHit]) -> usize {
-    hits.iter().map(file_of).collect::<rustc_hash::FxHashSet<&str>>().len()
+/// The files `hits` come from.
+pub fn files_of(hits: &[SearchHit]) -> rustc_hash::FxHashSet<&str> {
+    hits.iter().map(file_of).collect()
 }
 
 /// How deep the vector modes ask before they give up filling `top_k`

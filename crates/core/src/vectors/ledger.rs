@@ -146,12 +146,12 @@ impl Ledger {
         self.texts.clear();
     }
 
-    /// Vectors written.
     /// How many sources (files, `index()` documents) have vectors written.
     pub fn sources(&self) -> usize {
         self.by_source.len()
     }
 
+    /// Vectors written.
     pub fn count(&self) -> usize {
         self.by_source.values().map(Vec::len).sum()
     }
