@@ -199,3 +199,46 @@ test('the tools instance remembers what it showed; a changed line shows again; m
   assert.match(await call({ query: 'gamma' }), /^c\.md:1-50 {2}1\.000\n1:gamma 0\n2:gamma 1\n3:gamma 2\n4:gamma 3\n5:gamma 4\n\n\[no more results\]$/)
   assert.match(await call({ query: 'gamma' }), /^c\.md:\d+-\d+ {2}1\.000 {2}\(shown before\)\n\n\[no more results\]$/)
 })
+
+test('paging always moves on: a file shown before whose one-line note does not fit still takes its place (the page had 0 files and a cursor to itself); a new line that does not fit is not passed off as "shown before"; a file with no line holding the query shows no lines (they were numbered from 1)', async () => {
+  const pages = async (call, args) => {
+    const out = []
+    let cursor
+    for (let k = 0; k < 20; k++) {
+      const page = await call({ ...args, cursor })
+      out.push(page)
+      const next = /cursor "([^"]+)"\]$/.exec(page)?.[1]
+      if (!next) return out
+      assert.notEqual(next, cursor, `a cursor to the same page:\n${page}`)
+      cursor = next
+    }
+    assert.fail('paging did not end')
+  }
+  // A long path, shown once: its "(shown before)" note is wider than a small page.
+  const one = new Workspace({ bm25: true })
+  const longId = Array.from({ length: 14 }, (_, i) => `目录${i}😀/`).join('') + 'file.md'
+  await one.index(longId, 'alpha here\n')
+  const search = createWorkspaceTools(one).mastra_workspace_search
+  await search.execute({ query: 'alpha', maxTokens: 2000 })
+  const again = await pages((a) => search.execute(a), { query: 'alpha', maxTokens: 100 })
+  assert.ok(again.every((p) => estimateTokenCount(p) <= 100))
+  assert.match(again[0], /\(shown before\)|…/)
+  await one.destroy()
+  // A file seen before gets a new line too long for what is left: it starts the next page, the line shown there.
+  const two = new Workspace({ bm25: true })
+  await two.index('f.md', 'alpha beta\n')
+  const tool = createWorkspaceTools(two).mastra_workspace_search
+  await tool.execute({ query: 'alpha beta' })
+  await two.index('f.md', 'alpha beta\n\nalpha beta ' + 'new information the agent has never seen '.repeat(3) + '\n')
+  await two.index('x.md', Array.from({ length: 6 }, (_, i) => `alpha beta alpha beta line ${i} with words words words words`).join('\n') + '\n')
+  const all = (await pages((a) => tool.execute(a), { query: 'alpha beta', maxTokens: 100 })).join('\n')
+  assert.match(all, /new information the agent has never seen/, 'the new line is shown on some page')
+  await two.destroy()
+  // Found by its name alone: no line of the best chunk holds the query, and its place in the file is unknown.
+  const three = new Workspace({ bm25: true })
+  await three.index('installation.md', Array.from({ length: 400 }, (_, i) => `step ${i}: configure the widget number ${i}`).join('\n') + '\n')
+  const [hit] = await three.search('installation', { topK: 1, group: 'file' })
+  const page = await createWorkspaceTools(three).mastra_workspace_search.execute({ query: 'installation', maxTokens: 400 })
+  if (hit && !hit.lineRange) assert.doesNotMatch(page, /^\d+[-:]step/m, page)
+  await three.destroy()
+})

@@ -318,8 +318,8 @@ function prepare(r, query, highlight) {
     return s
   }
   const ranked = [...hits.keys()].map((i) => ({ i, w: weight(i) })).sort((x, y) => y.w - x.w || x.i - y.i).map((x) => x.i)
-  // No match to show (a vector hit without the query's words): its first lines.
-  if (ranked.length === 0) for (let i = 0; i < Math.min(lines.length, 3); i++) if (lines[i].trim()) ranked.push(i)
+  // No line holds the query's words (a vector hit, a file found by its name): no line is shown, as the
+  // command line does: where the text lies in the file is not known, and lines numbered from 1 were wrong.
   return { lines, hits, ranked, offset }
 }
 
@@ -401,6 +401,8 @@ async function budgetedPage(request) {
     const before = []
     let cost = headerCost
     let taken = 0
+    // A line not shown before that did not fit (the file is then not "shown before" as a whole).
+    let unfit = false
     // The file's best matching lines; those shown before are left out (not replaced by lesser ones).
     for (const i of ranked.slice(0, params.hits)) {
       if (seen(i)) {
@@ -423,18 +425,27 @@ async function budgetedPage(request) {
           cost += alone
           taken++
         }
+        unfit = taken === 0
         break
       }
       for (const j of add) chosen.add(j)
       cost += extra
       taken++
     }
-    if (taken === 0 && before.length > 0) {
+    if (taken === 0 && before.length > 0 && !unfit) {
       // Shown before, nothing new: one line.
       const shownLines = before.map((i) => i + offset)
       const line = `${path}:${Math.min(...shownLines)}-${Math.max(...shownLines)}  ${score}  (shown before)`
       const lineCost = estimate(`${blocks.length ? '\n\n' : ''}${line}`)
-      if (used + lineCost > room) break
+      if (used + lineCost > room) {
+        if (files.length > 0) break
+        // The first file always shows, so that a page moves on (a cursor to this same page would never end).
+        const fitted = fitText(line, Math.max(1, left), estimate)
+        blocks.push(fitted)
+        files.push(r)
+        used += estimate(fitted)
+        break
+      }
       blocks.push(line)
       files.push(r)
       used += lineCost
