@@ -838,8 +838,46 @@ test('a workspace that only loads a directory another writes (no lock) writes no
   // Before its first init() too: a write takes (or finds taken) the directory's lock first.
   const early = open()
   t.after(() => early.destroy())
+  calls.length = 0
   await assert.rejects(early.index('api/ghost', 'common ghost written before init'), /vectorStore: not written/)
+  assert.deepEqual(calls, [], 'nothing embedded before the refusal either')
   await assert.rejects(early.unindex('docs/f1.md'), /vectorStore: not written/)
   const after = await store.query({ indexName: 'reader_case_search', queryVector: hashEmbed('common'), topK: 10 })
   assert.deepEqual(Object.fromEntries(after.map((h) => [h.id, h.metadata.text])), expected)
+})
+
+test('a write before the first init() is this process\'s own, not a crash\'s: init() leaves its vector alone and does not embed it again', async (t) => {
+  const { hashEmbed, makeStore } = await import('./vector-helpers.mjs')
+  const { store, close } = await makeStore('libsql')
+  t.after(close)
+  const ops = []
+  const spy = new Proxy(store, {
+    get(target, key) {
+      const value = target[key]
+      if (typeof value !== 'function') return value
+      return (...args) => {
+        if (/upsert|delete/i.test(String(key))) ops.push(`${String(key)} ${JSON.stringify(args[0]?.ids ?? args[0]?.filter ?? args[0]?.id ?? '')}`)
+        return value.apply(target, args)
+      }
+    },
+  })
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-preinit-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'base')
+  put(base, 'docs/f0.md', 'common file 0 text')
+  const calls = []
+  const ws = new Workspace({
+    id: 'preinit', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'],
+    persist: { dir: path.join(root, 'p') }, vectorStore: spy, embedderId: 'hash',
+    embedder: async (text) => { calls.push(text); return hashEmbed(text) },
+  })
+  t.after(() => ws.destroy())
+  await ws.index('api/x', 'common api x before init')
+  calls.length = 0
+  ops.length = 0
+  const report = await ws.init()
+  assert.deepEqual(report.warnings, [])
+  assert.ok(!calls.includes('common api x before init'), 'not embedded again')
+  assert.ok(!ops.some((o) => o.includes('api/x')), `its vector left alone: ${ops}`)
+  assert.equal((await ws.search('common api x before init', { topK: 1, mode: 'vector' }))[0]?.id, 'api/x')
 })

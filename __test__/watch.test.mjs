@@ -212,3 +212,16 @@ test('a file entry removed and written again is followed without reconciling the
   assert.equal(watch.rescans, 0, JSON.stringify(watch))
   assert.equal(watch.live, true, JSON.stringify(watch))
 })
+
+test('a file entry that is a link to a file in another folder, retargeted, is followed there (edits to the new target were missed)', async (t) => {
+  const dir = tree(t, { 'shared/v1/notes.md': 'first walrus\n', 'shared/v2/notes.md': 'second walrus\n' })
+  fs.symlinkSync('shared/v1/notes.md', path.join(dir, 'notes.md'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['notes.md'], watch: true, gitHistory: false })
+  t.after(() => ws.destroy())
+  await ws.init()
+  fs.symlinkSync('shared/v2/notes.md', path.join(dir, 'n.tmp'))
+  fs.renameSync(path.join(dir, 'n.tmp'), path.join(dir, 'notes.md'))
+  await eventually('the retarget read', async () => (await idsFor(ws, 'second')).includes('notes.md'))
+  fs.writeFileSync(path.join(dir, 'shared/v2/notes.md'), 'third heron\n')
+  await eventually('an edit of the new target', async () => (await idsFor(ws, 'heron')).includes('notes.md'))
+})

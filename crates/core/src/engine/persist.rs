@@ -45,6 +45,10 @@ pub struct Persist {
     pub state: Mutex<PersistState>,
     /// One save at a time.
     saving: tokio::sync::Mutex<()>,
+    /// One attempt at the directory's writer lock at a time (a second
+    /// attempt of this process would find the first's lock and take this
+    /// workspace for another writer).
+    claiming: tokio::sync::Mutex<()>,
     /// The vector-write log of a crash was looked at (once per process).
     pub recovered: AtomicBool,
     /// Writes so far.
@@ -93,6 +97,7 @@ impl Persist {
             embedder_id,
             state: Mutex::default(),
             saving: tokio::sync::Mutex::new(()),
+            claiming: tokio::sync::Mutex::new(()),
             recovered: AtomicBool::new(false),
             changes: AtomicU64::new(0),
             api_writes: AtomicBool::new(false),
@@ -148,7 +153,8 @@ impl Engine {
             return Ok(None);
         };
         let at = dir.clone();
-        // (Held already after an init() whose install failed.)
+        let _claiming = p.claiming.lock().await;
+        // (Held already after an init() whose install failed, or a write before it.)
         let locked = p.state.lock().writer.is_some();
         let (lock, snapshot) = blocking(move || {
             let lock = (!locked).then(|| disk::lock(&at));
@@ -223,6 +229,10 @@ impl Engine {
         let (Some(VectorSide { store: Store::Mastra(_), .. }), Some(p)) = (&self.vectors, &self.persist) else {
             return Ok(());
         };
+        if p.dir.is_none() || p.state.lock().writer.is_some() {
+            return Ok(());
+        }
+        let _claiming = p.claiming.lock().await;
         let Some(dir) = p.dir.clone().filter(|_| p.state.lock().writer.is_none()) else { return Ok(()) };
         let at = dir.clone();
         let lock = blocking(move || disk::lock(&at)).await?;
@@ -300,7 +310,7 @@ impl Engine {
         }
         // Held while it runs (no save trims it meanwhile), and for good if it fails.
         let hold = log.hold_all();
-        let intents = match log.read() {
+        let intents = match log.read_left() {
             Ok(i) if !i.is_empty() => i,
             Ok(_) => return hold.answered(),
             Err(e) => return warnings.push(format!("persist: the log of vector writes cannot be read ({e})")),

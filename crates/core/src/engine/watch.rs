@@ -218,16 +218,17 @@ impl Engine {
         // In the write order: an init() or rebuildSearchIndex(paths) that
         // starts its own watcher is not undone by this one.
         let ticket = self.gate.ticket();
-        if self.turn(&ticket).await.is_err() {
+        if ticket.turn_without_writes().await.is_err() {
             return false;
         }
         let Some((paths, roots)) = self.watcher.lock().as_ref().map(|w| (w.paths.clone(), w.roots.clone())) else {
             return false;
         };
-        // Only a folder to watch that was not (a file entry removed or back
-        // changes its root too, and the watcher already follows that).
+        // Only a folder to watch that was not, and is there (a file entry
+        // removed changes its root too, to the missing file: the watcher
+        // already follows that, and its folder when it comes back).
         let now = watch_roots(&base, &lexical, &paths);
-        if !now.iter().any(|r| r.recursive && !roots.contains(r) && r.dir.is_dir()) {
+        if !now.iter().any(|r| !roots.contains(r) && r.dir.is_dir()) {
             return false;
         }
         let before = self.watch_state.lock().clone();

@@ -155,10 +155,10 @@ impl Engine {
         };
         // Documents the store already holds as they are are not embedded again.
         let (held, docs): (Vec<NewDocument>, Vec<NewDocument>) = docs.into_iter().partition(|d| v.holds(d));
+        // Before anything is embedded: a workspace that turns out to only load the directory writes nothing.
+        self.claim_dir_for_store_writes().await?;
         let mut fresh = v.embed(&self, &one_each(&docs), OnGroupFailure::Fail, label).await;
         self.turn_to_change(&ticket).await?;
-        // (In the write order: one claim at a time.)
-        self.claim_dir_for_store_writes().await?;
         // Those whose vector went meanwhile (an earlier write removed it) are embedded now.
         let (held, lost): (Vec<NewDocument>, Vec<NewDocument>) = held.into_iter().partition(|d| v.holds(d));
         let mut again = v.embed(&self, &one_each(&lost), OnGroupFailure::Fail, label).await;

@@ -111,8 +111,14 @@ impl RootIgnore {
         if self.wide_rules {
             return None;
         }
-        let units = path.chars().flat_map(|c| if c.is_ascii() { vec![c] } else { vec!['\u{1}'; c.len_utf16()] });
-        Some(units.collect::<String>().into())
+        let mut units = String::with_capacity(path.len());
+        for c in path.chars() {
+            match c.is_ascii() {
+                true => units.push(c),
+                false => (0..c.len_utf16()).for_each(|_| units.push('\u{1}')),
+            }
+        }
+        Some(units.into())
     }
 }
 

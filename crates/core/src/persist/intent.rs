@@ -48,6 +48,10 @@ pub struct IntentLog {
     /// Where each record still held open begins, by its number; a trim
     /// never passes the first of them.
     held: Mutex<(u64, BTreeMap<u64, u64>)>,
+    /// Where the records an earlier process left end (the log's length
+    /// when this one opened it): what a recovery undoes. Records of this
+    /// process's own (a write before its first `init()`) are not a crash's.
+    left: Mutex<u64>,
 }
 
 /// A record whose store call has not answered yet; `answered` releases it.
@@ -87,7 +91,12 @@ impl IntentLog {
         if whole < bytes.len() {
             file.set_len(whole as u64)?;
         }
-        Ok(IntentLog { path, file: Mutex::new(file), held: Mutex::new((0, BTreeMap::new())) })
+        Ok(IntentLog {
+            path,
+            file: Mutex::new(file),
+            held: Mutex::new((0, BTreeMap::new())),
+            left: Mutex::new(whole as u64),
+        })
     }
 
     /// Holds the whole log while a recovery undoes it: answered when it
@@ -103,12 +112,23 @@ impl IntentLog {
 
     /// What the log names now (a torn last line left out).
     pub fn read(&self) -> std::io::Result<Intents> {
+        self.read_upto(u64::MAX)
+    }
+
+    /// What the records an earlier process left name: not those this
+    /// process wrote since it opened the log (what a recovery undoes).
+    pub fn read_left(&self) -> std::io::Result<Intents> {
+        let left = *self.left.lock().unwrap_or_else(|e| e.into_inner());
+        self.read_upto(left)
+    }
+
+    fn read_upto(&self, end: u64) -> std::io::Result<Intents> {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         file.seek(SeekFrom::Start(0))?;
         let mut text = String::new();
         // Lossy: a damaged byte loses its entry, never the log.
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        Read::take(&mut *file, end).read_to_end(&mut bytes)?;
         text.push_str(&String::from_utf8_lossy(&bytes));
         let mut out = Intents::default();
         for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
@@ -187,6 +207,8 @@ impl IntentLog {
         for at in held.1.values_mut() {
             *at = at.saturating_sub(upto);
         }
+        let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
+        *left = left.saturating_sub(upto);
         *file = fresh;
         Ok(())
     }
@@ -221,6 +243,20 @@ mod tests {
         assert_eq!(log.read().unwrap().ids, ["next"]);
         log.trim(log.mark()).unwrap();
         assert!(log.read().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_recovery_reads_what_an_earlier_process_left_not_this_ones_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let earlier = Arc::new(IntentLog::open(dir.path()).unwrap());
+        drop(earlier.ids(&["crashed".into()]).unwrap());
+        drop(earlier);
+        let log = Arc::new(IntentLog::open(dir.path()).unwrap());
+        log.ids(&["own, before init()".into()]).unwrap().answered();
+        assert_eq!(log.read_left().unwrap().ids, ["crashed"]);
+        assert_eq!(log.read().unwrap().ids, ["crashed", "own, before init()"]);
+        log.trim(log.mark()).unwrap();
+        assert!(log.read_left().unwrap().is_empty());
     }
 
     #[test]
