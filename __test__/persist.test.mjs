@@ -844,6 +844,14 @@ test('a workspace that only loads a directory another writes (no lock) writes no
   await assert.rejects(early.unindex('docs/f1.md'), /vectorStore: not written/)
   const after = await store.query({ indexName: 'reader_case_search', queryVector: hashEmbed('common'), topK: 10 })
   assert.deepEqual(Object.fromEntries(after.map((h) => [h.id, h.metadata.text])), expected)
+  // The writer gone, a reader stays one: its index is not the snapshot the writer left (it took the lock and saved it over).
+  await writer.destroy()
+  await assert.rejects(reader.index('api/b', 'common api b after the writer left'), /vectorStore: not written/)
+  await reader.destroy()
+  const next = open()
+  t.after(() => next.destroy())
+  assert.deepEqual((await next.init()).warnings, [])
+  assert.deepEqual(await texts(next), expected)
 })
 
 test('a write before the first init() is this process\'s own, not a crash\'s: init() leaves its vector alone and does not embed it again', async (t) => {

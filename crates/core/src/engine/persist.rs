@@ -49,6 +49,8 @@ pub struct Persist {
     /// attempt of this process would find the first's lock and take this
     /// workspace for another writer).
     claiming: tokio::sync::Mutex<()>,
+    /// The writer lock was tried (by `init()`, or a write before it): never again.
+    lock_tried: AtomicBool,
     /// The vector-write log of a crash was looked at (once per process).
     pub recovered: AtomicBool,
     /// Writes so far.
@@ -81,6 +83,9 @@ pub struct PersistState {
     pub save_error: Option<String>,
     /// Where each file was found (kept while watching: `watch.rs`).
     pub located: crate::ingest::watch::Located,
+    /// What a write before the first `init()` found taking the writer
+    /// lock, for that `init()`'s report.
+    claim_warnings: Vec<String>,
 }
 
 impl Persist {
@@ -98,6 +103,7 @@ impl Persist {
             state: Mutex::default(),
             saving: tokio::sync::Mutex::new(()),
             claiming: tokio::sync::Mutex::new(()),
+            lock_tried: AtomicBool::new(false),
             recovered: AtomicBool::new(false),
             changes: AtomicU64::new(0),
             api_writes: AtomicBool::new(false),
@@ -154,8 +160,11 @@ impl Engine {
         };
         let at = dir.clone();
         let _claiming = p.claiming.lock().await;
-        // (Held already after an init() whose install failed, or a write before it.)
-        let locked = p.state.lock().writer.is_some();
+        // (Held already after an init() whose install failed, or a write before it;
+        // tried by a write before it: that attempt's outcome stands.)
+        let tried = p.lock_tried.swap(true, Ordering::SeqCst);
+        let locked = p.state.lock().writer.is_some() || tried;
+        warnings.append(&mut p.state.lock().claim_warnings);
         let (lock, snapshot) = blocking(move || {
             let lock = (!locked).then(|| disk::lock(&at));
             // A directory that is not ours is neither written nor read.
@@ -229,14 +238,20 @@ impl Engine {
         let (Some(VectorSide { store: Store::Mastra(_), .. }), Some(p)) = (&self.vectors, &self.persist) else {
             return Ok(());
         };
-        if p.dir.is_none() || p.state.lock().writer.is_some() {
+        if p.dir.is_none() || p.lock_tried.load(Ordering::SeqCst) {
             return Ok(());
         }
         let _claiming = p.claiming.lock().await;
-        let Some(dir) = p.dir.clone().filter(|_| p.state.lock().writer.is_none()) else { return Ok(()) };
+        // Once only, before the first init(): a workspace that only loaded
+        // the directory must never become its writer later (its index is
+        // not the snapshot the writer left).
+        let Some(dir) = p.dir.clone().filter(|_| !p.lock_tried.swap(true, Ordering::SeqCst)) else { return Ok(()) };
         let at = dir.clone();
         let lock = blocking(move || disk::lock(&at)).await?;
-        self.note_lock(lock, &dir, &mut Vec::new());
+        let mut warnings = Vec::new();
+        self.note_lock(lock, &dir, &mut warnings);
+        // Said by the next init() (which makes no attempt of its own now).
+        p.state.lock().claim_warnings = warnings;
         Ok(())
     }
 
@@ -312,7 +327,10 @@ impl Engine {
         let hold = log.hold_all();
         let intents = match log.read_left() {
             Ok(i) if !i.is_empty() => i,
-            Ok(_) => return hold.answered(),
+            Ok(_) => {
+                log.release_left();
+                return hold.answered();
+            }
             Err(e) => return warnings.push(format!("persist: the log of vector writes cannot be read ({e})")),
         };
         let mut doubted = intents.ids.clone();
@@ -383,6 +401,7 @@ impl Engine {
                 return;
             }
         }
+        log.release_left();
         hold.answered();
     }
 

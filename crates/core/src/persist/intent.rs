@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub const INTENT_FILE: &str = "vectors.intent";
+/// The hold on what an earlier process left, from the log's opening (ids
+/// of other holds count from 1).
+const LEFT_HOLD: u64 = 0;
 const TEMP_SUFFIX: &str = ".tmp";
 
 /// The ids and sources a log names.
@@ -91,12 +94,19 @@ impl IntentLog {
         if whole < bytes.len() {
             file.set_len(whole as u64)?;
         }
-        Ok(IntentLog {
-            path,
-            file: Mutex::new(file),
-            held: Mutex::new((0, BTreeMap::new())),
-            left: Mutex::new(whole as u64),
-        })
+        // What an earlier process left is held until a recovery undid it
+        // (`release_left`): a save before that must not trim it away.
+        let held = match whole {
+            0 => (0, BTreeMap::new()),
+            _ => (1, BTreeMap::from([(LEFT_HOLD, 0)])),
+        };
+        Ok(IntentLog { path, file: Mutex::new(file), held: Mutex::new(held), left: Mutex::new(whole as u64) })
+    }
+
+    /// What an earlier process left was undone (a recovery succeeded):
+    /// a save may trim it now.
+    pub fn release_left(&self) {
+        self.held.lock().unwrap_or_else(|e| e.into_inner()).1.remove(&LEFT_HOLD);
     }
 
     /// Holds the whole log while a recovery undoes it: answered when it
@@ -241,6 +251,7 @@ mod tests {
         let log = Arc::new(IntentLog::open(dir.path()).unwrap());
         log.ids(&["next".into()]).unwrap().answered();
         assert_eq!(log.read().unwrap().ids, ["next"]);
+        log.release_left(); // (what the crash left was undone)
         log.trim(log.mark()).unwrap();
         assert!(log.read().unwrap().is_empty());
     }
@@ -255,6 +266,9 @@ mod tests {
         log.ids(&["own, before init()".into()]).unwrap().answered();
         assert_eq!(log.read_left().unwrap().ids, ["crashed"]);
         assert_eq!(log.read().unwrap().ids, ["crashed", "own, before init()"]);
+        log.trim(log.mark()).unwrap();
+        assert_eq!(log.read_left().unwrap().ids, ["crashed"], "held until a recovery undid it");
+        log.release_left();
         log.trim(log.mark()).unwrap();
         assert!(log.read_left().unwrap().is_empty());
     }
