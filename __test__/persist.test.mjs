@@ -772,15 +772,23 @@ test('a changed embedder that refuses one text: init() resolves, the text is lis
   await healed.destroy()
 })
 
-test('with a JavaScript store, a file the changed embedder refuses is reported as a file, and embedded at the next init()', async (t) => {
+
+/** A LibSQL store in memory and a temporary folder (`base` holding `files`, `dir` to persist to): the JavaScript-store cases. */
+async function jsStoreCase(t, files) {
   const { hashEmbed, makeStore } = await import('./vector-helpers.mjs')
   const { store, close } = await makeStore('libsql')
   t.after(close)
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-vside-js-'))
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-js-store-'))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
   const base = path.join(root, 'base')
-  for (let i = 0; i < 3; i++) put(base, `f${i}.md`, `file ${i} about orchards and pears${i}`)
-  const open = (embedder) => new Workspace({ id: 'vside_js', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], persist: { dir: path.join(root, 'p') }, embedder, vectorStore: store })
+  for (const [rel, content] of Object.entries(files)) put(base, rel, content)
+  return { hashEmbed, store, base, dir: path.join(root, 'p') }
+}
+
+test('with a JavaScript store, a file the changed embedder refuses is reported as a file, and embedded at the next init()', async (t) => {
+  const files = Object.fromEntries([0, 1, 2].map((i) => [`f${i}.md`, `file ${i} about orchards and pears${i}`]))
+  const { hashEmbed, store, base, dir } = await jsStoreCase(t, files)
+  const open = (embedder) => new Workspace({ id: 'vside_js', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], persist: { dir }, embedder, vectorStore: store })
   const first = open(async (text) => hashEmbed(`a ${text}`))
   await first.init()
   await first.index('rec/apples', 'a record about apples')
@@ -801,17 +809,12 @@ test('with a JavaScript store, a file the changed embedder refuses is reported a
 })
 
 test('a workspace that only loads a directory another writes (no lock) writes nothing to the vector store they share: its writes reject and change nothing (they reached the store unrecorded: ghost, stale and lost vectors)', async (t) => {
-  const { hashEmbed, makeStore } = await import('./vector-helpers.mjs')
-  const { store, close } = await makeStore('libsql')
-  t.after(close)
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-reader-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
-  const base = path.join(root, 'base')
-  for (let i = 0; i < 3; i++) put(base, `docs/f${i}.md`, `common file ${i} text`)
+  const files = Object.fromEntries([0, 1, 2].map((i) => [`docs/f${i}.md`, `common file ${i} text`]))
+  const { hashEmbed, store, base, dir } = await jsStoreCase(t, files)
   const calls = []
   const open = () => new Workspace({
     id: 'reader_case', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'],
-    persist: { dir: path.join(root, 'p') }, vectorStore: store, embedderId: 'hash',
+    persist: { dir }, vectorStore: store, embedderId: 'hash',
     embedder: async (text) => { calls.push(text); return hashEmbed(text) },
   })
   const writer = open()
@@ -855,9 +858,7 @@ test('a workspace that only loads a directory another writes (no lock) writes no
 })
 
 test('a write before the first init() is this process\'s own, not a crash\'s: init() leaves its vector alone and does not embed it again', async (t) => {
-  const { hashEmbed, makeStore } = await import('./vector-helpers.mjs')
-  const { store, close } = await makeStore('libsql')
-  t.after(close)
+  const { hashEmbed, store, base, dir } = await jsStoreCase(t, { 'docs/f0.md': 'common file 0 text' })
   const ops = []
   const spy = new Proxy(store, {
     get(target, key) {
@@ -869,14 +870,10 @@ test('a write before the first init() is this process\'s own, not a crash\'s: in
       }
     },
   })
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-preinit-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
-  const base = path.join(root, 'base')
-  put(base, 'docs/f0.md', 'common file 0 text')
   const calls = []
   const ws = new Workspace({
     id: 'preinit', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'],
-    persist: { dir: path.join(root, 'p') }, vectorStore: spy, embedderId: 'hash',
+    persist: { dir }, vectorStore: spy, embedderId: 'hash',
     embedder: async (text) => { calls.push(text); return hashEmbed(text) },
   })
   t.after(() => ws.destroy())

@@ -394,6 +394,13 @@ async function budgetedPage(request) {
       }
       return line
     }
+    /** The first file of a page always shows, `text` cut to fit: a page moves on (a cursor to itself would never end). */
+    const showCut = (/** @type {string} */ text) => {
+      const fitted = fitText(text, Math.max(1, left), estimate)
+      blocks.push(fitted)
+      files.push(r)
+      used += estimate(fitted)
+    }
     const headerCost = estimate(`${blocks.length ? '\n\n' : ''}${header}`)
     /** @type {Set<number>} */
     const chosen = new Set()
@@ -438,12 +445,7 @@ async function budgetedPage(request) {
       const line = `${path}:${Math.min(...shownLines)}-${Math.max(...shownLines)}  ${score}  (shown before)`
       const lineCost = estimate(`${blocks.length ? '\n\n' : ''}${line}`)
       if (used + lineCost > room) {
-        if (files.length > 0) break
-        // The first file always shows, so that a page moves on (a cursor to this same page would never end).
-        const fitted = fitText(line, Math.max(1, left), estimate)
-        blocks.push(fitted)
-        files.push(r)
-        used += estimate(fitted)
+        if (files.length === 0) showCut(line)
         break
       }
       blocks.push(line)
@@ -453,12 +455,7 @@ async function budgetedPage(request) {
     }
     // No line of it fits (or not even its header): it starts the next page.
     if (cost > left || (taken === 0 && ranked.length > 0)) {
-      if (files.length > 0) break
-      // The first file always shows, at least its header, so that a page moves on.
-      const fitted = fitText(header, Math.max(1, left), estimate)
-      blocks.push(fitted)
-      files.push(r)
-      used += estimate(fitted)
+      if (files.length === 0) showCut(header)
       break
     }
     const order = [...chosen].sort((a, b) => a - b)
