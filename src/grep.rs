@@ -264,16 +264,6 @@ struct GrepArgs {
 const OPTION_KEYS: &[&str] =
     &["path", "contextLines", "maxCount", "caseSensitive", "includeHidden", "allFiles", "strict", "contextOnce"];
 
-/// The JavaScript string `v` with each lone surrogate written `\uXXXX`
-/// (read into Rust it would show as U+FFFD).
-fn escaped_units(v: &Unknown) -> Checked<String> {
-    // SAFETY: a string: `to_string` read it before this is asked.
-    let units = unsafe { v.cast::<napi::JsString>()? }.into_utf16()?;
-    Ok(char::decode_utf16(units.as_slice().iter().copied())
-        .map(|c| c.map_or_else(|e| format!("\\u{:04x}", e.unpaired_surrogate()), String::from))
-        .collect())
-}
-
 fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<Unknown>) -> Checked<GrepArgs> {
     let pattern_value = pattern;
     let pattern = to_string(pattern, "pattern")?;
@@ -310,14 +300,11 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
         }
     }
     check_grep_pattern(env, &pattern, case_sensitive)?;
-    if held_lone_surrogate(pattern_value, &source)? {
+    if let Some(escaped) = lone_surrogates(pattern_value, &source)? {
         // It would be read as U+FFFD and match something else: JavaScript matches it
         // against half of a character's pair, which UTF-8 text has no way to hold.
         return Err(Fail::UnsupportedGrep {
-            message: format!(
-                "/{}/ cannot run natively: it holds a lone UTF-16 surrogate",
-                escaped_units(pattern_value)?
-            ),
+            message: format!("/{escaped}/ cannot run natively: it holds a lone UTF-16 surrogate"),
             workspace_id: workspace_id.to_string(),
         });
     }

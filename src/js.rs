@@ -214,22 +214,26 @@ pub fn to_string(v: &Unknown, name: &str) -> Checked<String> {
 /// string in Rust (U+FFFD), and two different paths one document.
 pub fn to_name(v: &Unknown, name: &str) -> Checked<String> {
     let s = to_string(v, name)?;
-    if held_lone_surrogate(v, &s)? {
+    if lone_surrogates(v, &s)?.is_some() {
         return Err(Fail::Type(format!("{name} must be a well-formed string, got one with a lone UTF-16 surrogate")));
     }
     Ok(s)
 }
 
-/// Whether the JavaScript string `v`, read as `s`, held a lone UTF-16
-/// surrogate (which `s` holds as U+FFFD).
-pub fn held_lone_surrogate(v: &Unknown, s: &str) -> Checked<bool> {
+/// When the JavaScript string `v`, read as `s`, held a lone UTF-16
+/// surrogate (which `s` holds as U+FFFD): `v` with each written `\uXXXX`.
+pub fn lone_surrogates(v: &Unknown, s: &str) -> Checked<Option<String>> {
     // Only a string that came out with U+FFFD may have held one.
     if !s.contains('\u{FFFD}') {
-        return Ok(false);
+        return Ok(None);
     }
     // SAFETY: a string, as `to_string` matched before `s` was read.
     let units = unsafe { v.cast::<JsString>()? }.into_utf16()?;
-    Ok(char::decode_utf16(units.as_slice().iter().copied()).any(|c| c.is_err()))
+    let chars = || char::decode_utf16(units.as_slice().iter().copied());
+    if chars().all(|c| c.is_ok()) {
+        return Ok(None);
+    }
+    Ok(Some(chars().map(|c| c.map_or_else(|e| format!("\\u{:04x}", e.unpaired_surrogate()), String::from)).collect()))
 }
 
 pub fn to_number(v: &Unknown, name: &str) -> Checked<f64> {

@@ -220,9 +220,11 @@ impl Engine {
             ));
         }
         if let Some(v) = &self.vectors {
+            // Saved for another vector index or store (or none): nothing of it is
+            // this store's; the ledger keeps only what was written before this init().
             let reused = match vectors {
-                Some(saved) => self.install_vectors(v, saved, same_place, warnings).await?,
-                None => false,
+                Some(saved) if same_place => self.install_vectors(v, saved, warnings).await?,
+                _ => false,
             };
             if !reused {
                 // Every document a file's: nothing is put in place, and the

@@ -160,10 +160,9 @@ impl Engine {
         };
         let at = dir.clone();
         let _claiming = p.claiming.lock().await;
-        // (Held already after an init() whose install failed, or a write before it;
-        // tried by a write before it: that attempt's outcome stands.)
-        let tried = p.lock_tried.swap(true, Ordering::SeqCst);
-        let locked = p.state.lock().writer.is_some() || tried;
+        // Tried once only: by an init() whose install failed, or a write
+        // before this init(); that attempt's outcome stands.
+        let locked = p.lock_tried.swap(true, Ordering::SeqCst);
         warnings.append(&mut p.state.lock().claim_warnings);
         let (lock, snapshot) = blocking(move || {
             let lock = (!locked).then(|| disk::lock(&at));
@@ -208,9 +207,6 @@ impl Engine {
             Ok(Ok(l)) => {
                 self.persisted().state.lock().writer = Some(l);
                 self.open_intent_log(dir, warnings);
-                if let Some(js) = js_store {
-                    js.refuse_writes(None);
-                }
             }
             Ok(Err(holder)) => {
                 let shared = js_store.map_or("", |_| ", nor writes to the vector store");
@@ -219,10 +215,10 @@ impl Engine {
                     dir.display()
                 ));
                 if let Some(js) = js_store {
-                    js.refuse_writes(Some(format!(
+                    js.refuse_writes(format!(
                         "vectorStore: not written: {} is written by {holder}, and a workspace that only loads it writes nothing to the vector store they share (its writes would stay there unrecorded); make the change in the workspace that writes it",
                         dir.display()
-                    )));
+                    ));
                 }
             }
             Err(e) => warnings.push(format!("persist: {} cannot be used ({e}); nothing is saved", dir.display())),
@@ -430,15 +426,8 @@ impl Engine {
         &self,
         v: &VectorSide,
         saved: crate::persist::VectorState,
-        same_place: bool,
         warnings: &mut Vec<String>,
     ) -> Result<bool> {
-        if !same_place {
-            // Saved for another vector index or store: nothing of it is
-            // this store's. The ledger keeps only what was written before
-            // this first init().
-            return Ok(false);
-        }
         // Not known (the embedder threw: init() rejects with what it
         // threw), nothing is loaded: reusing the vectors could mix two
         // embedders', and dropping them with the documents would lose

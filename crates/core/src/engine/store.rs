@@ -132,9 +132,9 @@ impl MastraStore {
     /// its lock) writes nothing to the store they share: its writes would
     /// go unrecorded by the writer's ledger and log, and stay there for
     /// good (vectors of documents the index never holds, another text's
-    /// vector under an id). `None`: it writes again (it took the lock).
-    pub fn refuse_writes(&self, why: Option<String>) {
-        *self.refused.lock() = why;
+    /// vector under an id). Set once: the lock is tried once.
+    pub fn refuse_writes(&self, why: String) {
+        *self.refused.lock() = Some(why);
     }
 
     /// Why writes are refused, if they are.
