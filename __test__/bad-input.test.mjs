@@ -2,7 +2,7 @@
 // it was. `undefined` counts as not given.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { Workspace, LocalFilesystem } from './helpers.mjs'
+import { Workspace, LocalFilesystem, lib } from './helpers.mjs'
 
 async function seeded() {
   const ws = new Workspace({ bm25: true })
@@ -113,6 +113,11 @@ test('a path or prefix holding a lone UTF-16 surrogate is a TypeError (it would 
     await assert.rejects(ws.unindex(path), named)
     await assert.rejects(ws.removeByPrefix(path), named)
     assert.throws(() => ws.countByPrefix(path), named)
+    // Paths to read and prefixes to search within too (they read, or searched, the folder named U+FFFD).
+    await assert.rejects(ws.rebuildSearchIndex([path]), named)
+    await assert.rejects(ws.search('needle', { pathPrefix: path }), named)
+    assert.throws(() => new Workspace({ bm25: true, autoIndexPaths: [path] }), named)
+    await assert.rejects(new lib.LocalVector().deleteVectors({ indexName: 'x', ids: [path] }), named)
   }
   assert.deepEqual(await snapshot(ws), before)
   await ws.index('notes/\ud83d\ude00.md', 'needle')

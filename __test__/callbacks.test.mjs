@@ -256,3 +256,77 @@ test('a lone UTF-16 surrogate in metadata or a filter (a value or a key) is a Ty
   assert.deepEqual((await ws.search('alpha'))[0].metadata, { k: 'a pair: 😀' })
   await ws.destroy()
 })
+
+test('an onProgress that throws, or whose promise rejects, makes init() reject with that very error once the index is built (it crashed the process); the next init() reports again', async (t) => {
+  const fs = await import('node:fs')
+  const os = await import('node:os')
+  const path = await import('node:path')
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-progress-'))
+  t.after(() => fs.rmSync(base, { recursive: true, force: true }))
+  for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(base, `f${i}.md`), `file ${i} about herons`)
+  const boom = new Error('progress boom')
+  for (const onProgress of [() => { throw boom }, async () => { throw boom }]) {
+    let calls = 0
+    let failing = true
+    const ws = new Workspace({
+      filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'],
+      onProgress: (event) => { calls++; if (failing) return onProgress(event) },
+    })
+    t.after(() => ws.destroy())
+    await assert.rejects(ws.init(), (e) => e === boom)
+    assert.equal(ws.status, 'ready', 'the index is built')
+    assert.equal((await ws.search('herons', { topK: 10 })).length, 5)
+    const afterFailure = calls
+    failing = false
+    const report = await ws.init()
+    assert.equal(report.indexed, 5)
+    assert.ok(calls > afterFailure, 'the next init() reports its progress again')
+    assert.equal((await ws.rebuildSearchIndex()).indexed, 5, 'a failure is not carried into a later call')
+  }
+})
+
+test('indexMany() rejecting with an error that refuses its `report` property (a Proxy whose trap throws, a frozen error) settles with that error (it never settled), and later calls work', async () => {
+  const proxied = new Proxy(new Error('quota'), { defineProperty() { throw new Error('trap') }, set() { throw new Error('trap') } })
+  const frozen = Object.freeze(new Error('frozen quota'))
+  for (const thrown of [proxied, frozen]) {
+    let failing = true
+    const ws = new Workspace({ bm25: true, embedder: embedBatch(async (texts) => { if (failing) throw thrown; return texts.map((x) => hashEmbed(x, 16)) }) })
+    const settled = await Promise.race([ws.indexMany([{ path: 'a', content: 'alpha' }]).then(() => 'resolved', (e) => e), sleep(5000).then(() => 'pending')])
+    assert.equal(settled, thrown)
+    failing = false
+    await ws.index('b', 'beta')
+    assert.equal((await ws.search('beta', { mode: 'bm25' }))[0]?.id, 'b')
+    await ws.destroy()
+  }
+})
+
+test('an option whose getter throws makes the constructor throw that very error (it threw "get_named_property_unchecked error")', () => {
+  const boom = new Error('credentials expired')
+  const embedder = Object.defineProperty(embedBatch(async (texts) => texts.map(() => [1, 0])), 'maxBatchSize', { get() { throw boom } })
+  assert.throws(() => new Workspace({ bm25: true, embedder }), (e) => e === boom)
+  const bm25 = Object.defineProperty({}, 'k1', { get() { throw boom } })
+  assert.throws(() => new Workspace({ bm25 }), (e) => e === boom)
+  assert.ok(new Workspace({ bm25: true }), 'the next construction works')
+})
+
+test('an embedder that throws null, a Symbol or a BigInt is still named in report.failed (the reason was empty)', async () => {
+  for (const thrown of [null, Symbol('quota'), 429n]) {
+    const ws = new Workspace({ bm25: true, embedder: embedBatch(async () => { throw thrown }) })
+    const error = await ws.indexMany([{ path: 'a', content: 'alpha' }]).then(() => undefined, (e) => e)
+    assert.equal(error, thrown, 'rejects with what was thrown')
+    await ws.destroy()
+  }
+  const fs = await import('node:fs')
+  const os = await import('node:os')
+  const path = await import('node:path')
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-null-'))
+  try {
+    fs.writeFileSync(path.join(base, 'a.md'), 'alpha')
+    const ws = new Workspace({ filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], embedder: embedBatch(async () => { throw null }) })
+    const report = await ws.init()
+    assert.match(report.failed[0].error, /^vectors not written: it threw a value that is not an Error, with no message/)
+    await ws.destroy()
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true })
+  }
+})

@@ -6,6 +6,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -183,4 +184,17 @@ test('grep: root .gitignore rules that count characters still apply under folder
   t.after(() => ws.destroy())
   // As Mastra's ignore package counts: é is one unit, so [!a]? takes xé.ts but not é.ts.
   assert.deepEqual((await ws.grep('needle')).map((f) => f.path).sort(), ['ab.ts', 'café/keep.ts', 'é.ts'])
+})
+
+test('grep over a chain of 3,000 folders answers (the walk ran its thread out of stack: SIGSEGV, in the caller\'s process); what lies past the system\'s path limit is counted unreadable', async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-deep-'))
+  t.after(() => execFileSync('rm', ['-rf', root])) // (a tree this deep is past fs.rmSync's paths)
+  fs.writeFileSync(path.join(root, 'top.md'), 'deepword at the top')
+  const make = 'const fs = require("fs"); process.chdir(process.argv[1]); for (let i = 0; i < 3000; i++) { fs.mkdirSync("d"); process.chdir("d"); if (i === 99) fs.writeFileSync("mid.md", "deepword in the middle") }'
+  execFileSync(process.execPath, ['-e', make, root])
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: root }) })
+  t.after(() => ws.destroy())
+  const found = (await ws.grep('deepword')).map((m) => m.path)
+  assert.deepEqual(found.map((p) => p.split('/').length), [101, 1])
+  assert.ok(ws.stats().grep.unreadable >= 1)
 })

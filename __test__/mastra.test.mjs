@@ -208,3 +208,23 @@ test('an empty id, which Mastra takes, is taken here too: with search and for gr
   await grepOnly.init()
   assert.equal(typeof grepOnly.filesystem.grep, 'function')
 })
+
+test('tenantPool measures workspace-search/mastra workspaces without a memoryOf (Mastra\'s class has no stats(): every get() failed), and says what to give for one it cannot measure', async (t) => {
+  const { tenantPool } = require('../index.js')
+  const base = tree(t, FILES)
+  const pool = tenantPool({
+    maxBytes: 1 << 30,
+    attach: async (tenant) => {
+      const ws = new ours.Workspace({ id: tenant, filesystem: new ours.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'] })
+      await ws.init()
+      return ws
+    },
+  })
+  t.after(() => pool.close())
+  const ws = await pool.get('a')
+  assert.deepEqual((await ws.search('router', { topK: 1 })).map((r) => r.id), ['docs/router.md'])
+  assert.deepEqual(pool.tenants(), ['a'])
+  const stock = tenantPool({ maxBytes: 1 << 30, attach: async () => new mastra.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: base }) }) })
+  t.after(() => stock.close())
+  await assert.rejects(stock.get('b'), /has no stats\(\).*give memoryOf/)
+})

@@ -1,8 +1,10 @@
 // `workspace-search mcp <folder>` driven by the MCP TypeScript SDK's own
 // client over stdio, as Claude Code, Cursor or Codex start it.
+import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
-import test from 'node:test'
+import test, { after } from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -11,8 +13,11 @@ import { tree, eventually } from './helpers.mjs'
 
 const CLI = fileURLToPath(new URL('../bin/workspace-search.js', import.meta.url))
 
-// The saved index goes to a temporary cache folder, not the user's.
-const envFor = (dir) => ({ ...process.env, XDG_CACHE_HOME: path.join(dir, '.cache-for-test') })
+// The saved index goes to a temporary cache folder, not the user's, outside
+// the test's tree: a server writes it as it ends, after the tree is removed.
+const CACHES = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-mcp-cache-'))
+after(() => fs.rmSync(CACHES, { recursive: true, force: true }))
+const envFor = (dir) => ({ ...process.env, XDG_CACHE_HOME: path.join(CACHES, path.basename(dir)) })
 
 async function connect(t, dir, extra = []) {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, ...extra], stderr: 'pipe', env: envFor(dir) })

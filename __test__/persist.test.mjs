@@ -758,6 +758,7 @@ test('a changed embedder that refuses one text: init() resolves, the text is lis
     assert.deepEqual(report.failed, [{ path: 'rec/apples', error: 'vectors not written: text refused for this test (the document is kept for keyword search, and embedded again at the next init())' }])
     assert.equal((await ws.search('quinces', { topK: 1, mode: 'bm25' }))[0]?.id, 'rec/apples')
     assert.equal((await ws.search('file 1 about orchards and pears1', { topK: 1, mode: 'vector' }))[0]?.id, 'f1.md')
+    assert.equal(ws.stats().vectors, ws.stats().documents - 1, 'the refused record has no vector, and is not counted')
     await ws.destroy()
   }
   // The same workspace's next init() tries it again too (a long-lived process: the MCP server).
@@ -801,9 +802,11 @@ test('with a JavaScript store, a file the changed embedder refuses is reported a
   const report = await ws.init()
   assert.deepEqual(report.failed, [{ path: 'f1.md', error: 'vectors not written: text refused for this test (the file is indexed for keyword search, and embedded again at the next init())' }])
   assert.equal((await ws.search('pears1', { topK: 1, mode: 'bm25' }))[0]?.id, 'f1.md')
+  assert.equal(ws.stats().vectors, 3, "the refused file's old vector was deleted: it is not counted (it was: 4)")
   refusing = false
   const again = await ws.init()
   assert.deepEqual(again.failed, [])
+  assert.equal(ws.stats().vectors, 4)
   assert.equal((await ws.search('file 1 about orchards and pears1', { topK: 1, mode: 'vector' }))[0]?.id, 'f1.md')
   await ws.destroy()
 })

@@ -107,6 +107,16 @@ export async function pgAvailable() {
   }
 }
 
+let duckHomeDir
+/** One temporary $HOME for DuckDB per process, removed as the process ends. */
+function duckHome() {
+  if (!duckHomeDir) {
+    duckHomeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-duck-home-'))
+    process.on('exit', () => fs.rmSync(duckHomeDir, { recursive: true, force: true }))
+  }
+  return duckHomeDir
+}
+
 /** A fresh store of the given kind; `close()` releases it. */
 export async function makeStore(kind) {
   switch (kind) {
@@ -123,7 +133,7 @@ export async function makeStore(kind) {
     }
     case 'duckdb': {
       // DuckDB tries to install its vss extension under $HOME; keep that in a temp folder.
-      process.env.HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-duck-home-'))
+      process.env.HOME = duckHome()
       const { DuckDBVector } = await import('@mastra/duckdb')
       const store = new DuckDBVector({ id: 'duckdb', path: ':memory:' })
       return { store, close: async () => store.close?.() }

@@ -316,7 +316,7 @@ describe('configuration', () => {
     assert.throws(() => new Workspace({ embedder: 'embed' }), /embedder must be a function/)
   })
 
-  test('store calls as Mastra: this bound, createIndex once before the first upsert, at most 100 vectors per upsert, metadata { id, text, ...metadata }', async (t) => {
+  test('store calls as Mastra: this bound, createIndex once before the first upsert, at most 100 vectors per upsert, metadata { ...metadata, id, text }', async (t) => {
     const { LibSQLVector } = await import('@mastra/libsql')
     const real = new LibSQLVector({ id: 'rec', url: ':memory:' })
     t.after(() => real.close?.())
@@ -349,7 +349,10 @@ describe('configuration', () => {
     // Hybrid asks each half for max(2 * topK, 100) candidates.
     assert.deepEqual(calls.at(-1), ['query', 100, { cat: 'x' }])
     await ws.search('many', { topK: 3, mode: 'vector' })
-    assert.deepEqual(calls.at(-1), ['query', 3, undefined])
+    // One past topK; the 230 "many N" tie with the query, so deeper: to 16 x topK or topK + 100.
+    assert.deepEqual(calls.filter((c) => c[0] === 'query').slice(-6).map((c) => c[1]), [4, 8, 16, 32, 64, 103])
+    await ws.search('first document', { topK: 1, mode: 'vector' })
+    assert.deepEqual(calls.at(-1), ['query', 2, undefined], 'no tie at the cut: one ask')
     const [hit] = await ws.search('first document', { mode: 'vector', topK: 1 })
     assert.deepEqual(hit.metadata, { type: 'text', cat: 'x' })
   })
@@ -524,3 +527,69 @@ for (const kind of ['LocalVector', 'libsql']) {
     await close()
   })
 }
+
+test('a metadata key named id or text never takes the document\'s place: each hit is its own document, once, with its own text, and a filter on id means the document\'s id in every mode (a record\'s own id field made its hit come back as another document)', async (t) => {
+  for (const kind of ['embedded', 'libsql']) {
+    const { store, close } = await makeStore(kind)
+    t.after(close)
+    const ws = new Workspace({ bm25: true, embedder: async (text) => hashEmbed(text), ...(store ? { vectorStore: store } : {}) })
+    t.after(() => ws.destroy())
+    await ws.index('note-1', 'alpha beta gamma', { metadata: { id: 'note-2', author: 'x' } })
+    await ws.index('note-2', 'alpha delta')
+    await ws.index('h.ts', 'alpha words here', { metadata: { text: 'shadow text' } })
+    for (const mode of ['vector', 'hybrid']) {
+      const results = await ws.search('alpha beta gamma', { mode, topK: 5 })
+      assert.deepEqual(results.map((r) => r.id).sort(), ['h.ts', 'note-1', 'note-2'], `${kind} ${mode}: each document once`)
+      const byId = Object.fromEntries(results.map((r) => [r.id, r]))
+      assert.equal(byId['note-1'].content, 'alpha beta gamma', `${kind} ${mode}`)
+      assert.equal(byId['h.ts'].content, 'alpha words here', `${kind} ${mode}: its own text, not the metadata's`)
+      assert.equal(results[0].id, 'note-1', `${kind} ${mode}: the exact match first`)
+      assert.ok(byId['note-1'].scoreDetails.vector > 0.99, `${kind} ${mode}`)
+    }
+    for (const mode of ['vector', 'hybrid', 'bm25']) {
+      const found = await ws.search('alpha', { mode, topK: 5, filter: { id: 'note-1' } })
+      assert.deepEqual(found.map((r) => r.id), ['note-1'], `${kind} ${mode}: filter on id`)
+    }
+  }
+})
+
+test('vector mode breaks ties by id whatever the store returns first at the cut (LibSQL and DuckDB chose the last written)', async (t) => {
+  for (const kind of ['embedded', 'libsql']) {
+    const { store, close } = await makeStore(kind)
+    t.after(close)
+    const ws = new Workspace({ bm25: true, embedder: async (text) => hashEmbed(text), ...(store ? { vectorStore: store } : {}) })
+    t.after(() => ws.destroy())
+    for (const id of ['c', 'b', 'a', 'd']) await ws.index(id, 'the very same text')
+    assert.deepEqual((await ws.search('the very same text', { mode: 'vector', topK: 1 })).map((r) => r.id), ['a'], kind)
+    assert.deepEqual((await ws.search('the very same text', { mode: 'vector', topK: 3 })).map((r) => r.id), ['a', 'b', 'c'], kind)
+  }
+})
+
+test('the embedded store scores long and short vectors exactly (components of 1e20 scored NaN and ranked an orthogonal document first), and refuses more than 65,536 dimensions', async () => {
+  for (const scale of [1e20, 1e-30]) {
+    const vectors = { same: [scale, 2 * scale, 0], other: [0, 0, scale] }
+    const ws = new Workspace({ bm25: true, embedder: async (text) => vectors[text.split(' ')[0]] ?? vectors.same })
+    await ws.index('same.md', 'same text')
+    await ws.index('other.md', 'other text')
+    const results = await ws.search('same', { mode: 'vector', topK: 2 })
+    assert.deepEqual(results.map((r) => r.id), ['same.md', 'other.md'], String(scale))
+    assert.ok(Math.abs(results[0].scoreDetails.vector - 1) < 1e-6, `${scale}: ${results[0].scoreDetails.vector}`)
+    await ws.destroy()
+  }
+  const wide = new Workspace({ bm25: true, embedder: async () => new Array(70_000).fill(0.5) })
+  await assert.rejects(wide.index('a', 'alpha'), /embedded vector store takes vectors of at most 65536 dimensions; the embedder answered 70000/)
+  await wide.destroy()
+})
+
+test('vector mode answers each id once when a store answers a row twice', async (t) => {
+  const inner = new lib.LocalVector({ id: 'inner' })
+  const store = {
+    createIndex: (a) => inner.createIndex(a), upsert: (a) => inner.upsert(a), deleteVectors: (a) => inner.deleteVectors(a),
+    deleteIndex: (a) => inner.deleteIndex(a), listIndexes: () => inner.listIndexes(), describeIndex: (a) => inner.describeIndex(a),
+    query: async (a) => (await inner.query(a)).flatMap((hit) => [hit, { ...hit }]),
+  }
+  const ws = new Workspace({ bm25: true, embedder: async (text) => hashEmbed(text), vectorStore: store })
+  t.after(() => ws.destroy())
+  for (const [id, text] of [['a', 'apples and pears'], ['b', 'apples and plums'], ['c', 'apples only']]) await ws.index(id, text)
+  assert.deepEqual((await ws.search('apples and pears', { mode: 'vector', topK: 3 })).map((r) => r.id), ['a', 'b', 'c'])
+})

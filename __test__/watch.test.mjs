@@ -111,6 +111,21 @@ test('a file found through a symbolic link changes with its target (in a watched
   await eventually('the links follow their targets', async () => JSON.stringify(await contents('zebra yak')) === JSON.stringify(['docs/link.md=alpha yak', 'docs/shared/real.md=alpha yak']))
 })
 
+test('rebuildSearchIndex([]) keeps the index and the watcher on its paths: later changes reach the index (it watched nothing, silently)', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'alpha', 'docs/b.md': 'bravo' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const report = await ws.rebuildSearchIndex([])
+  assert.equal(report.indexed, 0)
+  assert.equal(ws.stats().documents, 2, 'the index is kept')
+  fs.writeFileSync(path.join(dir, 'docs/c.md'), 'charlie')
+  fs.unlinkSync(path.join(dir, 'docs/b.md'))
+  await eventually('a new file and a removal reach the index', async () =>
+    (await idsFor(ws, 'charlie')).includes('docs/c.md') && (await idsFor(ws, 'bravo')).length === 0)
+  assert.equal(ws.stats().watch.live, true)
+})
+
 test('destroy() stops the watcher; later changes reach nothing and nothing throws', async (t) => {
   const dir = tree(t, { 'docs/a.md': 'first' })
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })

@@ -91,6 +91,62 @@ function tokenizeMany(tokenizer) {
 }
 
 /**
+ * Hands `indexMany()`'s report to the error it rejects with, as `report`;
+ * an error that refuses the property (frozen, or a Proxy whose trap
+ * throws) carries none rather than leave the call unsettled.
+ * @param {object} error
+ * @param {unknown} report
+ */
+function attachReport(error, report) {
+  try {
+    /** @type {{ report?: unknown }} */ (error).report = report
+  } catch {
+    // (as documented: its `report` is missing)
+  }
+}
+
+/**
+ * The user's `onProgress` as the engine calls it. `call(event)` never
+ * throws and leaves no promise rejected unhandled: the first failure (a
+ * throw, or a rejection of the promise it answered) is kept, and the events
+ * after it are not sent. `answered()`, called as a flow ends, throws that
+ * failure (the flow then rejects with it, as it was thrown) and starts the
+ * next flow afresh: a promise of an earlier flow that rejects late is not
+ * this one's.
+ * @param {(event: unknown) => unknown} onProgress
+ */
+function progressCaller(onProgress) {
+  let flow = 0
+  /** @type {{ error: unknown } | undefined} */
+  let failure
+  /** @param {number} of @param {unknown} error */
+  const fail = (of, error) => {
+    if (of === flow && !failure) failure = { error }
+  }
+  return {
+    /** @param {unknown} event */
+    call(event) {
+      if (failure) return
+      const of = flow
+      try {
+        const answer = onProgress(event)
+        if (answer !== null && (typeof answer === 'object' || typeof answer === 'function') && 'then' in answer) {
+          Promise.resolve(answer).then(undefined, (error) => fail(of, error))
+        }
+      } catch (error) {
+        fail(of, error)
+      }
+    },
+    answered() {
+      flow++
+      const failed = failure
+      failure = undefined
+      if (failed) throw failed.error
+    },
+  }
+}
+
+/**
  * What a user tokenizer does, for the persist fingerprint (src/construct.rs):
  * its source text (an edited function) and the tokens it gives for each of
  * core's probe texts (closures and bound functions, whose text is the same
@@ -257,4 +313,6 @@ module.exports = {
   setValues,
   tokenizeMany,
   tokenizerIdentity,
+  progressCaller,
+  attachReport,
 }

@@ -7,6 +7,20 @@
 // its destroy() is done.
 'use strict'
 
+const { natives } = require('./natives.js')
+
+/**
+ * A workspace's memory by default: its `stats()`, or for one of
+ * workspace-search/mastra (Mastra's class, which has none) its native
+ * workspace's.
+ * @param {any} w
+ */
+function statsMemory(w) {
+  const own = typeof w?.stats === 'function' ? w : natives.get(w)
+  if (!own) throw new TypeError("tenantPool: this workspace has no stats() (Mastra's own Workspace?): give memoryOf")
+  return own.stats().memoryBytes
+}
+
 /**
  * @template {{ destroy(): Promise<void> }} W
  * @param {{ attach: (tenant: string) => Promise<W>, maxBytes: number, memoryOf?: (workspace: W) => number, onEvictError?: (tenant: string, error: unknown) => void }} options
@@ -14,7 +28,7 @@
 function tenantPool(options) {
   if (!options || typeof options.attach !== 'function') throw new TypeError('tenantPool needs { attach, maxBytes }')
   const { attach, maxBytes } = options
-  const measure = options.memoryOf ?? ((/** @type {any} */ w) => w.stats().memoryBytes)
+  const measure = options.memoryOf ?? statsMemory
   if (typeof measure !== 'function') throw new TypeError('tenantPool: memoryOf must be a function')
   // A bound that cannot be measured is an error of that call, never a pool that evicts everything.
   const memoryOf = (/** @type {W} */ w) => {

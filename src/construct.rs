@@ -71,12 +71,17 @@ impl Workspace {
         };
         let progress = match &o.on_progress {
             Some(f) => {
-                // SAFETY: `f` is a function (checked when the options were read);
-                // only its argument and return types are named here.
-                let f: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
-                    unsafe { f.to_unknown().cast()? };
-                let f = f.build_threadsafe_function().weak::<true>().build()?;
-                Some(Arc::new(JsProgress(f)) as Arc<dyn ProgressSink>)
+                let caller: Object = runtime_fn(env, "progressCaller")?.call(f.to_unknown())?.coerce_to_object()?;
+                // lib's progressCaller answers `{ call(event), answered() }`: only
+                // their argument and return types are named here.
+                let call: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
+                    caller.get_named_property("call")?;
+                let answered: Function<(), napi::threadsafe_function::UnknownReturnValue> =
+                    caller.get_named_property("answered")?;
+                Some(Arc::new(JsProgress {
+                    call: call.build_threadsafe_function().weak::<true>().build()?,
+                    answered: answered.build_threadsafe_function().weak::<true>().build()?,
+                }) as Arc<dyn ProgressSink>)
             }
             None => None,
         };

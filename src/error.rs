@@ -61,7 +61,12 @@ pub fn snapshot_failure(e: &Error) -> Option<SnapshotFailure<'_>> {
 
 /// A failure of the user's JavaScript, carried through core untouched.
 pub fn host_error(e: Error) -> engine::Error {
-    engine::Error::host(e.reason.clone(), e)
+    // (napi-rs finds no text in a thrown `null`, Symbol or BigInt: reports would say nothing.)
+    let reason = match e.reason.as_str() {
+        "" => "it threw a value that is not an Error, with no message".to_string(),
+        reason => reason.to_string(),
+    };
+    engine::Error::host(reason, e)
 }
 
 /// A caught panic as an error that says where it came from.

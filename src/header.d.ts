@@ -107,6 +107,11 @@ export type PersistOptions = PersistDirOptions | PersistStoreOptions
 export interface PersistDirOptions {
   /** The directory (created if needed); relative paths are relative to the process's working directory. */
   dir?: string
+  /** (Object storage's: see `PersistStoreOptions`.) */
+  store?: never
+  cacheDir?: never
+  cacheMaxBytes?: never
+  storeTimeoutMs?: never
 }
 
 /**
@@ -118,6 +123,8 @@ export interface PersistDirOptions {
  */
 export interface PersistStoreOptions {
   store: SnapshotStore
+  /** (A directory's: see `PersistDirOptions`.) */
+  dir?: never
   /** How long one call of the store may take (default 30000); a call that takes longer fails with `SnapshotStoreError`. */
   storeTimeoutMs?: number
   /** A local folder keeping the parts fetched or saved (by content: never stale), loaded from there mapped: a warm attach fetches the manifest only. */

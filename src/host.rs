@@ -9,11 +9,16 @@ use std::pin::Pin;
 use workspace_search_core::engine::host::{HostFuture, Progress, ProgressSink, TokenizeCall};
 
 pub type ProgressFn = ThreadsafeFunction<ProgressEvent, UnknownReturnValue, ProgressEvent, napi::Status, false, true>;
+pub type AnsweredFn = ThreadsafeFunction<(), UnknownReturnValue, (), napi::Status, false, true>;
 pub type TokenizerFn = ThreadsafeFunction<Vec<String>, Vec<Vec<String>>, Vec<String>, napi::Status, false, true>;
 
-/// `onProgress`: events queued to the JavaScript thread, never waited for
-/// but the last of a phase.
-pub struct JsProgress(pub ProgressFn);
+/// `onProgress` behind lib/runtime.js `progressCaller`: events queued to
+/// the JavaScript thread, never waited for but the last of a phase; what
+/// the user's function threw comes back from `answered`.
+pub struct JsProgress {
+    pub call: ProgressFn,
+    pub answered: AnsweredFn,
+}
 
 fn event(p: Progress<'_>) -> ProgressEvent {
     ProgressEvent {
@@ -26,14 +31,18 @@ fn event(p: Progress<'_>) -> ProgressEvent {
 
 impl ProgressSink for JsProgress {
     fn emit(&self, p: Progress<'_>) {
-        self.0.call(event(p), ThreadsafeFunctionCallMode::NonBlocking);
+        self.call.call(event(p), ThreadsafeFunctionCallMode::NonBlocking);
     }
 
     fn finish(&self, p: Progress<'_>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         let ev = event(p);
         Box::pin(async move {
-            let _ = self.0.call_async(ev).await;
+            let _ = self.call.call_async_catch(ev).await;
         })
+    }
+
+    fn answered(&self) -> HostFuture<'_, ()> {
+        Box::pin(async move { self.answered.call_async_catch(()).await.map(drop).map_err(host_error) })
     }
 }
 

@@ -71,6 +71,13 @@ pub fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<Function<'e, Unknown<'
     runtime(env)?.get_named_property(name)
 }
 
+/// lib/runtime.js `attachReport`: `report` set on the error `value`, where
+/// it takes it (a frozen error, or a Proxy whose trap throws, carries none).
+pub fn attach_report<T: ToNapiValue>(env: &Env, value: Unknown, report: T) -> Result<()> {
+    let attach: Function<FnArgs<(Unknown, T)>, Unknown> = runtime(env)?.get_named_property("attachReport")?;
+    attach.call((value, report).into()).map(drop)
+}
+
 /// `f` (the user's embedder or reranker) behind lib/runtime.js
 /// `answerCaller`: its answer awaited and its arrays (`depth` levels) copied
 /// into plain ones in JavaScript, where a throwing getter rejects the call.
@@ -90,9 +97,30 @@ fn thrown_value<'e>(env: &'e Env, e: napi::Error) -> Result<Unknown<'e>> {
     Ok(unsafe { Unknown::from_napi_value(env.raw(), raw)? })
 }
 
+/// The exception a failed Node-API call left pending (a getter of the
+/// user's that threw), taken: it is what the caller must get, and no
+/// other call into JavaScript runs while it is pending.
+fn pending_exception<'e>(env: &'e Env) -> Option<Unknown<'e>> {
+    let mut pending = false;
+    // SAFETY: `env` is the live environment of this thread; the call only reads its state.
+    let asked = unsafe { napi::sys::napi_is_exception_pending(env.raw(), &mut pending) };
+    if asked != napi::sys::Status::napi_ok || !pending {
+        return None;
+    }
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: as above; it clears the exception it hands back in `raw`.
+    let taken = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
+    // SAFETY: `raw` is a value of `env`, just handed back.
+    (taken == napi::sys::Status::napi_ok).then(|| unsafe { Unknown::from_napi_value(env.raw(), raw).ok() })?
+}
+
 impl Fail {
-    /// The JavaScript error object for this failure.
+    /// The JavaScript error object for this failure (what a getter of the
+    /// user's threw, when that is why it failed).
     pub fn into_js<'e>(self, env: &'e Env) -> Result<Unknown<'e>> {
+        if let Some(thrown) = pending_exception(env) {
+            return Ok(thrown);
+        }
         let rt = runtime(env)?;
         let make = |kind: &str, msg: String| -> Result<Unknown<'e>> {
             let f: Function<FnArgs<(String, String)>, Unknown> = rt.get_named_property("makeError")?;
@@ -290,6 +318,11 @@ pub fn to_array<'e>(v: &Unknown<'e>, name: &str) -> Checked<Vec<Unknown<'e>>> {
 
 pub fn to_string_array(v: &Unknown, name: &str) -> Checked<Vec<String>> {
     to_array(v, name)?.iter().enumerate().map(|(i, e)| to_string(e, &format!("{name}[{i}]"))).collect()
+}
+
+/// An array of names (paths, ids): each one `to_name`'s.
+pub fn to_name_array(v: &Unknown, name: &str) -> Checked<Vec<String>> {
+    to_array(v, name)?.iter().enumerate().map(|(i, e)| to_name(e, &format!("{name}[{i}]"))).collect()
 }
 
 /// Rejects keys outside `allowed` (and outside `ignored`, which are

@@ -56,7 +56,7 @@ fn index_name(o: &Object, method: &str) -> Checked<String> {
 
 /// The largest dimension an index takes (pgvector's type stops at 16,000;
 /// far above any embedding model's).
-const MAX_DIMENSION: u32 = 65_536;
+const MAX_DIMENSION: usize = workspace_search_core::vectors::store::MAX_DIMENSION;
 
 fn vector_of(v: &Unknown, name: &str) -> Checked<Vec<f32>> {
     // SAFETY: `v` is a live value of its own environment; the conversion checks its type.
@@ -195,7 +195,7 @@ impl LocalVector {
                 let Vectors(vectors) = unsafe { Vectors::from_napi_value(env.raw(), raw.raw()) }
                     .map_err(|e| Fail::Type(format!("vectors: {}", e.reason)))?;
                 let ids = match prop(&o, "ids")? {
-                    Some(v) => to_string_array(&v, "ids")?,
+                    Some(v) => to_name_array(&v, "ids")?,
                     None => (0..vectors.len()).map(|_| generated_vector_id()).collect(),
                 };
                 let metadata: Vec<Option<Map<String, Value>>> = match prop(&o, "metadata")? {
@@ -332,7 +332,7 @@ impl LocalVector {
                 let o = args(&params, "deleteVectors", &["indexName", "ids", "filter"])?;
                 let name = index_name(&o, "deleteVectors")?;
                 let ids = match prop(&o, "ids")? {
-                    Some(v) => Some(to_string_array(&v, "ids")?),
+                    Some(v) => Some(to_name_array(&v, "ids")?),
                     None => None,
                 };
                 let filter = filter_of(env, &o)?;

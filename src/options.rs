@@ -159,7 +159,7 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         out.search_index_name = Some(to_string(&v, "searchIndexName")?);
     }
     if let Some(v) = prop(&o, "autoIndexPaths")? {
-        out.auto_index_paths = to_string_array(&v, "autoIndexPaths")?;
+        out.auto_index_paths = to_name_array(&v, "autoIndexPaths")?;
     }
     if let Some(v) = prop(&o, "chunking")? {
         let c = to_object(&v, "chunking")?;
@@ -523,7 +523,7 @@ pub fn search_options(env: &Env, options: Option<Unknown>) -> Checked<SearchOpti
         };
     }
     if let Some(v) = prop(&o, "pathPrefix")? {
-        out.path_prefix = Some(to_string(&v, "pathPrefix")?);
+        out.path_prefix = Some(to_name(&v, "pathPrefix")?);
     }
     if let Some(v) = prop(&o, "topK")? {
         out.top_k = to_integer(&v, "topK", 0.0)?.min(u32::MAX as f64) as usize;

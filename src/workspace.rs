@@ -114,7 +114,7 @@ impl Workspace {
             let checked = (|| -> Checked<Vec<String>> {
                 check_ready(&self.engine)?;
                 match paths.filter(|p| !is_nullish(p)) {
-                    Some(p) => to_string_array(&p, "paths"),
+                    Some(p) => to_name_array(&p, "paths"),
                     None => Ok(self.engine.auto_index_paths.clone()),
                 }
             })();
@@ -209,9 +209,8 @@ impl Workspace {
                     // Only an object can carry the report: a string, number
                     // or null the embedder threw is handed back as it is.
                     if matches!(value.get_type()?, ValueType::Object | ValueType::Function) {
-                        // SAFETY: its type was checked just above.
-                        let mut obj = unsafe { value.cast::<Object>()? };
-                        obj.set_named_property("report", to_report(report))?;
+                        // In JavaScript: an error that refuses the property (frozen, a Proxy) carries none.
+                        crate::js::attach_report(env, value, to_report(report))?;
                     }
                     Err(napi::Error::from_unknown_without_coercion(value))
                 }

@@ -92,6 +92,17 @@ test('installed with no Rust on PATH: TypeScript ESM, CommonJS and the CLI work'
     assert.fail(`tsc failed:\n${err.stdout}`)
   }
   assert.deepEqual(JSON.parse(node([path.join(app, 'dist/main.js'), path.join(app, 'data')], app)), EXPECTED)
+  // The classic resolution (`moduleResolution: "node"`, CommonJS projects) finds both entries' types too.
+  fs.writeFileSync(path.join(app, 'legacy.ts'), "import type * as mastra from 'workspace-search/mastra'\nimport type { Workspace } from 'workspace-search'\nexport type Both = [typeof mastra.nativeWorkspace, Workspace]\n")
+  fs.writeFileSync(
+    path.join(app, 'tsconfig.node10.json'),
+    JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'commonjs', moduleResolution: 'node', types: [], skipLibCheck: true }, files: ['legacy.ts'] }),
+  )
+  try {
+    node([TSC, '-p', path.join(app, 'tsconfig.node10.json')], app)
+  } catch (err) {
+    assert.fail(`tsc (moduleResolution node) failed:\n${err.stdout}`)
+  }
 
   fs.writeFileSync(
     path.join(app, 'main.cjs'),

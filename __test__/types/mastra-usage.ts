@@ -8,7 +8,7 @@ import { LibSQLVector } from '@mastra/libsql'
 import { PgVector } from '@mastra/pg'
 import { DuckDBVector } from '@mastra/duckdb'
 import { embedMany, type EmbeddingModel } from 'ai'
-import { Workspace, LocalFilesystem, tenantPool, type BatchEmbedder, type IndexReport } from 'workspace-search'
+import { Workspace, LocalFilesystem, LocalVector, tenantPool, type BatchEmbedder, type IndexReport } from 'workspace-search'
 import * as mastra from 'workspace-search/mastra'
 
 declare const model: EmbeddingModel
@@ -78,6 +78,23 @@ export async function perTenant(languageModel: ConstructorParameters<typeof Agen
 }
 
 export const typedBatch: BatchEmbedder = batch
+
+// workspace-search/mastra takes the native engine's options where Mastra's
+// types are narrower; its search's own options are typed through
+// nativeWorkspace(); the workspace is still Mastra's, for its Agent.
+export async function nativeOptions(languageModel: ConstructorParameters<typeof Agent>[0]['model']): Promise<number> {
+  const workspace = new mastra.Workspace({
+    filesystem: new mastra.LocalFilesystem({ basePath: '.' }),
+    bm25: { k1: 1.2, b: 0.75, tokenize: { preset: 'mastra' } },
+    vectorStore: new LocalVector(),
+    embedder: Object.assign(async (texts: string[]) => texts.map(() => new Float32Array(4)), { batch: true as const }),
+  })
+  const results = (await mastra.nativeWorkspace(workspace)?.search('router', { group: 'file', pathPrefix: 'src', fusion: 'rrf' })) ?? []
+  const plain = await workspace.search('router', { topK: 3 })
+  const agent = new Agent({ id: 'c', name: 'c', instructions: 'help', model: languageModel, workspace })
+  void agent
+  return (results[0]?.lineRanges?.length ?? 0) + plain.length
+}
 
 // A batch embedder whose `batch` is not the literal `true` is refused (the
 // message, "'boolean' is not assignable to type 'true'", is checked by

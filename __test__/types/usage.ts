@@ -188,6 +188,10 @@ export function rejected(): void {
   new Workspace({ persist: true })
   // @ts-expect-error persist is a boolean or { dir }
   new Workspace({ persist: '.index' })
+  // @ts-expect-error a directory or a store, not both (the constructor refuses them)
+  new Workspace({ id: 't', persist: { dir: '.index', store: {} as import('workspace-search').SnapshotStore } })
+  // @ts-expect-error cacheDir is a store's
+  new Workspace({ persist: { dir: '.index', cacheDir: '.cache' } })
   // @ts-expect-error watch is a boolean
   new Workspace({ watch: 'yes' })
 }

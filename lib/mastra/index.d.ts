@@ -16,10 +16,30 @@ import type { IndexReport, Workspace as NativeWorkspace, WorkspaceOptions } from
 export type NativeSearchOptions = Omit<WorkspaceOptions, keyof WorkspaceConfig<any, any, any>>
 
 /**
+ * The options Mastra's config shares with workspace-search's, taken as the
+ * native engine takes them (wider than Mastra's types): `bm25` with
+ * `tokenize` (`{ preset: 'mastra' }` for Mastra's exact tokenization),
+ * `vectorStore` as any store with MastraVector's methods (`LocalVector`),
+ * a batch `embedder` answering `Float32Array`s.
+ */
+export type NativeSharedOptions = Pick<WorkspaceOptions, 'bm25' | 'vectorStore' | 'embedder'>
+
+/** Mastra's config with workspace-search's options (see `NativeSharedOptions`, `NativeSearchOptions`). */
+export type NativeWorkspaceConfig<
+  TFilesystem extends WorkspaceFilesystem | undefined = WorkspaceFilesystem | undefined,
+  TSandbox extends WorkspaceSandbox | undefined = WorkspaceSandbox | undefined,
+  TMounts extends Record<string, WorkspaceFilesystem> | undefined = undefined,
+> = Omit<WorkspaceConfig<TFilesystem, TSandbox, TMounts>, keyof NativeSharedOptions> &
+  NativeSharedOptions &
+  NativeSearchOptions
+
+/**
  * Mastra's Workspace (a subclass: `new Agent({ workspace })`, tools, skills,
  * sandbox and LSP are Mastra's) whose indexing and search run in
  * workspace-search's native engine. Its instances are typed as Mastra's own
- * Workspace, so that every Mastra API that takes one takes it.
+ * Workspace, so that every Mastra API that takes one takes it: its
+ * `search()` takes workspace-search's options too (`group`, `pathPrefix`,
+ * `fusion`), typed through `nativeWorkspace(workspace)`.
  */
 export type Workspace<
   TFilesystem extends WorkspaceFilesystem | undefined = WorkspaceFilesystem | undefined,
@@ -33,7 +53,7 @@ export declare const Workspace: {
     TSandbox extends WorkspaceSandbox | undefined = WorkspaceSandbox | undefined,
     TMounts extends Record<string, WorkspaceFilesystem> | undefined = undefined,
   >(
-    config: WorkspaceConfig<TFilesystem, TSandbox, TMounts> & NativeSearchOptions,
+    config: NativeWorkspaceConfig<TFilesystem, TSandbox, TMounts>,
   ): Workspace<TFilesystem, TSandbox, TMounts>
   readonly prototype: MastraWorkspace
 }

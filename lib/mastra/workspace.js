@@ -12,11 +12,8 @@ const { NativeSearchEngine, ENGINE_METHODS } = require('./engine.js')
 /** The @mastra/core releases this entry is tested with. */
 const SUPPORTED_MASTRA = '>=1.71.0 <2'
 
-/**
- * The native workspace behind each workspace of this entry.
- * @type {WeakMap<object, import('../../index').Workspace>}
- */
-const natives = new WeakMap()
+/** The native workspace behind each workspace of this entry. */
+const { natives } = require('../natives.js')
 
 /**
  * The native Workspace behind `workspace` (its `stats()`, `save()`,

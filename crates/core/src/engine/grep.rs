@@ -232,6 +232,9 @@ impl Engine {
         let mut state = self.grep.state.lock();
         let Some(g) = state.as_mut().filter(|g| g.grep.unsaved()) else { return Ok(()) };
         let _lock = if p.holds_lock() {
+            if p.lost_lock(&dir) {
+                return Ok(()); // (another workspace may write the directory now)
+            }
             None
         } else {
             match crate::persist::disk::lock(&dir) {

@@ -59,6 +59,11 @@ pub struct Progress<'a> {
 pub trait ProgressSink: Send + Sync {
     fn emit(&self, p: Progress<'_>);
     fn finish(&self, p: Progress<'_>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+    /// As a flow ends: the first failure of the host's callback since the
+    /// last `answered` (what it threw), which the flow then rejects with.
+    fn answered(&self) -> HostFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// The host's notifications for the folders of grep's kept walk

@@ -37,7 +37,8 @@ impl Engine {
         // A large first build's reads overflow the system's queue of events:
         // the tree is then reconciled once after this call (a walk).
         let before = self.watched_paths();
-        if self.watch {
+        // (`[]` keeps the index, and the watcher on the paths it follows.)
+        if self.watch && !paths.is_empty() {
             self.start_watching(&paths, &mut warnings);
         }
         let out = self.clone().load_and_reconcile(&ticket, paths, warnings).await;

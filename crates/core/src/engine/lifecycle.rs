@@ -21,13 +21,16 @@ impl Engine {
         *self.status.lock() = Lifecycle::Initializing;
         let (me, ticket, paths) = (self.clone(), self.gate.ticket(), self.auto_index_paths.clone());
         async move {
-            let result = me.clone().rebuild(ticket, paths).await;
-            let mut status = me.status.lock();
-            if !me.destroyed.load(Ordering::SeqCst) {
-                *status = if result.is_ok() { Lifecycle::Ready } else { Lifecycle::Error };
+            me.progress_answered(Ok(())).await.ok(); // (a failure of an earlier flow is not this one's)
+            let result = me.clone().rebuild_files(ticket, paths).await;
+            {
+                let mut status = me.status.lock();
+                if !me.destroyed.load(Ordering::SeqCst) {
+                    *status = if result.is_ok() { Lifecycle::Ready } else { Lifecycle::Error };
+                }
             }
-            drop(status);
-            result
+            // Ready whatever `onProgress` threw: the index is built.
+            me.progress_answered(result).await
         }
     }
 

@@ -231,6 +231,16 @@ impl Engine {
 }
 
 impl Engine {
+    /// Applies a write that has no vector side, unless `destroy()` came
+    /// first: the call was then settled as cut short, so it must not reach
+    /// the index (nor destroy()'s save). Asked with the index held.
+    pub(super) fn unless_destroyed<T>(&self, apply: impl FnOnce() -> T) -> Result<T> {
+        match self.is_destroyed() {
+            true => Err(self.not_ready()),
+            false => Ok(apply()),
+        }
+    }
+
     pub fn is_destroyed(&self) -> bool {
         self.destroyed.load(Ordering::SeqCst)
     }

@@ -24,6 +24,24 @@ use std::time::Duration;
 /// the embedder is the one that made the saved vectors.
 pub const CANARY: &str = "workspace-search embedder check: the quick brown fox jumps over the lazy dog";
 
+/// Why a writer whose directory was removed (or replaced) since it took
+/// its lock saves no more: another workspace may have made the directory
+/// again and be its writer now.
+const LOCK_LOST: &str = "the directory was removed or replaced since this workspace took its lock, so another \
+     workspace may write it now; this one saves no more (start it again to write there)";
+
+/// The lock of a writer's directory made again without a snapshot (by
+/// hand, or a tool that empties it): the writer goes on saving there. Not
+/// where a snapshot lies, nor where another holds the lock: another
+/// workspace made it and writes there.
+fn relock(dir: &std::path::Path) -> Option<DirLock> {
+    let snapshot = dir.join(disk::SNAPSHOT_FILE);
+    if !dir.is_dir() || std::fs::symlink_metadata(snapshot).is_ok() {
+        return None;
+    }
+    disk::lock(dir).ok()?.ok()
+}
+
 /// What taking a directory's writer lock comes to (`disk::lock`): held,
 /// held by another (who), or an error.
 type LockOutcome = std::io::Result<std::result::Result<DirLock, String>>;
@@ -126,6 +144,12 @@ impl Persist {
         if let Some(remote) = &self.remote {
             remote.release();
         }
+    }
+
+    /// Whether this workspace took the directory's writer lock, and the
+    /// directory was removed or replaced since (it saves no more).
+    pub fn lost_lock(&self, dir: &std::path::Path) -> bool {
+        self.state.lock().writer.as_ref().is_some_and(|w| !w.still_locks(dir))
     }
 
     /// Whether this workspace holds the directory's writer lock.
@@ -463,9 +487,19 @@ impl Engine {
         let _one = p.saving.lock().await;
         let changes = p.changes.load(Ordering::SeqCst);
         {
-            let state = p.state.lock();
+            let mut state = p.state.lock();
             if state.writer.is_none() || !state.loaded || (!force && state.saved_changes == changes) {
                 return Ok(false);
+            }
+            if !state.writer.as_ref().is_some_and(|w| w.still_locks(&dir)) {
+                match relock(&dir) {
+                    Some(lock) => state.writer = Some(lock),
+                    None => {
+                        let e = format!("persist: could not save to {}: {LOCK_LOST}", dir.display());
+                        state.save_error = Some(e.clone());
+                        return Err(Error::from_reason(e));
+                    }
+                }
             }
         }
         // What the log holds now is covered by this save once it is on disk.

@@ -391,6 +391,10 @@ impl Engine {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
         let vector = Self::query_vector(v, &query).await?;
+        if !opts.group_by_file && mode == Mode::Vector {
+            let results = self.vector_ties_by_id(v, &vector, &tokens, &opts).await?;
+            return self.texts_read(results).await;
+        }
         if !opts.group_by_file {
             let results = self.ranked_vectors(v, &vector, &tokens, mode, opts.top_k, &opts).await?;
             return self.texts_read(results).await;
@@ -423,6 +427,29 @@ impl Engine {
         }
         // Folded before the texts are read: only each file's best chunk is shown.
         self.texts_read(group::by_file(results, opts.top_k)).await
+    }
+
+    /// Vector mode's first `topK`: the store asked for one hit more, and
+    /// deeper while a tie straddles the cut (to 16 x `topK` or `topK` + 100), so that the
+    /// id, not the store (LibSQL and DuckDB answer the last written first),
+    /// picks which tied hits come back.
+    async fn vector_ties_by_id(
+        &self,
+        v: &VectorSide,
+        vector: &[f32],
+        tokens: &[String],
+        opts: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
+        let top_k = opts.top_k;
+        let most = top_k.saturating_mul(16).max(top_k.saturating_add(100)).min(group::MAX_VECTOR_DEPTH).max(top_k);
+        let mut depth = top_k.saturating_add(1).min(most);
+        loop {
+            let hits = self.vector_hits(v, vector.to_vec(), tokens, depth, opts).await?;
+            if depth >= most || !hybrid::tie_at_cut(&hits, top_k, depth) {
+                return Ok(hybrid::vector_results(hits, top_k, opts.min_score));
+            }
+            depth = depth.saturating_mul(2).min(most);
+        }
     }
 
     /// The first `top_k` vector-mode or hybrid results, texts not read yet.

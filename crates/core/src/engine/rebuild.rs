@@ -23,8 +23,25 @@ use std::time::Instant;
 type FileErrors = FxHashMap<usize, String>;
 
 impl Engine {
-    /// Rebuilds both indexes from the files of `paths`.
+    /// Rebuilds both indexes from the files of `paths`; rejects, once done,
+    /// with what the user's `onProgress` threw meanwhile.
     pub async fn rebuild(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<Outcome> {
+        self.progress_answered(Ok(())).await.ok(); // (a failure of an earlier flow is not this one's)
+        let outcome = self.clone().rebuild_files(ticket, paths).await;
+        self.progress_answered(outcome).await
+    }
+
+    /// `outcome`, or once it is Ok, the first failure of the user's progress
+    /// callback since the last call.
+    pub(super) async fn progress_answered<T>(&self, outcome: Result<T>) -> Result<T> {
+        match &self.progress {
+            Some(p) if outcome.is_ok() => p.answered().await.and(outcome),
+            _ => outcome,
+        }
+    }
+
+    /// `rebuild`'s work.
+    pub(super) async fn rebuild_files(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<Outcome> {
         if self.persist.is_some() {
             return self.rebuild_persisted(ticket, paths).await;
         }

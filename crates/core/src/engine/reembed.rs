@@ -106,8 +106,11 @@ impl Engine {
                 }
                 Some(reason) => {
                     // All or nothing, as a rebuild's file: units written before the failure go.
-                    let _ = v.store.delete_ids(&v.index_name, &ids).await;
-                    v.ledger.lock().drop_texts(&ids);
+                    // Still listed if the delete failed, so that a later removal deletes them.
+                    match v.store.delete_ids(&v.index_name, &ids).await {
+                        Ok(()) => v.ledger.lock().withdraw(source, &ids),
+                        Err(_) => v.ledger.lock().drop_texts(&ids),
+                    }
                     failed.push((source.clone(), reason));
                 }
             }

@@ -14,6 +14,7 @@ use super::error::{Error, Result};
 use super::{Engine, VectorSide};
 use crate::index::NewDocument;
 use crate::vectors::plan::{self, MAX_UPSERT};
+use crate::vectors::store::MAX_DIMENSION;
 use crate::vectors::{embedding, metadata};
 use futures::stream::{self, StreamExt};
 use rustc_hash::FxHashMap;
@@ -300,6 +301,11 @@ impl VectorSide {
         // failing every write until a restart. The embedded store's check
         // costs a lookup, so it is made each time; a JavaScript store's
         // after an upsert fails, which is then tried once more.
+        if self.store.is_local() && dim > MAX_DIMENSION {
+            return Err(Error::from_reason(format!(
+                "the embedded vector store takes vectors of at most {MAX_DIMENSION} dimensions; the embedder answered {dim}"
+            )));
+        }
         if (!created || self.store.is_local()) && dim > 0 {
             // Errors ignored, as Mastra: the index usually exists already.
             let _ = self.store.create_index(&self.index_name, dim).await;

@@ -134,8 +134,8 @@ impl Engine {
             let report = Report { indexed: docs.len(), ..Default::default() };
             if docs.len() == 1 {
                 // One document: an upsert, no bulk build.
-                let (doc, seq) = (docs.into_iter().next().expect("one"), ticket.seq());
-                self.write_index(move |index| index.upsert(doc, seq)).await?;
+                let (doc, seq, me) = (docs.into_iter().next().expect("one"), ticket.seq(), self.clone());
+                self.write_index(move |index| me.unless_destroyed(|| index.upsert(doc, seq))).await??;
                 self.save_soon();
                 return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
             }
@@ -144,12 +144,15 @@ impl Engine {
             // The build holds the write lock: off the JavaScript thread.
             blocking(move || {
                 me.remember_stats();
-                me.index.write().add_bulk(docs, seq, &mut |_| {});
+                let mut index = me.index.write();
+                me.unless_destroyed(|| index.add_bulk(docs, seq, &mut |_| {}))?;
+                drop(index);
                 if large {
                     (me.release_memory)();
                 }
+                Ok::<_, Error>(())
             })
-            .await?;
+            .await??;
             self.save_soon();
             return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
         };

@@ -90,14 +90,17 @@ impl Tree {
         true
     }
 
+    /// Forgets `rel` and every folder below it (no recursion: any depth).
     fn drop_folder(&mut self, rel: &str, watch: &mut dyn DirWatch) {
-        self.unreadable.remove(rel);
-        if let Some(entries) = self.folders.remove(rel) {
-            watch.unwatch(rel);
-            for e in entries {
-                if let Entry::Folder(sub) = e {
-                    self.drop_folder(&sub, watch);
-                }
+        let mut gone = vec![rel.to_string()];
+        while let Some(rel) = gone.pop() {
+            self.unreadable.remove(&rel);
+            if let Some(entries) = self.folders.remove(&rel) {
+                watch.unwatch(&rel);
+                gone.extend(entries.into_iter().filter_map(|e| match e {
+                    Entry::Folder(sub) => Some(sub),
+                    Entry::File(_) => None,
+                }));
             }
         }
     }
@@ -201,16 +204,20 @@ impl Tree {
         Some((out, unreadable))
     }
 
+    /// The files under `rel`, in order (no recursion: any depth).
     fn collect(&self, rel: &str, extensions: Option<&FxHashSet<String>>, out: &mut Vec<Found>) {
-        for e in self.folders.get(rel).map(Vec::as_slice).unwrap_or_default() {
-            match e {
-                Entry::File(f) => {
+        let entries_of = |rel: &str| self.folders.get(rel).map(Vec::as_slice).unwrap_or_default().iter();
+        let mut open = vec![entries_of(rel)];
+        while let Some(entries) = open.last_mut() {
+            match entries.next() {
+                None => drop(open.pop()),
+                Some(Entry::File(f)) => {
                     let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
                     if extensions.is_none_or(|x| is_text(name, x)) {
                         out.push(f.clone());
                     }
                 }
-                Entry::Folder(sub) => self.collect(sub, extensions, out),
+                Some(Entry::Folder(sub)) => open.push(entries_of(sub)),
             }
         }
     }

@@ -145,6 +145,9 @@ pub fn root_gitignore(base: &Path) -> Option<RootIgnore> {
     Some(RootIgnore { rules: b.build().ok()?, wide_rules })
 }
 
+/// How many levels of folders a walk lists in parallel.
+const PARALLEL_LEVELS: usize = 24;
+
 /// Walks the folder `rel` of `base` (`""` for base itself).
 pub fn walk(base: &Path, rel: &str, rules: &WalkRules) -> Walked {
     let ignore = root_gitignore(base).filter(|g| rel.is_empty() || !g.may_ignore_path_or_parents(rel));
@@ -182,6 +185,16 @@ impl Walker<'_> {
 
     /// The files under `rel`, in order, appended to `out`.
     fn folder(&self, rel: &str, out: &mut Walked) {
+        self.folder_at(rel, 0, out)
+    }
+
+    /// `folder` at `depth` below the walk's root: sub-folders are walked
+    /// in parallel down to `PARALLEL_LEVELS`, one after another below
+    /// (a chain of thousands of folders ran the thread out of stack).
+    fn folder_at(&self, rel: &str, depth: usize, out: &mut Walked) {
+        if depth >= PARALLEL_LEVELS {
+            return self.folder_in_order(rel, out);
+        }
         let Some(entries) = self.list(rel) else {
             out.unreadable_folders += 1;
             return;
@@ -193,7 +206,7 @@ impl Walker<'_> {
                 Entry::File(f) => Ok(f),
                 Entry::Folder(sub) => {
                     let mut w = Walked::default();
-                    self.folder(&sub, &mut w);
+                    self.folder_at(&sub, depth + 1, &mut w);
                     Err(w)
                 }
             })
@@ -205,6 +218,25 @@ impl Walker<'_> {
                     out.files.extend(w.files);
                     out.unreadable_folders += w.unreadable_folders;
                 }
+            }
+        }
+    }
+
+    /// `folder` on this thread, without recursion: any depth.
+    fn folder_in_order(&self, rel: &str, out: &mut Walked) {
+        let Some(entries) = self.list(rel) else {
+            out.unreadable_folders += 1;
+            return;
+        };
+        let mut open = vec![entries.into_iter()];
+        while let Some(entries) = open.last_mut() {
+            match entries.next() {
+                None => drop(open.pop()),
+                Some(Entry::File(f)) => out.files.push(f),
+                Some(Entry::Folder(sub)) => match self.list(&sub) {
+                    Some(entries) => open.push(entries.into_iter()),
+                    None => out.unreadable_folders += 1,
+                },
             }
         }
     }

@@ -448,7 +448,28 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// dropped, and by the system when the process dies (even by SIGKILL).
 #[derive(Debug)]
 pub struct DirLock {
-    _file: File,
+    file: File,
+}
+
+impl DirLock {
+    /// Whether the directory's lock file is still the one held here: not
+    /// so once the directory was removed (or replaced), when another
+    /// workspace may have made it again and taken its lock.
+    pub fn still_locks(&self, dir: &Path) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let (Ok(held), Ok(now)) = (self.file.metadata(), fs::symlink_metadata(dir.join(LOCK_FILE))) else {
+                return false;
+            };
+            held.dev() == now.dev() && held.ino() == now.ino()
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            true
+        }
+    }
 }
 
 /// Whether a name in a persist directory is one of ours.
@@ -525,7 +546,7 @@ pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
     write!(file, "{LOCK_MARK}\nprocess {}\n", std::process::id())?;
     remove_stale_temps(dir);
-    Ok(Ok(DirLock { _file: file }))
+    Ok(Ok(DirLock { file }))
 }
 
 /// Temporary files left by a writer that died mid-save (only the lock
@@ -533,7 +554,9 @@ pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
 fn remove_stale_temps(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
-        if e.file_name().to_string_lossy().starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}")) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if [SNAPSHOT_FILE, GREP_FILE].iter().any(|file| name.starts_with(&format!("{file}{TEMP_MARK}"))) {
             let _ = fs::remove_file(e.path());
         }
     }

@@ -81,12 +81,27 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
 }
 
 /// Vector mode: ordered by the store's raw score, ties by id, `minScore`
-/// on the clamped score.
+/// on the clamped score, each id once (a store may answer a row twice, or
+/// rows another program wrote under one of our ids).
 pub fn vector_results(mut hits: Vec<SearchHit>, top_k: usize, min_score: Option<f64>) -> Vec<SearchHit> {
     hits.sort_by(by_raw_score_then_id);
+    let mut seen = std::collections::HashSet::new();
+    hits.retain(|h| seen.insert(h.id.clone()));
     hits.retain(|h| min_score.is_none_or(|m| h.score >= m));
     hits.truncate(top_k);
     hits
+}
+
+/// Whether vector hits asked `asked` deep may have cut a tie at `top_k`:
+/// the store answered in full and its last score equals the `top_k`-th
+/// (the store, not the id, would have chosen which tied rows came back).
+pub fn tie_at_cut(hits: &[SearchHit], top_k: usize, asked: usize) -> bool {
+    if top_k == 0 || hits.len() < asked || hits.len() <= top_k {
+        return false;
+    }
+    let mut raw: Vec<f64> = hits.iter().map(|h| h.vector.unwrap_or(f64::NAN)).collect();
+    raw.sort_by(|a, b| b.total_cmp(a));
+    raw[top_k - 1] == raw[raw.len() - 1]
 }
 
 /// Merges bm25-mode candidates (scores already divided by the best match,

@@ -53,18 +53,17 @@ impl Filter {
     }
 
     /// Whether `doc_id` and `meta` match, seen as a vector store sees the
-    /// document (`vectors::metadata`: `{ id, text, ...metadata }`): a field
-    /// `id` the metadata lacks is the document's id, so that a filter on ids
-    /// keeps the same documents in both halves of a hybrid search.
+    /// document (`vectors::metadata`: `{ ...metadata, id, text }`): the
+    /// field `id` is the document's id (a metadata key `id` included), so
+    /// that a filter on ids keeps the same documents in both halves of a
+    /// hybrid search.
     pub fn matches_document(&self, doc_id: &str, meta: Option<&Map<String, Value>>) -> bool {
         match self {
             Filter::All(fs) => fs.iter().all(|f| f.matches_document(doc_id, meta)),
             Filter::Any(fs) => fs.iter().any(|f| f.matches_document(doc_id, meta)),
             Filter::None(fs) => !fs.iter().any(|f| f.matches_document(doc_id, meta)),
-            Filter::Field(path, cond) => match lookup(meta, path) {
-                None if path == "id" => cond.test(Some(&Value::String(doc_id.to_string()))),
-                found => cond.test(found),
-            },
+            Filter::Field(path, cond) if path == "id" => cond.test(Some(&Value::String(doc_id.to_string()))),
+            Filter::Field(path, cond) => cond.test(lookup(meta, path)),
         }
     }
 
@@ -254,9 +253,10 @@ mod tests {
         assert!(f(json!({"id": "a.md"})).matches_document("a.md", None));
         assert!(!f(json!({"id": {"$nin": ["a.md"]}})).matches_document("a.md", None));
         assert!(f(json!({"id": {"$in": ["b.md", "a.md"]}})).matches_document("a.md", None));
-        // The user's own `id` wins, as `{ id, text, ...metadata }` spreads it last.
+        // The document's id wins over a metadata key `id`, as the store holds it.
         let meta = json!({"id": 7}).as_object().cloned().unwrap();
-        assert!(f(json!({"id": 7})).matches_document("a.md", Some(&meta)));
+        assert!(!f(json!({"id": 7})).matches_document("a.md", Some(&meta)));
+        assert!(f(json!({"id": "a.md"})).matches_document("a.md", Some(&meta)));
         assert!(f(json!({"$or": [{"id": "x"}, {"n": 1}]})).reads("id"));
         assert!(f(json!({"text.x": 1})).reads("text"));
         assert!(!f(json!({"textual": 1})).reads("text"));

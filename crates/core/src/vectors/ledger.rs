@@ -113,6 +113,18 @@ impl Ledger {
         (ids, known)
     }
 
+    /// Forgets `ids` of `source` (their vectors deleted), and `source`
+    /// itself when none are left: a source counts only what the store holds.
+    pub fn withdraw(&mut self, source: &str, ids: &[String]) {
+        self.drop_texts(ids);
+        if let Some(listed) = self.by_source.get_mut(source) {
+            listed.retain(|id| !ids.contains(id));
+            if listed.is_empty() {
+                self.by_source.remove(source);
+            }
+        }
+    }
+
     /// Forgets `source` (after its vectors were deleted).
     pub fn forget(&mut self, source: &str) {
         if let Some(ids) = self.by_source.remove(source) {

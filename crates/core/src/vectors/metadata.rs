@@ -1,7 +1,10 @@
-//! The metadata stored beside each vector, as Mastra writes it:
-//! `{ id, text, ...metadata }`, plus `_startLineOffset` for chunks and for
-//! documents given a `startLineOffset`. Written (`encode`) and read back
-//! from store hits (`decode`) here only.
+//! The metadata stored beside each vector, as Mastra writes it
+//! (`{ id, text, ...metadata }`), plus `_startLineOffset` for chunks and for
+//! documents given a `startLineOffset`, except that the document's own `id`
+//! and `text` win over metadata keys of those names (in Mastra's order, a
+//! record's own `id` field took the document's place: its hits came back
+//! under another document's id, with another text). Written (`encode`) and
+//! read back from store hits (`decode`) here only.
 
 use crate::index::NewDocument;
 use serde_json::{Map, Value};
@@ -13,11 +16,11 @@ const START_LINE: &str = "_startLineOffset";
 /// The metadata to store with `doc`'s vector.
 pub fn encode(doc: &NewDocument) -> Map<String, Value> {
     let mut m = Map::new();
-    m.insert(ID.into(), Value::String(doc.id.clone()));
-    m.insert(TEXT.into(), Value::String(doc.content.to_string()));
     if let Some(meta) = &doc.metadata {
         m.extend(meta.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
+    m.insert(ID.into(), Value::String(doc.id.clone()));
+    m.insert(TEXT.into(), Value::String(doc.content.to_string()));
     if let Some(o) = doc.start_line_offset {
         m.insert(START_LINE.into(), o.into());
     }
@@ -34,6 +37,11 @@ pub fn written_hash(doc: &NewDocument) -> u64 {
     h.update(&[0]);
     if let Some(meta) = &doc.metadata {
         h.update(serde_json::to_string(&**meta).unwrap_or_default().as_bytes());
+        if meta.contains_key(ID) || meta.contains_key(TEXT) {
+            // Written in the order before 2026-12-06 (the record's `id` or
+            // `text` in the document's place): written again.
+            h.update(b"\0own id and text last");
+        }
     }
     h.update(&[0]);
     h.update(&doc.start_line_offset.map_or(u64::MAX, u64::from).to_le_bytes());
@@ -89,6 +97,15 @@ mod tests {
         let d = decode("x".into(), Some(m));
         assert_eq!((d.id.as_str(), d.content.as_str(), d.start_line_offset), ("a.md#chunk-1", "two\nlines", Some(40)));
         assert_eq!(Value::Object(d.metadata), json!({"sourceFile": "a.md", "n": 1}));
+        let shadowed = NewDocument {
+            id: "note-1".into(),
+            content: "alpha".into(),
+            metadata: json!({"id": "row-7", "text": "other"}).as_object().cloned().map(std::sync::Arc::new),
+            start_line_offset: None,
+            analyzed: Default::default(),
+        };
+        let d = decode("note-1".into(), Some(encode(&shadowed)));
+        assert_eq!((d.id.as_str(), d.content.as_str()), ("note-1", "alpha"), "the document's own id and text win");
         let bare = decode("store-id".into(), None);
         assert_eq!((bare.id.as_str(), bare.content.as_str(), bare.start_line_offset), ("store-id", "", None));
     }

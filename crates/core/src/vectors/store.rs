@@ -52,6 +52,10 @@ pub enum VectorError {
     Invalid(String),
 }
 
+/// The longest vector an index takes (an embedder answering more is
+/// refused, rather than kept at 4 bytes a component per document).
+pub const MAX_DIMENSION: usize = 65_536;
+
 /// What a query scans for its candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Quantization {
@@ -528,6 +532,16 @@ impl VectorIndex {
             return Ok(Vec::new());
         }
         let qnorm = norm(q);
+        // A cosine's query taken at unit length: the dot of two long vectors
+        // (components about 1e20) overflows f32, of two short ones underflows,
+        // where neither length does.
+        let unit: Vec<f32>;
+        let (q, qnorm) = if self.metric == Metric::Cosine && qnorm > 0.0 && qnorm.is_finite() {
+            unit = q.iter().map(|&x| (f64::from(x) / f64::from(qnorm)) as f32).collect();
+            (&unit[..], 1.0)
+        } else {
+            (q, qnorm)
+        };
         let filter = filter.filter(|f| !f.is_empty());
         let top = self.graph_top(q, qnorm, k, filter).unwrap_or_else(|| self.scan_top(q, qnorm, k, filter));
         Ok(top
@@ -770,6 +784,9 @@ impl VectorStore {
         if dim == 0 {
             return Err(VectorError::Invalid("dimension must be a positive integer".into()));
         }
+        if dim > MAX_DIMENSION {
+            return Err(VectorError::Invalid(format!("dimension must be at most {MAX_DIMENSION}, got {dim}")));
+        }
         match self.indexes.get(name) {
             Some(ix) if ix.dim == dim => Ok(()),
             Some(ix) => Err(VectorError::Exists { name: name.into(), existing: ix.dim, requested: dim }),
@@ -854,6 +871,22 @@ mod tests {
             ix.upsert("ix", vec!["x".into()], vec![vec![f32::NAN, 0.0, 0.0]], vec![None]),
             Err(VectorError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn cosine_of_long_and_short_vectors() {
+        // Lengths within f32's range whose squares or products are not.
+        for scale in [1e20f32, 1e-22, 1e-30] {
+            let mut s = VectorStore::default();
+            s.create_index("ix", 3, Metric::Cosine).unwrap();
+            let ix = s.index_mut("ix").unwrap();
+            let (a, b) = (vec![scale, 2.0 * scale, 0.0], vec![0.0, 0.0, scale]);
+            ix.upsert("ix", vec!["a".into(), "b".into()], vec![a.clone(), b], vec![None, None]).unwrap();
+            let r = ix.query("ix", &a, 2, None, false).unwrap();
+            assert_eq!(r[0].id, "a", "{scale}");
+            assert!((r[0].score - 1.0).abs() < 1e-6, "{scale}: {}", r[0].score);
+            assert!(r[1].score.abs() < 1e-6, "{scale}: {}", r[1].score);
+        }
     }
 
     #[test]
