@@ -103,3 +103,34 @@ test('a store write that destroy() cut short lands before the next workspace on 
   assert.deepEqual(vector, bm25, 'the store holds what the index holds')
   await c.destroy()
 })
+
+test('destroy() during a large indexMany() without vectors: a call that rejects left nothing in the saved snapshot, one that resolves left all of it (it rejected while destroy()\'s save kept its documents)', async (t) => {
+  const { Workspace } = await import('./helpers.mjs')
+  const docs = Array.from({ length: 8000 }, (_, i) => ({ path: `batch/${i}`, content: `qqbatch word${i} ${'lorem ipsum dolor '.repeat(8)}` }))
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+  let seen = { rejected: 0, resolved: 0 }
+  for (let delay = 0; delay < 400 && seen.resolved === 0; delay += 2) {
+    const dir = path.join(tree(t), 'p')
+    const open = () => new Workspace({ id: 'cut', bm25: true, gitHistory: false, persist: { dir } })
+    const first = open()
+    await first.init()
+    await first.index('kept', 'qqbatch kept')
+    const write = first.indexMany(docs).then(() => 'resolved', (e) => e.name)
+    await sleep(delay)
+    await first.destroy()
+    const outcome = await write
+    const next = open()
+    await next.init()
+    const documents = next.stats().documents
+    await next.destroy()
+    if (outcome === 'resolved') {
+      seen.resolved++
+      assert.equal(documents, 8001, `destroy() after ${delay} ms: the call resolved, its documents are saved`)
+    } else {
+      seen.rejected++
+      assert.equal(outcome, 'WorkspaceNotReadyError')
+      assert.equal(documents, 1, `destroy() after ${delay} ms: the call rejected, so nothing of it is saved`)
+    }
+  }
+  assert.ok(seen.rejected > 0 && seen.resolved > 0, JSON.stringify(seen))
+})

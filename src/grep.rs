@@ -414,7 +414,7 @@ impl Workspace {
                     Err(GrepFailure::Other(e)) => Err(napi_error(e)),
                 }
             };
-            env.spawn_future_with_callback(raced(self.engine.clone(), work), move |env, result| match result {
+            env.spawn_future_with_callback(raced(self.engine.clone(), None, work), move |env, result| match result {
                 Ok(v) => Ok(v),
                 Err((e, _)) if e.reason.starts_with(UNANSWERABLE) => {
                     let message = e.reason[UNANSWERABLE.len()..].to_string();

@@ -7,6 +7,7 @@ use crate::js::Fail;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use workspace_search_core::engine::{Engine, Lifecycle};
 
@@ -19,8 +20,23 @@ where
     T: 'static + Send + ToNapiValue,
     F: 'static + Send + std::future::Future<Output = Result<T>>,
 {
+    spawn_write(env, engine, None, fut)
+}
+
+/// `spawn` for a write whose ticket says when it has begun to change the
+/// index (`committed`): `destroy()` does not cut it short from then on.
+pub fn spawn_write<'e, T, F>(
+    env: &'e Env,
+    engine: &Arc<Engine>,
+    committed: Option<Arc<AtomicBool>>,
+    fut: F,
+) -> Result<PromiseRaw<'e, T>>
+where
+    T: 'static + Send + ToNapiValue,
+    F: 'static + Send + std::future::Future<Output = Result<T>>,
+{
     let id = engine.id.clone();
-    env.spawn_future_with_callback(raced(engine.clone(), fut), move |env, result| {
+    env.spawn_future_with_callback(raced(engine.clone(), committed, fut), move |env, result| {
         result.map_err(|(e, status)| js_error(env, e, status, &id))
     })
 }
@@ -31,26 +47,36 @@ pub type Cut = (napi::Error, Option<&'static str>);
 /// `fut` with panics caught, raced against `destroy()`.
 pub async fn raced<T>(
     engine: Arc<Engine>,
+    committed: Option<Arc<AtomicBool>>,
     fut: impl std::future::Future<Output = Result<T>>,
 ) -> Result<std::result::Result<T, Cut>> {
     let work = std::pin::pin!(catch_panics(fut));
     let stop = std::pin::pin!(engine.until_destroyed());
     // `stop` is polled first: once destroy() has run the work is never polled
     // again, so an embedder or store answer that arrives later cannot carry
-    // it on to its next store call (or to resolving).
-    Ok(match futures::future::select(stop, work).await {
-        futures::future::Either::Left(_) => Err((napi_error(engine.not_ready()), Some(engine.status.lock().as_str()))),
+    // it on to its next store call (or to resolving); but a write that had
+    // begun to change the index ends as it does (destroy()'s save keeps it).
+    let result = match futures::future::select(stop, work).await {
+        futures::future::Either::Left((_, work)) if committed.as_ref().is_some_and(|c| c.load(Ordering::SeqCst)) => {
+            work.await
+        }
+        futures::future::Either::Left(_) => {
+            return Ok(Err((napi_error(engine.not_ready()), Some(engine.status.lock().as_str()))))
+        }
+        futures::future::Either::Right((result, _)) => result,
+    };
+    Ok({
         // Refused its turn by the closed gate: cut short by destroy() too;
         // else refused before the first init() (a persisted workspace's
         // removal by prefix or clear()): the status it has.
-        futures::future::Either::Right((result, _)) => result.map_err(|e| {
+        result.map_err(|e| {
             // (`destroy()` closes the gate before it marks the workspace destroyed.)
             let status = is_not_ready(&e).then(|| match engine.is_destroyed() || engine.gate.is_closed() {
                 true => Lifecycle::Destroyed.as_str(),
                 false => engine.status.lock().as_str(),
             });
             (e, status)
-        }),
+        })
     })
 }
 

@@ -5,7 +5,7 @@
 use crate::error::{check_ready, napi_error, panic_error};
 use crate::js::*;
 use crate::options;
-use crate::promise::{catch_panics, js_error, raced, spawn};
+use crate::promise::{catch_panics, js_error, raced, spawn, spawn_write};
 use crate::types::*;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -153,8 +153,10 @@ impl Workspace {
                 Err(f) => rejected(env, f),
                 Ok(doc) => {
                     let ticket = self.engine.gate.ticket();
-                    let engine = self.engine.clone();
-                    spawn(env, &self.engine, async move { engine.index_one(ticket, doc).await.map_err(napi_error) })
+                    let (engine, committed) = (self.engine.clone(), Some(ticket.committed()));
+                    spawn_write(env, &self.engine, committed, async move {
+                        engine.index_one(ticket, doc).await.map_err(napi_error)
+                    })
                 }
             }
         })
@@ -197,9 +199,9 @@ impl Workspace {
                 Ok(d) => d,
             };
             let ticket = self.engine.gate.ticket();
-            let (engine, id) = (self.engine.clone(), self.engine.id.clone());
+            let (engine, id, committed) = (self.engine.clone(), self.engine.id.clone(), Some(ticket.committed()));
             let write = engine.clone().index_many(ticket, docs, started);
-            let fut = raced(engine, async move { write.await.map_err(napi_error) });
+            let fut = raced(engine, committed, async move { write.await.map_err(napi_error) });
             // The first failure rejects, as its own Error object carrying the report.
             env.spawn_future_with_callback(fut, move |env, outcome| match outcome {
                 Err((e, status)) => Err(js_error(env, e, status, &id)),

@@ -227,6 +227,7 @@ impl Engine {
             gate: Arc::new(Gate::default()),
             status: Mutex::new(Lifecycle::Pending),
             destroyed: AtomicBool::new(false),
+            commits: Default::default(),
             last_stats: Mutex::default(),
             prefix_counts: Mutex::default(),
             shutdown: tokio::sync::Notify::new(),

@@ -108,6 +108,9 @@ pub struct Engine {
     pub gate: Arc<Gate>,
     pub status: Mutex<Lifecycle>,
     pub destroyed: AtomicBool,
+    /// Held to mark the workspace destroyed, and by a write deciding to
+    /// apply (`unless_destroyed`): each then sees the other's side.
+    commits: Mutex<()>,
     /// The statistics as of the last write or `stats()` call, answered by
     /// `stats()` while a bulk write holds the index (no wait on the
     /// JavaScript thread).
@@ -233,12 +236,18 @@ impl Engine {
 impl Engine {
     /// Applies a write that has no vector side, unless `destroy()` came
     /// first: the call was then settled as cut short, so it must not reach
-    /// the index (nor destroy()'s save). Asked with the index held.
-    pub(super) fn unless_destroyed<T>(&self, apply: impl FnOnce() -> T) -> Result<T> {
-        match self.is_destroyed() {
-            true => Err(self.not_ready()),
-            false => Ok(apply()),
+    /// the index (nor destroy()'s save). Once it applies, `committed` says
+    /// so: a `destroy()` meanwhile lets the call end as it will (the binding's
+    /// race), rather than reject a write its save then keeps.
+    pub(super) fn unless_destroyed<T>(&self, committed: &AtomicBool, apply: impl FnOnce() -> T) -> Result<T> {
+        {
+            let _deciding = self.commits.lock();
+            if self.is_destroyed() {
+                return Err(self.not_ready());
+            }
+            committed.store(true, Ordering::SeqCst);
         }
+        Ok(apply())
     }
 
     pub fn is_destroyed(&self) -> bool {
@@ -294,7 +303,10 @@ impl Engine {
         // The gate first: a call cut short below lets go of its place in the
         // write order, and the write after it must not take that turn.
         self.gate.close();
-        self.destroyed.store(true, Ordering::SeqCst);
+        {
+            let _deciding = self.commits.lock();
+            self.destroyed.store(true, Ordering::SeqCst);
+        }
         *self.status.lock() = Lifecycle::Destroyed;
         self.shutdown.notify_waiters();
         // The history goes with the index (a read still running drops its answer).

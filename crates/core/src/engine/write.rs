@@ -134,18 +134,19 @@ impl Engine {
             let report = Report { indexed: docs.len(), ..Default::default() };
             if docs.len() == 1 {
                 // One document: an upsert, no bulk build.
-                let (doc, seq, me) = (docs.into_iter().next().expect("one"), ticket.seq(), self.clone());
-                self.write_index(move |index| me.unless_destroyed(|| index.upsert(doc, seq))).await??;
+                let (doc, seq, me, committed) =
+                    (docs.into_iter().next().expect("one"), ticket.seq(), self.clone(), ticket.committed());
+                self.write_index(move |index| me.unless_destroyed(&committed, || index.upsert(doc, seq))).await??;
                 self.save_soon();
                 return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
             }
             let large = docs.len() >= 10_000;
-            let (me, seq) = (self.clone(), ticket.seq());
+            let (me, seq, committed) = (self.clone(), ticket.seq(), ticket.committed());
             // The build holds the write lock: off the JavaScript thread.
             blocking(move || {
                 me.remember_stats();
                 let mut index = me.index.write();
-                me.unless_destroyed(|| index.add_bulk(docs, seq, &mut |_| {}))?;
+                me.unless_destroyed(&committed, || index.add_bulk(docs, seq, &mut |_| {}))?;
                 drop(index);
                 if large {
                     (me.release_memory)();

@@ -45,6 +45,8 @@ pub struct Ticket {
     seq: u64,
     /// Whether `turn` answered Ok (the write may be applying).
     took_turn: AtomicBool,
+    /// Set once the write has begun to change the index (`Engine::unless_destroyed`).
+    committed: Arc<AtomicBool>,
 }
 
 impl Gate {
@@ -55,7 +57,7 @@ impl Gate {
         if s.issued == 1 {
             s.next = 1;
         }
-        Ticket { gate: self.clone(), seq: s.issued, took_turn: AtomicBool::new(false) }
+        Ticket { gate: self.clone(), seq: s.issued, took_turn: AtomicBool::new(false), committed: Default::default() }
     }
 
     /// The count of turns taken and ended: odd while a write applies; read
@@ -98,6 +100,12 @@ impl Gate {
 impl Ticket {
     pub fn seq(&self) -> u64 {
         self.seq
+    }
+
+    /// Whether (once set) this write has begun to change the index: a call
+    /// that `destroy()` would cut short then ends as its write does.
+    pub fn committed(&self) -> Arc<AtomicBool> {
+        self.committed.clone()
     }
 
     /// Waits until every earlier write has finished; `Closed` if the gate
