@@ -198,3 +198,18 @@ test('grep over a chain of 3,000 folders answers (the walk ran its thread out of
   assert.deepEqual(found.map((p) => p.split('/').length), [101, 1])
   assert.ok(ws.stats().grep.unreadable >= 1)
 })
+
+test('grep after the base folder is renamed away and another made at its path answers from the new one (its kept walk watched the old folder: new files were never found)', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'needle one' })
+  t.after(() => fs.rmSync(`${dir}.away`, { recursive: true, force: true }))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  assert.deepEqual((await ws.grep('needle')).map((m) => m.path), ['docs/a.md'])
+  fs.renameSync(dir, `${dir}.away`)
+  fs.mkdirSync(path.join(dir, 'docs'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'docs/b.md'), 'needle two')
+  assert.deepEqual((await ws.grep('needle')).map((m) => m.path), ['docs/b.md'])
+  fs.writeFileSync(path.join(dir, 'docs/d.md'), 'needle three')
+  fs.writeFileSync(path.join(dir, 'e.md'), 'needle four')
+  assert.deepEqual((await ws.grep('needle')).map((m) => m.path).sort(), ['docs/b.md', 'docs/d.md', 'e.md'])
+})

@@ -240,3 +240,25 @@ test('a file entry that is a link to a file in another folder, retargeted, is fo
   fs.writeFileSync(path.join(dir, 'shared/v2/notes.md'), 'third heron\n')
   await eventually('an edit of the new target', async () => (await idsFor(ws, 'heron')).includes('notes.md'))
 })
+
+test('a link whose target is missing, at init() or later (a git checkout that removes it and puts it back), is indexed once its target is there (it stayed out until a restart)', async (t) => {
+  const dir = tree(t, { 'docs/b.md': 'bravo' })
+  fs.symlinkSync('a.md', path.join(dir, 'docs/link.md'))
+  fs.symlinkSync('gone.md', path.join(dir, 'docs/later.md'))
+  fs.writeFileSync(path.join(dir, 'docs/gone.md'), 'kiwi in the target')
+  fs.unlinkSync(path.join(dir, 'docs/gone.md'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  t.after(() => ws.destroy())
+  const report = await ws.init()
+  assert.deepEqual(report.skipped.map((s) => s.path).sort(), ['docs/later.md', 'docs/link.md'])
+  fs.writeFileSync(path.join(dir, 'docs/a.md'), 'heron in the target')
+  await eventually('the broken link found once its target is made', async () =>
+    (await idsFor(ws, 'heron')).sort().join() === 'docs/a.md,docs/link.md')
+  // Removed, then put back after the watcher took the removal in.
+  fs.unlinkSync(path.join(dir, 'docs/a.md'))
+  await eventually('the link goes with its target', async () => (await idsFor(ws, 'heron')).length === 0)
+  fs.writeFileSync(path.join(dir, 'docs/a.md'), 'heron is back')
+  await eventually('and comes back with it', async () => (await idsFor(ws, 'heron')).sort().join() === 'docs/a.md,docs/link.md')
+  fs.writeFileSync(path.join(dir, 'docs/gone.md'), 'kiwi in the target')
+  await eventually('a link broken since init() too', async () => (await idsFor(ws, 'kiwi')).sort().join() === 'docs/gone.md,docs/later.md')
+})

@@ -11,7 +11,7 @@ use super::{blocking, Engine};
 use crate::index::gate::Ticket;
 use crate::index::Bm25Index;
 use crate::ingest::scan::FoundFile;
-use crate::ingest::Report;
+use crate::ingest::{Report, SkipReason, Skipped};
 use crate::persist::{apply_changes, fingerprint_difference, now_ns, same_vectors, FileCounts, Reconcile, Snapshot};
 use crate::vectors::plan::dropped_sources;
 use std::sync::Arc;
@@ -167,7 +167,8 @@ impl Engine {
             return Ok((Report::default(), counts, 0, false));
         };
         if let Some(p) = self.persist.as_ref().filter(|_| self.watch) {
-            p.state.lock().located.replace_all(&found);
+            let dangling = self.broken_links(&report);
+            p.state.lock().located.replace_all(&found, &dangling);
         }
         let fresh = self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty())
             && self.read_index(|index| index.is_empty()).await?;
@@ -294,6 +295,13 @@ impl Engine {
         self.fresh_build(ticket, outcomes, report, Some(&found)).await
     }
 
+    /// The links a walk found broken, as paths (their ids below `basePath`).
+    fn broken_links(&self, report: &Report) -> Vec<std::path::PathBuf> {
+        let Some(base) = &self.base_path else { return Vec::new() };
+        let broken = |s: &&Skipped| matches!(s.reason, SkipReason::BrokenLink(_));
+        report.skipped.iter().filter(broken).map(|s| base.join(&s.path)).collect()
+    }
+
     /// The watcher's update of the `changed` paths (as the system names
     /// them, below the canonical basePath) alone: the way down to each is
     /// walked, every file found there is read again (an event forces the
@@ -319,7 +327,8 @@ impl Engine {
             return Ok(());
         }
         let (mut report, found) = self.clone().scan_files(base, paths, within.clone()).await?;
-        let gone = p.state.lock().located.update_within(&within, &found);
+        let dangling = self.broken_links(&report);
+        let gone = p.state.lock().located.update_within(&within, &found, &dangling);
         let plan = Reconcile { to_read: (0..found.len()).collect(), gone, ..Default::default() };
         let mut counts = FileCounts::default();
         self.clone().apply_plan(ticket, found, plan, &mut report, &mut counts).await?;

@@ -78,6 +78,8 @@ pub struct Grep {
     index: TrigramIndex,
     /// The kept walk of the base without hidden names, while watched.
     tree: Option<Tree>,
+    /// Which folder the base was when the kept tree was built.
+    tree_root: Option<FolderId>,
     /// Notifications the kept tree has not taken in yet.
     pending: Changes,
     /// The files of the last walk (what a build indexes).
@@ -112,6 +114,22 @@ pub struct GrepStats {
     pub memory_bytes: usize,
 }
 
+/// A folder as the system knows it (device and inode), where it can say.
+type FolderId = (u64, u64);
+
+fn folder_id(path: &std::path::Path) -> Option<FolderId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// A file modified this recently may change again within the clock's
 /// resolution without a new time: its trigrams are not kept (git's "racy"
 /// rule), so the next grep reads it again.
@@ -124,6 +142,7 @@ impl Grep {
             files: FxHashMap::default(),
             index: TrigramIndex::default(),
             tree: None,
+            tree_root: None,
             pending: Changes::default(),
             last_walk: Vec::new(),
             built: false,
@@ -374,10 +393,19 @@ impl Grep {
         let real_base = std::fs::canonicalize(&self.base).unwrap_or_else(|_| self.base.clone());
         let rules = WalkRules { include_hidden: false, text_extensions: None };
         let walker = Walker { base: &self.base, real_base: &real_base, rules: &rules, ignore: ignore.as_ref() };
+        // The base renamed away and another folder made at its path (or a
+        // link to it retargeted): the kept tree's watches follow the old one.
+        let root = folder_id(&self.base);
+        if self.tree.is_some() && root != self.tree_root {
+            self.tree.take().expect("kept").unwatch_all(watch);
+        }
         let kept = self.tree.take().and_then(|mut t| t.refresh(&walker, changes, watch).then_some(t));
         let fresh = match kept {
             Some(t) => Some(t),
-            None => Tree::build(&walker, watch),
+            None => {
+                self.tree_root = root;
+                Tree::build(&walker, watch)
+            }
         };
         self.tree = fresh;
         let (files, unreadable_folders) = self.tree.as_ref()?.files(&req.path, req.text_extensions.as_ref())?;

@@ -58,6 +58,12 @@ impl Tree {
         tree.add(walker, "", watch).then_some(tree)
     }
 
+    /// Stops watching every folder (the tree is dropped: the base is
+    /// another folder now).
+    pub(super) fn unwatch_all(mut self, watch: &mut dyn DirWatch) {
+        self.drop_folder("", watch);
+    }
+
     /// Watches and lists `rel` and every folder below it, a level at a
     /// time: the level's folders watched (each before it is listed), then
     /// listed in parallel.

@@ -69,17 +69,26 @@ pub struct Located {
 }
 
 impl Located {
-    /// Everything found by a walk of the whole tree.
-    pub fn replace_all(&mut self, found: &[FoundFile]) {
+    /// Everything found by a walk of the whole tree, and the links it
+    /// found broken (`dangling`).
+    pub fn replace_all(&mut self, found: &[FoundFile], dangling: &[PathBuf]) {
         self.by_path = found.iter().map(|f| (f.path.clone(), f.id.clone())).collect();
         self.link_targets.clear();
-        self.note_links(found);
+        self.note_links(found, dangling);
     }
 
-    fn note_links(&mut self, found: &[FoundFile]) {
+    /// A link broken now is kept with where it leads, so that its target
+    /// made (again: a `git checkout` that removed it and put it back) is a
+    /// change of the link's file too.
+    fn note_links(&mut self, found: &[FoundFile], dangling: &[PathBuf]) {
         for f in found.iter().filter(|f| f.link) {
             if let Ok(target) = f.path.canonicalize() {
                 self.link_targets.insert(f.path.clone(), target);
+            }
+        }
+        for link in dangling {
+            if let Some(target) = destination(link) {
+                self.link_targets.insert(link.clone(), target);
             }
         }
     }
@@ -102,7 +111,7 @@ impl Located {
 
     /// After a walk limited to `within`: the ids found before below those
     /// paths and not found now (gone), the map brought up to date.
-    pub fn update_within(&mut self, within: &[PathBuf], found: &[FoundFile]) -> Vec<String> {
+    pub fn update_within(&mut self, within: &[PathBuf], found: &[FoundFile], dangling: &[PathBuf]) -> Vec<String> {
         let now: rustc_hash::FxHashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
         let mut gone = Vec::new();
         for w in within {
@@ -116,11 +125,19 @@ impl Located {
         for f in found {
             self.by_path.insert(f.path.clone(), f.id.clone());
         }
-        self.note_links(found);
+        self.note_links(found, dangling);
         gone.sort();
         gone.dedup();
         gone
     }
+}
+
+/// Where the broken link `link` leads, as the watcher names it once it is
+/// there (its folder canonical): `None` when that folder is not there.
+fn destination(link: &Path) -> Option<PathBuf> {
+    let to = std::fs::read_link(link).ok()?;
+    let to = if to.is_absolute() { to } else { link.parent()?.join(to) };
+    Some(to.parent()?.canonicalize().ok()?.join(to.file_name()?))
 }
 
 /// A directory to watch, recursively or not.
@@ -262,13 +279,16 @@ mod tests {
     #[test]
     fn located_files_below_a_changed_path_that_are_not_found_again_are_gone() {
         let mut l = Located::default();
-        l.replace_all(&[found("/w/docs/a.md"), found("/w/docs/api/b.md"), found("/w/docsy/c.md"), found("/w/x.md")]);
+        l.replace_all(
+            &[found("/w/docs/a.md"), found("/w/docs/api/b.md"), found("/w/docsy/c.md"), found("/w/x.md")],
+            &[],
+        );
         // docs walked again: b.md is gone, d.md is new; docsy is not below docs.
-        let gone = l.update_within(&["/w/docs".into()], &[found("/w/docs/a.md"), found("/w/docs/d.md")]);
+        let gone = l.update_within(&["/w/docs".into()], &[found("/w/docs/a.md"), found("/w/docs/d.md")], &[]);
         assert_eq!(gone, ["id:/w/docs/api/b.md"]);
         assert_eq!(l.len(), 4);
-        assert_eq!(l.update_within(&["/w/x.md".into()], &[]), ["id:/w/x.md"]);
-        assert_eq!(l.update_within(&["/w/missing".into()], &[]), Vec::<String>::new());
+        assert_eq!(l.update_within(&["/w/x.md".into()], &[], &[]), ["id:/w/x.md"]);
+        assert_eq!(l.update_within(&["/w/missing".into()], &[], &[]), Vec::<String>::new());
     }
 
     #[test]
