@@ -197,6 +197,7 @@ test('grep over a chain of 3,000 folders answers (the walk ran its thread out of
   const found = (await ws.grep('deepword')).map((m) => m.path)
   assert.deepEqual(found.map((p) => p.split('/').length), [101, 1])
   assert.ok(ws.stats().grep.unreadable >= 1)
+  await assert.rejects(ws.grep('deepword', { strict: true }), /file\(s\) or folder\(s\) could not be read under basePath \(strict\)/)
 })
 
 test('grep after the base folder is renamed away and another made at its path answers from the new one (its kept walk watched the old folder: new files were never found)', async (t) => {

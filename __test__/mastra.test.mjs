@@ -228,3 +228,21 @@ test('tenantPool measures workspace-search/mastra workspaces without a memoryOf 
   t.after(() => stock.close())
   await assert.rejects(stock.get('b'), /has no stats\(\).*give memoryOf/)
 })
+
+test('the entry rejects with the classes it exports (Mastra\'s): a search after destroy() is its WorkspaceNotReadyError, a bad search configuration its WorkspaceError (they were the root entry\'s, which its imports did not catch)', async (t) => {
+  const root = require('../index.js')
+  const base = tree(t, FILES)
+  const ws = new ours.Workspace({ filesystem: new ours.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'] })
+  await ws.init()
+  await ws.destroy()
+  const cut = await ws.search('router').then(() => undefined, (e) => e)
+  assert.ok(cut instanceof ours.WorkspaceNotReadyError, cut?.constructor?.name)
+  assert.equal(cut.code, 'NOT_READY')
+  assert.ok(cut.cause instanceof root.WorkspaceNotReadyError, 'the native error is its cause')
+  const indexed = await ws.index('a', 'b').then(() => undefined, (e) => e)
+  assert.ok(indexed instanceof ours.WorkspaceNotReadyError, 'index() after destroy() the same class')
+  assert.throws(
+    () => new ours.Workspace({ filesystem: new ours.LocalFilesystem({ basePath: base }), bm25: true, embedder: async () => [1], searchIndexName: 'bad-name!' }),
+    (e) => e instanceof ours.WorkspaceError && e.code === 'INVALID_SEARCH_CONFIG',
+  )
+})

@@ -38,14 +38,33 @@ class NativeSearchEngine {
   /** @type {NativeWorkspace} */
   #native
 
-  /** @param {NativeWorkspace} native */
-  constructor(native) {
+  /** @type {(err: unknown) => unknown} */
+  #translate
+
+  /**
+   * @param {NativeWorkspace} native
+   * @param {(err: unknown) => unknown} [translate] this package's errors as Mastra's classes (errors.js)
+   */
+  constructor(native, translate = (err) => err) {
     this.#native = native
+    this.#translate = translate
+  }
+
+  /**
+   * `promise`, its rejection translated.
+   * @template T
+   * @param {Promise<T>} promise
+   * @returns {Promise<T>}
+   */
+  #mapped(promise) {
+    return promise.catch((err) => {
+      throw this.#translate(err)
+    })
   }
 
   /** @param {IndexDocument} doc */
   async index(doc) {
-    await this.#native.index(doc.id, doc.content, indexOptions(doc))
+    await this.#mapped(this.#native.index(doc.id, doc.content, indexOptions(doc)))
   }
 
   /**
@@ -55,7 +74,7 @@ class NativeSearchEngine {
    * @param {IndexDocument[]} docs
    */
   async indexMany(docs) {
-    await this.#native.indexMany(docs.map((d) => ({ path: d.id, content: d.content, ...indexOptions(d) })))
+    await this.#mapped(this.#native.indexMany(docs.map((d) => ({ path: d.id, content: d.content, ...indexOptions(d) }))))
   }
 
   /**
@@ -64,17 +83,21 @@ class NativeSearchEngine {
    * @param {string} id
    */
   async remove(id) {
-    await this.#native.unindex(id)
+    await this.#mapped(this.#native.unindex(id))
   }
 
   /** @param {string} prefix */
   countByPrefix(prefix) {
-    return this.#native.countByPrefix(prefix)
+    try {
+      return this.#native.countByPrefix(prefix)
+    } catch (err) {
+      throw this.#translate(err)
+    }
   }
 
   /** @param {string} prefix */
   async removeByPrefix(prefix) {
-    await this.#native.removeByPrefix(prefix)
+    await this.#mapped(this.#native.removeByPrefix(prefix))
   }
 
   /**
@@ -83,7 +106,7 @@ class NativeSearchEngine {
    * @param {string} sourceId
    */
   async removeSource(sourceId) {
-    await this.#native.unindex(sourceId)
+    await this.#mapped(this.#native.unindex(sourceId))
   }
 
   /**
@@ -101,7 +124,7 @@ class NativeSearchEngine {
    * @returns {Promise<SearchResult[]>}
    */
   search(query, options = {}) {
-    return this.#native.search(query, { ...options, topK: options.topK ?? DEFAULT_TOP_K })
+    return this.#mapped(this.#native.search(query, { ...options, topK: options.topK ?? DEFAULT_TOP_K }))
   }
 
   get canBM25() {

@@ -8,6 +8,7 @@
 
 const { Workspace: NativeWorkspace, UnsupportedGrepPatternError: NativeUnsupported } = require('../../index.js')
 const { NativeSearchEngine, ENGINE_METHODS } = require('./engine.js')
+const { toMastraError } = require('./errors.js')
 
 /** The @mastra/core releases this entry is tested with. */
 const SUPPORTED_MASTRA = '>=1.71.0 <2'
@@ -233,9 +234,14 @@ function createWorkspaceClass(mastra, version) {
       const options = this.id === '' || (config.id === undefined && config.persist) ? {} : { id: this.id }
       for (const key of FORWARDED_OPTIONS) if (config[key] !== undefined) options[key] = config[key]
       if (basePath !== undefined) options.filesystem = { basePath }
-      this.#native = new NativeWorkspace(/** @type {any} */ (options))
+      const translate = toMastraError(mastra)
+      try {
+        this.#native = new NativeWorkspace(/** @type {any} */ (options))
+      } catch (err) {
+        throw translate(err)
+      }
       natives.set(this, this.#native)
-      self._searchEngine = new NativeSearchEngine(this.#native)
+      self._searchEngine = new NativeSearchEngine(this.#native, translate)
       if (basePath !== undefined) this.#installGrep(this.#native)
     }
 
@@ -273,7 +279,9 @@ function createWorkspaceClass(mastra, version) {
       if (this.#native === undefined || nativeBasePath(self._fs) === undefined) return super.rebuildSearchIndex(wanted)
       self.assertSearchWritable()
       if (wanted.length === 0) return
-      reports.set(this, await this.#native.rebuildSearchIndex(wanted))
+      reports.set(this, await this.#native.rebuildSearchIndex(wanted).catch((err) => {
+        throw toMastraError(mastra)(err)
+      }))
     }
 
     /**

@@ -174,8 +174,9 @@ impl Engine {
             return fail(format!("grep(): no such file or folder in basePath: {path}"));
         }
         if strict && outcome.unreadable > 0 {
-            let n = outcome.unreadable;
-            return fail(format!("grep(): {n} file(s) or folder(s) could not be read under {path:?} (strict)"));
+            let (n, under) =
+                (outcome.unreadable, if path.is_empty() { "basePath".to_string() } else { format!("{path:?}") });
+            return fail(format!("grep(): {n} file(s) or folder(s) could not be read under {under} (strict)"));
         }
         Ok(outcome.files)
     }
