@@ -118,6 +118,8 @@ test('a path or prefix holding a lone UTF-16 surrogate is a TypeError (it would 
     await assert.rejects(ws.search('needle', { pathPrefix: path }), named)
     assert.throws(() => new Workspace({ bm25: true, autoIndexPaths: [path] }), named)
     await assert.rejects(new lib.LocalVector().deleteVectors({ indexName: 'x', ids: [path] }), named)
+    await assert.rejects(new lib.LocalVector().deleteVector({ indexName: 'x', id: path }), named)
+    await assert.rejects(new lib.LocalVector().updateVector({ indexName: 'x', id: path, update: { metadata: {} } }), named)
   }
   assert.deepEqual(await snapshot(ws), before)
   await ws.index('notes/\ud83d\ude00.md', 'needle')

@@ -322,11 +322,34 @@ test('an embedder that throws null, a Symbol or a BigInt is still named in repor
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-null-'))
   try {
     fs.writeFileSync(path.join(base, 'a.md'), 'alpha')
-    const ws = new Workspace({ filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], embedder: embedBatch(async () => { throw null }) })
-    const report = await ws.init()
-    assert.match(report.failed[0].error, /^vectors not written: it threw a value that is not an Error, with no message/)
-    await ws.destroy()
+    for (const thrown of [null, Symbol('quota'), 429n, new Error('')]) {
+      const ws = new Workspace({ filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], embedder: embedBatch(async () => { throw thrown }) })
+      const report = await ws.init()
+      assert.match(report.failed[0].error, /^vectors not written: (it threw a value with no message|Symbol\(quota\)|429) \(the file/, String(thrown))
+      await ws.destroy()
+    }
   } finally {
     fs.rmSync(base, { recursive: true, force: true })
   }
+})
+
+test('an onProgress failure while init() and rebuildSearchIndex() overlap rejects one of them, never neither (the second call took it)', async (t) => {
+  const fs = await import('node:fs')
+  const os = await import('node:os')
+  const path = await import('node:path')
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-progress2-'))
+  t.after(() => fs.rmSync(base, { recursive: true, force: true }))
+  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(base, `f${i}.md`), `file ${i} about herons`)
+  const boom = new Error('first event fails')
+  let thrown = false
+  const ws = new Workspace({
+    filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'],
+    onProgress: () => { if (!thrown) { thrown = true; throw boom } },
+  })
+  t.after(() => ws.destroy())
+  const first = ws.init().then(() => 'resolved', (e) => e)
+  await sleep(0)
+  const second = ws.rebuildSearchIndex().then(() => 'resolved', (e) => e)
+  const outcomes = await Promise.all([first, second])
+  assert.equal(outcomes.filter((o) => o === boom).length, 1, String(outcomes))
 })

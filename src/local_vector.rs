@@ -283,7 +283,7 @@ impl LocalVector {
             let r = (|| -> Checked<()> {
                 let o = args(&params, "updateVector", &["indexName", "id", "update"])?;
                 let name = index_name(&o, "updateVector")?;
-                let id = to_string(&required(&o, "id", "updateVector")?, "id")?;
+                let id = to_name(&required(&o, "id", "updateVector")?, "id")?;
                 let u = to_object(&required(&o, "update", "updateVector")?, "update")?;
                 check_keys(&u, &["vector", "metadata"], &[], "update")?;
                 let vector = match prop(&u, "vector")? {
@@ -314,7 +314,7 @@ impl LocalVector {
             let r = (|| -> Checked<()> {
                 let o = args(&params, "deleteVector", &["indexName", "id"])?;
                 let name = index_name(&o, "deleteVector")?;
-                let id = to_string(&required(&o, "id", "deleteVector")?, "id")?;
+                let id = to_name(&required(&o, "id", "deleteVector")?, "id")?;
                 self.store.write().index_mut(&name).map_err(core_err)?.remove(&id);
                 Ok(())
             })();

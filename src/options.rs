@@ -314,7 +314,10 @@ fn persist_option(v: &Unknown) -> Checked<Option<Option<PathBuf>>> {
             if dir.is_empty() {
                 return Err(Fail::Type("persist.dir must be a non-empty string".into()));
             }
-            Ok(Some(Some(PathBuf::from(dir))))
+            // Made absolute now: relative to the working directory of this
+            // moment, not of each save (a process's later chdir() moved saves).
+            let dir = std::path::absolute(&dir).map_err(|e| Fail::Type(format!("persist.dir: {e}")))?;
+            Ok(Some(Some(dir)))
         }
     }
 }

@@ -70,6 +70,7 @@ export declare function lastIndexReport(workspace: MastraWorkspace<any, any, any
 /**
  * The native Workspace behind `workspace`: its `stats()` (e.g. for
  * `tenantPool`'s `memoryOf`), `save()`, `grep()`; undefined for a
- * workspace of another class, or one without search configured.
+ * workspace of another class. One without search configured has one for
+ * grep alone (over a LocalFilesystem), whose `search()` rejects.
  */
 export declare function nativeWorkspace(workspace: MastraWorkspace<any, any, any>): NativeWorkspace | undefined

@@ -18,7 +18,8 @@ const { natives } = require('../natives.js')
 
 /**
  * The native Workspace behind `workspace` (its `stats()`, `save()`,
- * `grep()`...), undefined for a workspace of another class or without search.
+ * `grep()`...), undefined for a workspace of another class (one without
+ * search has one for grep alone, over a LocalFilesystem).
  * @param {object} workspace
  */
 function nativeWorkspace(workspace) {
@@ -222,7 +223,11 @@ function createWorkspaceClass(mastra, version) {
       if (engine === undefined) {
         // No search configured: a native workspace for grep alone.
         // (Mastra takes an empty id; ours then names itself.)
-        if (basePath !== undefined) this.#installGrep(new NativeWorkspace({ ...(this.id === '' ? {} : { id: this.id }), filesystem: { basePath } }))
+        if (basePath !== undefined) {
+          const native = new NativeWorkspace({ ...(this.id === '' ? {} : { id: this.id }), filesystem: { basePath } })
+          natives.set(this, native) // (its stats(), for tenantPool's memoryOf)
+          this.#installGrep(native)
+        }
         return
       }
       const missing = ENGINE_METHODS.filter((m) => typeof engine[m] !== 'function')

@@ -21,7 +21,6 @@ impl Engine {
         *self.status.lock() = Lifecycle::Initializing;
         let (me, ticket, paths) = (self.clone(), self.gate.ticket(), self.auto_index_paths.clone());
         async move {
-            me.progress_answered(Ok(())).await.ok(); // (a failure of an earlier flow is not this one's)
             let result = me.clone().rebuild_files(ticket, paths).await;
             {
                 let mut status = me.status.lock();

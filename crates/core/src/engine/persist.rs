@@ -149,7 +149,8 @@ impl Persist {
     /// Whether this workspace took the directory's writer lock, and the
     /// directory was removed or replaced since (it saves no more).
     pub fn lost_lock(&self, dir: &std::path::Path) -> bool {
-        self.state.lock().writer.as_ref().is_some_and(|w| !w.still_locks(dir))
+        let held = self.state.lock().writer.as_ref().map(DirLock::id);
+        held.is_some_and(|id| !disk::still_locks(dir, id))
     }
 
     /// Whether this workspace holds the directory's writer lock.
@@ -486,19 +487,24 @@ impl Engine {
         let Some((p, dir)) = self.persist.as_ref().and_then(|p| Some((p, p.dir.clone()?))) else { return Ok(false) };
         let _one = p.saving.lock().await;
         let changes = p.changes.load(Ordering::SeqCst);
-        {
-            let mut state = p.state.lock();
+        let held = {
+            let state = p.state.lock();
             if state.writer.is_none() || !state.loaded || (!force && state.saved_changes == changes) {
                 return Ok(false);
             }
-            if !state.writer.as_ref().is_some_and(|w| w.still_locks(&dir)) {
-                match relock(&dir) {
-                    Some(lock) => state.writer = Some(lock),
-                    None => {
-                        let e = format!("persist: could not save to {}: {LOCK_LOST}", dir.display());
-                        state.save_error = Some(e.clone());
-                        return Err(Error::from_reason(e));
-                    }
+            state.writer.as_ref().map(DirLock::id)
+        };
+        if !held.is_some_and(|id| disk::still_locks(&dir, id)) {
+            // (No lock of ours held through the file system's calls.) Not
+            // where a log of intent is open: it would go on in the old one.
+            let relocked = if self.intent_log().is_none() { relock(&dir) } else { None };
+            let mut state = p.state.lock();
+            match relocked {
+                Some(lock) => state.writer = Some(lock),
+                None => {
+                    let e = format!("persist: could not save to {}: {LOCK_LOST}", dir.display());
+                    state.save_error = Some(e.clone());
+                    return Err(Error::from_reason(e));
                 }
             }
         }

@@ -26,13 +26,14 @@ impl Engine {
     /// Rebuilds both indexes from the files of `paths`; rejects, once done,
     /// with what the user's `onProgress` threw meanwhile.
     pub async fn rebuild(self: Arc<Self>, ticket: Ticket, paths: Vec<String>) -> Result<Outcome> {
-        self.progress_answered(Ok(())).await.ok(); // (a failure of an earlier flow is not this one's)
         let outcome = self.clone().rebuild_files(ticket, paths).await;
         self.progress_answered(outcome).await
     }
 
     /// `outcome`, or once it is Ok, the first failure of the user's progress
-    /// callback since the last call.
+    /// callback since the last call. (One callback serves every flow: a
+    /// failure during flows that overlap, or during the watcher's updates,
+    /// rejects the next of them to end, never none.)
     pub(super) async fn progress_answered<T>(&self, outcome: Result<T>) -> Result<T> {
         match &self.progress {
             Some(p) if outcome.is_ok() => p.answered().await.and(outcome),

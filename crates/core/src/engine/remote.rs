@@ -1086,7 +1086,8 @@ impl Engine {
                 // part. One that fails is not tried again by itself: searches
                 // fail, typed, naming rebuildSearchIndex(). Nothing more is
                 // built or written once destroyed.
-                let work = me.clone().rebuild(ticket, paths);
+                // (`rebuild_files`: a failure of the user's onProgress is left to their next call.)
+                let work = me.clone().rebuild_files(ticket, paths);
                 let stop = me.until_destroyed();
                 futures::pin_mut!(work, stop);
                 let _ = futures::future::select(stop, work).await;

@@ -448,27 +448,41 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// dropped, and by the system when the process dies (even by SIGKILL).
 #[derive(Debug)]
 pub struct DirLock {
-    file: File,
+    _file: File,
+    /// The lock file's device and inode (unix), to tell it from another
+    /// made at its path since.
+    id: Option<(u64, u64)>,
 }
 
 impl DirLock {
-    /// Whether the directory's lock file is still the one held here: not
-    /// so once the directory was removed (or replaced), when another
-    /// workspace may have made it again and taken its lock.
-    pub fn still_locks(&self, dir: &Path) -> bool {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let (Ok(held), Ok(now)) = (self.file.metadata(), fs::symlink_metadata(dir.join(LOCK_FILE))) else {
-                return false;
-            };
-            held.dev() == now.dev() && held.ino() == now.ino()
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = dir;
-            true
-        }
+    /// What `still_locks` compares.
+    pub fn id(&self) -> Option<(u64, u64)> {
+        self.id
+    }
+}
+
+/// Whether `dir`'s lock file is still the one a `DirLock` of this `id`
+/// holds: not so once the directory was removed (or replaced), when another
+/// workspace may have made it again and taken its lock. (A stat: call it
+/// with no lock of the engine held.)
+pub fn still_locks(dir: &Path, id: Option<(u64, u64)>) -> bool {
+    match id {
+        Some(id) => file_id(&dir.join(LOCK_FILE)) == Some(id),
+        None => true, // (where the system cannot say)
+    }
+}
+
+/// A file's device and inode (unix; a link not followed).
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
     }
 }
 
@@ -546,7 +560,8 @@ pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
     write!(file, "{LOCK_MARK}\nprocess {}\n", std::process::id())?;
     remove_stale_temps(dir);
-    Ok(Ok(DirLock { file }))
+    let id = file_id(&path);
+    Ok(Ok(DirLock { _file: file, id }))
 }
 
 /// Temporary files left by a writer that died mid-save (only the lock

@@ -38,8 +38,9 @@ pub fn written_hash(doc: &NewDocument) -> u64 {
     if let Some(meta) = &doc.metadata {
         h.update(serde_json::to_string(&**meta).unwrap_or_default().as_bytes());
         if meta.contains_key(ID) || meta.contains_key(TEXT) {
-            // Written in the order before 2026-12-06 (the record's `id` or
-            // `text` in the document's place): written again.
+            // Not the hash of a row written in the order before 2026-12-06
+            // (the record's `id` or `text` in the document's place): such a
+            // document given to `index()` again is written again, not skipped.
             h.update(b"\0own id and text last");
         }
     }
