@@ -7,13 +7,15 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { Workspace, lib } from './helpers.mjs'
+import { Workspace, lib, tree } from './helpers.mjs'
 import { hashEmbed } from './vector-helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const embedBatch = (f) => Object.assign(f, { batch: true })
 const hashBatch = embedBatch(async (texts) => texts.map((t) => hashEmbed(t, 16)))
 const scoreOf = (results) => results.map((r) => [r.id, r.score.toFixed(6)])
+/** A temporary folder of `n` small files (`f<i>.md`), removed after the test. */
+const heronFiles = (t, n) => tree(t, Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${i}.md`, `file ${i} about herons`])))
 
 /** A MastraVector over a LocalVector whose methods `patch` may wrap. */
 function wrappedStore(patch = {}) {
@@ -258,12 +260,7 @@ test('a lone UTF-16 surrogate in metadata or a filter (a value or a key) is a Ty
 })
 
 test('an onProgress that throws, or whose promise rejects, makes init() reject with that very error once the index is built (it crashed the process); the next init() reports again', async (t) => {
-  const fs = await import('node:fs')
-  const os = await import('node:os')
-  const path = await import('node:path')
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-progress-'))
-  t.after(() => fs.rmSync(base, { recursive: true, force: true }))
-  for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(base, `f${i}.md`), `file ${i} about herons`)
+  const base = heronFiles(t, 5)
   const boom = new Error('progress boom')
   for (const onProgress of [() => { throw boom }, async () => { throw boom }]) {
     let calls = 0
@@ -309,37 +306,24 @@ test('an option whose getter throws makes the constructor throw that very error 
   assert.ok(new Workspace({ bm25: true }), 'the next construction works')
 })
 
-test('an embedder that throws null, a Symbol or a BigInt is still named in report.failed (the reason was empty)', async () => {
+test('an embedder that throws null, a Symbol or a BigInt is still named in report.failed (the reason was empty)', async (t) => {
   for (const thrown of [null, Symbol('quota'), 429n]) {
     const ws = new Workspace({ bm25: true, embedder: embedBatch(async () => { throw thrown }) })
     const error = await ws.indexMany([{ path: 'a', content: 'alpha' }]).then(() => undefined, (e) => e)
     assert.equal(error, thrown, 'rejects with what was thrown')
     await ws.destroy()
   }
-  const fs = await import('node:fs')
-  const os = await import('node:os')
-  const path = await import('node:path')
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-null-'))
-  try {
-    fs.writeFileSync(path.join(base, 'a.md'), 'alpha')
-    for (const thrown of [null, Symbol('quota'), 429n, new Error('')]) {
-      const ws = new Workspace({ filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], embedder: embedBatch(async () => { throw thrown }) })
-      const report = await ws.init()
-      assert.match(report.failed[0].error, /^vectors not written: (it threw a value with no message|Symbol\(quota\)|429) \(the file/, String(thrown))
-      await ws.destroy()
-    }
-  } finally {
-    fs.rmSync(base, { recursive: true, force: true })
+  const base = heronFiles(t, 1)
+  for (const thrown of [null, Symbol('quota'), 429n, new Error('')]) {
+    const ws = new Workspace({ filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], embedder: embedBatch(async () => { throw thrown }) })
+    const report = await ws.init()
+    assert.match(report.failed[0].error, /^vectors not written: (it threw a value with no message|Symbol\(quota\)|429) \(the file/, String(thrown))
+    await ws.destroy()
   }
 })
 
 test('an onProgress failure while init() and rebuildSearchIndex() overlap rejects one of them, never neither (the second call took it)', async (t) => {
-  const fs = await import('node:fs')
-  const os = await import('node:os')
-  const path = await import('node:path')
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-progress2-'))
-  t.after(() => fs.rmSync(base, { recursive: true, force: true }))
-  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(base, `f${i}.md`), `file ${i} about herons`)
+  const base = heronFiles(t, 300)
   const boom = new Error('first event fails')
   let thrown = false
   const ws = new Workspace({

@@ -19,6 +19,15 @@ const DOCS = [
   { path: 'wifi.md', content: 'reset the wifi router to factory settings', metadata: { cat: 'network' } },
 ]
 
+/** A BM25 + vector workspace over a store of `kind` (hash embeddings), released after the test. */
+async function hashWorkspace(t, kind) {
+  const { store, close } = await makeStore(kind)
+  t.after(close)
+  const ws = new Workspace({ bm25: true, embedder: async (text) => hashEmbed(text), ...(store ? { vectorStore: store } : {}) })
+  t.after(() => ws.destroy())
+  return ws
+}
+
 /** Expected vector-mode order: cosine of the hash embeddings, ties by id. */
 function expectedVector(docs, query, k) {
   const q = hashEmbed(query)
@@ -530,10 +539,7 @@ for (const kind of ['LocalVector', 'libsql']) {
 
 test('a metadata key named id or text never takes the document\'s place: each hit is its own document, once, with its own text, and a filter on id means the document\'s id in every mode (a record\'s own id field made its hit come back as another document)', async (t) => {
   for (const kind of ['embedded', 'libsql']) {
-    const { store, close } = await makeStore(kind)
-    t.after(close)
-    const ws = new Workspace({ bm25: true, embedder: async (text) => hashEmbed(text), ...(store ? { vectorStore: store } : {}) })
-    t.after(() => ws.destroy())
+    const ws = await hashWorkspace(t, kind)
     await ws.index('note-1', 'alpha beta gamma', { metadata: { id: 'note-2', author: 'x' } })
     await ws.index('note-2', 'alpha delta')
     await ws.index('h.ts', 'alpha words here', { metadata: { text: 'shadow text' } })
@@ -555,10 +561,7 @@ test('a metadata key named id or text never takes the document\'s place: each hi
 
 test('vector mode breaks ties by id whatever the store returns first at the cut (LibSQL and DuckDB chose the last written)', async (t) => {
   for (const kind of ['embedded', 'libsql']) {
-    const { store, close } = await makeStore(kind)
-    t.after(close)
-    const ws = new Workspace({ bm25: true, embedder: async (text) => hashEmbed(text), ...(store ? { vectorStore: store } : {}) })
-    t.after(() => ws.destroy())
+    const ws = await hashWorkspace(t, kind)
     for (const id of ['c', 'b', 'a', 'd']) await ws.index(id, 'the very same text')
     assert.deepEqual((await ws.search('the very same text', { mode: 'vector', topK: 1 })).map((r) => r.id), ['a'], kind)
     assert.deepEqual((await ws.search('the very same text', { mode: 'vector', topK: 3 })).map((r) => r.id), ['a', 'b', 'c'], kind)
