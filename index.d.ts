@@ -140,6 +140,15 @@ export type WorkspaceTools = {
   mastra_workspace_index?: WorkspaceTool<WorkspaceIndexToolInput>
 }
 
+/** The search tool's input with `maxTokens: false`: Mastra's own (no budget, cursor or repeat). */
+export type MastraSearchToolInput = Pick<WorkspaceSearchToolInput, 'query' | 'topK' | 'mode' | 'minScore'>
+
+/** The tools with `maxTokens: false`: Mastra's own inputs. */
+export type MastraWorkspaceTools = {
+  mastra_workspace_search?: WorkspaceTool<MastraSearchToolInput>
+  mastra_workspace_index?: WorkspaceTool<WorkspaceIndexToolInput>
+}
+
 /**
  * The agent tools of a workspace, named and described as Mastra's:
  * `mastra_workspace_search` (when search is configured) and
@@ -150,4 +159,5 @@ export type WorkspaceTools = {
  * what this instance already showed referred to in one line;
  * `{ maxTokens: false }` gives Mastra's own inputs and text.
  */
+export declare function createWorkspaceTools(workspace: Workspace, options: WorkspaceToolsOptions & { maxTokens: false }): MastraWorkspaceTools
 export declare function createWorkspaceTools(workspace: Workspace, options?: WorkspaceToolsOptions): WorkspaceTools

@@ -126,7 +126,10 @@ export async function vectors(model: LanguageModel): Promise<void> {
   const tools: WorkspaceTools = createWorkspaceTools(ws)
   const out: string | undefined = await tools.mastra_workspace_search?.execute({ query: 'q', topK: 3 })
   const paged = await createWorkspaceTools(ws, { maxTokens: 4000 }).mastra_workspace_search?.execute({ query: 'q', maxTokens: 500, cursor: '5.0123abcd', repeat: true })
-  createWorkspaceTools(ws, { maxTokens: false })
+  const plain = createWorkspaceTools(ws, { maxTokens: false })
+  await plain.mastra_workspace_search?.execute({ query: 'q', topK: 3 })
+  // @ts-expect-error Mastra's own tool has no cursor (the runtime refuses it)
+  await plain.mastra_workspace_search?.execute({ query: 'q', cursor: '5.0123abcd' })
   // @ts-expect-error maxTokens is a number or false
   createWorkspaceTools(ws, { maxTokens: 'many' })
   void paged
