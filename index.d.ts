@@ -21,6 +21,8 @@ export declare class SearchNotAvailableError extends WorkspaceError {
 /** Any call but the capability getters, `status` and `destroy()` after `destroy()`: code `NOT_READY`. */
 export declare class WorkspaceNotReadyError extends WorkspaceError {
   constructor(workspaceId: string, status: string)
+  /** The workspace's status when the call was refused or cut short (`'destroyed'`, ...). */
+  readonly status: string
 }
 
 /**
@@ -65,7 +67,7 @@ export declare function s3SnapshotStore(options: {
 export declare function tenantPool<W extends { destroy(): Promise<void> }>(options: {
   attach: (tenant: string) => Promise<W>
   maxBytes: number
-  /** A tenant's memory in bytes: default `workspace.stats().memoryBytes` (for workspace-search/mastra's Workspace, `nativeWorkspace(w)?.stats().memoryBytes ?? 0`). */
+  /** A tenant's memory in bytes: default its index's and its grep index's, `stats().memoryBytes + (stats().grep?.memoryBytes ?? 0)` (for workspace-search/mastra's Workspace, its `nativeWorkspace(w)`'s); needed for any other workspace. */
   memoryOf?: (workspace: W) => number
   /** An evicted tenant's destroy() failed (its last save, e.g. SnapshotConflictError): default a process warning. */
   onEvictError?: (tenant: string, error: unknown) => void

@@ -119,6 +119,7 @@ test('a path or prefix holding a lone UTF-16 surrogate is a TypeError (it would 
     assert.throws(() => new Workspace({ bm25: true, autoIndexPaths: [path] }), named)
     await assert.rejects(new lib.LocalVector().deleteVectors({ indexName: 'x', ids: [path] }), named)
     await assert.rejects(new lib.LocalVector().deleteVector({ indexName: 'x', id: path }), named)
+    await assert.rejects(new lib.LocalVector().createIndex({ indexName: path, dimension: 2 }), { name: 'TypeError', message: /indexName must be a well-formed string/ })
     await assert.rejects(new lib.LocalVector().updateVector({ indexName: 'x', id: path, update: { metadata: {} } }), named)
   }
   assert.deepEqual(await snapshot(ws), before)

@@ -9,7 +9,7 @@ import os from 'node:os'
 import { Agent } from '@mastra/core/agent'
 import * as mastra from '@mastra/core/workspace'
 import * as ours from 'workspace-search/mastra'
-import { tree, ids } from './helpers.mjs'
+import { tree, ids, eventually } from './helpers.mjs'
 import { scriptedModel, call } from './mock-model.mjs'
 
 const require = createRequire(import.meta.url)
@@ -224,10 +224,16 @@ test('tenantPool measures workspace-search/mastra workspaces without a memoryOf 
   const ws = await pool.get('a')
   assert.deepEqual((await ws.search('router', { topK: 1 })).map((r) => r.id), ['docs/router.md'])
   assert.deepEqual(pool.tenants(), ['a'])
-  // One without search (grep alone) is measured through its native workspace too.
+  // One without search (grep alone) is measured through its native workspace too: its grep index.
   const grepOnly = tenantPool({ maxBytes: 1 << 30, attach: async () => new ours.Workspace({ filesystem: new ours.LocalFilesystem({ basePath: base }) }) })
   t.after(() => grepOnly.close())
-  assert.ok(await grepOnly.get('g'))
+  const hourAgo = new Date(Date.now() - 3600_000) // (files changed in the last 2 s are not indexed by grep)
+  for (const rel of Object.keys(FILES)) fs.utimesSync(`${base}/${rel}`, hourAgo, hourAgo)
+  const g = await grepOnly.get('g')
+  await ours.nativeWorkspace(g).grep('Router')
+  await eventually('its grep index is built', () => ours.nativeWorkspace(g).stats().grep?.files > 0)
+  await grepOnly.touched('g')
+  assert.ok(grepOnly.memoryBytes() > 0, 'its grep index counts')
   const stock = tenantPool({ maxBytes: 1 << 30, attach: async () => new mastra.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: base }) }) })
   t.after(() => stock.close())
   await assert.rejects(stock.get('b'), /has no stats\(\).*give memoryOf/)
@@ -249,4 +255,9 @@ test('the entry rejects with the classes it exports (Mastra\'s): a search after 
     () => new ours.Workspace({ filesystem: new ours.LocalFilesystem({ basePath: base }), bm25: true, embedder: async () => [1], searchIndexName: 'bad-name!' }),
     (e) => e instanceof ours.WorkspaceError && e.code === 'INVALID_SEARCH_CONFIG',
   )
+  // What the user's embedder threw passes as it is, an error of another workspace included.
+  const other = new root.WorkspaceNotReadyError('another-workspace', 'destroyed')
+  const embedding = new ours.Workspace({ id: 'mine', filesystem: new ours.LocalFilesystem({ basePath: base }), bm25: true, embedder: async () => { throw other } })
+  t.after(() => embedding.destroy())
+  await assert.rejects(embedding.index('a', 'alpha'), (e) => e === other)
 })

@@ -112,17 +112,18 @@ test('the temporary files of a grep index save a killed writer left are removed 
   assert.deepEqual(fs.readdirSync(dir).filter((n) => n.includes('.tmp-')), [])
 })
 
-test('a relative persist.dir is where it was when the workspace was made: a chdir() of the process later does not move its saves (they went to the new directory)', async (t) => {
+test('a relative persist.dir and basePath are where they were when the workspace was made: a chdir() of the process later does not move its saves or reads (they went to the new directory)', async (t) => {
   const root = tree(t, { 'base/docs/a.md': 'alpha' })
   fs.mkdirSync(path.join(root, 'elsewhere/p'), { recursive: true })
   const script = `
     const { Workspace, LocalFilesystem } = require(${JSON.stringify(path.resolve('index.js'))})
     process.chdir(${JSON.stringify(root)})
-    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: 'base' }), bm25: true, autoIndexPaths: ['docs'], persist: { dir: 'p' } })
+    const ws = new Workspace({ filesystem: { basePath: 'base' }, bm25: true, autoIndexPaths: ['docs'], persist: { dir: 'p' } })
     ws.init().then(async () => {
       process.chdir('elsewhere')
       await ws.index('notes/n', 'written after the chdir')
       await ws.save()
+      if ((await ws.rebuildSearchIndex()).indexed !== 1) throw new Error('the files are read where basePath was')
       await ws.destroy()
     }).catch((e) => { console.error(e); process.exit(1) })`
   execFileSync(process.execPath, ['-e', script], { stdio: 'pipe' })

@@ -134,3 +134,29 @@ test('destroy() during a large indexMany() without vectors: a call that rejects 
   }
   assert.ok(seen.rejected > 0, `destroy() at once cuts the call short: ${JSON.stringify(seen)}`)
 })
+
+test('destroy() waits for a write that had begun to change the index however long it takes (past its 10 s wait: the call resolved, and the save left it out)', { timeout: 60_000 }, (t) => {
+  const dir = path.join(tree(t), 'p')
+  const script = `
+    const { Workspace } = require(${JSON.stringify(entry)})
+    const ws = new Workspace({ id: 'slow', bm25: true, gitHistory: false, persist: { dir: ${JSON.stringify(dir)} } })
+    ws.init().then(async () => {
+      await ws.index('kept', 'qqslow kept')
+      await ws.save() // (nothing left for a later save to pick up by chance)
+      const docs = [{ path: 'late/1', content: 'qqslow written while destroy() waits' }, { path: 'late/2', content: 'qqslow too' }]
+      const write = ws.indexMany(docs).then(() => 'resolved', (e) => e.name)
+      await new Promise((r) => setTimeout(r, 300))
+      await ws.destroy()
+      console.log(await write)
+    })`
+  // The bulk write's change of the index takes 11 s (a test pause), past destroy()'s 10 s wait for a write in its turn.
+  const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, WORKSPACE_SEARCH_TEST_PAUSE: 'committed-bulk:11000' } })
+  assert.equal(run.status, 0, run.stderr)
+  const outcome = run.stdout.trim().split('\n').at(-1)
+  const reopen = spawnSync(process.execPath, ['-e', `
+    const { Workspace } = require(${JSON.stringify(entry)})
+    const ws = new Workspace({ id: 'slow', bm25: true, gitHistory: false, persist: { dir: ${JSON.stringify(dir)} } })
+    ws.init().then(async () => { console.log(ws.stats().documents); await ws.destroy() })`], { encoding: 'utf8' })
+  assert.equal(outcome, 'resolved')
+  assert.equal(reopen.stdout.trim(), '3', 'the resolved write is in the saved snapshot')
+})

@@ -38,6 +38,8 @@ class WorkspaceNotReadyError extends WorkspaceError {
   constructor(workspaceId, status) {
     super(`Workspace is not ready (status: ${status})`, 'NOT_READY', workspaceId)
     this.name = 'WorkspaceNotReadyError'
+    /** The workspace's status when the call was refused or cut short. */
+    this.status = status
   }
 }
 

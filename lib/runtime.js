@@ -108,37 +108,34 @@ function attachReport(error, report) {
 /**
  * The user's `onProgress` as the engine calls it. `call(event)` never
  * throws and leaves no promise rejected unhandled: the first failure (a
- * throw, or a rejection of the promise it answered) is kept, and the events
- * after it are not sent. `answered()`, called as a flow ends, throws that
- * failure (the flow then rejects with it, as it was thrown) and starts the
- * next flow afresh: a promise of an earlier flow that rejects late is not
- * this one's.
+ * throw, or a rejection of the promise it answered, however late) is kept,
+ * and the events after it are not sent. `answered()`, called as a flow
+ * ends, throws that failure (the flow then rejects with it, as it was
+ * thrown): one callback serves every flow, so a failure is never dropped,
+ * it rejects the next flow to end.
  * @param {(event: unknown) => unknown} onProgress
  */
 function progressCaller(onProgress) {
-  let flow = 0
   /** @type {{ error: unknown } | undefined} */
   let failure
-  /** @param {number} of @param {unknown} error */
-  const fail = (of, error) => {
-    if (of === flow && !failure) failure = { error }
+  /** @param {unknown} error */
+  const fail = (error) => {
+    if (!failure) failure = { error }
   }
   return {
     /** @param {unknown} event */
     call(event) {
       if (failure) return
-      const of = flow
       try {
         const answer = onProgress(event)
         if (answer !== null && (typeof answer === 'object' || typeof answer === 'function') && 'then' in answer) {
-          Promise.resolve(answer).then(undefined, (error) => fail(of, error))
+          Promise.resolve(answer).then(undefined, fail)
         }
       } catch (error) {
-        fail(of, error)
+        fail(error)
       }
     },
     answered() {
-      flow++
       const failed = failure
       failure = undefined
       if (failed) throw failed.error

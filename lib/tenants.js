@@ -10,15 +10,16 @@
 const { natives } = require('./natives.js')
 
 /**
- * A workspace's memory by default: its `stats()`, or for one of
- * workspace-search/mastra (Mastra's class, which has none) its native
- * workspace's.
+ * A workspace's memory by default: its index's and its grep index's (its
+ * `stats()`), or for one of workspace-search/mastra (Mastra's class, which
+ * has none) its native workspace's.
  * @param {any} w
  */
 function statsMemory(w) {
   const own = typeof w?.stats === 'function' ? w : natives.get(w)
-  if (!own) throw new TypeError("tenantPool: this workspace has no stats() (Mastra's own Workspace?): give memoryOf")
-  return own.stats().memoryBytes
+  if (!own) throw new TypeError('tenantPool: this workspace has no stats(), nor a native workspace behind it: give memoryOf')
+  const stats = own.stats()
+  return stats.memoryBytes + (stats.grep?.memoryBytes ?? 0)
 }
 
 /**

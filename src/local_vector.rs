@@ -51,7 +51,7 @@ fn required<'e>(o: &Object<'e>, key: &str, method: &str) -> Checked<Unknown<'e>>
 }
 
 fn index_name(o: &Object, method: &str) -> Checked<String> {
-    to_string(&required(o, "indexName", method)?, "indexName")
+    to_name(&required(o, "indexName", method)?, "indexName")
 }
 
 /// The largest dimension an index takes (pgvector's type stops at 16,000;

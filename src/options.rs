@@ -272,7 +272,7 @@ fn store_option<'e>(v: &Unknown<'e>) -> Checked<Option<StoreOption<'e>>> {
             if dir.is_empty() {
                 return Err(Fail::Type("persist.cacheDir must be a non-empty string".into()));
             }
-            Some(PathBuf::from(dir))
+            Some(absolute_now(dir, "persist.cacheDir")?)
         }
         None => None,
     };
@@ -314,12 +314,19 @@ fn persist_option(v: &Unknown) -> Checked<Option<Option<PathBuf>>> {
             if dir.is_empty() {
                 return Err(Fail::Type("persist.dir must be a non-empty string".into()));
             }
-            // Made absolute now: relative to the working directory of this
-            // moment, not of each save (a process's later chdir() moved saves).
-            let dir = std::path::absolute(&dir).map_err(|e| Fail::Type(format!("persist.dir: {e}")))?;
-            Ok(Some(Some(dir)))
+            Ok(Some(Some(absolute_now(dir, "persist.dir")?)))
         }
     }
+}
+
+/// A path given relative: relative to the working directory of this moment,
+/// not of each later read or save (a process's later chdir() moved them).
+/// An empty one is left as it is (its own checks refuse it where it is used).
+fn absolute_now(path: String, name: &str) -> Checked<PathBuf> {
+    if path.is_empty() {
+        return Ok(PathBuf::from(path));
+    }
+    std::path::absolute(&path).map_err(|e| Fail::Type(format!("{name}: {e}")))
 }
 
 /// `filesystem`: a `LocalFilesystem` (ours or Mastra's: anything with a
@@ -335,7 +342,7 @@ fn filesystem_base_path(v: &Unknown) -> Checked<(Option<PathBuf>, bool)> {
         None => false,
     };
     match prop(&fs, "basePath")? {
-        Some(b) => Ok((Some(PathBuf::from(to_string(&b, "filesystem.basePath")?)), read_only)),
+        Some(b) => Ok((Some(absolute_now(to_string(&b, "filesystem.basePath")?, "filesystem.basePath")?), read_only)),
         None => Err(Fail::Type("filesystem must be a LocalFilesystem (an object with a string basePath)".into())),
     }
 }

@@ -11,15 +11,17 @@ const ours = require('../errors.js')
 
 /**
  * @param {any} mastra `@mastra/core/workspace`
+ * @param {string | undefined} workspaceId the native workspace's: only its own errors are translated
+ *   (one of another workspace, thrown by the user's embedder or store, passes as it is)
  * @returns {(err: unknown) => unknown}
  */
-function toMastraError(mastra) {
+function toMastraError(mastra, workspaceId) {
   return (err) => {
-    if (!(err instanceof ours.WorkspaceError) || err instanceof ours.SnapshotStoreError || err instanceof ours.SnapshotConflictError) return err
+    if (!(err instanceof ours.WorkspaceError) || err.workspaceId !== workspaceId) return err
+    if (err instanceof ours.SnapshotStoreError || err instanceof ours.SnapshotConflictError) return err
     let mapped
     if (err instanceof ours.WorkspaceNotReadyError) {
-      const status = /\(status: ([a-z]+)\)/.exec(err.message)?.[1] ?? 'destroyed'
-      mapped = new mastra.WorkspaceNotReadyError(err.workspaceId ?? '', status)
+      mapped = new mastra.WorkspaceNotReadyError(err.workspaceId ?? '', err.status)
     } else if (err instanceof ours.SearchNotAvailableError) {
       mapped = new mastra.SearchNotAvailableError()
     } else if (err instanceof ours.UnsupportedGrepPatternError) {

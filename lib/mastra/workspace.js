@@ -6,7 +6,7 @@
 // loudly instead of silently searching with its own engine.
 'use strict'
 
-const { Workspace: NativeWorkspace, UnsupportedGrepPatternError: NativeUnsupported } = require('../../index.js')
+const { Workspace: NativeWorkspace, WorkspaceError: NativeWorkspaceError, UnsupportedGrepPatternError: NativeUnsupported } = require('../../index.js')
 const { NativeSearchEngine, ENGINE_METHODS } = require('./engine.js')
 const { toMastraError } = require('./errors.js')
 
@@ -226,6 +226,7 @@ function createWorkspaceClass(mastra, version) {
         if (basePath !== undefined) {
           const native = new NativeWorkspace({ ...(this.id === '' ? {} : { id: this.id }), filesystem: { basePath } })
           natives.set(this, native) // (its stats(), for tenantPool's memoryOf)
+          this.#grepNative = native // (destroyed with the workspace, grep installed or not)
           this.#installGrep(native)
         }
         return
@@ -239,19 +240,24 @@ function createWorkspaceClass(mastra, version) {
       const options = this.id === '' || (config.id === undefined && config.persist) ? {} : { id: this.id }
       for (const key of FORWARDED_OPTIONS) if (config[key] !== undefined) options[key] = config[key]
       if (basePath !== undefined) options.filesystem = { basePath }
-      const translate = toMastraError(mastra)
       try {
         this.#native = new NativeWorkspace(/** @type {any} */ (options))
       } catch (err) {
-        throw translate(err)
+        // (Its id is not known before it is made: a configuration error is its own.)
+        const id = err instanceof NativeWorkspaceError && err.code === 'INVALID_SEARCH_CONFIG' ? err.workspaceId : undefined
+        throw toMastraError(mastra, id)(err)
       }
       natives.set(this, this.#native)
-      self._searchEngine = new NativeSearchEngine(this.#native, translate)
+      this.#translate = toMastraError(mastra, this.#native.id)
+      self._searchEngine = new NativeSearchEngine(this.#native, this.#translate)
       if (basePath !== undefined) this.#installGrep(this.#native)
     }
 
     /** @type {{ fs: any, grep: Function } | undefined} */
     #grep
+
+    /** This workspace's own errors as Mastra's classes (errors.js). @type {(err: unknown) => unknown} */
+    #translate = (err) => err
 
     /**
      * Gives the workspace's LocalFilesystem Mastra's optional `grep()`
@@ -284,8 +290,9 @@ function createWorkspaceClass(mastra, version) {
       if (this.#native === undefined || nativeBasePath(self._fs) === undefined) return super.rebuildSearchIndex(wanted)
       self.assertSearchWritable()
       if (wanted.length === 0) return
+      const translate = this.#translate
       reports.set(this, await this.#native.rebuildSearchIndex(wanted).catch((err) => {
-        throw toMastraError(mastra)(err)
+        throw translate(err)
       }))
     }
 

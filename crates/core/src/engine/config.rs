@@ -228,6 +228,7 @@ impl Engine {
             status: Mutex::new(Lifecycle::Pending),
             destroyed: AtomicBool::new(false),
             commits: Default::default(),
+            applying: tokio::sync::watch::Sender::new(0),
             last_stats: Mutex::default(),
             prefix_counts: Mutex::default(),
             shutdown: tokio::sync::Notify::new(),

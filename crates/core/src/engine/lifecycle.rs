@@ -64,6 +64,8 @@ impl Engine {
                 // turn ends first (a snapshot taken while one applies could
                 // hold a vector without its document).
                 me.gate.quiet(DESTROY_WAIT, true).await;
+                // A write that had begun to change the index resolves: its change is saved, however long it takes.
+                me.committed_applied().await;
                 let saved = me.save(false).await;
                 let grep = me.clone();
                 // Saved beside the snapshot, then dropped; a failure to save it only costs a rebuild.

@@ -111,6 +111,9 @@ pub struct Engine {
     /// Held to mark the workspace destroyed, and by a write deciding to
     /// apply (`unless_destroyed`): each then sees the other's side.
     commits: Mutex<()>,
+    /// Writes committed and applying (`unless_destroyed`): `destroy()`'s
+    /// save waits for them however long they take (their calls resolve).
+    applying: tokio::sync::watch::Sender<usize>,
     /// The statistics as of the last write or `stats()` call, answered by
     /// `stats()` while a bulk write holds the index (no wait on the
     /// JavaScript thread).
@@ -246,8 +249,28 @@ impl Engine {
                 return Err(self.not_ready());
             }
             committed.store(true, Ordering::SeqCst);
+            self.applying.send_modify(|n| *n += 1);
         }
-        Ok(apply())
+        // Counted down however `apply` ends (a panic included).
+        struct Applied<'a>(&'a tokio::sync::watch::Sender<usize>);
+        impl Drop for Applied<'_> {
+            fn drop(&mut self) {
+                self.0.send_modify(|n| *n -= 1);
+            }
+        }
+        let _applied = Applied(&self.applying);
+        let applied = apply();
+        if let Some(p) = &self.persist {
+            p.changed(); // (before the count goes down: destroy()'s save then sees it)
+        }
+        Ok(applied)
+    }
+
+    /// Resolves once no committed write is applying (`destroy()`'s save
+    /// must hold what such a write's resolved call promised).
+    pub(super) async fn committed_applied(&self) {
+        let mut applying = self.applying.subscribe();
+        let _ = applying.wait_for(|&n| n == 0).await;
     }
 
     pub fn is_destroyed(&self) -> bool {

@@ -492,21 +492,12 @@ impl Engine {
             if state.writer.is_none() || !state.loaded || (!force && state.saved_changes == changes) {
                 return Ok(false);
             }
-            state.writer.as_ref().map(DirLock::id)
+            state.writer.as_ref().and_then(DirLock::id)
         };
-        if !held.is_some_and(|id| disk::still_locks(&dir, id)) {
-            // (No lock of ours held through the file system's calls.) Not
-            // where a log of intent is open: it would go on in the old one.
-            let relocked = if self.intent_log().is_none() { relock(&dir) } else { None };
-            let mut state = p.state.lock();
-            match relocked {
-                Some(lock) => state.writer = Some(lock),
-                None => {
-                    let e = format!("persist: could not save to {}: {LOCK_LOST}", dir.display());
-                    state.save_error = Some(e.clone());
-                    return Err(Error::from_reason(e));
-                }
-            }
+        if !self.lock_still_ours(&dir, held).await? {
+            let e = format!("persist: could not save to {}: {LOCK_LOST}", dir.display());
+            p.state.lock().save_error = Some(e.clone());
+            return Err(Error::from_reason(e));
         }
         // What the log holds now is covered by this save once it is on disk.
         let mark = self.intent_log().map(|l| l.mark());
@@ -524,6 +515,41 @@ impl Engine {
             Err(e) => state.save_error = Some(e),
         }
         state.save_error.clone().map_or(Ok(true), |e| Err(Error::from_reason(e)))
+    }
+
+    /// Whether the directory's lock file is still the one this writer took
+    /// (`held`: its id), or could be taken again: the directory made again
+    /// without a snapshot, and no log of intent open (it would go on in the
+    /// removed one). When not, a JavaScript store's writes are refused from
+    /// then on: they would go unrecorded by any log a later start reads.
+    /// The file system's calls run off this task, no lock of ours held.
+    async fn lock_still_ours(&self, dir: &std::path::Path, held: Option<(u64, u64)>) -> Result<bool> {
+        let (to, logged) = (dir.to_path_buf(), self.intent_log().is_some());
+        let relocked = blocking(move || match disk::still_locks(&to, held) {
+            true => Ok(None),
+            false if logged => Err(()),
+            false => relock(&to).map(Some).ok_or(()),
+        })
+        .await?;
+        let p = self.persisted();
+        match relocked {
+            Ok(None) => Ok(true),
+            Ok(Some(lock)) => {
+                let mut state = p.state.lock();
+                // Not if the writer let go meanwhile (destroy()): the new lock goes with `lock`.
+                let still = state.writer.is_some() && state.writer.as_ref().and_then(DirLock::id) == held;
+                if still {
+                    state.writer = Some(lock);
+                }
+                Ok(still)
+            }
+            Err(()) => {
+                if let Some(VectorSide { store: Store::Mastra(js), .. }) = &self.vectors {
+                    js.refuse_writes(format!("{} {LOCK_LOST}", dir.display()));
+                }
+                Ok(false)
+            }
+        }
     }
 
     /// Streams the snapshot to a temporary file under the index's read lock

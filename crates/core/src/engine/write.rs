@@ -146,7 +146,10 @@ impl Engine {
             blocking(move || {
                 me.remember_stats();
                 let mut index = me.index.write();
-                me.unless_destroyed(&committed, || index.add_bulk(docs, seq, &mut |_| {}))?;
+                me.unless_destroyed(&committed, || {
+                    super::test_pause("committed-bulk");
+                    index.add_bulk(docs, seq, &mut |_| {})
+                })?;
                 drop(index);
                 if large {
                     (me.release_memory)();

@@ -472,6 +472,20 @@ pub fn still_locks(dir: &Path, id: Option<(u64, u64)>) -> bool {
     }
 }
 
+/// The device and inode of an open file (unix).
+fn open_file_id(file: &File) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        file.metadata().ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        None
+    }
+}
+
 /// A file's device and inode (unix; a link not followed).
 fn file_id(path: &Path) -> Option<(u64, u64)> {
     #[cfg(unix)]
@@ -560,7 +574,7 @@ pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
     write!(file, "{LOCK_MARK}\nprocess {}\n", std::process::id())?;
     remove_stale_temps(dir);
-    let id = file_id(&path);
+    let id = open_file_id(&file);
     Ok(Ok(DirLock { _file: file, id }))
 }
 
