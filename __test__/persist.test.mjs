@@ -889,3 +889,24 @@ test('a write before the first init() is this process\'s own, not a crash\'s: in
   assert.ok(!ops.some((o) => o.includes('api/x')), `its vector left alone: ${ops}`)
   assert.equal((await ws.search('common api x before init', { topK: 1, mode: 'vector' }))[0]?.id, 'api/x')
 })
+
+test('a writer with a JavaScript store whose directory was removed refuses store writes once a save finds it so (they reached the store recorded only in the removed log of intent)', async (t) => {
+  const { hashEmbed, store, base, dir } = await jsStoreCase(t, { 'f0.md': 'file zero about orchards' })
+  const calls = []
+  const spied = new Proxy(store, {
+    get(target, key) {
+      if (key === 'upsert') return (args) => { calls.push('upsert'); return target.upsert(args) }
+      const value = target[key]
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const ws = new Workspace({ id: 'lost_js', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], persist: { dir }, vectorStore: spied, embedder: async (text) => hashEmbed(text) })
+  t.after(() => ws.destroy().catch(() => {}))
+  await ws.init()
+  fs.rmSync(dir, { recursive: true })
+  fs.mkdirSync(dir)
+  await assert.rejects(ws.save(), /removed or replaced since this workspace took its lock/)
+  calls.length = 0
+  await assert.rejects(ws.index('rec/a', 'a record written after'), /vectorStore: not written: .*removed or replaced/)
+  assert.deepEqual(calls, [], 'nothing reached the store')
+})

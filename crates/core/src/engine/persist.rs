@@ -545,7 +545,7 @@ impl Engine {
             }
             Err(()) => {
                 if let Some(VectorSide { store: Store::Mastra(js), .. }) = &self.vectors {
-                    js.refuse_writes(format!("{} {LOCK_LOST}", dir.display()));
+                    js.refuse_writes(format!("vectorStore: not written: {}: {LOCK_LOST}", dir.display()));
                 }
                 Ok(false)
             }
