@@ -353,3 +353,10 @@ test('LocalFilesystem resolves basePath against the current directory', (t) => {
   const dir = tree(t)
   assert.equal(new LocalFilesystem({ basePath: dir, readOnly: true }).readOnly, true)
 })
+
+test('a relative basePath is taken as path.resolve() takes it, when the workspace is made', async () => {
+  const path = await import('node:path')
+  for (const given of ['docs', './docs/sub/..', 'docs/']) {
+    assert.equal(new Workspace({ filesystem: { basePath: given }, bm25: true }).filesystem.basePath, path.resolve(given))
+  }
+})

@@ -355,3 +355,24 @@ test('an onProgress failure while init() and rebuildSearchIndex() overlap reject
   const outcomes = await Promise.all([first, second])
   assert.equal(outcomes.filter((o) => o === boom).length, 1, String(outcomes))
 })
+
+test('the promises of onProgress events that reject after their call already rejected are that call\'s failure, not the next call\'s (one failure rejected two calls)', async (t) => {
+  const base = heronFiles(t, 50)
+  const rejecters = []
+  let failing = true
+  const ws = new Workspace({
+    filesystem: new lib.LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'],
+    onProgress: () => {
+      if (!failing) return
+      const answer = new Promise((_, reject) => rejecters.push(reject))
+      if (rejecters.length === 2) rejecters[0](new Error('first event failed')) // (the second event's promise still pending)
+      return answer
+    },
+  })
+  t.after(() => ws.destroy())
+  await assert.rejects(ws.init(), /first event failed/)
+  failing = false
+  rejecters[1](new Error('second event failed, after init() rejected'))
+  await sleep(10)
+  assert.equal((await ws.rebuildSearchIndex()).indexed, 50)
+})

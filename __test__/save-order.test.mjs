@@ -145,7 +145,7 @@ test('destroy() waits for a write that had begun to change the index however lon
       await ws.save() // (nothing left for a later save to pick up by chance)
       const docs = [{ path: 'late/1', content: 'qqslow written while destroy() waits' }, { path: 'late/2', content: 'qqslow too' }]
       const write = ws.indexMany(docs).then(() => 'resolved', (e) => e.name)
-      await new Promise((r) => setTimeout(r, 300))
+      await new Promise((r) => setTimeout(r, 2000)) // (its 11 s change of the index under way)
       await ws.destroy()
       console.log(await write)
     })`

@@ -111,33 +111,41 @@ function attachReport(error, report) {
  * throw, or a rejection of the promise it answered, however late) is kept,
  * and the events after it are not sent. `answered()`, called as a flow
  * ends, throws that failure (the flow then rejects with it, as it was
- * thrown): one callback serves every flow, so a failure is never dropped,
- * it rejects the next flow to end.
+ * thrown). One callback serves every flow, so a failure is never dropped:
+ * it rejects the next flow to end; but the events of a flow that already
+ * rejected are done with (their promises that reject later are its failure
+ * again, not the next flow's).
  * @param {(event: unknown) => unknown} onProgress
  */
 function progressCaller(onProgress) {
-  /** @type {{ error: unknown } | undefined} */
+  let flow = 0
+  /** The flows that rejected with a failure. @type {Set<number>} */
+  const rejected = new Set()
+  /** @type {{ error: unknown, of: number } | undefined} */
   let failure
-  /** @param {unknown} error */
-  const fail = (error) => {
-    if (!failure) failure = { error }
+  /** @param {number} of @param {unknown} error */
+  const fail = (of, error) => {
+    if (!failure && !rejected.has(of)) failure = { error, of }
   }
   return {
     /** @param {unknown} event */
     call(event) {
       if (failure) return
+      const of = flow
       try {
         const answer = onProgress(event)
         if (answer !== null && (typeof answer === 'object' || typeof answer === 'function') && 'then' in answer) {
-          Promise.resolve(answer).then(undefined, fail)
+          Promise.resolve(answer).then(undefined, (error) => fail(of, error))
         }
       } catch (error) {
-        fail(error)
+        fail(of, error)
       }
     },
     answered() {
       const failed = failure
       failure = undefined
+      if (failed) rejected.add(failed.of).add(flow)
+      flow++
       if (failed) throw failed.error
     },
   }

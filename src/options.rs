@@ -320,13 +320,25 @@ fn persist_option(v: &Unknown) -> Checked<Option<Option<PathBuf>>> {
 }
 
 /// A path given relative: relative to the working directory of this moment,
-/// not of each later read or save (a process's later chdir() moved them).
-/// An empty one is left as it is (its own checks refuse it where it is used).
+/// not of each later read or save (a process's later chdir() moved them),
+/// and as Node's `path.resolve` gives it (`.` and `..` taken out, no
+/// trailing separator), as `LocalFilesystem` holds its `basePath`. An empty
+/// one is left as it is (its own checks refuse it where it is used).
 fn absolute_now(path: String, name: &str) -> Checked<PathBuf> {
+    use std::path::Component;
     if path.is_empty() {
         return Ok(PathBuf::from(path));
     }
-    std::path::absolute(&path).map_err(|e| Fail::Type(format!("{name}: {e}")))
+    let absolute = std::path::absolute(&path).map_err(|e| Fail::Type(format!("{name}: {e}")))?;
+    let mut resolved = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => drop(resolved.pop()),
+            other => resolved.push(other.as_os_str()),
+        }
+    }
+    Ok(resolved)
 }
 
 /// `filesystem`: a `LocalFilesystem` (ours or Mastra's: anything with a
