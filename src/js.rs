@@ -317,12 +317,17 @@ pub fn to_array<'e>(v: &Unknown<'e>, name: &str) -> Checked<Vec<Unknown<'e>>> {
 }
 
 pub fn to_string_array(v: &Unknown, name: &str) -> Checked<Vec<String>> {
-    to_array(v, name)?.iter().enumerate().map(|(i, e)| to_string(e, &format!("{name}[{i}]"))).collect()
+    array_of(v, name, to_string)
 }
 
 /// An array of names (paths, ids): each one `to_name`'s.
 pub fn to_name_array(v: &Unknown, name: &str) -> Checked<Vec<String>> {
-    to_array(v, name)?.iter().enumerate().map(|(i, e)| to_name(e, &format!("{name}[{i}]"))).collect()
+    array_of(v, name, to_name)
+}
+
+/// An array whose items `each` reads, each named `name[i]`.
+fn array_of<T>(v: &Unknown, name: &str, each: impl Fn(&Unknown, &str) -> Checked<T>) -> Checked<Vec<T>> {
+    to_array(v, name)?.iter().enumerate().map(|(i, e)| each(e, &format!("{name}[{i}]"))).collect()
 }
 
 /// Rejects keys outside `allowed` (and outside `ignored`, which are

@@ -325,20 +325,11 @@ fn persist_option(v: &Unknown) -> Checked<Option<Option<PathBuf>>> {
 /// trailing separator), as `LocalFilesystem` holds its `basePath`. An empty
 /// one is left as it is (its own checks refuse it where it is used).
 fn absolute_now(path: String, name: &str) -> Checked<PathBuf> {
-    use std::path::Component;
     if path.is_empty() {
         return Ok(PathBuf::from(path));
     }
-    let absolute = std::path::absolute(&path).map_err(|e| Fail::Type(format!("{name}: {e}")))?;
-    let mut resolved = PathBuf::new();
-    for part in absolute.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => drop(resolved.pop()),
-            other => resolved.push(other.as_os_str()),
-        }
-    }
-    Ok(resolved)
+    let cwd = std::env::current_dir().map_err(|e| Fail::Type(format!("{name}: {e}")))?;
+    Ok(workspace_search_core::ingest::scan::resolve_base(&cwd, &path))
 }
 
 /// `filesystem`: a `LocalFilesystem` (ours or Mastra's: anything with a

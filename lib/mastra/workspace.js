@@ -290,9 +290,8 @@ function createWorkspaceClass(mastra, version) {
       if (this.#native === undefined || nativeBasePath(self._fs) === undefined) return super.rebuildSearchIndex(wanted)
       self.assertSearchWritable()
       if (wanted.length === 0) return
-      const translate = this.#translate
       reports.set(this, await this.#native.rebuildSearchIndex(wanted).catch((err) => {
-        throw translate(err)
+        throw this.#translate(err)
       }))
     }
 

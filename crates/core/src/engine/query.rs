@@ -391,12 +391,11 @@ impl Engine {
         let v = self.vectors.as_ref().expect("checked");
         let tokens = self.query_tokens(&query).await?;
         let vector = Self::query_vector(v, &query).await?;
-        if !opts.group_by_file && mode == Mode::Vector {
-            let results = self.vector_ties_by_id(v, &vector, &tokens, &opts).await?;
-            return self.texts_read(results).await;
-        }
         if !opts.group_by_file {
-            let results = self.ranked_vectors(v, &vector, &tokens, mode, opts.top_k, &opts).await?;
+            let results = match mode {
+                Mode::Vector => self.vector_ties_by_id(v, &vector, &tokens, &opts).await?,
+                _ => self.ranked_vectors(v, &vector, &tokens, mode, opts.top_k, &opts).await?,
+            };
             return self.texts_read(results).await;
         }
         // File-level results fold chunks: asked deeper while the hits fill

@@ -117,17 +117,9 @@ pub struct GrepStats {
 /// A folder as the system knows it (device and inode), where it can say.
 type FolderId = (u64, u64);
 
+/// The identity of the folder `path` leads to (a link followed).
 fn folder_id(path: &std::path::Path) -> Option<FolderId> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
+    crate::persist::disk::identity(&std::fs::metadata(path).ok()?)
 }
 
 /// A file modified this recently may change again within the clock's

@@ -472,32 +472,24 @@ pub fn still_locks(dir: &Path, id: Option<(u64, u64)>) -> bool {
     }
 }
 
-/// The device and inode of an open file (unix).
-fn open_file_id(file: &File) -> Option<(u64, u64)> {
+/// A file's device and inode (unix), to tell it from another made at its
+/// path since; `None` where the system cannot say.
+pub fn identity(meta: &fs::Metadata) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        file.metadata().ok().map(|m| (m.dev(), m.ino()))
+        Some((meta.dev(), meta.ino()))
     }
     #[cfg(not(unix))]
     {
-        let _ = file;
+        let _ = meta;
         None
     }
 }
 
-/// A file's device and inode (unix; a link not followed).
+/// The identity of the file at `path` (a link not followed).
 fn file_id(path: &Path) -> Option<(u64, u64)> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
+    identity(&fs::symlink_metadata(path).ok()?)
 }
 
 /// Whether a name in a persist directory is one of ours.
@@ -574,8 +566,8 @@ pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
     write!(file, "{LOCK_MARK}\nprocess {}\n", std::process::id())?;
     remove_stale_temps(dir);
-    let id = open_file_id(&file);
-    Ok(Ok(DirLock { _file: file, id }))
+    // (The metadata read above, of the open file: not one made at its path since.)
+    Ok(Ok(DirLock { _file: file, id: identity(&meta) }))
 }
 
 /// Temporary files left by a writer that died mid-save (only the lock
