@@ -29,26 +29,45 @@ test('a file or a folder swapped for a link out of basePath while init() reads i
         mv dir dir.real && ln -s '${root}/out/dir' dir; sleep 0.001; rm -f dir; mv dir.real dir
       done`,
     ],
-    { stdio: 'ignore' },
+    // Its own process group, so that stop() ends the mv or ln it is running too:
+    // killed alone, bash left them to finish after the tree's removal listed the folder.
+    { stdio: 'ignore', detached: true },
   )
   const exited = new Promise((resolve) => churn.once('exit', resolve))
   const stop = async () => {
-    churn.kill('SIGKILL')
+    try {
+      process.kill(-churn.pid, 'SIGKILL')
+    } catch {}
     await exited
+    // Killed ones are gone once reaped; a zombie nobody reaps writes nothing, hence the bound.
+    const deadline = Date.now() + 2_000
+    while (groupAlive(churn.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
   }
-  t.after(stop)
   const leaks = []
-  for (let round = 0; round < 150; round++) {
-    const ws = bm25Workspace(base, { autoIndexPaths: ['.'] })
-    await ws.init()
-    for (const hit of await ws.search('outsidesecret')) leaks.push(`${round}: ${hit.id}`)
-    await ws.destroy()
+  // Stopped in the body, not in an after() hook: hooks run in the order
+  // registered, the tree's removal first, and no file may appear while it runs.
+  try {
+    for (let round = 0; round < 150; round++) {
+      const ws = bm25Workspace(base, { autoIndexPaths: ['.'] })
+      await ws.init()
+      for (const hit of await ws.search('outsidesecret')) leaks.push(`${round}: ${hit.id}`)
+      await ws.destroy()
+    }
+  } finally {
+    await stop()
   }
-  // Stopped before the tree is removed (hooks run in the order registered:
-  // the tree's removal first), so that no file appears while it is.
-  await stop()
   assert.deepEqual(leaks, [])
 })
+
+/** Whether any process of the group `pgid` is still there (a killed one is gone once reaped). */
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** Runs `source` (an ES module with `Workspace`, `LocalFilesystem` and `base` in scope) in a child, with a time limit. */
 function child(base, source, timeout = 30_000) {
