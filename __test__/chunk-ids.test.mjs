@@ -68,3 +68,38 @@ test('unindex(path) removes from the embedded store the vector of a document tha
   for (const mode of ['bm25', 'vector', 'hybrid']) assert.deepEqual(await idsOf(ws, 'alpha', mode), [], mode)
   await ws.destroy()
 })
+
+test('a file whose first chunk ids index() took or unindex() removed: unindex(file), a change or its removal takes all its other chunks, and group: "file" gives every range (the walk stopped at the first gap)', async (t) => {
+  // One chunk per line, the query's word in chunks 2 and 5.
+  const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot']
+  const lines = words.map((w, i) => `${w} ${'pad '.repeat(20)}${i === 2 || i === 5 ? ' needle' : ''}`)
+  const base = tree(t, { 'big.md': lines.join('\n') })
+  const make = (extra = {}) => open(base, { chunking: { maxChars: 120, overlapLines: 0 }, fileKinds: false, ...extra })
+  const found = async (ws) => (await ws.search('needle echo delta', { topK: 20 })).map((r) => r.id).sort()
+
+  let ws = make()
+  await ws.init()
+  const all = await found(ws)
+  assert.deepEqual(all, ['big.md#chunk-2', 'big.md#chunk-3', 'big.md#chunk-4', 'big.md#chunk-5'])
+  await ws.unindex('big.md#chunk-0')
+  const file = await ws.search('needle', { group: 'file' })
+  assert.deepEqual(file.map((r) => [r.id, r.lineRanges]), [['big.md', [{ start: 3, end: 3 }, { start: 6, end: 6 }]]])
+  await ws.index('big.md#chunk-1', 'user text one')
+  assert.equal(await ws.unindex('big.md'), true)
+  assert.deepEqual(await found(ws), [])
+  assert.deepEqual((await ws.search('user', { topK: 5 })).map((r) => r.id), ['big.md#chunk-1'], "the user's own stays")
+  await ws.destroy()
+
+  for (const how of ['watch: removed', 'watch: shrunk']) {
+    fs.writeFileSync(path.join(base, 'big.md'), lines.join('\n'))
+    ws = make({ watch: true })
+    await ws.init()
+    await ws.unindex('big.md#chunk-0')
+    await ws.index('big.md#chunk-1', 'user text one')
+    if (how === 'watch: removed') fs.rmSync(path.join(base, 'big.md'))
+    else fs.writeFileSync(path.join(base, 'big.md'), 'small now')
+    await eventually(how, async () => (await found(ws)).length === 0)
+    assert.equal(ws.stats().documents, how === 'watch: removed' ? 1 : 2, how)
+    await ws.destroy()
+  }
+})

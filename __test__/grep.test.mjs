@@ -171,6 +171,8 @@ test('grep: a pattern holding a lone UTF-16 surrogate is refused (it was read as
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
   t.after(() => ws.destroy())
   await assert.rejects(ws.grep('\udc28'), (e) => e instanceof lib.UnsupportedGrepPatternError && /lone UTF-16 surrogate/.test(e.message))
+  // The pattern as written, without the NUL that ended napi's copy of it.
+  await assert.rejects(ws.grep('a\ud800b'), (e) => e.message.startsWith('/a\\ud800b/ cannot run natively') && !e.message.includes('\0'))
   assert.deepEqual((await ws.grep('todo')).map((f) => f.path), ['src/a.ts'])
 })
 

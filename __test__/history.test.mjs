@@ -96,3 +96,40 @@ test('a shallow clone: the boundary commit names every file, so it is left out (
   assert.equal(ws.stats().history?.files ?? 0, 0)
   assert.deepEqual(await top(ws, 'parser extra'), await top(off, 'parser extra'))
 })
+
+test('with history, every topK and every page of the search tool are cut from one ranking (a pool that grew with topK re-ordered the first results: pages overlapped, files were never shown)', async (t) => {
+  // 500 files holding the word 1-13 times; commits name it for one file in seven.
+  const files = {}
+  for (let i = 0; i < 500; i++) files[`src/m${i}.txt`] = `${'kaft '.repeat(1 + ((i * 7919) % 13))}filler ${i}\n`
+  const dir = tree(t, files)
+  git(dir, 'init', '-q')
+  git(dir, 'add', '.')
+  git(dir, 'commit', '-qm', 'Start')
+  for (let i = 0; i < 500; i += 7) {
+    fs.appendFileSync(path.join(dir, `src/m${i}.txt`), 'more\n')
+    git(dir, 'commit', '-qam', `Fix kaft handling in m${i}`)
+  }
+  const ws = open(dir)
+  t.after(() => ws.destroy())
+  await ws.init()
+  const { lib } = await import('./helpers.mjs')
+  for (const group of [undefined, 'file']) {
+    const all = (await ws.search('kaft', { topK: 500, group })).map((r) => r.id)
+    assert.equal(all.length, 500)
+    for (const topK of [10, 26, 51, 101, 153, 250]) {
+      assert.deepEqual((await ws.search('kaft', { topK, group })).map((r) => r.id), all.slice(0, topK), `${group} topK ${topK}`)
+    }
+  }
+  // The tool's pages (topK skip + 51 each) partition the file ranking.
+  const tool = lib.createWorkspaceTools(ws).mastra_workspace_search
+  const shown = []
+  let cursor
+  do {
+    const text = await tool.execute({ query: 'kaft', maxTokens: 100000, ...(cursor ? { cursor } : {}) })
+    const blocks = text.split('\n\n')
+    cursor = /cursor "([^"]+)"/.exec(blocks.at(-1))?.[1]
+    const results = blocks.filter((b) => !b.startsWith('[') && !/cursor "/.test(b))
+    shown.push(...results.map((b) => b.split('\n')[0].split(':')[0]))
+  } while (cursor)
+  assert.deepEqual(shown, (await ws.search('kaft', { topK: 500, group: 'file' })).map((r) => r.id))
+})

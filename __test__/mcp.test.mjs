@@ -191,6 +191,38 @@ test('mcp: workspace_grep prints matches as ripgrep does, within its token budge
   assert.equal(text(none), '0 matches in 0 files')
 })
 
+test('mcp: workspace_grep gives each context line once, in memory and in print (each match carried its own copy: contextLines 100 over many matches ran out of memory)', async (t) => {
+  const files = { 'many.ts': 'xxxxxxxxxxxxxxxxxxxxxx\n'.repeat(10_000), 'ctx.md': 'ctx1\nctx2\nMATCH a\nctx4\nMATCH b\nctx6\nctx7\nctx8\nctx9\nMATCH c\nctx11\n' }
+  const dir = tree(t, files)
+  // Under a 64 MB heap: 10,000 matches with 200 lines of context each are 2 million lines.
+  const transport = new StdioClientTransport({ command: process.execPath, args: ['--max-old-space-size=64', CLI, 'mcp', dir, '--no-persist'], stderr: 'pipe', env: envFor(dir) })
+  const client = new Client({ name: 'test-client', version: '1.0.0' })
+  await client.connect(transport)
+  t.after(() => client.close())
+  const many = text(await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'x', path: 'many.ts', contextLines: 100 } })).split('\n')
+  assert.equal(many[0], '10000 matches in 1 file')
+  assert.deepEqual(many.slice(1, 3), ['many.ts:1:1:xxxxxxxxxxxxxxxxxxxxxx', 'many.ts:2:1:xxxxxxxxxxxxxxxxxxxxxx'])
+  // Neighbouring matches share their context lines; a gap wider than twice the context separates groups.
+  const shared = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'MATCH', path: 'ctx.md', contextLines: 1 } })
+  assert.equal(text(shared), '3 matches in 1 file\nctx.md-2-ctx2\nctx.md:3:1:MATCH a\nctx.md-4-ctx4\nctx.md:5:1:MATCH b\nctx.md-6-ctx6\n--\nctx.md-9-ctx9\nctx.md:10:1:MATCH c\nctx.md-11-ctx11')
+  const joined = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'MATCH', path: 'ctx.md', contextLines: 3 } })
+  assert.equal(text(joined), `3 matches in 1 file\n${files['ctx.md'].split('\n').map((line, i) => `ctx.md${line.startsWith('MATCH') ? `:${i + 1}:1:` : `-${i + 1}-`}${line}`).join('\n')}`)
+})
+
+test('mcp: an --index-dir that cannot hold the index is said on stderr; the server serves', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello world\n' })
+  const file = path.join(tree(t, { 'not-a-folder': 'x\n' }), 'not-a-folder')
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', dir, '--index-dir', file], stderr: 'pipe', env: envFor(dir) })
+  let stderr = ''
+  transport.stderr.on('data', (d) => (stderr += d))
+  const client = new Client({ name: 'test-client', version: '1.0.0' })
+  await client.connect(transport)
+  t.after(() => client.close())
+  assert.match(text(await client.callTool({ name: 'workspace_search', arguments: { query: 'hello' } })), /^a\.md:1-1/)
+  await eventually('the warning on stderr', () => stderr.includes('\n'))
+  assert.equal(stderr, `workspace-search mcp: persist: ${file} cannot be used (it is not a directory); nothing is saved\n`)
+})
+
 test('mcp: a very long matching line (minified code) is cut around its match; the matches after it are still shown', async (t) => {
   const files = { 'lib/a.min.js': `${'var q=1;'.repeat(2500)}NEEDLE();${'var r=2;'.repeat(2500)}\n` }
   for (let i = 0; i < 5; i++) files[`src/s${i}.ts`] = `call(NEEDLE) // ${i}\n`

@@ -31,4 +31,17 @@ function checkFolder(folder) {
   throw new UsageError(`not a folder: ${folder}`)
 }
 
-module.exports = { UsageError, explain, checkFolder }
+/**
+ * init()'s warnings that --index-dir DIR cannot keep the index (a file, a
+ * folder of other files): the search runs, but nothing is saved, which the
+ * user asked for by name and is told without --stats. The default cache
+ * folder failing costs only the next run's reuse, and stays with --stats.
+ * @param {{ warnings: string[] }} report
+ * @param {{ persist: boolean | { dir: string } }} args
+ */
+function indexDirWarnings(report, args) {
+  if (typeof args.persist !== 'object') return []
+  return report.warnings.filter((w) => /^persist: .* cannot be used \(.*; nothing is saved$/.test(w))
+}
+
+module.exports = { UsageError, explain, checkFolder, indexDirWarnings }

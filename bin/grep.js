@@ -19,9 +19,11 @@ the root .gitignore applied.
 
 Options:
   -i, --ignore-case        match case-insensitively
-  -C, --context N          N lines of context around each match
+  -C, --context N          N lines of context around each match (at most
+                           10000)
   -m, --max-count N        at most N matching lines per file
-  --glob GLOB              only files matching GLOB (relative to FOLDER)
+  --glob GLOB              only files matching GLOB (relative to FOLDER; once:
+                           one glob names several, "{src/**/*.ts,*.md}")
   --hidden                 also names starting with "."
   --all-files              every file, not only text extensions
   --json                   one JSON object per file: { path, matches: [{ line,
@@ -37,7 +39,9 @@ const OPTIONS = {
   'ignore-case': { type: 'boolean', short: 'i' },
   context: { type: 'string', short: 'C' },
   'max-count': { type: 'string', short: 'm' },
-  glob: { type: 'string' },
+  // Taken as a list so that a second --glob is refused rather than silently
+  // replacing the first: grep() takes one glob (a brace list names several).
+  glob: { type: 'string', multiple: true },
   hidden: { type: 'boolean' },
   'all-files': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -45,11 +49,23 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 }
 
-/** A whole number >= min from an option's text. */
-function whole(value, name, min) {
+/** Context lines grep() gives at most (it caps larger values without a word). */
+const MAX_CONTEXT = 10_000
+
+/** A whole number >= min (and <= max when given) from an option's text. */
+function whole(value, name, min, max = Infinity) {
   const n = Number(value)
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${name} must be a whole number of at least ${min}, got ${value}`)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`
+    throw new UsageError(`${name} must be a whole number ${range}, got ${value}`)
+  }
   return n
+}
+
+/** The one --glob given (grep() takes one path or glob), or '.'. */
+function onlyGlob(globs = []) {
+  if (globs.length > 1) throw new UsageError(`--glob can be given once to grep, got ${globs.length}: write one glob that names them all, such as "{${globs.join(',')}}"`)
+  return globs[0] ?? '.'
 }
 
 function parse(argv) {
@@ -69,11 +85,14 @@ function parse(argv) {
     folder,
     options: {
       caseSensitive: !values['ignore-case'],
-      contextLines: values.context === undefined ? 0 : whole(values.context, '--context', 0),
+      contextLines: values.context === undefined ? 0 : whole(values.context, '--context', 0, MAX_CONTEXT),
       maxCount: values['max-count'] === undefined ? undefined : whole(values['max-count'], '--max-count', 1),
-      path: values.glob ?? '.',
+      path: onlyGlob(values.glob),
       includeHidden: Boolean(values.hidden),
       allFiles: Boolean(values['all-files']),
+      // Each context line once: by default every match carries its own copy of
+      // its context, and -C 100 over files of many matches took gigabytes.
+      contextOnce: true,
     },
     json: Boolean(values.json),
     persist: !values['no-persist'],
@@ -82,7 +101,9 @@ function parse(argv) {
 
 /**
  * ripgrep's lines for one file's matches: each match's context, merged with
- * its neighbours' into one group (a later match prints as a match).
+ * its neighbours' into one group (a later match prints as a match). Takes
+ * grep()'s matches with or without `contextOnce`: a line given twice prints
+ * once.
  * @param {string} show the path as printed
  * @param {Array<{ line: number, column: number, text: string, before?: string[], after?: string[] }>} matches
  * @param {(text: string, focus?: [number, number]) => string} [fit] a line as printed (its control characters escaped; the MCP server also cuts long ones around the match)
@@ -112,6 +133,32 @@ function fileLines(show, matches, fit = (text) => escapeControls(text)) {
   return out
 }
 
+/**
+ * One file's matches each with all its context lines, as grep() gives them
+ * without `contextOnce` (a line between two matches in both), rebuilt from
+ * `contextOnce`'s: --json prints them so. Lines are shared, not copied, and
+ * only one file's at a time.
+ * @param {Array<{ line: number, column: number, text: string, before?: string[], after?: string[] }>} matches
+ * @param {number} contextLines
+ */
+function fullContext(matches, contextLines) {
+  if (contextLines === 0) return matches
+  const lines = new Map()
+  for (const m of matches) {
+    const before = m.before ?? []
+    before.forEach((text, i) => lines.set(m.line - before.length + i, text))
+    lines.set(m.line, m.text)
+    ;(m.after ?? []).forEach((text, i) => lines.set(m.line + 1 + i, text))
+  }
+  // Each line within contextLines of a match is in the map (the file's last line ends an `after`).
+  const span = (from, to) => {
+    const out = []
+    for (let n = from; n <= to && lines.has(n); n++) out.push(lines.get(n))
+    return out
+  }
+  return matches.map((m) => ({ ...m, before: span(Math.max(1, m.line - contextLines), m.line - 1), after: span(m.line + 1, m.line + contextLines) }))
+}
+
 /** Runs the command; resolves the exit status. */
 async function grep(argv, out = process.stdout) {
   const args = parse(argv)
@@ -123,7 +170,7 @@ async function grep(argv, out = process.stdout) {
     const show = displayPath(args.folder)
     for (const [i, file] of files.entries()) {
       if (args.json) {
-        out.write(`${JSON.stringify(file)}\n`)
+        out.write(`${JSON.stringify({ ...file, matches: fullContext(file.matches, args.options.contextLines) })}\n`)
         continue
       }
       if (i > 0 && args.options.contextLines > 0) out.write('--\n')
@@ -132,7 +179,11 @@ async function grep(argv, out = process.stdout) {
     }
     // As grep: what could not be read is said on stderr, and is an error (status 2) even beside matches.
     const unreadable = workspace.stats().grep?.unreadable ?? 0
-    if (unreadable > 0) process.stderr.write(`workspace-search grep: ${unreadable} file${unreadable === 1 ? '' : 's'} or folder${unreadable === 1 ? '' : 's'} could not be read (permission denied or gone)\n`)
+    if (unreadable > 0) {
+      const what = unreadable === 1 ? '1 file or folder' : `${unreadable} files or folders`
+      // grep() counts a link to a file outside FOLDER here too: it does not read through it, as Mastra's grep does not.
+      process.stderr.write(`workspace-search grep: ${what} could not be read (permission denied, gone, or a link out of the folder)\n`)
+    }
     // The first grep of a folder scans it; its index is built after, and kept for the next run.
     while (args.persist && workspace.stats().grep?.building !== false) await new Promise((r) => setTimeout(r, 20))
     return unreadable > 0 ? 2 : files.length ? 0 : 1

@@ -15,6 +15,7 @@ const { escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
 const { budgetedPage, cursorKey, fitLine, loadEstimator, SearchMemory, CursorError, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES, MEMORY_CALLS } = require('../lib/budget.js')
 const { fileLines } = require('./grep.js')
+const { indexDirWarnings } = require('./args.js')
 
 const SEARCH_DESCRIPTION = `Search the files of this workspace by keywords (BM25 with stemming, identifier splitting and CJK support), or by meaning when an embedder is configured. Returns one result per file, best first: "path:start-end  score" and the file's best matching lines ("12:" a match, "13-" context), as many files as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}). When there is more, the text ends with a cursor: the same call with that cursor gives the next page. Lines this session was already shown are not repeated (a file shown before is one line) unless repeat is true.`
 const GREP_DESCRIPTION = `Search file contents with a JavaScript regular expression, as grep does, from an index (fast on large folders). Returns "N matches in M files", then "path:line:column:text" per matching line (one match per line), context lines as "path-line-text", groups separated by "--"; as many lines as fit in maxTokens (default ${DEFAULT_MAX_TOKENS}), then what was left out.`
@@ -176,6 +177,8 @@ async function serve(args, { openWorkspace }) {
   const indexing = workspace.init().then(
     (r) => {
       report = r
+      // Said as the search command says it: the server runs, but keeps no index in --index-dir.
+      for (const w of indexDirWarnings(r, args)) process.stderr.write(`workspace-search mcp: ${escapeControls(w)}\n`)
       server.server.sendLoggingMessage({ level: 'info', data: `workspace-search indexed ${r.indexed} files in ${Date.now() - started} ms` }).catch(() => {})
     },
     (err) => {
@@ -257,7 +260,9 @@ async function serve(args, { openWorkspace }) {
   server.registerTool('workspace_grep', { title: 'Grep the workspace', description: GREP_DESCRIPTION, inputSchema: schemas.grep }, tracked(async (input) => {
     let files
     try {
-      files = await workspace.grep(input.pattern, { path: input.path ?? '.', caseSensitive: input.caseSensitive, contextLines: input.contextLines, maxCount: input.maxCount, includeHidden: input.includeHidden })
+      // Each context line once (fileLines merges them as before): with every match carrying its own
+      // copy, contextLines 100 over files of many matches took gigabytes.
+      files = await workspace.grep(input.pattern, { path: input.path ?? '.', caseSensitive: input.caseSensitive, contextLines: input.contextLines, maxCount: input.maxCount, includeHidden: input.includeHidden, contextOnce: true })
     } catch (err) {
       if (err instanceof SyntaxError || err?.code === 'UNSUPPORTED_GREP_PATTERN' || /no such file or folder/.test(String(err?.message))) return toolError(String(err.message))
       throw err

@@ -13,7 +13,8 @@ const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
-const { UsageError, explain, checkFolder } = require('./args.js')
+const { UsageError, explain, checkFolder, indexDirWarnings } = require('./args.js')
+const { badGlobs } = require('./globs.js')
 const { matchLines, printer, jsonLine, displayPath, escapeControls } = require('./format.js')
 const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('../lib/budget.js')
 
@@ -91,6 +92,8 @@ function parse(argv) {
   const wanted = command === 'mcp' ? 1 : 2
   if (positionals.length !== wanted) throw new UsageError(command === 'mcp' ? 'expected a folder' : 'expected a folder and a query')
   const [folder, query] = positionals
+  // The MCP server refuses it too: a blank query finds nothing, which is not what "No results" says.
+  if (command === 'search' && !/\S/.test(query)) throw new UsageError('the query is empty: give the words to search for')
   checkFolder(folder)
   try {
     fs.opendirSync(folder).closeSync()
@@ -190,20 +193,55 @@ async function search(args) {
 }
 
 /**
- * The files init() could not index (wholly, or only their vectors), on
- * stderr: one line per error, since an embedder that is down fails every
- * file with the same one.
+ * The files init() could not index (wholly, or only their vectors), and
+ * the entries it skipped that are worth a line (notIndexed), on
+ * stderr: one line per kind of error (`alike`, by default the error), since
+ * an embedder that is down fails every file with the same one. A kind met
+ * once names its file and error; one met more often counts them (`noun`).
+ * @param {Array<{ path: string, error: string, alike?: string, noun?: string }>} failed
  */
 function printFailed(failed, show) {
-  const byError = new Map()
+  const byKind = new Map()
   for (const f of failed) {
-    if (!byError.has(f.error)) byError.set(f.error, [])
-    byError.get(f.error).push(f.path)
+    const kind = f.alike ?? f.error
+    if (!byKind.has(kind)) byKind.set(kind, [])
+    byKind.get(kind).push(f)
   }
-  for (const [error, paths] of byError) {
-    const which = paths.length === 1 ? show(paths[0]) : `${paths.length} files`
-    process.stderr.write(`workspace-search: ${escapeControls(which)}: ${escapeControls(error)}\n`)
+  for (const [kind, [first, ...others]] of byKind) {
+    const line = others.length === 0 ? `${show(first.path)}: ${first.error}` : `${others.length + 1} ${first.noun ?? 'files'}: ${kind}`
+    process.stderr.write(`workspace-search: ${escapeControls(line)}\n`)
   }
+}
+
+/**
+ * Why init() skipped an entry, when a person expects it searched: it could
+ * not be read, or it is over a limit (size, depth), or its name cannot be
+ * a path here. What ripgrep also passes over without a word (binary files,
+ * FIFOs and devices, links out of the folder, to folders or broken) is left
+ * out, as are ignored files (not in the report at all).
+ */
+const WORTH_A_LINE = /^(unreadable|larger than maxFileSize|deeper than|file name is not valid UTF-8|named as a chunk)/
+
+/** The skipped entries worth a line, as printFailed takes them. */
+function notIndexed(skipped) {
+  return skipped.filter((s) => WORTH_A_LINE.test(s.reason)).map((s) => ({ path: s.path, ...skipReason(s.reason) }))
+}
+
+/** A skip reason as printed, and what entries skipped alike share. */
+function skipReason(reason) {
+  // "unreadable: /abs/a: IO error for operation on /abs/a: Permission denied (os error 13)": the path is printed already.
+  const system = /^unreadable: .*: ([^:]+ \(os error \d+\))$/.exec(reason)
+  if (system) return { error: `unreadable: ${system[1]}`, noun: 'files or folders' }
+  // "larger than maxFileSize (11000000 bytes > 10485760)": each file its own size.
+  const large = /^larger than maxFileSize \(\d+ bytes > (\d+)\)$/.exec(reason)
+  if (large) return { error: reason, alike: `larger than maxFileSize (${large[1]} bytes)` }
+  return { error: reason, noun: 'files or folders' }
+}
+
+/** The --glob values refused, on stderr as the search reports them; the exit status. */
+function refuseGlobs(bad) {
+  for (const { glob, reason } of bad) process.stderr.write(`workspace-search: --glob ${escapeControls(glob)}: ${escapeControls(reason)}\n`)
+  return 2
 }
 
 async function searchIn(workspace, args, progress) {
@@ -221,12 +259,13 @@ async function searchIn(workspace, args, progress) {
     process.stderr.write(`workspace-search: cannot read ${escapeControls(unreadable.path)}: ${escapeControls(unreadable.reason)}${utf8}\n`)
     return 2
   }
-  printFailed(report.failed, show)
+  printFailed([...notIndexed(report.skipped), ...report.failed], show)
   if (args.stats) printStats(report, args.persist !== false)
-  // A --glob that cannot name files here is the command line's error, not an empty result.
-  const badGlobs = report.skipped.filter((s) => args.globs.includes(s.path) && /^(invalid glob|outside basePath)/.test(s.reason))
-  for (const s of badGlobs) process.stderr.write(`workspace-search: --glob ${escapeControls(s.path)}: ${escapeControls(s.reason)}\n`)
-  if (badGlobs.length) return 2
+  else for (const w of indexDirWarnings(report, args)) process.stderr.write(`workspace-search: ${escapeControls(w)}\n`)
+  // A --glob that cannot name files here is the command line's error, not an empty result (main()
+  // refuses them before indexing; the engine's word is the last).
+  const refused = report.skipped.filter((s) => args.globs.includes(s.path) && /^(invalid glob|outside basePath)/.test(s.reason))
+  if (refused.length) return refuseGlobs(refused.map((s) => ({ glob: s.path, reason: s.reason })))
   // One result per file (its best chunk, every matching range): what a person opens is a file.
   const mode = args.mode ?? 'bm25'
   const search = (topK) => workspace.search(args.query, { topK, minScore: args.minScore, mode, group: 'file' })
@@ -304,6 +343,9 @@ async function main() {
   const args = parse(process.argv.slice(2))
   if (args.info === 'help') return process.stdout.write(`${USAGE}\n`), 0
   if (args.info === 'version') return process.stdout.write(`${require('../package.json').version}\n`), 0
+  // Before any indexing: a server started with such a glob would serve no files.
+  const bad = await badGlobs(args.folder, args.globs)
+  if (bad.length) return refuseGlobs(bad)
   if (args.command === 'mcp') return require('./mcp.js').serve(args, { openWorkspace })
   return search(args)
 }

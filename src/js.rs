@@ -256,8 +256,10 @@ pub fn lone_surrogates(v: &Unknown, s: &str) -> Checked<Option<String>> {
         return Ok(None);
     }
     // SAFETY: a string, as `to_string` matched before `s` was read.
-    let units = unsafe { v.cast::<JsString>()? }.into_utf16()?;
-    let chars = || char::decode_utf16(units.as_slice().iter().copied());
+    let utf16 = unsafe { v.cast::<JsString>()? }.into_utf16()?;
+    // (napi's buffer ends with the terminating NUL, not part of the string.)
+    let units = utf16.as_slice().split_last().map_or(&[][..], |(_, string)| string);
+    let chars = || char::decode_utf16(units.iter().copied());
     if chars().all(|c| c.is_ok()) {
         return Ok(None);
     }

@@ -89,6 +89,22 @@ pub fn panic_for_test() -> Result<()> {
     js::guard(|| panic!("a panic raised on purpose by a test"))
 }
 
+/// The entries of `paths` that a scan of `basePath` refuses whatever files
+/// there are (out of basePath, by their text or through a link; a glob
+/// that does not compile), each as `[path, reason]` with the reason
+/// `report.skipped` gives: the command line checks its `--glob`s with it
+/// before it indexes. Not part of the public API.
+#[napi(js_name = "__refusedPaths", skip_typescript)]
+pub fn refused_paths(base_path: String, paths: Vec<String>) -> Result<Vec<Vec<String>>> {
+    use workspace_search_core::ingest::scan::{refused_entries, resolve_base};
+    js::guard(|| {
+        let cwd = std::env::current_dir().map_err(|e| Error::from_reason(format!("basePath: {e}")))?;
+        let base = resolve_base(&cwd, &base_path);
+        let refused = refused_entries(&base, &paths);
+        Ok(refused.into_iter().map(|s| vec![s.path, s.reason.to_string()]).collect())
+    })
+}
+
 /// The kind of file a path names, as BM25 weighs it (`fileKinds`):
 /// `'source'`, `'test'`, `'docs'`, `'config'` or `'generated'`.
 #[napi(js_name = "fileKind", ts_args_type = "path: string", ts_return_type = "string")]

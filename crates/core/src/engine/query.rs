@@ -6,7 +6,7 @@ use super::host::RerankCall;
 use super::{default_tokenizer, Engine, Keyword, VectorSide};
 use crate::index::Bm25Index;
 use crate::search::group;
-use crate::search::history::keyword_ranked;
+use crate::search::history::{keyword_ranked, FILE_POOL, POOL};
 use crate::search::hybrid;
 use crate::search::keyword::{path_prefix, read_texts, texts_unread, under_prefix};
 use crate::search::mode::hybrid_depth;
@@ -212,7 +212,8 @@ impl Engine {
                 path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
             };
-            keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref())
+            let pool = if opts.group_by_file { FILE_POOL } else { POOL };
+            keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref(), pool)
         };
         if opts.group_by_file {
             return group::grouped(opts.top_k, search, |files| Self::chunks_of(index, tokens, opts, files));
@@ -271,7 +272,7 @@ impl Engine {
                 path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
             };
-            undamaged(index, keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref()))
+            undamaged(index, keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref(), POOL))
         })
         .await?
     }

@@ -132,6 +132,7 @@ impl Bm25Index {
             ("document slots", self.docs.capacity() * (std::mem::size_of::<Option<Document>>() + 4)),
             ("line tables", self.docs.iter().flatten().map(|d| d.table.len()).sum::<usize>()),
             ("ids", self.docs.iter().flatten().map(|d| d.id.len()).sum::<usize>() + self.by_id.bytes()),
+            ("chunk table", self.chunks.bytes()),
         ]
     }
 

@@ -19,6 +19,7 @@
 //!   mapping, or `bulk`'s one allocation for a cold build's postings).
 
 mod bulk;
+mod chunks;
 mod compact;
 mod document;
 pub mod gate;
@@ -144,6 +145,8 @@ pub struct Bm25Index {
     /// compaction.
     pub(crate) ref_avgdl: f64,
     prefixes: prefix::PrefixCounts,
+    /// The chunks of each chunked file (not saved, found again at a load).
+    pub(crate) chunks: chunks::FileChunks,
 }
 
 impl Bm25Index {
@@ -174,16 +177,15 @@ impl Bm25Index {
     /// Whether the documents of a file indexed under `id` are here: the
     /// file itself, or its first chunk.
     pub fn holds_file(&self, id: &str) -> bool {
-        self.contains(id) || self.contains(&chunk_id(id, 0))
+        self.contains(id) || self.chunks.has(id)
     }
 
     /// Each chunk of the file `id` (`id#chunk-0`, `-1`, ... in order) that
     /// holds any of the terms `wanted`, with the lines they span in it.
     pub fn chunks_holding(&self, id: &str, wanted: &[u32]) -> Vec<(&Document, (u32, u32))> {
         let mut out = Vec::new();
-        for n in 0.. {
-            let Some(slot) = self.slot_of(&chunk_id(id, n)) else { break };
-            let Some(doc) = self.docs[slot as usize].as_ref() else { continue };
+        for chunk in self.chunks.ids_of(id) {
+            let Some(doc) = self.get(&chunk) else { continue };
             if let Some(range) = line_table::lines_of_terms(&doc.table, wanted) {
                 out.push((doc, range));
             }

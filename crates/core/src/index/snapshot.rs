@@ -192,9 +192,12 @@ impl Bm25Index {
                 return Err(corrupt("document lengths"));
             }
         }
-        // The ids' table and the documents' kinds, each on a core.
-        let (by_id, kinds) = rayon::join(|| ids_of(&ix.docs, &hashes), || super::kinds_of(&ix.docs, None));
-        (ix.by_id, ix.kinds) = (by_id?, kinds);
+        // The ids' table and the files' chunks on one core, the documents' kinds on the other.
+        let ((by_id, chunks), kinds) = rayon::join(
+            || (ids_of(&ix.docs, &hashes), super::chunks::FileChunks::of(&ix.docs)),
+            || super::kinds_of(&ix.docs, None),
+        );
+        (ix.by_id, ix.kinds, ix.chunks) = (by_id?, kinds, chunks);
         Ok(ix)
     }
 }

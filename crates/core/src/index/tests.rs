@@ -389,3 +389,45 @@ fn documents_in_several_runs_come_back_in_order_with_their_metadata() {
         assert_eq!(ids(&back), ids(&ix), "{query}");
     }
 }
+
+/// A chunk of `file` (its `sourceFile` metadata) with id `file#chunk-<number>`.
+fn chunk(t: &Tokenizer, file: &str, number: &str, text: &str) -> NewDocument {
+    let mut d = doc(t, &format!("{file}#chunk-{number}"), text);
+    let meta = serde_json::json!({ "sourceFile": file });
+    d.metadata = Some(Arc::new(meta.as_object().unwrap().clone()));
+    d
+}
+
+#[test]
+fn a_files_chunks_are_found_past_any_gap_in_their_numbers() {
+    // index() took chunk 1 for a document of the user's own and unindex()
+    // removed chunks 0 and 3: the walk that stopped at the first gap left
+    // chunks 2, 4 and 9 behind at the file's removal.
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    for n in ["0", "1", "2", "3", "4", "9", "007", "99999999999"] {
+        ix.upsert(chunk(&t, "big.md", n, "needle"), 1);
+    }
+    ix.upsert(doc(&t, "big.md#chunk-1", "the user's own"), 2);
+    ix.remove("big.md#chunk-0", 3);
+    ix.remove("big.md#chunk-3", 4);
+    ix.upsert(chunk(&t, "other.md", "0", "needle"), 5);
+    let expected = ["2", "4", "007", "9", "99999999999"].map(|n| format!("big.md#chunk-{n}"));
+    assert_eq!(ix.chunk_ids_of("big.md"), expected);
+    assert!(ix.holds_file("big.md"));
+    let lines: Vec<_> = ix.chunks_holding("big.md", &[]).into_iter().map(|(d, _)| d.id.clone()).collect();
+    assert!(lines.is_empty(), "no term wanted, no chunk holds it");
+    // The same after a snapshot's round trip.
+    let mut e = crate::bytes::codec::Encoder::default();
+    ix.encode(&mut e).write(&mut e);
+    let mut back = Bm25Index::decode(&mut crate::bytes::codec::Decoder::new(&e.buf)).unwrap();
+    assert_eq!(back.chunk_ids_of("big.md"), expected);
+    for ix in [&mut ix, &mut back] {
+        assert!(ix.remove_with_chunks("big.md", 10));
+        assert_eq!(ix.chunk_ids_of("big.md"), Vec::<String>::new());
+        assert!(!ix.holds_file("big.md"));
+        let mut left: Vec<_> = ix.documents().map(|d| d.id.clone()).collect();
+        left.sort();
+        assert_eq!(left, ["big.md#chunk-1", "other.md#chunk-0"]);
+    }
+}

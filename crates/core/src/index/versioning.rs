@@ -3,16 +3,11 @@
 //! tombstone, or a `clear`) changes nothing. A rebuild made aside from the
 //! live index is brought up to date with `carry_over`.
 
-use super::chunk_id;
 use super::vocab::VocabMap;
 use super::{Bm25Index, NewDocument};
 use crate::analysis::{Analyzed, TermStats, Vocab};
 use crate::index::line_table::decode_table;
 use std::sync::Arc;
-
-/// Chunk ids in a row that are not a file's before `chunk_ids_of` stops
-/// looking further (ids `index()` took over or `unindex()` removed).
-const CHUNK_GAP: u32 = 8;
 
 impl Bm25Index {
     /// Whether a write with this sequence number is not older than what the
@@ -65,30 +60,11 @@ impl Bm25Index {
         removed
     }
 
-    /// The ids of the chunks of the file `id` here (`id#chunk-0`, `-1`, ...
-    /// that name `id` as their source): what `remove_with_chunks` removes
-    /// beside `id`. A chunk id that `index()` took for a document of its own,
-    /// or that `unindex()` removed, is passed over, not taken for the end of
-    /// the file's chunks: the walk ends after `CHUNK_GAP` ids in a row that
-    /// are not the file's (a file's chunks are numbered without gaps).
+    /// The ids of the chunks of the file `id` here (the documents whose
+    /// ids are `id`'s chunk ids and whose metadata name `id` as their
+    /// source), by number: what `remove_with_chunks` removes beside `id`.
     pub fn chunk_ids_of(&self, id: &str) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut missed = 0;
-        for n in 0.. {
-            let chunk = chunk_id(id, n);
-            if self.get(&chunk).and_then(|d| d.source_file()) == Some(id) {
-                out.push(chunk);
-                missed = 0;
-            } else {
-                missed += 1;
-                // (An unchunked file costs two lookups: a gap is looked past
-                // once the file's chunks have begun.)
-                if missed > if out.is_empty() { 1 } else { CHUNK_GAP } {
-                    break;
-                }
-            }
-        }
-        out
+        self.chunks.ids_of(id)
     }
 
     /// Removes every document; writes numbered before `seq` are ignored

@@ -307,6 +307,7 @@ impl Bm25Index {
         let id = docs[slot as usize].as_ref().expect("just stored").id.as_str();
         self.by_id.insert(id, slot, |s| id_at(docs, s));
         self.prefixes.update(id, true);
+        self.chunks.added(docs[slot as usize].as_ref().expect("just stored"));
         (slot, len)
     }
 
@@ -318,6 +319,7 @@ impl Bm25Index {
         let doc = self.docs[slot as usize].take().expect("live slot");
         self.lens[slot as usize] = DEAD;
         self.prefixes.update(&doc.id, false);
+        self.chunks.removed(&doc);
         let mut n = 0u64;
         for t in table_terms(&doc.table) {
             // (A loaded snapshot's table names only its terms; checked

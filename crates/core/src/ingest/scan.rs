@@ -381,6 +381,60 @@ struct Resolved {
     rel: PathBuf,
 }
 
+/// What an entry names (`Scanner::plan`).
+enum Planned {
+    /// A file or folder, `abs`; `link`: the entry itself is a link.
+    Path {
+        resolved: Resolved,
+        abs: PathBuf,
+        link: bool,
+    },
+    Glob(GlobPlan),
+}
+
+/// A glob entry: the folder it is walked from (`rel`, its files' ids
+/// under `id_root`) and its pattern over paths relative to basePath.
+struct GlobPlan {
+    rel: PathBuf,
+    id_root: String,
+    pattern: String,
+    matcher: GlobMatcher,
+}
+
+/// An entry as it is looked up: a trailing `/` dropped, `` as `.`.
+fn entry_form(raw: &str) -> &str {
+    match raw {
+        "" => ".",
+        _ if raw.len() > 1 && raw.ends_with('/') => &raw[..raw.len() - 1],
+        _ => raw,
+    }
+}
+
+/// The entries that `scan` of `base` refuses whatever files there are:
+/// those that lead out of basePath, by their text or through a link, and
+/// globs that do not compile. A command line checks its paths with this
+/// before it starts (an MCP server, indexing in the background, served a
+/// workspace of no files); an unreadable `base` refuses none here.
+pub fn refused_entries(base: &Path, entries: &[String]) -> Vec<Skipped> {
+    let Ok(canonical_base) = base.canonicalize() else { return Vec::new() };
+    let s = Scanner {
+        base,
+        shared_base: Arc::from(canonical_base.as_path()),
+        canonical_base,
+        gitignore: None,
+        opts: ScanOptions::default(),
+        seen: Default::default(),
+        out: ScanResult::default(),
+    };
+    let refused = |raw: &String| match s.plan(entry_form(raw)) {
+        Err(reason @ (SkipReason::OutsideBase | SkipReason::LinkOutsideBase | SkipReason::InvalidGlob(_))) => {
+            Some(Skipped { path: raw.clone(), reason })
+        }
+        _ => None,
+    };
+    entries.iter().filter_map(refused).collect()
+}
+
 struct Scanner<'a> {
     base: &'a Path,
     canonical_base: PathBuf,
@@ -445,37 +499,39 @@ impl Scanner<'_> {
     }
 
     fn entry(&mut self, raw: &str) {
-        let mut form = raw;
-        if form.len() > 1 && form.ends_with('/') {
-            form = &form[..form.len() - 1];
-        }
-        if form.is_empty() {
-            form = ".";
-        }
-        if is_glob(form) {
-            return self.glob_entry(raw, form);
-        }
-        let Some(r) = self.resolve(form) else { return self.skip(raw, SkipReason::OutsideBase) };
-        let abs = self.base.join(&r.rel);
-        match std::fs::symlink_metadata(&abs) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.skip(raw, SkipReason::NotFound),
-            Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
-            Ok(meta) => match self.inside(&abs) {
-                Ok(false) => self.skip(raw, SkipReason::LinkOutsideBase),
-                Err(e) => self.skip(raw, SkipReason::Unreadable(e.to_string())),
-                Ok(true) => {
-                    if abs.is_dir() {
-                        // An entry that is a link to a folder inside basePath
-                        // (or passes through one) is walked through it, as
-                        // Mastra follows it (`walk_entries` starts there).
-                        let files = self.walk(&r.rel, &r.id_root);
-                        self.add_all(files);
-                    } else {
-                        let link = meta.file_type().is_symlink();
-                        self.add_all(vec![FoundFile { link, ..FoundFile::new(r.id_root.clone(), abs) }]);
-                    }
+        match self.plan(entry_form(raw)) {
+            Err(reason) => self.skip(raw, reason),
+            Ok(Planned::Path { resolved, abs, link }) => {
+                if abs.is_dir() {
+                    // An entry that is a link to a folder inside basePath
+                    // (or passes through one) is walked through it, as
+                    // Mastra follows it (`walk_entries` starts there).
+                    let files = self.walk(&resolved.rel, &resolved.id_root);
+                    self.add_all(files);
+                } else {
+                    self.add_all(vec![FoundFile { link, ..FoundFile::new(resolved.id_root, abs) }]);
                 }
-            },
+            }
+            Ok(Planned::Glob(glob)) => self.glob_entry(glob),
+        }
+    }
+
+    /// What the entry `form` names, found before anything is walked; why
+    /// it names nothing to index.
+    fn plan(&self, form: &str) -> Result<Planned, SkipReason> {
+        if is_glob(form) {
+            return self.plan_glob(form).map(Planned::Glob);
+        }
+        let resolved = self.resolve(form).ok_or(SkipReason::OutsideBase)?;
+        let abs = self.base.join(&resolved.rel);
+        let meta = std::fs::symlink_metadata(&abs).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => SkipReason::NotFound,
+            _ => SkipReason::Unreadable(e.to_string()),
+        })?;
+        match self.inside(&abs) {
+            Ok(true) => Ok(Planned::Path { resolved, abs, link: meta.file_type().is_symlink() }),
+            Ok(false) => Err(SkipReason::LinkOutsideBase),
+            Err(e) => Err(SkipReason::Unreadable(e.to_string())),
         }
     }
 
@@ -675,25 +731,26 @@ impl Scanner<'_> {
         out
     }
 
-    fn glob_entry(&mut self, raw: &str, form: &str) {
-        // Walk from the static prefix, cut back to its last `/`.
+    /// A glob entry's folder to walk from (its static prefix, cut back to
+    /// its last `/`) and its pattern, relative to basePath as the
+    /// candidates are.
+    fn plan_glob(&self, form: &str) -> Result<GlobPlan, SkipReason> {
         let first_glob = form.find(['*', '?', '{', '}', '[', ']']).unwrap_or(form.len());
         let root_form = match form[..first_glob].rfind('/') {
             Some(0) => "/",
             Some(i) => &form[..i],
             None => ".",
         };
-        let Some(root) = self.resolve(root_form) else { return self.skip(raw, SkipReason::OutsideBase) };
+        let root = self.resolve(root_form).ok_or(SkipReason::OutsideBase)?;
         let root_abs = self.base.join(&root.rel);
         if !root_abs.is_dir() {
-            return self.skip(raw, SkipReason::NotFound);
+            return Err(SkipReason::NotFound);
         }
         match self.inside(&root_abs) {
             Ok(true) => {}
-            Ok(false) => return self.skip(raw, SkipReason::LinkOutsideBase),
-            Err(e) => return self.skip(raw, SkipReason::Unreadable(e.to_string())),
+            Ok(false) => return Err(SkipReason::LinkOutsideBase),
+            Err(e) => return Err(SkipReason::Unreadable(e.to_string())),
         }
-        // The pattern relative to basePath, as the candidates are.
         let rel_root = to_slash(&root.rel);
         let tail = if root_form == "." || root_form == "/" {
             form.trim_start_matches("./").trim_start_matches('/')
@@ -701,13 +758,18 @@ impl Scanner<'_> {
             &form[root_form.len() + 1..]
         };
         let pattern = join_id(&rel_root, tail);
-        let matcher: GlobMatcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
+        let matcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
             Ok(g) => g.compile_matcher(),
-            Err(e) => return self.skip(raw, SkipReason::InvalidGlob(e.to_string())),
+            Err(e) => return Err(SkipReason::InvalidGlob(e.to_string())),
         };
+        let id_root = if root_form == "." { String::new() } else { root.id_root };
+        Ok(GlobPlan { rel: root.rel, id_root, pattern, matcher })
+    }
+
+    fn glob_entry(&mut self, glob: GlobPlan) {
+        let GlobPlan { rel: root_rel, id_root, pattern, matcher } = glob;
         let explicit_dots: Vec<&str> = pattern.split('/').filter(|s| s.starts_with('.')).collect();
-        let id_root = if root_form == "." { "" } else { root.id_root.as_str() };
-        let entries = self.walk_entries(&root.rel, id_root);
+        let entries = self.walk_entries(&root_rel, &id_root);
         let mut files = Vec::new();
         let mut dirs: Vec<FoundFile> = Vec::new();
         for (f, is_dir) in entries {

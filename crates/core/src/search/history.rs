@@ -24,35 +24,60 @@ pub const HISTORY_WEIGHT: f64 = 0.5;
 /// 0.745 → 0.752, 0.708 → 0.721 (the grid, 0.1 to 1.0, in docs/ranking.md).
 pub const HISTORY_B: f64 = 0.3;
 
-/// How many content hits are re-ranked for `top_k` results: the history
-/// can lift a hit from below the first `top_k`.
-pub fn depth(top_k: usize) -> usize {
-    top_k.saturating_mul(4).max(100)
-}
+/// How many content hits are re-ranked (chunk hits; `group: 'file'` asks
+/// for `FILE_POOL`): a number of its own, not one that grows with `top_k`,
+/// so that every `topK` and every page of the search tool are cut from one
+/// ranking (a deeper pool for a larger `topK` re-ordered the first results:
+/// pages overlapped and left files out). Hits past the pool follow it in
+/// content order. The history lifts a hit from anywhere in the pool.
+pub const POOL: usize = 100;
+
+/// `POOL` for file-level results: the chunk hits that `topK: 10` files
+/// were re-ranked from when the pool grew with `top_k` (the figures of
+/// docs/ranking.md are measured there).
+pub const FILE_POOL: usize = 200;
 
 /// The file a hit's history is kept under.
 fn file_key(h: &SearchHit) -> &str {
     super::keyword::path_prefix(super::group::file_of(h))
 }
 
-/// bm25 hits for `q`, re-ranked with `history` when there is one, and
-/// then with their files' names (`file_name`) when `names` (the
-/// workspace's tokenizer) is given too: both are signals of a code
-/// repository, where files are the documents; elsewhere the scores stay
-/// Mastra's (the best match's share).
+/// bm25 hits for `q`: the first `pool` re-ranked with `history` when
+/// there is one, and then with their files' names (`file_name`) when
+/// `names` (the workspace's tokenizer) is given too, the others after them
+/// in content order. Both are signals of a code repository, where files
+/// are the documents; elsewhere the scores stay Mastra's (the best
+/// match's share).
 pub fn keyword_ranked(
     index: &Bm25Index,
     q: &KeywordQuery,
     history: Option<&FileHistory>,
     names: Option<&Tokenizer>,
+    pool: usize,
 ) -> Vec<SearchHit> {
     let Some(h) = history else { return keyword_search(index, q) };
-    let deeper = KeywordQuery { top_k: depth(q.top_k), min_score: None, ..*q };
-    let mut hits = h.fuse(keyword_search(index, &deeper), q.tokens);
+    let deeper = KeywordQuery { top_k: q.top_k.max(pool), min_score: None, ..*q };
+    let mut hits = keyword_search(index, &deeper);
+    let rest = hits.split_off(pool.min(hits.len()));
+    hits = h.fuse(hits, q.tokens);
     if let Some(tokenizer) = names {
         hits = super::file_name::lift(hits, q.tokens, tokenizer);
     }
+    after_pool(&mut hits, rest);
     cut(hits, q.min_score, q.top_k)
+}
+
+/// `rest` (content order) after the re-ranked pool `hits`, scaled to start
+/// at the pool's last score: the scores stay in the order shown, and keep
+/// their differences (equal scores would tie, and ties are ordered by id).
+fn after_pool(hits: &mut Vec<SearchHit>, rest: Vec<SearchHit>) {
+    let floor = hits.last().map_or(1.0, |h| h.score);
+    let first = rest.first().map_or(0.0, |h| h.score);
+    let scale = if first > floor { floor / first } else { 1.0 };
+    hits.extend(rest.into_iter().map(|mut h| {
+        h.score *= scale;
+        h
+    }));
 }
 
 /// Re-ranked `hits` cut at `min_score` (on the re-ranked score) and `top_k`.
@@ -153,5 +178,59 @@ mod tests {
         // min_score on the fused score; files outside the hits never come in.
         let kept = cut(h.fuse(vec![hit("a.go", 1.0), hit("b.go", 0.3)], &tokens), Some(0.5), 10);
         assert_eq!(kept.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["a.go"]);
+    }
+
+    #[test]
+    fn every_top_k_is_cut_from_one_ranking() {
+        // 400 files holding the word, each a different number of times; the
+        // history of one file in seven names it too, lifting files from
+        // anywhere in the pool: a pool that grew with top_k re-ordered the
+        // first results (the search tool's pages overlapped).
+        let t = Tokenizer::default();
+        let mut index = Bm25Index::new(Bm25Params::default());
+        let mut m = FileMessages { head: "h".into(), ..Default::default() };
+        m.messages = vec!["zorb fixed".into()];
+        for i in 0..400u64 {
+            let text = format!("{} filler words {i}", "zorb ".repeat(1 + (i as usize * 7919) % 13));
+            index.upsert(crate::index::tests::doc(&t, &format!("f{i}.rs"), &text), i + 1);
+            if i % 7 == 0 {
+                m.by_file.insert(format!("f{i}.rs"), vec![0]);
+            }
+        }
+        let h = FileHistory::build(&m, &t);
+        let tokens = t.tokenize("zorb");
+        let ranked = |top_k, pool| {
+            let q = KeywordQuery {
+                tokens: &tokens,
+                top_k,
+                min_score: None,
+                filter: None,
+                path_prefix: None,
+                kind_weights: None,
+            };
+            keyword_ranked(&index, &q, Some(&h), None, pool).into_iter().map(|h| (h.id, h.score)).collect::<Vec<_>>()
+        };
+        let all = ranked(400, POOL);
+        assert_eq!(all.len(), 400);
+        assert!(all.windows(2).all(|w| w[0].1 >= w[1].1), "scores in the order shown");
+        let q = KeywordQuery {
+            tokens: &tokens,
+            top_k: 400,
+            min_score: None,
+            filter: None,
+            path_prefix: None,
+            kind_weights: None,
+        };
+        let content: Vec<String> = keyword_ranked(&index, &q, None, None, POOL).into_iter().map(|h| h.id).collect();
+        let lifted = |ids: &[String]| ids.iter().filter(|id| m.by_file.contains_key(*id)).count();
+        let first: Vec<String> = all[..50].iter().map(|(id, _)| id.clone()).collect();
+        assert!(lifted(&first) > lifted(&content[..50]), "the history lifts files within the pool");
+        assert_eq!(
+            all[POOL..].iter().map(|(id, _)| id).collect::<Vec<_>>(),
+            content[POOL..].iter().collect::<Vec<_>>()
+        );
+        for top_k in [1, 5, 10, 25, 26, 51, 99, 100, 101, 153, 399] {
+            assert_eq!(ranked(top_k, POOL), all[..top_k], "topK {top_k}");
+        }
     }
 }
