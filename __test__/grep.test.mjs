@@ -81,6 +81,10 @@ test('with persist, the index is saved at destroy() and a restarted process read
   assert.ok(fs.existsSync(path.join(persist, 'grep.wss')))
   // Another process: its first grep finds the index (no scan, no build), and an edit made meanwhile.
   fs.writeFileSync(path.join(dir, 'f9.md'), 'a unicorn too\n')
+  // Dated back: a file changed in the last 2 s is never kept in the index
+  // (its time may not tell a later edit), and a slow child would keep it.
+  const before = new Date(Date.now() - 60_000)
+  fs.utimesSync(path.join(dir, 'f9.md'), before, before)
   const child = `
     const { Workspace } = require(${JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))})
     ;(async () => {
@@ -91,7 +95,8 @@ test('with persist, the index is saved at destroy() and a restarted process read
       await ws.destroy()
     })()`
   const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { encoding: 'utf8' }))
-  assert.deepEqual(out, { paths: ['f7.md', 'f9.md'], indexed: 299, building: false })
+  // (f9.md, read again, is in the index: 300 files.)
+  assert.deepEqual(out, { paths: ['f7.md', 'f9.md'], indexed: 300, building: false })
 })
 
 test('grep rejects after destroy(), and without a basePath', async (t) => {
@@ -136,10 +141,16 @@ test('the folders where grep hears its watch (under the temporary folder) that e
   const elsewhere = path.join(os.tmpdir(), 'workspace-search-grep-4999998-0')
   for (const d of [left, live, elsewhere]) fs.mkdirSync(path.join(d, 'sub'), { recursive: true })
   const flock = spawnSync('flock', ['--version']).status === 0 // util-linux
-  const holder = flock ? spawn('flock', ['-o', elsewhere, 'sleep', '30'], { stdio: 'ignore' }) : null
-  await new Promise((r) => setTimeout(r, 200))
+  // The lock is held once flock runs its command (it says so); its own
+  // process group, so that the sleep goes with it.
+  const holder = flock
+    ? spawn('flock', ['-o', elsewhere, 'sh', '-c', 'echo locked; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'], detached: true })
+    : null
+  if (holder) await new Promise((r) => holder.stdout.once('data', r))
   t.after(() => {
-    holder?.kill('SIGKILL')
+    try {
+      if (holder) process.kill(-holder.pid, 'SIGKILL')
+    } catch {}
     for (const d of [live, elsewhere]) fs.rmSync(d, { recursive: true, force: true })
   })
   const entry = fileURLToPath(new URL('../index.js', import.meta.url))

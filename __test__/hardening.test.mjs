@@ -264,9 +264,9 @@ test('10: a callback rejecting with the message napi-rs gives a dropped promise 
 })
 
 test('10: an embedder that never answers: embedTimeoutMs fails the call, state kept; the process exits on its own', async () => {
-  const ws = new Workspace({ bm25: true, embedder: async (t) => (t.includes('hang') ? new Promise(() => {}) : hashEmbed(t)), embedTimeoutMs: 100 })
+  const ws = new Workspace({ bm25: true, embedder: async (t) => (t.includes('hang') ? new Promise(() => {}) : hashEmbed(t)), embedTimeoutMs: 1000 })
   await ws.index('doc', 'first version')
-  await assert.rejects(ws.index('doc', 'hang forever'), { message: 'Embedder did not answer within 100 ms (index()).' })
+  await assert.rejects(ws.index('doc', 'hang forever'), { message: 'Embedder did not answer within 1000 ms (index()).' })
   assert.equal((await ws.search('first version', { mode: 'bm25' }))[0].content, 'first version')
   await ws.index('other', 'later writes still go through')
   assert.equal(ws.stats().documents, 2)
@@ -296,18 +296,18 @@ test('10: a vector store whose reads never answer: vectorStoreTimeoutMs fails th
       return [...held].map(([id, v]) => ({ id, score: queryVector.reduce((s, x, i) => s + x * v.vector[i], 0), metadata: v.metadata })).sort((a, b) => b.score - a.score).slice(0, topK)
     },
   }
-  const ws = new Workspace({ bm25: true, vectorStore: store, embedder, vectorStoreTimeoutMs: 100 })
+  const ws = new Workspace({ bm25: true, vectorStore: store, embedder, vectorStoreTimeoutMs: 1000 })
   await ws.index('doc', 'the document about routers')
   hang = true
-  await assert.rejects(ws.search('routers', { mode: 'vector' }), { message: 'vectorStore.query did not answer within 100 ms.' })
-  await assert.rejects(ws.search('routers'), { message: 'vectorStore.query did not answer within 100 ms.' }, 'hybrid too')
+  await assert.rejects(ws.search('routers', { mode: 'vector' }), { message: 'vectorStore.query did not answer within 1000 ms.' })
+  await assert.rejects(ws.search('routers'), { message: 'vectorStore.query did not answer within 1000 ms.' }, 'hybrid too')
   assert.deepEqual(ids(await ws.search('routers', { mode: 'bm25' })), ['doc'])
   hang = false
   assert.deepEqual(ids(await ws.search('routers', { mode: 'vector', topK: 1 })), ['doc'])
   await ws.destroy()
   // createIndex is bounded too (it lands the same way however late); its
   // failure is let go, as Mastra lets it go, and the write goes on.
-  const slowIndex = new Workspace({ bm25: true, vectorStore: { ...store, createIndex: never }, embedder, vectorStoreTimeoutMs: 100 })
+  const slowIndex = new Workspace({ bm25: true, vectorStore: { ...store, createIndex: never }, embedder, vectorStoreTimeoutMs: 1000 })
   await slowIndex.index('other', 'a document whose index creation never answers')
   assert.ok(held.has('other'))
   await slowIndex.destroy()

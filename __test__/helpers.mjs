@@ -17,8 +17,24 @@ export function tree(t, files = {}) {
     fs.mkdirSync(path.dirname(p), { recursive: true })
     fs.writeFileSync(p, content)
   }
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 }))
+  t.after(() => removeTree(dir))
   return dir
+}
+
+/**
+ * Removes `dir` and what is in it, listing it again while a file still
+ * appears in it (a process the test ended may finish its last write late;
+ * `rmSync`'s own retries only retry the last rmdir, not the listing).
+ */
+export async function removeTree(dir) {
+  for (let tries = 1; ; tries++) {
+    try {
+      return fs.rmSync(dir, { recursive: true, force: true })
+    } catch (e) {
+      if (tries === 20 || !['ENOTEMPTY', 'EBUSY'].includes(e.code)) throw e
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
 }
 
 /** A BM25 workspace over `dir`. */

@@ -187,13 +187,13 @@ test('every option of the native Workspace reaches it through Mastra’s config 
   }
   const embedder = async (text) => (hangEmbedder ? never() : [text.length % 7, 1, 0])
   const filesystem = new mastra.LocalFilesystem({ basePath: tree(t, FILES) })
-  const workspace = new ours.Workspace({ filesystem, bm25: true, vectorStore, embedder, vectorStoreTimeoutMs: 100, embedTimeoutMs: 100 })
+  const workspace = new ours.Workspace({ filesystem, bm25: true, vectorStore, embedder, vectorStoreTimeoutMs: 1000, embedTimeoutMs: 1000 })
   await workspace.index('doc', 'the document about routers')
   hangStore = true
-  await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'vectorStore.query did not answer within 100 ms.' })
+  await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'vectorStore.query did not answer within 1000 ms.' })
   hangStore = false
   hangEmbedder = true
-  await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'Embedder did not answer within 100 ms (query).' })
+  await assert.rejects(workspace.search('routers', { mode: 'vector' }), { message: 'Embedder did not answer within 1000 ms (query).' })
   await workspace.destroy()
 })
 

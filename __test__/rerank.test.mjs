@@ -64,20 +64,20 @@ test('every way a reranker can fail keeps the first-stage order and says why; a 
     throws: [() => { throw new Error('rate limited') }, /rate limited/],
     'throws a string': [() => { throw 'quota' }, /quota/],
     rejects: [async () => Promise.reject(new Error('down')), /down/],
-    'never answers': [() => new Promise(() => {}), /did not answer within 200 ms/],
+    'never answers': [() => new Promise(() => {}), /did not answer within 1000 ms/],
     'wrong length': [(q, c) => c.slice(1).map(() => 1), /scores for/],
     NaN: [(q, c) => c.map(() => Number.NaN), /not a finite number/],
     'not an array': [() => 'yes', /array of numbers/],
     'strings inside': [(q, c) => c.map(() => 'high'), /array of numbers/],
   }
   for (const [label, [rerank, why]] of Object.entries(cases)) {
-    const ws = await open({ rerank, rerankTimeoutMs: 200 })
+    const ws = await open({ rerank, rerankTimeoutMs: 1000 })
     const started = Date.now()
     const got = await ws.search('password reset', { topK: 4 })
     const took = Date.now() - started
     assert.deepEqual(ids(got), expected, `${label}: the first-stage order`)
     for (const r of got) assert.match(r.scoreDetails.rerankError ?? '', why, label)
-    assert.ok(took < 200 + 3000, `${label}: ${took} ms, bounded by the timeout`)
+    assert.ok(took < 1000 + 3000, `${label}: ${took} ms, bounded by the timeout`)
     await ws.destroy()
   }
 })

@@ -38,11 +38,15 @@ export async function startServer(t) {
     })
     child.once('exit', (code) => reject(new Error(`the S3 test server exited (${code})`)))
   })
-  const stop = () => {
-    if (child.exitCode === null) child.kill('SIGKILL')
+  // Resolves once the server has exited: its folder is removed after it.
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
   }
-  t.after(() => {
-    stop()
+  t.after(async () => {
+    await stop()
     fs.rmSync(root, { recursive: true, force: true })
   })
   return { endpoint: `http://127.0.0.1:${port}`, stop, child }

@@ -141,8 +141,7 @@ test('a store that is down fails init() and save() with SnapshotStoreError; the 
   const ws = storeWorkspace(store)
   await ws.init()
   await ws.indexMany(DOCS.map(([path, content]) => ({ path, content })))
-  server.stop()
-  await server.child.exited?.catch?.(() => {})
+  await server.stop()
   await new Promise((r) => setTimeout(r, 100))
   const e = await ws.save().then(() => null, (err) => err)
   assert.ok(e instanceof SnapshotStoreError, String(e))
@@ -338,7 +337,7 @@ test('destroy() after a store failure rejects with SnapshotStoreError, its messa
   const ws = storeWorkspace(s3SnapshotStore({ client: client(server.endpoint), bucket: await bucket(server.endpoint) }))
   await ws.init()
   await ws.index('a.md', 'unsaved')
-  server.stop()
+  await server.stop()
   await new Promise((r) => setTimeout(r, 100))
   const e = await ws.destroy().then(() => null, (err) => err)
   assert.ok(e instanceof SnapshotStoreError, String(e))
@@ -1144,13 +1143,13 @@ test('a manifest write answered after storeTimeoutMs that lands after its read-b
     put: async (key, bytes, condition) => {
       if (late && key === 'manifest.json') {
         late = false
-        // Lands after the timeout (300 ms) and after the workspace read the manifest back.
-        await new Promise((r) => setTimeout(r, 500))
+        // Lands after the timeout (1.5 s) and after the workspace read the manifest back.
+        await new Promise((r) => setTimeout(r, 2500))
       }
       return memory.put(key, bytes, condition)
     },
   }
-  const open = () => new Workspace({ id: 'late', bm25: true, persist: { store, storeTimeoutMs: 300 } })
+  const open = () => new Workspace({ id: 'late', bm25: true, persist: { store, storeTimeoutMs: 1500 } })
   const ws = open()
   await ws.init()
   await ws.index('a', 'alpha first')
@@ -1159,12 +1158,12 @@ test('a manifest write answered after storeTimeoutMs that lands after its read-b
   late = true
   const first = await ws.save().then(() => null, (e) => e)
   assert.ok(first instanceof SnapshotStoreError, String(first))
-  await new Promise((r) => setTimeout(r, 400)) // the late write lands
+  await new Promise((r) => setTimeout(r, 2000)) // the late write lands
   // A second one lost the same way, read back after the first landed.
   await ws.index('b2', 'beta again')
   late = true
   await assert.rejects(ws.save(), SnapshotStoreError)
-  await new Promise((r) => setTimeout(r, 400))
+  await new Promise((r) => setTimeout(r, 2000))
   await ws.index('c', 'gamma third')
   assert.equal(await ws.save(), true)
   await ws.destroy()
