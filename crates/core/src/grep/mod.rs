@@ -18,7 +18,7 @@ pub mod tree;
 pub mod trigrams;
 pub mod walk;
 
-pub use search::{search_text, LineMatch, Matcher, Unanswerable};
+pub use search::{search_text, Context, LineMatch, Matcher, Unanswerable};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -501,13 +501,7 @@ fn read_and_search(
         _ => None,
     };
     Some(
-        search_text(&req.matcher, &text, req.max_count, req.context_lines)
-            .map(|mut matches| {
-                if req.context_once {
-                    search::share_context(&mut matches);
-                }
-                matches
-            })
+        search_text(&req.matcher, &text, req.max_count, Context { lines: req.context_lines, once: req.context_once })
             .map(|matches| Searched { read, matches, trigrams }),
     )
 }

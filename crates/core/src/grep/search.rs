@@ -97,14 +97,15 @@ pub fn as_units(text: &str) -> Option<String> {
 }
 
 /// The lines of `text` that match, at most `max_count`, each with up to
-/// `context` lines before and after: searched as JavaScript's units (a
-/// text with characters beyond U+FFFF through their stand-ins, its lines
-/// then reported as they are).
+/// `context` lines before and after (with `once`, each line given once: a
+/// line between two matches is in the first one's `after` only): searched
+/// as JavaScript's units (a text with characters beyond U+FFFF through
+/// their stand-ins, its lines then reported as they are).
 pub fn search_text(
     m: &Matcher,
     text: &str,
     max_count: Option<usize>,
-    context: usize,
+    context: Context,
 ) -> Result<Vec<LineMatch>, Unanswerable> {
     let units = as_units(text);
     let private_use = || text.chars().any(is_stand_in_range);
@@ -127,9 +128,12 @@ pub fn search_text(
         }
     }
     let Some(units) = units else {
-        return search_units(m, text, max_count, context);
+        let (mut found, spans) = search_units(m, text, max_count)?;
+        add_context(text, &mut found, &spans, context);
+        return Ok(found);
     };
-    let mut found = search_units(m, &units, max_count, context)?;
+    let (mut found, spans) = search_units(m, &units, max_count)?;
+    add_context(&units, &mut found, &spans, context);
     let lines: Vec<&str> = text.split('\n').collect();
     let line = |n: usize| lines.get(n).copied().unwrap_or_default().to_string();
     for f in &mut found {
@@ -142,15 +146,51 @@ pub fn search_text(
     Ok(found)
 }
 
+/// The context lines a search gives around each match.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context {
+    /// Up to this many lines before and after.
+    pub lines: usize,
+    /// Each line once: the lines between two matches go to the first one's
+    /// `after` (a file of many matches costs its lines, not matches x
+    /// `lines`; the context is never built in full and then cut).
+    pub once: bool,
+}
+
+/// Where a match's line lies in the text: its first byte, and its end (its
+/// '\n' or the text's end).
+type Span = (usize, usize);
+
+/// Fills in each match's `before` and `after` lines.
+fn add_context(text: &str, found: &mut [LineMatch], spans: &[Span], context: Context) {
+    if context.lines == 0 {
+        return;
+    }
+    let mut given = 0usize; // the last line an earlier match's context gave
+    for i in 0..found.len() {
+        let line = found[i].line as usize;
+        let (mut before, mut after) = (context.lines, context.lines);
+        if context.once {
+            before = before.min(line.saturating_sub(given + 1));
+            if let Some(next) = found.get(i + 1) {
+                after = after.min(next.line as usize - line - 1);
+            }
+        }
+        let (start, end) = spans[i];
+        found[i].before = lines_before(text, start, before);
+        found[i].after = lines_after(text, end, after);
+        given = line + found[i].after.len();
+    }
+}
+
 fn search_units(
     m: &Matcher,
     text: &str,
     max_count: Option<usize>,
-    context: usize,
-) -> Result<Vec<LineMatch>, Unanswerable> {
-    let mut out = Vec::new();
+) -> Result<(Vec<LineMatch>, Vec<Span>), Unanswerable> {
+    let (mut out, mut spans) = (Vec::new(), Vec::new());
     if let Engine::Backtracking(re) = &m.engine {
-        return search_lines(re, text, max_count, context);
+        return search_lines(re, text, max_count);
     }
     let (mut at, mut line, mut counted) = (0usize, 0u32, 0usize);
     while at <= text.len() && max_count.is_none_or(|n| out.len() < n) {
@@ -160,16 +200,12 @@ fn search_units(
         line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..line_start]).count() as u32;
         counted = line_start;
         let column = text[line_start..start].encode_utf16().count() as u32;
-        out.push(LineMatch {
-            line: line + 1,
-            column,
-            text: text[line_start..line_end].to_string(),
-            before: lines_before(text, line_start, context),
-            after: lines_after(text, line_end, context),
-        });
+        let text = text[line_start..line_end].to_string();
+        out.push(LineMatch { line: line + 1, column, text, before: Vec::new(), after: Vec::new() });
+        spans.push((line_start, line_end));
         at = line_end + 1;
     }
-    Ok(out)
+    Ok((out, spans))
 }
 
 /// The backtracking engine, one line at a time: its backtracking limit is
@@ -179,43 +215,27 @@ fn search_lines(
     re: &fancy_regex::Regex,
     text: &str,
     max_count: Option<usize>,
-    context: usize,
-) -> Result<Vec<LineMatch>, Unanswerable> {
-    let mut out = Vec::new();
+) -> Result<(Vec<LineMatch>, Vec<Span>), Unanswerable> {
+    let (mut out, mut spans) = (Vec::new(), Vec::new());
     let mut start = 0usize;
     for (i, line) in text.split('\n').enumerate() {
         if max_count.is_some_and(|n| out.len() >= n) {
             break;
         }
         if let Some(m) = re.find(line).map_err(|e| Unanswerable(e.to_string()))? {
+            let column = line[..m.start()].encode_utf16().count() as u32;
             out.push(LineMatch {
                 line: i as u32 + 1,
-                column: line[..m.start()].encode_utf16().count() as u32,
+                column,
                 text: line.to_string(),
-                before: lines_before(text, start, context),
-                after: lines_after(text, start + line.len(), context),
+                before: Vec::new(),
+                after: Vec::new(),
             });
+            spans.push((start, start + line.len()));
         }
         start += line.len() + 1;
     }
-    Ok(out)
-}
-
-/// Trims each match's context to the lines no earlier match gave: a line
-/// after one match and before the next is kept once, in the first one's
-/// `after`. Every line of every window is still given exactly once.
-pub fn share_context(matches: &mut [LineMatch]) {
-    for k in 1..matches.len() {
-        let (earlier, later) = matches.split_at_mut(k);
-        let (prev, cur) = (&mut earlier[k - 1], &mut later[0]);
-        // The previous match's after-lines stop before this match's line.
-        let room = (cur.line - prev.line).saturating_sub(1) as usize;
-        prev.after.truncate(room);
-        let covered = prev.line as usize + prev.after.len();
-        let first = cur.line as usize - cur.before.len();
-        let drop = (covered + 1).saturating_sub(first).min(cur.before.len());
-        cur.before.drain(..drop);
-    }
+    Ok((out, spans))
 }
 
 /// Up to `n` lines ending just before the line that starts at `start`.
@@ -251,7 +271,7 @@ mod tests {
 
     fn grep(pattern: &str, text: &str) -> Vec<(u32, u32)> {
         let m = Matcher::new(pattern, true).unwrap();
-        search_text(&m, text, None, 0).unwrap().into_iter().map(|l| (l.line, l.column)).collect()
+        search_text(&m, text, None, Context::default()).unwrap().into_iter().map(|l| (l.line, l.column)).collect()
     }
 
     #[test]
@@ -272,8 +292,7 @@ mod tests {
     fn shared_context_gives_each_line_once() {
         let m = Matcher::new("x", true).unwrap();
         let text = "a\nx\nb\nx\nc\nd\ne\nx\nf";
-        let mut got = search_text(&m, text, None, 2).unwrap();
-        share_context(&mut got);
+        let got = search_text(&m, text, None, Context { lines: 2, once: true }).unwrap();
         let lines: Vec<(Vec<String>, u32, Vec<String>)> =
             got.into_iter().map(|l| (l.before, l.line, l.after)).collect();
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
@@ -281,9 +300,44 @@ mod tests {
     }
 
     #[test]
+    fn context_once_is_the_full_context_with_each_line_kept_once() {
+        // The full windows, cut as the context was cut before it was built
+        // once: a line between two matches in the first one's `after` only.
+        fn cut(mut matches: Vec<LineMatch>) -> Vec<LineMatch> {
+            for k in 1..matches.len() {
+                let (earlier, later) = matches.split_at_mut(k);
+                let (prev, cur) = (&mut earlier[k - 1], &mut later[0]);
+                prev.after.truncate((cur.line - prev.line).saturating_sub(1) as usize);
+                let covered = prev.line as usize + prev.after.len();
+                let first = cur.line as usize - cur.before.len();
+                let drop = (covered + 1).saturating_sub(first).min(cur.before.len());
+                cur.before.drain(..drop);
+            }
+            matches
+        }
+        let view = |v: Vec<LineMatch>| v.into_iter().map(|l| (l.before, l.line, l.text, l.after)).collect::<Vec<_>>();
+        let mut seed = 7u64;
+        for round in 0..300 {
+            let lines: Vec<String> = (0..1 + round % 40)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ["x", "a", "b 😀", "", "x x"][(seed >> 33) as usize % 5].to_string()
+                })
+                .collect();
+            let text = lines.join("\n");
+            for (pattern, lines_of_context) in [("x", 0), ("x", 1), ("x", 3), ("b", 7), ("^$", 2)] {
+                let m = Matcher::new(pattern, true).unwrap();
+                let full = search_text(&m, &text, None, Context { lines: lines_of_context, once: false }).unwrap();
+                let once = search_text(&m, &text, None, Context { lines: lines_of_context, once: true }).unwrap();
+                assert_eq!(view(once), view(cut(full)), "{text:?} /{pattern}/ {lines_of_context}");
+            }
+        }
+    }
+
+    #[test]
     fn context_and_max_count() {
         let m = Matcher::new("x", true).unwrap();
-        let got = search_text(&m, "a\nx\nb\nc\nx", Some(1), 1).unwrap();
+        let got = search_text(&m, "a\nx\nb\nc\nx", Some(1), Context { lines: 1, once: false }).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].before.clone(), got[0].after.clone()), (vec!["a".to_string()], vec!["b".to_string()]));
     }
