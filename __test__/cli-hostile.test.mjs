@@ -67,6 +67,8 @@ test('grep: -C above the API\'s 10,000 is refused (it was capped without a word)
   refused(dir, ['-C', '10001'], '--context must be a whole number from 0 to 10000, got 10001')
   refused(dir, ['--context=1e20'], '--context must be a whole number from 0 to 10000, got 1e20')
   refused(dir, ['--context=-1'], '--context must be a whole number from 0 to 10000, got -1')
+  // A short option's value that starts with a dash: said as the long options' is (it was parseArgs' own three lines).
+  refused(dir, ['-C', '-1'], '-C needs a value (write -CVALUE for a value starting with -)')
   assert.equal(runIn(dir, 'grep', 'needle', '.', '--no-persist', '-C', '10000').status, 0)
 })
 

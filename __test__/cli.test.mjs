@@ -173,6 +173,13 @@ test('displayPath: separators as the platform writes them, roots kept, the folde
   assert.deepEqual(['.', './', '..', '../x/', '/', '/abs', 'a/../b', 'we\\ird'].map(posix), ['src/a.rs', 'src/a.rs', '../src/a.rs', '../x/src/a.rs', '/src/a.rs', '/abs/src/a.rs', 'a/../b/src/a.rs', 'we\\ird/src/a.rs'])
   const windows = (folder) => displayPath(folder, { sep: '\\' })('src/a.rs')
   assert.deepEqual(['.', '.\\', '..\\x\\', 'C:\\', 'C:', 'C:\\w', 'd/'].map(windows), ['src\\a.rs', 'src\\a.rs', '..\\x\\src\\a.rs', 'C:\\src\\a.rs', 'C:src\\a.rs', 'C:\\w\\src\\a.rs', 'd\\src\\a.rs'])
+  // An id found through an absolute --glob inside the folder is the file's absolute path (printed
+  // as it is; it was joined to the folder: `p//tmp/p/a.md`); one through `/sub/*.md` is the folder's.
+  const abs = path.resolve('p')
+  assert.equal(displayPath('p', { sep: '/' })(`${abs}/sub/a.md`), `${abs}/sub/a.md`)
+  assert.equal(displayPath('.', { sep: '/' })(`${path.resolve('.')}/a.md`), `${path.resolve('.')}/a.md`)
+  assert.equal(displayPath('p', { sep: '/' })('/sub/a.md'), 'p/sub/a.md')
+  assert.equal(displayPath('.', { sep: '/' })('/sub/a.md'), 'sub/a.md')
 })
 
 test('the default cache is one per folder and index options: same options reuse it, others get their own', (t) => {

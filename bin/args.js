@@ -14,6 +14,9 @@ function explain(err) {
   if (unknown) return `unknown option ${unknown[1]}`
   const missing = m.match(/Option '(?:-\w, )?(--[\w-]+)(?: <value>)?' argument (?:missing|is ambiguous)/)
   if (missing) return `${missing[1]} needs a value (write --name=value for a value starting with -)`
+  // A short option alone (`-C -1`): parseArgs names it without its long form.
+  const short = m.match(/Option '(-\w)' argument (?:missing|is ambiguous)/)
+  if (short) return `${short[1]} needs a value (write ${short[1]}VALUE for a value starting with -)`
   return m
 }
 

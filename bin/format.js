@@ -31,10 +31,16 @@ const { escapeControls, fileOf } = require('../lib/budget.js')
 function displayPath(folder, { sep = require('node:path').sep } = {}) {
   const native = sep === '/' ? (p) => p : (p) => p.replaceAll('/', sep)
   const trimmed = folder.replace(sep === '/' ? /\/+$/ : /[\\/]+$/, '')
-  if (trimmed === '.') return native
+  // An id that is the file's absolute path (found through an absolute
+  // --glob inside the folder, as Mastra names it) is printed as it is.
+  const absolute = require('node:path').resolve(folder)
+  const inFolder = (id) => id.startsWith(`${absolute.replaceAll(sep, '/')}/`)
+  // (Any other leading `/` is the folder's, as Mastra reads `/sub/*.md`.)
+  const inside = (id) => native(id.replace(/^\/+/, ''))
+  if (trimmed === '.') return (id) => (inFolder(id) ? native(id) : inside(id))
   // "/" (or "C:\\") keeps its root separator.
   const base = trimmed === '' || /^[A-Za-z]:$/.test(trimmed) ? folder.slice(0, trimmed.length + 1) : `${trimmed}${sep}`
-  return (relative) => `${base}${native(relative)}`
+  return (id) => (inFolder(id) ? native(id) : `${base}${inside(id)}`)
 }
 
 /**
