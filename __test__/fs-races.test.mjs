@@ -24,7 +24,8 @@ test('a file or a folder swapped for a link out of basePath while init() reads i
     'bash',
     [
       '-c',
-      `cd '${base}'; while true; do
+      // (Until this process is gone: killed, it cannot end its group.)
+      `cd '${base}'; while kill -0 ${process.pid} 2>/dev/null; do
         ln -sfn '${root}/out/secret.md' l.tmp; mv -T l.tmp x.md; echo harmless > r.tmp; mv -T r.tmp x.md
         mv dir dir.real && ln -s '${root}/out/dir' dir; sleep 0.001; rm -f dir; mv dir.real dir
       done`,

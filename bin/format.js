@@ -33,8 +33,12 @@ function displayPath(folder, { sep = require('node:path').sep } = {}) {
   const trimmed = folder.replace(sep === '/' ? /\/+$/ : /[\\/]+$/, '')
   // An id that is the file's absolute path (found through an absolute
   // --glob inside the folder, as Mastra names it) is printed as it is.
-  const absolute = require('node:path').resolve(folder)
-  const inFolder = (id) => id.startsWith(`${absolute.replaceAll(sep, '/')}/`)
+  // (Either spelling of the folder: the scan takes a glob through its real path too.)
+  const spellings = [require('node:path').resolve(folder)]
+  try {
+    spellings.push(require('node:fs').realpathSync(folder))
+  } catch {}
+  const inFolder = (id) => spellings.some((s) => id.startsWith(`${s.replaceAll(sep, '/')}/`))
   // (Any other leading `/` is the folder's, as Mastra reads `/sub/*.md`.)
   const inside = (id) => native(id.replace(/^\/+/, ''))
   if (trimmed === '.') return (id) => (inFolder(id) ? native(id) : inside(id))

@@ -272,7 +272,9 @@ impl Engine {
                 path_prefix: opts.path_prefix.as_deref(),
                 kind_weights: opts.kind_weights.as_ref(),
             };
-            undamaged(index, keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref(), POOL))
+            // (The pools bm25 mode re-ranks: file-level results fold chunk hits.)
+            let pool = if opts.group_by_file { FILE_POOL } else { POOL };
+            undamaged(index, keyword_ranked(index, &q, opts.history.as_deref(), opts.file_names.as_deref(), pool))
         })
         .await?
     }

@@ -35,7 +35,11 @@ impl FileChunks {
     /// `doc` was stored: a chunk of a file is counted as one.
     pub fn added(&mut self, doc: &Document) {
         let Some((file, number)) = split(doc) else { return };
-        let numbers = self.0.entry(file.into()).or_default();
+        // (The file's name is copied once, for its first chunk.)
+        if !self.0.contains_key(file) {
+            self.0.insert(file.into(), Numbers::default());
+        }
+        let numbers = self.0.get_mut(file).expect("just made");
         match plain(number) {
             Some(n) => insert_sorted(&mut numbers.plain, n),
             None => insert_sorted(&mut numbers.written, number.into()),
@@ -96,7 +100,10 @@ fn by_number(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) {
-    // (Chunks are mostly added in order: the search ends at once.)
+    // (Chunks are added in order: each goes at the end.)
+    if v.last().is_none_or(|last| *last < x) {
+        return v.push(x);
+    }
     if let Err(at) = v.binary_search(&x) {
         v.insert(at, x);
     }

@@ -54,7 +54,8 @@ impl Bm25Index {
     /// `sourceFile` = `id`) that a large file under that path was split into.
     pub fn remove_with_chunks(&mut self, id: &str, seq: u64) -> bool {
         let mut removed = self.remove(id, seq);
-        for chunk in self.chunk_ids_of(id) {
+        // (Last first: each is then taken off the end of the file's numbers.)
+        for chunk in self.chunk_ids_of(id).into_iter().rev() {
             removed |= self.remove(&chunk, seq);
         }
         removed

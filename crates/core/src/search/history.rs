@@ -68,14 +68,18 @@ pub fn keyword_ranked(
 }
 
 /// `rest` (content order) after the re-ranked pool `hits`, scaled to start
-/// at the pool's last score: the scores stay in the order shown, and keep
-/// their differences (equal scores would tie, and ties are ordered by id).
+/// just below the pool's last score: the scores stay in the order shown and
+/// keep their differences, and none ties with a hit of the pool (a tie
+/// would be ordered by id, and a larger `topK` could then put a hit past
+/// the pool before one of it).
 fn after_pool(hits: &mut Vec<SearchHit>, rest: Vec<SearchHit>) {
     let floor = hits.last().map_or(1.0, |h| h.score);
     let first = rest.first().map_or(0.0, |h| h.score);
-    let scale = if first > floor { floor / first } else { 1.0 };
+    let scale = if first > 0.0 { floor / first } else { 1.0 };
+    let below = floor.next_down();
     hits.extend(rest.into_iter().map(|mut h| {
-        h.score *= scale;
+        // (Rounding can put the product one step above the floor.)
+        h.score = (h.score * scale).min(below);
         h
     }));
 }
@@ -213,6 +217,7 @@ mod tests {
         let all = ranked(400, POOL);
         assert_eq!(all.len(), 400);
         assert!(all.windows(2).all(|w| w[0].1 >= w[1].1), "scores in the order shown");
+        assert!(all[POOL].1 < all[POOL - 1].1, "past the pool, below it (no tie across it)");
         let q = KeywordQuery {
             tokens: &tokens,
             top_k: 400,
