@@ -73,6 +73,9 @@ fn handler(
     skip: Option<PathBuf>,
 ) -> impl FnMut(notify::Result<Event>) + Send + 'static {
     move |result| {
+        // (A test holds this thread once, so that the system's queue of
+        // events overflows behind it: __test__/watch-quiet.test.mjs.)
+        workspace_search_core::engine::test_pause_once("watch-event");
         let event = match result {
             Ok(event) => event,
             Err(e) => {

@@ -178,16 +178,29 @@ impl Outcome {
 /// `point:milliseconds`, read once per process. Unset (always, outside
 /// those tests) it costs one load of a cached value.
 pub fn test_pause(point: &str) {
+    if let Some(ms) = test_pause_at(point) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// `test_pause` the first time the point is reached in this process only
+/// (the watcher's thread, held once while a test overflows its queue).
+pub fn test_pause_once(point: &str) {
+    static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if let Some(ms) = test_pause_at(point).filter(|_| !DONE.swap(true, std::sync::atomic::Ordering::SeqCst)) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// How long `WORKSPACE_SEARCH_TEST_PAUSE` pauses at `point`, if there.
+fn test_pause_at(point: &str) -> Option<u64> {
     static PAUSE: std::sync::OnceLock<Option<(String, u64)>> = std::sync::OnceLock::new();
     let pause = PAUSE.get_or_init(|| {
         let v = std::env::var("WORKSPACE_SEARCH_TEST_PAUSE").ok()?;
         let (at, ms) = v.split_once(':')?;
         Some((at.to_string(), ms.parse().ok()?))
     });
-    if let Some((at, ms)) = pause.as_ref().filter(|(at, _)| at == point) {
-        let _ = at;
-        std::thread::sleep(std::time::Duration::from_millis(*ms));
-    }
+    pause.as_ref().filter(|(at, _)| at == point).map(|(_, ms)| *ms)
 }
 
 /// The default tokenizer, built once (workspaces without BM25 use it for
