@@ -160,6 +160,9 @@ test('filter applies to BM25 hits before top-k', async () => {
   assert.deepEqual(ids(await ws.search('shared', { filter: { category: { $exists: false } } })), ['d'])
   assert.deepEqual(ids(await ws.search('shared', { filter: { $or: [{ level: 1 }, { level: 3 }] } })).sort(), ['a', 'c'])
   assert.deepEqual(ids(await ws.search('shared', { filter: { $and: [{ category: 'api' }, { level: { $ne: 2 } }] } })), ['c'])
+  // null stands for a missing field, as in MongoDB ($in: [null] missed d; $nin: [null] took it).
+  assert.deepEqual(ids(await ws.search('shared', { filter: { category: { $in: [null, 'guide'] } } })).sort(), ['a', 'd'])
+  assert.deepEqual(ids(await ws.search('shared', { filter: { category: { $nin: [null, 'guide'] } } })).sort(), ['b', 'c'])
 })
 
 test('minScore filters on the normalised score', async () => {

@@ -191,9 +191,12 @@ impl Cond {
             Cond::All(cs) => cs.iter().all(|c| c.test(v)),
             Cond::Ne(x) => !Cond::Eq(x.clone()).test(v),
             Cond::Nin(xs) => !Cond::In(xs.clone()).test(v),
-            Cond::Eq(Value::Null) => v.is_none_or(|v| v.is_null()),
+            // As MongoDB: `null` stands for a missing field too, in `$eq`
+            // (an array holding null as well) and in `$in` (so `$nin: [null]`
+            // wants the field there).
+            Cond::Eq(Value::Null) => v.is_none_or(|v| any_value(v, &Value::is_null)),
             _ => {
-                let Some(v) = v else { return false };
+                let Some(v) = v else { return matches!(self, Cond::In(xs) if xs.iter().any(Value::is_null)) };
                 match self {
                     Cond::Eq(x) => any_value(v, &|e| equal(e, x)),
                     Cond::In(xs) => any_value(v, &|e| xs.iter().any(|x| equal(e, x))),
@@ -245,6 +248,29 @@ mod tests {
             assert!(Filter::parse(&every).unwrap().is_empty(), "{every}");
         }
         assert!(!Filter::parse(&json!({"$or": []})).unwrap().is_empty());
+    }
+
+    #[test]
+    fn null_stands_for_a_missing_field_as_in_mongodb() {
+        let meta = m(json!({"none": null, "list": [1, null], "n": 5}));
+        let t = |f: Value| Filter::parse(&f).unwrap().matches(Some(&meta));
+        for (filter, want) in [
+            (json!({"missing": null}), true),
+            (json!({"none": null}), true),
+            (json!({"list": null}), true), // an array holding null
+            (json!({"n": null}), false),
+            (json!({"missing": {"$in": [null, 3]}}), true),
+            (json!({"n": {"$in": [null, 3]}}), false),
+            (json!({"missing": {"$nin": [null]}}), false),
+            (json!({"none": {"$nin": [null]}}), false),
+            (json!({"n": {"$nin": [null]}}), true),
+            (json!({"missing": {"$ne": null}}), false),
+            (json!({"list": {"$ne": null}}), false),
+            (json!({"n": {"$ne": null}}), true),
+            (json!({"missing": {"$in": [3]}}), false),
+        ] {
+            assert_eq!(t(filter.clone()), want, "{filter}");
+        }
     }
 
     #[test]
