@@ -242,3 +242,19 @@ test('paging always moves on: a file shown before whose one-line note does not f
   if (hit && !hit.lineRange) assert.doesNotMatch(page, /^\d+[-:]step/m, page)
   await three.destroy()
 })
+
+test('the search tool never numbers lines it cannot place: a tokenizer of the user\'s own that highlight() does not follow shows no lines (it showed "5:The passwords", line 1)', async (t) => {
+  const text = 'The passwords are stored here\nline two\nline three\nline four\nreset them with the tool'
+  const ws = new Workspace({ bm25: { tokenize: { tokenizer: (s) => s.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean) } } })
+  t.after(() => ws.destroy())
+  await ws.index('docs/a.md', text)
+  const out = await createWorkspaceTools(ws).mastra_workspace_search.execute({ query: 'password reset' })
+  assert.equal(out, 'docs/a.md:5-5  1.000\n\n[no more results]')
+  // With the built-in tokenizer the lines are shown, numbered as in the file.
+  const plain = new Workspace({ bm25: true })
+  t.after(() => plain.destroy())
+  await plain.index('docs/a.md', text)
+  const shown = await createWorkspaceTools(plain).mastra_workspace_search.execute({ query: 'password reset' })
+  assert.match(shown, /^1:The passwords are stored here$/m)
+  assert.match(shown, /^5:reset them with the tool$/m)
+})

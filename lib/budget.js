@@ -307,7 +307,14 @@ function prepare(r, query, highlight) {
     lineWords.add(content.slice(a, b).toLowerCase())
   }
   const first = hits.size ? Math.min(...hits.keys()) : 0
-  // The first matching line is lineRange.start in the file's numbering.
+  const last = hits.size ? Math.max(...hits.keys()) : 0
+  // The first and last matching lines are lineRange's in the file's numbering. Where they do not span
+  // what it spans (a tokenizer of the user's own, which highlight() does not follow; a workspace
+  // without highlight(), whose fallback neither stems nor drops stopwords), where the text lies in the
+  // file is not known: no line is shown, as below, rather than every line misnumbered.
+  if (r.lineRange && hits.size && r.lineRange.end - r.lineRange.start !== last - first) {
+    return { lines, hits: new Map(), ranked: [], offset: 1 }
+  }
   const offset = r.lineRange ? r.lineRange.start - first : 1
   /** @type {Map<string, number>} */
   const df = new Map()
