@@ -344,7 +344,7 @@ async function main() {
   if (args.info === 'help') return process.stdout.write(`${USAGE}\n`), 0
   if (args.info === 'version') return process.stdout.write(`${require('../package.json').version}\n`), 0
   // Before any indexing: a server started with such a glob would serve no files.
-  const bad = await badGlobs(args.folder, args.globs)
+  const bad = badGlobs(args.folder, args.globs)
   if (bad.length) return refuseGlobs(bad)
   if (args.command === 'mcp') return require('./mcp.js').serve(args, { openWorkspace })
   return search(args)
