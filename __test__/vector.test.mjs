@@ -290,6 +290,49 @@ describe('embedders', () => {
   })
 })
 
+describe('hybrid ranking across topK', () => {
+  test("every topK and every page of the search tool are cut from one hybrid ranking, in both fusions (halves read as deep as topK re-ordered the first results: pages overlapped, files were never shown)", async (t) => {
+    // 600 files holding the query's words 0-12 times each, other words around them.
+    const files = {}
+    for (let i = 0; i < 600; i++) {
+      files[`m${String(i).padStart(3, '0')}.txt`] = `${'kaft '.repeat((i * 7919) % 13)}${'lume '.repeat((i * 104729) % 5)}filler w${i % 37} v${i % 11}\n`
+    }
+    const dir = tree(t, files)
+    const ws = new Workspace({
+      filesystem: new LocalFilesystem({ basePath: dir }),
+      bm25: true,
+      autoIndexPaths: ['.'],
+      embedder: async (text) => hashEmbed(text),
+    })
+    t.after(() => ws.destroy())
+    await ws.init()
+    for (const fusion of ['weighted', 'rrf']) {
+      for (const group of [undefined, 'file']) {
+        const all = (await ws.search('kaft lume', { topK: 600, fusion, group })).map((r) => r.id)
+        assert.equal(new Set(all).size, all.length)
+        for (const topK of [10, 51, 101, 199, 201, 399, 401]) {
+          const got = (await ws.search('kaft lume', { topK, fusion, group })).map((r) => r.id)
+          assert.deepEqual(got, all.slice(0, topK), `${fusion} ${group} topK ${topK}`)
+        }
+      }
+    }
+    // The tool's pages (topK skip + 51 each, hybrid by default) partition the file ranking.
+    const tool = lib.createWorkspaceTools(ws).mastra_workspace_search
+    const shown = []
+    let cursor
+    do {
+      const text = await tool.execute({ query: 'kaft lume', maxTokens: 100000, ...(cursor ? { cursor } : {}) })
+      const blocks = text.split('\n\n')
+      cursor = /cursor "([^"]+)"/.exec(blocks.at(-1))?.[1]
+      const results = blocks.filter((b) => !b.startsWith('[') && !/cursor "/.test(b))
+      // A header: `path:first-last  score`, or `path  score` where no lines are shown.
+      shown.push(...results.map((b) => /^(.*?)(?::\d+-\d+)?  /.exec(b.split('\n')[0])[1]))
+    } while (cursor)
+    assert.equal(shown.length, 600)
+    assert.deepEqual(shown, (await ws.search('kaft lume', { topK: 600, group: 'file' })).map((r) => r.id))
+  })
+})
+
 describe('configuration', () => {
   test('modes: hybrid by default with both; vector alone; unconfigured modes rejected as Mastra', async () => {
     const { embedder } = batchEmbedder(hashModel())
@@ -355,8 +398,10 @@ describe('configuration', () => {
     assert.deepEqual(calls[1], ['upsert', 1, ['/docs/one.md'], { id: '/docs/one.md', text: 'first document', type: 'text', cat: 'x', _startLineOffset: 5 }])
     assert.deepEqual(calls.slice(2).map((c) => c.slice(0, 2)), [['upsert', 100], ['upsert', 100], ['upsert', 30]])
     await ws.search('many', { topK: 4, filter: { cat: 'x' } })
-    // Hybrid asks each half for max(2 * topK, 100) candidates.
-    assert.deepEqual(calls.at(-1), ['query', 100, { cat: 'x' }])
+    // Hybrid asks each half for 200 candidates (its first tier), or as deep as topK in doubled tiers.
+    assert.deepEqual(calls.at(-1), ['query', 200, { cat: 'x' }])
+    await ws.search('many', { topK: 401, filter: { cat: 'x' } })
+    assert.deepEqual(calls.at(-1), ['query', 800, { cat: 'x' }])
     await ws.search('many', { topK: 3, mode: 'vector' })
     // One past topK; the 230 "many N" tie with the query, so deeper: to 16 x topK or topK + 100.
     assert.deepEqual(calls.filter((c) => c[0] === 'query').slice(-6).map((c) => c[1]), [4, 8, 16, 32, 64, 103])

@@ -104,8 +104,80 @@ pub fn tie_at_cut(hits: &[SearchHit], top_k: usize, asked: usize) -> bool {
     raw[top_k - 1] == raw[raw.len() - 1]
 }
 
+/// The first tier of a hybrid merge: the candidates of each half fused
+/// together. Deeper tiers double it (see `merge`).
+pub const FIRST_TIER: usize = super::mode::FIRST_TIER;
+
+/// The tier a candidate at `position` (from 0) in a half's list falls in:
+/// 0 within the first `FIRST_TIER`, then one more for each doubling.
+fn tier_of(position: usize) -> u32 {
+    let (mut tier, mut size) = (0, FIRST_TIER);
+    while position >= size {
+        (tier, size) = (tier + 1, size.saturating_mul(2));
+    }
+    tier
+}
+
+/// One candidate of the merge: its hit in each half, and its position there.
+#[derive(Default)]
+struct Candidate {
+    bm25: Option<(usize, SearchHit)>,
+    vector: Option<(usize, SearchHit)>,
+}
+
+impl Candidate {
+    /// The first tier that holds it: the better of its two positions.
+    fn tier(&self) -> u32 {
+        let at = |side: &Option<(usize, SearchHit)>| side.as_ref().map_or(u32::MAX, |(p, _)| tier_of(*p));
+        at(&self.bm25).min(at(&self.vector))
+    }
+
+    /// Its fused score as its tier sees it: a half counts only where the
+    /// candidate is in that half's first tiers up to this one.
+    fn score(&self, tier: u32, w: f64, fusion: Fusion) -> f64 {
+        let seen = |p: &&(usize, SearchHit)| tier_of(p.0) <= tier;
+        let (b, v) = (self.bm25.as_ref().filter(seen), self.vector.as_ref().filter(seen));
+        match fusion {
+            Fusion::Weighted => w * v.map_or(0.0, |(_, h)| h.score) + (1.0 - w) * b.map_or(0.0, |(_, h)| h.score),
+            Fusion::Rrf => {
+                let part = |side: Option<&(usize, SearchHit)>, weight: f64| {
+                    side.map_or(0.0, |(p, _)| weight / (RRF_K + (p + 1) as f64))
+                };
+                (RRF_K + 1.0) * (part(v, w) + part(b, 1.0 - w))
+            }
+        }
+    }
+
+    /// The merged result: scores of both halves, content and metadata from
+    /// the vector hit when there is one (as Mastra).
+    fn into_hit(self, id: String, score: f64) -> SearchHit {
+        let (b, v) = (self.bm25.map(|(_, h)| h), self.vector.map(|(_, h)| h));
+        let bm25_raw = b.as_ref().and_then(|h| h.bm25);
+        let vector_raw = v.as_ref().and_then(|h| h.vector);
+        let line_range = b.as_ref().and_then(|h| h.line_range).or_else(|| v.as_ref().and_then(|h| h.line_range));
+        let base = v.or(b).expect("one side at least");
+        SearchHit {
+            id,
+            content: base.content,
+            score: score.clamp(0.0, 1.0),
+            bm25: bm25_raw,
+            vector: vector_raw,
+            line_range,
+            line_ranges: Vec::new(),
+            metadata: base.metadata,
+            rerank: None,
+        }
+    }
+}
+
 /// Merges bm25-mode candidates (scores already divided by the best match,
-/// raw values in `bm25`) with vector-mode candidates.
+/// raw values in `bm25`) with vector-mode candidates, in tiers: the first
+/// `FIRST_TIER` of each half fused, then what the first `2 x FIRST_TIER`
+/// add, fused as that depth sees them, and so on, each tier placed below
+/// the one before. A tier's order does not depend on how deep the halves
+/// were read, so every `topK` is a prefix of a larger one (a merge of
+/// halves as deep as `topK` re-ordered the first results: the search
+/// tool's pages overlapped and left files out).
 pub fn merge(
     bm25: Vec<SearchHit>,
     vector: Vec<SearchHit>,
@@ -114,56 +186,55 @@ pub fn merge(
     top_k: usize,
     min_score: Option<f64>,
 ) -> Vec<SearchHit> {
-    let w = vector_weight;
-    let rank = |list: &[SearchHit], order: fn(&SearchHit, &SearchHit) -> Ordering| -> HashMap<String, usize> {
-        let mut sorted: Vec<&SearchHit> = list.iter().collect();
-        sorted.sort_by(|a, b| order(a, b));
-        sorted.iter().enumerate().map(|(i, h)| (h.id.clone(), i + 1)).collect()
-    };
-    let (bm25_rank, vector_rank) = (rank(&bm25, by_score_then_id), rank(&vector, by_raw_score_then_id));
-    let mut merged: HashMap<String, (Option<SearchHit>, Option<SearchHit>)> = HashMap::new();
-    for h in vector {
-        let id = h.id.clone();
-        merged.entry(id).or_default().1 = Some(h);
-    }
-    for h in bm25 {
-        let id = h.id.clone();
-        merged.entry(id).or_default().0 = Some(h);
-    }
-    let mut out: Vec<SearchHit> = merged
+    let candidates = candidates(bm25, vector);
+    let mut scored: Vec<(u32, f64, String, Candidate)> = candidates
         .into_iter()
-        .map(|(id, (b, v))| {
-            let score = match fusion {
-                Fusion::Weighted => {
-                    w * v.as_ref().map_or(0.0, |h| h.score) + (1.0 - w) * b.as_ref().map_or(0.0, |h| h.score)
-                }
-                Fusion::Rrf => {
-                    let part = |r: Option<&usize>, weight: f64| r.map_or(0.0, |&r| weight / (RRF_K + r as f64));
-                    (RRF_K + 1.0) * (part(vector_rank.get(&id), w) + part(bm25_rank.get(&id), 1.0 - w))
-                }
-            };
-            let bm25_raw = b.as_ref().and_then(|h| h.bm25);
-            let vector_raw = v.as_ref().and_then(|h| h.vector);
-            let line_range = b.as_ref().and_then(|h| h.line_range).or_else(|| v.as_ref().and_then(|h| h.line_range));
-            // Content and metadata from the vector hit when there is one, as Mastra.
-            let base = v.or(b).expect("one side at least");
-            SearchHit {
-                id,
-                content: base.content,
-                score: score.clamp(0.0, 1.0),
-                bm25: bm25_raw,
-                vector: vector_raw,
-                line_range,
-                line_ranges: Vec::new(),
-                metadata: base.metadata,
-                rerank: None,
-            }
+        .map(|(id, c)| {
+            let tier = c.tier();
+            (tier, c.score(tier, vector_weight, fusion), id, c)
         })
         .collect();
-    out.sort_by(by_score_then_id);
-    out.retain(|h| min_score.is_none_or(|m| h.score >= m));
-    out.truncate(top_k);
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.total_cmp(&a.1)).then_with(|| a.2.cmp(&b.2)));
+    let mut out: Vec<SearchHit> = Vec::with_capacity(scored.len().min(top_k));
+    // The last score placed (kept or cut by `minScore`), and the scale of this tier.
+    let (mut tier, mut last, mut scale) = (0, 1.0, 1.0);
+    for (t, score, id, c) in scored {
+        let mut hit = c.into_hit(id, score);
+        if t != tier {
+            // A deeper tier: scaled to start just below the last hit placed.
+            tier = t;
+            scale = if hit.score > last { last / hit.score } else { 1.0 };
+        }
+        if t > 0 {
+            hit.score = (hit.score * scale).min(last.next_down()).max(0.0);
+        }
+        last = hit.score;
+        if min_score.is_none_or(|m| hit.score >= m) {
+            out.push(hit);
+        }
+        if out.len() >= top_k {
+            break;
+        }
+    }
     out
+}
+
+/// Each id of either half once, with its position in its half's own order
+/// (bm25 by score, vector by the store's raw score; ties by id). An id a
+/// store answered twice keeps the later of its rows.
+fn candidates(mut bm25: Vec<SearchHit>, mut vector: Vec<SearchHit>) -> HashMap<String, Candidate> {
+    bm25.sort_by(by_score_then_id);
+    vector.sort_by(by_raw_score_then_id);
+    let mut merged: HashMap<String, Candidate> = HashMap::new();
+    for (p, h) in vector.into_iter().enumerate() {
+        let id = h.id.clone();
+        merged.entry(id).or_default().vector = Some((p, h));
+    }
+    for (p, h) in bm25.into_iter().enumerate() {
+        let id = h.id.clone();
+        merged.entry(id).or_default().bm25 = Some((p, h));
+    }
+    merged
 }
 
 #[cfg(test)]
@@ -211,6 +282,71 @@ mod tests {
         assert_eq!(b, c);
         // Equal scores: ordered by id.
         assert_eq!(out[1].id, "b");
+    }
+
+    /// Both halves of 1,000 candidates (half of them shared), in pseudo-random order.
+    fn halves(seed: u64) -> (Vec<SearchHit>, Vec<SearchHit>) {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 10_000) as f64 / 10_000.0
+        };
+        let bm25 = (0..1000).map(|i| hit(&format!("d{i}"), next(), Some(1.0), None)).collect();
+        let vector = (500..1500)
+            .map(|i| {
+                let s = next();
+                hit(&format!("d{i}"), s, None, Some(s))
+            })
+            .collect();
+        (bm25, vector)
+    }
+
+    /// The first `n` of a half, in its own order (what a search as deep returns).
+    fn first(mut hits: Vec<SearchHit>, n: usize, order: fn(&SearchHit, &SearchHit) -> Ordering) -> Vec<SearchHit> {
+        hits.sort_by(order);
+        hits.truncate(n);
+        hits
+    }
+
+    #[test]
+    fn every_top_k_is_a_prefix_of_a_larger_one() {
+        for (seed, fusion) in [(7, Fusion::Weighted), (11, Fusion::Rrf), (13, Fusion::Weighted)] {
+            let (bm25, vector) = halves(seed);
+            let run = |top_k: usize| {
+                let depth = super::super::mode::hybrid_depth(top_k);
+                let b = first(bm25.clone(), depth, by_score_then_id);
+                let v = first(vector.clone(), depth, by_raw_score_then_id);
+                merge(b, v, 0.5, fusion, top_k, None)
+            };
+            let all = run(1500);
+            assert_eq!(all.len(), 1500);
+            assert!(all.windows(2).all(|w| w[0].score >= w[1].score));
+            for top_k in [1, 10, 50, 101, 199, 200, 201, 399, 400, 401, 799, 801, 1000] {
+                let ids: Vec<String> = run(top_k).into_iter().map(|h| h.id).collect();
+                let want: Vec<String> = all[..top_k].iter().map(|h| h.id.clone()).collect();
+                assert_eq!(ids, want, "topK {top_k}, seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_deeper_tier_follows_below_the_one_before() {
+        // "late" is 250th in both halves: at 400 deep it scores more than
+        // "solo", first of the vector half only, but it comes after it.
+        let mut bm25: Vec<SearchHit> =
+            (0..300).map(|i| hit(&format!("b{i:03}"), 1.0 - i as f64 / 1000.0, Some(1.0), None)).collect();
+        let mut vector: Vec<SearchHit> = (0..300)
+            .map(|i| hit(&format!("v{i:03}"), 0.5 - i as f64 / 1000.0, None, Some(0.5 - i as f64 / 1000.0)))
+            .collect();
+        bm25[250] = hit("late", 0.75, Some(1.0), None);
+        vector[250] = hit("late", 0.25, None, Some(0.25));
+        let out = merge(bm25, vector, 0.5, Fusion::Weighted, 1000, None);
+        let at = |id: &str| out.iter().position(|h| h.id == id).unwrap();
+        assert!(at("late") >= 400, "tier 1 after the 400 of tier 0: {}", at("late"));
+        assert!(out[at("late")].score < out[399].score);
+        assert_eq!(out.len(), 2 * 300 - 1);
     }
 
     #[test]

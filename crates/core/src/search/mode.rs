@@ -79,10 +79,20 @@ impl Mode {
     }
 }
 
-/// Candidates per half of a hybrid search: 100 at least (eval/tune.mjs:
-/// deeper lists fuse better; SPEC asks for min(2 * topK, 50) at least).
+/// The first tier of a hybrid merge: each half's first 200 candidates
+/// (eval/tune.mjs: deeper lists fuse better; SPEC asks for min(2 * topK,
+/// 50) at least).
+pub const FIRST_TIER: usize = 200;
+
+/// Candidates per half of a hybrid search for `top_k` results: the first
+/// tier, doubled until it holds `top_k` (the merge fuses tier by tier, so
+/// the depth must be one of the tiers' sizes).
 pub fn hybrid_depth(top_k: usize) -> usize {
-    top_k.saturating_mul(2).max(100)
+    let mut depth = FIRST_TIER;
+    while depth < top_k {
+        depth = depth.saturating_mul(2);
+    }
+    depth
 }
 
 #[cfg(test)]
@@ -99,7 +109,9 @@ mod tests {
         assert_eq!(Mode::select(Some(Mode::Hybrid), true, false), Err(ModeError::NotHybrid));
         assert_eq!("rrf".parse(), Ok(Fusion::Rrf));
         assert_eq!("x".parse::<Mode>().unwrap_err().to_string(), "must be 'bm25', 'vector' or 'hybrid', got 'x'");
-        assert_eq!(hybrid_depth(5), 100);
-        assert_eq!(hybrid_depth(80), 160);
+        assert_eq!(hybrid_depth(5), 200);
+        assert_eq!(hybrid_depth(200), 200);
+        assert_eq!(hybrid_depth(201), 400);
+        assert_eq!(hybrid_depth(usize::MAX), usize::MAX);
     }
 }
