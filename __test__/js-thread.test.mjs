@@ -41,3 +41,25 @@ test('texts still in the snapshot are read off the JavaScript thread; read ones 
   assert.deepEqual(await pending, expected)
   assert.equal(await settlesAtOnce(warm.search('heron river', { topK: 5 })), true, 'read now: answered at once')
 })
+
+test('a long query is ranked off the JavaScript thread (a 32,000-word query held it 230 ms); a short one is answered at once, with the same results either way', async (t) => {
+  const ws = new Workspace({ bm25: true })
+  t.after(() => ws.destroy())
+  // Letters only: 3,000 distinct words, each in about 6 of the 300 documents.
+  const word = (i) => { let n = (i * 7919) % 3000; let w = 'q'; do { w += String.fromCharCode(97 + (n % 26)); n = Math.floor(n / 26) } while (n); return w }
+  await ws.indexMany(Array.from({ length: 300 }, (_, d) => ({ path: `d${d}`, content: Array.from({ length: 60 }, (_, i) => word(d * 60 + i)).join(' ') })))
+  const short = `${word(5)} ${word(9)}`
+  assert.equal(await settlesAtOnce(ws.search(short)), true, 'two words: at once')
+  // More distinct words than a search at once may read; past 4 KB; many postings.
+  const many = Array.from({ length: 65 }, (_, i) => word(i)).join(' ')
+  const long = Array.from({ length: 2000 }, (_, i) => word(i)).join(' ')
+  const cjk = '検索'.repeat(1500)
+  for (const [name, query] of [['65 words', many], ['2,000 words', long], ['3,000 CJK characters', cjk]]) {
+    const pending = ws.search(query, { topK: 20 })
+    assert.equal(await settlesAtOnce(pending), false, `${name}: ranked on another thread`)
+    const hits = await pending
+    if (name !== '3,000 CJK characters') assert.equal(hits.length, 20, name)
+    // The same ranking as in a workspace that always ranks off the thread (a reranker makes every search async).
+    assert.deepEqual(hits.map((h) => [h.id, h.score]), (await ws.search(query, { topK: 20 })).map((h) => [h.id, h.score]))
+  }
+})

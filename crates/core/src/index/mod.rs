@@ -237,6 +237,12 @@ impl Bm25Index {
         tokens.iter().filter_map(|t| self.term_id(t)).collect()
     }
 
+    /// How many postings a search of `tokens` reads (each term's document
+    /// count, a repeated token once per time): what the search costs.
+    pub fn postings_of(&self, tokens: &[String]) -> u64 {
+        self.term_ids(tokens).iter().map(|&t| u64::from(self.terms.df(t))).sum()
+    }
+
     /// `line_range` with the query's term ids looked up once for all hits.
     pub fn line_range_of_terms(&self, slot: u32, wanted: &[u32]) -> Option<(u32, u32)> {
         let doc = self.docs.get(slot as usize)?.as_ref()?;
