@@ -250,3 +250,21 @@ test('an entry naming .git, the persist folder or a gitignored folder indexes no
   assert.deepEqual(ids(await again.search('alpha')), ['docs/a.md'])
   await again.destroy()
 })
+
+test('a line longer than a chunk is cut between words where it can: a name across the 4,000th character is found (it was cut in two, and found by neither half)', async (t) => {
+  // One line of 9,000 characters: "parseUserId" spans characters 3,995-4,006.
+  const head = 'ab '.repeat(1331) + 'z = parseUserId(req);'
+  const line = head + ' cd'.repeat((9000 - head.length) / 3)
+  assert.equal(line.indexOf('parseUserId'), 3997)
+  const dir = tree(t, { 'min.js': line, 'other.js': 'function other() { return 1 }' })
+  const ws = bm25Workspace(dir, { autoIndexPaths: ['.'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const hits = await ws.search('parseUserId', { topK: 5 })
+  assert.deepEqual(hits.map((h) => h.id), ['min.js#chunk-1'])
+  assert.ok(hits[0].content.startsWith('parseUserId(req);'), hits[0].content.slice(0, 40))
+  // The pieces are the line, in order.
+  const pieces = (await ws.search('ab cd parseUserId', { topK: 10 })).sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }))
+  assert.equal(pieces.length, 3)
+  assert.ok(pieces.map((h) => h.content).join('') === line, 'the pieces are the line')
+})

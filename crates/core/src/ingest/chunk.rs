@@ -75,19 +75,31 @@ pub fn chunk_lines(text: &str, max_chars: usize, overlap_lines: usize) -> Vec<Ch
     chunks
 }
 
-/// Pieces of at most `max` UTF-16 units, never splitting a character.
+/// Pieces of at most `max` UTF-16 units, never splitting a character, and
+/// cut after a space or punctuation where one lies in the last quarter of
+/// the piece: a word cut in two (`parseUs|erId`) is found by neither half
+/// (Mastra cuts at every `max`; a long line is a minified file, or a
+/// paragraph written without line breaks).
 fn split_units(line: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut units = 0;
+    // Where the piece may end at a word's edge: byte offset and units before it.
+    let mut edge: Option<(usize, usize)> = None;
     for (i, c) in line.char_indices() {
         let w = c.len_utf16();
-        if units + w > max {
-            out.push(&line[start..i]);
-            start = i;
-            units = 0;
+        if units > 0 && units + w > max {
+            let cut = edge.filter(|&(_, before)| before >= max - max / 4);
+            let (at, before) = cut.unwrap_or((i, units));
+            out.push(&line[start..at]);
+            start = at;
+            units -= before;
+            edge = None;
         }
         units += w;
+        if !c.is_alphanumeric() && c != '_' {
+            edge = Some((i + c.len_utf8(), units));
+        }
     }
     if start < line.len() {
         out.push(&line[start..]);
@@ -147,6 +159,17 @@ mod tests {
     }
 
     #[test]
+    fn a_long_line_is_cut_between_words_where_it_can() {
+        // Pieces of 16 units: "parseUserId" is not cut in two (at the size: "let a = f(x); pa|rseUserId").
+        let line = "let a = f(x); parseUserId(y); z";
+        assert_eq!(split_units(line, 16), ["let a = f(x); ", "parseUserId(y); ", "z"]);
+        // No edge in the last quarter: cut at the size, as before.
+        assert_eq!(split_units("ab cdefghijklmnop", 8), ["ab cdefg", "hijklmno", "p"]);
+        // An edge in the last quarter of a piece: cut after it.
+        assert_eq!(split_units("abcdefg hijklmnopq", 8), ["abcdefg ", "hijklmno", "pq"]);
+    }
+
+    #[test]
     fn long_line_in_the_middle() {
         let text = format!("a\nb\nc\nd\n{}\ne", "z".repeat(25));
         let chunks = chunk_lines(&text, 10, 3);
@@ -157,6 +180,17 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Pieces are the line in order, each within the size, none empty.
+        #[test]
+        fn pieces_cover_the_line(line in "[a-z é_(.𠀀]{0,200}", max in 1usize..40) {
+            let pieces = split_units(&line, max);
+            proptest::prop_assert_eq!(pieces.concat(), line.clone());
+            for p in &pieces {
+                proptest::prop_assert!(!p.is_empty() && (js_len(p) <= max || p.chars().count() == 1));
+            }
+        }
+
+
         /// Chunks are slices of the text, in order, covering every line.
         #[test]
         fn chunks_cover_the_text(lines in proptest::collection::vec("[a-z é]{0,30}", 1..60), max in 1usize..120, overlap in 0usize..4) {
