@@ -266,7 +266,7 @@ impl Workspace {
                 Ok((to_string(&query, "query")?, to_string(&text, "text")?))
             })();
             let (query, text) = checked.map_err(|f| f.throw(&env))?;
-            let ranges = self.engine.line_tokenizer().matching_words(&text, &query);
+            let ranges = self.engine.highlight(&text, &query);
             // Byte offsets to UTF-16 units, in one pass over the text.
             let (mut units, mut at) = (0u32, 0usize);
             let mut to_units = |byte: usize| {

@@ -10,7 +10,16 @@ impl Tokenizer {
     /// Byte ranges of the whitespace-separated words of `text` that share
     /// a token with `query`, in order.
     pub fn matching_words(&self, text: &str, query: &str) -> Vec<(usize, usize)> {
-        let wanted: FxHashSet<String> = self.tokenize(query).into_iter().collect();
+        self.words_matching(text, &self.query_words(query))
+    }
+
+    /// The tokens of `query` that `words_matching` looks for.
+    pub fn query_words(&self, query: &str) -> FxHashSet<String> {
+        self.tokenize(query).into_iter().collect()
+    }
+
+    /// `matching_words` with the query's tokens already made.
+    pub fn words_matching(&self, text: &str, wanted: &FxHashSet<String>) -> Vec<(usize, usize)> {
         if wanted.is_empty() {
             return Vec::new();
         }

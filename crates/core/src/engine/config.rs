@@ -231,6 +231,7 @@ impl Engine {
             applying: tokio::sync::watch::Sender::new(0),
             last_stats: Mutex::default(),
             prefix_counts: Mutex::default(),
+            highlight_words: Mutex::default(),
             shutdown: tokio::sync::Notify::new(),
             persist,
             watch: c.watch,

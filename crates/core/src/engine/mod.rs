@@ -121,6 +121,10 @@ pub struct Engine {
     /// The last count of each prefix asked for, for `count_by_prefix`
     /// while a writer holds the index.
     pub prefix_counts: Mutex<rustc_hash::FxHashMap<String, usize>>,
+    /// The words of the last query `highlight()` was asked for: the search
+    /// tool highlights each file it shows with one query, and a long query
+    /// tokenized for each held the JavaScript thread.
+    pub highlight_words: Mutex<Option<(String, Arc<rustc_hash::FxHashSet<String>>)>>,
     /// Woken by `destroy()`: every pending call settles at once.
     pub shutdown: tokio::sync::Notify,
     /// `persist`: the snapshot directory and what was indexed from files.
@@ -327,11 +331,35 @@ impl Engine {
         let mut known = self.prefix_counts.lock();
         match counted {
             Some(n) => {
+                // As many as the index tracks (each kept string is the caller's prefix).
+                if known.len() >= crate::index::prefix::TRACKED && !known.contains_key(prefix) {
+                    if let Some(k) = known.keys().next().cloned() {
+                        known.remove(&k);
+                    }
+                }
                 known.insert(prefix.to_string(), n);
                 n
             }
             None => known.get(prefix).copied().unwrap_or(0),
         }
+    }
+
+    /// Byte ranges of the words of `text` that share a token with `query`
+    /// (`Tokenizer::matching_words`), the query's tokens kept for the next call.
+    pub fn highlight(&self, text: &str, query: &str) -> Vec<(usize, usize)> {
+        let tokenizer = self.line_tokenizer();
+        let words = {
+            let mut last = self.highlight_words.lock();
+            match &*last {
+                Some((q, words)) if q == query => words.clone(),
+                _ => {
+                    let words = Arc::new(tokenizer.query_words(query));
+                    *last = Some((query.to_string(), words.clone()));
+                    words
+                }
+            }
+        };
+        tokenizer.words_matching(text, &words)
     }
 
     /// Marks the workspace destroyed and settles every pending call.

@@ -27,7 +27,7 @@ pub mod kind;
 pub mod line_table;
 mod names;
 pub mod postings;
-mod prefix;
+pub(crate) mod prefix;
 mod repack;
 pub use crate::bytes::section;
 pub mod slot_index;

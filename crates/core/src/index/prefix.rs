@@ -6,9 +6,14 @@
 
 use super::Bm25Index;
 
-/// Tracked prefixes and their live document counts (a handful at most).
+/// Tracked prefixes and their live document counts, the first tracked
+/// going first past `TRACKED` (every write looks at each; a caller that
+/// asked for thousands of prefixes slowed every write down 20-fold).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PrefixCounts(Vec<(Box<str>, usize)>);
+pub(crate) struct PrefixCounts(std::collections::VecDeque<(Box<str>, usize)>);
+
+/// Prefixes whose counts are kept (Mastra keeps its skills under one).
+pub const TRACKED: usize = 16;
 
 impl PrefixCounts {
     pub fn get(&self, prefix: &str) -> Option<usize> {
@@ -45,7 +50,10 @@ impl Bm25Index {
     pub fn track_prefix(&mut self, prefix: &str) {
         if !self.tracks_prefix(prefix) {
             let n = self.count_prefix(prefix);
-            self.prefixes.0.push((prefix.into(), n));
+            if self.prefixes.0.len() >= TRACKED {
+                self.prefixes.0.pop_front();
+            }
+            self.prefixes.0.push_back((prefix.into(), n));
         }
     }
 
@@ -69,6 +77,21 @@ mod tests {
             start_line_offset: None,
             analyzed: Analyzed::of_text(t, "text"),
         }
+    }
+
+    #[test]
+    fn at_most_tracked_prefixes_are_kept_the_first_going_first() {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        ix.upsert(doc(&t, "p0/a"), 1);
+        for i in 0..super::super::prefix::TRACKED + 1 {
+            ix.track_prefix(&format!("p{i}/"));
+        }
+        assert!(!ix.tracks_prefix("p0/"));
+        assert!(ix.tracks_prefix("p1/") && ix.tracks_prefix(&format!("p{}/", super::super::prefix::TRACKED)));
+        // Counted by a scan once it is no longer tracked: still right.
+        ix.upsert(doc(&t, "p0/b"), 2);
+        assert_eq!(ix.count_prefix("p0/"), 2);
     }
 
     #[test]

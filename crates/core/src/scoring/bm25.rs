@@ -46,15 +46,18 @@ impl Bm25Index {
     /// (Mastra sums over query tokens including repeats).
     pub(crate) fn query_terms(&self, tokens: &[String]) -> Vec<QueryTerm> {
         let mut out: Vec<QueryTerm> = Vec::new();
+        // Each term's place in `out` (a long query repeats its words).
+        let mut at: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
         for tok in tokens {
             let Some(t) = self.term_id(tok) else { continue };
             if self.terms.df(t) == 0 {
                 continue;
             }
-            match out.iter_mut().find(|q| q.term == t) {
-                Some(q) => q.weight += 1.0,
+            match at.get(&t) {
+                Some(&i) => out[i].weight += 1.0,
                 None => {
                     let position = out.len();
+                    at.insert(t, position);
                     out.push(QueryTerm { term: t, weight: 1.0, position });
                 }
             }

@@ -126,9 +126,13 @@ impl Bm25Index {
         if k == 0 || q.is_empty() || self.live_docs == 0 {
             return Vec::new();
         }
-        let mut run = MaxScore::new(self, &q, k);
-        run.weights =
+        let weights =
             weights.filter(|w| w.iter().any(|&x| x != 1.0)).map(|w| w.map(|x| x.clamp(f64::MIN_POSITIVE, 1.0)));
+        if q.len() > super::accumulate::LONG_QUERY_TERMS {
+            return self.top_k_accumulated(&q, k, keep, weights.as_ref());
+        }
+        let mut run = MaxScore::new(self, &q, k);
+        run.weights = weights;
         while let Some(base) = run.next_window() {
             let end = base.saturating_add(WINDOW as u32);
             let (all, non_essential) = run.window_bounds(base, end);

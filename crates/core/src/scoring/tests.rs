@@ -139,3 +139,43 @@ proptest! {
         prop_assert_eq!(fast, slow);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+    /// A long query (past `LONG_QUERY_TERMS` distinct terms, words repeated)
+    /// is scored term at a time: still exactly exhaustive scoring, scores to
+    /// the bit, with kind weights, a filter and removed documents.
+    #[test]
+    fn long_queries_equal_exhaustive(
+        docs in prop::collection::vec((prop::collection::vec(0u16..300, 1..30), 0usize..5), 1..300),
+        removals in prop::collection::vec(0usize..300, 0..30),
+        query in prop::collection::vec(0u16..320, 65..200),
+        k in 1usize..20,
+        weights in prop::array::uniform5(0.05f64..=1.0),
+    ) {
+        let t = Tokenizer::default();
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        let paths = ["src/x{}.rs", "test/x{}.rs", "docs/x{}.md", "conf/x{}.json", "vendor/x{}.js"];
+        for (i, (words, kind)) in docs.iter().enumerate() {
+            let text: Vec<String> = words.iter().map(|w| format!("w{w}")).collect();
+            let id = paths[*kind].replace("{}", &i.to_string());
+            ix.upsert(doc(&t, &id, &text.join(" ")), i as u64);
+        }
+        let ids: Vec<String> = ix.documents().map(|d| d.id.clone()).collect();
+        for (j, r) in removals.iter().enumerate() {
+            if let Some(id) = ids.get(*r) {
+                ix.remove(id, 10_000 + j as u64);
+            }
+        }
+        let qt: Vec<String> = query.iter().map(|w| format!("w{w}")).collect();
+        let odd = |d: &Document| d.id.ends_with(['1', '3', '5', '7', '9']);
+        for keep in [None, Some(&odd as &dyn Fn(&Document) -> bool)] {
+            let fast: Vec<_> = ix.top_k_weighted(&qt, k, keep, Some(&weights)).iter().map(|h| (h.doc.id.clone(), h.score.to_bits())).collect();
+            let slow: Vec<_> = ix.top_k_exhaustive_weighted(&qt, k, keep, &weights).iter().map(|h| (h.doc.id.clone(), h.score.to_bits())).collect();
+            prop_assert_eq!(fast, slow);
+            let flat: Vec<_> = ix.top_k(&qt, k, keep).iter().map(|h| (h.doc.id.clone(), h.score.to_bits())).collect();
+            let flat_slow: Vec<_> = ix.top_k_exhaustive(&qt, k, keep).iter().map(|h| (h.doc.id.clone(), h.score.to_bits())).collect();
+            prop_assert_eq!(flat, flat_slow);
+        }
+    }
+}
