@@ -376,3 +376,41 @@ test('the promises of onProgress events that reject after their call already rej
   await sleep(10)
   assert.equal((await ws.rebuildSearchIndex()).indexed, 50)
 })
+
+test('a write about to be sent when destroy() is called is never sent, nor is its createIndex (it reached the store after destroy() had resolved, and stayed)', () => {
+  // The child holds the runtime's thread 600 ms just before a store write
+  // is sent (a test pause), and destroys the workspace meanwhile.
+  const script = `
+    const { Workspace, LocalVector } = require(${JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))})
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+    ;(async () => {
+      for (const first of [true, false]) {
+        const inner = new LocalVector()
+        const late = []
+        let destroyed = false
+        const store = Object.fromEntries(['createIndex', 'upsert', 'query', 'deleteVectors'].map((name) => [name, async (a) => {
+          if (destroyed) late.push(name)
+          return inner[name](a)
+        }]))
+        const embedder = Object.assign(async (texts) => texts.map((t) => [1, t.length]), { batch: true })
+        const ws = new Workspace({ bm25: true, embedder, vectorStore: store })
+        if (first) await ws.index('early', 'early text')
+        const pending = ws.index('late', 'late text').catch((e) => e.name)
+        await sleep(150)
+        await ws.destroy()
+        destroyed = true
+        const outcome = await pending
+        await sleep(800)
+        if (late.length) throw new Error((first ? 'after a first write' : 'a fresh store') + ': sent after destroy(): ' + late.join(', ') + '; the call ' + outcome)
+      }
+      console.log('ok')
+    })().catch((e) => { console.error(e.message); process.exit(1) })
+  `
+  const r = spawnSync(process.execPath, ['-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, WORKSPACE_SEARCH_TEST_PAUSE: 'store-write:600' },
+  })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout.trim(), 'ok')
+})

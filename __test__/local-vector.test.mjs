@@ -220,3 +220,13 @@ test('LocalVector: a delete filter that matches everything by its form empties n
   await assert.rejects(store.query({ indexName: 'i', queryVector: [3e38, 3e38] }), TypeError)
   await assert.rejects(store.createIndex({ indexName: 'huge', dimension: 1e12 }), RangeError)
 })
+
+test('a LocalVector wrapped in a Proxy, or an object made from one, is refused with a TypeError naming vectorStore (napi threw "Unwrap value from class failed")', () => {
+  const { LocalVector, Workspace } = lib
+  const lv = new LocalVector()
+  for (const store of [new Proxy(lv, {}), Object.create(lv)]) {
+    assert.throws(() => new Workspace({ bm25: true, embedder: async () => [1, 0], vectorStore: store }), (e) => e instanceof TypeError && /^vectorStore: a LocalVector wrapped in a Proxy/.test(e.message))
+  }
+  // The LocalVector itself is taken.
+  assert.ok(new Workspace({ bm25: true, embedder: async () => [1, 0], vectorStore: lv }))
+})

@@ -85,6 +85,41 @@ for (const kind of STORES) {
       assert.deepEqual(results[0].lineRange, { start: 1, end: 3 })
     })
 
+    test('unindex() of a document never written, on a store written to by no one yet, resolves false (LibSQL and DuckDB rejected: no such table)', async (t) => {
+      const ws = workspace()
+      t.after(() => ws.destroy())
+      assert.equal(await ws.unindex('never.md'), false)
+      assert.equal(await ws.removeByPrefix('never'), 0)
+      await ws.index('a.md', 'alpha text')
+      assert.equal(await ws.unindex('a.md'), true)
+      assert.equal(await ws.unindex('a.md'), false)
+    })
+
+    test("a metadata key `_startLineOffset` of the user's does not shift vector hits' lines (it was read as the document's line offset)", async (t) => {
+      const ws = workspace()
+      t.after(() => ws.destroy())
+      await ws.index('own.md', 'one\ntwo\nthe heron line', { metadata: { _startLineOffset: 100, author: 'x' } })
+      await ws.index('chunk.md', 'one\nthe heron line', { startLineOffset: 40 })
+      for (const mode of ['vector', 'hybrid', 'bm25']) {
+        const hits = await ws.search('heron', { mode, topK: 5 })
+        const own = hits.find((h) => h.id === 'own.md')
+        assert.deepEqual(own.lineRange, { start: 3, end: 3 }, mode)
+        assert.equal(own.metadata.author, 'x', mode)
+        assert.deepEqual(hits.find((h) => h.id === 'chunk.md').lineRange, { start: 41, end: 41 }, mode)
+      }
+    })
+
+    test('a top-level $not (a logical operator of Mastra\'s filters) in every mode (it was refused: "unknown operator $not at the top level")', async (t) => {
+      const ws = workspace()
+      t.after(() => ws.destroy())
+      await ws.indexMany(DOCS)
+      const want = DOCS.filter((d) => d.metadata.cat !== 'account').map((d) => d.path).sort()
+      for (const mode of ['vector', 'hybrid', 'bm25']) {
+        const hits = await ws.search('reset password router pasta home wifi', { mode, topK: 10, filter: { $not: { cat: 'account' } } })
+        assert.deepEqual(ids(hits).sort(), want, mode)
+      }
+    })
+
     test('hybrid: weighted sum of the clamped cosine and BM25 over its best match; rrf', async () => {
       const ws = workspace()
       await ws.indexMany(DOCS)

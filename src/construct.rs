@@ -120,8 +120,18 @@ fn vector_store(env: &Env, given: Option<&Unknown>, timeout: std::time::Duration
     Ok(match given {
         None => Store::Local(Arc::new(RwLock::new(VectorStore::default()))),
         Some(s) if LocalVector::instance_of(env, s)? => {
-            // SAFETY: `instance_of` just checked that `s` wraps a LocalVector.
-            let lv: ClassInstance<LocalVector> = unsafe { ClassInstance::from_napi_value(env.raw(), s.raw())? };
+            // SAFETY: `s` is a live value of this env; `from_napi_value`
+            // unwraps it and fails (no undefined behaviour) where nothing is
+            // wrapped: `instance_of` follows the prototype chain, which a
+            // Proxy of a LocalVector or `Object.create(localVector)` passes.
+            let lv: Result<ClassInstance<LocalVector>> = unsafe { ClassInstance::from_napi_value(env.raw(), s.raw()) };
+            let lv = lv.map_err(|_| {
+                Fail::Type(
+                    "vectorStore: a LocalVector wrapped in a Proxy, or an object made from one (Object.create), \
+                     holds no store; pass the LocalVector itself"
+                        .into(),
+                )
+            })?;
             Store::Local(lv.store.clone())
         }
         Some(s) => Store::Mastra(MastraStore::new(Arc::new(JsStore::from_js(env, s)?), timeout)),

@@ -57,6 +57,9 @@ impl Engine {
         self.stop_watching();
         let seq = self.gate.ticket().seq();
         let writes = self.store_writes();
+        if let Some(w) = &writes {
+            w.close();
+        }
         if saves {
             let me = self.clone();
             return Some(Box::pin(async move {

@@ -52,6 +52,10 @@ pub struct WritesInFlight {
 #[derive(Default)]
 struct Flights {
     under_way: usize,
+    /// Set by `destroy()`: no write is sent from then on (one cut short
+    /// between its embedding and its upsert sent it after `destroy()`
+    /// had resolved, and nothing waited for it).
+    closed: bool,
     /// Dropped when the last write under way answers.
     kept: Vec<Box<dyn std::any::Any + Send>>,
 }
@@ -60,9 +64,25 @@ struct Flights {
 struct WriteUnderWay(Arc<WritesInFlight>);
 
 impl WritesInFlight {
-    fn enter(self: &Arc<Self>) -> WriteUnderWay {
-        self.state.lock().under_way += 1;
-        WriteUnderWay(self.clone())
+    /// A write about to be sent, counted; `None` once closed. Counted and
+    /// checked under one lock: `destroy()` either waits for it or it is
+    /// never sent.
+    fn enter(self: &Arc<Self>) -> Option<WriteUnderWay> {
+        let mut state = self.state.lock();
+        if state.closed {
+            return None;
+        }
+        state.under_way += 1;
+        Some(WriteUnderWay(self.clone()))
+    }
+
+    /// No write is sent from now on (`destroy()`).
+    pub fn close(&self) {
+        self.state.lock().closed = true;
+    }
+
+    fn closed(&self) -> bool {
+        self.state.lock().closed
     }
 
     /// Drops `value` once no write is under way (now, if none is).
@@ -153,7 +173,13 @@ impl MastraStore {
         if let Some(why) = self.refused() {
             return Err(Error::from_reason(why));
         }
-        let (under_way, caller) = (self.writes.enter(), self.caller.clone());
+        super::test_pause("store-write");
+        let Some(under_way) = self.writes.enter() else {
+            return Err(Error::from_reason(format!(
+                "vectorStore.{name} not sent: the workspace was destroyed (nothing reaches the store after destroy())"
+            )));
+        };
+        let caller = self.caller.clone();
         let write = tokio::spawn(async move {
             let answer = caller.call(name, args).await;
             drop(under_way);
@@ -212,6 +238,13 @@ impl Store {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Mastra(js) => {
+                super::test_pause("store-write");
+                // (It makes a table or a collection: not sent after `destroy()` either.)
+                if js.writes.closed() {
+                    return Err(Error::from_reason(
+                        "vectorStore.createIndex not sent: the workspace was destroyed (nothing reaches the store after destroy())",
+                    ));
+                }
                 js.call_read("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
             }
         }

@@ -342,7 +342,14 @@ impl VectorSide {
     /// deletion leaves everything as it was.
     pub(super) async fn forget(&self, source: &str) -> Result<bool> {
         let (ids, known) = self.ledger.lock().removal(source);
-        self.store.delete_ids(&self.index_name, &ids).await?;
+        match self.store.delete_ids(&self.index_name, &ids).await {
+            // A vector this workspace never wrote is deleted where the store
+            // holds one (written before, by another run), and not missed
+            // where it cannot: a store not written to yet has no table or
+            // collection to delete from (LibSQL, DuckDB and PgVector fail).
+            Err(_) if !known => {}
+            answer => answer?,
+        }
         self.ledger.lock().forget(source);
         if self.shared {
             let _ = self.store.delete_source(&self.index_name, source).await;

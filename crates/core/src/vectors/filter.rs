@@ -162,6 +162,11 @@ fn parse_object(m: &Map<String, Value>) -> Result<Filter, FilterError> {
                     _ => Filter::None(subs),
                 }
             }
+            // Mastra's stores take `$not` at the top level too (its filter translators' logical operators).
+            "$not" => match v {
+                Value::Object(m) if !m.is_empty() => Filter::None(vec![parse_object(m)?]),
+                _ => return Err(FilterError(format!("$not needs a non-empty object, got {}", json_kind(v)))),
+            },
             op if op.starts_with('$') => return Err(FilterError(format!("unknown operator {op} at the top level"))),
             field => Filter::Field(field.to_string(), parse_cond(v)?),
         });
@@ -302,6 +307,10 @@ mod tests {
         assert!(t(json!({"$and": [{"category": "api"}, {"skillScope": {"$exists": false}}]})));
         assert!(t(json!({"$or": [{"category": "x"}, {"n": 5}]})));
         assert!(t(json!({"n": {"$not": {"$gt": 6}}})));
+        assert!(!t(json!({"$not": {"category": "api"}})));
+        assert!(t(json!({"$not": {"category": "guide", "n": 5}})));
+        assert!(t(json!({"$and": [{"$not": {"n": {"$gt": 5}}}, {"category": "api"}]})));
+        assert!(Filter::parse(&json!({"$not": {}})).is_err() && Filter::parse(&json!({"$not": [1]})).is_err());
         assert!(t(json!({"missing": {"$ne": 1}})));
         assert!(!t(json!({"n": {"$gt": "4"}})));
         assert!(t(json!({"n": 5.0})));

@@ -21,9 +21,12 @@ pub fn encode(doc: &NewDocument) -> Map<String, Value> {
     }
     m.insert(ID.into(), Value::String(doc.id.clone()));
     m.insert(TEXT.into(), Value::String(doc.content.to_string()));
-    if let Some(o) = doc.start_line_offset {
-        m.insert(START_LINE.into(), o.into());
-    }
+    // The document's own offset, or none: a key of the user's of that name
+    // would be read back as the offset (`decode`), shifting its lines.
+    match doc.start_line_offset {
+        Some(o) => m.insert(START_LINE.into(), o.into()),
+        None => m.remove(START_LINE),
+    };
     m
 }
 
@@ -42,6 +45,10 @@ pub fn written_hash(doc: &NewDocument) -> u64 {
             // (the record's `id` or `text` in the document's place): such a
             // document given to `index()` again is written again, not skipped.
             h.update(b"\0own id and text last");
+        }
+        if meta.contains_key(START_LINE) {
+            // Nor one written before 2026-12-06 with the user's key as the offset.
+            h.update(b"\0own line offset");
         }
     }
     h.update(&[0]);
@@ -107,6 +114,16 @@ mod tests {
         };
         let d = decode("note-1".into(), Some(encode(&shadowed)));
         assert_eq!((d.id.as_str(), d.content.as_str()), ("note-1", "alpha"), "the document's own id and text win");
+        let own_key = NewDocument {
+            id: "note-2".into(),
+            content: "beta".into(),
+            metadata: json!({"_startLineOffset": 100, "author": "x"}).as_object().cloned().map(std::sync::Arc::new),
+            start_line_offset: None,
+            analyzed: Default::default(),
+        };
+        let d = decode("note-2".into(), Some(encode(&own_key)));
+        assert_eq!(d.start_line_offset, None, "a key of the user's is not the document's offset");
+        assert_eq!(Value::Object(d.metadata), json!({"author": "x"}));
         let bare = decode("store-id".into(), None);
         assert_eq!((bare.id.as_str(), bare.content.as_str(), bare.start_line_offset), ("store-id", "", None));
     }
