@@ -227,3 +227,19 @@ test('grep after the base folder is renamed away and another made at its path an
   fs.writeFileSync(path.join(dir, 'e.md'), 'needle four')
   assert.deepEqual((await ws.grep('needle')).map((m) => m.path).sort(), ['docs/b.md', 'docs/d.md', 'e.md'])
 })
+
+test('a grep whose answer would pass a million lines (matched and context) is a RangeError before any line is copied (contextLines 10000 over 8,000 matching lines took 2.9 GB and failed untyped); contextOnce answers it', async (t) => {
+  const dir = tree(t, { 'a.txt': Array.from({ length: 8000 }, (_, i) => `hit ${i}`).join('\n') + '\n', 'b.txt': 'other\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  const before = process.memoryUsage().rss
+  await assert.rejects(ws.grep('hit', { contextLines: 10000 }), (e) => e instanceof RangeError && /more than 1000000 lines/.test(e.message) && /contextOnce/.test(e.message))
+  assert.ok(process.memoryUsage().rss - before < 200 * 2 ** 20, 'nothing built')
+  // Each line once: 8,001 lines.
+  const [once] = await ws.grep('hit', { contextLines: 10000, contextOnce: true })
+  assert.equal(once.matches.length, 8000)
+  assert.equal(once.matches.reduce((n, m) => n + m.before.length + m.after.length + 1, 0), 8001)
+  // Within the budget: answered as before.
+  const [some] = await ws.grep('hit', { contextLines: 2, maxCount: 3 })
+  assert.deepEqual(some.matches.map((m) => [m.line, m.before.length, m.after.length]), [[1, 0, 2], [2, 1, 2], [3, 2, 2]])
+})

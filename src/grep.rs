@@ -23,6 +23,9 @@ use workspace_search_core::grep::{walk, FileMatches, GrepRequest, Matcher};
 /// Marks the reason of an error that rejects with `UnsupportedGrepPatternError`.
 const UNANSWERABLE: &str = "\u{0}unanswerable:";
 
+/// Marks the reason of an error that rejects with a `RangeError`.
+const TOO_LARGE: &str = "\u{0}too-large:";
+
 /// One matching line, as Mastra's `FilesystemGrepMatch` (its TypeScript
 /// type: the objects themselves are built by lib/runtime.js's `grepResults`).
 #[allow(dead_code)]
@@ -325,6 +328,7 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
         context_once,
         text_extensions,
         glob,
+        answer: Default::default(),
     };
     Ok(GrepArgs { request, strict, pattern: source })
 }
@@ -411,11 +415,15 @@ impl Workspace {
                         format!("{UNANSWERABLE}/{source}/ cannot run natively on {path}: {why}"),
                     )),
                     Err(GrepFailure::Outside(message)) => Err(Error::new(Status::InvalidArg, message)),
+                    Err(GrepFailure::TooLarge(message)) => Err(Error::from_reason(format!("{TOO_LARGE}{message}"))),
                     Err(GrepFailure::Other(e)) => Err(napi_error(e)),
                 }
             };
             env.spawn_future_with_callback(raced(self.engine.clone(), None, work), move |env, result| match result {
                 Ok(v) => Ok(v),
+                Err((e, _)) if e.reason.starts_with(TOO_LARGE) => {
+                    Err(Fail::Range(e.reason[TOO_LARGE.len()..].to_string()).throw(env))
+                }
                 Err((e, _)) if e.reason.starts_with(UNANSWERABLE) => {
                     let message = e.reason[UNANSWERABLE.len()..].to_string();
                     Err(Fail::UnsupportedGrep { message, workspace_id: id }.throw(env))

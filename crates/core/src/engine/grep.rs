@@ -44,6 +44,9 @@ pub enum GrepFailure {
         path: String,
         why: String,
     },
+    /// The answer would hold more than `grep::search::MAX_ANSWER_BYTES`
+    /// of lines: a range error of the arguments, not a failure.
+    TooLarge(String),
     Other(Error),
 }
 
@@ -165,6 +168,14 @@ impl Engine {
         }
         if let Some((path, why)) = outcome.unanswerable {
             return Err(GrepFailure::Unanswerable { path, why });
+        }
+        if outcome.too_large {
+            use crate::grep::search::{MAX_ANSWER_BYTES, MAX_ANSWER_LINES};
+            let mb = MAX_ANSWER_BYTES >> 20;
+            return Err(GrepFailure::TooLarge(format!(
+                "grep(): the answer would hold more than {MAX_ANSWER_LINES} lines or {mb} MB of them (matched \
+                 and context); narrow the pattern or the path, lower contextLines or maxCount, or ask for contextOnce: true"
+            )));
         }
         let fail = |m: String| Err(GrepFailure::Other(Error::from_reason(m)));
         if outcome.outside {

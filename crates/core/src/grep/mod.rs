@@ -18,7 +18,7 @@ pub mod tree;
 pub mod trigrams;
 pub mod walk;
 
-pub use search::{search_text, Context, LineMatch, Matcher, Unanswerable};
+pub use search::{search_text, AnswerBudget, Context, LineMatch, Matcher, Unanswerable, Unsearched};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -44,6 +44,8 @@ pub struct GrepRequest {
     pub text_extensions: Option<FxHashSet<String>>,
     /// Only paths (relative to the base) this glob matches.
     pub glob: Option<globset::GlobMatcher>,
+    /// What is left of the answer's bytes (`MAX_ANSWER_BYTES` to begin with).
+    pub answer: AnswerBudget,
 }
 
 /// A file's matches, its path relative to the base.
@@ -69,6 +71,8 @@ pub struct GrepOutcome {
     /// A file this pattern cannot be searched in as JavaScript would (its
     /// path and why): the grep has no exact answer.
     pub unanswerable: Option<(String, String)>,
+    /// The answer would hold more than `search::MAX_ANSWER_BYTES` of lines.
+    pub too_large: bool,
 }
 
 /// The trigram index of one folder, and what each file was when indexed.
@@ -174,7 +178,7 @@ impl Grep {
         }
         let plan = self.plan(req, &walked.files, unchanged);
         let base = &self.base;
-        let results: Vec<(usize, Option<Result<Searched, Unanswerable>>)> = plan
+        let results: Vec<(usize, Option<Result<Searched, Unsearched>>)> = plan
             .par_iter()
             .map(|&(i, read)| {
                 let f = &walked.files[i];
@@ -342,7 +346,7 @@ impl Grep {
     fn take_results(
         &mut self,
         files: &[Found],
-        results: Vec<(usize, Option<Result<Searched, Unanswerable>>)>,
+        results: Vec<(usize, Option<Result<Searched, Unsearched>>)>,
         out: &mut GrepOutcome,
     ) {
         for (i, r) in results {
@@ -352,8 +356,12 @@ impl Grep {
                     out.unreadable += 1;
                     continue;
                 }
-                Some(Err(Unanswerable(why))) => {
+                Some(Err(Unsearched::Unanswerable(Unanswerable(why)))) => {
                     out.unanswerable.get_or_insert((f.rel.to_string(), why));
+                    continue;
+                }
+                Some(Err(Unsearched::TooLarge)) => {
+                    out.too_large = true;
                     continue;
                 }
                 Some(Ok(r)) => r,
@@ -489,7 +497,7 @@ fn read_and_search(
     len: u64,
     req: &GrepRequest,
     read: Read,
-) -> Option<Result<Searched, Unanswerable>> {
+) -> Option<Result<Searched, Unsearched>> {
     let bytes = read_file(path, len).ok()?;
     // As Node's `readFile(path, 'utf-8')` decodes: invalid bytes become U+FFFD.
     let text = String::from_utf8_lossy(&bytes);
@@ -500,10 +508,12 @@ fn read_and_search(
         }
         _ => None,
     };
-    Some(
-        search_text(&req.matcher, &text, req.max_count, Context { lines: req.context_lines, once: req.context_once })
-            .map(|matches| Searched { read, matches, trigrams }),
-    )
+    let context = Context { lines: req.context_lines, once: req.context_once };
+    Some(search_text(&req.matcher, &text, req.max_count, context, &req.answer).map(|matches| Searched {
+        read,
+        matches,
+        trigrams,
+    }))
 }
 
 /// A `path` option (a file, a folder, or a glob, relative to the base):

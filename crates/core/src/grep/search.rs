@@ -24,6 +24,61 @@ pub struct Matcher {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unanswerable(pub String);
 
+/// Why a text was not searched: no exact answer, or one past the budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsearched {
+    Unanswerable(Unanswerable),
+    TooLarge,
+}
+
+impl From<Unanswerable> for Unsearched {
+    fn from(u: Unanswerable) -> Self {
+        Unsearched::Unanswerable(u)
+    }
+}
+
+/// Lines (matched and context) one grep's answer may hold over all its
+/// files, and their bytes. JavaScript gets the answer as one string (V8's
+/// longest is 2^29 - 24 units) and makes a string of each line:
+/// `contextLines: 10000` over a file of 8,000 matching lines built 2.9 GB
+/// of copies before failing untyped, and 16 million lines of context held
+/// the JavaScript thread 2 s and 1.8 GB.
+pub const MAX_ANSWER_LINES: usize = 1_000_000;
+pub const MAX_ANSWER_BYTES: usize = 128 << 20;
+
+/// What is left of the answer's lines and bytes for one grep, taken by
+/// each file searched.
+#[derive(Debug)]
+pub struct AnswerBudget {
+    lines: std::sync::atomic::AtomicUsize,
+    bytes: std::sync::atomic::AtomicUsize,
+}
+
+impl Default for AnswerBudget {
+    fn default() -> Self {
+        AnswerBudget {
+            lines: std::sync::atomic::AtomicUsize::new(MAX_ANSWER_LINES),
+            bytes: std::sync::atomic::AtomicUsize::new(MAX_ANSWER_BYTES),
+        }
+    }
+}
+
+impl AnswerBudget {
+    /// A budget of `lines` and `bytes` (tests; greps start with the maxima).
+    pub fn new(lines: usize, bytes: usize) -> Self {
+        AnswerBudget { lines: lines.into(), bytes: bytes.into() }
+    }
+
+    /// Takes `lines` and `bytes` if that many are left (a refusal fails the
+    /// whole grep, so what it took of the lines does not matter).
+    fn take(&self, lines: usize, bytes: usize) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let less = |n: usize| move |left: usize| left.checked_sub(n);
+        self.lines.fetch_update(SeqCst, SeqCst, less(lines)).is_ok()
+            && self.bytes.fetch_update(SeqCst, SeqCst, less(bytes)).is_ok()
+    }
+}
+
 enum Engine {
     Automaton(regex::Regex),
     Backtracking(fancy_regex::Regex),
@@ -106,7 +161,8 @@ pub fn search_text(
     text: &str,
     max_count: Option<usize>,
     context: Context,
-) -> Result<Vec<LineMatch>, Unanswerable> {
+    budget: &AnswerBudget,
+) -> Result<Vec<LineMatch>, Unsearched> {
     let units = as_units(text);
     let private_use = || text.chars().any(is_stand_in_range);
     // Stand-ins and real characters of U+E000-U+E7FF could be confused: a
@@ -117,23 +173,25 @@ pub fn search_text(
     if (m.surrogates && private_use()) || (m.private_use && astral) || (m.backrefs && astral && private_use()) {
         return Err(Unanswerable(
             "a text with characters beyond U+FFFF or of U+E000-U+E7FF, which this pattern could confuse".into(),
-        ));
+        )
+        .into());
     }
     {
         if let Some(c) = super::fold::found_in(text, &m.unlike) {
             return Err(Unanswerable(format!(
                 "a text with {c:?} (U+{:04X}), which JavaScript's case-insensitive matching treats otherwise",
                 c as u32
-            )));
+            ))
+            .into());
         }
     }
     let Some(units) = units else {
         let (mut found, spans) = search_units(m, text, max_count)?;
-        add_context(text, &mut found, &spans, context);
+        add_context(text, &mut found, &spans, context, budget)?;
         return Ok(found);
     };
     let (mut found, spans) = search_units(m, &units, max_count)?;
-    add_context(&units, &mut found, &spans, context);
+    add_context(&units, &mut found, &spans, context, budget)?;
     let lines: Vec<&str> = text.split('\n').collect();
     let line = |n: usize| lines.get(n).copied().unwrap_or_default().to_string();
     for f in &mut found {
@@ -161,26 +219,63 @@ pub struct Context {
 /// '\n' or the text's end).
 type Span = (usize, usize);
 
-/// Fills in each match's `before` and `after` lines.
-fn add_context(text: &str, found: &mut [LineMatch], spans: &[Span], context: Context) {
-    if context.lines == 0 {
-        return;
+/// Fills in each match's `before` and `after` lines, once `budget` had
+/// room for every line given (the matched ones too): sized from where the
+/// lines start before any is copied.
+fn add_context(
+    text: &str,
+    found: &mut [LineMatch],
+    spans: &[Span],
+    context: Context,
+    budget: &AnswerBudget,
+) -> Result<(), Unsearched> {
+    let windows = context_windows(text, found, context);
+    let starts: Vec<usize> =
+        std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1)).collect();
+    // The end of 1-based line `k` (its '\n', or the text's end).
+    let line_end = |k: usize| starts.get(k).map_or(text.len(), |&s| s - 1);
+    let bytes: usize = found
+        .iter()
+        .zip(&windows)
+        .map(|(f, &(before, after))| {
+            let line = f.line as usize;
+            line_end(line + after) - starts[line - 1 - before]
+        })
+        .sum();
+    let lines: usize = windows.iter().map(|(before, after)| before + after + 1).sum();
+    if !budget.take(lines, bytes) {
+        return Err(Unsearched::TooLarge);
     }
+    for ((f, &(start, end)), (before, after)) in found.iter_mut().zip(spans).zip(windows) {
+        if before > 0 {
+            f.before = lines_before(text, start, before);
+        }
+        if after > 0 {
+            f.after = lines_after(text, end, after);
+        }
+    }
+    Ok(())
+}
+
+/// How many lines each match gets before and after it: up to
+/// `context.lines`, as many as the text has; with `once`, none given twice.
+fn context_windows(text: &str, found: &[LineMatch], context: Context) -> Vec<(usize, usize)> {
+    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
     let mut given = 0usize; // the last line an earlier match's context gave
-    for i in 0..found.len() {
-        let line = found[i].line as usize;
-        let (mut before, mut after) = (context.lines, context.lines);
+    let mut out = Vec::with_capacity(found.len());
+    for (i, f) in found.iter().enumerate() {
+        let line = f.line as usize;
+        let (mut before, mut after) = (context.lines.min(line - 1), context.lines.min(lines - line));
         if context.once {
             before = before.min(line.saturating_sub(given + 1));
             if let Some(next) = found.get(i + 1) {
                 after = after.min(next.line as usize - line - 1);
             }
         }
-        let (start, end) = spans[i];
-        found[i].before = lines_before(text, start, before);
-        found[i].after = lines_after(text, end, after);
-        given = line + found[i].after.len();
+        out.push((before, after));
+        given = line + after;
     }
+    out
 }
 
 fn search_units(
@@ -271,7 +366,11 @@ mod tests {
 
     fn grep(pattern: &str, text: &str) -> Vec<(u32, u32)> {
         let m = Matcher::new(pattern, true).unwrap();
-        search_text(&m, text, None, Context::default()).unwrap().into_iter().map(|l| (l.line, l.column)).collect()
+        search_text(&m, text, None, Context::default(), &AnswerBudget::default())
+            .unwrap()
+            .into_iter()
+            .map(|l| (l.line, l.column))
+            .collect()
     }
 
     #[test]
@@ -292,7 +391,7 @@ mod tests {
     fn shared_context_gives_each_line_once() {
         let m = Matcher::new("x", true).unwrap();
         let text = "a\nx\nb\nx\nc\nd\ne\nx\nf";
-        let got = search_text(&m, text, None, Context { lines: 2, once: true }).unwrap();
+        let got = search_text(&m, text, None, Context { lines: 2, once: true }, &AnswerBudget::default()).unwrap();
         let lines: Vec<(Vec<String>, u32, Vec<String>)> =
             got.into_iter().map(|l| (l.before, l.line, l.after)).collect();
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
@@ -327,17 +426,54 @@ mod tests {
             let text = lines.join("\n");
             for (pattern, lines_of_context) in [("x", 0), ("x", 1), ("x", 3), ("b", 7), ("^$", 2)] {
                 let m = Matcher::new(pattern, true).unwrap();
-                let full = search_text(&m, &text, None, Context { lines: lines_of_context, once: false }).unwrap();
-                let once = search_text(&m, &text, None, Context { lines: lines_of_context, once: true }).unwrap();
+                let full = search_text(
+                    &m,
+                    &text,
+                    None,
+                    Context { lines: lines_of_context, once: false },
+                    &AnswerBudget::default(),
+                )
+                .unwrap();
+                let once = search_text(
+                    &m,
+                    &text,
+                    None,
+                    Context { lines: lines_of_context, once: true },
+                    &AnswerBudget::default(),
+                )
+                .unwrap();
                 assert_eq!(view(once), view(cut(full)), "{text:?} /{pattern}/ {lines_of_context}");
             }
         }
     }
 
     #[test]
+    fn an_answer_past_its_budget_is_refused_before_its_lines_are_copied() {
+        let m = Matcher::new("x", true).unwrap();
+        let text = "x\na\nx\nb\nx"; // 3 matches; with 1 line of context: 2 + 3 + 2 lines
+        let ctx = Context { lines: 1, once: false };
+        assert!(search_text(&m, text, None, ctx, &AnswerBudget::new(7, 100)).is_ok());
+        assert_eq!(search_text(&m, text, None, ctx, &AnswerBudget::new(6, 100)), Err(Unsearched::TooLarge));
+        // Bytes: "x\na" 3, "a\nx\nb" 5, "b\nx" 3.
+        assert!(search_text(&m, text, None, ctx, &AnswerBudget::new(100, 11)).is_ok());
+        assert_eq!(search_text(&m, text, None, ctx, &AnswerBudget::new(100, 10)), Err(Unsearched::TooLarge));
+        // Once: each line given once, 5 lines.
+        let once = Context { lines: 1, once: true };
+        assert!(search_text(&m, text, None, once, &AnswerBudget::new(5, 100)).is_ok());
+        assert_eq!(search_text(&m, text, None, once, &AnswerBudget::new(4, 100)), Err(Unsearched::TooLarge));
+        // One budget, taken by each text searched.
+        let shared = AnswerBudget::new(7, 100);
+        assert!(search_text(&m, "x", None, ctx, &shared).is_ok());
+        assert!(search_text(&m, "x\nx", None, ctx, &shared).is_ok());
+        assert_eq!(search_text(&m, "x\nx\nx", None, ctx, &shared), Err(Unsearched::TooLarge));
+    }
+
+    #[test]
     fn context_and_max_count() {
         let m = Matcher::new("x", true).unwrap();
-        let got = search_text(&m, "a\nx\nb\nc\nx", Some(1), Context { lines: 1, once: false }).unwrap();
+        let got =
+            search_text(&m, "a\nx\nb\nc\nx", Some(1), Context { lines: 1, once: false }, &AnswerBudget::default())
+                .unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].before.clone(), got[0].after.clone()), (vec!["a".to_string()], vec!["b".to_string()]));
     }

@@ -113,6 +113,7 @@ mod tests {
             context_once: false,
             text_extensions: None,
             glob: None,
+            answer: Default::default(),
         };
         let mut grep = Grep::new(base.clone());
         let first = grep.grep(&req("needle"), None);
