@@ -139,11 +139,11 @@ test('tools: names, schemas, fallback modes, validation', async () => {
   assert.deepEqual(ws.calls[0], ['search', 'Hello', { topK: 51, mode: 'bm25', minScore: undefined, group: 'file' }])
   await assert.rejects(search.execute({ query: 3 }), { name: 'TypeError', message: 'Invalid tool input: query must be a string, got number' })
   const issues = search.inputSchema['~standard'].validate({ query: 'x', bogus: 1 }).issues
-  assert.equal(issues[0].message, 'Unknown field bogus (expected query, topK, mode, minScore, maxTokens, cursor, repeat)')
+  assert.equal(issues[0].message, 'Unknown field "bogus" (expected query, topK, mode, minScore, maxTokens, cursor, repeat)')
   const plain = createWorkspaceTools(/** @type {any} */ (ws), { maxTokens: false }).mastra_workspace_search
   assert.equal(await plain.execute({ query: 'hi', mode: 'hybrid' }), 'a.md:2-2: hello\n---\n1 result (bm25 search)')
   assert.deepEqual(ws.calls[1], ['search', 'hi', { topK: 5, mode: 'bm25', minScore: undefined }])
-  assert.equal(plain.inputSchema['~standard'].validate({ query: 'x', bogus: 1 }).issues[0].message, 'Unknown field bogus (expected query, topK, mode, minScore)')
+  assert.equal(plain.inputSchema['~standard'].validate({ query: 'x', bogus: 1 }).issues[0].message, 'Unknown field "bogus" (expected query, topK, mode, minScore)')
   assert.equal(await tools.mastra_workspace_index.execute({ path: 'n.md', content: 'c' }), 'Indexed n.md')
   assert.deepEqual(ws.calls[2], ['index', 'n.md', 'c', { metadata: undefined }])
   assert.deepEqual(Object.keys(createWorkspaceTools(/** @type {any} */ (recordingWorkspace({ readOnly: true })))), ['mastra_workspace_search'])

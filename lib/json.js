@@ -23,6 +23,31 @@ function kindOf(value) {
   return name ? `a ${name}` : 'an object'
 }
 
+/** Characters of a caller's string shown in a message, at most. */
+const SHOWN = 80
+
+/**
+ * A caller's string as a message shows it: quoted, control characters
+ * escaped, cut at `SHOWN` characters with its length said (a model's
+ * 1 MB field name came back whole in the error, with raw escapes).
+ * @param {string} s
+ * @returns {string}
+ */
+function quoted(s) {
+  if (s.length <= SHOWN) return JSON.stringify(s)
+  return `${JSON.stringify(s.slice(0, SHOWN))}... (${s.length} characters)`
+}
+
+/**
+ * The path of `key` below `at` in a message: `.key` for a plain name, else quoted.
+ * @param {string} at
+ * @param {string} key
+ * @returns {string}
+ */
+function keyPath(at, key) {
+  return /^[A-Za-z_$][\w$]{0,79}$/.test(key) ? `${at}.${key}` : `${at}[${quoted(key)}]`
+}
+
 /**
  * Checks `value` (plain objects, arrays, strings, finite numbers, booleans,
  * null; `undefined` properties dropped as JSON.stringify drops them) and
@@ -60,7 +85,7 @@ function jsonText(value, name) {
       for (const key of Object.keys(v)) {
         if (LONE_SURROGATE.test(key)) throw new TypeError(`${at} has a key holding a lone UTF-16 surrogate: not valid Unicode text`)
         const child = /** @type {Record<string, unknown>} */ (v)[key]
-        if (child !== undefined) check(child, `${at}.${key}`)
+        if (child !== undefined) check(child, keyPath(at, key))
       }
     }
     ancestors.pop()
@@ -69,4 +94,4 @@ function jsonText(value, name) {
   return JSON.stringify(value)
 }
 
-module.exports = { jsonText, MAX_DEPTH }
+module.exports = { jsonText, quoted, MAX_DEPTH }

@@ -5,6 +5,7 @@
 // Mastra's Agent and the AI SDK validate without a wrapper and without zod.
 'use strict'
 
+const { quoted } = require('./json.js')
 const { budgetedPage, cursorKey, SearchMemory, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('./budget.js')
 
 const PREFIX = 'mastra_workspace'
@@ -41,7 +42,7 @@ function objectSchema(properties, required) {
     /** @type {Record<string, unknown>} */
     const out = {}
     for (const key of Object.keys(value)) {
-      if (!(key in properties)) issues.push({ message: `Unknown field ${key} (expected ${Object.keys(properties).join(', ')})`, path: [key] })
+      if (!(key in properties)) issues.push({ message: `Unknown field ${quoted(key)} (expected ${Object.keys(properties).join(', ')})`, path: [key] })
     }
     for (const [key, spec] of Object.entries(properties)) {
       const v = value[key]
@@ -62,7 +63,7 @@ function objectSchema(properties, required) {
       } else if (spec.type === 'object' && kind(v) !== 'object') {
         issues.push({ message: `${key} must be an object, got ${kind(v)}`, path: [key] })
       } else if (spec.enum && !spec.enum.includes(/** @type {string} */ (v))) {
-        issues.push({ message: `${key} must be one of ${spec.enum.join(', ')}, got ${JSON.stringify(v)}`, path: [key] })
+        issues.push({ message: `${key} must be one of ${spec.enum.join(', ')}, got ${typeof v === 'string' ? quoted(v) : kind(v)}`, path: [key] })
       } else {
         out[key] = v
       }
