@@ -347,7 +347,8 @@ impl VectorSide {
             // holds one (written before, by another run), and not missed
             // where it cannot: a store not written to yet has no table or
             // collection to delete from (LibSQL, DuckDB and PgVector fail).
-            Err(_) if !known => {}
+            // (A refusal of this workspace's own is an answer, not the store's.)
+            Err(_) if !known && self.store.refused().is_none() => {}
             answer => answer?,
         }
         self.ledger.lock().forget(source);
