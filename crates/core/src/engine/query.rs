@@ -306,7 +306,6 @@ impl Engine {
         &self,
         v: &VectorSide,
         vector: Vec<f32>,
-        tokens: &[String],
         top_k: usize,
         opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
@@ -323,19 +322,25 @@ impl Engine {
             hits.retain(|h| hybrid::stored_path(h).is_some_and(|path| under_prefix(path, p)));
             hits.truncate(top_k);
         }
-        let line_tokenizer = match &self.keyword {
-            Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
-            Some(_) => None,
-            None => Some(default_tokenizer()),
+        // Line ranges come later, for the hits kept (`with_line_ranges`).
+        Ok(hits.into_iter().map(|h| hybrid::vector_result(h, |_| None)).collect())
+    }
+
+    /// The line range of each vector hit kept that has none (one the
+    /// keyword half did not find): its text tokenized line by line, which
+    /// for every candidate of a 200-deep half cost more than the rest of
+    /// the search.
+    fn with_line_ranges(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Vec<SearchHit> {
+        let tokenizer = match &self.keyword {
+            Some(Keyword { tokenizer, js: None }) => tokenizer.clone(),
+            Some(_) => return hits,
+            None => default_tokenizer(),
         };
-        Ok(hits
-            .into_iter()
-            .map(|h| {
-                hybrid::vector_result(h, |content| {
-                    line_tokenizer.as_ref().and_then(|t| hybrid::line_range_of(content, tokens, t))
-                })
-            })
-            .collect())
+        for h in hits.iter_mut().filter(|h| h.line_range.is_none() && h.vector.is_some()) {
+            h.line_range = hybrid::line_range_of(&h.content, tokens, &tokenizer)
+                .map(|r| crate::search::shift_range(r, h.line_offset));
+        }
+        hits
     }
 
     /// A hybrid search's two halves, read with no write applied between
@@ -357,7 +362,7 @@ impl Engine {
         loop {
             let before = self.gate.applied();
             let keyword = self.keyword_hits(tokens, depth, opts).await?;
-            let hits = self.vector_hits(v, vector.clone(), tokens, depth, opts).await?;
+            let hits = self.vector_hits(v, vector.clone(), depth, opts).await?;
             let clean = before.is_multiple_of(2) && self.gate.applied() == before;
             if clean || tries == HYBRID_READS {
                 return Ok((keyword, hits));
@@ -462,9 +467,9 @@ impl Engine {
         let most = top_k.saturating_mul(16).max(top_k.saturating_add(100)).min(group::MAX_VECTOR_DEPTH).max(top_k);
         let mut depth = top_k.saturating_add(1).min(most);
         loop {
-            let hits = self.vector_hits(v, vector.to_vec(), tokens, depth, opts).await?;
+            let hits = self.vector_hits(v, vector.to_vec(), depth, opts).await?;
             if depth >= most || !hybrid::tie_at_cut(&hits, top_k, depth) {
-                return Ok(hybrid::vector_results(hits, top_k, opts.min_score));
+                return Ok(self.with_line_ranges(hybrid::vector_results(hits, top_k, opts.min_score), tokens));
             }
             depth = depth.saturating_mul(2).min(most);
         }
@@ -481,11 +486,12 @@ impl Engine {
         opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
         if mode == Mode::Vector {
-            let hits = self.vector_hits(v, vector.to_vec(), tokens, top_k, opts).await?;
-            return Ok(hybrid::vector_results(hits, top_k, opts.min_score));
+            let hits = self.vector_hits(v, vector.to_vec(), top_k, opts).await?;
+            return Ok(self.with_line_ranges(hybrid::vector_results(hits, top_k, opts.min_score), tokens));
         }
         let (keyword, vector) = self.both_halves(v, vector.to_vec(), tokens, hybrid_depth(top_k), opts).await?;
-        Ok(hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score))
+        let merged = hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score);
+        Ok(self.with_line_ranges(merged, tokens))
     }
 }
 

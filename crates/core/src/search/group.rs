@@ -121,6 +121,7 @@ mod tests {
             line_ranges: Vec::new(),
             metadata: Some(Arc::new(meta)),
             rerank: None,
+            line_offset: None,
         }
     }
 

@@ -67,6 +67,7 @@ pub fn stored_path(hit: &StoreHit) -> Option<&str> {
 pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u32)>) -> SearchHit {
     let d = metadata::decode(hit.id, hit.metadata);
     let line_range = line_range(&d.content).map(|r| shift_range(r, d.start_line_offset));
+    let line_offset = d.start_line_offset;
     SearchHit {
         id: d.id,
         content: d.content.into(),
@@ -77,6 +78,7 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
         line_ranges: Vec::new(),
         metadata: (!d.metadata.is_empty()).then(|| std::sync::Arc::new(d.metadata)),
         rerank: None,
+        line_offset,
     }
 }
 
@@ -166,6 +168,7 @@ impl Candidate {
             line_ranges: Vec::new(),
             metadata: base.metadata,
             rerank: None,
+            line_offset: base.line_offset,
         }
     }
 }
@@ -253,6 +256,7 @@ mod tests {
             line_ranges: Vec::new(),
             metadata: None,
             rerank: None,
+            line_offset: None,
         }
     }
 

@@ -24,6 +24,9 @@ pub struct SearchHit {
     pub metadata: Option<Arc<Map<String, Value>>>,
     /// The reranker's score, or why there is none (`search::rerank`).
     pub rerank: Option<super::rerank::RerankNote>,
+    /// A vector hit's first line in its file less one (its
+    /// `_startLineOffset`), kept until its line range is made.
+    pub line_offset: Option<u32>,
 }
 
 #[derive(Clone, Copy)]
@@ -118,6 +121,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             line_ranges: Vec::new(),
             metadata: h.doc.metadata.clone(),
             rerank: None,
+            line_offset: None,
         })
         .collect()
 }

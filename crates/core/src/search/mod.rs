@@ -35,5 +35,6 @@ pub(crate) fn test_hit(id: &str, score: f64) -> SearchHit {
         line_ranges: Vec::new(),
         metadata: None,
         rerank: None,
+        line_offset: None,
     }
 }
