@@ -252,7 +252,7 @@ test('an entry naming .git, the persist folder or a gitignored folder indexes no
 })
 
 test('a line longer than a chunk is cut between words where it can: a name across the 4,000th character is found (it was cut in two, and found by neither half)', async (t) => {
-  // One line of 9,000 characters: "parseUserId" spans characters 3,995-4,006.
+  // One line of 9,000 characters: "parseUserId" spans characters 3,997-4,007 (a cut at 4,000 splits it).
   const head = 'ab '.repeat(1331) + 'z = parseUserId(req);'
   const line = head + ' cd'.repeat((9000 - head.length) / 3)
   assert.equal(line.indexOf('parseUserId'), 3997)

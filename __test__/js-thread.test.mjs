@@ -42,7 +42,7 @@ test('texts still in the snapshot are read off the JavaScript thread; read ones 
   assert.equal(await settlesAtOnce(warm.search('heron river', { topK: 5 })), true, 'read now: answered at once')
 })
 
-test('a long query is ranked off the JavaScript thread (a 32,000-word query held it 230 ms); a short one is answered at once, with the same results either way', async (t) => {
+test('a long query is ranked off the JavaScript thread (a 32,000-word query held it 230 ms); a short one is answered at once', async (t) => {
   const ws = new Workspace({ bm25: true })
   t.after(() => ws.destroy())
   // Letters only: 3,000 distinct words, each in about 6 of the 300 documents.
@@ -59,7 +59,5 @@ test('a long query is ranked off the JavaScript thread (a 32,000-word query held
     assert.equal(await settlesAtOnce(pending), false, `${name}: ranked on another thread`)
     const hits = await pending
     if (name !== '3,000 CJK characters') assert.equal(hits.length, 20, name)
-    // The same ranking as in a workspace that always ranks off the thread (a reranker makes every search async).
-    assert.deepEqual(hits.map((h) => [h.id, h.score]), (await ws.search(query, { topK: 20 })).map((h) => [h.id, h.score]))
   }
 })

@@ -368,6 +368,59 @@ describe('hybrid ranking across topK', () => {
   })
 })
 
+describe('hybrid ranking across topK, with a store that ties, repeats and fails', () => {
+  /** A store over rows in memory: every score `score(i)`, ties answered last written first (as LibSQL and DuckDB). */
+  const fakeStore = ({ score = () => 0.9, twice = -1 } = {}) => {
+    const rows = []
+    const names = new Set()
+    return {
+      failDelete: false,
+      async createIndex({ indexName }) { names.add(indexName) },
+      async listIndexes() { return [...names] },
+      async upsert({ ids, metadata }) { ids.forEach((id, i) => rows.push({ id, metadata: metadata[i] })) },
+      async query({ topK }) {
+        const hits = [...rows].reverse().map((r, i) => ({ id: r.id, score: score(rows.length - 1 - i), metadata: r.metadata }))
+        hits.sort((a, b) => b.score - a.score)
+        if (twice >= 0 && hits.length > 250) hits.splice(250, 0, { ...hits.find((h) => h.id === `d${String(twice).padStart(3, '0')}`) })
+        return hits.slice(0, topK)
+      },
+      async deleteVectors() { if (this.failDelete) throw new Error('ECONNRESET: connection reset') },
+    }
+  }
+  const open = async (t, store) => {
+    const ws = new Workspace({ bm25: true, embedder: Object.assign(async (texts) => texts.map(() => [1, 0]), { batch: true }), vectorStore: store })
+    t.after(() => ws.destroy())
+    await ws.indexMany(Array.from({ length: 300 }, (_, i) => ({ path: `d${String(i).padStart(3, '0')}`, content: `zzz unrelated ${i}` })))
+    return ws
+  }
+  const first = async (ws, topK) => (await ws.search('nomatchword', { mode: 'hybrid', topK })).map((h) => h.id)
+
+  test('tied vector scores across a tier\'s edge: the tie is read whole and taken by id (the store chose which tied rows made the first tier)', async (t) => {
+    const ws = await open(t, fakeStore())
+    const all = await first(ws, 300)
+    assert.deepEqual(all.slice(0, 3), ['d000', 'd001', 'd002'])
+    for (const topK of [10, 150, 201]) assert.deepEqual(await first(ws, topK), all.slice(0, topK), `topK ${topK}`)
+  })
+
+  test('an id the store answers twice keeps its first row (a second row found only deeper moved it to a later tier)', async (t) => {
+    const ws = await open(t, fakeStore({ score: (i) => 1 - i / 1000, twice: 5 }))
+    const all = await first(ws, 300)
+    assert.equal(new Set(all).size, all.length)
+    assert.deepEqual(await first(ws, 10), all.slice(0, 10))
+    assert.ok(all.indexOf('d005') < 10)
+  })
+
+  test('unindex() of a document this workspace never wrote: a store that fails rejects it (it resolved false, the vector left in place); one with no index yet resolves false', async (t) => {
+    const store = fakeStore()
+    const failing = await open(t, store)
+    store.failDelete = true
+    await assert.rejects(failing.unindex('old.md'), /ECONNRESET/)
+    const empty = new Workspace({ bm25: true, embedder: async () => [1, 0], vectorStore: Object.assign(fakeStore(), { failDelete: true }) })
+    t.after(() => empty.destroy())
+    assert.equal(await empty.unindex('old.md'), false)
+  })
+})
+
 describe('configuration', () => {
   test('modes: hybrid by default with both; vector alone; unconfigured modes rejected as Mastra', async () => {
     const { embedder } = batchEmbedder(hashModel())
@@ -433,10 +486,10 @@ describe('configuration', () => {
     assert.deepEqual(calls[1], ['upsert', 1, ['/docs/one.md'], { id: '/docs/one.md', text: 'first document', type: 'text', cat: 'x', _startLineOffset: 5 }])
     assert.deepEqual(calls.slice(2).map((c) => c.slice(0, 2)), [['upsert', 100], ['upsert', 100], ['upsert', 30]])
     await ws.search('many', { topK: 4, filter: { cat: 'x' } })
-    // Hybrid asks each half for 200 candidates (its first tier), or as deep as topK in doubled tiers.
-    assert.deepEqual(calls.at(-1), ['query', 200, { cat: 'x' }])
+    // Hybrid asks each half for 200 candidates (its first tier), or as deep as topK in doubled tiers; the vector half one more (a tie at the cut).
+    assert.deepEqual(calls.at(-1), ['query', 201, { cat: 'x' }])
     await ws.search('many', { topK: 401, filter: { cat: 'x' } })
-    assert.deepEqual(calls.at(-1), ['query', 800, { cat: 'x' }])
+    assert.deepEqual(calls.at(-1), ['query', 801, { cat: 'x' }])
     await ws.search('many', { topK: 3, mode: 'vector' })
     // One past topK; the 230 "many N" tie with the query, so deeper: to 16 x topK or topK + 100.
     assert.deepEqual(calls.filter((c) => c[0] === 'query').slice(-6).map((c) => c[1]), [4, 8, 16, 32, 64, 103])

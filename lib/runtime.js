@@ -181,8 +181,8 @@ const MISSING_METHOD = 'workspace-search:missing-method'
  * a method replaced or spied on after construction is the one used. Its
  * answer is awaited as Mastra awaits it (a thenable that is not a native
  * promise included). Only `query`'s answer is read, handed over as checked
- * JSON text (a TypeError naming the path where it is not JSON data); the
- * others' answers are ignored, as Mastra ignores them, so that a store that
+ * JSON text (a TypeError naming the path where it is not JSON data), and
+ * `listIndexes`' when it is a list of names; the others' answers are ignored, as Mastra ignores them, so that a store that
  * wrote and answered something odd is not taken for one that failed.
  * @param {Record<string, unknown>} store
  * @returns {(request: { method: string, args: unknown }) => Promise<string | null>}
@@ -192,7 +192,10 @@ function storeCaller(store) {
     const f = store[method]
     if (typeof f !== 'function') return MISSING_METHOD
     const answer = await f.call(store, args)
-    return method === 'query' ? jsonText(answer === undefined ? null : answer, `vectorStore.query answer`) : null
+    if (method === 'query') return jsonText(answer === undefined ? null : answer, `vectorStore.query answer`)
+    // The index names, when they are strings (else unknown: the caller deletes as before).
+    if (method === 'listIndexes') return Array.isArray(answer) && answer.every((n) => typeof n === 'string') ? JSON.stringify(answer) : null
+    return null
   }
 }
 

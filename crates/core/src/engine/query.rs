@@ -315,13 +315,24 @@ impl Engine {
             Some((f, json)) => Some((f, json)),
             None => opts.filter.as_ref().zip(opts.filter_json.as_ref()),
         };
-        // Without a filter of ids, more hits are asked for and filtered below.
-        let depth = if prefix.is_some() && scoped.is_none() { top_k.saturating_mul(8).max(200) } else { top_k };
-        let mut hits = v.store.query(&v.index_name, vector, depth, filter).await?;
-        if let Some(p) = prefix {
+        // Without a filter of ids, more hits are asked for and filtered
+        // below, deeper while the store answered in full and too few were
+        // under the prefix (a shallower ask that kept fewer than `top_k`
+        // made a larger `topK` see other hits first).
+        let unscoped = prefix.filter(|_| scoped.is_none());
+        let (first, most) = (top_k.saturating_mul(8).max(200), top_k.saturating_mul(64).max(group::MAX_VECTOR_DEPTH));
+        let mut depth = if unscoped.is_some() { first } else { top_k };
+        let hits = loop {
+            let mut hits = v.store.query(&v.index_name, vector.clone(), depth, filter).await?;
+            let Some(p) = unscoped else { break hits };
+            let full = hits.len() >= depth;
             hits.retain(|h| hybrid::stored_path(h).is_some_and(|path| under_prefix(path, p)));
-            hits.truncate(top_k);
-        }
+            if hits.len() >= top_k || !full || depth >= most {
+                hits.truncate(top_k);
+                break hits;
+            }
+            depth = depth.saturating_mul(2).min(most);
+        };
         // Line ranges come later, for the hits kept (`with_line_ranges`).
         Ok(hits.into_iter().map(|h| hybrid::vector_result(h, |_| None)).collect())
     }
@@ -362,7 +373,7 @@ impl Engine {
         loop {
             let before = self.gate.applied();
             let keyword = self.keyword_hits(tokens, depth, opts).await?;
-            let hits = self.vector_hits(v, vector.clone(), depth, opts).await?;
+            let hits = self.vector_first(v, &vector, depth, opts).await?;
             let clean = before.is_multiple_of(2) && self.gate.applied() == before;
             if clean || tries == HYBRID_READS {
                 return Ok((keyword, hits));
@@ -424,8 +435,8 @@ impl Engine {
         }
         // File-level results fold chunks: asked deeper while the hits fill
         // the depth and fewer files than wanted came of them (as `grouped`),
-        // no deeper than a store is asked for (hybrid asks each half for
-        // twice the depth), nor once every file written is among them. A
+        // no deeper than a store is asked for (hybrid reads each half in
+        // tiers up to twice the depth), nor once every file written is among them. A
         // deeper ask that fails keeps what the one before found.
         let most = if mode == Mode::Vector { group::MAX_VECTOR_DEPTH } else { group::MAX_VECTOR_DEPTH / 2 };
         // (A store only others wrote to: as many files as it holds.)
@@ -452,10 +463,7 @@ impl Engine {
         self.texts_read(group::by_file(results, opts.top_k)).await
     }
 
-    /// Vector mode's first `topK`: the store asked for one hit more, and
-    /// deeper while a tie straddles the cut (to 16 x `topK` or `topK` + 100), so that the
-    /// id, not the store (LibSQL and DuckDB answer the last written first),
-    /// picks which tied hits come back.
+    /// Vector mode's first `topK`, ties by id (`vector_first`).
     async fn vector_ties_by_id(
         &self,
         v: &VectorSide,
@@ -463,13 +471,29 @@ impl Engine {
         tokens: &[String],
         opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
-        let top_k = opts.top_k;
+        let hits = self.vector_first(v, vector, opts.top_k, opts).await?;
+        Ok(self.with_line_ranges(hybrid::vector_results(hits, opts.top_k, opts.min_score), tokens))
+    }
+
+    /// The first `top_k` vector hits by raw score, then id, each id once:
+    /// the store asked for one hit more, and deeper while a tie straddles
+    /// the cut (to 16 x `top_k` or `top_k` + 100), so that the id, not the
+    /// store (LibSQL and DuckDB answer the last written first), picks which
+    /// tied hits come back (in vector mode, and in hybrid's vector half,
+    /// whose first tiers must not depend on how deep it was read).
+    async fn vector_first(
+        &self,
+        v: &VectorSide,
+        vector: &[f32],
+        top_k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
         let most = top_k.saturating_mul(16).max(top_k.saturating_add(100)).min(group::MAX_VECTOR_DEPTH).max(top_k);
         let mut depth = top_k.saturating_add(1).min(most);
         loop {
             let hits = self.vector_hits(v, vector.to_vec(), depth, opts).await?;
             if depth >= most || !hybrid::tie_at_cut(&hits, top_k, depth) {
-                return Ok(self.with_line_ranges(hybrid::vector_results(hits, top_k, opts.min_score), tokens));
+                return Ok(hybrid::vector_results(hits, top_k, None));
             }
             depth = depth.saturating_mul(2).min(most);
         }

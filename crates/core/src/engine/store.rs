@@ -81,10 +81,6 @@ impl WritesInFlight {
         self.state.lock().closed = true;
     }
 
-    fn closed(&self) -> bool {
-        self.state.lock().closed
-    }
-
     /// Drops `value` once no write is under way (now, if none is).
     pub fn keep_until_answered(&self, value: Box<dyn std::any::Any + Send>) {
         let mut state = self.state.lock();
@@ -226,6 +222,18 @@ impl Store {
         matches!(self, Store::Local(_))
     }
 
+    /// Whether the store holds an index of this name: `None` when it cannot
+    /// say (no `listIndexes`, or it failed or answered something else).
+    pub async fn holds_index(&self, index_name: &str) -> Option<bool> {
+        match self {
+            Store::Local(s) => Some(s.read().index(index_name).is_ok()),
+            Store::Mastra(js) => match js.call_read("listIndexes", json!({})).await {
+                Ok(Some(Value::Array(names))) => Some(names.iter().any(|n| n.as_str() == Some(index_name))),
+                _ => None,
+            },
+        }
+    }
+
     /// Why this workspace writes nothing to the store, if it does not.
     pub fn refused(&self) -> Option<String> {
         match self {
@@ -239,12 +247,13 @@ impl Store {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Mastra(js) => {
                 super::test_pause("store-write");
-                // (It makes a table or a collection: not sent after `destroy()` either.)
-                if js.writes.closed() {
+                // It makes a table or a collection: counted as a write (`destroy()`
+                // waits for its answer), and not sent after `destroy()`.
+                let Some(_under_way) = js.writes.enter() else {
                     return Err(Error::from_reason(
                         "vectorStore.createIndex not sent: the workspace was destroyed (nothing reaches the store after destroy())",
                     ));
-                }
+                };
                 js.call_read("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
             }
         }

@@ -342,15 +342,14 @@ impl VectorSide {
     /// deletion leaves everything as it was.
     pub(super) async fn forget(&self, source: &str) -> Result<bool> {
         let (ids, known) = self.ledger.lock().removal(source);
-        match self.store.delete_ids(&self.index_name, &ids).await {
-            // A vector this workspace never wrote is deleted where the store
-            // holds one (written before, by another run), and not missed
-            // where it cannot: a store not written to yet has no table or
-            // collection to delete from (LibSQL, DuckDB and PgVector fail).
-            // (A refusal of this workspace's own is an answer, not the store's.)
-            Err(_) if !known && self.store.refused().is_none() => {}
-            answer => answer?,
+        // A vector this workspace never wrote is deleted where the store
+        // holds one (written before, by another run); a store not written
+        // to yet has no table or collection to delete from (LibSQL, DuckDB
+        // and PgVector fail: unindex() of a document never written rejected).
+        if !known && self.store.refused().is_none() && self.store.holds_index(&self.index_name).await == Some(false) {
+            return Ok(false);
         }
+        self.store.delete_ids(&self.index_name, &ids).await?;
         self.ledger.lock().forget(source);
         if self.shared {
             let _ = self.store.delete_source(&self.index_name, source).await;

@@ -220,8 +220,8 @@ pub struct Context {
 type Span = (usize, usize);
 
 /// Fills in each match's `before` and `after` lines, once `budget` had
-/// room for every line given (the matched ones too): sized from where the
-/// lines start before any is copied.
+/// room for every line given (the matched ones too): the context sized
+/// from where the lines start before any of it is copied.
 fn add_context(
     text: &str,
     found: &mut [LineMatch],
@@ -229,6 +229,14 @@ fn add_context(
     context: Context,
     budget: &AnswerBudget,
 ) -> Result<(), Unsearched> {
+    if found.is_empty() {
+        return Ok(());
+    }
+    if context.lines == 0 {
+        // The matched lines alone (already copied by the search: counted, not sized again).
+        let bytes = spans.iter().map(|(start, end)| end - start).sum();
+        return if budget.take(found.len(), bytes) { Ok(()) } else { Err(Unsearched::TooLarge) };
+    }
     let windows = context_windows(text, found, context);
     let starts: Vec<usize> =
         std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1)).collect();

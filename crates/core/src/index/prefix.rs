@@ -1,8 +1,9 @@
 //! Documents counted and found by id prefix (Mastra's `countByPrefix` and
 //! `removeByPrefix`: skills keep their documents under `skill-scope:` and
 //! Mastra's Workspace counts them on every search). A prefix asked for once
-//! is tracked: its count is kept up to date by every write, so counting it
-//! again costs nothing.
+//! is tracked (the last `TRACKED` of them): its count is kept up to date by
+//! every write, so counting it again costs nothing; others are counted by
+//! a scan.
 
 use super::Bm25Index;
 

@@ -147,9 +147,9 @@ proptest! {
     /// the bit, with kind weights, a filter and removed documents.
     #[test]
     fn long_queries_equal_exhaustive(
-        docs in prop::collection::vec((prop::collection::vec(0u16..300, 1..30), 0usize..5), 1..300),
+        docs in prop::collection::vec((prop::collection::vec(0u16..300, 1..30), 0usize..5), 150..300),
         removals in prop::collection::vec(0usize..300, 0..30),
-        query in prop::collection::vec(0u16..320, 65..200),
+        query in prop::collection::vec(0u16..320, 120..250),
         k in 1usize..20,
         weights in prop::array::uniform5(0.05f64..=1.0),
     ) {
@@ -168,6 +168,8 @@ proptest! {
             }
         }
         let qt: Vec<String> = query.iter().map(|w| format!("w{w}")).collect();
+        // Past the distinct terms at which a query is scored term at a time.
+        prop_assume!(ix.query_terms(&qt).len() > super::accumulate::LONG_QUERY_TERMS);
         let odd = |d: &Document| d.id.ends_with(['1', '3', '5', '7', '9']);
         for keep in [None, Some(&odd as &dyn Fn(&Document) -> bool)] {
             let fast: Vec<_> = ix.top_k_weighted(&qt, k, keep, Some(&weights)).iter().map(|h| (h.doc.id.clone(), h.score.to_bits())).collect();

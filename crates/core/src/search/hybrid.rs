@@ -189,6 +189,9 @@ pub fn merge(
     top_k: usize,
     min_score: Option<f64>,
 ) -> Vec<SearchHit> {
+    if top_k == 0 {
+        return Vec::new();
+    }
     let candidates = candidates(bm25, vector);
     let mut scored: Vec<(u32, f64, String, Candidate)> = candidates
         .into_iter()
@@ -224,18 +227,19 @@ pub fn merge(
 
 /// Each id of either half once, with its position in its half's own order
 /// (bm25 by score, vector by the store's raw score; ties by id). An id a
-/// store answered twice keeps the later of its rows.
+/// store answered twice keeps its first row, as vector mode does (the later
+/// one, found only in a deeper read, moved it to a later tier).
 fn candidates(mut bm25: Vec<SearchHit>, mut vector: Vec<SearchHit>) -> HashMap<String, Candidate> {
     bm25.sort_by(by_score_then_id);
     vector.sort_by(by_raw_score_then_id);
     let mut merged: HashMap<String, Candidate> = HashMap::new();
     for (p, h) in vector.into_iter().enumerate() {
         let id = h.id.clone();
-        merged.entry(id).or_default().vector = Some((p, h));
+        merged.entry(id).or_default().vector.get_or_insert((p, h));
     }
     for (p, h) in bm25.into_iter().enumerate() {
         let id = h.id.clone();
-        merged.entry(id).or_default().bm25 = Some((p, h));
+        merged.entry(id).or_default().bm25.get_or_insert((p, h));
     }
     merged
 }
