@@ -44,6 +44,22 @@ export function bm25Workspace(dir, options = {}) {
 
 export const ids = (results) => results.map((r) => r.id)
 
+/** The files the search tool shows for `query`, page after page (each page's cursor asks for the next). */
+export async function toolPages(ws, query) {
+  const tool = lib.createWorkspaceTools(ws).mastra_workspace_search
+  const shown = []
+  let cursor
+  do {
+    const text = await tool.execute({ query, maxTokens: 100000, ...(cursor ? { cursor } : {}) })
+    const blocks = text.split('\n\n')
+    cursor = /cursor "([^"]+)"/.exec(blocks.at(-1))?.[1]
+    const results = blocks.filter((b) => !b.startsWith('[') && !/cursor "/.test(b))
+    // A header: `path:first-last  score`, or `path  score` where no lines are shown.
+    shown.push(...results.map((b) => /^(.*?)(?::\d+-\d+)?  /.exec(b.split('\n')[0])[1]))
+  } while (cursor)
+  return shown
+}
+
 /** Polls `check` until it returns a truthy value (resolved with it), or fails after `ms`. */
 export async function eventually(what, check, ms = 10_000) {
   const deadline = Date.now() + ms

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { tree, eventually, Workspace, LocalFilesystem } from './helpers.mjs'
+import { tree, eventually, Workspace, LocalFilesystem, toolPages } from './helpers.mjs'
 
 const git = (dir, ...args) =>
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' })
@@ -112,7 +112,6 @@ test('with history, every topK and every page of the search tool are cut from on
   const ws = open(dir)
   t.after(() => ws.destroy())
   await ws.init()
-  const { lib } = await import('./helpers.mjs')
   for (const group of [undefined, 'file']) {
     const all = (await ws.search('kaft', { topK: 500, group })).map((r) => r.id)
     assert.equal(all.length, 500)
@@ -121,15 +120,6 @@ test('with history, every topK and every page of the search tool are cut from on
     }
   }
   // The tool's pages (topK skip + 51 each) partition the file ranking.
-  const tool = lib.createWorkspaceTools(ws).mastra_workspace_search
-  const shown = []
-  let cursor
-  do {
-    const text = await tool.execute({ query: 'kaft', maxTokens: 100000, ...(cursor ? { cursor } : {}) })
-    const blocks = text.split('\n\n')
-    cursor = /cursor "([^"]+)"/.exec(blocks.at(-1))?.[1]
-    const results = blocks.filter((b) => !b.startsWith('[') && !/cursor "/.test(b))
-    shown.push(...results.map((b) => b.split('\n')[0].split(':')[0]))
-  } while (cursor)
+  const shown = await toolPages(ws, 'kaft')
   assert.deepEqual(shown, (await ws.search('kaft', { topK: 500, group: 'file' })).map((r) => r.id))
 })

@@ -7,7 +7,7 @@ const test = nodeTest
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { Workspace, LocalFilesystem, lib, tree, ids } from './helpers.mjs'
+import { Workspace, LocalFilesystem, lib, tree, ids, toolPages } from './helpers.mjs'
 import { hashEmbed, cosine, hashModel, batchEmbedder, singleEmbedder, makeStore, pgAvailable, PG_URL } from './vector-helpers.mjs'
 
 const DOCS = [
@@ -352,17 +352,7 @@ describe('hybrid ranking across topK', () => {
       }
     }
     // The tool's pages (topK skip + 51 each, hybrid by default) partition the file ranking.
-    const tool = lib.createWorkspaceTools(ws).mastra_workspace_search
-    const shown = []
-    let cursor
-    do {
-      const text = await tool.execute({ query: 'kaft lume', maxTokens: 100000, ...(cursor ? { cursor } : {}) })
-      const blocks = text.split('\n\n')
-      cursor = /cursor "([^"]+)"/.exec(blocks.at(-1))?.[1]
-      const results = blocks.filter((b) => !b.startsWith('[') && !/cursor "/.test(b))
-      // A header: `path:first-last  score`, or `path  score` where no lines are shown.
-      shown.push(...results.map((b) => /^(.*?)(?::\d+-\d+)?  /.exec(b.split('\n')[0])[1]))
-    } while (cursor)
+    const shown = await toolPages(ws, 'kaft lume')
     assert.equal(shown.length, 600)
     assert.deepEqual(shown, (await ws.search('kaft lume', { topK: 600, group: 'file' })).map((r) => r.id))
   })

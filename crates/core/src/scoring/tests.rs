@@ -107,6 +107,26 @@ proptest! {
     }
 }
 
+/// An index of documents of every file kind (by their paths: `kind` picks
+/// one of five), each of the words `w<n>`, then the `removals`-th removed.
+fn of_every_kind<W: std::fmt::Display>(docs: &[(Vec<W>, usize)], removals: &[usize]) -> Bm25Index {
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    let paths = ["src/x{}.rs", "test/x{}.rs", "docs/x{}.md", "conf/x{}.json", "vendor/x{}.js"];
+    for (i, (words, kind)) in docs.iter().enumerate() {
+        let text: Vec<String> = words.iter().map(|w| format!("w{w}")).collect();
+        let id = paths[*kind].replace("{}", &i.to_string());
+        ix.upsert(doc(&t, &id, &text.join(" ")), i as u64);
+    }
+    let ids: Vec<String> = ix.documents().map(|d| d.id.clone()).collect();
+    for (j, r) in removals.iter().enumerate() {
+        if let Some(id) = ids.get(*r) {
+            ix.remove(id, 10_000 + j as u64);
+        }
+    }
+    ix
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(100))]
     /// With file-kind weights (each in (0, 1]), pruned top-k still equals
@@ -119,20 +139,7 @@ proptest! {
         k in 1usize..10,
         weights in prop::array::uniform5(0.05f64..=1.0),
     ) {
-        let t = Tokenizer::default();
-        let mut ix = Bm25Index::new(Bm25Params::default());
-        let paths = ["src/x{}.rs", "test/x{}.rs", "docs/x{}.md", "conf/x{}.json", "vendor/x{}.js"];
-        for (i, (words, kind)) in docs.iter().enumerate() {
-            let text: Vec<String> = words.iter().map(|w| format!("w{w}")).collect();
-            let id = paths[*kind].replace("{}", &i.to_string());
-            ix.upsert(doc(&t, &id, &text.join(" ")), i as u64);
-        }
-        let ids: Vec<String> = ix.documents().map(|d| d.id.clone()).collect();
-        for (j, r) in removals.iter().enumerate() {
-            if let Some(id) = ids.get(*r) {
-                ix.remove(id, 10_000 + j as u64);
-            }
-        }
+        let ix = of_every_kind(&docs, &removals);
         let qt: Vec<String> = query.iter().map(|w| format!("w{w}")).collect();
         let fast: Vec<_> = ix.top_k_weighted(&qt, k, None, Some(&weights)).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
         let slow: Vec<_> = ix.top_k_exhaustive_weighted(&qt, k, None, &weights).iter().map(|h| (h.doc.id.clone(), h.score)).collect();
@@ -153,20 +160,7 @@ proptest! {
         k in 1usize..20,
         weights in prop::array::uniform5(0.05f64..=1.0),
     ) {
-        let t = Tokenizer::default();
-        let mut ix = Bm25Index::new(Bm25Params::default());
-        let paths = ["src/x{}.rs", "test/x{}.rs", "docs/x{}.md", "conf/x{}.json", "vendor/x{}.js"];
-        for (i, (words, kind)) in docs.iter().enumerate() {
-            let text: Vec<String> = words.iter().map(|w| format!("w{w}")).collect();
-            let id = paths[*kind].replace("{}", &i.to_string());
-            ix.upsert(doc(&t, &id, &text.join(" ")), i as u64);
-        }
-        let ids: Vec<String> = ix.documents().map(|d| d.id.clone()).collect();
-        for (j, r) in removals.iter().enumerate() {
-            if let Some(id) = ids.get(*r) {
-                ix.remove(id, 10_000 + j as u64);
-            }
-        }
+        let ix = of_every_kind(&docs, &removals);
         let qt: Vec<String> = query.iter().map(|w| format!("w{w}")).collect();
         // Past the distinct terms at which a query is scored term at a time.
         prop_assume!(ix.query_terms(&qt).len() > super::accumulate::LONG_QUERY_TERMS);
