@@ -414,3 +414,33 @@ test('a write about to be sent when destroy() is called is never sent, nor is it
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout.trim(), 'ok')
 })
+
+test('a createIndex on its way when destroy() is called is answered before destroy() resolves (it reached the store after)', async () => {
+  // The embedder's answer lets the runtime queue the store's createIndex, and the JavaScript thread destroys meanwhile.
+  const busy = (ms) => { const end = Date.now() + ms; while (Date.now() < end); }
+  let phase = 'before destroy()'
+  const log = []
+  const store = {
+    async createIndex() { log.push(['createIndex', phase]) },
+    async upsert() { log.push(['upsert', phase]) },
+    async query() { return [] },
+    async deleteVectors() {},
+  }
+  let ws
+  const embedder = embedBatch(async (texts) => {
+    let chain = Promise.resolve()
+    for (let i = 0; i < 10; i++) chain = chain.then(() => {})
+    chain.then(() => {
+      busy(300)
+      const p = ws.destroy()
+      phase = 'destroy() called'
+      p.then(() => { phase = 'destroy() resolved'; log.push(['destroy resolved']) })
+    })
+    return texts.map(() => [1, 0])
+  })
+  ws = new Workspace({ bm25: true, embedder, vectorStore: store })
+  await ws.index('a', 'alpha text').catch(() => {})
+  await sleep(500)
+  assert.ok(log.some((l) => l[0] === 'destroy resolved'), JSON.stringify(log))
+  assert.ok(log.every((l) => l[1] !== 'destroy() resolved'), `nothing reached the store after destroy() resolved: ${JSON.stringify(log)}`)
+})

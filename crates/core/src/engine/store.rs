@@ -207,6 +207,30 @@ impl MastraStore {
             .map_err(|_| Error::from_reason(format!("vectorStore.{name} did not answer within {ms} ms.")))?
     }
 
+    /// `call_read` of a method that makes something in the store
+    /// (`createIndex`): counted as a write until the store answers, on a
+    /// task of its own (`destroy()` waits for it even when the call was cut
+    /// short), never sent after `destroy()`, and bounded by the read timeout.
+    async fn call_counted(&self, name: &'static str, args: Value) -> Result<Option<Value>> {
+        super::test_pause("store-write");
+        let Some(under_way) = self.writes.enter() else {
+            return Err(Error::from_reason(format!(
+                "vectorStore.{name} not sent: the workspace was destroyed (nothing reaches the store after destroy())"
+            )));
+        };
+        let caller = self.caller.clone();
+        let call = tokio::spawn(async move {
+            let answer = caller.call(name, args).await;
+            drop(under_way);
+            answer
+        });
+        let ms = self.read_timeout.as_millis();
+        match tokio::time::timeout(self.read_timeout, call).await {
+            Err(_) => Err(Error::from_reason(format!("vectorStore.{name} did not answer within {ms} ms."))),
+            Ok(joined) => joined.map_err(|e| Error::from_reason(format!("vectorStore.{name} failed: {e}")))?,
+        }
+    }
+
     /// A method every store has (`upsert`, `query`).
     fn required(name: &str, answer: Option<Value>) -> Result<Value> {
         answer.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
@@ -246,15 +270,10 @@ impl Store {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Mastra(js) => {
-                super::test_pause("store-write");
-                // It makes a table or a collection: counted as a write (`destroy()`
-                // waits for its answer), and not sent after `destroy()`.
-                let Some(_under_way) = js.writes.enter() else {
-                    return Err(Error::from_reason(
-                        "vectorStore.createIndex not sent: the workspace was destroyed (nothing reaches the store after destroy())",
-                    ));
-                };
-                js.call_read("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await.map(drop)
+                // It makes a table or a collection: a write, bounded as a read.
+                js.call_counted("createIndex", json!({ "indexName": index_name, "dimension": dimension }))
+                    .await
+                    .map(drop)
             }
         }
     }
