@@ -169,6 +169,13 @@ impl MastraStore {
         if let Some(why) = self.refused() {
             return Err(Error::from_reason(why));
         }
+        self.send_counted(name, args)?.await.map_err(|e| joined_err(name, e))?
+    }
+
+    /// Sends `store[name](args)` on a task of its own, counted as a write
+    /// until the store answers, whether or not its caller still waits
+    /// (`destroy()` waits for it); never sent after `destroy()`.
+    fn send_counted(&self, name: &'static str, args: Value) -> Result<tokio::task::JoinHandle<Result<Option<Value>>>> {
         super::test_pause("store-write");
         let Some(under_way) = self.writes.enter() else {
             return Err(Error::from_reason(format!(
@@ -176,12 +183,11 @@ impl MastraStore {
             )));
         };
         let caller = self.caller.clone();
-        let write = tokio::spawn(async move {
+        Ok(tokio::spawn(async move {
             let answer = caller.call(name, args).await;
             drop(under_way);
             answer
-        });
-        write.await.map_err(|e| Error::from_reason(format!("vectorStore.{name} failed: {e}")))?
+        }))
     }
 
     /// Writes down ids about to be written or deleted; a log that cannot
@@ -197,44 +203,36 @@ impl MastraStore {
         }
     }
 
-    /// `call` of a method that changes nothing the store holds (or changes
-    /// it the same way however late it lands: `createIndex`), bounded by the
-    /// read timeout.
+    /// `call` of a method that changes nothing the store holds, bounded by
+    /// the read timeout.
     async fn call_read(&self, name: &str, args: Value) -> Result<Option<Value>> {
-        let ms = self.read_timeout.as_millis();
-        tokio::time::timeout(self.read_timeout, self.call(name, args))
-            .await
-            .map_err(|_| Error::from_reason(format!("vectorStore.{name} did not answer within {ms} ms.")))?
+        tokio::time::timeout(self.read_timeout, self.call(name, args)).await.map_err(|_| self.late(name))?
     }
 
-    /// `call_read` of a method that makes something in the store
-    /// (`createIndex`): counted as a write until the store answers, on a
-    /// task of its own (`destroy()` waits for it even when the call was cut
-    /// short), never sent after `destroy()`, and bounded by the read timeout.
+    /// A method that makes something in the store (`createIndex`): counted
+    /// as a write (`send_counted`), bounded by the read timeout.
     async fn call_counted(&self, name: &'static str, args: Value) -> Result<Option<Value>> {
-        super::test_pause("store-write");
-        let Some(under_way) = self.writes.enter() else {
-            return Err(Error::from_reason(format!(
-                "vectorStore.{name} not sent: the workspace was destroyed (nothing reaches the store after destroy())"
-            )));
-        };
-        let caller = self.caller.clone();
-        let call = tokio::spawn(async move {
-            let answer = caller.call(name, args).await;
-            drop(under_way);
-            answer
-        });
-        let ms = self.read_timeout.as_millis();
-        match tokio::time::timeout(self.read_timeout, call).await {
-            Err(_) => Err(Error::from_reason(format!("vectorStore.{name} did not answer within {ms} ms."))),
-            Ok(joined) => joined.map_err(|e| Error::from_reason(format!("vectorStore.{name} failed: {e}")))?,
-        }
+        let call = self.send_counted(name, args)?;
+        tokio::time::timeout(self.read_timeout, call)
+            .await
+            .map_err(|_| self.late(name))?
+            .map_err(|e| joined_err(name, e))?
+    }
+
+    /// A call that did not answer within the read timeout.
+    fn late(&self, name: &str) -> Error {
+        Error::from_reason(format!("vectorStore.{name} did not answer within {} ms.", self.read_timeout.as_millis()))
     }
 
     /// A method every store has (`upsert`, `query`).
     fn required(name: &str, answer: Option<Value>) -> Result<Value> {
         answer.ok_or_else(|| Error::from_reason(format!("vectorStore.{name} must be a function")))
     }
+}
+
+/// A call's task that ended without an answer (it panicked).
+fn joined_err(name: &str, e: tokio::task::JoinError) -> Error {
+    Error::from_reason(format!("vectorStore.{name} failed: {e}"))
 }
 
 fn local_err(e: impl std::fmt::Display) -> Error {
