@@ -301,15 +301,15 @@ test('an embedder that fails (401) leaves keyword search working; its error is p
 
 // Terminal control sequences in files: clear the screen, set the window title, a bell, DEL, a C1 CSI.
 const CONTROL_FILES = {
-  'tricks.md': 'terminal one \x1b[2J cleared\nterminal two \x1b]0;pwned\x07 titled\nterminal three \x7f and \u009b31m end\n',
+  'tricks.md': 'terminal one \x1b[2J cleared\nterminal two \x1b]0;pwned\x07 titled\nterminal three \x7f and \u009b31m end\nterminal four \u2028 and \u2029 split\n',
   'odd\x1b[2Kname.md': 'terminal in the name\n',
 }
-const RAW_CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/
+const RAW_CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/
 
 /** The escaped forms every human-readable output shows for CONTROL_FILES. */
 function assertEscaped(out) {
   assert.ok(!RAW_CONTROLS.test(out), `raw control character in ${JSON.stringify(out)}`)
-  for (const shown of ['terminal one \\x1b[2J cleared', 'terminal two \\x1b]0;pwned\\x07 titled', 'terminal three \\x7f and \\x9b31m end', 'odd\\x1b[2Kname.md:1-1']) {
+  for (const shown of ['terminal one \\x1b[2J cleared', 'terminal two \\x1b]0;pwned\\x07 titled', 'terminal three \\x7f and \\x9b31m end', 'terminal four \\u2028 and \\u2029 split', 'odd\\x1b[2Kname.md:1-1']) {
     assert.ok(out.includes(shown), `${shown} in ${out}`)
   }
 }

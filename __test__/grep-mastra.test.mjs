@@ -549,6 +549,22 @@ test('mastra_workspace_grep: names that are not ASCII under root .gitignore rule
   await compare(t, 'unicode', cases, want, await runTool(mine, cases))
 })
 
+test('mastra_workspace_grep: a file or folder not named in UTF-8 is a read error, as in Mastra (the native walk left it out silently): the hook throws and Mastra’s walk answers', { skip: process.platform !== 'linux' }, async (t) => {
+  const basePath = tree(t, { 'a.ts': 'needle here\n', 'ok/b.ts': 'needle there\n' })
+  const raw = (...parts) => Buffer.concat([Buffer.from(basePath + '/'), ...parts.map((p) => Buffer.from(p))])
+  fs.writeFileSync(raw('b', [0xff], '.ts'), 'needle too\n')
+  fs.mkdirSync(raw('d', [0xfe]))
+  fs.writeFileSync(raw('d', [0xfe], '/in.ts'), 'needle inside\n')
+  const { theirs, mine } = await workspaces(t, basePath)
+  const cases = [
+    ['the whole tree', { pattern: 'needle' }, 'fallback'],
+    ['a folder without such names', { pattern: 'needle', path: 'ok' }, 'native'],
+  ]
+  const want = await runTool(theirs, cases)
+  assert.match(want.outputs[0], /paths? skipped: read error/, 'Mastra reports them')
+  await compare(t, 'not UTF-8', cases, want, await runTool(mine, cases))
+})
+
 test('mastra_workspace_grep: a searched folder Mastra ignores by folding the case of a letter beyond ASCII turns the root .gitignore off, as in Mastra (the native walk kept it on and lost files)', async (t) => {
   const basePath = tree(t, { 'é/a.log': 'needle\n', 'é/b.ts': 'needle\n', 'x/é/c.log': 'needle\n', '.gitignore': 'É/\n*.log\n' })
   const { theirs, mine } = await workspaces(t, basePath)

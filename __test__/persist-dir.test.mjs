@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { tree, Workspace, LocalFilesystem } from './helpers.mjs'
 
 const persisted = (base, dir) =>
@@ -32,6 +32,20 @@ test('a link named lock, or a user file named lock, is never followed, truncated
   assert.equal(fs.readFileSync(path.join(root, 'victim.txt'), 'utf8'), 'precious')
   assert.equal(fs.readFileSync(path.join(root, 'theirs/lock'), 'utf8'), 'my notes')
   assert.deepEqual(fs.readdirSync(path.join(root, 'mixed')), ['notes.md'])
+})
+
+test('a hard link named lock (another name of a user\'s empty file) is never written', { skip: process.platform === 'win32' }, async (t) => {
+  const base = tree(t, { 'docs/a.md': 'alpha' })
+  const root = tree(t, { 'victim.txt': '' })
+  fs.mkdirSync(path.join(root, 'snap'))
+  fs.linkSync(path.join(root, 'victim.txt'), path.join(root, 'snap/lock'))
+  const ws = persisted(base, path.join(root, 'snap'))
+  const report = await ws.init()
+  assert.match(report.warnings.join('\n'), /hard link.*nothing is saved/s)
+  assert.equal((await ws.search('alpha')).length, 1, 'indexing still works')
+  await ws.destroy()
+  assert.equal(fs.readFileSync(path.join(root, 'victim.txt'), 'utf8'), '')
+  assert.deepEqual(fs.readdirSync(path.join(root, 'snap')), ['lock'])
 })
 
 test('persist.dir equal to basePath or above it is refused with a clear error', (t) => {
@@ -133,4 +147,52 @@ test('a relative persist.dir and basePath are where they were when the workspace
   t.after(() => again.destroy())
   await again.init()
   assert.deepEqual((await again.search('chdir')).map((r) => r.id), ['notes/n'])
+})
+
+// One start of a persisted workspace with an HNSW graph in the embedded store, in a process of its own
+// (a crash is seen as the child's signal): prints its init() warnings and a search's ids.
+const GRAPH_CHILD = `
+const { Workspace, LocalFilesystem, LocalVector } = require(${JSON.stringify(path.resolve('index.js'))})
+const [base, dir, save] = process.argv.slice(1)
+const embed = (t) => { const v = new Array(8).fill(0.01); for (const w of t.split(/\\W+/)) if (w) v[w.length % 8] += 1; return v }
+;(async () => {
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['.'], persist: { dir },
+    embedder: Object.assign(async (ts) => ts.map(embed), { batch: true }), embedderId: 'lengths', vectorStore: new LocalVector({ index: 'hnsw' }) })
+  const report = await ws.init()
+  for (let i = 0; i < 200 && ws.stats().vectorGraph?.state !== 'ready'; i++) await new Promise((r) => setTimeout(r, 25))
+  const hits = await ws.search('alpha words', { mode: 'vector', topK: 3 })
+  if (save === 'save') await ws.save()
+  const graph = ws.stats().vectorGraph?.state
+  await ws.destroy()
+  console.log(JSON.stringify({ warnings: report.warnings, graph, ids: hits.map((h) => h.id) }))
+})()
+`
+
+test('a damaged byte in a saved HNSW graph is caught by the checksum before usearch reads it: the next start rebuilds (it crashed the process, at every start)', { skip: process.platform === 'win32' }, (t) => {
+  const files = {}
+  for (let i = 0; i < 40; i++) files[`f${i}.md`] = `alpha words ${'x'.repeat(i)} number ${i}`
+  const base = tree(t, files)
+  const dir = path.join(tree(t), 'snap')
+  const start = (save = '') => spawnSync(process.execPath, ['-e', GRAPH_CHILD, base, dir, save], { encoding: 'utf8', timeout: 60_000 })
+  const first = start('save')
+  assert.equal(first.status, 0, first.stderr)
+  assert.equal(JSON.parse(first.stdout).graph, 'ready')
+  const expected = JSON.parse(first.stdout).ids
+  const file = path.join(dir, 'snapshot.wss')
+  const pristine = fs.readFileSync(file)
+  const graphAt = pristine.indexOf(Buffer.from('usearch'))
+  assert.ok(graphAt > 0, 'the snapshot holds a graph')
+  // Bytes of the graph's levels and neighbour lists a hunt found to crash usearch's restore.
+  for (const [delta, x] of [[131, 242], [137, 186], [109, 252], [219, 149]]) {
+    const damaged = Buffer.from(pristine)
+    damaged[graphAt + delta] ^= x
+    fs.rmSync(file)
+    fs.writeFileSync(file, damaged)
+    const again = start()
+    assert.equal(again.signal, null, `byte ${delta}: killed by ${again.signal}`)
+    assert.equal(again.status, 0, again.stderr)
+    const out = JSON.parse(again.stdout)
+    assert.match(out.warnings.join('\n'), /checksum/, `byte ${delta}`)
+    assert.deepEqual(out.ids, expected, `byte ${delta}: the same answer, from the files`)
+  }
 })

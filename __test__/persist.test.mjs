@@ -11,7 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pgAvailable, PG_URL } from './vector-helpers.mjs'
-import { eventually, Workspace, LocalFilesystem, lib } from './helpers.mjs'
+import { eventually, Workspace, LocalFilesystem, lib, tree } from './helpers.mjs'
 
 const CHILD = fileURLToPath(new URL('./persist-child.mjs', import.meta.url))
 const CANARY = 'workspace-search embedder check: the quick brown fox jumps over the lazy dog'
@@ -909,4 +909,43 @@ test('a writer with a JavaScript store whose directory was removed refuses store
   calls.length = 0
   await assert.rejects(ws.index('rec/a', 'a record written after'), /vectorStore: not written: .*removed or replaced/)
   assert.deepEqual(calls, [], 'nothing reached the store')
+})
+
+test('a damaged text in a snapshot holding documents from index() leaves that one out, and the file is kept: the next start still has the others (it was removed, and all of them were lost)', async (t) => {
+  const base = tree(t, { 'docs/file.md': 'a file about zebras\n' })
+  const old = new Date(Date.now() - 3600e3)
+  fs.utimesSync(path.join(base, 'docs/file.md'), old, old)
+  const dir = path.join(tree(t), 'snap')
+  const open = () => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  let ws = open()
+  await ws.init()
+  await ws.index('notes/a', 'apples are red and crunchy')
+  await ws.index('notes/b', 'bananas are yellow and soft')
+  await ws.index('notes/c', 'cherries are small and dark')
+  await ws.destroy()
+  const file = path.join(dir, 'snapshot.wss')
+  const bytes = fs.readFileSync(file)
+  bytes[bytes.indexOf(Buffer.from('bananas are yellow')) + 3] ^= 1
+  fs.writeFileSync(`${file}.new`, bytes)
+  fs.renameSync(`${file}.new`, file)
+  for (let start = 0; start < 2; start++) {
+    ws = open()
+    await ws.init()
+    assert.deepEqual((await ws.search('bananas')).map((h) => h.id), [], 'never shown blank')
+    assert.deepEqual((await ws.search('apples')).map((h) => h.id), ['notes/a'], `start ${start}`)
+    assert.deepEqual((await ws.search('cherries')).map((h) => h.id), ['notes/c'], `start ${start}`)
+    assert.deepEqual((await ws.search('zebras')).map((h) => h.id), ['docs/file.md'], `start ${start}`)
+    assert.ok(fs.existsSync(file), 'kept')
+    await ws.destroy()
+  }
+  // Given again, the document is saved with the others.
+  ws = open()
+  await ws.init()
+  await ws.index('notes/b', 'bananas are yellow and soft')
+  assert.equal(await ws.save(), true)
+  await ws.destroy()
+  ws = open()
+  await ws.init()
+  for (const [q, id] of [['bananas', 'notes/b'], ['apples', 'notes/a'], ['cherries', 'notes/c']]) assert.deepEqual((await ws.search(q)).map((h) => h.id), [id])
+  await ws.destroy()
 })

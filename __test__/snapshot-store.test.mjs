@@ -1102,7 +1102,7 @@ test("a background save's slow upload does not hold up writes: its turn ends onc
   await ws.destroy()
 })
 
-test('cacheDir: a damaged text in the cached copy fails the search that reads it, typed, never leaves the document out; the next attach fetches the parts', async (t) => {
+test('cacheDir: a damaged text in the cached copy fails the search that reads it and every later one, typed, never leaves the document out; the next attach fetches the parts', async (t) => {
   const cacheDir = tree(t)
   const { memory } = memoryStore()
   const store = { ...memory, cacheKey: 'memory://damaged-text' }
@@ -1125,6 +1125,11 @@ test('cacheDir: a damaged text in the cached copy fails the search that reads it
   assert.ok(e instanceof SnapshotStoreError, String(e))
   assert.match(e.message, /damaged/)
   assert.ok(!fs.existsSync(file), 'the damaged copy is removed')
+  // Later searches fail too: the document left out might be any search's (they answered without it).
+  for (const q of ['word23', 'word7']) {
+    const later = await warm.search(q, { topK: 3 }).then(() => null, (err) => err)
+    assert.ok(later instanceof SnapshotStoreError, `${q}: ${later}`)
+  }
   // A save needs every text: it fails typed too (the writes stay in memory).
   await warm.index('new', 'a new document')
   await assert.rejects(warm.save(), SnapshotStoreError)
@@ -1206,4 +1211,31 @@ test('after an init() the store failed, searches reject with its error rather th
   await ws.init()
   assert.deepEqual(ids(await ws.search('router')), ['a'])
   await ws.destroy()
+})
+
+test('writes made after an init() the store failed are not saved, and save() and destroy() say so with SnapshotStoreError (they resolved as if saved); an init() once the store answers saves them', async () => {
+  const { memory, objects } = memoryStore()
+  let down = true
+  const store = { ...memory, get: async (key, range) => { if (down) throw new Error('store down'); return memory.get(key, range) } }
+  const open = () => new Workspace({ id: 'unattached', bm25: true, persist: { store, storeTimeoutMs: 1000 } })
+  const ws = open()
+  await assert.rejects(ws.init(), SnapshotStoreError)
+  await ws.index('notes/1', 'renewal call moved to friday')
+  const saved = await ws.save().then(() => null, (err) => err)
+  assert.ok(saved instanceof SnapshotStoreError, String(saved))
+  assert.match(saved.message, /store down.*not saved.*not attached/s)
+  assert.match(ws.stats().saveError, /not saved/)
+  await assert.rejects(ws.destroy(), SnapshotStoreError)
+  assert.equal(objects.size, 0, 'nothing written')
+  // Made before an init() that attaches, once the store answers, the same write is saved.
+  down = false
+  const third = open()
+  await third.index('notes/1', 'renewal call moved to friday')
+  await third.init()
+  assert.equal(await third.save(), true)
+  await third.destroy()
+  const reader = open()
+  await reader.init()
+  assert.deepEqual(ids(await reader.search('renewal')), ['notes/1'])
+  await reader.destroy()
 })

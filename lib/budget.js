@@ -32,15 +32,21 @@ const MEMORY_CALLS = 20
 const PARAMS = Object.freeze({ share: 12, hits: 4, context: 1, lineTokens: 40 })
 
 /** Control characters a terminal acts on: C0 but tab, DEL, C1 (U+0080-U+009F). */
-const CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g
+const CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/g
 
 /**
- * `text` with its control characters written as `\xHH` (ESC as `\x1b`):
- * a file holding `\x1b[2J` shows it rather than clearing a screen. Every
- * human- or agent-readable output goes through it.
+ * `text` with its control characters written as `\xHH` (ESC as `\x1b`),
+ * and the line and paragraph separators as `\u2028`, `\u2029` (readers
+ * that break lines there would show an unnumbered line): a file holding
+ * `\x1b[2J` shows it rather than clearing a screen. Every human- or
+ * agent-readable output goes through it.
  * @param {string} text
  */
-const escapeControls = (text) => text.replace(CONTROLS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+const escapeControls = (text) =>
+  text.replace(CONTROLS, (c) => {
+    const code = c.charCodeAt(0)
+    return code > 0xff ? `\\u${code.toString(16)}` : `\\x${code.toString(16).padStart(2, '0')}`
+  })
 
 /**
  * @typedef {{ start: number, end: number }} LineRange

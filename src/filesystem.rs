@@ -32,9 +32,8 @@ impl LocalFilesystem {
             Some(v) => to_bool(&v, "readOnly")?,
             None => false,
         };
-        let cwd =
-            std::env::current_dir().map_err(|e| Fail::Plain(format!("cannot read the current directory: {e}")))?;
-        let abs = workspace_search_core::ingest::scan::resolve_base(&cwd, &base);
+        let abs = workspace_search_core::ingest::scan::resolve_from_cwd(&base)
+            .map_err(|e| Fail::Plain(format!("cannot read the current directory: {e}")))?;
         Ok(LocalFilesystem { base_path: abs.to_string_lossy().into_owned(), read_only })
     }
 

@@ -96,10 +96,9 @@ pub fn panic_for_test() -> Result<()> {
 /// before it indexes. Not part of the public API.
 #[napi(js_name = "__refusedPaths", skip_typescript)]
 pub fn refused_paths(base_path: String, paths: Vec<String>) -> Result<Vec<Vec<String>>> {
-    use workspace_search_core::ingest::scan::{refused_entries, resolve_base};
+    use workspace_search_core::ingest::scan::{refused_entries, resolve_from_cwd};
     js::guard(|| {
-        let cwd = std::env::current_dir().map_err(|e| Error::from_reason(format!("basePath: {e}")))?;
-        let base = resolve_base(&cwd, &base_path);
+        let base = resolve_from_cwd(&base_path).map_err(|e| Error::from_reason(format!("basePath: {e}")))?;
         let refused = refused_entries(&base, &paths);
         Ok(refused.into_iter().map(|s| vec![s.path, s.reason.to_string()]).collect())
     })

@@ -328,8 +328,7 @@ fn absolute_now(path: String, name: &str) -> Checked<PathBuf> {
     if path.is_empty() {
         return Ok(PathBuf::from(path));
     }
-    let cwd = std::env::current_dir().map_err(|e| Fail::Type(format!("{name}: {e}")))?;
-    Ok(workspace_search_core::ingest::scan::resolve_base(&cwd, &path))
+    workspace_search_core::ingest::scan::resolve_from_cwd(&path).map_err(|e| Fail::Type(format!("{name}: {e}")))
 }
 
 /// `filesystem`: a `LocalFilesystem` (ours or Mastra's: anything with a

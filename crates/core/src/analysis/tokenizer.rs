@@ -277,16 +277,29 @@ impl Tokenizer {
             SplitRule::Pattern(re) => {
                 // Document tokens come from the whole text; their lines from
                 // each line on its own (a pattern may not split on `\n`).
-                let mut line_of: rustc_hash::FxHashMap<String, (u32, u32)> = Default::default();
+                // Per token: its first and last line, how many times the
+                // lines hold it, and how many of its occurrences were emitted.
+                let mut line_of: rustc_hash::FxHashMap<String, [u32; 4]> = Default::default();
                 for (i, l) in text.split('\n').enumerate() {
                     self.pattern_tokens(re, l, &mut |t, _| {
                         let ln = i as u32 + 1;
-                        line_of.entry(t.to_string()).and_modify(|e| e.1 = ln).or_insert((ln, ln));
+                        let e = line_of.entry(t.to_string()).or_insert([ln, ln, 0, 0]);
+                        e[1] = ln;
+                        e[2] += 1;
                     });
                 }
                 self.pattern_tokens(re, text, &mut |t, _| {
-                    // 0 = no line holds the token on its own
-                    let ln = line_of.get(t).map_or(0, |e| e.0);
+                    // Lines in order, the last occurrence on the last line
+                    // (readers take a token's first and last line from its
+                    // emits); 0 = no line holds the token on its own.
+                    let ln = line_of.get_mut(t).map_or(0, |e| {
+                        e[3] += 1;
+                        if e[3] >= e[2] {
+                            e[1]
+                        } else {
+                            e[0]
+                        }
+                    });
                     emit(t, ln)
                 });
             }

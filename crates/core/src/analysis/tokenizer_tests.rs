@@ -114,6 +114,24 @@ fn lines() {
     assert_eq!(got, [("alpha".into(), 1), ("beta".into(), 1), ("gamma".into(), 3), ("alpha".into(), 4)]);
 }
 
+/// With a `splitPattern`, a token's occurrences span its first to its last
+/// line, as the whitespace rule's do (they stopped at its first line).
+#[test]
+fn pattern_lines_reach_the_last_line() {
+    let config =
+        TokenizerConfig { split: SplitRule::from_js("\\s+", "").expect("compiles"), ..TokenizerConfig::mastra() };
+    let t = Tokenizer::new(config);
+    let mut got = Vec::new();
+    t.tokenize_lines("intro\nword here\nother\nword and word\nend", |tok, l| {
+        if tok == "word" {
+            got.push(l)
+        }
+    });
+    assert_eq!(got, [2, 2, 4]);
+    let tokens = ["word".to_string()];
+    assert_eq!(crate::search::hybrid::line_range_of("a\nword\nb\nword", &tokens, &t), Some((2, 4)));
+}
+
 proptest::proptest! {
     /// The byte-wise split of ASCII words is the char-wise one.
     #[test]

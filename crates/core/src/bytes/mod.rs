@@ -19,7 +19,8 @@ pub enum SnapshotError {
     NotSnapshot,
     #[error("the snapshot has format version {found}; this version reads {expected}")]
     Version { found: u32, expected: u32 },
-    #[error("the snapshot is truncated ({got} of {expected} bytes)")]
+    /// (Named for the common case: it is also a snapshot longer than written.)
+    #[error("the snapshot is {} ({got} of {expected} bytes)", if got > expected { "longer than written" } else { "truncated" })]
     Truncated { got: u64, expected: u64 },
     #[error("the snapshot's checksum does not match its contents")]
     Checksum,

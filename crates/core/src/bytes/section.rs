@@ -148,16 +148,26 @@ const MAP_AT: usize = 1 << 20;
 
 impl Buffer {
     pub fn zeroed(words: usize) -> Buffer {
-        if words * 4 >= MAP_AT {
-            if let Ok(map) = memmap2::MmapMut::map_anon(words * 4) {
+        Buffer::try_zeroed(words).unwrap_or_else(|| Buffer(Fill::Heap(vec![0; words].into_boxed_slice())))
+    }
+
+    /// `zeroed`, or `None` where the memory cannot be had (a size read from
+    /// a manifest or a file, which must not abort the process).
+    pub fn try_zeroed(words: usize) -> Option<Buffer> {
+        let bytes = words.checked_mul(4)?;
+        if bytes >= MAP_AT {
+            if let Ok(map) = memmap2::MmapMut::map_anon(bytes) {
                 // Huge pages where the system gives them on request: fewer
                 // faults filling it, fewer TLB misses reading it.
                 #[cfg(target_os = "linux")]
                 let _ = map.advise(memmap2::Advice::HugePage);
-                return Buffer(Fill::Anon(map));
+                return Some(Buffer(Fill::Anon(map)));
             }
         }
-        Buffer(Fill::Heap(vec![0; words].into_boxed_slice()))
+        let mut heap = Vec::new();
+        heap.try_reserve_exact(words).ok()?;
+        heap.resize(words, 0);
+        Some(Buffer(Fill::Heap(heap.into_boxed_slice())))
     }
 
     pub fn words(&mut self) -> &mut [u32] {

@@ -10,7 +10,8 @@
 //! read again from the indexed file when that file still holds exactly it
 //! (`StoredFile::set_recover`); else it comes back blank and marked so
 //! (`is_damaged`: searches leave such a document out). Either way the
-//! snapshot file is removed so the next start rebuilds.
+//! snapshot file is removed so the next start rebuilds, unless it holds
+//! documents given to `index()`, which no file can give again.
 
 use super::section::Backing;
 use std::borrow::Cow;
@@ -29,6 +30,9 @@ pub struct StoredFile {
     source: Source,
     damaged: AtomicBool,
     recover: OnceLock<Recover>,
+    /// Whether a damaged file may be removed (the next start then rebuilds
+    /// from the files): not where it holds documents no file can give again.
+    removable: OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
 }
 
 enum Source {
@@ -261,7 +265,18 @@ impl StoredFile {
     }
 
     fn of(source: Source) -> Arc<StoredFile> {
-        Arc::new(StoredFile { source, damaged: AtomicBool::new(false), recover: OnceLock::new() })
+        Arc::new(StoredFile {
+            source,
+            damaged: AtomicBool::new(false),
+            recover: OnceLock::new(),
+            removable: OnceLock::new(),
+        })
+    }
+
+    /// Whether the file may be removed once a text in it is found damaged
+    /// (set once, after loading; unset: it may).
+    pub fn set_removable(&self, removable: Box<dyn Fn() -> bool + Send + Sync>) {
+        let _ = self.removable.set(removable);
     }
 
     /// Where a damaged text is read again from (set once, after loading).
@@ -287,6 +302,11 @@ impl StoredFile {
         }
         // (A texts part was checked whole when it arrived: nothing on disk to remove.)
         let Source::File(file, path) = &self.source else { return };
+        // Documents given to `index()` are in no file: removed, they would
+        // all be lost at the next start, the intact ones with the damaged.
+        if self.removable.get().is_some_and(|removable| !removable()) {
+            return;
+        }
         if let (Ok(open), Ok(named)) = (file.metadata(), std::fs::metadata(path)) {
             if same_file(&open, &named) {
                 let _ = std::fs::remove_file(path);
@@ -423,7 +443,7 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
 fn changed() -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidData,
-        "the snapshot file changed since it was loaded (or was damaged): the next start rebuilds",
+        "a text in the snapshot file failed its checksum (the file changed since it was loaded, or was damaged): nothing is saved over it; give a damaged document from index() again (index() or unindex()), or the next start rebuilds from the files",
     )
 }
 

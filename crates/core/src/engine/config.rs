@@ -177,6 +177,27 @@ impl Place {
     }
 }
 
+/// What a snapshot depends on (the tokenizer, BM25 parameters, chunking,
+/// and where the vectors are): a snapshot made with another is rebuilt.
+fn fingerprint_of(bm25: Option<&Bm25Config>, chunking: ChunkOptions, vectors: Option<&VectorSide>) -> String {
+    let tokenizer_config = bm25.map(|b| b.tokenizer.clone());
+    let params = bm25.map(|b| b.params).unwrap_or_default();
+    let identity = bm25.and_then(|b| b.js_identity.as_ref()).map(|i| match i {
+        TokenizerIdentity::Id(id) => JsTokenizer::Id(id),
+        TokenizerIdentity::Behaviour(b) => JsTokenizer::Behaviour(b),
+    });
+    let vectors_desc = match vectors {
+        None => "none".to_string(),
+        Some(v) if v.store.is_local() => format!("{} in the embedded store", v.index_name),
+        Some(v) => format!("{} in the vector store given", v.index_name),
+    };
+    format!(
+        "{}{}{vectors_desc}",
+        persist::fingerprint(tokenizer_config.as_ref(), params, chunking, identity),
+        persist::VECTORS_PART
+    )
+}
+
 impl Engine {
     pub fn new(c: EngineConfig) -> Engine {
         let Place { id, persist_dir } = c.place;
@@ -188,25 +209,11 @@ impl Engine {
             upserted: AtomicBool::new(false),
             ledger: Mutex::default(),
         });
-        let tokenizer_config = c.bm25.as_ref().map(|b| b.tokenizer.clone());
         let params = c.bm25.as_ref().map(|b| b.params).unwrap_or_default();
-        let identity = c.bm25.as_ref().and_then(|b| b.js_identity.as_ref()).map(|i| match i {
-            TokenizerIdentity::Id(id) => JsTokenizer::Id(id),
-            TokenizerIdentity::Behaviour(b) => JsTokenizer::Behaviour(b),
-        });
         let persist = match (persist_dir, c.watch, c.snapshot_store) {
             (None, false, None) => None,
             (dir, _, store) => {
-                let vectors_desc = match &vectors {
-                    None => "none".to_string(),
-                    Some(v) if v.store.is_local() => format!("{} in the embedded store", v.index_name),
-                    Some(v) => format!("{} in the vector store given", v.index_name),
-                };
-                let fingerprint = format!(
-                    "{}{}{vectors_desc}",
-                    persist::fingerprint(tokenizer_config.as_ref(), params, c.chunking, identity),
-                    persist::VECTORS_PART
-                );
+                let fingerprint = fingerprint_of(c.bm25.as_ref(), c.chunking, vectors.as_ref());
                 let remote = store.map(|(store, timeout, cache)| RemoteSnapshots::new(store, timeout, cache));
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))
             }

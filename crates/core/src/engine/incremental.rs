@@ -12,7 +12,10 @@ use crate::index::gate::Ticket;
 use crate::index::Bm25Index;
 use crate::ingest::scan::FoundFile;
 use crate::ingest::{Report, SkipReason, Skipped};
-use crate::persist::{apply_changes, fingerprint_difference, now_ns, same_vectors, FileCounts, Reconcile, Snapshot};
+use crate::persist::{
+    apply_changes, fingerprint_difference, now_ns, same_vectors, FileCounts, FileTable, Reconcile, Snapshot,
+    VectorState,
+};
 use crate::vectors::plan::dropped_sources;
 use std::sync::Arc;
 use std::time::Instant;
@@ -197,20 +200,12 @@ impl Engine {
     /// threw) fails this call with what it threw, and nothing is put in
     /// place.
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
-        // Writes made before this first init() (documents or removals) go
-        // into the loaded index, whose postings must then be here. Read off
-        // this thread: the walk beside the load may hold the index.
-        let written = self.read_index(|current| !current.is_empty() || current.tombstones_after(0).next().is_some());
-        if snapshot.index.postings_pending() && written.await? {
-            if let Some(remote) = self.remote() {
-                // On failure nothing is loaded: no save replaces the snapshot
-                // with what this workspace holds; the next init() attaches again.
-                remote.postings_ready().await?;
-            }
-        }
-        let Snapshot { fingerprint, mut index, mut files, vectors, texts } = snapshot;
+        self.postings_for_earlier_writes(&snapshot).await?;
+        let Snapshot { fingerprint, index, files, vectors, texts } = snapshot;
         if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
             texts.set_recover(files.recover_texts(base));
+            let engine = Arc::downgrade(self);
+            texts.set_removable(Box::new(move || engine.upgrade().is_some_and(|e| e.indexes_files_only())));
         }
         let same_place = same_vectors(&fingerprint, &self.persisted().fingerprint);
         if !same_place {
@@ -221,31 +216,75 @@ impl Engine {
                 fingerprint_difference(&fingerprint, &self.persisted().fingerprint)
             ));
         }
-        if let Some(v) = &self.vectors {
-            // Saved for another vector index or store (or none): nothing of it is
-            // this store's; the ledger keeps only what was written before this init().
-            let reused = match vectors {
-                Some(saved) if same_place => self.install_vectors(v, saved, warnings).await?,
-                _ => false,
-            };
-            if !reused {
-                // Every document a file's: nothing is put in place, and the
-                // files are read and embedded again, as at a first start.
-                // (Without a keyword index no text is kept to embed from.)
-                // Else `embed_unwritten` embeds them again from the index.
-                let checked = blocking(move || {
-                    let all = super::persist::all_from_files(&index, &files);
-                    (index, files, all)
-                });
-                let all;
-                (index, files, all) = checked.await?;
-                if self.keyword.is_none() || all {
-                    return Ok(());
-                }
+        let vectors = vectors.filter(|_| same_place);
+        let Some((index, files)) = self.unless_read_again(index, files, vectors, warnings).await? else {
+            return Ok(());
+        };
+        let documents = self.put_in_place(index, files).await?;
+        // What decoding a large index left free goes back to the system, off
+        // init()'s way (it waits for every core's pool thread). A small one
+        // leaves little, and giving back every free page would make the next
+        // attach of a pool of tenants take its memory zeroed from the kernel.
+        if documents >= RELEASE_AFTER_DOCUMENTS {
+            drop(tokio::task::spawn_blocking(self.release_memory));
+        }
+        Ok(())
+    }
+
+    /// Writes made before this first init() (documents or removals) go
+    /// into the loaded index, whose postings must then be here: waits for
+    /// them (on failure nothing is loaded: no save replaces the snapshot
+    /// with what this workspace holds; the next init() attaches again).
+    async fn postings_for_earlier_writes(self: &Arc<Self>, snapshot: &Snapshot) -> Result<()> {
+        if !snapshot.index.postings_pending() {
+            return Ok(());
+        }
+        // Read off this thread: the walk beside the load may hold the index.
+        let written = self.read_index(|current| !current.is_empty() || current.tombstones_after(0).next().is_some());
+        if written.await? {
+            if let Some(remote) = self.remote() {
+                remote.postings_ready().await?;
             }
         }
+        Ok(())
+    }
+
+    /// The saved vectors put in place (`saved`: those of this place, if
+    /// any), and the index and file table handed back to be put in place,
+    /// unless every document is a file's (or there is no keyword index,
+    /// which keeps the texts): then `None`, and the files are read and
+    /// embedded again, as at a first start. Else where the vectors were
+    /// not reused, `embed_unwritten` embeds the index's texts again.
+    async fn unless_read_again(
+        self: &Arc<Self>,
+        index: Bm25Index,
+        files: FileTable,
+        saved: Option<VectorState>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<(Bm25Index, FileTable)>> {
+        let Some(v) = &self.vectors else { return Ok(Some((index, files))) };
+        // Saved for another vector index or store (or none): nothing of it is
+        // this store's; the ledger keeps only what was written before this init().
+        let reused = match saved {
+            Some(saved) => self.install_vectors(v, saved, warnings).await?,
+            None => false,
+        };
+        if reused {
+            return Ok(Some((index, files)));
+        }
+        let checked = blocking(move || {
+            let all = super::persist::all_from_files(&index, &files);
+            (index, files, all)
+        });
+        let (index, files, all) = checked.await?;
+        Ok((self.keyword.is_some() && !all).then_some((index, files)))
+    }
+
+    /// Swaps the loaded index (with the writes made before this first
+    /// init() on top) and file table in; answers how many documents.
+    async fn put_in_place(self: &Arc<Self>, index: Bm25Index, files: FileTable) -> Result<usize> {
         let me = self.clone();
-        let documents = blocking(move || {
+        blocking(move || {
             let mut documents = 0;
             if me.keyword.is_some() {
                 // (Asked only where files are read: the file table is decoded
@@ -257,7 +296,6 @@ impl Engine {
                     // index be built again from the files without them.
                     p.loaded_api_docs.store(true, std::sync::atomic::Ordering::SeqCst);
                 }
-                // Writes made before this first init() land on top of what was saved.
                 let mut index = index;
                 let mut current = me.index.write();
                 documents = index.len().max(current.len());
@@ -271,15 +309,7 @@ impl Engine {
             }
             documents
         })
-        .await?;
-        // What decoding a large index left free goes back to the system, off
-        // init()'s way (it waits for every core's pool thread). A small one
-        // leaves little, and giving back every free page would make the next
-        // attach of a pool of tenants take its memory zeroed from the kernel.
-        if documents >= RELEASE_AFTER_DOCUMENTS {
-            drop(tokio::task::spawn_blocking(self.release_memory));
-        }
-        Ok(())
+        .await
     }
 
     /// A full build of `found`, whose files are recorded for next time.

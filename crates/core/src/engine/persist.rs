@@ -356,33 +356,11 @@ impl Engine {
         };
         let mut doubted = intents.ids.clone();
         doubted.extend(intents.sources.iter().cloned());
-        // `index()` documents in doubt that the ledger no longer knows (an
-        // earlier recovery deleted their vectors, then failed to write them
-        // again): written again below all the same.
-        let wanted = doubted.clone();
-        let given: Vec<String> = self
-            .read_index(move |index| {
-                let given = |id: &&String| index.get(id).is_some_and(|d| d.source_file().is_none());
-                wanted.iter().filter(given).cloned().collect()
-            })
-            .await
-            .unwrap_or_default();
-        // Whole sources are in doubt: every id the ledger knows for them goes.
-        let (sources, by_hand) = {
-            // Lock order (docs/architecture.md): the file state, then the ledger.
-            let state = self.persisted().state.lock();
-            let ledger = v.ledger.lock();
-            let sources = ledger.sources_with(&doubted);
-            let mut by_hand: Vec<String> =
-                sources.iter().filter(|s| state.files.get(s).is_none()).chain(&given).cloned().collect();
-            by_hand.sort();
-            by_hand.dedup();
-            (sources, by_hand)
-        };
+        let (sources, by_hand) = self.sources_in_doubt(v, &doubted).await;
         // Without a keyword index nothing could write an `index()` document
         // again: those are left in the store as they are.
-        let undoable: Vec<&String> =
-            sources.iter().filter(|s| self.keyword.is_some() || !by_hand.contains(s)).collect();
+        let undoable: Vec<String> =
+            sources.into_iter().filter(|s| self.keyword.is_some() || !by_hand.contains(s)).collect();
         let mut ids: Vec<String> =
             doubted.iter().filter(|id| self.keyword.is_some() || !by_hand.contains(id)).cloned().collect();
         for s in &undoable {
@@ -390,16 +368,8 @@ impl Engine {
         }
         ids.sort();
         ids.dedup();
-        let deleted = async {
-            v.store.delete_ids(&v.index_name, &ids).await?;
-            for source in intents.sources.iter().chain(undoable.iter().copied()) {
-                if !v.store.is_local() {
-                    v.store.delete_source(&v.index_name, source).await?;
-                }
-            }
-            Ok::<_, Error>(())
-        };
-        if let Err(e) = deleted.await {
+        let sources_to_delete: Vec<&String> = intents.sources.iter().chain(&undoable).collect();
+        if let Err(e) = Self::delete_in_doubt(v, &ids, &sources_to_delete).await {
             // The log stays held: no save trims it, the next start tries again.
             return warnings
                 .push(format!("persist: vectors written before a crash could not be removed ({})", e.reason));
@@ -424,6 +394,45 @@ impl Engine {
         }
         log.release_left();
         hold.answered();
+    }
+
+    /// Of the ids a crash left in doubt: the sources the ledger knows among
+    /// them (whole sources are in doubt: every id of theirs goes), and the
+    /// documents among those and the ids that came from `index()`, not from
+    /// files (sorted), which only the index can write again.
+    async fn sources_in_doubt(self: &Arc<Self>, v: &VectorSide, doubted: &[String]) -> (Vec<String>, Vec<String>) {
+        // `index()` documents in doubt that the ledger no longer knows (an
+        // earlier recovery deleted their vectors, then failed to write them
+        // again): written again all the same.
+        let wanted = doubted.to_vec();
+        let given: Vec<String> = self
+            .read_index(move |index| {
+                let given = |id: &&String| index.get(id).is_some_and(|d| d.source_file().is_none());
+                wanted.iter().filter(given).cloned().collect()
+            })
+            .await
+            .unwrap_or_default();
+        // Lock order (docs/architecture.md): the file state, then the ledger.
+        let state = self.persisted().state.lock();
+        let ledger = v.ledger.lock();
+        let sources = ledger.sources_with(doubted);
+        let mut by_hand: Vec<String> =
+            sources.iter().filter(|s| state.files.get(s).is_none()).chain(&given).cloned().collect();
+        by_hand.sort();
+        by_hand.dedup();
+        (sources, by_hand)
+    }
+
+    /// Deletes from the store the ids, and (from a store that is not the
+    /// embedded one) every row of the sources, a crash left in doubt.
+    async fn delete_in_doubt(v: &VectorSide, ids: &[String], sources: &[&String]) -> Result<()> {
+        v.store.delete_ids(&v.index_name, ids).await?;
+        if !v.store.is_local() {
+            for source in sources {
+                v.store.delete_source(&v.index_name, source).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Which embedder this process has: `embedderId`, or the canary's
@@ -630,8 +639,23 @@ impl Engine {
         let _one = p.saving.lock().await;
         let changes = p.changes.load(Ordering::SeqCst);
         {
-            let state = p.state.lock();
-            if !state.loaded || (!force && state.saved_changes == changes) {
+            let mut state = p.state.lock();
+            if !state.loaded {
+                // Writes made after an attach failed are not saved: `save()`
+                // and `destroy()` say so (they resolved as if saved).
+                let why = remote.unattached().filter(|_| state.saved_changes != changes);
+                return match why {
+                    Some(why) => {
+                        let e = Error::store(format!(
+                            "{why}: writes made since are not saved (the tenant is not attached: init() again once the store answers, and write them again there)"
+                        ));
+                        state.save_error = Some(e.reason.clone());
+                        Err(e)
+                    }
+                    None => Ok(false),
+                };
+            }
+            if !force && state.saved_changes == changes {
                 return Ok(false);
             }
             // An index dropped to be built again is not saved over the

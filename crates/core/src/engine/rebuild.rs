@@ -9,9 +9,10 @@ use super::write::analyze_js;
 use super::Outcome;
 use super::{blocking, Engine, Keyword, VectorSide};
 use crate::index::gate::Ticket;
-use crate::index::NewDocument;
+use crate::index::{Bm25Index, NewDocument};
 use crate::ingest::scan::{self, FoundFile, ScanOptions};
 use crate::ingest::{self, Failed, FileOutcome, Report};
+use crate::persist::FileTable;
 use crate::vectors::plan;
 use futures::stream::{self, StreamExt};
 use rustc_hash::FxHashMap;
@@ -107,24 +108,33 @@ impl Engine {
         })
         .await?;
         *report = taken;
-        let me = self.clone();
+        self.clone().swap_in_rebuilt(rebuilt, seq, table).await?;
+        if total > 0 {
+            self.emit_final("index", total).await;
+        }
+        Ok(embedded)
+    }
+
+    /// Puts a rebuilt index (with the writes made since `seq` carried
+    /// over) and its file table in place, unless `destroy()` came first.
+    async fn swap_in_rebuilt(self: Arc<Self>, rebuilt: Bm25Index, seq: u64, table: Option<FileTable>) -> Result<()> {
         // Carrying over takes the write lock: off the JavaScript thread.
         // Lock order: the index, then the file state (as saves take them).
         blocking(move || {
-            me.remember_stats();
-            let mut index = me.index.write();
+            self.remember_stats();
+            let mut index = self.index.write();
             // A build that outlived `destroy()` (it is not cut short inside
             // the blocking pool) leaves the workspace as destroy left it
             // (asked under the lock destroy empties the index under).
-            if me.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
-                return Err(me.not_ready());
+            if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(self.not_ready());
             }
-            if me.keyword.is_some() {
+            if self.keyword.is_some() {
                 let mut rebuilt = rebuilt;
                 rebuilt.carry_over(&index, seq);
                 *index = rebuilt;
             }
-            if let (Some(p), Some(table)) = (&me.persist, table) {
+            if let (Some(p), Some(table)) = (&self.persist, table) {
                 p.state.lock().files = table;
                 // Built from the files: what was loaded is replaced (writes
                 // carried over are counted by `api_writes`).
@@ -135,11 +145,7 @@ impl Engine {
             }
             Ok(())
         })
-        .await??;
-        if total > 0 {
-            self.emit_final("index", total).await;
-        }
-        Ok(embedded)
+        .await?
     }
 
     /// Resolves `paths` to the files to index (only those at or below

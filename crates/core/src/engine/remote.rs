@@ -55,6 +55,10 @@ pub struct RemoteSnapshots {
     emptied: AtomicBool,
     /// The `cacheDir` file the attached snapshot was loaded from, if it was.
     from_cache: Mutex<Option<std::path::PathBuf>>,
+    /// A text of the cached copy attached failed its check: every search
+    /// fails, typed, until the next attach (the document it left out
+    /// might be any search's).
+    cache_damaged: AtomicBool,
     /// The last attach failed (the store's error): searches fail with it
     /// until one succeeds.
     unattached: Mutex<Option<String>>,
@@ -198,6 +202,42 @@ async fn fetch_part_by_runs(
     let fill = Arc::try_unwrap(fill)
         .map_err(|_| Error::from_reason("workspace-search internal error: a part still filling"))?;
     Ok(blocking(move || fill.finish()).await?.map(|b| (b, false)))
+}
+
+/// What a search, or a save, of a workspace whose cached copy was found
+/// damaged fails with.
+fn cache_damaged() -> Error {
+    Error::store(
+        "persist.store: a text in the local cache's copy of this snapshot is damaged; the copy is removed, and the next attach (init() on a new Workspace) fetches the snapshot from the store",
+    )
+}
+
+/// Decodes a fetched index part (`hashed`: read whole and checked against
+/// its content hash), its texts `len` bytes in `texts`, its postings apart
+/// at `postings` when they are.
+fn decode_head(
+    head: &Arc<Backing>,
+    hashed: bool,
+    texts: Arc<StoredFile>,
+    len: u64,
+    postings: Option<(usize, usize)>,
+) -> std::result::Result<Snapshot, SnapshotError> {
+    // Read whole, it is not summed again: `unpack` checked the stored bytes
+    // against the part's content hash, and they unpack to these bytes only.
+    // Read by runs, each frame was checked on its own: the snapshot's own
+    // sum is checked beside the decoding, unless the postings it covers are
+    // apart (they are not here).
+    let framed = disk::frame_apart(head.bytes(), len, postings.map_or(0, |(_, n)| n as u64))?;
+    let decode = || Snapshot::decode_apart(framed.payload, head.clone(), texts, len, postings);
+    let mut snapshot = if hashed || postings.is_some() {
+        decode()?
+    } else {
+        let (checked, decoded) = rayon::join(|| framed.verify(), decode);
+        checked?;
+        decoded?
+    };
+    snapshot.restore_graph();
+    Ok(snapshot)
 }
 
 /// One run of a part's frames by range, unpacked into `fill`
@@ -470,6 +510,7 @@ impl RemoteSnapshots {
             repairing: AtomicBool::new(false),
             emptied: AtomicBool::new(false),
             from_cache: Mutex::new(None),
+            cache_damaged: AtomicBool::new(false),
             unattached: Mutex::new(None),
         }
     }
@@ -477,6 +518,11 @@ impl RemoteSnapshots {
     /// Notes that an attach failed (`Some(why)`) or succeeded (`None`).
     pub fn set_unattached(&self, why: Option<String>) {
         *self.unattached.lock() = why;
+    }
+
+    /// Why the last attach failed, while nothing is attached.
+    pub fn unattached(&self) -> Option<String> {
+        self.unattached.lock().clone()
     }
 
     /// Notes that the index was dropped for its unreadable postings
@@ -502,9 +548,8 @@ impl RemoteSnapshots {
     pub fn damaged_cached_text(&self) -> Option<Error> {
         let path = self.from_cache.lock().clone()?;
         let _ = std::fs::remove_file(&path);
-        Some(Error::store(
-            "persist.store: a text in the local cache's copy of this snapshot is damaged; the copy is removed, and the next attach (init() on a new Workspace) fetches the snapshot from the store",
-        ))
+        self.cache_damaged.store(true, Ordering::Release);
+        Some(cache_damaged())
     }
 
     /// With a `cacheKey`: the manifest last noted there read, and the load
@@ -602,12 +647,39 @@ impl RemoteSnapshots {
             let why = format!("the texts part {} holding the index's postings is not whole", manifest.texts.key);
             return Ok(Err(SnapshotError::Corrupt(why)));
         }
+        let fetch = self.texts_fetch(&manifest);
+        *self.texts.lock() = Some(fetch.clone());
+        let settled = HeadSettled(fetch.clone());
+        let (head, hashed) = match fetch_part_by_runs(&*self.store, self.timeout, &manifest.index, &self.ranged).await?
+        {
+            Ok(head) => head,
+            Err(e) => return Ok(Err(e)),
+        };
+        let (texts, len) = (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size);
+        let postings = manifest.postings.map(|(at, len)| (at as usize - disk::HEADER, len as usize));
+        let decoded = blocking(move || {
+            let snapshot = decode_head(&head, hashed, texts, len, postings)?;
+            Ok((snapshot, head))
+        })
+        .await?;
+        drop(settled);
+        match decoded {
+            Ok((snapshot, head)) => {
+                fetch.head_decoded(head, self.cache.clone()).await;
+                Ok(Ok(Some(snapshot)))
+            }
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    /// The fetch of the manifest's texts part, started now where it is
+    /// fetched whole at once. A large part without a cache to fill is
+    /// fetched whole only once a search read some of it by range, or
+    /// something needs it whole (a save, a read no range served): an
+    /// attached tenant that is never searched costs no texts.
+    fn texts_fetch(&self, manifest: &Manifest) -> Arc<TextsFetch> {
         let by_range = manifest.texts.frames.len() >= RANGE_MIN_FRAMES;
         let apart = TextsApart::new(self.timeout, if by_range { FRAME as u64 } else { 0 });
-        // A large part without a cache to fill is fetched whole only once a
-        // search read some of it by range, or something needs it whole (a
-        // save, a read no range served): an attached tenant that is never
-        // searched costs no texts.
         let whole_now = !by_range || self.cache.is_some();
         let (tx, _) = tokio::sync::watch::channel(if whole_now { Outcome::Running } else { Outcome::Idle });
         let (head_settled, _) = tokio::sync::watch::channel(false);
@@ -632,41 +704,7 @@ impl RemoteSnapshots {
                 }
             }));
         }
-        *self.texts.lock() = Some(fetch.clone());
-        let settled = HeadSettled(fetch.clone());
-        let (head, hashed) = match fetch_part_by_runs(&*self.store, self.timeout, &manifest.index, &self.ranged).await?
-        {
-            Ok(head) => head,
-            Err(e) => return Ok(Err(e)),
-        };
-        let (texts, len) = (StoredFile::apart(fetch.apart.clone()), manifest.texts.raw_size);
-        let postings = manifest.postings.map(|(at, len)| (at as usize - disk::HEADER, len as usize));
-        let decoded = blocking(move || {
-            // Read whole, it is not summed again: `unpack` checked the stored
-            // bytes against the part's content hash, and they unpack to these
-            // bytes only. Read by runs, each frame was checked on its own:
-            // the snapshot's own sum is checked beside the decoding, unless
-            // the postings it covers are apart (they are not here).
-            let framed = disk::frame_apart(head.bytes(), len, postings.map_or(0, |(_, n)| n as u64))?;
-            let decode = || Snapshot::decode_apart(framed.payload, head.clone(), texts, len, postings);
-            let snapshot = if hashed || postings.is_some() {
-                decode()?
-            } else {
-                let (checked, decoded) = rayon::join(|| framed.verify(), decode);
-                checked?;
-                decoded?
-            };
-            Ok((snapshot, head.clone()))
-        })
-        .await?;
-        drop(settled);
-        match decoded {
-            Ok((snapshot, head)) => {
-                fetch.head_decoded(head, self.cache.clone()).await;
-                Ok(Ok(Some(snapshot)))
-            }
-            Err(e) => Ok(Err(e)),
-        }
+        fetch
     }
 
     /// Writes a part (unless one is there: it holds these very bytes).
@@ -996,7 +1034,11 @@ impl Engine {
     /// Whether the index was dropped for postings the store holds broken
     /// and is not built again yet (searches fail, typed, meanwhile).
     pub(super) fn index_emptied(&self) -> bool {
-        self.remote().is_some_and(|r| r.emptied.load(Ordering::Acquire) || r.unattached.lock().is_some())
+        self.remote().is_some_and(|r| {
+            r.emptied.load(Ordering::Acquire)
+                || r.unattached.lock().is_some()
+                || r.cache_damaged.load(Ordering::Acquire)
+        })
     }
 
     /// `index_emptied` as a search's error. Asked under the index's read
@@ -1010,6 +1052,9 @@ impl Engine {
             return Err(Error::store(format!(
                 "{why} (the tenant is not attached: init() again once the store answers; until then searches fail rather than answer from an empty index)"
             )));
+        }
+        if self.remote().is_some_and(|r| r.cache_damaged.load(Ordering::Acquire)) {
+            return Err(cache_damaged());
         }
         Err(Error::store(
             "persist.store: the index's postings in the store are not whole; the index was dropped to be built again from the files and is not built yet (if that rebuild failed, rebuildSearchIndex() tries again)",

@@ -164,15 +164,28 @@ impl VectorSide {
             }
         }
         let failed_groups = self.spread(&mut out, groups);
-        // A source's texts sent again on their own is a new question only
-        // where its groups held other texts too, and only of an embedder
-        // that answers.
+        let retries = self.settle(&mut out, failed_groups, on_failure);
+        self.retry(&mut out, sources, retries).await;
+        out
+    }
+
+    /// Records each source's outcome: checked where its groups answered,
+    /// failed where one failed; answers the failures worth sending again.
+    /// A source's texts sent again on their own is a new question only
+    /// where its groups held other texts too, and only of an embedder that
+    /// answers.
+    fn settle(
+        &self,
+        out: &mut Embedded,
+        failed_groups: Vec<Option<GroupFailure>>,
+        on_failure: OnGroupFailure,
+    ) -> Vec<(usize, GroupFailure)> {
         let worth_retrying =
             |reason: &str| on_failure.retries() && self.embedder.group_size() > 1 && !Embedder::timed_out(reason);
         let mut retries = Vec::new();
         for (source, group) in failed_groups.into_iter().enumerate() {
             match group {
-                None => self.check_source(&mut out, source),
+                None => self.check_source(out, source),
                 Some(failure) if worth_retrying(&failure.reason) => retries.push((source, failure)),
                 Some(GroupFailure { reason, error, .. }) => {
                     out.failed.insert(source, reason);
@@ -182,8 +195,7 @@ impl VectorSide {
                 }
             }
         }
-        self.retry(&mut out, sources, retries).await;
-        out
+        retries
     }
 
     /// Puts each group's vectors in place; per source, its first failed

@@ -130,33 +130,8 @@ impl Engine {
         }
         let docs = self.analyze_docs(docs).await?;
         let Some(v) = &self.vectors else {
-            self.turn_to_change(&ticket).await?;
             let report = Report { indexed: docs.len(), ..Default::default() };
-            if docs.len() == 1 {
-                // One document: an upsert, no bulk build.
-                let (doc, seq, me, committed) =
-                    (docs.into_iter().next().expect("one"), ticket.seq(), self.clone(), ticket.committed());
-                self.write_index(move |index| me.unless_destroyed(&committed, || index.upsert(doc, seq))).await??;
-                self.save_soon();
-                return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
-            }
-            let large = docs.len() >= 10_000;
-            let (me, seq, committed) = (self.clone(), ticket.seq(), ticket.committed());
-            // The build holds the write lock: off the JavaScript thread.
-            blocking(move || {
-                me.remember_stats();
-                let mut index = me.index.write();
-                me.unless_destroyed(&committed, || {
-                    super::test_pause("committed-bulk");
-                    index.add_bulk(docs, seq, &mut |_| {})
-                })?;
-                drop(index);
-                if large {
-                    (me.release_memory)();
-                }
-                Ok::<_, Error>(())
-            })
-            .await??;
+            self.clone().write_keyword_only(&ticket, docs).await?;
             self.save_soon();
             return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
         };
@@ -190,6 +165,34 @@ impl Engine {
         let mut report = Outcome::of(report, started);
         report.embedded = embedded;
         Ok(ManyOutcome { report, error: first_error })
+    }
+
+    /// Writes analyzed documents to a workspace without vectors, in the
+    /// ticket's turn: one as an upsert, more as a bulk build.
+    async fn write_keyword_only(self: Arc<Self>, ticket: &Ticket, docs: Vec<NewDocument>) -> Result<()> {
+        self.turn_to_change(ticket).await?;
+        let (me, seq, committed) = (self.clone(), ticket.seq(), ticket.committed());
+        if docs.len() == 1 {
+            let doc = docs.into_iter().next().expect("one");
+            self.write_index(move |index| me.unless_destroyed(&committed, || index.upsert(doc, seq))).await??;
+            return Ok(());
+        }
+        let large = docs.len() >= 10_000;
+        // The build holds the write lock: off the JavaScript thread.
+        blocking(move || {
+            me.remember_stats();
+            let mut index = me.index.write();
+            me.unless_destroyed(&committed, || {
+                super::test_pause("committed-bulk");
+                index.add_bulk(docs, seq, &mut |_| {})
+            })?;
+            drop(index);
+            if large {
+                (me.release_memory)();
+            }
+            Ok::<_, Error>(())
+        })
+        .await?
     }
 
     /// Writes `indexMany`'s documents unit by unit, each to the store, then

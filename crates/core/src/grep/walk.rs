@@ -253,9 +253,14 @@ impl Walker<'_> {
     }
 
     pub(super) fn entry(&self, rel: &str, e: &std::fs::DirEntry) -> Option<Entry> {
-        // Mastra's paths are JavaScript strings: a name that is not UTF-8
-        // cannot be one, and is left out.
-        let name = e.file_name().into_string().ok()?;
+        // Mastra's paths are JavaScript strings: Node reads a name that is
+        // not UTF-8 with U+FFFD in it, and then cannot read the file (or
+        // folder) of that name: a read error, as here (the folder is read
+        // by that name and fails; the file gets no stamp).
+        let (name, utf8) = match e.file_name().into_string() {
+            Ok(name) => (name, true),
+            Err(raw) => (raw.to_string_lossy().into_owned(), false),
+        };
         if name == ".git" || (!self.rules.include_hidden && name.starts_with('.')) {
             return None;
         }
@@ -281,6 +286,7 @@ impl Walker<'_> {
         }
         let stamp = match std::fs::metadata(e.path()) {
             Ok(m) if !m.is_file() => return None,
+            Ok(_) if !utf8 => None,
             // A link that leads outside the base is not read (Mastra's
             // contained filesystem refuses it: a read error).
             Ok(_) if kind.is_symlink() && !self.inside(&e.path()) => None,

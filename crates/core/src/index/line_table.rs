@@ -137,16 +137,31 @@ fn table_layout(bytes: &[u8]) -> TableLayout<'_> {
         return layout;
     }
     let mut pos = 0;
-    layout.entries = get_varint(bytes, &mut pos) as usize;
+    let entries = get_varint(bytes, &mut pos) as usize;
     let terms_len = get_varint(bytes, &mut pos) as usize;
-    layout.skips = get_varint(bytes, &mut pos) as usize;
-    layout.first_width = get_varint(bytes, &mut pos);
-    layout.span_width = get_varint(bytes, &mut pos);
+    let skips = get_varint(bytes, &mut pos) as usize;
+    let first_width = get_varint(bytes, &mut pos);
+    let span_width = get_varint(bytes, &mut pos);
+    // Sizes that do not fit the bytes (a snapshot forged with a right
+    // checksum): an empty table, never a slice out of bounds.
+    let at = |width: usize, n: usize, from: usize| n.checked_mul(width)?.div_ceil(8).checked_add(from);
+    let Some((terms_at, firsts_at)) = skips.checked_mul(8).and_then(|s| {
+        let terms_at = pos.checked_add(s)?;
+        Some((terms_at, terms_at.checked_add(terms_len)?))
+    }) else {
+        return layout;
+    };
+    let flags_at = at(first_width as usize, entries, firsts_at);
+    let spans_at = flags_at.and_then(|f| at(1, entries, f));
+    let (Some(flags_at), Some(spans_at)) = (flags_at, spans_at.filter(|&s| s <= bytes.len())) else {
+        return layout;
+    };
+    layout.entries = entries;
+    layout.skips = skips;
+    layout.first_width = first_width;
+    layout.span_width = span_width;
     layout.skips_at = pos;
-    layout.terms_at = pos + layout.skips * 8;
-    let firsts_at = layout.terms_at + terms_len;
-    let flags_at = firsts_at + (layout.entries * layout.first_width as usize).div_ceil(8);
-    let spans_at = flags_at + layout.entries.div_ceil(8);
+    layout.terms_at = terms_at;
     layout.firsts = &bytes[firsts_at..flags_at];
     layout.flags = &bytes[flags_at..spans_at];
     layout.spans = &bytes[spans_at..];

@@ -6,7 +6,7 @@ use super::chunk::{chunk_id, chunk_lines, needs_chunking};
 use super::scan::FoundFile;
 use super::{ChunkOptions, FileOutcome, SkipReason};
 use crate::analysis::tokenizer::Tokenizer;
-use crate::analysis::{definitions, Analyzed, ThreadAnalyzers};
+use crate::analysis::{definitions, Analyzed, Analyzer, ThreadAnalyzers};
 use crate::index::NewDocument;
 use crate::text::arena::{Taken, TextArena, ThreadArenas, ARENA_AT_FILES};
 use crate::text::SharedText;
@@ -189,15 +189,7 @@ pub fn ingest(
     let analyzers = tokenizer.map(ThreadAnalyzers::new);
     let arenas = (total >= ARENA_AT_FILES).then(|| ThreadArenas::new(TextArena::default));
     let read_one = |f: &FoundFile, arena: Option<&mut TextArena>| -> FileOutcome {
-        let out = match read_text(f, max_file_size, arena) {
-            Ok(Contents::Skip(reason)) => FileOutcome::Skipped { id: f.id.clone(), reason },
-            Ok(Contents::Text(text)) => {
-                let hash = super::content_hash(&text);
-                let (docs, chunked) = documents_of(&f.id, text, chunking);
-                FileOutcome::Documents { id: f.id.clone(), docs, chunked, hash }
-            }
-            Err(e) => FileOutcome::Failed { id: f.id.clone(), error: e.to_string() },
-        };
+        let out = read_outcome(f, chunking, max_file_size, arena);
         on_read(done.fetch_add(1, Ordering::Relaxed) + 1, total, &f.id);
         out
     };
@@ -208,32 +200,7 @@ pub fn ingest(
                 Some(arenas) => arenas.with(|arena| chunk.iter().map(|f| read_one(f, Some(&mut *arena))).collect()).1,
                 None => chunk.iter().map(|f| read_one(f, None)).collect(),
             };
-            let slot = match &analyzers {
-                Some(a) => {
-                    a.with(|a| {
-                        let mut path = Vec::new();
-                        for o in out.iter_mut() {
-                            if let FileOutcome::Documents { docs, id, .. } = o {
-                                // The file's path is a field of each of its documents,
-                                // and the names a document defines another.
-                                a.field_terms(id, &mut path);
-                                let lang = definitions::lang_of(id);
-                                for d in docs.iter_mut() {
-                                    let (terms, len) = a.analyze_with_fields(
-                                        &d.content,
-                                        (&path, PATH_WEIGHT),
-                                        (lang, DEFINITION_WEIGHT),
-                                    );
-                                    d.analyzed.terms = terms;
-                                    d.analyzed.len = len;
-                                }
-                            }
-                        }
-                    })
-                    .0
-                }
-                None => 0,
-            };
+            let slot = analyzers.as_ref().map_or(0, |a| a.with(|a| analyze_outcomes(a, &mut out)).0);
             (slot, out)
         })
         .collect();
@@ -242,17 +209,57 @@ pub fn ingest(
         .into_iter()
         .flat_map(|(slot, mut out)| {
             if let Some(vocabs) = &vocabs {
-                for o in out.iter_mut() {
-                    if let FileOutcome::Documents { docs, .. } = o {
-                        for d in docs.iter_mut() {
-                            d.analyzed.vocab = vocabs[slot].clone();
-                        }
-                    }
+                for d in documents_mut(&mut out) {
+                    d.analyzed.vocab = vocabs[slot].clone();
                 }
             }
             out
         })
         .collect()
+}
+
+/// One file read and chunked: its documents, or why it is skipped or failed.
+fn read_outcome(
+    f: &FoundFile,
+    chunking: ChunkOptions,
+    max_file_size: u64,
+    arena: Option<&mut TextArena>,
+) -> FileOutcome {
+    match read_text(f, max_file_size, arena) {
+        Ok(Contents::Skip(reason)) => FileOutcome::Skipped { id: f.id.clone(), reason },
+        Ok(Contents::Text(text)) => {
+            let hash = super::content_hash(&text);
+            let (docs, chunked) = documents_of(&f.id, text, chunking);
+            FileOutcome::Documents { id: f.id.clone(), docs, chunked, hash }
+        }
+        Err(e) => FileOutcome::Failed { id: f.id.clone(), error: e.to_string() },
+    }
+}
+
+/// Tokenizes the documents of `out` with one thread's analyzer. The
+/// file's path is a field of each of its documents, and the names a
+/// document defines another.
+fn analyze_outcomes(a: &mut Analyzer<'_>, out: &mut [FileOutcome]) {
+    let mut path = Vec::new();
+    for o in out.iter_mut() {
+        if let FileOutcome::Documents { docs, id, .. } = o {
+            a.field_terms(id, &mut path);
+            let lang = definitions::lang_of(id);
+            for d in docs.iter_mut() {
+                let (terms, len) = a.analyze_with_fields(&d.content, (&path, PATH_WEIGHT), (lang, DEFINITION_WEIGHT));
+                d.analyzed.terms = terms;
+                d.analyzed.len = len;
+            }
+        }
+    }
+}
+
+/// Every document of the files read in `out`.
+fn documents_mut(out: &mut [FileOutcome]) -> impl Iterator<Item = &mut NewDocument> {
+    out.iter_mut().flat_map(|o| match o {
+        FileOutcome::Documents { docs, .. } => docs.as_mut_slice(),
+        _ => &mut [],
+    })
 }
 
 #[cfg(test)]

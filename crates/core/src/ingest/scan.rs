@@ -301,6 +301,12 @@ pub fn resolve_base(cwd: &Path, base: &str) -> PathBuf {
     lexical(&cwd.join(base), Root::Keep).unwrap_or_default()
 }
 
+/// `base` resolved against the working directory of this moment (see
+/// `resolve_base`); fails only where that directory cannot be read.
+pub fn resolve_from_cwd(base: &str) -> std::io::Result<PathBuf> {
+    Ok(resolve_base(&std::env::current_dir()?, base))
+}
+
 /// What `lexical` does with a root (`/`, a drive prefix).
 #[derive(Clone, Copy, PartialEq)]
 enum Root {
@@ -633,12 +639,53 @@ impl Scanner<'_> {
 
     /// Files and directories below `rel` (flagged `true` for directories).
     fn walk_entries(&mut self, rel: &Path, id_root: &str) -> Vec<(FoundFile, bool)> {
+        // The walk's root is not filtered: the folders on the way to it are
+        // looked at here, as a walk from basePath would have.
+        if self.pruned_on_the_way(rel) {
+            return Vec::new();
+        }
+        let target = self.base.join(rel);
+        let mut out = Vec::new();
+        let mut deep_reported = HashSet::new();
+        for item in self.walker(rel, &target).build() {
+            let e = match item {
+                Ok(e) => e,
+                Err(err) => {
+                    self.skip_walk_error(&err, rel);
+                    continue;
+                }
+            };
+            let p = e.path();
+            let Some(rel_to_target) = below(p, &target) else { continue };
+            let Some(rel_str) = rel_to_target.to_str() else {
+                // Ids are strings: such a name would collide with others.
+                self.skip(join_id(id_root, &rel_to_target.to_string_lossy()), SkipReason::NonUtf8Name);
+                continue;
+            };
+            let depth = rel_str.bytes().filter(|&b| is_separator(b)).count() + 1;
+            if depth > MAX_DEPTH {
+                let top = to_slash(&rel_to_target.iter().take(MAX_DEPTH).collect::<PathBuf>());
+                if deep_reported.insert(top.clone()) {
+                    self.skip(join_id(id_root, &top), SkipReason::TooDeep);
+                }
+                continue;
+            }
+            let id = join_id(id_root, &slashed(rel_str));
+            if let Some(found) = self.found_entry(&e, id) {
+                out.push(found);
+            }
+        }
+        out
+    }
+
+    /// The walker of the folder at `target` (`rel` below basePath), with
+    /// the rules of which entries it enters and yields.
+    fn walker(&self, rel: &Path, target: &Path) -> WalkBuilder {
         // From the entry's folder itself (a link there is followed: it was
         // checked to stay inside basePath), paths kept as the entry names
         // them. `.gitignore` rules of the folders above it still apply
         // (`GitignoreRules` reads them by path).
-        let target = self.base.join(rel);
-        let mut builder = WalkBuilder::new(&target);
+        let mut builder = WalkBuilder::new(target);
         builder
             .standard_filters(false)
             .hidden(false)
@@ -657,12 +704,7 @@ impl Scanner<'_> {
             // path, so comparing whole paths as bytes is that order without
             // taking each path apart for its name (as sorting by name does).
             .sort_by_file_path(|a, b| a.as_os_str().cmp(b.as_os_str()));
-        let target_f = target.clone();
-        // The walk's root is not filtered: the folders on the way to it are
-        // looked at here, as a walk from basePath would have.
-        if self.pruned_on_the_way(rel) {
-            return Vec::new();
-        }
+        let target = target.to_path_buf();
         let exclude = self.opts.exclude.clone();
         let exclude_here = self.exclude_through_link(&target, rel);
         let within = self.opts.within.clone();
@@ -672,63 +714,49 @@ impl Scanner<'_> {
             // Directories only (the name and path comparisons cost more than the type check).
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             let excluded = exclude.as_deref() == Some(p) || exclude_here.as_deref() == Some(p);
-            if is_dir && (e.file_name() == ".git" || excluded || !on_the_way(p, &target_f)) {
+            if is_dir && (e.file_name() == ".git" || excluded || !on_the_way(p, &target)) {
                 return false;
             }
-            on_the_way(p, &target_f)
+            on_the_way(p, &target)
                 && (within.is_empty() || within.iter().any(|w| on_the_way(p, w)))
                 && gitignore.as_ref().is_none_or(|g| !g.ignored(p, is_dir))
         });
-        let mut out = Vec::new();
-        let mut deep_reported = HashSet::new();
-        for item in builder.build() {
-            let e = match item {
-                Ok(e) => e,
-                Err(err) => {
-                    let path = match &err {
-                        // As ids are: relative to basePath.
-                        ignore::Error::WithPath { path, .. } => to_slash(path.strip_prefix(self.base).unwrap_or(path)),
-                        _ => to_slash(rel),
-                    };
-                    self.skip(path, SkipReason::Unreadable(err.to_string()));
-                    continue;
-                }
-            };
-            let p = e.path();
-            let Some(rel_to_target) = below(p, &target) else { continue };
-            let Some(rel_str) = rel_to_target.to_str() else {
-                // Ids are strings: such a name would collide with others.
-                self.skip(join_id(id_root, &rel_to_target.to_string_lossy()), SkipReason::NonUtf8Name);
-                continue;
-            };
-            let depth = rel_str.bytes().filter(|&b| is_separator(b)).count() + 1;
-            let id = join_id(id_root, &slashed(rel_str));
-            let ft = e.file_type();
-            if depth > MAX_DEPTH {
-                let top = to_slash(&rel_to_target.iter().take(MAX_DEPTH).collect::<PathBuf>());
-                if deep_reported.insert(top.clone()) {
-                    self.skip(join_id(id_root, &top), SkipReason::TooDeep);
-                }
-                continue;
-            }
-            match ft {
-                Some(t) if t.is_dir() => out.push((FoundFile::new(id, p.to_path_buf()), true)),
-                Some(t) if t.is_symlink() => match std::fs::metadata(p) {
+        builder
+    }
+
+    /// Reports an entry the walker could not read, by its id's form.
+    fn skip_walk_error(&mut self, err: &ignore::Error, rel: &Path) {
+        let path = match err {
+            // As ids are: relative to basePath.
+            ignore::Error::WithPath { path, .. } => to_slash(path.strip_prefix(self.base).unwrap_or(path)),
+            _ => to_slash(rel),
+        };
+        self.skip(path, SkipReason::Unreadable(err.to_string()));
+    }
+
+    /// What the walk keeps of one entry (flagged `true` for a directory):
+    /// a link is kept only when it leads to a file inside basePath, and
+    /// reported otherwise.
+    fn found_entry(&mut self, e: &ignore::DirEntry, id: String) -> Option<(FoundFile, bool)> {
+        let p = e.path();
+        match e.file_type()? {
+            t if t.is_dir() => Some((FoundFile::new(id, p.to_path_buf()), true)),
+            t if t.is_symlink() => {
+                match std::fs::metadata(p) {
                     Ok(m) if m.is_dir() => self.skip(id, SkipReason::LinkToDirectory),
                     Ok(_) => match self.inside(p) {
-                        Ok(true) => out.push((FoundFile { link: true, ..FoundFile::new(id, p.to_path_buf()) }, false)),
+                        Ok(true) => {
+                            return Some((FoundFile { link: true, ..FoundFile::new(id, p.to_path_buf()) }, false))
+                        }
                         Ok(false) => self.skip(id, SkipReason::LinkOutsideBase),
                         Err(err) => self.skip(id, SkipReason::Unreadable(err.to_string())),
                     },
                     Err(err) => self.skip(id, SkipReason::BrokenLink(err.to_string())),
-                },
-                Some(_) => {
-                    out.push((FoundFile { listed: listed_inode(&e), ..FoundFile::new(id, p.to_path_buf()) }, false))
                 }
-                None => {}
+                None
             }
+            _ => Some((FoundFile { listed: listed_inode(e), ..FoundFile::new(id, p.to_path_buf()) }, false)),
         }
-        out
     }
 
     /// A glob entry's folder to walk from (its static prefix, cut back to

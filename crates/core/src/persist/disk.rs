@@ -172,6 +172,19 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
+/// Refuses a file that has other names (hard links): written in place, a
+/// file named so in the persist directory would change a user's file
+/// elsewhere, which `O_NOFOLLOW` does not see.
+pub fn only_name(meta: &std::fs::Metadata, path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::nlink(meta) > 1 {
+        return Err(std::io::Error::other(format!("{} has other names (a hard link): not written", path.display())));
+    }
+    #[cfg(not(unix))]
+    let _ = (meta, path);
+    Ok(())
+}
+
 /// Maps a snapshot file read-only, not populated: the texts' pages are
 /// never touched (texts are read with positional reads when used); the
 /// rest is faulted in by the checksum.
@@ -549,6 +562,7 @@ pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
     if !meta.is_file() {
         return Err(std::io::Error::other(format!("{} is not a regular file", path.display())));
     }
+    only_name(&meta, &path)?;
     let mut held = String::new();
     std::io::Read::read_to_string(&mut std::io::Read::take(&mut file, 256), &mut held).ok();
     if meta.len() > 0 && !held.starts_with(LOCK_MARK) {

@@ -84,9 +84,11 @@ impl IntentLog {
     pub fn open(dir: &Path) -> std::io::Result<IntentLog> {
         let path = dir.join(INTENT_FILE);
         let mut file = open_options().open(&path)?;
-        if !file.metadata()?.is_file() {
+        let meta = file.metadata()?;
+        if !meta.is_file() {
             return Err(std::io::Error::other(format!("{} is not a regular file", path.display())));
         }
+        super::disk::only_name(&meta, &path)?;
         // A line torn by a crash is cut off, so that the next record starts a line of its own.
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;

@@ -326,16 +326,28 @@ impl Snapshot {
         checked?;
         let mut snapshot = decoded?;
         snapshot.texts = Some(file);
+        snapshot.restore_graph();
         Ok(snapshot)
     }
 
-    /// Decodes a payload held in memory (its texts copied).
+    /// Decodes a payload held in memory (its texts copied), known good.
     pub fn decode(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
-        Snapshot::decode_from(Decoder::new(bytes))
+        let mut snapshot = Snapshot::decode_from(Decoder::new(bytes))?;
+        snapshot.restore_graph();
+        Ok(snapshot)
+    }
+
+    /// Hands the embedded store's saved graph, if any, to usearch: only
+    /// once the bytes are known good (`VectorIndex::restore_graph`).
+    pub fn restore_graph(&mut self) {
+        if let Some(local) = self.vectors.as_mut().and_then(|v| v.local.as_mut()) {
+            local.restore_graph();
+        }
     }
 
     /// Decodes a payload without its texts, which are the `len` bytes of
-    /// `texts` (a snapshot store's texts part: `engine::remote`); arrays
+    /// `texts` (a snapshot store's texts part: `engine::remote`), its graph
+    /// left for `restore_graph` once the bytes are known good; arrays
     /// viewed where they lie in `map`, which holds `head`.
     /// `postings`: where the index's postings lay in the payload and their
     /// length, when they lie apart too, as the first bytes of `texts`.

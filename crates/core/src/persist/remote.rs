@@ -141,8 +141,7 @@ impl PartRef {
     /// tables are not copied out, as from a mapped file), exactly `raw_size` long.
     pub fn unpack(&self, stored: &[u8]) -> Result<Arc<Backing>, SnapshotError> {
         self.check(stored)?;
-        let len = usize::try_from(self.raw_size).map_err(|_| SnapshotError::Corrupt("a part's size".into()))?;
-        let mut buffer = Buffer::zeroed(len.div_ceil(4));
+        let (len, mut buffer) = unpacked_buffer(self)?;
         let out = &mut cast::<u8>(buffer.words())[..len];
         let got = if self.zstd {
             unzstd(stored, out)?
@@ -185,13 +184,14 @@ pub struct PartFill {
 
 impl PartFill {
     pub fn new(part: PartRef) -> Result<PartFill, SnapshotError> {
-        let len = usize::try_from(part.raw_size).map_err(|_| SnapshotError::Corrupt("a part's size".into()))?;
-        let framed = part.zstd && !part.frames.is_empty() && part.frames.len() == len.div_ceil(FRAME);
+        let framed =
+            part.zstd && !part.frames.is_empty() && part.frames.len() as u64 == part.raw_size.div_ceil(FRAME as u64);
         if !framed {
             return Err(SnapshotError::Corrupt("the part's frames do not cover its size".into()));
         }
+        let (_, buffer) = unpacked_buffer(&part)?;
         let filled = vec![false; part.frames.len()];
-        Ok(PartFill { state: std::sync::Mutex::new((Buffer::zeroed(len.div_ceil(4)), filled)), part })
+        Ok(PartFill { state: std::sync::Mutex::new((buffer, filled)), part })
     }
 
     /// The stored bytes of the frames `run`, unpacked into their places.
@@ -408,8 +408,9 @@ fn part_of(s: &Value) -> Result<PartRef, SnapshotError> {
         Some(_) => return Err(corrupt("names a part of an unknown encoding")),
     };
     let raw_size = s["rawSize"].as_u64().unwrap_or(size);
-    // A part stored as it is unpacks to its own size.
-    if !zstd && raw_size != size {
+    // A part stored as it is unpacks to its own size; a packed one to no
+    // more than zstd can make of it.
+    if (!zstd && raw_size != size) || raw_size > size.max(1).saturating_mul(MAX_UNPACKED_PER_STORED) {
         return Err(corrupt("names a part whose sizes disagree"));
     }
     // Frames that do not make up the part (another writer's frame size):
@@ -422,6 +423,21 @@ fn part_of(s: &Value) -> Result<PartRef, SnapshotError> {
     Ok(PartRef { key: key.into(), size, hash: hash.into(), zstd, raw_size, frames: frames.unwrap_or_default() })
 }
 
+/// The most a stored byte may unpack to, as a manifest states it: zstd's
+/// densest frames (runs of one byte) come near 1:20,000. A manifest that
+/// claims more is not trusted with an allocation of that size.
+const MAX_UNPACKED_PER_STORED: u64 = 1 << 16;
+
+/// A zeroed buffer for `part` unpacked, and its length in bytes; a size
+/// that cannot be had (a damaged manifest's) is an error, never an abort.
+fn unpacked_buffer(part: &PartRef) -> Result<(usize, Buffer), SnapshotError> {
+    let too_large =
+        || SnapshotError::Corrupt(format!("a part's size ({} bytes unpacked) cannot be had", part.raw_size));
+    let len = usize::try_from(part.raw_size).map_err(|_| too_large())?;
+    let buffer = Buffer::try_zeroed(len.div_ceil(4)).ok_or_else(too_large)?;
+    Ok((len, buffer))
+}
+
 /// A list of frame sizes (`None`: absent, or not a list of sizes).
 fn frames_of_json(v: &Value) -> Option<Vec<u64>> {
     v.as_array()?.iter().map(Value::as_u64).collect()
@@ -430,6 +446,22 @@ fn frames_of_json(v: &Value) -> Option<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A manifest that claims an unpacked size no part can have is refused,
+    /// and a size that cannot be had is an error: it aborted the process
+    /// ("memory allocation of 4503599627370496 bytes failed").
+    #[test]
+    fn a_claimed_size_past_what_zstd_makes_is_refused_not_allocated() {
+        let (packed, stored) = PartRef::pack(&b"words and more words ".repeat(100));
+        for claimed in [1u64 << 36, 1 << 52, u64::MAX] {
+            let lying = PartRef { raw_size: claimed, ..packed.clone() };
+            let m = Manifest { index: lying.clone(), texts: PartRef::of(b""), postings: None };
+            assert!(Manifest::decode(&m.encode()).is_err(), "{claimed}");
+            assert!(lying.unpack(&stored).is_err(), "{claimed}");
+        }
+        assert!(unpacked_buffer(&PartRef { raw_size: 1 << 62, ..packed.clone() }).is_err());
+        assert!(PartFill::new(PartRef { raw_size: 1 << 62, frames: vec![1; 4], ..packed }).is_err());
+    }
 
     #[test]
     fn a_manifest_round_trips_and_a_part_checks_its_bytes() {

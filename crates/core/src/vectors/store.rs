@@ -151,6 +151,10 @@ pub struct VectorIndex {
     /// The vectors' codes, slot order, when `scan` quantizes.
     codes: Option<Codes>,
     graph: Option<GraphHandle>,
+    /// A saved graph's bytes, decoded but not yet handed to usearch, which
+    /// trusts its input (a damaged one can crash the process): restored
+    /// by `restore_graph` once the snapshot's checksum is known good.
+    saved_graph: Option<Vec<u8>>,
 }
 
 impl Clone for VectorIndex {
@@ -167,6 +171,7 @@ impl Clone for VectorIndex {
             scan: self.scan,
             codes: self.codes.clone(),
             graph: None,
+            saved_graph: None,
         };
         ix.refresh_graph();
         ix
@@ -225,6 +230,7 @@ impl VectorIndex {
             scan: ScanOptions::default(),
             codes: None,
             graph: None,
+            saved_graph: None,
         };
         ix.set_scan(scan);
         ix
@@ -737,13 +743,22 @@ impl VectorIndex {
         // Made again only if the snapshot had none (`set_scan` drops them if unwanted).
         ix.codes = ix.codes.is_some().then(|| saved_codes.unwrap_or_else(|| Codes::of(dim, &ix.data)));
         if d.u8("the graph flag")? != 0 {
-            let bytes = d.bytes("the graph")?;
-            // A graph that does not fit is built again (never used wrong).
-            // Codes or f16 copies, either kind: `set_scan` drops one that does
-            // not fit the store's options.
-            ix.graph = Graph::restore(bytes, dim, ix.graph_metric(), n, ix.scan.ef_search).map(GraphHandle);
+            // Copied: the checksum may still be being summed beside this.
+            ix.saved_graph = Some(d.bytes("the graph")?.to_vec());
         }
         Ok(ix)
+    }
+
+    /// Hands the saved graph to usearch: call only once the bytes it was
+    /// decoded from are known good (their checksum, or the part's content
+    /// hash). A graph that does not fit is built again (never used wrong).
+    /// Codes or f16 copies, either kind: `set_scan` drops one that does not
+    /// fit the store's options.
+    pub fn restore_graph(&mut self) {
+        if let Some(bytes) = self.saved_graph.take() {
+            let (n, metric, ef) = (self.ids.len(), self.graph_metric(), self.scan.ef_search);
+            self.graph = Graph::restore(&bytes, self.dim, metric, n, ef).map(GraphHandle);
+        }
     }
 }
 
@@ -1090,6 +1105,8 @@ mod tests {
         let backing = crate::bytes::section::Backing::mapped_copy(&e.buf);
         let mut back = VectorIndex::decode(&mut Decoder::viewing(backing.bytes(), backing.clone())).unwrap();
         assert!(back.data.is_view() && back.codes.as_ref().unwrap().is_view(), "mapped, not read");
+        assert_eq!(back.graph_status(), None, "not handed to usearch before the bytes are known good");
+        back.restore_graph();
         assert!(matches!(back.graph_status(), Some(GraphStatus::Ready { .. })), "restored, not rebuilt");
         back.set_scan(always);
         for q in &queries {
@@ -1103,7 +1120,8 @@ mod tests {
         e2.str("dotproduct");
         let tail = &e.buf[8 + 8 + "cosine".len()..];
         e2.raw(tail);
-        let other = VectorIndex::decode(&mut Decoder::new(&e2.buf)).unwrap();
+        let mut other = VectorIndex::decode(&mut Decoder::new(&e2.buf)).unwrap();
+        other.restore_graph();
         assert_eq!(other.graph_status(), None, "left to refresh_graph to build anew");
     }
 
