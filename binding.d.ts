@@ -537,6 +537,15 @@ export interface IndexReport {
   warnings: Array<string>
 }
 
+/**
+ * Where a result's `content` is a piece of a line longer than the chunks'
+ * `maxChars`: whether the line goes on before it, after it.
+ */
+export interface LineCut {
+  start: boolean
+  end: boolean
+}
+
 /** Lines of the content holding a query token (1-based, inclusive, file lines). */
 export interface LineRange {
   start: number
@@ -596,6 +605,12 @@ export interface SearchResult {
    * (`lineRange` is the best chunk's), in line order.
    */
   lineRanges?: Array<LineRange>
+  /**
+   * Present where `content` is a piece of one line longer than
+   * `chunking.maxChars` (its `lineRange` is that line): which ends of
+   * the line it leaves out.
+   */
+  lineCut?: LineCut
   metadata?: Record<string, unknown>
   scoreDetails?: ScoreDetails
 }

@@ -5,6 +5,7 @@
 // without overlap, and a session does not see the same lines twice unless
 // it asks (repeat: true).
 import path from 'node:path'
+import { spawnSync } from 'node:child_process'
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
@@ -257,4 +258,38 @@ test('the search tool never numbers lines it cannot place: a tokenizer of the us
   const shown = await createWorkspaceTools(plain).mastra_workspace_search.execute({ query: 'password reset' })
   assert.match(shown, /^1:The passwords are stored here$/m)
   assert.match(shown, /^5:reset them with the tool$/m)
+})
+
+test('a piece of a line longer than the chunks is shown as such (…), by the search tool and the command line; results say so in lineCut (it was shown as the whole line)', async (t) => {
+  const line1 = `start of line one ${'filler '.repeat(580)}qvzk end`
+  const dir = tree(t, { 'min.js': `${line1}\nsecond line\n`, 'short.md': 'qvzk in a short file\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const results = await ws.search('qvzk', { topK: 10 })
+  const piece = results.find((r) => r.id.startsWith('min.js#chunk-'))
+  assert.ok(piece && line1.endsWith(piece.content) && piece.content.length < line1.length, 'the last piece of line 1')
+  assert.deepEqual(piece.lineCut, { start: true, end: false })
+  assert.equal(results.find((r) => r.id === 'short.md').lineCut, undefined, 'a whole line is not cut')
+  const first = (await ws.search('start', { topK: 10 })).find((r) => r.id === 'min.js#chunk-0')
+  assert.deepEqual(first.lineCut, { start: false, end: true })
+  const [file] = await ws.search('qvzk', { group: 'file', topK: 1 })
+  assert.deepEqual(file.lineCut, { start: true, end: false }, 'the best chunk’s, with group: file')
+  const out = await createWorkspaceTools(ws).mastra_workspace_search.execute({ query: 'qvzk' })
+  assert.match(out, /^1:…filler filler .*qvzk end$/m)
+  const cli = spawnSync(process.execPath, [CLI, dir, 'qvzk', '--no-persist'], { encoding: 'utf8' })
+  assert.equal(cli.status, 0, cli.stderr)
+  assert.match(cli.stdout, /^ +1 {2}…filler .*qvzk end$/m)
+  // Vector hits are marked as the index knows its chunks.
+  const embedder = Object.assign(async (texts) => texts.map((x) => [x.includes('qvzk') ? 1 : 0.1, 1, x.length % 5]), { batch: true })
+  const vectors = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], embedder })
+  t.after(() => vectors.destroy())
+  await vectors.init()
+  const hits = await vectors.search('qvzk', { mode: 'vector', topK: 50 })
+  const cuts = Object.fromEntries(hits.filter((h) => h.id.startsWith('min.js#')).map((h) => [h.id, h.lineCut]))
+  const ids = Object.keys(cuts).sort((a, b) => Number(a.split('-').pop()) - Number(b.split('-').pop()))
+  assert.ok(ids.length >= 3, ids.join())
+  assert.deepEqual(cuts[ids[0]], { start: false, end: true })
+  assert.deepEqual(cuts[ids[1]], { start: true, end: false })
+  assert.equal(cuts[ids[2]], undefined, 'line 2, whole')
 })

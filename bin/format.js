@@ -64,7 +64,7 @@ function elide(text, width) {
  * The result's lines to show, numbered as in its file, with the spans to
  * highlight: the first and last lines of `lineRange` and the lines between
  * holding a matching word. Read from the result's content, not the disk.
- * @param {{ content: string, lineRange?: { start: number, end: number } }} r
+ * @param {{ content: string, lineRange?: { start: number, end: number }, lineCut?: { start: boolean, end: boolean } }} r
  * @param {Array<[number, number]>} spans matching words, offsets in `r.content`
  */
 function matchLines(r, spans) {
@@ -82,7 +82,13 @@ function matchLines(r, spans) {
   // The first line with a match is lineRange.start in the file's numbering.
   const first = Math.min(...hit.keys())
   const offset = r.lineRange.start - first
-  const shown = [...hit.keys()].sort((a, b) => a - b).map((i) => ({ number: i + offset, text: lines[i].replace(/\r$/, ''), spans: hit.get(i) }))
+  // A piece of a line longer than the chunks says that the line goes on (it is not the whole line).
+  const shown = [...hit.keys()].sort((a, b) => a - b).map((i) => {
+    const before = i === 0 && r.lineCut?.start ? '…' : ''
+    const after = i === lines.length - 1 && r.lineCut?.end ? '…' : ''
+    const spans = hit.get(i).map(([a, b]) => [a + before.length, b + before.length])
+    return { number: i + offset, text: `${before}${lines[i].replace(/\r$/, '')}${after}`, spans }
+  })
   if (shown.length <= MAX_LINES) return shown
   return [...shown.slice(0, MAX_LINES - 3), null, ...shown.slice(-2)]
 }

@@ -50,7 +50,7 @@ const escapeControls = (text) =>
 
 /**
  * @typedef {{ start: number, end: number }} LineRange
- * @typedef {{ id: string, content: string, score: number, lineRange?: LineRange, lineRanges?: LineRange[], metadata?: Record<string, unknown> }} Result
+ * @typedef {{ id: string, content: string, score: number, lineRange?: LineRange, lineRanges?: LineRange[], lineCut?: { start: boolean, end: boolean }, metadata?: Record<string, unknown> }} Result
  * @typedef {(text: string) => number} Estimate
  * @typedef {(query: string, text: string) => Array<[number, number]>} Highlight
  */
@@ -402,7 +402,11 @@ async function budgetedPage(request) {
       let line = rendered.get(i)
       if (line === undefined) {
         const spans = hits.get(i)
-        line = `${i + offset}${spans ? ':' : '-'}${fitLine(lines[i], spans ? focusIn(lines[i], spans[0], pieces) : undefined, params.lineTokens, estimate)}`
+        let text = fitLine(lines[i], spans ? focusIn(lines[i], spans[0], pieces) : undefined, params.lineTokens, estimate)
+        // A piece of a line longer than the chunks: the line goes on (never shown as the whole line).
+        if (r.lineCut?.start && i === 0 && !text.startsWith('…')) text = `…${text}`
+        if (r.lineCut?.end && i === lines.length - 1 && !text.endsWith('…')) text = `${text}…`
+        line = `${i + offset}${spans ? ':' : '-'}${text}`
         rendered.set(i, line)
       }
       return line

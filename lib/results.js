@@ -8,14 +8,15 @@
  * Slots per result: id, content, score, lineRange start and end, metadata
  * (JSON text, or the value of its single string entry), bm25 and vector
  * scores, that single entry's key, a file-level result's line ranges
- * (`start,end,start,end...` as text), and the reranker's score (a number)
- * or why there is none (a string).
+ * (`start,end,start,end...` as text), the reranker's score (a number)
+ * or why there is none (a string), and where the content is a piece of a
+ * longer line (1: cut at its start, 2: at its end, 3: both).
  */
-const SLOTS = 11
+const SLOTS = 12
 
 /**
  * @typedef {{ start: number, end: number }} LineRange
- * @typedef {{ id: string, content: string, score: number, lineRange?: LineRange, lineRanges?: LineRange[], metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number, rerank?: number, rerankError?: string } }} Result
+ * @typedef {{ id: string, content: string, score: number, lineRange?: LineRange, lineRanges?: LineRange[], lineCut?: { start: boolean, end: boolean }, metadata?: Record<string, unknown>, scoreDetails: { bm25?: number, vector?: number, rerank?: number, rerankError?: string } }} Result
  */
 
 /**
@@ -41,6 +42,8 @@ function results(flat) {
     else if (rerank !== undefined) details.rerankError = rerank
     r.scoreDetails = details
     if (flat[i + 9] !== undefined) r.lineRanges = rangesOf(flat[i + 9])
+    const cut = flat[i + 11]
+    if (cut !== undefined) r.lineCut = { start: (cut & 1) !== 0, end: (cut & 2) !== 0 }
     out[j] = /** @type {Result} */ (r)
   }
   return out

@@ -26,6 +26,14 @@ pub struct LineRange {
     pub end: u32,
 }
 
+/// Where a result's `content` is a piece of a line longer than the chunks'
+/// `maxChars`: whether the line goes on before it, after it.
+#[napi(object)]
+pub struct LineCut {
+    pub start: bool,
+    pub end: bool,
+}
+
 /// The raw scores behind `score`.
 #[napi(object)]
 pub struct ScoreDetails {
@@ -57,6 +65,10 @@ pub struct SearchResult {
     /// With `group: 'file'`: the range of every matching chunk of the file
     /// (`lineRange` is the best chunk's), in line order.
     pub line_ranges: Option<Vec<LineRange>>,
+    /// Present where `content` is a piece of one line longer than
+    /// `chunking.maxChars` (its `lineRange` is that line): which ends of
+    /// the line it leaves out.
+    pub line_cut: Option<LineCut>,
     #[napi(ts_type = "Record<string, unknown>")]
     pub metadata: Option<serde_json::Value>,
     pub score_details: Option<ScoreDetails>,
@@ -218,7 +230,7 @@ pub struct WatchStats {
 /// calls of 10 results were a tenth of a query's time in Node); more go in one array.
 pub struct SearchResults(pub Vec<SearchHit>);
 
-const SLOTS: usize = 11;
+const SLOTS: usize = 12;
 /// Values passed as call arguments at most (V8 puts them on the stack).
 const MAX_ARGS: usize = 64 * SLOTS;
 
@@ -264,7 +276,9 @@ impl ToNapiValue for SearchResults {
 /// line range start and end, metadata, bm25 and vector scores, and the
 /// metadata's key when it is a single string entry (the value then stands
 /// in the metadata slot, not JSON text), a file-level result's ranges, and
-/// the reranker's score (a number) or why there is none (a string).
+/// the reranker's score (a number) or why there is none (a string), and
+/// where the content is a piece of a longer line (1: cut at its start, 2:
+/// at its end, 3: both).
 unsafe fn result_values(
     env: sys::napi_env,
     h: SearchHit,
@@ -297,6 +311,10 @@ unsafe fn result_values(
             None => undefined,
             Some(RerankNote::Score(s)) => f64::to_napi_value(env, *s)?,
             Some(RerankNote::Failed(why)) => <&str>::to_napi_value(env, why)?,
+        },
+        match u32::from(h.line_cut.start) | u32::from(h.line_cut.end) << 1 {
+            0 => undefined,
+            cut => u32::to_napi_value(env, cut)?,
         },
     ])
 }

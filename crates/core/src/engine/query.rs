@@ -351,6 +351,16 @@ impl Engine {
             h.line_range = hybrid::line_range_of(&h.content, tokens, &tokenizer)
                 .map(|r| crate::search::shift_range(r, h.line_offset));
         }
+        // Pieces of a long line among the vector half's hits, as the index
+        // knows its chunks (not waited for: a writer holding it only costs
+        // the mark).
+        if let Some(index) = self.index.try_read() {
+            for h in hits.iter_mut().filter(|h| h.bm25.is_none() && h.vector.is_some()) {
+                if let Some(doc) = index.get(&h.id) {
+                    h.line_cut = crate::search::keyword::line_cut_of(&index, doc);
+                }
+            }
+        }
         hits
     }
 

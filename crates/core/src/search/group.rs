@@ -122,6 +122,7 @@ mod tests {
             metadata: Some(Arc::new(meta)),
             rerank: None,
             line_offset: None,
+            line_cut: Default::default(),
         }
     }
 

@@ -79,6 +79,7 @@ pub fn vector_result(hit: StoreHit, line_range: impl Fn(&str) -> Option<(u32, u3
         metadata: (!d.metadata.is_empty()).then(|| std::sync::Arc::new(d.metadata)),
         rerank: None,
         line_offset,
+        line_cut: Default::default(),
     }
 }
 
@@ -157,6 +158,7 @@ impl Candidate {
         let bm25_raw = b.as_ref().and_then(|h| h.bm25);
         let vector_raw = v.as_ref().and_then(|h| h.vector);
         let line_range = b.as_ref().and_then(|h| h.line_range).or_else(|| v.as_ref().and_then(|h| h.line_range));
+        let line_cut = b.as_ref().map(|h| h.line_cut).unwrap_or_default();
         let base = v.or(b).expect("one side at least");
         SearchHit {
             id,
@@ -169,6 +171,7 @@ impl Candidate {
             metadata: base.metadata,
             rerank: None,
             line_offset: base.line_offset,
+            line_cut,
         }
     }
 }
@@ -261,6 +264,7 @@ mod tests {
             metadata: None,
             rerank: None,
             line_offset: None,
+            line_cut: Default::default(),
         }
     }
 

@@ -27,6 +27,32 @@ pub struct SearchHit {
     /// A vector hit's first line in its file less one (its
     /// `_startLineOffset`), kept until its line range is made.
     pub line_offset: Option<u32>,
+    /// Where `content` is a piece of a line longer than the chunks' size:
+    /// whether that line goes on before it, after it.
+    pub line_cut: LineCut,
+}
+
+/// Whether a chunk's text starts after its first line's start, and ends
+/// before its last line's end (pieces of a line longer than `maxChars`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineCut {
+    pub start: bool,
+    pub end: bool,
+}
+
+/// The pieces of one long line are a file's only chunks that share their
+/// first line with the chunk before or after them (whole-line chunks
+/// start further down each time): a chunk is cut where its neighbour
+/// starts on its line.
+pub fn line_cut_of(index: &Bm25Index, doc: &crate::index::Document) -> LineCut {
+    let Some(file) = doc.source_file() else { return LineCut::default() };
+    let number =
+        doc.id.strip_prefix(file).and_then(|r| r.strip_prefix("#chunk-")).and_then(|n| n.parse::<usize>().ok());
+    let Some(n) = number else { return LineCut::default() };
+    let same_line = |m: usize| {
+        index.get(&crate::index::chunk_id(file, m)).is_some_and(|d| d.start_line_offset == doc.start_line_offset)
+    };
+    LineCut { start: n > 0 && same_line(n - 1), end: n < usize::MAX && same_line(n + 1) }
 }
 
 #[derive(Clone, Copy)]
@@ -122,6 +148,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
             metadata: h.doc.metadata.clone(),
             rerank: None,
             line_offset: None,
+            line_cut: line_cut_of(index, h.doc),
         })
         .collect()
 }

@@ -36,5 +36,6 @@ pub(crate) fn test_hit(id: &str, score: f64) -> SearchHit {
         metadata: None,
         rerank: None,
         line_offset: None,
+        line_cut: Default::default(),
     }
 }
