@@ -50,21 +50,21 @@ test('describe names every kind of value', () => {
 
 test('results are built from the flat array, absent parts absent', () => {
   const flat = [
-    ...['a.md', 'text', 1, 2, 3, '{"k":1}', 4.5, undefined, undefined, undefined, 0.7],
-    ...['b.md', 'more', 0.5, undefined, undefined, undefined, undefined, 0.9, undefined, undefined, 'the reranker failed: down'],
-    // A single string entry comes as its value and key, not JSON text.
-    ...['c.md#chunk-2', 'c', 0.25, 7, 9, 'c.md', 0.1, undefined, 'sourceFile', undefined, undefined],
-    ...['d.md', 'd', 0.2, undefined, undefined, 'x', undefined, undefined, '__proto__', undefined, undefined],
-    // A file-level result: its chunks' ranges as text.
-    ...['e.rs', 'e', 0.1, 40, 60, 'e.rs', 0.05, undefined, 'sourceFile', '1,9,40,60', undefined],
+    ...['a.md', 'text', 1, 2, 3, '{"k":1}', 4.5, undefined, undefined, undefined, 0.7, undefined],
+    ...['b.md', 'more', 0.5, undefined, undefined, undefined, undefined, 0.9, undefined, undefined, 'the reranker failed: down', undefined],
+    // A single string entry comes as its value and key, not JSON text; a piece of a long line (cut at its start).
+    ...['c.md#chunk-2', 'c', 0.25, 7, 9, 'c.md', 0.1, undefined, 'sourceFile', undefined, undefined, 1],
+    ...['d.md', 'd', 0.2, undefined, undefined, 'x', undefined, undefined, '__proto__', undefined, undefined, undefined],
+    // A file-level result: its chunks' ranges as text; its best chunk cut at both ends.
+    ...['e.rs', 'e', 0.1, 40, 60, 'e.rs', 0.05, undefined, 'sourceFile', '1,9,40,60', undefined, 3],
   ]
   assert.equal(flat.length, 5 * SLOTS)
   const expected = [
     { id: 'a.md', content: 'text', score: 1, lineRange: { start: 2, end: 3 }, metadata: { k: 1 }, scoreDetails: { bm25: 4.5, rerank: 0.7 } },
     { id: 'b.md', content: 'more', score: 0.5, scoreDetails: { vector: 0.9, rerankError: 'the reranker failed: down' } },
-    { id: 'c.md#chunk-2', content: 'c', score: 0.25, lineRange: { start: 7, end: 9 }, metadata: { sourceFile: 'c.md' }, scoreDetails: { bm25: 0.1 } },
+    { id: 'c.md#chunk-2', content: 'c', score: 0.25, lineRange: { start: 7, end: 9 }, metadata: { sourceFile: 'c.md' }, scoreDetails: { bm25: 0.1 }, lineCut: { start: true, end: false } },
     { id: 'd.md', content: 'd', score: 0.2, metadata: JSON.parse('{"__proto__":"x"}'), scoreDetails: {} },
-    { id: 'e.rs', content: 'e', score: 0.1, lineRange: { start: 40, end: 60 }, metadata: { sourceFile: 'e.rs' }, scoreDetails: { bm25: 0.05 }, lineRanges: [{ start: 1, end: 9 }, { start: 40, end: 60 }] },
+    { id: 'e.rs', content: 'e', score: 0.1, lineRange: { start: 40, end: 60 }, metadata: { sourceFile: 'e.rs' }, scoreDetails: { bm25: 0.05 }, lineRanges: [{ start: 1, end: 9 }, { start: 40, end: 60 }], lineCut: { start: true, end: true } },
   ]
   assert.deepEqual(results(flat), expected)
   assert.deepEqual(resultsOf(...flat), expected)

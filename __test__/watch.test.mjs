@@ -262,3 +262,28 @@ test('a link whose target is missing, at init() or later (a git checkout that re
   fs.writeFileSync(path.join(dir, 'docs/gone.md'), 'kiwi in the target')
   await eventually('a link broken since init() too', async () => (await idsFor(ws, 'kiwi')).sort().join() === 'docs/gone.md,docs/later.md')
 })
+
+test('a file whose embedding failed in a watcher update is embedded again once the embedder answers, with a warning (it stayed without a vector while the process ran)', async (t) => {
+  const base = tree(t, { 'docs/a.md': 'alpha beta\n', 'docs/b.md': 'gamma delta\n' })
+  let failing = 0
+  const embedder = Object.assign(
+    async (texts) => {
+      if (failing > 0) {
+        failing--
+        throw new Error('503 transient')
+      }
+      return texts.map((x) => [x.includes('omega') ? 1 : 0.1, 1, x.length % 3])
+    },
+    { batch: true },
+  )
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], embedder, watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.equal(ws.stats().vectors, 2)
+  failing = 2 // the group, then the file on its own
+  fs.writeFileSync(path.join(base, 'docs/a.md'), 'alpha omega changed\n')
+  await eventually('the update applied to BM25', async () => (await ws.search('omega', { mode: 'bm25' })).length === 1)
+  await eventually('the warning', () => ws.stats().watch.warnings.some((w) => /docs\/a\.md was not embedded \(.*503 transient.*\); the folder is reconciled in \d+ s/.test(w)))
+  // Tried again (a reconcile within seconds), once the embedder answers.
+  await eventually('a.md embedded again', async () => ws.stats().vectors === 2 && (await ws.search('omega', { mode: 'vector', topK: 1 }))[0]?.id === 'docs/a.md', 30_000)
+})

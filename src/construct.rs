@@ -42,49 +42,15 @@ impl Workspace {
                 Some(VectorConfig { embedder, store, index_name, store_given: o.vector_store.is_some() })
             }
         };
-        let snapshot_store = match &o.snapshot_store {
-            Some(s) => {
-                let key = JsSnapshotStore::cache_key_of(&s.store)?;
-                Some((
-                    Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
-                    std::time::Duration::from_millis(s.timeout_ms),
-                    s.cache_dir.clone().map(|dir| PartCache { dir, max_bytes: s.cache_max_bytes, key }),
-                ))
-            }
-            None => None,
-        };
-        let tokenize = match &o.js_tokenizer {
-            Some(user_fn) => {
-                let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
-                // SAFETY: lib's tokenizeMany returns a function (of string[] to string[][]).
-                let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
-                let f = f.build_threadsafe_function().weak::<true>().build()?;
-                Some(Arc::new(JsTokenize(f)) as Arc<dyn TokenizeCall>)
-            }
-            None => None,
-        };
+        let snapshot_store = o.snapshot_store.as_ref().map(|s| snapshot_store_of(env, s)).transpose()?;
+        let tokenize = o.js_tokenizer.as_ref().map(|f| tokenize_of(env, f)).transpose()?;
         let reranker = match &o.rerank {
             Some(f) => {
                 Some(Arc::new(crate::reranker::Reranker::from_js(env, f, o.rerank_depth)?) as Arc<dyn RerankCall>)
             }
             None => None,
         };
-        let progress = match &o.on_progress {
-            Some(f) => {
-                let caller: Object = runtime_fn(env, "progressCaller")?.call(f.to_unknown())?.coerce_to_object()?;
-                // lib's progressCaller answers `{ call(event), answered() }`: only
-                // their argument and return types are named here.
-                let call: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
-                    caller.get_named_property("call")?;
-                let answered: Function<(), napi::threadsafe_function::UnknownReturnValue> =
-                    caller.get_named_property("answered")?;
-                Some(Arc::new(JsProgress {
-                    call: call.build_threadsafe_function().weak::<true>().build()?,
-                    answered: answered.build_threadsafe_function().weak::<true>().build()?,
-                }) as Arc<dyn ProgressSink>)
-            }
-            None => None,
-        };
+        let progress = o.on_progress.as_ref().map(|f| progress_of(env, f)).transpose()?;
         let js_identity = match &o.bm25 {
             Some(_) => tokenizer_identity_of(env, &o)?,
             None => None,
@@ -113,6 +79,43 @@ impl Workspace {
         };
         Ok(Workspace { engine: Arc::new(Engine::new(config)) })
     }
+}
+
+/// The user's snapshot store, its timeout and local cache, as the engine calls them.
+fn snapshot_store_of(
+    env: &Env,
+    s: &options::StoreOption,
+) -> Checked<(Arc<dyn SnapshotStoreCall>, std::time::Duration, Option<PartCache>)> {
+    let key = JsSnapshotStore::cache_key_of(&s.store)?;
+    Ok((
+        Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
+        std::time::Duration::from_millis(s.timeout_ms),
+        s.cache_dir.clone().map(|dir| PartCache { dir, max_bytes: s.cache_max_bytes, key }),
+    ))
+}
+
+/// The user's tokenizer, called with many texts at once (lib's `tokenizeMany`).
+fn tokenize_of(env: &Env, user_fn: &Function<Unknown, Unknown>) -> Checked<Arc<dyn TokenizeCall>> {
+    let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
+    // SAFETY: lib's tokenizeMany returns a function (of string[] to string[][]).
+    let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
+    let f = f.build_threadsafe_function().weak::<true>().build()?;
+    Ok(Arc::new(JsTokenize(f)) as Arc<dyn TokenizeCall>)
+}
+
+/// The user's `onProgress`, through lib's `progressCaller`, which answers
+/// `{ call(event), answered() }`: only their argument and return types are
+/// named here.
+fn progress_of(env: &Env, f: &Function<Unknown, Unknown>) -> Checked<Arc<dyn ProgressSink>> {
+    let caller: Object = runtime_fn(env, "progressCaller")?.call(f.to_unknown())?.coerce_to_object()?;
+    let call: Function<ProgressEvent, napi::threadsafe_function::UnknownReturnValue> =
+        caller.get_named_property("call")?;
+    let answered: Function<(), napi::threadsafe_function::UnknownReturnValue> =
+        caller.get_named_property("answered")?;
+    Ok(Arc::new(JsProgress {
+        call: call.build_threadsafe_function().weak::<true>().build()?,
+        answered: answered.build_threadsafe_function().weak::<true>().build()?,
+    }) as Arc<dyn ProgressSink>)
 }
 
 /// The store a workspace writes: the embedded one, a `LocalVector`'s, or the user's.

@@ -267,41 +267,62 @@ struct GrepArgs {
 const OPTION_KEYS: &[&str] =
     &["path", "contextLines", "maxCount", "caseSensitive", "includeHidden", "allFiles", "strict", "contextOnce"];
 
+/// `grep()`'s options, checked, each at its default when not given.
+struct GrepOptions {
+    path: String,
+    context: usize,
+    max_count: Option<usize>,
+    case_sensitive: bool,
+    hidden: bool,
+    all_files: bool,
+    strict: bool,
+    context_once: bool,
+}
+
+fn grep_options(options: Option<Unknown>) -> Checked<GrepOptions> {
+    let mut out = GrepOptions {
+        path: ".".to_string(),
+        context: 0,
+        max_count: None,
+        case_sensitive: true,
+        hidden: false,
+        all_files: false,
+        strict: false,
+        context_once: false,
+    };
+    let Some(o) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
+    let o = to_object(&o, "grep options")?;
+    check_keys(&o, OPTION_KEYS, &[], "grep options")?;
+    if let Some(v) = prop(&o, "path")? {
+        out.path = to_string(&v, "path")?;
+    }
+    if let Some(v) = prop(&o, "contextLines")? {
+        out.context = to_integer(&v, "contextLines", 0.0)?.min(10_000.0) as usize;
+    }
+    if let Some(v) = prop(&o, "maxCount")? {
+        out.max_count = Some(to_integer(&v, "maxCount", 1.0)?.min(u32::MAX as f64) as usize);
+    }
+    let flags: [(&str, &mut bool); 5] = [
+        ("caseSensitive", &mut out.case_sensitive),
+        ("includeHidden", &mut out.hidden),
+        ("allFiles", &mut out.all_files),
+        ("strict", &mut out.strict),
+        ("contextOnce", &mut out.context_once),
+    ];
+    for (name, flag) in flags {
+        if let Some(v) = prop(&o, name)? {
+            *flag = to_bool(&v, name)?;
+        }
+    }
+    Ok(out)
+}
+
 fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<Unknown>) -> Checked<GrepArgs> {
     let pattern_value = pattern;
     let pattern = to_string(pattern, "pattern")?;
     let source = pattern.clone();
-    let (mut path, mut context, mut max_count, mut case_sensitive, mut hidden, mut all_files, mut strict) =
-        (".".to_string(), 0usize, None, true, false, false, false);
-    let mut context_once = false;
-    if let Some(o) = options.filter(|o| !is_nullish(o)) {
-        let o = to_object(&o, "grep options")?;
-        check_keys(&o, OPTION_KEYS, &[], "grep options")?;
-        if let Some(v) = prop(&o, "path")? {
-            path = to_string(&v, "path")?;
-        }
-        if let Some(v) = prop(&o, "contextLines")? {
-            context = to_integer(&v, "contextLines", 0.0)?.min(10_000.0) as usize;
-        }
-        if let Some(v) = prop(&o, "maxCount")? {
-            max_count = Some(to_integer(&v, "maxCount", 1.0)?.min(u32::MAX as f64) as usize);
-        }
-        if let Some(v) = prop(&o, "caseSensitive")? {
-            case_sensitive = to_bool(&v, "caseSensitive")?;
-        }
-        if let Some(v) = prop(&o, "includeHidden")? {
-            hidden = to_bool(&v, "includeHidden")?;
-        }
-        if let Some(v) = prop(&o, "allFiles")? {
-            all_files = to_bool(&v, "allFiles")?;
-        }
-        if let Some(v) = prop(&o, "strict")? {
-            strict = to_bool(&v, "strict")?;
-        }
-        if let Some(v) = prop(&o, "contextOnce")? {
-            context_once = to_bool(&v, "contextOnce")?;
-        }
-    }
+    let GrepOptions { path, context, max_count, case_sensitive, hidden, all_files, strict, context_once } =
+        grep_options(options)?;
     check_grep_pattern(env, &pattern, case_sensitive)?;
     if let Some(escaped) = lone_surrogates(pattern_value, &source)? {
         // It would be read as U+FFFD and match something else: JavaScript matches it

@@ -105,87 +105,53 @@ pub struct WorkspaceOptions<'e> {
     pub rerank_timeout_ms: u64,
 }
 
+impl WorkspaceOptions<'_> {
+    /// Every option at its default (none given).
+    fn defaults() -> Self {
+        WorkspaceOptions {
+            id: None,
+            base_path: None,
+            read_only: false,
+            bm25: None,
+            js_tokenizer: None,
+            tokenizer_id: None,
+            vector_store: None,
+            embedder: None,
+            search_index_name: None,
+            auto_index_paths: Vec::new(),
+            chunking: ChunkOptions::default(),
+            respect_gitignore: true,
+            embed_concurrency: 8,
+            embed_timeout_ms: DEFAULT_EMBED_TIMEOUT_MS,
+            vector_store_timeout_ms: workspace_search_core::engine::DEFAULT_VECTOR_STORE_TIMEOUT.as_millis() as u64,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            on_progress: None,
+            persist: None,
+            snapshot_store: None,
+            embedder_id: None,
+            watch: false,
+            file_kinds: workspace_search_core::index::kind::DEFAULT_WEIGHTS,
+            git_history: true,
+            rerank: None,
+            rerank_depth: workspace_search_core::search::rerank::DEFAULT_DEPTH,
+            rerank_timeout_ms: workspace_search_core::search::rerank::DEFAULT_TIMEOUT_MS,
+        }
+    }
+}
+
 pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked<WorkspaceOptions<'e>> {
-    let mut out = WorkspaceOptions {
-        id: None,
-        base_path: None,
-        read_only: false,
-        bm25: None,
-        js_tokenizer: None,
-        tokenizer_id: None,
-        vector_store: None,
-        embedder: None,
-        search_index_name: None,
-        auto_index_paths: Vec::new(),
-        chunking: ChunkOptions::default(),
-        respect_gitignore: true,
-        embed_concurrency: 8,
-        embed_timeout_ms: DEFAULT_EMBED_TIMEOUT_MS,
-        vector_store_timeout_ms: workspace_search_core::engine::DEFAULT_VECTOR_STORE_TIMEOUT.as_millis() as u64,
-        max_file_size: DEFAULT_MAX_FILE_SIZE,
-        on_progress: None,
-        persist: None,
-        snapshot_store: None,
-        embedder_id: None,
-        watch: false,
-        file_kinds: workspace_search_core::index::kind::DEFAULT_WEIGHTS,
-        git_history: true,
-        rerank: None,
-        rerank_depth: workspace_search_core::search::rerank::DEFAULT_DEPTH,
-        rerank_timeout_ms: workspace_search_core::search::rerank::DEFAULT_TIMEOUT_MS,
-    };
+    let mut out = WorkspaceOptions::defaults();
     let Some(options) = options.filter(|o| !is_nullish(o)) else { return Ok(out) };
     let o = to_object(&options, "Workspace options")?;
     check_keys(&o, WORKSPACE_KEYS, MASTRA_IGNORED, "Workspace options")?;
     if let Some(v) = prop(&o, "id")? {
-        let id = to_string(&v, "id")?;
-        if id.is_empty() {
-            return Err(Fail::Type("id must be a non-empty string".into()));
-        }
-        out.id = Some(id);
+        out.id = Some(non_empty(&v, "id")?);
     }
     if let Some(v) = prop(&o, "filesystem")? {
         (out.base_path, out.read_only) = filesystem_base_path(&v)?;
     }
-    if let Some(v) = prop(&o, "bm25")? {
-        let (bm25, js_tokenizer, tokenizer_id) = bm25_options(env, &v)?;
-        out.bm25 = bm25;
-        out.js_tokenizer = js_tokenizer;
-        out.tokenizer_id = tokenizer_id;
-    }
-    out.vector_store = prop(&o, "vectorStore")?.filter(|v| !is_nullish(v));
-    out.embedder = prop(&o, "embedder")?.filter(|v| !is_nullish(v));
-    if let Some(v) = prop(&o, "searchIndexName")? {
-        out.search_index_name = Some(to_string(&v, "searchIndexName")?);
-    }
-    if let Some(v) = prop(&o, "autoIndexPaths")? {
-        out.auto_index_paths = to_name_array(&v, "autoIndexPaths")?;
-    }
-    if let Some(v) = prop(&o, "chunking")? {
-        let c = to_object(&v, "chunking")?;
-        check_keys(&c, &["maxChars", "overlapLines"], &[], "chunking")?;
-        if let Some(m) = prop(&c, "maxChars")? {
-            out.chunking.max_chars = to_integer(&m, "chunking.maxChars", 1.0)? as usize;
-        }
-        if let Some(m) = prop(&c, "overlapLines")? {
-            out.chunking.overlap_lines = to_integer(&m, "chunking.overlapLines", 0.0)? as usize;
-        }
-    }
-    if let Some(v) = prop(&o, "respectGitignore")? {
-        out.respect_gitignore = to_bool(&v, "respectGitignore")?;
-    }
-    if let Some(v) = prop(&o, "embedConcurrency")? {
-        out.embed_concurrency = to_integer(&v, "embedConcurrency", 1.0)? as usize;
-    }
-    if let Some(v) = prop(&o, "embedTimeoutMs")? {
-        out.embed_timeout_ms = to_integer(&v, "embedTimeoutMs", 1.0)? as u64;
-    }
-    if let Some(v) = prop(&o, "vectorStoreTimeoutMs")? {
-        out.vector_store_timeout_ms = to_integer(&v, "vectorStoreTimeoutMs", 1.0)? as u64;
-    }
-    if let Some(v) = prop(&o, "maxFileSize")? {
-        out.max_file_size = to_integer(&v, "maxFileSize", 1.0)? as u64;
-    }
+    searched_options(env, &o, &mut out)?;
+    limit_options(&o, &mut out)?;
     if let Some(v) = prop(&o, "onProgress")? {
         out.on_progress = Some(to_function(&v, "onProgress")?);
     }
@@ -196,31 +162,91 @@ pub fn workspace_options<'e>(env: &Env, options: Option<Unknown<'e>>) -> Checked
         }
     }
     if let Some(v) = prop(&o, "embedderId")? {
-        let id = to_string(&v, "embedderId")?;
-        if id.is_empty() {
-            return Err(Fail::Type("embedderId must be a non-empty string".into()));
-        }
-        out.embedder_id = Some(id);
+        out.embedder_id = Some(non_empty(&v, "embedderId")?);
     }
     if let Some(v) = prop(&o, "watch")? {
         out.watch = to_bool(&v, "watch")?;
     }
-    if let Some(v) = prop(&o, "fileKinds")? {
+    ranking_options(&o, &mut out)?;
+    Ok(out)
+}
+
+/// A string option that must not be empty.
+fn non_empty(v: &Unknown, name: &str) -> Checked<String> {
+    let s = to_string(v, name)?;
+    if s.is_empty() {
+        return Err(Fail::Type(format!("{name} must be a non-empty string")));
+    }
+    Ok(s)
+}
+
+/// What is searched and how: `bm25`, `vectorStore`, `embedder`,
+/// `searchIndexName`, `autoIndexPaths`, `chunking`, `respectGitignore`.
+fn searched_options<'e>(env: &Env, o: &Object<'e>, out: &mut WorkspaceOptions<'e>) -> Checked<()> {
+    if let Some(v) = prop(o, "bm25")? {
+        (out.bm25, out.js_tokenizer, out.tokenizer_id) = bm25_options(env, &v)?;
+    }
+    out.vector_store = prop(o, "vectorStore")?.filter(|v| !is_nullish(v));
+    out.embedder = prop(o, "embedder")?.filter(|v| !is_nullish(v));
+    if let Some(v) = prop(o, "searchIndexName")? {
+        out.search_index_name = Some(to_string(&v, "searchIndexName")?);
+    }
+    if let Some(v) = prop(o, "autoIndexPaths")? {
+        out.auto_index_paths = to_name_array(&v, "autoIndexPaths")?;
+    }
+    if let Some(v) = prop(o, "chunking")? {
+        let c = to_object(&v, "chunking")?;
+        check_keys(&c, &["maxChars", "overlapLines"], &[], "chunking")?;
+        if let Some(m) = prop(&c, "maxChars")? {
+            out.chunking.max_chars = to_integer(&m, "chunking.maxChars", 1.0)? as usize;
+        }
+        if let Some(m) = prop(&c, "overlapLines")? {
+            out.chunking.overlap_lines = to_integer(&m, "chunking.overlapLines", 0.0)? as usize;
+        }
+    }
+    if let Some(v) = prop(o, "respectGitignore")? {
+        out.respect_gitignore = to_bool(&v, "respectGitignore")?;
+    }
+    Ok(())
+}
+
+/// Bounds: `embedConcurrency`, `embedTimeoutMs`, `vectorStoreTimeoutMs`,
+/// `maxFileSize`.
+fn limit_options(o: &Object, out: &mut WorkspaceOptions) -> Checked<()> {
+    if let Some(v) = prop(o, "embedConcurrency")? {
+        out.embed_concurrency = to_integer(&v, "embedConcurrency", 1.0)? as usize;
+    }
+    if let Some(v) = prop(o, "embedTimeoutMs")? {
+        out.embed_timeout_ms = to_integer(&v, "embedTimeoutMs", 1.0)? as u64;
+    }
+    if let Some(v) = prop(o, "vectorStoreTimeoutMs")? {
+        out.vector_store_timeout_ms = to_integer(&v, "vectorStoreTimeoutMs", 1.0)? as u64;
+    }
+    if let Some(v) = prop(o, "maxFileSize")? {
+        out.max_file_size = to_integer(&v, "maxFileSize", 1.0)? as u64;
+    }
+    Ok(())
+}
+
+/// Ranking: `fileKinds`, `gitHistory`, `rerank`, `rerankDepth`,
+/// `rerankTimeoutMs`.
+fn ranking_options<'e>(o: &Object<'e>, out: &mut WorkspaceOptions<'e>) -> Checked<()> {
+    if let Some(v) = prop(o, "fileKinds")? {
         out.file_kinds = file_kinds_option(&v)?;
     }
-    if let Some(v) = prop(&o, "gitHistory")? {
+    if let Some(v) = prop(o, "gitHistory")? {
         out.git_history = to_bool(&v, "gitHistory")?;
     }
-    if let Some(v) = prop(&o, "rerank")? {
+    if let Some(v) = prop(o, "rerank")? {
         out.rerank = Some(to_function(&v, "rerank")?);
     }
-    if let Some(v) = prop(&o, "rerankDepth")? {
+    if let Some(v) = prop(o, "rerankDepth")? {
         out.rerank_depth = to_integer(&v, "rerankDepth", 1.0)? as usize;
     }
-    if let Some(v) = prop(&o, "rerankTimeoutMs")? {
+    if let Some(v) = prop(o, "rerankTimeoutMs")? {
         out.rerank_timeout_ms = to_integer(&v, "rerankTimeoutMs", 1.0)? as u64;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `fileKinds`: `true` (the defaults), `false` (every file alike), or
@@ -428,59 +454,70 @@ fn tokenize_options<'e>(env: &Env, v: &Unknown<'e>) -> Checked<(TokenizerConfig,
             }
         },
     };
-    if let Some(x) = prop(&o, "lowercase")? {
+    adjust_tokenizer(env, &o, &mut c)?;
+    let js = match prop(&o, "tokenizer")? {
+        Some(f) => Some(to_function(&f, &name("tokenizer"))?),
+        None => None,
+    };
+    let id = match prop(&o, "tokenizerId")? {
+        Some(x) => Some(tokenizer_id(&x, js.is_some())?),
+        None => None,
+    };
+    Ok((c, js, id))
+}
+
+/// `tokenizerId`: names a custom `tokenizer`, which must be given too.
+fn tokenizer_id(x: &Unknown, with_tokenizer: bool) -> Checked<String> {
+    let name = |k: &str| format!("bm25.tokenize.{k}");
+    let id = to_string(x, &name("tokenizerId"))?;
+    if id.is_empty() {
+        return Err(Fail::Type(format!("{} must be a non-empty string", name("tokenizerId"))));
+    }
+    if !with_tokenizer {
+        return Err(Fail::Type(format!(
+            "{} names a custom tokenizer: give {} too",
+            name("tokenizerId"),
+            name("tokenizer")
+        )));
+    }
+    Ok(id)
+}
+
+/// The tokenize options that adjust the preset's configuration.
+fn adjust_tokenizer(env: &Env, o: &Object, c: &mut TokenizerConfig) -> Checked<()> {
+    let name = |k: &str| format!("bm25.tokenize.{k}");
+    if let Some(x) = prop(o, "lowercase")? {
         c.lowercase = to_bool(&x, &name("lowercase"))?;
     }
-    if let Some(x) = prop(&o, "removePunctuation")? {
+    if let Some(x) = prop(o, "removePunctuation")? {
         c.remove_punctuation = to_bool(&x, &name("removePunctuation"))?;
     }
-    if let Some(x) = prop(&o, "minLength")? {
+    if let Some(x) = prop(o, "minLength")? {
         c.min_length = to_integer(&x, &name("minLength"), 0.0)? as usize;
     }
-    if let Some(x) = prop(&o, "stopwords")? {
+    if let Some(x) = prop(o, "stopwords")? {
         c.stopwords = stopwords(env, &x)?.into_iter().collect();
     }
-    if let Some(x) = prop(&o, "splitPattern")? {
+    if let Some(x) = prop(o, "splitPattern")? {
         c.split = split_pattern(&x)?;
     }
-    if let Some(x) = prop(&o, "cjkBigrams")? {
+    if let Some(x) = prop(o, "cjkBigrams")? {
         c.cjk_bigrams = to_bool(&x, &name("cjkBigrams"))?;
     }
-    if let Some(x) = prop(&o, "foldDiacritics")? {
+    if let Some(x) = prop(o, "foldDiacritics")? {
         c.fold_diacritics = to_bool(&x, &name("foldDiacritics"))?;
     }
-    if let Some(x) = prop(&o, "splitIdentifiers")? {
+    if let Some(x) = prop(o, "splitIdentifiers")? {
         c.split_identifiers = to_bool(&x, &name("splitIdentifiers"))?;
     }
-    if let Some(x) = prop(&o, "stem")? {
+    if let Some(x) = prop(o, "stem")? {
         c.stem_english = match x.get_type()? {
             napi::ValueType::Boolean if !to_bool(&x, "stem")? => false,
             napi::ValueType::String if to_string(&x, "stem")? == "english" => true,
             _ => return Err(Fail::Type(format!("{} must be 'english' or false, got {}", name("stem"), describe(&x)))),
         };
     }
-    let js = match prop(&o, "tokenizer")? {
-        Some(f) => Some(to_function(&f, &name("tokenizer"))?),
-        None => None,
-    };
-    let id = match prop(&o, "tokenizerId")? {
-        Some(x) => {
-            let id = to_string(&x, &name("tokenizerId"))?;
-            if id.is_empty() {
-                return Err(Fail::Type(format!("{} must be a non-empty string", name("tokenizerId"))));
-            }
-            if js.is_none() {
-                return Err(Fail::Type(format!(
-                    "{} names a custom tokenizer: give {} too",
-                    name("tokenizerId"),
-                    name("tokenizer")
-                )));
-            }
-            Some(id)
-        }
-        None => None,
-    };
-    Ok((c, js, id))
+    Ok(())
 }
 
 /// `stopwords`: a `Set<string>` or an array of strings.

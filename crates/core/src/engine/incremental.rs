@@ -11,7 +11,7 @@ use super::{blocking, Engine};
 use crate::index::gate::Ticket;
 use crate::index::Bm25Index;
 use crate::ingest::scan::FoundFile;
-use crate::ingest::{Report, SkipReason, Skipped};
+use crate::ingest::{Failed, Report, SkipReason, Skipped};
 use crate::persist::{
     apply_changes, fingerprint_difference, now_ns, same_vectors, FileCounts, FileTable, Reconcile, Snapshot,
     VectorState,
@@ -337,13 +337,14 @@ impl Engine {
     /// walked, every file found there is read again (an event forces the
     /// read: a same-size edit may keep its times), files that were there
     /// and are no longer lose their documents.
+    /// Answers what failed (read or embedded).
     pub(super) async fn update_within(
         self: Arc<Self>,
         ticket: &Ticket,
         paths: Vec<String>,
         changed: Vec<std::path::PathBuf>,
-    ) -> Result<()> {
-        let (Some(base), Some(p)) = (self.base_path.clone(), self.persist.as_ref()) else { return Ok(()) };
+    ) -> Result<Vec<Failed>> {
+        let (Some(base), Some(p)) = (self.base_path.clone(), self.persist.as_ref()) else { return Ok(Vec::new()) };
         let canonical = base.canonicalize().unwrap_or_else(|_| base.clone());
         let mut within: Vec<_> =
             changed.iter().filter_map(|c| c.strip_prefix(&canonical).ok()).map(|r| base.join(r)).collect();
@@ -354,7 +355,7 @@ impl Engine {
         within.sort();
         within.dedup();
         if within.is_empty() || !self.has_search() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let (mut report, found) = self.clone().scan_files(base, paths, within.clone()).await?;
         let dangling = self.broken_links(&report);
@@ -365,7 +366,7 @@ impl Engine {
         if counts.reread > counts.unchanged || counts.removed > 0 {
             p.changed();
         }
-        Ok(())
+        Ok(report.failed)
     }
 
     /// Reads only what changed and applies it to the loaded index.

@@ -638,43 +638,8 @@ impl Engine {
         let remote = p.remote.as_ref().expect("a snapshot store");
         let _one = p.saving.lock().await;
         let changes = p.changes.load(Ordering::SeqCst);
-        {
-            let mut state = p.state.lock();
-            if !state.loaded {
-                // Writes made after an attach failed are not saved: `save()`
-                // and `destroy()` say so (they resolved as if saved).
-                let why = remote.unattached().filter(|_| state.saved_changes != changes);
-                return match why {
-                    Some(why) => {
-                        let e = Error::store(format!(
-                            "{why}: writes made since are not saved (the tenant is not attached: init() again once the store answers, and write them again there)"
-                        ));
-                        state.save_error = Some(e.reason.clone());
-                        Err(e)
-                    }
-                    None => Ok(false),
-                };
-            }
-            if !force && state.saved_changes == changes {
-                return Ok(false);
-            }
-            // An index dropped to be built again is not saved over the
-            // tenant's snapshot (the rebuild saves it whole); writes not
-            // saved yet say so.
-            if self.index_emptied() {
-                return if state.saved_changes == changes { Ok(false) } else { self.not_emptied().map(|()| false) };
-            }
-            // After a conflict nothing may be written: a save in the
-            // background or at `destroy()` says writes went unsaved (but
-            // those `save()` already rejected for).
-            if !force && remote.conflicted() {
-                if state.conflict_reported == Some(changes) {
-                    return Ok(false);
-                }
-                return Err(Error::conflict(
-                    "persist.store: writes made after another workspace saved this snapshot first are not saved; attach again (init() on a new Workspace) and write them there",
-                ));
-            }
+        if let Some(answer) = self.no_remote_save(remote, changes, force) {
+            return answer;
         }
         // A snapshot is written with its texts: those of the one attached
         // first (and its postings, when a large index keeps them there).
@@ -705,6 +670,50 @@ impl Engine {
                 Err(e)
             }
         }
+    }
+
+    /// Why a save to the store writes nothing, if it does not: nothing
+    /// attached, nothing changed, an index dropped to be built again, or
+    /// a conflict; each with what `save()` answers.
+    fn no_remote_save(&self, remote: &RemoteSnapshots, changes: u64, force: bool) -> Option<Result<bool>> {
+        let p = self.persisted();
+        let mut state = p.state.lock();
+        if !state.loaded {
+            // Writes made after an attach failed are not saved: `save()`
+            // and `destroy()` say so (they resolved as if saved).
+            let why = remote.unattached().filter(|_| state.saved_changes != changes);
+            return Some(match why {
+                Some(why) => {
+                    let e = Error::store(format!(
+                        "{why}: writes made since are not saved (the tenant is not attached: init() again once the store answers, and write them again there)"
+                    ));
+                    state.save_error = Some(e.reason.clone());
+                    Err(e)
+                }
+                None => Ok(false),
+            });
+        }
+        if !force && state.saved_changes == changes {
+            return Some(Ok(false));
+        }
+        // An index dropped to be built again is not saved over the
+        // tenant's snapshot (the rebuild saves it whole); writes not
+        // saved yet say so.
+        if self.index_emptied() {
+            return Some(if state.saved_changes == changes { Ok(false) } else { self.not_emptied().map(|()| false) });
+        }
+        // After a conflict nothing may be written: a save in the
+        // background or at `destroy()` says writes went unsaved (but
+        // those `save()` already rejected for).
+        if !force && remote.conflicted() {
+            if state.conflict_reported == Some(changes) {
+                return Some(Ok(false));
+            }
+            return Some(Err(Error::conflict(
+                "persist.store: writes made after another workspace saved this snapshot first are not saved; attach again (init() on a new Workspace) and write them there",
+            )));
+        }
+        None
     }
 
     /// After a write: a save a second later (writes meanwhile share it).

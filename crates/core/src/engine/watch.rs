@@ -82,13 +82,14 @@ impl WatchState {
         self.warnings.push(message);
     }
 
-    /// An update failed in the snapshot store: the tree is reconciled later,
-    /// each time the store fails twice as late.
-    fn retry_later(&mut self, why: &str) {
+    /// An update failed in the snapshot store, or left a document without
+    /// its vector: the tree is reconciled later (and what is not embedded
+    /// embedded), each time it fails twice as late.
+    fn retry_later(&mut self, what: &str) {
         self.retry_delay = (self.retry_delay * 2).clamp(DEGRADED_RESCAN, MAX_RETRY);
         self.retry_at = Some(Instant::now() + self.retry_delay);
         let secs = self.retry_delay.as_secs();
-        self.warn(format!("watch: an update was not applied ({why}); the folder is reconciled in {secs} s"));
+        self.warn(format!("watch: {what}; the folder is reconciled in {secs} s"));
     }
 
     fn settle_live(&mut self) {
@@ -127,7 +128,11 @@ impl Engine {
             let work = async {
                 if rescan {
                     let walked = me.clone().walk(paths).await?;
-                    me.clone().reconcile(&ticket, walked, true).await.map(drop)
+                    let (mut report, ..) = me.clone().reconcile(&ticket, walked, true).await?;
+                    // Documents an earlier update could not embed (their
+                    // files' hashes are known: the reconcile passes them by).
+                    me.embed_unwritten(&mut report.failed).await?;
+                    Ok(report.failed)
                 } else {
                     me.clone().update_within(&ticket, paths, changed).await
                 }
@@ -136,31 +141,40 @@ impl Engine {
             futures::pin_mut!(work, stop);
             // `stop` polled first: once destroyed, nothing more is written.
             match futures::future::select(stop, work).await {
-                futures::future::Either::Right((Ok(()), _)) => true,
+                futures::future::Either::Right((Ok(failed), _)) => Some(failed),
                 futures::future::Either::Right((Err(e), _)) => {
                     // The store may be back later: reconciled then (not a
                     // part it holds broken: that takes `rebuildSearchIndex()`).
                     let broken = self.remote().is_some_and(|r| r.parts_broken());
                     if e.store_failure().is_some() && !broken {
-                        self.watch_state.lock().retry_later(&e.reason);
+                        self.watch_state.lock().retry_later(&format!("an update was not applied ({})", e.reason));
                     }
-                    false
+                    None
                 }
-                futures::future::Either::Left(_) => false,
+                futures::future::Either::Left(_) => None,
             }
         };
-        if !updated {
-            return;
-        }
+        let Some(failed) = updated else { return };
+        // A document left without its vector (the embedder failed) is
+        // embedded again later; a file that cannot be read waits for its
+        // next event.
+        let unembedded = self.without_vectors(&failed).await;
         {
             let mut state = self.watch_state.lock();
             if rescan {
-                // What a failed update named is in the tree reconciled.
-                (state.retry_at, state.retry_delay) = (None, Duration::ZERO);
+                // What a failed update named is in the tree reconciled
+                // (unless texts are still not embedded: tried again later).
+                state.retry_at = None;
+                if unembedded.is_none() {
+                    state.retry_delay = Duration::ZERO;
+                }
                 state.rescans += 1;
                 state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
             } else {
                 state.updates += 1;
+            }
+            if let Some(why) = unembedded {
+                state.retry_later(&why);
             }
         }
         drop(ticket);
@@ -169,6 +183,25 @@ impl Engine {
 }
 
 impl Engine {
+    /// Why some of `failed` left documents in the index without a vector
+    /// (an embedder that failed), if any did.
+    async fn without_vectors(self: &Arc<Self>, failed: &[crate::ingest::Failed]) -> Option<String> {
+        if failed.is_empty() || self.vectors.is_none() {
+            return None;
+        }
+        let (me, failed) = (self.clone(), failed.to_vec());
+        let first = self.read_index(move |index| {
+            // Lock order (docs/architecture.md): the index, then the ledger.
+            let ledger = me.vectors.as_ref().expect("vectors").ledger.lock();
+            let unwritten = |id: &String| index.get(id).is_some() && !ledger.has_text(id);
+            failed
+                .into_iter()
+                .find(|f| std::iter::once(f.path.clone()).chain(index.chunk_ids_of(&f.path)).any(|id| unwritten(&id)))
+        });
+        let f = first.await.ok()??;
+        Some(format!("{} was not embedded ({})", f.path, f.error))
+    }
+
     /// Watches `paths` (starting the watcher, or replacing one that watches
     /// other paths); a failure to watch is a warning.
     pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {

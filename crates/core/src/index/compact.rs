@@ -8,10 +8,15 @@ use super::slot_index::SlotIndex;
 use super::{id_at, Bm25Index, Document, IndexStats, Term, DEAD};
 
 impl Bm25Index {
-    /// Compacts once dead postings outnumber live ones (amortised
-    /// O(document) per removal).
+    /// Compacts once dead postings outnumber live ones, or dead slots live
+    /// documents (amortised O(document) per removal or replacement; a
+    /// document replaced again and again, as `index()` of the same id
+    /// does, left a dead slot and its postings each time, for good).
     pub(super) fn maybe_compact(&mut self) {
-        if self.dead_postings > 4096 && self.dead_postings > self.live_postings {
+        let dead_slots = self.docs.len().saturating_sub(self.live_docs);
+        if (self.dead_postings > 4096 && self.dead_postings > self.live_postings)
+            || (dead_slots > 4096 && dead_slots > self.live_docs)
+        {
             self.compact();
         }
     }

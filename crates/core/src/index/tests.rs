@@ -431,3 +431,38 @@ fn a_files_chunks_are_found_past_any_gap_in_their_numbers() {
         assert_eq!(left, ["big.md#chunk-1", "other.md#chunk-0"]);
     }
 }
+
+/// A document replaced again and again (one `upsert`, a writer's, or a
+/// bulk write of the same ids) is compacted away: its dead slots and
+/// postings piled up for good, and every search walked them.
+#[test]
+fn replacing_the_same_documents_stays_bounded() {
+    let t = Tokenizer::default();
+    let mut ix = Bm25Index::new(Bm25Params::default());
+    ix.upsert(doc(&t, "other", "unrelated words here"), 0);
+    let mut seq = 1;
+    for round in 0..20_000u64 {
+        seq += 1;
+        match round % 3 {
+            0 => {
+                ix.upsert(doc(&t, "same", "renewal call moved to friday"), seq);
+            }
+            1 => {
+                ix.writer().upsert(doc(&t, "same", "renewal call moved to friday"), seq);
+            }
+            _ => {
+                ix.add_bulk(
+                    vec![doc(&t, "same", "renewal call moved to friday"), doc(&t, "two", "x")],
+                    seq,
+                    &mut |_| {},
+                );
+            }
+        }
+        assert!(ix.docs.len() <= 2 * 4096 + 8, "round {round}: {} slots for {} documents", ix.docs.len(), ix.len());
+        assert!(ix.dead_postings <= 4096 + 64, "round {round}: {} dead postings", ix.dead_postings);
+    }
+    assert_eq!(ix.len(), 3);
+    let hits = ix.top_k(&q(&t, "renewal friday"), 5, None);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].doc.id, "same");
+}

@@ -25,10 +25,14 @@ impl Bm25Index {
     /// Adds or replaces a document. Returns false (and changes nothing) when
     /// a newer write of the same id is already applied.
     pub fn upsert(&mut self, doc: NewDocument, seq: u64) -> bool {
-        self.upsert_mapped(doc, seq, &mut VocabMap::default())
+        let upserted = self.upsert_mapped(doc, seq, &mut VocabMap::default());
+        self.maybe_compact();
+        upserted
     }
 
-    /// `upsert` with a cache of the vocabulary's global ids (see `writer()`).
+    /// `upsert` with a cache of the vocabulary's global ids (see `writer()`),
+    /// never compacting: compaction renumbers the terms that cache names
+    /// (the writer compacts when it is done).
     pub(super) fn upsert_mapped(&mut self, doc: NewDocument, seq: u64, map: &mut VocabMap) -> bool {
         if !self.is_current(&doc.id, seq) {
             return false;

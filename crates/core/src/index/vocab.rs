@@ -26,6 +26,15 @@ impl Writer<'_> {
     }
 }
 
+impl Drop for Writer<'_> {
+    /// The documents it replaced are compacted away once their dead slots
+    /// and postings outnumber the live ones (not before: compaction
+    /// renumbers the terms its cache names).
+    fn drop(&mut self) {
+        self.index.maybe_compact();
+    }
+}
+
 impl Bm25Index {
     /// A writer for many documents in a row: each vocabulary is mapped to
     /// global term ids once, not once per document.

@@ -116,6 +116,8 @@ impl Bm25Index {
         if let Some(arena) = arena {
             arena.finish(self.terms.held_mut());
         }
+        // Documents replaced by this build leave dead slots and postings.
+        self.maybe_compact();
         n
     }
 
