@@ -719,3 +719,22 @@ test('vector mode answers each id once when a store answers a row twice', async 
   for (const [id, text] of [['a', 'apples and pears'], ['b', 'apples and plums'], ['c', 'apples only']]) await ws.index(id, text)
   assert.deepEqual((await ws.search('apples and pears', { mode: 'vector', topK: 3 })).map((r) => r.id), ['a', 'b', 'c'])
 })
+
+test('vector and hybrid search before anything is embedded answer as the embedded store does: nothing, and the keyword half (LibSQL rejected: no such table)', async (t) => {
+  for (const kind of ['embedded', 'libsql', 'duckdb']) {
+    const ws = await hashWorkspace(t, kind)
+    assert.deepEqual(await ws.search('alpha', { mode: 'vector' }), [], kind)
+    assert.deepEqual(await ws.search('alpha', { mode: 'hybrid' }), [], kind)
+  }
+  // A store that fails for another reason still fails the search.
+  const { store } = await makeStore('libsql')
+  const failing = Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+    query: async () => {
+      throw new Error('connection reset')
+    },
+  })
+  const ws = new Workspace({ bm25: true, embedder: async (text) => hashEmbed(text), vectorStore: failing })
+  t.after(() => ws.destroy())
+  await ws.index('a', 'alpha')
+  await assert.rejects(ws.search('alpha', { mode: 'vector' }), /connection reset/)
+})

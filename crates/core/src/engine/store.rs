@@ -327,7 +327,16 @@ impl Store {
                 if let Some((_, raw)) = filter {
                     args["filter"] = raw.clone();
                 }
-                parse_hits(MastraStore::required("query", js.call_read("query", args).await?)?)
+                match js.call_read("query", args).await {
+                    Ok(answer) => parse_hits(MastraStore::required("query", answer)?),
+                    // An index not made yet (nothing embedded: LibSQL has no
+                    // table) holds nothing, as the embedded store answers;
+                    // any other failure is the search's.
+                    Err(e) => match self.holds_index(index_name).await {
+                        Some(false) => Ok(Vec::new()),
+                        _ => Err(e),
+                    },
+                }
             }
         }
     }
