@@ -466,3 +466,53 @@ fn replacing_the_same_documents_stays_bounded() {
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].doc.id, "same");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(6))]
+    /// Replacements and removals of a few ids, thousands of times, by each
+    /// write path (each compacts as dead slots and postings pile up): the
+    /// same statistics and results as the live documents written afresh.
+    #[test]
+    fn replacements_compacted_answer_as_a_fresh_index(
+        ops in proptest::collection::vec((0u8..4, 0usize..9, proptest::collection::vec(0u8..30, 0..12)), 6000..7000),
+    ) {
+        let t = Tokenizer::default();
+        let words = |d: &[u8]| d.iter().map(|w| format!("w{w}")).collect::<Vec<_>>().join(" ");
+        let mut ix = Bm25Index::new(Bm25Params::default());
+        let mut live: std::collections::BTreeMap<String, String> = Default::default();
+        for (seq, (kind, id, text)) in ops.iter().enumerate() {
+            let (seq, id, text) = (seq as u64 + 1, format!("d{id}"), words(text).replacen(' ', "\n", 1));
+            match kind {
+                0 => {
+                    ix.upsert(doc(&t, &id, &text), seq);
+                }
+                1 => {
+                    // Documents sharing vocabularies, as a parallel read makes them.
+                    let texts = [text.clone(), format!("{text} w3"), "w4 w5".to_string(), format!("w6 {text}")];
+                    let mut w = ix.writer();
+                    w.upsert(doc(&t, &id, &text), seq);
+                    for d in analysed_in_two_vocabularies(&t, "shared", &texts) {
+                        live.insert(d.id.clone(), d.content.to_string());
+                        w.upsert(d, seq);
+                    }
+                }
+                2 => {
+                    ix.add_bulk(vec![doc(&t, &id, &text), doc(&t, "d-bulk", "w1 w2")], seq, &mut |_| {});
+                    live.insert("d-bulk".into(), "w1 w2".into());
+                }
+                _ => {
+                    ix.remove(&id, seq);
+                    live.remove(&id);
+                    continue;
+                }
+            }
+            live.insert(id, text);
+        }
+        proptest::prop_assert!(ix.docs.len() <= 2 * 4096 + 16, "{} slots", ix.docs.len());
+        let mut fresh = Bm25Index::new(Bm25Params::default());
+        for (seq, (id, text)) in live.iter().enumerate() {
+            fresh.upsert(doc(&t, id, text), seq as u64 + 1);
+        }
+        same_results(&fresh, &ix, &["w1", "w0 w5", "w7 w8 w13", "w29", "w2 w4 w10 w20"]);
+    }
+}
