@@ -293,3 +293,12 @@ test('a piece of a line longer than the chunks is shown as such (…), by the se
   assert.deepEqual(cuts[ids[1]], { start: true, end: false })
   assert.equal(cuts[ids[2]], undefined, 'line 2, whole')
 })
+
+test('chunks given to index() without their lines are not taken for pieces of a line (lineCut absent)', async (t) => {
+  const ws = new Workspace({ bm25: true })
+  t.after(() => ws.destroy())
+  for (const n of [0, 1, 2]) await ws.index(`guide.md#chunk-${n}`, `paragraph ${n} about setup`, { metadata: { sourceFile: 'guide.md' } })
+  const results = await ws.search('setup', { topK: 5 })
+  assert.equal(results.length, 3)
+  for (const r of results) assert.equal(r.lineCut, undefined, r.id)
+})

@@ -949,3 +949,24 @@ test('a damaged text in a snapshot holding documents from index() leaves that on
   for (const [q, id] of [['bananas', 'notes/b'], ['apples', 'notes/a'], ['cherries', 'notes/c']]) assert.deepEqual((await ws.search(q)).map((h) => h.id), [id])
   await ws.destroy()
 })
+
+test('a damaged text in the snapshot of a workspace without files (index() documents only) leaves that one out and keeps the others for the next start', async (t) => {
+  const dir = path.join(tree(t), 'snap')
+  const open = () => new Workspace({ bm25: true, persist: { dir } })
+  let ws = open()
+  await ws.init()
+  for (const [id, text] of [['notes/a', 'apples are red'], ['notes/b', 'bananas are yellow'], ['notes/c', 'cherries are dark']]) await ws.index(id, text)
+  await ws.destroy()
+  const file = path.join(dir, 'snapshot.wss')
+  const bytes = fs.readFileSync(file)
+  bytes[bytes.indexOf(Buffer.from('bananas are yellow')) + 2] ^= 1
+  fs.writeFileSync(`${file}.new`, bytes)
+  fs.renameSync(`${file}.new`, file)
+  for (let start = 0; start < 2; start++) {
+    ws = open()
+    await ws.init()
+    assert.deepEqual((await ws.search('bananas')).map((h) => h.id), [], 'never shown blank')
+    assert.deepEqual((await ws.search('apples cherries', { topK: 5 })).map((h) => h.id).sort(), ['notes/a', 'notes/c'], `start ${start}`)
+    await ws.destroy()
+  }
+})

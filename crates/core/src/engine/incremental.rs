@@ -202,10 +202,13 @@ impl Engine {
     async fn install(self: &Arc<Self>, snapshot: Snapshot, warnings: &mut Vec<String>) -> Result<()> {
         self.postings_for_earlier_writes(&snapshot).await?;
         let Snapshot { fingerprint, index, files, vectors, texts } = snapshot;
-        if let (Some(texts), Some(base)) = (texts, self.base_path.clone()) {
-            texts.set_recover(files.recover_texts(base));
+        if let Some(texts) = texts {
+            // Removed when damaged only where the files can give every text again.
             let engine = Arc::downgrade(self);
             texts.set_removable(Box::new(move || engine.upgrade().is_some_and(|e| e.indexes_files_only())));
+            if let Some(base) = self.base_path.clone() {
+                texts.set_recover(files.recover_texts(base));
+            }
         }
         let same_place = same_vectors(&fingerprint, &self.persisted().fingerprint);
         if !same_place {

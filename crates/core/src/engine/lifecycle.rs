@@ -22,6 +22,9 @@ impl Engine {
         let (me, ticket, paths) = (self.clone(), self.gate.ticket(), self.auto_index_paths.clone());
         async move {
             let result = me.clone().rebuild_files(ticket, paths).await;
+            if let Err(e) = &result {
+                me.attach_failed(e);
+            }
             {
                 let mut status = me.status.lock();
                 if !me.destroyed.load(Ordering::SeqCst) {

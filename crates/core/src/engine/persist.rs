@@ -289,8 +289,9 @@ impl Engine {
         // answering from an empty index would be a wrong answer.
         let fetched = remote.fetch().await.inspect_err(|e| remote.set_unattached(Some(e.reason.clone())))?;
         remote.set_unattached(None);
-        // A snapshot to install is loaded once installed (`rebuild_persisted`):
-        // until then no save may replace it with what this workspace holds.
+        p.state.lock().save_error = None; // (one that said writes waited for an attach)
+                                          // A snapshot to install is loaded once installed (`rebuild_persisted`):
+                                          // until then no save may replace it with what this workspace holds.
         if !matches!(fetched, Ok(Some(ref s)) if same_index(&s.fingerprint, &p.fingerprint)) {
             p.state.lock().loaded = true;
         }
@@ -307,6 +308,17 @@ impl Engine {
                 Ok(None)
             }
             Ok(Some(s)) => Ok(Some(s)),
+        }
+    }
+
+    /// An `init()` of a snapshot store's workspace failed before anything
+    /// was loaded (the store, or a check after the fetch: the postings'
+    /// fetch, the embedder's): searches fail with why, and writes made
+    /// meanwhile make `save()` and `destroy()` say they are not saved yet.
+    pub(super) fn attach_failed(&self, e: &Error) {
+        let Some(remote) = self.remote() else { return };
+        if !self.persisted().state.lock().loaded && remote.unattached().is_none() {
+            remote.set_unattached(Some(e.reason.clone()));
         }
     }
 
@@ -685,7 +697,7 @@ impl Engine {
             return Some(match why {
                 Some(why) => {
                     let e = Error::store(format!(
-                        "{why}: writes made since are not saved (the tenant is not attached: init() again once the store answers, and write them again there)"
+                        "{why}: writes made since are not saved yet (the tenant is not attached; they are kept, and saved once an init() attaches)"
                     ));
                     state.save_error = Some(e.reason.clone());
                     Err(e)

@@ -351,17 +351,25 @@ impl Engine {
             h.line_range = hybrid::line_range_of(&h.content, tokens, &tokenizer)
                 .map(|r| crate::search::shift_range(r, h.line_offset));
         }
-        // Pieces of a long line among the vector half's hits, as the index
-        // knows its chunks (not waited for: a writer holding it only costs
-        // the mark).
-        if let Some(index) = self.index.try_read() {
-            for h in hits.iter_mut().filter(|h| h.bm25.is_none() && h.vector.is_some()) {
+        hits
+    }
+
+    /// Which vector hits (none of the keyword half's: theirs are known) are
+    /// pieces of a long line, as the index knows its chunks.
+    async fn with_line_cuts(self: &Arc<Self>, hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
+        if self.keyword.is_none() || !hits.iter().any(|h| h.bm25.is_none()) {
+            return Ok(hits);
+        }
+        self.read_index(move |index| {
+            let mut hits = hits;
+            for h in hits.iter_mut().filter(|h| h.bm25.is_none()) {
                 if let Some(doc) = index.get(&h.id) {
-                    h.line_cut = crate::search::keyword::line_cut_of(&index, doc);
+                    h.line_cut = crate::search::keyword::line_cut_of(index, doc);
                 }
             }
-        }
-        hits
+            hits
+        })
+        .await
     }
 
     /// A hybrid search's two halves, read with no write applied between
@@ -441,7 +449,7 @@ impl Engine {
                 Mode::Vector => self.vector_ties_by_id(v, &vector, &tokens, &opts).await?,
                 _ => self.ranked_vectors(v, &vector, &tokens, mode, opts.top_k, &opts).await?,
             };
-            return self.texts_read(results).await;
+            return self.texts_read(self.with_line_cuts(results).await?).await;
         }
         // File-level results fold chunks: asked deeper while the hits fill
         // the depth and fewer files than wanted came of them (as `grouped`),
@@ -470,7 +478,7 @@ impl Engine {
             }
         }
         // Folded before the texts are read: only each file's best chunk is shown.
-        self.texts_read(group::by_file(results, opts.top_k)).await
+        self.texts_read(group::by_file(self.with_line_cuts(results).await?, opts.top_k)).await
     }
 
     /// Vector mode's first `topK`, ties by id (`vector_first`).

@@ -173,8 +173,12 @@ impl Engine {
             } else {
                 state.updates += 1;
             }
-            if let Some(why) = unembedded {
-                state.retry_later(&why);
+            // (A degraded watch's own rescans, every `DEGRADED_RESCAN`, try
+            // again: a retry would hold them up.)
+            match unembedded {
+                Some(why) if state.degraded => state.warn(format!("watch: {why}; tried again at the next rescan")),
+                Some(why) => state.retry_later(&why),
+                None => {}
             }
         }
         drop(ticket);

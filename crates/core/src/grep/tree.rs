@@ -139,6 +139,11 @@ impl Tree {
         for f in &recreated {
             self.drop_folder(f, watch);
         }
+        // A folder named as a file changed: its own metadata (permissions)
+        // changed, and its listing may be readable no more, or again.
+        let touched: Vec<String> =
+            changes.files.iter().filter(|f| self.folders.contains_key(f.as_str())).cloned().collect();
+        changes.folders.extend(touched);
         let mut folders: Vec<&String> =
             changes.folders.iter().filter(|f| self.folders.contains_key(f.as_str())).collect();
         folders.sort();
