@@ -911,6 +911,16 @@ test('a writer with a JavaScript store whose directory was removed refuses store
   assert.deepEqual(calls, [], 'nothing reached the store')
 })
 
+/** Flips a bit of `text` where the snapshot in `dir` stores it (a new file renamed over: it is mapped read-only); its path. */
+function damageText(dir, text) {
+  const file = path.join(dir, 'snapshot.wss')
+  const bytes = fs.readFileSync(file)
+  bytes[bytes.indexOf(Buffer.from(text)) + 3] ^= 1
+  fs.writeFileSync(`${file}.new`, bytes)
+  fs.renameSync(`${file}.new`, file)
+  return file
+}
+
 test('a damaged text in a snapshot holding documents from index() leaves that one out, and the file is kept: the next start still has the others (it was removed, and all of them were lost)', async (t) => {
   const base = tree(t, { 'docs/file.md': 'a file about zebras\n' })
   const old = new Date(Date.now() - 3600e3)
@@ -923,11 +933,7 @@ test('a damaged text in a snapshot holding documents from index() leaves that on
   await ws.index('notes/b', 'bananas are yellow and soft')
   await ws.index('notes/c', 'cherries are small and dark')
   await ws.destroy()
-  const file = path.join(dir, 'snapshot.wss')
-  const bytes = fs.readFileSync(file)
-  bytes[bytes.indexOf(Buffer.from('bananas are yellow')) + 3] ^= 1
-  fs.writeFileSync(`${file}.new`, bytes)
-  fs.renameSync(`${file}.new`, file)
+  const file = damageText(dir, 'bananas are yellow')
   for (let start = 0; start < 2; start++) {
     ws = open()
     await ws.init()
@@ -957,11 +963,7 @@ test('a damaged text in the snapshot of a workspace without files (index() docum
   await ws.init()
   for (const [id, text] of [['notes/a', 'apples are red'], ['notes/b', 'bananas are yellow'], ['notes/c', 'cherries are dark']]) await ws.index(id, text)
   await ws.destroy()
-  const file = path.join(dir, 'snapshot.wss')
-  const bytes = fs.readFileSync(file)
-  bytes[bytes.indexOf(Buffer.from('bananas are yellow')) + 2] ^= 1
-  fs.writeFileSync(`${file}.new`, bytes)
-  fs.renameSync(`${file}.new`, file)
+  damageText(dir, 'bananas are yellow')
   for (let start = 0; start < 2; start++) {
     ws = open()
     await ws.init()
