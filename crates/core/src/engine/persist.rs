@@ -289,9 +289,10 @@ impl Engine {
         // answering from an empty index would be a wrong answer.
         let fetched = remote.fetch().await.inspect_err(|e| remote.set_unattached(Some(e.reason.clone())))?;
         remote.set_unattached(None);
-        p.state.lock().save_error = None; // (one that said writes waited for an attach)
-                                          // A snapshot to install is loaded once installed (`rebuild_persisted`):
-                                          // until then no save may replace it with what this workspace holds.
+        // (An error that said writes waited for an attach is over.)
+        p.state.lock().save_error = None;
+        // A snapshot to install is loaded once installed (`rebuild_persisted`):
+        // until then no save may replace it with what this workspace holds.
         if !matches!(fetched, Ok(Some(ref s)) if same_index(&s.fingerprint, &p.fingerprint)) {
             p.state.lock().loaded = true;
         }
