@@ -75,7 +75,7 @@ impl Engine {
         if let Some(snapshot) = opened? {
             self.install(snapshot, &mut warnings).await?;
             if let Some(p) = &self.persist {
-                p.state.lock().loaded = true;
+                Self::attached(p);
             }
         }
         // (Before an index is dropped: a walk that failed leaves it as it is.)

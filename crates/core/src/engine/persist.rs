@@ -289,12 +289,10 @@ impl Engine {
         // answering from an empty index would be a wrong answer.
         let fetched = remote.fetch().await.inspect_err(|e| remote.set_unattached(Some(e.reason.clone())))?;
         remote.set_unattached(None);
-        // (An error that said writes waited for an attach is over.)
-        p.state.lock().save_error = None;
         // A snapshot to install is loaded once installed (`rebuild_persisted`):
         // until then no save may replace it with what this workspace holds.
         if !matches!(fetched, Ok(Some(ref s)) if same_index(&s.fingerprint, &p.fingerprint)) {
-            p.state.lock().loaded = true;
+            Self::attached(p);
         }
         match fetched {
             Ok(None) => Ok(None),
@@ -310,6 +308,14 @@ impl Engine {
             }
             Ok(Some(s)) => Ok(Some(s)),
         }
+    }
+
+    /// A snapshot store's workspace holds what it attached: saves may
+    /// write, and an error that said writes waited for an attach is over.
+    pub(super) fn attached(p: &Persist) {
+        let mut state = p.state.lock();
+        state.loaded = true;
+        state.save_error = None;
     }
 
     /// An `init()` of a snapshot store's workspace failed before anything

@@ -147,7 +147,14 @@ impl Engine {
                     // part it holds broken: that takes `rebuildSearchIndex()`).
                     let broken = self.remote().is_some_and(|r| r.parts_broken());
                     if e.store_failure().is_some() && !broken {
-                        self.watch_state.lock().retry_later(&format!("an update was not applied ({})", e.reason));
+                        let mut state = self.watch_state.lock();
+                        let why = format!("an update was not applied ({})", e.reason);
+                        // (A degraded watch's own rescans try again: a retry would hold them up.)
+                        if state.degraded {
+                            state.warn(format!("watch: {why}; tried again at the next rescan"));
+                        } else {
+                            state.retry_later(&why);
+                        }
                     }
                     None
                 }

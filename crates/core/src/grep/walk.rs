@@ -24,8 +24,7 @@ pub struct WalkRules {
 pub struct Found {
     /// Shared: a kept walk hands the same path to every grep.
     pub rel: std::sync::Arc<str>,
-    /// A symbolic link, or a file with other names (hard links): its
-    /// content may change where no watch sees it (restat at every grep).
+    /// A symbolic link: its target may change where no watch sees it.
     pub link: bool,
     pub stamp: Option<Stamp>,
 }
@@ -285,18 +284,16 @@ impl Walker<'_> {
         if !kind.is_symlink() && !kind.is_file() {
             return None; // FIFOs, sockets, devices: never opened (a FIFO would block)
         }
-        let meta = std::fs::metadata(e.path());
-        let stamp = match &meta {
+        let stamp = match std::fs::metadata(e.path()) {
             Ok(m) if !m.is_file() => return None,
             Ok(_) if !utf8 => None,
             // A link that leads outside the base is not read (Mastra's
             // contained filesystem refuses it: a read error).
             Ok(_) if kind.is_symlink() && !self.inside(&e.path()) => None,
-            Ok(m) => Stamp::of(m),
+            Ok(m) => Stamp::of(&m),
             Err(_) => None,
         };
-        let link = kind.is_symlink() || meta.is_ok_and(|m| other_names(&m));
-        Some(Entry::File(Found { rel: path.into(), link, stamp }))
+        Some(Entry::File(Found { rel: path.into(), link: kind.is_symlink(), stamp }))
     }
 }
 
@@ -319,21 +316,6 @@ impl Walker<'_> {
 
     fn inside(&self, path: &Path) -> bool {
         std::fs::canonicalize(path).is_ok_and(|p| p.starts_with(self.real_base))
-    }
-}
-
-/// Whether a file has other names (hard links, as pnpm's store makes):
-/// written through one outside the watched folders, no watch here hears
-/// of it.
-fn other_names(m: &std::fs::Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::MetadataExt::nlink(m) > 1
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = m;
-        false
     }
 }
 
