@@ -82,6 +82,13 @@ impl FileChunks {
     }
 }
 
+/// The file `doc` is a chunk of and its number, where the reader could
+/// have written it (`plain`).
+pub(crate) fn chunk_number(doc: &Document) -> Option<(&str, u32)> {
+    let (file, number) = split(doc)?;
+    Some((file, plain(number)?))
+}
+
 /// The file `doc` is a chunk of, and its number as written in its id.
 fn split(doc: &Document) -> Option<(&str, &str)> {
     let file = doc.source_file()?;

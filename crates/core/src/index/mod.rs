@@ -20,6 +20,7 @@
 
 mod bulk;
 mod chunks;
+pub(crate) use chunks::chunk_number;
 mod compact;
 mod document;
 pub mod gate;

@@ -45,15 +45,15 @@ pub struct LineCut {
 /// start further down each time): a chunk is cut where its neighbour
 /// starts on its line.
 pub fn line_cut_of(index: &Bm25Index, doc: &crate::index::Document) -> LineCut {
-    let Some(file) = doc.source_file() else { return LineCut::default() };
-    let number =
-        doc.id.strip_prefix(file).and_then(|r| r.strip_prefix("#chunk-")).and_then(|n| n.parse::<usize>().ok());
     // (Chunks the engine made know their first line; a user's own chunks
     // without one are not pieces of a line.)
-    let (Some(n), Some(line)) = (number, doc.start_line_offset) else { return LineCut::default() };
-    let same_line =
-        |m: usize| index.get(&crate::index::chunk_id(file, m)).is_some_and(|d| d.start_line_offset == Some(line));
-    LineCut { start: n > 0 && same_line(n - 1), end: n < usize::MAX && same_line(n + 1) }
+    let (Some((file, n)), Some(line)) = (crate::index::chunk_number(doc), doc.start_line_offset) else {
+        return LineCut::default();
+    };
+    let same_line = |m: u32| {
+        index.get(&crate::index::chunk_id(file, m as usize)).is_some_and(|d| d.start_line_offset == Some(line))
+    };
+    LineCut { start: n > 0 && same_line(n - 1), end: n < u32::MAX && same_line(n + 1) }
 }
 
 #[derive(Clone, Copy)]
