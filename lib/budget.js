@@ -337,6 +337,129 @@ function prepare(r, query, highlight) {
 }
 
 /**
+ * Renders a file's line `i` (numbered as in the file, `:` where it matches,
+ * `-` around it), cut to `params.lineTokens` around its first match; each
+ * line is rendered once.
+ * @param {Result} r
+ * @param {ReturnType<typeof prepare>} prepared
+ * @param {ReturnType<typeof queryPieces>} pieces
+ * @param {typeof PARAMS} params
+ * @param {(text: string) => number} estimate
+ */
+function lineRenderer(r, { lines, hits, offset }, pieces, params, estimate) {
+  /** @type {Map<number, string>} rendered lines by index */
+  const rendered = new Map()
+  return (/** @type {number} */ i) => {
+    let line = rendered.get(i)
+    if (line === undefined) {
+      const spans = hits.get(i)
+      let text = fitLine(lines[i], spans ? focusIn(lines[i], spans[0], pieces) : undefined, params.lineTokens, estimate)
+      // A piece of a line longer than the chunks: the line goes on (never shown as the whole line).
+      if (r.lineCut?.start && i === 0 && !text.startsWith('…')) text = `…${text}`
+      if (r.lineCut?.end && i === lines.length - 1 && !text.endsWith('…')) text = `${text}…`
+      line = `${i + offset}${spans ? ':' : '-'}${text}`
+      rendered.set(i, line)
+    }
+    return line
+  }
+}
+
+/**
+ * The lines of one file to show: its best matching lines with
+ * `params.context` lines around each, those shown before left out (not
+ * replaced by lesser ones). The first matching line may use all that is
+ * `left`; the others stay within `share`.
+ * @param {{ lines: string[], ranked: number[], seen: (i: number) => boolean, render: (i: number) => string }} view
+ * @param {{ left: number, share: number, headerCost: number, params: typeof PARAMS, estimate: (text: string) => number }} budget
+ */
+function chooseLines({ lines, ranked, seen, render }, { left, share, headerCost, params, estimate }) {
+  /** @type {Set<number>} */
+  const chosen = new Set()
+  /** @type {number[]} lines that would show but were shown before */
+  const before = []
+  let cost = headerCost
+  let taken = 0
+  // A line not shown before that did not fit (the file is then not "shown before" as a whole).
+  let unfit = false
+  for (const i of ranked.slice(0, params.hits)) {
+    if (seen(i)) {
+      before.push(i)
+      continue
+    }
+    /** @type {number[]} */
+    const add = []
+    for (let j = Math.max(0, i - params.context); j <= Math.min(lines.length - 1, i + params.context); j++) {
+      if (chosen.has(j) || add.includes(j)) continue
+      if (j !== i && (seen(j) || !lines[j].trim())) continue
+      add.push(j)
+    }
+    const extra = add.reduce((s, j) => s + estimate(`\n${render(j)}`), 0)
+    if (cost + extra > (taken === 0 ? left : share)) {
+      const alone = estimate(`\n${render(i)}`)
+      if (taken === 0 && add.length > 1 && cost + alone <= left) {
+        chosen.add(i)
+        cost += alone
+        taken++
+      }
+      unfit = taken === 0
+      break
+    }
+    for (const j of add) chosen.add(j)
+    cost += extra
+    taken++
+  }
+  return { chosen, before, cost, taken, unfit }
+}
+
+/**
+ * One file's block on a page within `left` tokens (its lines beyond the
+ * first within `share`): its text, what it costs and the lines it shows;
+ * or, where it does not fit (`fits` false), the text that the page's first
+ * file shows cut to fit.
+ * @param {Result} r
+ * @param {{
+ *   query: string, highlight: Highlight, show: (path: string) => string, pieces: ReturnType<typeof queryPieces>,
+ *   params: typeof PARAMS, estimate: (text: string) => number, repeat: boolean, memory: SearchMemory | null,
+ * }} page
+ * @param {{ left: number, share: number, first: boolean }} room
+ * @returns {{ fits: boolean, text: string, cost: number, remember: Array<[string, number, string]> }}
+ */
+function fileBlock(r, page, { left, share, first }) {
+  const { estimate, memory } = page
+  const file = fileOf(r)
+  const score = typeof r.score === 'number' ? r.score.toFixed(3) : ''
+  const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
+  const path = escapeControls(page.show(file))
+  const header = `${path}${range}  ${score}`
+  const separator = first ? '' : '\n\n'
+  const prepared = prepare(r, page.query, page.highlight)
+  const { lines, ranked, offset } = prepared
+  const seen = (/** @type {number} */ i) => !page.repeat && memory !== null && memory.seen(file, i + offset, lines[i])
+  const render = lineRenderer(r, prepared, page.pieces, page.params, estimate)
+  const headerCost = estimate(`${separator}${header}`)
+  const { chosen, before, cost, taken, unfit } = chooseLines(
+    { lines, ranked, seen, render },
+    { left, share, headerCost, params: page.params, estimate },
+  )
+  if (taken === 0 && before.length > 0 && !unfit) {
+    // Shown before, nothing new: one line.
+    const shownLines = before.map((i) => i + offset)
+    const line = `${path}:${Math.min(...shownLines)}-${Math.max(...shownLines)}  ${score}  (shown before)`
+    const lineCost = estimate(`${separator}${line}`)
+    return { fits: lineCost <= left, text: line, cost: lineCost, remember: [] }
+  }
+  // No line of it fits (or not even its header): it starts the next page.
+  if (cost > left || (taken === 0 && ranked.length > 0)) return { fits: false, text: header, cost, remember: [] }
+  const order = [...chosen].sort((a, b) => a - b)
+  const note = before.length ? `  (also shown before: ${Math.min(...before) + offset}-${Math.max(...before) + offset})` : ''
+  const withNote = note && cost + estimate(note) <= share ? `${header}${note}` : header
+  /** @type {Array<[string, number, string]>} */
+  const remember = order.map((i) => [file, i + offset, lines[i]])
+  const text = [withNote, ...order.map(render)].join('\n')
+  return { fits: true, text, cost: cost + (withNote === header ? 0 : estimate(note)), remember }
+}
+
+/**
  * One page of results as text within `maxTokens` (tokenx's estimate of the
  * whole text). Results are searched with `search(n)` (the first n files,
  * best first); the page starts after the files `cursor` skips and ends
@@ -386,102 +509,25 @@ async function budgetedPage(request) {
   /** @type {Array<[string, number, string]>} */
   const toRemember = []
   let used = 0
+  const page = { query, highlight, show, pieces, params, estimate, repeat, memory }
   for (const [n, r] of candidates.entries()) {
     const left = room - used
     const share = Math.floor(left / Math.min(candidates.length - n, params.share))
-    const file = fileOf(r)
-    const score = typeof r.score === 'number' ? r.score.toFixed(3) : ''
-    const range = r.lineRange ? `:${r.lineRange.start}-${r.lineRange.end}` : ''
-    const path = escapeControls(show(file))
-    const header = `${path}${range}  ${score}`
-    const { lines, hits, ranked, offset } = prepare(r, query, highlight)
-    const seen = (/** @type {number} */ i) => !repeat && memory !== null && memory.seen(file, i + offset, lines[i])
-    /** @type {Map<number, string>} rendered lines by index */
-    const rendered = new Map()
-    const render = (/** @type {number} */ i) => {
-      let line = rendered.get(i)
-      if (line === undefined) {
-        const spans = hits.get(i)
-        let text = fitLine(lines[i], spans ? focusIn(lines[i], spans[0], pieces) : undefined, params.lineTokens, estimate)
-        // A piece of a line longer than the chunks: the line goes on (never shown as the whole line).
-        if (r.lineCut?.start && i === 0 && !text.startsWith('…')) text = `…${text}`
-        if (r.lineCut?.end && i === lines.length - 1 && !text.endsWith('…')) text = `${text}…`
-        line = `${i + offset}${spans ? ':' : '-'}${text}`
-        rendered.set(i, line)
+    const block = fileBlock(r, page, { left, share, first: blocks.length === 0 })
+    if (!block.fits) {
+      // The first file of a page always shows, cut to fit: a page moves on (a cursor to itself would never end).
+      if (files.length === 0) {
+        const fitted = fitText(block.text, Math.max(1, left), estimate)
+        blocks.push(fitted)
+        files.push(r)
+        used += estimate(fitted)
       }
-      return line
-    }
-    /** The first file of a page always shows, `text` cut to fit: a page moves on (a cursor to itself would never end). */
-    const showCut = (/** @type {string} */ text) => {
-      const fitted = fitText(text, Math.max(1, left), estimate)
-      blocks.push(fitted)
-      files.push(r)
-      used += estimate(fitted)
-    }
-    const headerCost = estimate(`${blocks.length ? '\n\n' : ''}${header}`)
-    /** @type {Set<number>} */
-    const chosen = new Set()
-    /** @type {number[]} lines that would show but were shown before */
-    const before = []
-    let cost = headerCost
-    let taken = 0
-    // A line not shown before that did not fit (the file is then not "shown before" as a whole).
-    let unfit = false
-    // The file's best matching lines; those shown before are left out (not replaced by lesser ones).
-    for (const i of ranked.slice(0, params.hits)) {
-      if (seen(i)) {
-        before.push(i)
-        continue
-      }
-      /** @type {number[]} */
-      const add = []
-      for (let j = Math.max(0, i - params.context); j <= Math.min(lines.length - 1, i + params.context); j++) {
-        if (chosen.has(j) || add.includes(j)) continue
-        if (j !== i && (seen(j) || !lines[j].trim())) continue
-        add.push(j)
-      }
-      const extra = add.reduce((s, j) => s + estimate(`\n${render(j)}`), 0)
-      // The first matching line may use all that is left; the others stay within the share.
-      if (cost + extra > (taken === 0 ? left : share)) {
-        const alone = estimate(`\n${render(i)}`)
-        if (taken === 0 && add.length > 1 && cost + alone <= left) {
-          chosen.add(i)
-          cost += alone
-          taken++
-        }
-        unfit = taken === 0
-        break
-      }
-      for (const j of add) chosen.add(j)
-      cost += extra
-      taken++
-    }
-    if (taken === 0 && before.length > 0 && !unfit) {
-      // Shown before, nothing new: one line.
-      const shownLines = before.map((i) => i + offset)
-      const line = `${path}:${Math.min(...shownLines)}-${Math.max(...shownLines)}  ${score}  (shown before)`
-      const lineCost = estimate(`${blocks.length ? '\n\n' : ''}${line}`)
-      if (used + lineCost > room) {
-        if (files.length === 0) showCut(line)
-        break
-      }
-      blocks.push(line)
-      files.push(r)
-      used += lineCost
-      continue
-    }
-    // No line of it fits (or not even its header): it starts the next page.
-    if (cost > left || (taken === 0 && ranked.length > 0)) {
-      if (files.length === 0) showCut(header)
       break
     }
-    const order = [...chosen].sort((a, b) => a - b)
-    const note = before.length ? `  (also shown before: ${Math.min(...before) + offset}-${Math.max(...before) + offset})` : ''
-    const withNote = note && cost + estimate(note) <= share ? `${header}${note}` : header
-    blocks.push([withNote, ...order.map(render)].join('\n'))
-    for (const i of order) toRemember.push([file, i + offset, lines[i]])
+    blocks.push(block.text)
+    toRemember.push(...block.remember)
     files.push(r)
-    used += cost + (withNote === header ? 0 : estimate(note))
+    used += block.cost
   }
   const nextOf = () => (files.length < candidates.length || beyond ? makeCursor(skip + files.length, key) : null)
   const pageText = () => {

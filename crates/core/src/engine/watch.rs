@@ -15,8 +15,10 @@
 //! and the tree is then reconciled every `DEGRADED_RESCAN`.
 //! `destroy()` drops the watcher, which stops its thread.
 
+use super::error::Error;
 use super::host::{TreeWatch, WatchRefusal, WatchSignal};
 use super::Engine;
+use crate::index::gate::Ticket;
 use crate::ingest::watch::{ancestors, watch_roots, Burst, WatchRoot};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -123,73 +125,96 @@ impl Engine {
         let Some(paths) = paths() else { return };
         let rescan = burst.rescan;
         let changed = burst.take_paths();
-        let updated = {
-            let me = self.clone();
-            let work = async {
-                if rescan {
-                    let walked = me.clone().walk(paths).await?;
-                    let (mut report, ..) = me.clone().reconcile(&ticket, walked, true).await?;
-                    // Documents an earlier update could not embed (their
-                    // files' hashes are known: the reconcile passes them by).
-                    me.embed_unwritten(&mut report.failed).await?;
-                    Ok(report.failed)
-                } else {
-                    me.clone().update_within(&ticket, paths, changed).await
-                }
-            };
-            let stop = self.until_destroyed();
-            futures::pin_mut!(work, stop);
-            // `stop` polled first: once destroyed, nothing more is written.
-            match futures::future::select(stop, work).await {
-                futures::future::Either::Right((Ok(failed), _)) => Some(failed),
-                futures::future::Either::Right((Err(e), _)) => {
-                    // The store may be back later: reconciled then (not a
-                    // part it holds broken: that takes `rebuildSearchIndex()`).
-                    let broken = self.remote().is_some_and(|r| r.parts_broken());
-                    if e.store_failure().is_some() && !broken {
-                        let mut state = self.watch_state.lock();
-                        let why = format!("an update was not applied ({})", e.reason);
-                        // (A degraded watch's own rescans try again: a retry would hold them up.)
-                        if state.degraded {
-                            state.warn(format!("watch: {why}; tried again at the next rescan"));
-                        } else {
-                            state.retry_later(&why);
-                        }
-                    }
-                    None
-                }
-                futures::future::Either::Left(_) => None,
-            }
+        let Some(failed) = self.clone().update_until_destroyed(&ticket, paths, rescan, changed).await else {
+            return;
         };
-        let Some(failed) = updated else { return };
         // A document left without its vector (the embedder failed) is
         // embedded again later; a file that cannot be read waits for its
         // next event.
         let unembedded = self.without_vectors(&failed).await;
-        {
-            let mut state = self.watch_state.lock();
-            if rescan {
-                // What a failed update named is in the tree reconciled
-                // (unless texts are still not embedded: tried again later).
-                state.retry_at = None;
-                if unembedded.is_none() {
-                    state.retry_delay = Duration::ZERO;
-                }
-                state.rescans += 1;
-                state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
-            } else {
-                state.updates += 1;
-            }
-            // (A degraded watch's own rescans, every `DEGRADED_RESCAN`, try
-            // again: a retry would hold them up.)
-            match unembedded {
-                Some(why) if state.degraded => state.warn(format!("watch: {why}; tried again at the next rescan")),
-                Some(why) => state.retry_later(&why),
-                None => {}
-            }
-        }
+        self.count_burst(rescan, unembedded);
         drop(ticket);
         self.save_soon_if_changed();
+    }
+
+    /// The burst's update (a rescan of `paths`, or the `changed` paths
+    /// within them), unless destroyed first: the files that failed, or
+    /// `None` when it did not complete (a store's failure is noted for a
+    /// retry).
+    async fn update_until_destroyed(
+        self: Arc<Self>,
+        ticket: &Ticket,
+        paths: Vec<String>,
+        rescan: bool,
+        changed: Vec<PathBuf>,
+    ) -> Option<Vec<crate::ingest::Failed>> {
+        let me = self.clone();
+        let work = async {
+            if rescan {
+                let walked = me.clone().walk(paths).await?;
+                let (mut report, ..) = me.clone().reconcile(ticket, walked, true).await?;
+                // Documents an earlier update could not embed (their
+                // files' hashes are known: the reconcile passes them by).
+                me.embed_unwritten(&mut report.failed).await?;
+                Ok(report.failed)
+            } else {
+                me.clone().update_within(ticket, paths, changed).await
+            }
+        };
+        let stop = self.until_destroyed();
+        futures::pin_mut!(work, stop);
+        // `stop` polled first: once destroyed, nothing more is written.
+        match futures::future::select(stop, work).await {
+            futures::future::Either::Right((Ok(failed), _)) => Some(failed),
+            futures::future::Either::Right((Err(e), _)) => {
+                self.note_update_failure(&e);
+                None
+            }
+            futures::future::Either::Left(_) => None,
+        }
+    }
+
+    /// A store's failure of an update: the store may be back later, so the
+    /// tree is reconciled then (not a part it holds broken: that takes
+    /// `rebuildSearchIndex()`).
+    fn note_update_failure(&self, e: &Error) {
+        let broken = self.remote().is_some_and(|r| r.parts_broken());
+        if e.store_failure().is_none() || broken {
+            return;
+        }
+        let mut state = self.watch_state.lock();
+        let why = format!("an update was not applied ({})", e.reason);
+        // (A degraded watch's own rescans try again: a retry would hold them up.)
+        if state.degraded {
+            state.warn(format!("watch: {why}; tried again at the next rescan"));
+        } else {
+            state.retry_later(&why);
+        }
+    }
+
+    /// Counts a burst applied in `stats().watch`, and plans a retry for
+    /// the documents it left without a vector (`unembedded`: why).
+    fn count_burst(&self, rescan: bool, unembedded: Option<String>) {
+        let mut state = self.watch_state.lock();
+        if rescan {
+            // What a failed update named is in the tree reconciled
+            // (unless texts are still not embedded: tried again later).
+            state.retry_at = None;
+            if unembedded.is_none() {
+                state.retry_delay = Duration::ZERO;
+            }
+            state.rescans += 1;
+            state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
+        } else {
+            state.updates += 1;
+        }
+        // (A degraded watch's own rescans, every `DEGRADED_RESCAN`, try
+        // again: a retry would hold them up.)
+        match unembedded {
+            Some(why) if state.degraded => state.warn(format!("watch: {why}; tried again at the next rescan")),
+            Some(why) => state.retry_later(&why),
+            None => {}
+        }
     }
 }
 

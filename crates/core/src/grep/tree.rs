@@ -126,19 +126,7 @@ impl Tree {
         if changes.overflow || changes.files.contains(".gitignore") || changes.folders.contains(".gitignore") {
             return false;
         }
-        // A folder that was itself created or removed (its parent changed
-        // too) is dropped and walked again: a folder removed and made anew
-        // has lost its watch, though its name is the same.
-        let recreated: Vec<String> = changes
-            .folders
-            .iter()
-            .filter(|f| !f.is_empty() && self.folders.contains_key(f.as_str()))
-            .filter(|f| changes.folders.contains(f.rsplit_once('/').map_or("", |(p, _)| p)))
-            .cloned()
-            .collect();
-        for f in &recreated {
-            self.drop_folder(f, watch);
-        }
+        self.drop_recreated(&changes, watch);
         // A folder named as a file changed: its own metadata (permissions)
         // changed, and its listing may be readable no more, or again.
         let touched: Vec<String> =
@@ -152,31 +140,49 @@ impl Tree {
                 return false;
             }
         }
-        for file in &changes.files {
-            let parent = file.rsplit_once('/').map_or("", |(p, _)| p);
-            if changes.folders.contains(parent) {
-                continue; // listed again above
-            }
-            let Some(entries) = self.folders.get_mut(parent) else { continue };
-            let at = entries.iter().position(|e| matches!(e, Entry::File(f) if *f.rel == **file));
-            match (at, walker.restat(file)) {
-                (Some(i), Some(stamp)) => {
-                    let link = matches!(&entries[i], Entry::File(f) if f.link);
-                    entries[i] = Entry::File(Found { rel: file.as_str().into(), link, stamp });
-                }
-                (Some(i), None) => {
-                    entries.remove(i);
-                }
-                // A file the last listing did not have: list its folder.
-                (None, Some(_)) => {
-                    if !self.relist(walker, parent, watch) {
-                        return false;
-                    }
-                }
-                (None, None) => {}
-            }
+        changes.files.iter().all(|file| self.restat_file(walker, file, &changes, watch))
+    }
+
+    /// Drops the folders that were themselves created or removed (their
+    /// parent changed too), to be walked again: a folder removed and made
+    /// anew has lost its watch, though its name is the same.
+    fn drop_recreated(&mut self, changes: &Changes, watch: &mut dyn DirWatch) {
+        let recreated: Vec<String> = changes
+            .folders
+            .iter()
+            .filter(|f| !f.is_empty() && self.folders.contains_key(f.as_str()))
+            .filter(|f| changes.folders.contains(f.rsplit_once('/').map_or("", |(p, _)| p)))
+            .cloned()
+            .collect();
+        for f in &recreated {
+            self.drop_folder(f, watch);
         }
-        true
+    }
+
+    /// Brings the entry of a `file` that changed up to date (its folder
+    /// listed again when the listing did not have it); `false` when the
+    /// tree must be walked anew.
+    fn restat_file(&mut self, walker: &Walker, file: &str, changes: &Changes, watch: &mut dyn DirWatch) -> bool {
+        let parent = file.rsplit_once('/').map_or("", |(p, _)| p);
+        if changes.folders.contains(parent) {
+            return true; // listed again with the folders
+        }
+        let Some(entries) = self.folders.get_mut(parent) else { return true };
+        let at = entries.iter().position(|e| matches!(e, Entry::File(f) if *f.rel == *file));
+        match (at, walker.restat(file)) {
+            (Some(i), Some(stamp)) => {
+                let link = matches!(&entries[i], Entry::File(f) if f.link);
+                entries[i] = Entry::File(Found { rel: file.into(), link, stamp });
+                true
+            }
+            (Some(i), None) => {
+                entries.remove(i);
+                true
+            }
+            // A file the last listing did not have: list its folder.
+            (None, Some(_)) => self.relist(walker, parent, watch),
+            (None, None) => true,
+        }
     }
 
     /// Lists `rel` again: gone sub-folders dropped, new ones walked.
