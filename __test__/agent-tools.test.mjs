@@ -91,6 +91,10 @@ test('an unavailable mode falls back as Mastra; bad input is a clear error', asy
   assert.deepEqual(validate({ query: 'x', mode: 'vector' }).issues, [{ message: 'mode must be one of bm25, got "vector"', path: ['mode'] }])
   assert.deepEqual(validate({ query: 'x', maxTokens: 99 }).issues, [{ message: 'maxTokens must be a whole number from 100 to 100000, got 99', path: ['maxTokens'] }])
   assert.deepEqual(validate({ query: 'x', topK: 2.5 }).issues, [{ message: 'topK must be a whole number from 1 to 50, got 2.5', path: ['topK'] }])
+  for (const minScore of [NaN, Infinity]) {
+    assert.deepEqual(validate({ query: 'x', minScore }).issues, [{ message: `minScore must be a finite number, got ${minScore}`, path: ['minScore'] }])
+  }
+  assert.deepEqual(validate({ query: 'x', minScore: '1' }).issues, [{ message: 'minScore must be a finite number, got string', path: ['minScore'] }])
   assert.deepEqual(validate({ query: 'x', repeat: 'yes' }).issues, [{ message: 'repeat must be true or false, got string', path: ['repeat'] }])
   assert.equal(validate('x').issues[0].message, 'Expected an object, got string')
   await assert.rejects(tools.mastra_workspace_search.execute({ topK: 2 }), { name: 'TypeError', message: /query is required/ })

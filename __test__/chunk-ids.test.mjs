@@ -103,3 +103,55 @@ test('a file whose first chunk ids index() took or unindex() removed: unindex(fi
     await ws.destroy()
   }
 })
+
+test('group: "file" gives the range of a document indexed under the file\'s own path beside its chunks, at any topK and minScore', async (t) => {
+  // big.md is chunked; "alpha" is dense in its first chunk. index('big.md', ...) adds the file's own
+  // document (kept beside the chunks until the file is read again), a weak match on its line 7.
+  const filler = Array.from({ length: 60 }, (_, i) => `filler ${i}`).join('\n')
+  const base = tree(t, { 'big.md': `alpha alpha alpha\n${filler}` })
+  const ws = open(base, { chunking: { maxChars: 300, overlapLines: 0 }, fileKinds: false })
+  await ws.init()
+  const words = Array.from({ length: 200 }, (_, i) => `word${i}`).join(' ')
+  await ws.index('big.md', `a\nb\nc\nd\ne\nf\nalpha ${words}`)
+  const flat = await ws.search('alpha', { topK: 100 })
+  assert.ok(flat.some((r) => r.id === 'big.md' && r.lineRange.start === 7), 'the own document matches on line 7')
+  const weakest = Math.min(...flat.map((r) => r.score))
+  assert.ok(weakest < 0.5, `the own document's hit is the weak one (${weakest})`)
+  const expected = [{ start: 1, end: 1 }, { start: 7, end: 7 }]
+  for (const options of [{}, { minScore: 0.5 }, { topK: 1 }, { topK: 1, minScore: 0.9 }]) {
+    const files = await ws.search('alpha', { group: 'file', ...options })
+    assert.deepEqual(files.map((r) => [r.id, r.lineRanges]), [['big.md', expected]], JSON.stringify(options))
+  }
+  await ws.destroy()
+})
+
+test("unindex() of one chunk of a file: its vector goes, and the file's next read writes it again (rebuild, restart after a change)", async (t) => {
+  const lines = Array.from({ length: 20 }, (_, i) => `line ${i} alpha bravo charlie delta ${i}`)
+  const embed = Object.assign(async (batch) => batch.map((s) => [(s.length % 7) + 1, 1, 0.5]), { batch: true })
+  for (const how of ['rebuild', 'restart']) {
+    const base = tree(t, { 'docs/big.md': lines.join('\n') })
+    const dir = path.join(base, '..', `${path.basename(base)}-persist`)
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+    // (With persist, rebuildSearchIndex() reads only the files changed: a restart after a change reads it.)
+    const make = () => open(base, { embedder: embed, chunking: { maxChars: 150, overlapLines: 0 }, persist: how === 'restart' ? { dir } : undefined })
+    let ws = make()
+    await ws.init()
+    const chunks = ws.stats().documents
+    assert.ok(chunks >= 4, `chunked (${chunks})`)
+    assert.equal(ws.stats().vectors, chunks)
+    await ws.unindex('docs/big.md#chunk-1')
+    assert.deepEqual([ws.stats().documents, ws.stats().vectors], [chunks - 1, chunks - 1], `${how}: its vector is gone too`)
+    if (how === 'rebuild') {
+      await ws.rebuildSearchIndex()
+    } else {
+      await ws.destroy()
+      fs.appendFileSync(path.join(base, 'docs/big.md'), '\nline 20 alpha')
+      ws = make()
+      await ws.init()
+    }
+    assert.equal(ws.stats().vectors, ws.stats().documents, `${how}: every chunk has its vector again`)
+    assert.deepEqual(await idsOf(ws, 'alpha', 'vector'), await idsOf(ws, 'alpha', 'bm25'), how)
+    assert.ok((await idsOf(ws, 'alpha', 'vector')).includes('docs/big.md#chunk-1'), how)
+    await ws.destroy()
+  }
+})

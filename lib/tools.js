@@ -53,7 +53,7 @@ function objectSchema(properties, required) {
       }
       const bounded = (/** @type {number} */ n) => (spec.minimum === undefined || n >= spec.minimum) && (spec.maximum === undefined || n <= spec.maximum)
       if (spec.type === 'number' && (typeof v !== 'number' || !Number.isFinite(v))) {
-        issues.push({ message: `${key} must be a number, got ${kind(v)}`, path: [key] })
+        issues.push({ message: `${key} must be a finite number, got ${typeof v === 'number' ? v : kind(v)}`, path: [key] })
       } else if (spec.type === 'integer' && (typeof v !== 'number' || !Number.isInteger(v) || !bounded(v))) {
         issues.push({ message: `${key} must be a whole number from ${spec.minimum} to ${spec.maximum}, got ${typeof v === 'number' ? v : kind(v)}`, path: [key] })
       } else if (spec.type === 'boolean' && typeof v !== 'boolean') {

@@ -237,8 +237,10 @@ impl Engine {
         search(opts.top_k)
     }
 
-    /// The lines each chunk of `files` that matches the query spans (for
-    /// their ranges): the chunks looked up by id, not searched for.
+    /// The lines each document of `files` that matches the query spans
+    /// (for their ranges): the chunks, and a document indexed under the
+    /// file's own path beside them (`index()` of that path before the file
+    /// is read again), looked up by id, not searched for.
     fn chunks_of(
         index: &Bm25Index,
         tokens: &[String],
@@ -247,17 +249,18 @@ impl Engine {
     ) -> Vec<(String, (u32, u32))> {
         let wanted = index.term_ids(tokens);
         let prefix = opts.path_prefix.as_deref().map(path_prefix).unwrap_or("");
-        // As `keyword_search` keeps hits: a chunk of that file, under the
-        // prefix, through the filter, its text not damaged.
+        // As `keyword_search` keeps hits and `group::file_of` places them:
+        // the file's own or a chunk of it, under the prefix, through the
+        // filter, its text not damaged.
         let kept = |doc: &crate::index::Document, file: &str| {
-            doc.source_file() == Some(file)
+            (doc.id == file || doc.source_file() == Some(file))
                 && under_prefix(&doc.id, prefix)
                 && opts.filter.as_ref().is_none_or(|f| f.matches_document(&doc.id, doc.metadata.as_deref()))
                 && !doc.content.is_damaged()
         };
         let mut out = Vec::new();
         for file in files {
-            for (doc, range) in index.chunks_holding(file, &wanted) {
+            for (doc, range) in index.file_docs_holding(file, &wanted) {
                 if kept(doc, file) {
                     out.push((file.clone(), crate::search::keyword::shift_range(range, doc.start_line_offset)));
                 }

@@ -181,12 +181,14 @@ impl Bm25Index {
         self.contains(id) || self.chunks.has(id)
     }
 
-    /// Each chunk of the file `id` (`id#chunk-0`, `-1`, ... in order) that
-    /// holds any of the terms `wanted`, with the lines they span in it.
-    pub fn chunks_holding(&self, id: &str, wanted: &[u32]) -> Vec<(&Document, (u32, u32))> {
+    /// Each document of the file `id` that holds any of the terms
+    /// `wanted`, with the lines they span in it: one indexed under `id`
+    /// itself, then its chunks (`id#chunk-0`, `-1`, ... in order).
+    pub fn file_docs_holding(&self, id: &str, wanted: &[u32]) -> Vec<(&Document, (u32, u32))> {
         let mut out = Vec::new();
-        for chunk in self.chunks.ids_of(id) {
-            let Some(doc) = self.get(&chunk) else { continue };
+        let own = self.get(id);
+        let chunks = self.chunks.ids_of(id);
+        for doc in own.into_iter().chain(chunks.iter().filter_map(|c| self.get(c))) {
             if let Some(range) = line_table::lines_of_terms(&doc.table, wanted) {
                 out.push((doc, range));
             }

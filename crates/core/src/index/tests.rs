@@ -415,7 +415,7 @@ fn a_files_chunks_are_found_past_any_gap_in_their_numbers() {
     let expected = ["2", "4", "007", "9", "99999999999"].map(|n| format!("big.md#chunk-{n}"));
     assert_eq!(ix.chunk_ids_of("big.md"), expected);
     assert!(ix.holds_file("big.md"));
-    let lines: Vec<_> = ix.chunks_holding("big.md", &[]).into_iter().map(|(d, _)| d.id.clone()).collect();
+    let lines: Vec<_> = ix.file_docs_holding("big.md", &[]).into_iter().map(|(d, _)| d.id.clone()).collect();
     assert!(lines.is_empty(), "no term wanted, no chunk holds it");
     // The same after a snapshot's round trip.
     let mut e = crate::bytes::codec::Encoder::default();

@@ -106,7 +106,7 @@ impl Ledger {
     /// under that path). Whether this workspace knew the source.
     pub fn removal(&self, source: &str) -> (Vec<String>, bool) {
         let mut ids = self.by_source.get(source).cloned().unwrap_or_default();
-        let known = !ids.is_empty();
+        let known = !ids.is_empty() || self.listed_under_file(source);
         if !ids.iter().any(|i| i == source) {
             ids.push(source.to_string());
         }
@@ -125,11 +125,24 @@ impl Ledger {
         }
     }
 
-    /// Forgets `source` (after its vectors were deleted).
+    /// Forgets `source` (after its vectors were deleted). A file's chunk
+    /// named by its own id leaves its file's list too: kept there, the
+    /// file's next read would take the chunk for embedded and never write
+    /// its vector again.
     pub fn forget(&mut self, source: &str) {
         if let Some(ids) = self.by_source.remove(source) {
             self.drop_texts(&ids);
         }
+        if let Some(file) = crate::index::chunk_parent(source) {
+            self.withdraw(file, &[source.to_string()]);
+        }
+    }
+
+    /// Whether `id` is a chunk its file's list holds (`a.md#chunk-1` of `a.md`).
+    fn listed_under_file(&self, id: &str) -> bool {
+        crate::index::chunk_parent(id)
+            .and_then(|file| self.by_source.get(file))
+            .is_some_and(|ids| ids.iter().any(|i| i == id))
     }
 
     /// The sources that have one of `ids`, or are named among them, sorted
@@ -276,6 +289,13 @@ mod tests {
         let mut e = Encoder::default();
         l.encode(&mut e);
         assert_eq!(Ledger::decode(&mut Decoder::new(&e.buf)).unwrap(), l);
+        // A chunk named by its own id (unindex() of it) leaves its file's list.
+        let mut c = l.clone();
+        c.note_text("a.md#chunk-1", 8);
+        assert_eq!(c.removal("a.md#chunk-1"), (vec!["a.md#chunk-1".into()], true));
+        c.forget("a.md#chunk-1");
+        assert_eq!(c.get("a.md"), Some(&["a.md#chunk-0".to_string()][..]));
+        assert!(!c.holds("a.md", "a.md#chunk-1", 8) && c.holds("a.md", "a.md#chunk-0", 7));
         l.forget("a.md");
         assert!(!l.holds("a.md", "a.md#chunk-0", 7));
         assert_eq!(l.all_ids(), ["doc"]);
