@@ -85,6 +85,20 @@ for (const kind of STORES) {
       assert.deepEqual(results[0].lineRange, { start: 1, end: 3 })
     })
 
+    test('a document whose vector is all zeros (no direction: PgVector scores it NaN) ranks last or not at all, and every search still answers', async (t) => {
+      const embedder = Object.assign(async (texts) => texts.map((text) => (text.includes('zeroed') ? new Array(64).fill(0) : hashEmbed(text))), { batch: true })
+      const ws = workspace({ embedder })
+      t.after(() => ws.destroy())
+      await ws.indexMany([{ path: 'a.md', content: 'alpha beta' }, { path: 'b.md', content: 'alpha gamma' }, { path: 'z.md', content: 'zeroed alpha' }])
+      for (const mode of ['vector', 'hybrid']) {
+        const results = await ws.search('alpha beta', { mode, topK: 10 })
+        assert.deepEqual(ids(results).slice(0, 2), ['a.md', 'b.md'], mode)
+        const zero = results.find((r) => r.id === 'z.md')
+        if (mode === 'vector' && zero) assert.deepEqual([ids(results).at(-1), zero.score], ['z.md', 0], `${mode}: last, scored 0`)
+        if (mode === 'hybrid') assert.ok(zero, 'hybrid: found by its words')
+      }
+    })
+
     test('unindex() of a document never written, on a store written to by no one yet, resolves false (LibSQL and DuckDB rejected: no such table)', async (t) => {
       const ws = workspace()
       t.after(() => ws.destroy())
@@ -444,6 +458,42 @@ describe('configuration', () => {
     assert.equal(new Workspace({ embedder, searchIndexName: 'x'.repeat(63) }).canVector, true)
     assert.throws(() => new Workspace({ embedder, vectorStore: { upsert() {} } }), /vectorStore.query must be a function/)
     assert.throws(() => new Workspace({ embedder: 'embed' }), /embedder must be a function/)
+  })
+
+  test('a search sent beside the first write to a fresh LibSQL store answers (as before the write, or after it), not the missing table', async (t) => {
+    const { LibSQLVector } = await import('@mastra/libsql')
+    const real = new LibSQLVector({ id: 'race', url: ':memory:' })
+    t.after(() => real.close?.())
+    let created
+    const madeIndex = new Promise((resolve) => (created = resolve))
+    // The search's query reaches the store before the table is made, and its failure comes back once it is.
+    const store = {
+      createIndex: async (args) => {
+        const answer = await real.createIndex(args)
+        created()
+        return answer
+      },
+      upsert: (args) => real.upsert(args),
+      listIndexes: () => real.listIndexes(),
+      query: async (args) => {
+        const answer = await real.query(args).then((hits) => ({ hits }), (error) => ({ error }))
+        await madeIndex
+        if (answer.error) throw answer.error
+        return answer.hits
+      },
+    }
+    // The document's text embeds late, the query's at once: the query goes first.
+    const embedder = async (text) => {
+      if (text !== 'alpha') await new Promise((resolve) => setTimeout(resolve, 30))
+      return hashEmbed(text)
+    }
+    const ws = new Workspace({ id: 'race-ws', bm25: true, embedder, vectorStore: store })
+    t.after(() => ws.destroy())
+    const search = ws.search('alpha', { mode: 'vector' })
+    await ws.index('a.md', 'alpha bravo')
+    const hits = (await search).map((r) => r.id)
+    assert.ok(hits.length === 0 || (hits.length === 1 && hits[0] === 'a.md'), JSON.stringify(hits))
+    assert.deepEqual((await ws.search('alpha', { mode: 'vector' })).map((r) => r.id), ['a.md'])
   })
 
   test('store calls as Mastra: this bound, createIndex once before the first upsert, at most 100 vectors per upsert, metadata { ...metadata, id, text }', async (t) => {

@@ -176,6 +176,19 @@ function tokenizerIdentity(tokenizer, probes) {
 const MISSING_METHOD = 'workspace-search:missing-method'
 
 /**
+ * A query's hits with a `NaN` score (PgVector's cosine of an all-zero
+ * vector) given `null` instead, which JSON can carry: the engine ranks them
+ * last, scored 0 (src/store.rs). Anything else is left for `jsonText` to check.
+ * @param {unknown} answer
+ */
+function nanScoresAsNull(answer) {
+  if (!Array.isArray(answer)) return answer
+  const isNaNHit = (/** @type {unknown} */ h) => h !== null && typeof h === 'object' && !Array.isArray(h) && Number.isNaN(/** @type {{ score?: unknown }} */ (h).score)
+  if (!answer.some(isNaNHit)) return answer
+  return answer.map((h) => (isNaNHit(h) ? { .../** @type {object} */ (h), score: null } : h))
+}
+
+/**
  * Calls a vector store's methods with `this` bound to it, looking each one
  * up when it is called (as Mastra's `this.vectorStore.upsert(...)`), so that
  * a method replaced or spied on after construction is the one used. Its
@@ -192,7 +205,7 @@ function storeCaller(store) {
     const f = store[method]
     if (typeof f !== 'function') return MISSING_METHOD
     const answer = await f.call(store, args)
-    if (method === 'query') return jsonText(answer === undefined ? null : answer, `vectorStore.query answer`)
+    if (method === 'query') return jsonText(answer === undefined ? null : nanScoresAsNull(answer), `vectorStore.query answer`)
     // The index names, when they are strings (else unknown: the caller deletes as before).
     if (method === 'listIndexes') return Array.isArray(answer) && answer.every((n) => typeof n === 'string') ? JSON.stringify(answer) : null
     return null

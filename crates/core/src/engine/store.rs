@@ -11,6 +11,7 @@ use crate::vectors::plan::MAX_UPSERT;
 use crate::vectors::store::{Metric, VectorStore};
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +36,9 @@ pub struct MastraStore {
     pub writes: Arc<WritesInFlight>,
     /// Why this workspace writes nothing to the store (`refuse_writes`).
     refused: parking_lot::Mutex<Option<String>>,
+    /// `createIndex` calls sent: a query that failed while one was sent
+    /// may have met the index not made yet (a search beside the first write).
+    index_creations: std::sync::atomic::AtomicU64,
 }
 
 /// Writes sent to a user's store and not answered yet. A call that
@@ -141,6 +145,7 @@ impl MastraStore {
             intent: Default::default(),
             writes: Default::default(),
             refused: Default::default(),
+            index_creations: Default::default(),
         }
     }
 
@@ -268,6 +273,7 @@ impl Store {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Mastra(js) => {
+                js.index_creations.fetch_add(1, Ordering::SeqCst);
                 // It makes a table or a collection: a write, bounded as a read.
                 js.call_counted("createIndex", json!({ "indexName": index_name, "dimension": dimension }))
                     .await
@@ -323,17 +329,25 @@ impl Store {
                 // A number every store takes (an SQL LIMIT is 32-bit in some; a
                 // larger one would reach JavaScript as a BigInt).
                 let top_k = top_k.min(i32::MAX as usize);
-                let mut args = json!({ "indexName": index_name, "queryVector": vector, "topK": top_k });
-                if let Some((_, raw)) = filter {
-                    args["filter"] = raw.clone();
-                }
-                match js.call_read("query", args).await {
+                let args = || {
+                    let mut args = json!({ "indexName": index_name, "queryVector": vector, "topK": top_k });
+                    if let Some((_, raw)) = filter {
+                        args["filter"] = raw.clone();
+                    }
+                    args
+                };
+                let creations = js.index_creations.load(Ordering::SeqCst);
+                match js.call_read("query", args()).await {
                     Ok(answer) => parse_hits(MastraStore::required("query", answer)?),
                     // An index not made yet (nothing embedded: LibSQL has no
                     // table) holds nothing, as the embedded store answers;
-                    // any other failure is the search's.
+                    // one made meanwhile (a first write beside this search)
+                    // is asked again, once; any other failure is the search's.
                     Err(e) => match self.holds_index(index_name).await {
                         Some(false) => Ok(Vec::new()),
+                        _ if js.index_creations.load(Ordering::SeqCst) != creations => {
+                            parse_hits(MastraStore::required("query", js.call_read("query", args()).await?)?)
+                        }
                         _ => Err(e),
                     },
                 }
@@ -432,6 +446,9 @@ fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
             };
             let score = match o.remove("score") {
                 Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+                // A `NaN` (the binding passes it as null: PgVector's cosine of
+                // an all-zero vector): ranked last, scored 0.
+                Some(Value::Null) => f64::NAN,
                 other => {
                     return Err(bad(format!("item {i} has score {}", other.as_ref().map_or("undefined", json_kind))))
                 }
