@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { pgAvailable, PG_URL } from './vector-helpers.mjs'
+import { hashEmbed, pgAvailable, PG_URL } from './vector-helpers.mjs'
 import { eventually, Workspace, LocalFilesystem, lib, tree } from './helpers.mjs'
 
 const CHILD = fileURLToPath(new URL('./persist-child.mjs', import.meta.url))
@@ -57,6 +57,29 @@ function persisted(base, dir) {
 }
 
 const sorted = (results) => Object.fromEntries(Object.entries(results).map(([q, r]) => [q, [...r].sort()]))
+
+test('a file dated ahead of the clock is read again at each start and found unchanged, and the snapshot is not written again for it', async (t) => {
+  const { base, dir } = corpus(t)
+  const ahead = new Date(Date.now() + 30 * 86400_000)
+  put(base, 'docs/note-0.md', '# Note 0\nquokka\n', ahead)
+  const snapshot = path.join(dir, 'snapshot.wss')
+  const stampOf = () => fs.statSync(snapshot, { bigint: true }).mtimeNs
+  const ids = (out, q) => out.results[q].map((r) => r.split(' ')[0])
+  const first = await run({ base, dir, queries: ['quokka'] })
+  assert.equal(first.report.reread, 41)
+  const written = stampOf()
+  for (const start of [2, 3]) {
+    const again = await run({ base, dir, queries: ['quokka'] })
+    assert.deepEqual([again.report.reused, again.report.reread], [40, 1], `start ${start}`)
+    assert.deepEqual(ids(again, 'quokka'), ['docs/note-0.md'], `start ${start}`)
+    assert.equal(stampOf(), written, `start ${start}: nothing to save`)
+  }
+  // Changed, it is indexed again (same size, same time: the status-change time tells).
+  put(base, 'docs/note-0.md', '# Note 0\nwombat\n', ahead)
+  const changed = await run({ base, dir, queries: ['quokka', 'wombat'] })
+  assert.deepEqual([ids(changed, 'wombat'), ids(changed, 'quokka')], [['docs/note-0.md'], []])
+  assert.notEqual(stampOf(), written)
+})
 
 test('a second process reuses the saved index: nothing read again, the same results', async (t) => {
   const { base, dir } = corpus(t)
@@ -969,6 +992,48 @@ test('a damaged text in the snapshot of a workspace without files (index() docum
     await ws.init()
     assert.deepEqual((await ws.search('bananas')).map((h) => h.id), [], 'never shown blank')
     assert.deepEqual((await ws.search('apples cherries', { topK: 5 })).map((h) => h.id).sort(), ['notes/a', 'notes/c'], `start ${start}`)
+    await ws.destroy()
+  }
+})
+
+test('unindex() before the first init() takes the saved vector too (embedded store, LibSQL), and the same text indexed again is embedded again', async (t) => {
+  for (const kind of ['embedded', 'libsql']) {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wss-unindex-early-')))
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+    const dir = path.join(root, 'snap')
+    const embedder = Object.assign(async (texts) => texts.map((text) => hashEmbed(text, 32)), { batch: true })
+    const stores = []
+    const open = async () => {
+      let vectorStore
+      if (kind === 'libsql') {
+        const { LibSQLVector } = await import('@mastra/libsql')
+        vectorStore = new LibSQLVector({ id: 'early', url: `file:${path.join(root, 'vectors.db')}` })
+        stores.push(vectorStore)
+      }
+      return new Workspace({ id: 'early', bm25: true, embedder, embedderId: 'e', persist: { dir }, ...(vectorStore ? { vectorStore } : {}) })
+    }
+    t.after(() => Promise.all(stores.map((s) => s.close?.())))
+    const state = async (ws) => ({
+      counts: [ws.stats().documents, ws.stats().vectors],
+      vector: (await ws.search('zcommon gone', { mode: 'vector', topK: 10 })).map((h) => h.id).sort(),
+    })
+    let ws = await open()
+    await ws.init()
+    await ws.indexMany([{ path: 'keep', content: 'zcommon keep' }, { path: 'gone', content: 'zcommon gone' }])
+    await ws.destroy()
+
+    ws = await open()
+    const removal = ws.unindex('gone')
+    await ws.init()
+    await removal
+    assert.deepEqual(await state(ws), { counts: [1, 1], vector: ['keep'] }, `${kind}: in the process that removed it`)
+    await ws.destroy()
+
+    ws = await open()
+    await ws.init()
+    assert.deepEqual(await state(ws), { counts: [1, 1], vector: ['keep'] }, `${kind}: after a restart`)
+    await ws.index('gone', 'zcommon gone')
+    assert.deepEqual(await state(ws), { counts: [2, 2], vector: ['gone', 'keep'] }, `${kind}: embedded again`)
     await ws.destroy()
   }
 })

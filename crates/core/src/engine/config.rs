@@ -208,6 +208,7 @@ impl Engine {
             shared: v.store_given,
             upserted: AtomicBool::new(false),
             ledger: Mutex::default(),
+            forgotten_before_load: Mutex::default(),
         });
         let params = c.bm25.as_ref().map(|b| b.params).unwrap_or_default();
         let persist = match (persist_dir, c.watch, c.snapshot_store) {

@@ -97,7 +97,7 @@ impl Engine {
             // went in); or nothing to build it from: it stays empty, as asked.
             remote.set_emptied(false);
         }
-        if fresh || (counts.reused == 0 && counts.reread > 0) {
+        if fresh || (counts.reused == 0 && counts.reread > 0 && counts.worth_saving()) {
             // A full build is on disk when init() resolves: redoing it costs a full build.
             if let Err(e) = self.save(false).await {
                 warnings.push(e.reason.clone());
@@ -178,11 +178,13 @@ impl Engine {
         let embedded = if fresh {
             self.clone().build_recorded(ticket, found, &mut report, &mut counts).await?
         } else {
-            self.clone().update(ticket, found, &mut report, &mut counts, by_watcher).await?
+            self.clone().update(ticket, found, scanned_at, &mut report, &mut counts, by_watcher).await?
         };
         if let Some(p) = &self.persist {
             p.state.lock().files.scanned_at = scanned_at;
-            if fresh || counts.reread > 0 || counts.removed > 0 {
+            // (Files read again and found as recorded, still in doubt: dated
+            // ahead of the clock. Saving them again would not spare a read.)
+            if fresh || counts.worth_saving() {
                 p.changed();
             }
         }
@@ -360,12 +362,13 @@ impl Engine {
         if within.is_empty() || !self.has_search() {
             return Ok(Vec::new());
         }
+        let scanned_at = crate::persist::files::now_ns();
         let (mut report, found) = self.clone().scan_files(base, paths, within.clone()).await?;
         let dangling = self.broken_links(&report);
         let gone = p.state.lock().located.update_within(&within, &found, &dangling);
         let plan = Reconcile { to_read: (0..found.len()).collect(), gone, ..Default::default() };
         let mut counts = FileCounts::default();
-        self.clone().apply_plan(ticket, found, plan, &mut report, &mut counts).await?;
+        self.clone().apply_plan(ticket, (found, scanned_at), plan, &mut report, &mut counts).await?;
         if counts.reread > counts.unchanged || counts.removed > 0 {
             p.changed();
         }
@@ -377,6 +380,7 @@ impl Engine {
         self: Arc<Self>,
         ticket: &Ticket,
         found: Vec<FoundFile>,
+        scanned_at: i128,
         report: &mut Report,
         counts: &mut FileCounts,
         by_watcher: bool,
@@ -400,15 +404,16 @@ impl Engine {
             (plan, found)
         })
         .await?;
-        self.apply_plan(ticket, found, plan, report, counts).await
+        self.apply_plan(ticket, (found, scanned_at), plan, report, counts).await
     }
 
     /// Reads the files `plan` names, then applies what changed (embedding
-    /// first) and removes the files gone.
+    /// first) and removes the files gone. `found`: the files, and when they
+    /// were walked.
     async fn apply_plan(
         self: Arc<Self>,
         ticket: &Ticket,
-        found: Vec<FoundFile>,
+        (found, scanned_at): (Vec<FoundFile>, i128),
         plan: Reconcile,
         report: &mut Report,
         counts: &mut FileCounts,
@@ -416,7 +421,7 @@ impl Engine {
         let p = self.persist.as_ref().expect("persist");
         let to_read: Vec<FoundFile> = plan.to_read.iter().map(|&i| found[i].clone()).collect();
         let outcomes = self.clone().read_found(to_read).await?;
-        let mut changed = p.state.lock().files.changed_only(&found, &plan, outcomes, counts);
+        let mut changed = p.state.lock().files.changed_only(&found, &plan, outcomes, counts, scanned_at);
         if !changed.is_empty() || !plan.gone.is_empty() {
             // The changes touch terms anywhere in the index.
             self.remote_postings_whole().await?;

@@ -69,6 +69,10 @@ pub struct VectorSide {
     /// `createIndex` runs before upserts until one upsert has succeeded.
     pub upserted: AtomicBool,
     pub ledger: Mutex<Ledger>,
+    /// Sources `unindex()` removed before a persisted workspace's snapshot
+    /// was loaded: their saved vectors go when it is (`install_vectors`),
+    /// as the index's tombstones take their saved documents.
+    pub forgotten_before_load: Mutex<Vec<String>>,
 }
 
 /// A workspace's lifecycle, as `status` reports it.

@@ -14,6 +14,8 @@ use crate::persist::{
     fingerprint_difference, same_index, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
 };
 use crate::vectors::embedding::same_embedder;
+use crate::vectors::ledger::Ledger;
+use crate::vectors::store::VectorIndex;
 use parking_lot::Mutex;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -491,7 +493,8 @@ impl Engine {
             warnings
                 .push("persist: the embedder changed since the index was saved; every text is embedded again".into());
         }
-        let (mut ledger, local) = saved.adopt(same, v.store.is_local());
+        let (mut ledger, mut local) = saved.adopt(same, v.store.is_local());
+        Self::forget_saved(v, &mut ledger, local.as_mut()).await?;
         if let (Store::Local(store), Some(mut ix)) = (&v.store, local) {
             // Vectors written before this first init() stay, over the saved ones.
             let mut store = store.write();
@@ -504,6 +507,38 @@ impl Engine {
         ledger.absorb(std::mem::take(&mut *v.ledger.lock()));
         *v.ledger.lock() = ledger;
         Ok(same)
+    }
+
+    /// Takes from the saved vectors (`ledger`, and the embedded store's
+    /// `local` index) the sources `unindex()` removed before they were
+    /// loaded. A user's store lost their own ids then; the rest of what
+    /// was saved for them (a file's chunks) is deleted now, except what a
+    /// write made since holds.
+    async fn forget_saved(v: &VectorSide, ledger: &mut Ledger, mut local: Option<&mut VectorIndex>) -> Result<()> {
+        let forgotten = std::mem::take(&mut *v.forgotten_before_load.lock());
+        let mut stale = Vec::new();
+        for source in &forgotten {
+            let (ids, _) = ledger.removal(source);
+            for id in &ids {
+                if let Some(ix) = local.as_deref_mut() {
+                    ix.remove(id);
+                }
+            }
+            stale.extend(ids);
+        }
+        if !v.store.is_local() {
+            let current = v.ledger.lock().all_ids();
+            stale.retain(|id| !current.contains(id));
+            if let Err(e) = v.store.delete_ids(&v.index_name, &stale).await {
+                // Tried again at the next init().
+                v.forgotten_before_load.lock().extend(forgotten);
+                return Err(e);
+            }
+        }
+        for source in &forgotten {
+            ledger.forget(source);
+        }
+        Ok(())
     }
 
     /// Saves the snapshot if anything changed since the last save (and this

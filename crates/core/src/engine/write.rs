@@ -262,6 +262,9 @@ impl Engine {
             for source in std::iter::once(&id).chain(&own) {
                 removed |= v.forget(source).await?;
             }
+            if self.snapshot_loaded().is_err() {
+                v.forgotten_before_load.lock().extend(std::iter::once(id.clone()).chain(own));
+            }
         }
         let seq = ticket.seq();
         removed |= self.write_index(move |index| index.remove_with_chunks(&id, seq)).await?;

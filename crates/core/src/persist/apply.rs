@@ -18,19 +18,34 @@ pub struct FileCounts {
     pub reread: usize,
     /// Files read again whose content was unchanged.
     pub unchanged: usize,
+    /// Of those, the files the next start reuses only once this record is
+    /// saved: their stamp is new, or it was too recent at the last scan and
+    /// is no longer (one dated ahead of the clock stays too recent: saving
+    /// it again would not spare its next read).
+    pub settled: usize,
     /// Files whose documents were removed (gone, or now skipped or failing).
     pub removed: usize,
 }
 
+impl FileCounts {
+    /// Whether saving the file table spares the next start some work: a
+    /// file's content changed, it was removed, or its record settled.
+    pub fn worth_saving(&self) -> bool {
+        self.reread > self.unchanged || self.settled > 0 || self.removed > 0
+    }
+}
+
 impl FileTable {
     /// Keeps the outcomes of files whose content changed (or that are new,
-    /// skipped or failing); the others only get their new stamp.
+    /// skipped or failing); the others only get their new stamp. `scanned_at`:
+    /// when `found` was walked.
     pub fn changed_only(
         &mut self,
         found: &[FoundFile],
         plan: &Reconcile,
         outcomes: Vec<FileOutcome>,
         counts: &mut FileCounts,
+        scanned_at: i128,
     ) -> Vec<FileOutcome> {
         counts.reused = plan.reused.len();
         counts.reread = outcomes.len();
@@ -44,6 +59,9 @@ impl FileTable {
                 let recorded = self.get(id).copied().filter(|_| !plan.missing.contains(id));
                 if let (Some(r), Some(&stamp)) = (recorded, stamps.get(id.as_str())) {
                     if r.hash == *hash {
+                        if r.stamp != stamp || stamp.modified_ns < scanned_at - super::files::RACY_NS {
+                            counts.settled += 1;
+                        }
                         self.set(id, FileRecord { stamp, hash: *hash });
                         counts.unchanged += 1;
                         continue;

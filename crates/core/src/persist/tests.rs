@@ -94,6 +94,42 @@ fn a_snapshot_gives_back_the_same_index() {
 }
 
 #[test]
+fn a_file_read_again_as_recorded_is_worth_saving_only_when_that_spares_its_next_read() {
+    let t = Tokenizer::default();
+    let r = files::RACY_NS;
+    let scan = 100 * r;
+    let at = |id: &str, modified_ns: i128| FoundFile {
+        stamp: Some(FileStamp { size: 4, modified_ns, ..Default::default() }),
+        ..found(id, 4)
+    };
+    // Recorded at the last scan (`scan`): one modified just before it, one
+    // dated ahead of the clock, one touched since (a new stamp).
+    let before = [at("recent.md", scan - r / 2), at("ahead.md", 1_000 * r), at("touched.md", 10 * r)];
+    let texts = ["same", "same", "same"];
+    let outcomes = || before.iter().zip(texts).map(|(f, text)| file(&t, &f.id, text)).collect::<Vec<_>>();
+    let mut table = FileTable::default();
+    table.scanned_at = scan;
+    table.record(&before, &outcomes());
+    let now = [before[0].clone(), before[1].clone(), at("touched.md", 20 * r)];
+    let counts_of = |found: &[FoundFile], table: &mut FileTable, scanned_at: i128| {
+        let plan = table.plan(found, |_| true);
+        let read: Vec<FileOutcome> = plan.to_read.iter().map(|&i| file(&t, &found[i].id, texts[i])).collect();
+        let mut counts = FileCounts::default();
+        assert!(table.changed_only(found, &plan, read, &mut counts, scanned_at).is_empty());
+        counts
+    };
+    let counts = counts_of(&now, &mut table, scan + 10 * r);
+    assert_eq!((counts.reread, counts.unchanged, counts.settled), (3, 3, 2), "recent.md settles, touched.md too");
+    assert!(counts.worth_saving());
+    // Saved: the next start reads only the file dated ahead, and finds
+    // nothing worth saving again.
+    table.scanned_at = scan + 10 * r;
+    let counts = counts_of(&now, &mut table, scan + 20 * r);
+    assert_eq!((counts.reused, counts.reread, counts.unchanged, counts.settled), (2, 1, 1, 0));
+    assert!(!counts.worth_saving());
+}
+
+#[test]
 fn incremental_update_equals_a_fresh_build() {
     let t = Tokenizer::default();
     let v1 = [
@@ -123,7 +159,7 @@ fn incremental_update_equals_a_fresh_build() {
     assert_eq!(plan.reused, [0], "same size and time");
     let read: Vec<FileOutcome> = plan.to_read.iter().map(|&i| file(&t, v2[i].0, &v2[i].1)).collect();
     let mut counts = FileCounts::default();
-    let changed = table.changed_only(&found2, &plan, read, &mut counts);
+    let changed = table.changed_only(&found2, &plan, read, &mut counts, 20 * files::RACY_NS);
     let mut report = Report::default();
     counts.removed = apply_changes(&mut ix, &mut table, &found2, changed, &plan.gone, 2, &mut report);
     assert_eq!((counts.reused, counts.reread, counts.removed), (1, 2, 1));
