@@ -187,6 +187,17 @@ test('grep: a pattern holding a lone UTF-16 surrogate is refused (it was read as
   assert.deepEqual((await ws.grep('todo')).map((f) => f.path), ['src/a.ts'])
 })
 
+test('grep: groups nested 30,000 deep are refused as not native (reading them ran out of stack and killed the process)', async (t) => {
+  const dir = tree(t, { 't.txt': 'xa\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  for (const n of [251, 30_000]) {
+    const pattern = `${'(?:'.repeat(n)}a${')'.repeat(n)}`
+    await assert.rejects(ws.grep(pattern), (e) => e instanceof lib.UnsupportedGrepPatternError && /groups nested more than 250 deep/.test(e.message), String(n))
+  }
+  assert.deepEqual((await ws.grep(`${'(?:'.repeat(100)}a${')'.repeat(100)}`)).map((f) => f.path), ['t.txt'])
+})
+
 test('grep: root .gitignore rules that count characters still apply under folders named beyond ASCII (all were dropped there once one rule held ? or [)', async (t) => {
   const dir = tree(t, {
     '.gitignore': 'node_modules/\n*.log\n*.py[cod]\n[!a]?.ts\n',

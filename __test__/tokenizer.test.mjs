@@ -111,6 +111,23 @@ test('errors of a custom tokenizer reach the caller as the same Error object', a
   assert.deepEqual(ids(await ws.search('fine')), ['ok'])
   const notArray = new Workspace({ bm25: { tokenize: { tokenizer: () => 'words' } } })
   await assert.rejects(notArray.index('a', 'b'), { name: 'TypeError', message: /tokenize.tokenizer must return an array/ })
+  // A sparse array's holes are read as undefined elements (napi's untyped error before).
+  const sparse = new Workspace({ bm25: { tokenize: { tokenizer: (text) => {
+    const tokens = text.split(' ')
+    tokens[tokens.length + 1] = 'tail'
+    return tokens
+  } } } })
+  await sparse.index('a', 'hello world')
+  assert.deepEqual(ids(await sparse.search('tail')), ['a'])
+})
+
+test('foldDiacritics keeps Hangul syllables and kana voicing; the default bigrams keep a word mixing CJK with other characters whole (1층, 5月)', async () => {
+  const korean = { a: '국경 검문소', b: '구경 가자' }
+  assert.deepEqual(await hits({ foldDiacritics: true }, korean, '국경'), ['a'])
+  assert.deepEqual(await hits({ foldDiacritics: true }, korean, '국'), [])
+  assert.deepEqual(await hits({ foldDiacritics: true }, { a: 'ガス', b: 'カス' }, 'ガス'), ['a'])
+  assert.deepEqual(await hits(undefined, { a: '1층 로비', b: '2층 식당', c: '5月 予定' }, '1층'), ['a'])
+  assert.deepEqual(await hits(undefined, { a: '1층 로비', b: '2층 식당', c: '5月 予定' }, '5月'), ['c'])
 })
 
 test('foldDiacritics, splitIdentifiers and stem', async () => {

@@ -86,7 +86,8 @@ function tokenizeMany(tokenizer) {
       if (!Array.isArray(tokens)) {
         throw new TypeError(`tokenize.tokenizer must return an array of strings, got ${tokens === null ? 'null' : typeof tokens}`)
       }
-      return tokens.map(String)
+      // (`Array.from` visits a sparse array's holes, as undefined elements; `map` left them holes.)
+      return Array.from(tokens, String)
     })
 }
 

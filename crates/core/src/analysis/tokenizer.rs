@@ -380,6 +380,12 @@ impl Tokenizer {
     /// CJK bigrams.
     fn finish_token(&self, token: &str, emit: &mut dyn FnMut(&str)) {
         if self.config.cjk_bigrams && !token.is_ascii() && token.chars().any(is_cjk) {
+            // A word mixing CJK with other letters or digits (`1층`, `5月`,
+            // `Python编程`) is also Mastra's token whole: its runs alone
+            // may be too short to keep.
+            if !token.chars().all(is_cjk) {
+                emit(token);
+            }
             let chars: Vec<(usize, char)> = token.char_indices().collect();
             let mut i = 0;
             while i < chars.len() {
@@ -583,9 +589,16 @@ pub fn split_identifier(raw: &str) -> Vec<&str> {
     parts
 }
 
-/// Canonical decomposition without combining marks.
+/// Canonical decomposition without combining marks, composed again: the
+/// syllables of Hangul (which decompose into letters, not marks) and kana's
+/// voicing marks (`が` is not `か`: another word, not an accent) stay whole.
 pub fn fold(text: &str) -> String {
-    text.nfd().filter(|c| c.general_category_group() != GeneralCategoryGroup::Mark).collect()
+    let kept =
+        |c: &char| c.general_category_group() != GeneralCategoryGroup::Mark || matches!(c, '\u{3099}' | '\u{309A}');
+    if text.is_ascii() {
+        return text.to_string();
+    }
+    text.nfd().filter(kept).nfc().collect()
 }
 
 #[cfg(test)]

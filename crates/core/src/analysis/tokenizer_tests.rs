@@ -46,7 +46,10 @@ fn cjk_bigrams() {
     assert_eq!(toks(&t, "中文分词"), ["中文", "文分", "分词"]);
     assert_eq!(toks(&t, "東京タワー"), ["東京", "京タ", "タワ", "ワー"]);
     assert_eq!(toks(&t, "한국어 검색"), ["한국", "국어", "검색"]);
-    assert_eq!(toks(&t, "abc中文def"), ["abc", "中文", "def"]);
+    // A word mixing CJK with other characters is kept whole too (Mastra's token):
+    // its runs alone may all be too short (`1층`, `5月`).
+    assert_eq!(toks(&t, "abc中文def"), ["abc中文def", "abc", "中文", "def"]);
+    assert_eq!(toks(&t, "1층 5月 a中"), ["1층", "5月", "a中"]);
     assert_eq!(toks(&t, "字"), Vec::<String>::new());
 }
 
@@ -84,6 +87,12 @@ fn folding_identifiers_stemming() {
     c.fold_diacritics = true;
     let t = Tokenizer::new(c);
     assert_eq!(toks(&t, "Café naïve cafe\u{301}"), ["cafe", "naive", "cafe"]);
+    // Hangul syllables decompose into letters, not marks; kana's voicing marks make other words.
+    assert_eq!(toks(&t, "국경 구경 ガス カス"), ["국경", "구경", "ガス", "カス"]);
+    let mut c = TokenizerConfig::default();
+    c.fold_diacritics = true;
+    let t = Tokenizer::new(c);
+    assert_eq!(toks(&t, "국경 구경"), ["국경", "구경"]);
 
     let mut c = TokenizerConfig::mastra();
     c.split_identifiers = true;

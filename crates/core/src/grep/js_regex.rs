@@ -99,6 +99,7 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
             private_use,
             lookaround_boundaries,
             ascii_boundary: false,
+            depth: 0,
         };
         t.named = source.contains("(?<") && t.has_named_group();
         t.alternation()?;
@@ -137,7 +138,13 @@ struct Translator<'a> {
     lookaround_boundaries: bool,
     /// A `(?-u:\b)` was written (the automata's spelling).
     ascii_boundary: bool,
+    /// Groups open around the one read now.
+    depth: usize,
 }
+
+/// Groups nested deeper are refused, as the regex crate refuses them (its
+/// `nest_limit`), before this reading's recursion can run out of stack.
+const MAX_NESTING: usize = 250;
 
 /// Capturing groups: `(` not followed by `?`, or `(?<name>`.
 fn count_groups(chars: &[char]) -> usize {
@@ -338,7 +345,12 @@ impl Translator<'_> {
             self.out.push_str(&name);
             self.out.push('>');
         }
+        if self.depth == MAX_NESTING {
+            return Err(self.unsupported(&format!("groups nested more than {MAX_NESTING} deep")));
+        }
+        self.depth += 1;
         self.alternation()?;
+        self.depth -= 1;
         if self.peek() != Some(')') {
             return Err(self.unsupported("unbalanced parenthesis"));
         }
@@ -562,6 +574,16 @@ mod tests {
         assert_eq!(t(r"[]"), "(?m)[a&&b]");
         assert_eq!(t(r"[^]"), r"(?m)[^\n]");
         assert_eq!(t(r"a\nb"), "(?m)a[a&&b]b");
+    }
+
+    #[test]
+    fn groups_nested_too_deep_are_refused_not_read_until_the_stack_runs_out() {
+        let nested = |n: usize| format!("{}a{}", "(?:".repeat(n), ")".repeat(n));
+        assert!(translate(&nested(MAX_NESTING), false).is_ok());
+        for n in [MAX_NESTING + 1, 100_000] {
+            let e = translate(&nested(n), false).unwrap_err().to_string();
+            assert!(e.ends_with("cannot run natively: groups nested more than 250 deep"), "{n}: {e}");
+        }
     }
 
     #[test]

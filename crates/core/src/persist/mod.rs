@@ -140,8 +140,10 @@ pub fn fingerprint(
             c.min_length,
             stopwords,
             split,
-            c.cjk_bigrams,
-            c.fold_diacritics,
+            // (Bigrams since 2026-12-06 keep a word mixing CJK with other characters whole too.)
+            if c.cjk_bigrams { "bigrams, mixed words whole" } else { "false" },
+            // (Since 2026-12-06 folding keeps Hangul syllables and kana's voicing marks.)
+            if c.fold_diacritics { "marks, Hangul and kana whole" } else { "false" },
             c.split_identifiers,
             c.stem_english
         )
