@@ -89,9 +89,7 @@ fn folding_identifiers_stemming() {
     assert_eq!(toks(&t, "Café naïve cafe\u{301}"), ["cafe", "naive", "cafe"]);
     // Hangul syllables decompose into letters, not marks; kana's voicing marks make other words.
     assert_eq!(toks(&t, "국경 구경 ガス カス"), ["국경", "구경", "ガス", "カス"]);
-    let mut c = TokenizerConfig::default();
-    c.fold_diacritics = true;
-    let t = Tokenizer::new(c);
+    let t = Tokenizer::new(TokenizerConfig { fold_diacritics: true, ..TokenizerConfig::default() });
     assert_eq!(toks(&t, "국경 구경"), ["국경", "구경"]);
 
     let mut c = TokenizerConfig::mastra();
