@@ -178,8 +178,9 @@ const MISSING_METHOD = 'workspace-search:missing-method'
 
 /**
  * A query's hits with a `NaN` score (PgVector's cosine of an all-zero
- * vector) given `null` instead, which JSON can carry: the engine ranks them
- * last, scored 0 (src/store.rs). Anything else is left for `jsonText` to check.
+ * vector) given `null` instead, which JSON can carry: the engine scores
+ * them 0, as its own store scores such a vector (crates/core/src/engine/store.rs).
+ * Anything else is left for `jsonText` to check.
  * @param {unknown} answer
  */
 function nanScoresAsNull(answer) {

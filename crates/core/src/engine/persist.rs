@@ -494,7 +494,7 @@ impl Engine {
                 .push("persist: the embedder changed since the index was saved; every text is embedded again".into());
         }
         let (mut ledger, mut local) = saved.adopt(same, v.store.is_local());
-        Self::forget_saved(v, &mut ledger, local.as_mut()).await?;
+        Self::forget_saved(v, &mut ledger, local.as_mut());
         if let (Store::Local(store), Some(mut ix)) = (&v.store, local) {
             // Vectors written before this first init() stay, over the saved ones.
             let mut store = store.write();
@@ -511,34 +511,23 @@ impl Engine {
 
     /// Takes from the saved vectors (`ledger`, and the embedded store's
     /// `local` index) the sources `unindex()` removed before they were
-    /// loaded. A user's store lost their own ids then; the rest of what
-    /// was saved for them (a file's chunks) is deleted now, except what a
-    /// write made since holds.
-    async fn forget_saved(v: &VectorSide, ledger: &mut Ledger, mut local: Option<&mut VectorIndex>) -> Result<()> {
+    /// loaded; a user's store lost their ids then. A file of chunks keeps
+    /// them, as the index does (its removal names the file, not the chunks
+    /// the snapshot holds), and `init()` finds the file as it finds others.
+    fn forget_saved(v: &VectorSide, ledger: &mut Ledger, mut local: Option<&mut VectorIndex>) {
         let forgotten = std::mem::take(&mut *v.forgotten_before_load.lock());
-        let mut stale = Vec::new();
         for source in &forgotten {
+            if ledger.get(source).is_some_and(|ids| ids.iter().any(|id| id != source)) {
+                continue;
+            }
             let (ids, _) = ledger.removal(source);
             for id in &ids {
                 if let Some(ix) = local.as_deref_mut() {
                     ix.remove(id);
                 }
             }
-            stale.extend(ids);
-        }
-        if !v.store.is_local() {
-            let current = v.ledger.lock().all_ids();
-            stale.retain(|id| !current.contains(id));
-            if let Err(e) = v.store.delete_ids(&v.index_name, &stale).await {
-                // Tried again at the next init().
-                v.forgotten_before_load.lock().extend(forgotten);
-                return Err(e);
-            }
-        }
-        for source in &forgotten {
             ledger.forget(source);
         }
-        Ok(())
     }
 
     /// Saves the snapshot if anything changed since the last save (and this

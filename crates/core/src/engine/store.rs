@@ -36,9 +36,10 @@ pub struct MastraStore {
     pub writes: Arc<WritesInFlight>,
     /// Why this workspace writes nothing to the store (`refuse_writes`).
     refused: parking_lot::Mutex<Option<String>>,
-    /// `createIndex` calls sent: a query that failed while one was sent
-    /// may have met the index not made yet (a search beside the first write).
-    index_creations: std::sync::atomic::AtomicU64,
+    /// `createIndex` calls sent, and answered: a query that failed while
+    /// one was under way may have met the index not made yet (a search
+    /// beside the first write).
+    index_creations: [std::sync::atomic::AtomicU64; 2],
 }
 
 /// Writes sent to a user's store and not answered yet. A call that
@@ -273,11 +274,12 @@ impl Store {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Mastra(js) => {
-                js.index_creations.fetch_add(1, Ordering::SeqCst);
+                js.index_creations[0].fetch_add(1, Ordering::SeqCst);
                 // It makes a table or a collection: a write, bounded as a read.
-                js.call_counted("createIndex", json!({ "indexName": index_name, "dimension": dimension }))
-                    .await
-                    .map(drop)
+                let made =
+                    js.call_counted("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await;
+                js.index_creations[1].fetch_add(1, Ordering::SeqCst);
+                made.map(drop)
             }
         }
     }
@@ -336,16 +338,18 @@ impl Store {
                     }
                     args
                 };
-                let creations = js.index_creations.load(Ordering::SeqCst);
+                let [sent, answered] = &js.index_creations;
+                let (sent_before, answered_before) = (sent.load(Ordering::SeqCst), answered.load(Ordering::SeqCst));
                 match js.call_read("query", args()).await {
                     Ok(answer) => parse_hits(MastraStore::required("query", answer)?),
                     // An index not made yet (nothing embedded: LibSQL has no
                     // table) holds nothing, as the embedded store answers;
-                    // one made meanwhile (a first write beside this search)
-                    // is asked again, once; any other failure is the search's.
+                    // one made meanwhile (a first write beside this search:
+                    // sent before or after the query, answered after it) is
+                    // asked again, once; any other failure is the search's.
                     Err(e) => match self.holds_index(index_name).await {
                         Some(false) => Ok(Vec::new()),
-                        _ if js.index_creations.load(Ordering::SeqCst) != creations => {
+                        _ if sent.load(Ordering::SeqCst) != sent_before || sent_before != answered_before => {
                             parse_hits(MastraStore::required("query", js.call_read("query", args()).await?)?)
                         }
                         _ => Err(e),
@@ -447,8 +451,8 @@ fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
             let score = match o.remove("score") {
                 Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
                 // A `NaN` (the binding passes it as null: PgVector's cosine of
-                // an all-zero vector): ranked last, scored 0.
-                Some(Value::Null) => f64::NAN,
+                // an all-zero vector) is 0, as the embedded store scores it.
+                Some(Value::Null) => 0.0,
                 other => {
                     return Err(bad(format!("item {i} has score {}", other.as_ref().map_or("undefined", json_kind))))
                 }
