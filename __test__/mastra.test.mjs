@@ -261,3 +261,28 @@ test('the entry rejects with the classes it exports (Mastra\'s): a search after 
   t.after(() => embedding.destroy())
   await assert.rejects(embedding.index('a', 'alpha'), (e) => e === other)
 })
+
+test('a splitPattern splits as in Mastra: JavaScript\'s \\s (U+FEFF), ASCII \\w, \\d and \\b, [^], line feeds (Rust\'s Unicode classes split otherwise)', async () => {
+  const cases = [
+    [/\s+/, 'alpha\ufeffbeta gamma', 'beta'],
+    [/\W+/, 'café crème', 'caf'],
+    [/\d/, 'x\u0663y zz', 'x'],
+    [/\b/, 'ab-é', '-é'],
+    [/[^]x/, 'abxcd', 'cd'],
+    [/\n/, 'one two\nthree', 'three'],
+    [/a.b/s, 'qa\nbr', 'br'],
+  ]
+  for (const [splitPattern, doc, query] of cases) {
+    const tokenize = { splitPattern, minLength: 1 }
+    const theirs = new mastra.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: os.tmpdir() }), bm25: { tokenize } })
+    const native = new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: os.tmpdir() }), bm25: { tokenize: { preset: 'mastra', ...tokenize } } })
+    const found = []
+    for (const ws of [theirs, native]) {
+      await ws.index('d', doc)
+      await ws.index('other', 'zzz')
+      found.push(ids(await ws.search(query)))
+    }
+    assert.deepEqual(found[1], found[0], `${splitPattern} over ${JSON.stringify(doc)}, for ${query}`)
+    await native.destroy()
+  }
+})

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use workspace_search_core::engine::host::{GrepWatch, GrepWatchFactory};
 use workspace_search_core::engine::GrepFailure;
-use workspace_search_core::grep::js_regex::PatternError;
 use workspace_search_core::grep::tree::{Changes, DirWatch};
 use workspace_search_core::grep::{walk, FileMatches, GrepRequest, Matcher};
+use workspace_search_core::text::js_regex::PatternError;
 
 /// Marks the reason of an error that rejects with `UnsupportedGrepPatternError`.
 const UNANSWERABLE: &str = "\u{0}unanswerable:";

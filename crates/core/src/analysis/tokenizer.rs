@@ -48,9 +48,21 @@ pub struct PatternError {
 impl SplitRule {
     /// A JavaScript RegExp's `source` and `flags` as a split rule (flags
     /// `i`, `m`, `s` carried over; `g`, `u`, `y`, `d` do not change a split).
+    /// Read with JavaScript's meaning (`\s` with U+FEFF, ASCII `\w`, `\d`
+    /// and `\b`, `[^]`: `js_regex::translate_split`), or, where that rewrite
+    /// refuses the pattern, as Rust's syntax reads the source.
     pub fn from_js(source: &str, flags: &str) -> Result<SplitRule, PatternError> {
-        let prefix: String = flags.chars().filter(|f| matches!(f, 'i' | 'm' | 's')).collect();
-        let pattern = if prefix.is_empty() { source.to_string() } else { format!("(?{prefix}){source}") };
+        let pattern = match crate::text::js_regex::translate_split(source, flags) {
+            Ok(t) => t.pattern,
+            Err(_) => {
+                let prefix: String = flags.chars().filter(|f| matches!(f, 'i' | 'm' | 's')).collect();
+                if prefix.is_empty() {
+                    source.to_string()
+                } else {
+                    format!("(?{prefix}){source}")
+                }
+            }
+        };
         if let Ok(re) = regex::Regex::new(&pattern) {
             return Ok(SplitRule::Pattern(Pattern::Automaton(re)));
         }

@@ -121,6 +121,34 @@ fn lines() {
     assert_eq!(got, [("alpha".into(), 1), ("beta".into(), 1), ("gamma".into(), 3), ("alpha".into(), 4)]);
 }
 
+/// A `splitPattern` means what it means in JavaScript: `\s` holds U+FEFF
+/// (Mastra's own `/\s+/` written out), `\w`, `\W`, `\d` and `\b` are
+/// ASCII, `[^]` is any character, a line feed is a character.
+#[test]
+fn split_patterns_read_as_javascript_reads_them() {
+    let split = |source: &str, flags: &str, text: &str| {
+        let config = TokenizerConfig {
+            split: SplitRule::from_js(source, flags).expect("compiles"),
+            remove_punctuation: false,
+            min_length: 1,
+            ..TokenizerConfig::mastra()
+        };
+        toks(&Tokenizer::new(config), text)
+    };
+    assert_eq!(split("\\s+", "", "alpha\u{FEFF}beta gamma\ndelta"), ["alpha", "beta", "gamma", "delta"]);
+    assert_eq!(split("\\W+", "", "café naïve"), ["caf", "na", "ve"]);
+    assert_eq!(split("\\d", "", "a\u{663}b a3b"), ["a\u{663}b a", "b"]);
+    assert_eq!(split("\\b", "", "ab-é"), ["ab", "-é"]);
+    assert_eq!(split("\\n", "", "one two\nthree"), ["one two", "three"]);
+    assert_eq!(split("x[^]", "", "cxyd cx\nd"), ["c", "d c", "d"]);
+    assert_eq!(split("a.b", "s", "1a\nb2"), ["1", "2"]);
+    assert_eq!(split("a.b", "", "1a\nb2"), ["1a\nb2"]);
+    assert_eq!(split("X", "i", "cxd"), ["c", "d"]);
+    // A pattern the rewrite refuses (a group modifier, a character beyond U+FFFF) is read as Rust reads it.
+    assert_eq!(split("(?i:x)", "", "cXd"), ["c", "d"]);
+    assert_eq!(split("\u{1F600}", "", "c\u{1F600}d"), ["c", "d"]);
+}
+
 /// With a `splitPattern`, a token's occurrences span its first to its last
 /// line, as the whitespace rule's do (they stopped at its first line).
 #[test]

@@ -11,7 +11,6 @@
 //! grep of a folder reads every file once: the index is built lazily.
 
 pub mod fold;
-pub mod js_regex;
 pub mod search;
 pub mod store;
 pub mod tree;

@@ -3,8 +3,8 @@
 //! match found in the whole text lies in one line, and the first one found
 //! from a line's start is that line's `regex.exec` match.
 
-use super::js_regex::{is_stand_in_range, translate, units, PatternError, Translated};
 use super::trigrams::{query_of, Query};
+use crate::text::js_regex::{is_stand_in_range, translate, units, PatternError, Translated};
 
 /// A compiled grep pattern and the trigram query that prunes files for it.
 pub struct Matcher {

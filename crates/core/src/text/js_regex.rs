@@ -12,6 +12,10 @@
 //! (`fancy-regex`); everything else runs on `regex`'s automata. What this
 //! cannot rewrite faithfully is refused (`Unsupported`), so that a caller
 //! such as Mastra's grep tool falls back to JavaScript.
+//!
+//! `translate_split` reads a `splitPattern` the same way for a whole text:
+//! line feeds are then characters like any other (`\s` holds one), and the
+//! RegExp's own flags (`i`, `m`, `s`) apply.
 
 /// A pattern in Rust's syntax, and whether it needs backtracking.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +73,38 @@ const SPACE: &str = r"\t\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}
 /// A class that matches nothing (a line feed, or JavaScript's `[]`).
 const NOTHING: &str = "[a&&b]";
 
+/// How a pattern is read: for grep's lines, or for a whole text.
+#[derive(Clone, Copy)]
+struct Reading {
+    /// Each line searched on its own: nothing may match a line feed.
+    lines: bool,
+    /// `.` matches every character (JavaScript's `s` flag).
+    dot_all: bool,
+}
+
+/// A grep pattern, matched on each line as `regex.exec` matches it.
 pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, PatternError> {
+    let flags = if case_insensitive { "(?mi)" } else { "(?m)" };
+    translate_as(source, flags, Reading { lines: true, dot_all: false })
+}
+
+/// A `splitPattern` (a RegExp's `source` and `flags`), matched on a whole
+/// text as JavaScript's `split` matches it. A pattern naming characters
+/// beyond U+FFFF is refused: its halves would need the text's stand-ins.
+pub fn translate_split(source: &str, flags: &str) -> Result<Translated, PatternError> {
+    let inline: String = flags.chars().filter(|f| matches!(f, 'i' | 'm')).collect();
+    let prefix = if inline.is_empty() { String::new() } else { format!("(?{inline})") };
+    let t = translate_as(source, &prefix, Reading { lines: false, dot_all: flags.contains('s') })?;
+    if t.surrogates || t.stand_ins || t.private_use {
+        return Err(PatternError::Unsupported {
+            pattern: source.to_string(),
+            reason: "characters beyond U+FFFF, or their surrogates".into(),
+        });
+    }
+    Ok(t)
+}
+
+fn translate_as(source: &str, flags: &str, reading: Reading) -> Result<Translated, PatternError> {
     // JavaScript's units: a character beyond U+FFFF is two atoms.
     let chars: Vec<char> = source.chars().flat_map(units).flatten().collect();
     let stand_ins = chars.iter().copied().any(is_stand_in_range);
@@ -100,6 +135,7 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
             lookaround_boundaries,
             ascii_boundary: false,
             depth: 0,
+            reading,
         };
         t.named = source.contains("(?<") && t.has_named_group();
         t.alternation()?;
@@ -112,7 +148,6 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
     if t.backtracking && t.ascii_boundary {
         t = read(true)?;
     }
-    let flags = if case_insensitive { "(?mi)" } else { "(?m)" };
     Ok(Translated {
         pattern: format!("{flags}{}", t.out),
         backtracking: t.backtracking,
@@ -140,6 +175,7 @@ struct Translator<'a> {
     ascii_boundary: bool,
     /// Groups open around the one read now.
     depth: usize,
+    reading: Reading,
 }
 
 /// Groups nested deeper are refused, as the regex crate refuses them (its
@@ -261,7 +297,7 @@ impl Translator<'_> {
                 '\\' => self.escape()?,
                 '.' => {
                     self.at += 1;
-                    self.out.push_str(r"[^\n\r\x{2028}\x{2029}]");
+                    self.out.push_str(if self.reading.dot_all { "(?s:.)" } else { r"[^\n\r\x{2028}\x{2029}]" });
                 }
                 '^' | '$' => {
                     self.at += 1;
@@ -310,8 +346,18 @@ impl Translator<'_> {
 
     fn literal(&mut self, c: char) {
         match c {
-            '\n' => self.out.push_str(NOTHING),
+            '\n' if self.reading.lines => self.out.push_str(NOTHING),
             _ => self.out.push_str(&regex_syntax_escape(c)),
+        }
+    }
+
+    /// A line feed to leave out of a negated set (`[^...\n]`), when lines
+    /// are read.
+    fn no_line_feed(&self) -> &'static str {
+        if self.reading.lines {
+            r"\n"
+        } else {
+            ""
         }
     }
 
@@ -365,10 +411,12 @@ impl Translator<'_> {
         self.at += 1;
         match c {
             'd' => self.out.push_str("(?-i:[0-9])"),
-            'D' => self.out.push_str(r"(?-i:[^0-9\n])"),
+            'D' => self.out.push_str(&format!("(?-i:[^0-9{}])", self.no_line_feed())),
             'w' => self.out.push_str(&format!("(?-i:[{WORD}])")),
-            'W' => self.out.push_str(&format!(r"(?-i:[^{WORD}\n])")),
-            's' => self.out.push_str(&format!("[{SPACE}]")),
+            'W' => self.out.push_str(&format!("(?-i:[^{WORD}{}])", self.no_line_feed())),
+            // (A whole text's `\s` holds its line feeds, and `\S` none.)
+            's' if self.reading.lines => self.out.push_str(&format!("[{SPACE}]")),
+            's' => self.out.push_str(&format!(r"[{SPACE}\n]")),
             'S' => self.out.push_str(&format!(r"[^{SPACE}\n]")),
             'b' | 'B' => self.boundary(c == 'b'),
             'k' if self.named => {
@@ -382,7 +430,7 @@ impl Translator<'_> {
             }
             '1'..='9' => self.backreference(c)?,
             _ => match self.escaped_char(c)? {
-                '\n' => self.out.push_str(NOTHING),
+                '\n' if self.reading.lines => self.out.push_str(NOTHING),
                 ch => self.out.push_str(&regex_syntax_escape(ch)),
             },
         }
@@ -501,11 +549,13 @@ impl Translator<'_> {
             }
             items.push_str(&class_escape(lo));
         }
-        self.out.push_str(&match (negated, items.is_empty()) {
-            (false, true) => NOTHING.to_string(),
-            (true, true) => r"[^\n]".to_string(),
-            (false, false) => format!(r"[{items}&&[^\n]]"),
-            (true, false) => format!(r"[^{items}\n]"),
+        self.out.push_str(&match (negated, items.is_empty(), self.reading.lines) {
+            (false, true, _) => NOTHING.to_string(),
+            (true, true, true) => r"[^\n]".to_string(),
+            (true, true, false) => "(?s:.)".to_string(),
+            (false, false, true) => format!(r"[{items}&&[^\n]]"),
+            (false, false, false) => format!("[{items}]"),
+            (true, false, _) => format!("[^{items}{}]", self.no_line_feed()),
         });
         Ok(())
     }
@@ -523,10 +573,10 @@ impl Translator<'_> {
         let set = match e {
             'd' => "0-9".to_string(),
             'w' => WORD.to_string(),
-            's' => SPACE.to_string(),
+            's' => format!(r"{SPACE}\n"),
             'D' => r"[^0-9]".to_string(),
             'W' => format!("[^{WORD}]"),
-            'S' => format!("[^{SPACE}]"),
+            'S' => format!(r"[^{SPACE}\n]"),
             'b' => return Ok(Some('\x08')),
             '1'..='9' => return Err(self.unsupported("an octal escape in a class")),
             _ => return self.escaped_char(e).map(Some),
