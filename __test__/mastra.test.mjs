@@ -271,6 +271,8 @@ test('a splitPattern splits as in Mastra: JavaScript\'s \\s (U+FEFF), ASCII \\w,
     [/[^]x/, 'abxcd', 'cd'],
     [/\n/, 'one two\nthree', 'three'],
     [/a.b/s, 'qa\nbr', 'br'],
+    [/[^\p{L}\p{N}]+/u, 'hello, world! café', 'world'],
+    [/\P{L}+/u, 'alpha1beta', 'beta'],
   ]
   for (const [splitPattern, doc, query] of cases) {
     const tokenize = { splitPattern, minLength: 1 }

@@ -47,10 +47,11 @@ pub struct PatternError {
 
 impl SplitRule {
     /// A JavaScript RegExp's `source` and `flags` as a split rule (flags
-    /// `i`, `m`, `s` carried over; `g`, `u`, `y`, `d` do not change a split).
+    /// `i`, `m`, `s` carried over; `g`, `y`, `d` do not change a split).
     /// Read with JavaScript's meaning (`\s` with U+FEFF, ASCII `\w`, `\d`
     /// and `\b`, `[^]`: `js_regex::translate_split`), or, where that rewrite
-    /// refuses the pattern, as Rust's syntax reads the source.
+    /// refuses the pattern (the `u` and `v` flags' syntax among others), as
+    /// Rust's syntax reads the source, close to the `u` flag's meaning.
     pub fn from_js(source: &str, flags: &str) -> Result<SplitRule, PatternError> {
         let pattern = match crate::text::js_regex::translate_split(source, flags) {
             Ok(t) => t.pattern,

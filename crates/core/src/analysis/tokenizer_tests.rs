@@ -147,6 +147,9 @@ fn split_patterns_read_as_javascript_reads_them() {
     // A pattern the rewrite refuses (a group modifier, a character beyond U+FFFF) is read as Rust reads it.
     assert_eq!(split("(?i:x)", "", "cXd"), ["c", "d"]);
     assert_eq!(split("\u{1F600}", "", "c\u{1F600}d"), ["c", "d"]);
+    // The u flag's syntax (`\p{L}`) is Rust's too.
+    assert_eq!(split("[^\\p{L}]+", "u", "hello, world! café"), ["hello", "world", "café"]);
+    assert_eq!(split("\\P{L}+", "v", "alpha1beta"), ["alpha", "beta"]);
 }
 
 /// With a `splitPattern`, a token's occurrences span its first to its last

@@ -90,8 +90,13 @@ pub fn translate(source: &str, case_insensitive: bool) -> Result<Translated, Pat
 
 /// A `splitPattern` (a RegExp's `source` and `flags`), matched on a whole
 /// text as JavaScript's `split` matches it. A pattern naming characters
-/// beyond U+FFFF is refused: its halves would need the text's stand-ins.
+/// beyond U+FFFF is refused: its halves would need the text's stand-ins;
+/// so is one with the `u` or `v` flag, whose syntax (`\p{L}`, `\u{1F600}`)
+/// this reading of Annex B's does not know.
 pub fn translate_split(source: &str, flags: &str) -> Result<Translated, PatternError> {
+    if flags.contains(['u', 'v']) {
+        return Err(PatternError::Unsupported { pattern: source.to_string(), reason: "the u or v flag".into() });
+    }
     let inline: String = flags.chars().filter(|f| matches!(f, 'i' | 'm')).collect();
     let prefix = if inline.is_empty() { String::new() } else { format!("(?{inline})") };
     let t = translate_as(source, &prefix, Reading { lines: false, dot_all: flags.contains('s') })?;
