@@ -88,3 +88,18 @@ test('rerank options are checked', () => {
   assert.throws(() => new Workspace({ bm25: true, rerank: () => [], rerankDepth: 5000 }), { name: 'RangeError', message: /rerankDepth/ })
   assert.throws(() => new Workspace({ bm25: true, rerank: () => [], rerankTimeoutMs: -1 }), { name: 'RangeError', message: /rerankTimeoutMs/ })
 })
+
+test('with a reranker, a smaller topK is a prefix of a larger one, scores and minScore alike (the blend\'s floor came from a hit past the candidates only when topK passed rerankDepth)', async (t) => {
+  const many = Array.from({ length: 10 }, (_, i) => ({ path: `d${i}.ts`, content: `needle ${'needle '.repeat(10 - i)} filler ${'x'.repeat(i)} text ${i}` }))
+  // Reverses the first stage's preference among the candidates.
+  const ws = new Workspace({ bm25: true, rerank: (q, candidates) => candidates.map((c, i) => i), rerankDepth: 4, fileKinds: false })
+  t.after(() => ws.destroy())
+  await ws.indexMany(many)
+  const scored = (results) => results.map((r) => `${r.id} ${r.score.toFixed(6)}`)
+  for (const minScore of [undefined, 0.8]) {
+    const full = scored(await ws.search('needle', { topK: 10, minScore }))
+    for (const topK of [1, 3, 4, 5]) {
+      assert.deepEqual(scored(await ws.search('needle', { topK, minScore })), full.slice(0, topK), `topK ${topK}, minScore ${minScore}`)
+    }
+  }
+})

@@ -429,7 +429,10 @@ impl Engine {
     ) -> Result<Vec<SearchHit>> {
         let reranker = self.reranker.clone().expect("checked");
         let (top_k, min_score) = (opts.top_k, opts.min_score);
-        opts.top_k = top_k.max(reranker.depth());
+        // One hit past the candidates, whatever `top_k`: its score is the
+        // floor the blend scales them to (without it, 0), so a result's score,
+        // and what `minScore` then keeps, does not depend on `top_k`.
+        opts.top_k = top_k.max(reranker.depth().saturating_add(1));
         let hits = if mode == Mode::Bm25 {
             self.search_bm25(&query, opts).await?
         } else {
