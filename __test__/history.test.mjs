@@ -25,6 +25,17 @@ function repo(t) {
   return dir
 }
 
+test('the history counts for files found through an absolute autoIndexPaths entry (their ids start with basePath: none matched its history)', async (t) => {
+  const dir = repo(t)
+  for (const paths of [['src'], [path.join(dir, 'src')], [`${dir}/src/`]]) {
+    const ws = open(dir, { autoIndexPaths: paths })
+    t.after(() => ws.destroy())
+    await ws.init()
+    const found = (await top(ws, 'parser overflow tokenizer')).map((id) => id.replace(`${dir}/`, ''))
+    assert.deepEqual(found, ['src/reader.rs', 'src/lexer.rs'], paths[0])
+  }
+})
+
 test('a file whose past commits match the query ranks first among the files found; off, plain BM25', async (t) => {
   const dir = repo(t)
   const ws = open(dir)

@@ -84,7 +84,7 @@ impl Engine {
             if known.is_some() && head_of(&root) == known {
                 return None;
             }
-            Some(read_file_messages(&root).map(|m| Arc::new(FileHistory::build(&m, &tokenizer))))
+            Some(read_file_messages(&root).map(|m| Arc::new(FileHistory::build(&m, &tokenizer).under(&root))))
         })
         .await;
         let mut state = self.history.lock();

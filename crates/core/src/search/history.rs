@@ -37,9 +37,13 @@ pub const POOL: usize = 100;
 /// docs/ranking.md are measured there).
 pub const FILE_POOL: usize = 200;
 
-/// The file a hit's history is kept under.
-fn file_key(h: &SearchHit) -> &str {
-    super::keyword::path_prefix(super::group::file_of(h))
+/// The file a hit's history is kept under (relative to `basePath`): an
+/// id spelled from an absolute `autoIndexPaths` entry (`base` its folder,
+/// as `/work/repo/`) loses that folder.
+fn file_key<'h>(h: &'h SearchHit, base: Option<&str>) -> &'h str {
+    let file = super::group::file_of(h);
+    let relative = base.and_then(|b| file.strip_prefix(b)).unwrap_or(file);
+    super::keyword::path_prefix(relative)
 }
 
 /// bm25 hits for `q`: the first `pool` re-ranked with `history` when
@@ -94,6 +98,8 @@ fn cut(mut hits: Vec<SearchHit>, min_score: Option<f64>, top_k: usize) -> Vec<Se
 /// The history index of a workspace, as of one commit.
 pub struct FileHistory {
     pub head: String,
+    /// `basePath` as an absolute id starts (`/work/repo/`), when known.
+    base: Option<String>,
     /// The messages are analysed, not kept: no content, no line tables.
     index: Bm25Index,
 }
@@ -113,7 +119,14 @@ impl FileHistory {
             .collect();
         index.add_bulk(docs, 1, &mut |_| {});
         index.shrink();
-        FileHistory { head: messages.head.clone(), index }
+        FileHistory { head: messages.head.clone(), base: None, index }
+    }
+
+    /// The history of files under `base` (`basePath`): ids spelled from an
+    /// absolute path start with it.
+    pub fn under(mut self, base: &std::path::Path) -> FileHistory {
+        self.base = base.to_str().map(|b| format!("{}/", b.trim_end_matches('/')));
+        self
     }
 
     pub fn files(&self) -> usize {
@@ -143,12 +156,13 @@ impl FileHistory {
     fn fuse(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Vec<SearchHit> {
         // Each hit's share of history, read before the hits change.
         let bonus: Vec<f64> = {
-            let files: rustc_hash::FxHashSet<&str> = hits.iter().map(file_key).collect();
+            let base = self.base.as_deref();
+            let files: rustc_hash::FxHashSet<&str> = hits.iter().map(|h| file_key(h, base)).collect();
             let history = self.scores(tokens, &files);
             if history.is_empty() {
                 return hits;
             }
-            hits.iter().map(|h| HISTORY_WEIGHT * history.get(file_key(h)).copied().unwrap_or(0.0)).collect()
+            hits.iter().map(|h| HISTORY_WEIGHT * history.get(file_key(h, base)).copied().unwrap_or(0.0)).collect()
         };
         for (h, b) in hits.iter_mut().zip(bonus) {
             h.score += b;
