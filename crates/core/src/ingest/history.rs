@@ -122,11 +122,18 @@ fn plain_alternates(objects: &Path, depth: usize) -> bool {
         .all(|l| plain_alternates(&objects.join(l), depth + 1))
 }
 
+/// The decoded objects kept while the history is read (see `read_file_messages`).
+const OBJECT_CACHE_BYTES: usize = 32 << 20;
+
 /// Reads the history of the repository holding `root` (its own `.git` or
 /// one above it). `None`: not in a git work tree, or no commit yet; an
 /// unreadable object ends the walk there (what was read is kept).
 pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
-    let repo = repository(root)?;
+    let mut repo = repository(root)?;
+    // Consecutive commits' trees share most of their subtrees: decoded
+    // once (from their delta chains) rather than at every diff. Freed with
+    // the repository, once the history is read.
+    repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
     let workdir = repo.workdir()?.canonicalize().ok()?;
     let root = root.canonicalize().ok()?;
     let prefix = root.strip_prefix(&workdir).ok()?.to_string_lossy().replace('\\', "/");
