@@ -520,10 +520,9 @@ impl Engine {
             if ledger.get(source).is_some_and(|ids| ids.iter().any(|id| id != source)) {
                 continue;
             }
-            let (ids, _) = ledger.removal(source);
-            for id in &ids {
-                if let Some(ix) = local.as_deref_mut() {
-                    ix.remove(id);
+            if let Some(ix) = local.as_deref_mut() {
+                for id in ledger.removal(source).0 {
+                    ix.remove(&id);
                 }
             }
             ledger.forget(source);

@@ -11,7 +11,7 @@ use crate::vectors::plan::MAX_UPSERT;
 use crate::vectors::store::{Metric, VectorStore};
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,7 +39,8 @@ pub struct MastraStore {
     /// `createIndex` calls sent, and answered: a query that failed while
     /// one was under way may have met the index not made yet (a search
     /// beside the first write).
-    index_creations: [std::sync::atomic::AtomicU64; 2],
+    creations_sent: AtomicU64,
+    creations_answered: AtomicU64,
 }
 
 /// Writes sent to a user's store and not answered yet. A call that
@@ -146,7 +147,8 @@ impl MastraStore {
             intent: Default::default(),
             writes: Default::default(),
             refused: Default::default(),
-            index_creations: Default::default(),
+            creations_sent: Default::default(),
+            creations_answered: Default::default(),
         }
     }
 
@@ -274,11 +276,11 @@ impl Store {
         match self {
             Store::Local(s) => s.write().create_index(index_name, dimension, Metric::Cosine).map_err(local_err),
             Store::Mastra(js) => {
-                js.index_creations[0].fetch_add(1, Ordering::SeqCst);
+                js.creations_sent.fetch_add(1, Ordering::SeqCst);
                 // It makes a table or a collection: a write, bounded as a read.
                 let made =
                     js.call_counted("createIndex", json!({ "indexName": index_name, "dimension": dimension })).await;
-                js.index_creations[1].fetch_add(1, Ordering::SeqCst);
+                js.creations_answered.fetch_add(1, Ordering::SeqCst);
                 made.map(drop)
             }
         }
@@ -338,8 +340,8 @@ impl Store {
                     }
                     args
                 };
-                let [sent, answered] = &js.index_creations;
-                let (sent_before, answered_before) = (sent.load(Ordering::SeqCst), answered.load(Ordering::SeqCst));
+                let sent_before = js.creations_sent.load(Ordering::SeqCst);
+                let answered_before = js.creations_answered.load(Ordering::SeqCst);
                 match js.call_read("query", args()).await {
                     Ok(answer) => parse_hits(MastraStore::required("query", answer)?),
                     // An index not made yet (nothing embedded: LibSQL has no
@@ -349,7 +351,9 @@ impl Store {
                     // asked again, once; any other failure is the search's.
                     Err(e) => match self.holds_index(index_name).await {
                         Some(false) => Ok(Vec::new()),
-                        _ if sent.load(Ordering::SeqCst) != sent_before || sent_before != answered_before => {
+                        _ if js.creations_sent.load(Ordering::SeqCst) != sent_before
+                            || sent_before != answered_before =>
+                        {
                             parse_hits(MastraStore::required("query", js.call_read("query", args()).await?)?)
                         }
                         _ => Err(e),

@@ -156,13 +156,12 @@ impl FileHistory {
     fn fuse(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Vec<SearchHit> {
         // Each hit's share of history, read before the hits change.
         let bonus: Vec<f64> = {
-            let base = self.base.as_deref();
-            let files: rustc_hash::FxHashSet<&str> = hits.iter().map(|h| file_key(h, base)).collect();
-            let history = self.scores(tokens, &files);
+            let keys: Vec<&str> = hits.iter().map(|h| file_key(h, self.base.as_deref())).collect();
+            let history = self.scores(tokens, &keys.iter().copied().collect());
             if history.is_empty() {
                 return hits;
             }
-            hits.iter().map(|h| HISTORY_WEIGHT * history.get(file_key(h, base)).copied().unwrap_or(0.0)).collect()
+            keys.iter().map(|k| HISTORY_WEIGHT * history.get(k).copied().unwrap_or(0.0)).collect()
         };
         for (h, b) in hits.iter_mut().zip(bonus) {
             h.score += b;
