@@ -134,3 +134,38 @@ test('with history, every topK and every page of the search tool are cut from on
   const shown = await toolPages(ws, 'kaft')
   assert.deepEqual(shown, (await ws.search('kaft', { topK: 500, group: 'file' })).map((r) => r.id))
 })
+
+test('rebuildSearchIndex() during a search\'s background history read answers with HEAD as it is now (it returned with the history the read began at)', async (t) => {
+  const dir = tree(t, { 'src/lexer.rs': 'fn lex() { parser }', 'src/reader.rs': 'fn read() { parser parser }' })
+  git(dir, 'init', '-q')
+  // 3,000 commits over 60 files (git fast-import): a read takes long enough to be under way below.
+  let stream = ''
+  for (let i = 0; i < 3000; i++) {
+    const body = `fn f${i}() {}\n`
+    stream += `commit refs/heads/main\ncommitter t <t@t> ${1_600_000_000 + i} +0000\ndata <<EOM\nTouch module ${i % 60} number ${i}\nEOM\n`
+    stream += `M 644 inline src/gen/m${i % 60}.rs\ndata ${Buffer.byteLength(body)}\n${body}\n`
+  }
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, input: stream })
+  git(dir, 'symbolic-ref', 'HEAD', 'refs/heads/main')
+  git(dir, 'add', 'src/lexer.rs', 'src/reader.rs')
+  git(dir, 'commit', '-qm', 'Add the lexer and the reader')
+  const ws = open(dir, { autoIndexPaths: ['src/lexer.rs', 'src/reader.rs'] })
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.deepEqual(await top(ws, 'parser zeppelin'), ['src/reader.rs', 'src/lexer.rs'])
+  for (let round = 0; round < 3; round++) {
+    fs.appendFileSync(path.join(dir, 'src/lexer.rs'), '\n')
+    git(dir, 'commit', '-qam', `Lexer round ${round}`)
+    // Past the 2 s between checks, a search starts a background read of this HEAD...
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    await top(ws, 'parser')
+    // ...and a commit lands while it reads.
+    fs.appendFileSync(path.join(dir, 'src/lexer.rs'), '\n')
+    git(dir, 'commit', '-qam', `Zeppelin: the lexer's zeppelin mode ${round}`)
+    await ws.rebuildSearchIndex()
+    assert.equal(ws.stats().history.head, git(dir, 'rev-parse', 'HEAD').toString().trim(), `round ${round}`)
+    assert.deepEqual(await top(ws, 'parser zeppelin'), ['src/lexer.rs', 'src/reader.rs'], `round ${round}`)
+    git(dir, 'reset', '-q', '--hard', 'HEAD~2')
+    await ws.rebuildSearchIndex()
+  }
+})

@@ -165,6 +165,60 @@ test(".gitattributes linguist rules override what a path says, and follow the fi
   assert.equal((await rank(cold)).at(-1), 'src/frame_tables.c')
 })
 
+test('an absolute autoIndexPaths entry ranks as its relative spelling: kinds, path words and .gitattributes read from basePath down', async (t) => {
+  const words = 'decode the frame header and check the frame length'
+  const root = tree(t, {
+    'vendor/tests/proj/src/frame.c': `/* ${words} */`,
+    'vendor/tests/proj/src/frame_tables.c': `/* ${words} */`,
+    'vendor/tests/proj/lib/frame.c': `/* ${words} */`,
+    'vendor/tests/proj/guide.md': `# Guide\n${words}`,
+    'vendor/tests/proj/.gitattributes': 'src/frame_tables.c linguist-generated\n',
+  })
+  // basePath lies under folders named as vendored and test code are: none of them is the files' own.
+  const base = path.join(root, 'vendor/tests/proj')
+  const run = async (entries, options = {}) => {
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: entries, ...options })
+    t.after(() => ws.destroy())
+    await ws.init()
+    const out = []
+    for (const q of ['decode frame header', 'frame tables', 'vendor tests proj']) {
+      const hits = await ws.search(q, { topK: 10, group: 'file' })
+      out.push(hits.map((r) => [r.id.replace(`${base}/`, ''), r.score, r.scoreDetails]))
+    }
+    return out
+  }
+  const relative = await run(['src', 'lib', 'guide.md'])
+  assert.deepEqual(relative[0].slice(0, 2).map((r) => r[0]).sort(), ['lib/frame.c', 'src/frame.c'], 'hand-written source first')
+  assert.ok(relative[1][0][0] === 'src/frame_tables.c' && relative[1][0][1] === 1 && relative[1][1][1] < 0.6, 'the path field: frame_tables')
+  assert.ok(relative[0][2][1] < 0.3, 'generated (by .gitattributes) and documentation far below')
+  assert.deepEqual(relative[2], [], "basePath's own folders are no words of its files")
+  for (const entries of [[`${base}/src`, `${base}/lib`, `${base}/guide.md`], [`${base}/src/`, `${base}/lib/`, `${base}/guide.md`], [base]]) {
+    const scored = await run(entries)
+    if (entries.length === 1) {
+      assert.deepEqual(scored, await run(['.']), 'the whole of basePath')
+    } else {
+      assert.deepEqual(scored, relative, entries[0])
+    }
+  }
+  // Saved and loaded again: the same.
+  const persist = { dir: `${root}/persist` }
+  const saved = await run([`${base}/src`, `${base}/lib`, `${base}/guide.md`], { persist })
+  assert.deepEqual(saved, relative)
+  assert.deepEqual(await run([`${base}/src`, `${base}/lib`, `${base}/guide.md`], { persist }), relative, 'loaded from the snapshot')
+  // A snapshot of absolute entries made before (basePath's folders in its path words) is rebuilt:
+  // their fingerprint says how paths are read; relative entries' snapshots are left as they are.
+  const opened = async (entries) => {
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: entries, persist: { dir: `${root}/persist2` } })
+    t.after(() => ws.destroy())
+    const report = await ws.init()
+    await ws.destroy()
+    return report.warnings
+  }
+  assert.deepEqual(await opened(['src']), [])
+  assert.deepEqual(await opened(['src']), [])
+  assert.match((await opened([`${base}/src`]))[0] ?? '', /built with other options.*paths from basePath down/)
+})
+
 test("in a git work tree, a task that names most of a file's name ranks that file over one with more of its other words; elsewhere scores stay Mastra's", async (t) => {
   // tokenizer.ts holds more of the task's words; tree_builder.ts is named by it.
   const files = {

@@ -112,7 +112,8 @@ fn main() {
     let tokenizer = Tokenizer::default();
     let found = scan(&dir, &[".".to_string()], ScanOptions::default());
     eprintln!("scan {:?}: RSS {:.0} MB, held {} MB", t.elapsed(), rss_mb(), held_mb());
-    let outcomes = ingest(&found.files, ChunkOptions::default(), u64::MAX, Some(&tokenizer), &|_, _, _| {});
+    let outcomes =
+        ingest(&found.files, ChunkOptions::default(), u64::MAX, Some((&tokenizer, &Default::default())), &|_, _, _| {});
     eprintln!("ingest {:?}: RSS {:.0} MB, held {} MB", t.elapsed(), rss_mb(), held_mb());
     let index = build_index(Bm25Params::default(), 1, outcomes, &mut Report::default(), &|_, _, _| {});
     eprintln!("build {:?}: RSS {:.0} MB, held {} MB", t.elapsed(), rss_mb(), held_mb());

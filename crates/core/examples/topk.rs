@@ -42,7 +42,8 @@ fn main() {
     let t = Instant::now();
     let found = scan(dir, &[".".to_string()], ScanOptions::default());
     let scanned = t.elapsed();
-    let outcomes = ingest(&found.files, ChunkOptions::default(), u64::MAX, Some(&tokenizer), &|_, _, _| {});
+    let outcomes =
+        ingest(&found.files, ChunkOptions::default(), u64::MAX, Some((&tokenizer, &Default::default())), &|_, _, _| {});
     let ingested = t.elapsed();
     let index = build_index(Bm25Params::default(), 1, outcomes, &mut Report::default(), &|_, _, _| {});
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;

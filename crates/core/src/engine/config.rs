@@ -8,6 +8,7 @@ use super::remote::PartCache;
 use super::{Embedder, Engine, Keyword, Lifecycle, Persist, RemoteSnapshots, Store, VectorSide};
 use crate::analysis::tokenizer::{Tokenizer, TokenizerConfig};
 use crate::index::gate::Gate;
+use crate::index::id_base::{within_base, IdBase};
 use crate::index::kind::KindWeights;
 use crate::index::{Bm25Index, Bm25Params};
 use crate::ingest::ChunkOptions;
@@ -179,7 +180,14 @@ impl Place {
 
 /// What a snapshot depends on (the tokenizer, BM25 parameters, chunking,
 /// and where the vectors are): a snapshot made with another is rebuilt.
-fn fingerprint_of(bm25: Option<&Bm25Config>, chunking: ChunkOptions, vectors: Option<&VectorSide>) -> String {
+/// `absolute_entries`: an `autoIndexPaths` entry spells basePath, whose
+/// files' path fields held basePath's own folders before 2026-12-07.
+fn fingerprint_of(
+    bm25: Option<&Bm25Config>,
+    chunking: ChunkOptions,
+    vectors: Option<&VectorSide>,
+    absolute_entries: bool,
+) -> String {
     let tokenizer_config = bm25.map(|b| b.tokenizer.clone());
     let params = bm25.map(|b| b.params).unwrap_or_default();
     let identity = bm25.and_then(|b| b.js_identity.as_ref()).map(|i| match i {
@@ -192,10 +200,24 @@ fn fingerprint_of(bm25: Option<&Bm25Config>, chunking: ChunkOptions, vectors: Op
         Some(v) => format!("{} in the vector store given", v.index_name),
     };
     format!(
-        "{}{}{vectors_desc}",
+        "{}{}{}{vectors_desc}",
         persist::fingerprint(tokenizer_config.as_ref(), params, chunking, identity),
+        if absolute_entries { "; paths from basePath down" } else { "" },
         persist::VECTORS_PART
     )
+}
+
+/// Whether an entry of `paths` is an absolute path inside `base`.
+fn spells_base(paths: &[String], base: Option<&Path>) -> bool {
+    base.is_some_and(|b| paths.iter().any(|e| within_base(e, &[b]) != e))
+}
+
+/// An empty index reading its documents' paths from `base` down (its
+/// canonical spelling and `.gitattributes` are read at `init()`).
+fn index_under(params: Bm25Params, base: Option<&Path>) -> Bm25Index {
+    let mut index = Bm25Index::new(params);
+    index.set_path_rules(base.map_or_else(IdBase::default, |b| IdBase::of(&[b])), None);
+    index
 }
 
 impl Engine {
@@ -214,12 +236,14 @@ impl Engine {
         let persist = match (persist_dir, c.watch, c.snapshot_store) {
             (None, false, None) => None,
             (dir, _, store) => {
-                let fingerprint = fingerprint_of(c.bm25.as_ref(), c.chunking, vectors.as_ref());
+                let absolute_entries = spells_base(&c.auto_index_paths, c.base_path.as_deref());
+                let fingerprint = fingerprint_of(c.bm25.as_ref(), c.chunking, vectors.as_ref(), absolute_entries);
                 let remote = store.map(|(store, timeout, cache)| RemoteSnapshots::new(store, timeout, cache));
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))
             }
         };
         let keyword = c.bm25.map(|b| Keyword { tokenizer: Arc::new(Tokenizer::new(b.tokenizer)), js: b.js });
+        let index = index_under(params, c.base_path.as_deref());
         Engine {
             id,
             keyword,
@@ -231,7 +255,7 @@ impl Engine {
             respect_gitignore: c.respect_gitignore,
             max_file_size: c.max_file_size,
             progress: c.progress,
-            index: RwLock::new(Bm25Index::new(params)),
+            index: RwLock::new(index),
             gate: Arc::new(Gate::default()),
             status: Mutex::new(Lifecycle::Pending),
             destroyed: AtomicBool::new(false),

@@ -7,6 +7,7 @@
 //! the tree.
 
 use super::{blocking, Engine, Keyword};
+use crate::index::id_base::IdBase;
 use crate::ingest::attributes::read_kind_rules;
 use crate::ingest::history::{head_of, read_file_messages};
 use crate::search::history::FileHistory;
@@ -32,6 +33,9 @@ pub struct HistoryState {
     /// Bumped by every read that starts: a read that finishes after a
     /// later one began does not put its older answer in place.
     generation: u64,
+    /// Told when a read settles the state (`refresh_history_for_init`
+    /// waits for one under way).
+    settled: Arc<tokio::sync::Notify>,
 }
 
 impl HistoryState {
@@ -54,22 +58,38 @@ impl Engine {
     }
 
     /// `refresh_history` for `init()`: waited for at most `HISTORY_WAIT`.
+    /// One read at a time: a read under way (a search's, begun before
+    /// `HEAD` moved perhaps) is waited for first, and this one then reads
+    /// `HEAD` as it is now.
     pub async fn refresh_history_for_init(self: &Arc<Self>) {
         if self.history_root().is_none() {
             return;
         }
-        {
-            // One read at a time: one still under way (blocked past the
-            // wait, or a search's) settles the state when it is done.
-            let mut state = self.history.lock();
-            if state.read_under_way() {
-                return;
+        let deadline = tokio::time::Instant::now() + HISTORY_WAIT;
+        while let Some(settled) = self.start_read_or_wait() {
+            let notified = settled.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Listening before looking again: a read that settles in
+            // between is not missed.
+            notified.as_mut().enable();
+            if self.history.lock().read_under_way() && tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return; // one blocked past the wait settles the state when done
             }
-            state.reading_since = Some(Instant::now());
         }
         let me = self.clone();
         let read = self.runtime.spawn(async move { me.refresh_history().await });
-        let _ = tokio::time::timeout(HISTORY_WAIT, read).await;
+        let _ = tokio::time::timeout_at(deadline, read).await;
+    }
+
+    /// Marks a read as begun (`None`) unless one is under way; then what
+    /// tells when it settles.
+    fn start_read_or_wait(&self) -> Option<Arc<tokio::sync::Notify>> {
+        let mut state = self.history.lock();
+        if state.read_under_way() {
+            return Some(state.settled.clone());
+        }
+        state.reading_since = Some(Instant::now());
+        None
     }
 
     /// Reads the history again unless `HEAD` is where it was read.
@@ -80,11 +100,13 @@ impl Engine {
             state.generation += 1;
             (state.current.as_ref().map(|h| h.head.clone()), state.generation)
         };
+        let me = self.clone();
         let built = blocking(move || {
             if known.is_some() && head_of(&root) == known {
                 return None;
             }
-            Some(read_file_messages(&root).map(|m| Arc::new(FileHistory::build(&m, &tokenizer).under(&root))))
+            let history = |m| Arc::new(FileHistory::build(&m, &tokenizer).under(me.id_base()));
+            Some(read_file_messages(&root).map(history))
         })
         .await;
         let mut state = self.history.lock();
@@ -92,6 +114,7 @@ impl Engine {
             return; // a later read is under way; it settles the state
         }
         state.reading_since = None;
+        state.settled.notify_waiters();
         if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
             state.current = None;
             return;
@@ -103,16 +126,27 @@ impl Engine {
     }
 
     /// Reads the root's `.gitattributes` and has the index follow its rules
-    /// (on a blocking thread: new rules derive every document's kind again
-    /// under the write lock).
-    pub async fn refresh_kind_rules(self: &Arc<Self>) {
+    /// and basePath's spellings now (on a blocking thread: new rules derive
+    /// every document's kind again under the write lock).
+    pub async fn refresh_path_rules(self: &Arc<Self>) {
         let Some(base) = self.base_path.clone().filter(|_| self.keyword.is_some()) else { return };
         let me = self.clone();
         let _ = blocking(move || {
             let rules = read_kind_rules(&base);
-            me.index.write().set_kind_rules(rules);
+            let id_base = me.id_base();
+            me.index.write().set_path_rules(id_base, rules);
         })
         .await;
+    }
+
+    /// basePath as the ids of files found through an absolute entry spell
+    /// it: as given, and canonical (where it exists now).
+    pub(super) fn id_base(&self) -> IdBase {
+        let Some(base) = &self.base_path else { return IdBase::default() };
+        match base.canonicalize() {
+            Ok(canonical) => IdBase::of(&[base, &canonical]),
+            Err(_) => IdBase::of(&[base]),
+        }
     }
 
     /// The history a search uses now; starts a background check when the

@@ -188,7 +188,7 @@ impl Engine {
                 p.changed();
             }
         }
-        self.refresh_kind_rules().await;
+        self.refresh_path_rules().await;
         Ok((report, counts, embedded, fresh))
     }
 
@@ -209,7 +209,7 @@ impl Engine {
             let engine = Arc::downgrade(self);
             texts.set_removable(Box::new(move || engine.upgrade().is_some_and(|e| e.indexes_files_only())));
             if let Some(base) = self.base_path.clone() {
-                texts.set_recover(files.recover_texts(base));
+                texts.set_recover(files.recover_texts(base, self.id_base()));
             }
         }
         let same_place = same_vectors(&fingerprint, &self.persisted().fingerprint);
@@ -467,7 +467,7 @@ fn through_linked_entries(
             Some(i) => entry[..i].rfind('/').map_or("", |j| &entry[..j]),
             None => entry.as_str(),
         };
-        let rel = crate::ingest::scan::within_base(entry, &[base, canonical]);
+        let rel = crate::index::id_base::within_base(entry, &[base, canonical]);
         let rel = rel.trim_start_matches("./").trim_start_matches('/');
         let named = base.join(rel);
         let Ok(real) = named.canonicalize() else {

@@ -60,7 +60,7 @@ impl Engine {
         let (read, ()) = futures::join!(read, self.refresh_history_for_init());
         let (mut report, outcomes) = read?;
         let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
-        self.refresh_kind_rules().await;
+        self.refresh_path_rules().await;
         let mut out = Outcome::of(report, started);
         out.embedded = embedded;
         Ok(out)
@@ -180,7 +180,9 @@ impl Engine {
         };
         let me = self.clone();
         let mut outcomes = blocking(move || {
-            ingest::ingest(&files, me.chunking, me.max_file_size, builtin.as_deref(), &|done, total, id| {
+            let base = me.id_base();
+            let tokenizer = builtin.as_deref().map(|t| (t, &base));
+            ingest::ingest(&files, me.chunking, me.max_file_size, tokenizer, &|done, total, id| {
                 me.emit_throttled("read", done, total, id)
             })
         })

@@ -278,7 +278,7 @@ fn is_code_ext(ext: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct KindRules {
     rules: Vec<(globset::GlobMatcher, Attribute, bool)>,
-    /// The text they came from (`set_kind_rules` skips a re-read that changed nothing).
+    /// The text they came from (`set_path_rules` skips a re-read that changed nothing).
     pub source: String,
 }
 

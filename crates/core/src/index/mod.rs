@@ -24,6 +24,7 @@ pub(crate) use chunks::chunk_number;
 mod compact;
 mod document;
 pub mod gate;
+pub mod id_base;
 pub mod kind;
 pub mod line_table;
 mod names;
@@ -127,8 +128,11 @@ pub struct Bm25Index {
     /// The file kind per slot (`kind::FileKind`), from the document's
     /// path: not saved, derived again when a snapshot loads.
     pub(crate) kinds: Vec<u8>,
-    /// `.gitattributes` linguist rules over the kinds (`set_kind_rules`).
+    /// `.gitattributes` linguist rules over the kinds (`set_path_rules`).
     pub(crate) kind_rules: Option<std::sync::Arc<kind::KindRules>>,
+    /// basePath as ids spelled from it start with it: kinds are read from
+    /// basePath down (`set_path_rules`).
+    pub(crate) id_base: id_base::IdBase,
     by_id: SlotIndex,
     pub(crate) live_docs: usize,
     live_terms: usize,
@@ -203,17 +207,25 @@ impl Bm25Index {
 
     /// The kind of each slot's document, from its path (after a load).
     pub(crate) fn derive_kinds(&mut self) {
-        self.kinds = kinds_of(&self.docs, self.kind_rules.as_deref());
+        self.kinds = kinds_of(&self.docs, self.kind_rules.as_deref(), &self.id_base);
     }
 
-    /// The `.gitattributes` rules the kinds follow from now on; the kinds
-    /// of the documents held are derived again when they changed.
-    pub fn set_kind_rules(&mut self, rules: Option<kind::KindRules>) {
-        if self.kind_rules.as_ref().map(|r| &r.source) == rules.as_ref().map(|r| &r.source) {
+    /// basePath (as ids spelled from it start with it) and its
+    /// `.gitattributes` rules, which the kinds follow from now on; the
+    /// kinds of the documents held are derived again when they changed.
+    pub fn set_path_rules(&mut self, base: id_base::IdBase, rules: Option<kind::KindRules>) {
+        let same_rules = self.kind_rules.as_ref().map(|r| &r.source) == rules.as_ref().map(|r| &r.source);
+        if same_rules && self.id_base == base {
             return;
         }
         self.kind_rules = rules.map(std::sync::Arc::new);
+        self.id_base = base;
         self.derive_kinds();
+    }
+
+    /// The kind of the file `path` (a document id) under the path rules.
+    pub(crate) fn kind_of_file(&self, path: &str) -> kind::FileKind {
+        kind::kind_with(self.kind_rules.as_deref(), self.id_base.relative(path))
     }
 
     /// The live document in `slot`.
@@ -281,7 +293,7 @@ impl Bm25Index {
 }
 
 /// The file kind of each slot's document (0 for a removed one).
-fn kinds_of(docs: &[Option<Document>], rules: Option<&kind::KindRules>) -> Vec<u8> {
+fn kinds_of(docs: &[Option<Document>], rules: Option<&kind::KindRules>, base: &id_base::IdBase) -> Vec<u8> {
     // The chunks of a file follow each other: its kind is found once.
     let mut last: Option<(&str, u8)> = None;
     docs.iter()
@@ -290,7 +302,7 @@ fn kinds_of(docs: &[Option<Document>], rules: Option<&kind::KindRules>) -> Vec<u
                 let file = d.source_file().unwrap_or(&d.id);
                 match last {
                     Some((f, k)) if f == file => k,
-                    _ => last.insert((file, kind::kind_with(rules, file) as u8)).1,
+                    _ => last.insert((file, kind::kind_with(rules, base.relative(file)) as u8)).1,
                 }
             })
         })

@@ -195,7 +195,7 @@ impl Bm25Index {
         // The ids' table and the files' chunks on one core, the documents' kinds on the other.
         let ((by_id, chunks), kinds) = rayon::join(
             || (ids_of(&ix.docs, &hashes), super::chunks::FileChunks::of(&ix.docs)),
-            || super::kinds_of(&ix.docs, None),
+            || super::kinds_of(&ix.docs, None, &Default::default()),
         );
         (ix.by_id, ix.kinds, ix.chunks) = (by_id?, kinds, chunks);
         Ok(ix)

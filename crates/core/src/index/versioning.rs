@@ -73,12 +73,13 @@ impl Bm25Index {
     }
 
     /// Removes every document; writes numbered before `seq` are ignored
-    /// from now on. The `.gitattributes` rules stay (documents added
-    /// later still follow them).
+    /// from now on. The path rules stay (documents added later still
+    /// follow them).
     pub fn clear(&mut self, seq: u64) {
-        let (params, rules) = (self.params, self.kind_rules.take());
+        let (params, rules, base) = (self.params, self.kind_rules.take(), std::mem::take(&mut self.id_base));
         *self = Bm25Index::new(params);
         self.kind_rules = rules;
+        self.id_base = base;
         self.floor_seq = seq;
     }
 

@@ -295,7 +295,7 @@ impl Bm25Index {
         self.content_bytes += doc.content.len() + doc.id.len();
         self.lens.push(len);
         let path = super::chunk_source(&doc.id, doc.metadata.as_deref()).unwrap_or(doc.id.as_str());
-        self.kinds.push(super::kind::kind_with(self.kind_rules.as_deref(), path) as u8);
+        self.kinds.push(self.kind_of_file(path) as u8);
         self.docs.push(Some(Document {
             id: doc.id.as_str().to_owned(),
             content: doc.content,

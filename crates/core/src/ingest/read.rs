@@ -7,6 +7,7 @@ use super::scan::FoundFile;
 use super::{ChunkOptions, FileOutcome, SkipReason};
 use crate::analysis::tokenizer::Tokenizer;
 use crate::analysis::{definitions, Analyzed, Analyzer, ThreadAnalyzers};
+use crate::index::id_base::IdBase;
 use crate::index::NewDocument;
 use crate::text::arena::{Taken, TextArena, ThreadArenas, ARENA_AT_FILES};
 use crate::text::SharedText;
@@ -175,18 +176,19 @@ pub fn documents_of(id: &str, whole: SharedText, chunking: ChunkOptions) -> (Vec
 /// Reads, chunks and tokenizes `files` in parallel, in their order; the
 /// documents one thread tokenizes share a vocabulary. Without a tokenizer
 /// the analysis is left empty (a caller tokenizing elsewhere).
-/// `on_read(done, total, id)` is called as files finish.
+/// `on_read(done, total, id)` is called as files finish. A file's path
+/// field holds its path from basePath down (`base`).
 pub fn ingest(
     files: &[FoundFile],
     chunking: ChunkOptions,
     max_file_size: u64,
-    tokenizer: Option<&Tokenizer>,
+    tokenizer: Option<(&Tokenizer, &IdBase)>,
     on_read: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Vec<FileOutcome> {
     let done = AtomicUsize::new(0);
     let total = files.len();
     let piece = 64.max(total / (rayon::current_num_threads() * 16).max(1));
-    let analyzers = tokenizer.map(ThreadAnalyzers::new);
+    let analyzers = tokenizer.map(|(t, _)| ThreadAnalyzers::new(t));
     let arenas = (total >= ARENA_AT_FILES).then(|| ThreadArenas::new(TextArena::default));
     let read_one = |f: &FoundFile, arena: Option<&mut TextArena>| -> FileOutcome {
         let out = read_outcome(f, chunking, max_file_size, arena);
@@ -200,7 +202,10 @@ pub fn ingest(
                 Some(arenas) => arenas.with(|arena| chunk.iter().map(|f| read_one(f, Some(&mut *arena))).collect()).1,
                 None => chunk.iter().map(|f| read_one(f, None)).collect(),
             };
-            let slot = analyzers.as_ref().map_or(0, |a| a.with(|a| analyze_outcomes(a, &mut out)).0);
+            let slot = match (&analyzers, tokenizer) {
+                (Some(analyzers), Some((_, base))) => analyzers.with(|a| analyze_outcomes(a, base, &mut out)).0,
+                _ => 0,
+            };
             (slot, out)
         })
         .collect();
@@ -237,13 +242,13 @@ fn read_outcome(
 }
 
 /// Tokenizes the documents of `out` with one thread's analyzer. The
-/// file's path is a field of each of its documents, and the names a
-/// document defines another.
-fn analyze_outcomes(a: &mut Analyzer<'_>, out: &mut [FileOutcome]) {
+/// file's path (from basePath down) is a field of each of its documents,
+/// and the names a document defines another.
+fn analyze_outcomes(a: &mut Analyzer<'_>, base: &IdBase, out: &mut [FileOutcome]) {
     let mut path = Vec::new();
     for o in out.iter_mut() {
         if let FileOutcome::Documents { docs, id, .. } = o {
-            a.field_terms(id, &mut path);
+            a.field_terms(base.relative(id), &mut path);
             let lang = definitions::lang_of(id);
             for d in docs.iter_mut() {
                 let (terms, len) = a.analyze_with_fields(&d.content, (&path, PATH_WEIGHT), (lang, DEFINITION_WEIGHT));
@@ -298,7 +303,7 @@ mod tests {
             },
         ];
         let t = Tokenizer::default();
-        let out = ingest(&files, ChunkOptions::default(), 1 << 20, Some(&t), &|_, _, _| {});
+        let out = ingest(&files, ChunkOptions::default(), 1 << 20, Some((&t, &IdBase::default())), &|_, _, _| {});
         assert!(matches!(&out[0], FileOutcome::Skipped { reason, .. } if *reason == SkipReason::Binary));
         match &out[1] {
             FileOutcome::Documents { docs, chunked: false, .. } => {

@@ -7,6 +7,7 @@
 //! left out reported.
 
 use super::gitignore::GitignoreRules;
+use crate::index::id_base::within_base;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use std::collections::HashSet;
@@ -278,21 +279,6 @@ fn on_the_way(p: &Path, target: &Path) -> bool {
 /// `/` dropped); `None` when it climbs out of its root.
 fn normalize(rel: &str) -> Option<PathBuf> {
     lexical(Path::new(rel), Root::Drop)
-}
-
-/// An entry's path from basePath: an absolute path inside basePath (in any
-/// of its spellings, `bases`) is used as it is; any other leading `/` is
-/// relative to basePath, as Mastra's paths are. The scan and the watcher
-/// both read entries so.
-pub fn within_base<'a>(form: &'a str, bases: &[&Path]) -> &'a str {
-    if !form.starts_with('/') {
-        return form;
-    }
-    bases
-        .iter()
-        .filter_map(|b| b.to_str().filter(|b| !b.is_empty()))
-        .find_map(|b| form.strip_prefix(b).filter(|r| r.is_empty() || r.starts_with('/')))
-        .unwrap_or(form)
 }
 
 /// `base` resolved against `cwd` lexically, as Node's `path.resolve` (the

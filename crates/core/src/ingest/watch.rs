@@ -3,7 +3,8 @@
 //! leading literal directories; a file's own directory), so that changes
 //! elsewhere in the workspace (`node_modules`, build output) wake nothing.
 
-use super::scan::{is_glob, within_base, FoundFile};
+use super::scan::{is_glob, FoundFile};
+use crate::index::id_base::within_base;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 

@@ -9,6 +9,7 @@
 
 use super::codec::{Decoder, Encoder};
 use super::SnapshotError;
+use crate::index::id_base::IdBase;
 use crate::ingest::scan::{FileStamp, FoundFile};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, OnceLock};
@@ -155,7 +156,7 @@ impl FileTable {
     /// by its hash in this table as loaded (kept as a sorted table of
     /// hashes and ids: a lookup takes no lock, so a save streaming the
     /// texts can recover one too).
-    pub fn recover_texts(&self, base: std::path::PathBuf) -> super::stored::Recover {
+    pub fn recover_texts(&self, base: std::path::PathBuf, id_base: IdBase) -> super::stored::Recover {
         let mut by_hash: Vec<(u64, Box<str>)> =
             self.records().iter().map(|(id, r)| (r.hash, id.as_str().into())).collect();
         by_hash.sort_unstable();
@@ -164,7 +165,7 @@ impl FileTable {
             by_hash[at..]
                 .iter()
                 .take_while(|(h, _)| *h == hash)
-                .find_map(|(_, id)| crate::ingest::read_intact(&base.join(id.trim_start_matches('/')), hash, len))
+                .find_map(|(_, id)| crate::ingest::read_intact(&base.join(id_base.relative(id)), hash, len))
         })
     }
 

@@ -11,6 +11,7 @@
 use super::{keyword_search, KeywordQuery, SearchHit};
 use crate::analysis::tokenizer::Tokenizer;
 use crate::analysis::Analyzed;
+use crate::index::id_base::IdBase;
 use crate::index::{Bm25Index, Bm25Params, NewDocument};
 use crate::ingest::history::FileMessages;
 use rustc_hash::FxHashMap;
@@ -40,10 +41,8 @@ pub const FILE_POOL: usize = 200;
 /// The file a hit's history is kept under (relative to `basePath`): an
 /// id spelled from an absolute `autoIndexPaths` entry (`base` its folder,
 /// as `/work/repo/`) loses that folder.
-fn file_key<'h>(h: &'h SearchHit, base: Option<&str>) -> &'h str {
-    let file = super::group::file_of(h);
-    let relative = base.and_then(|b| file.strip_prefix(b)).unwrap_or(file);
-    super::keyword::path_prefix(relative)
+fn file_key<'h>(h: &'h SearchHit, base: &IdBase) -> &'h str {
+    super::keyword::path_prefix(base.relative(super::group::file_of(h)))
 }
 
 /// bm25 hits for `q`: the first `pool` re-ranked with `history` when
@@ -98,8 +97,8 @@ fn cut(mut hits: Vec<SearchHit>, min_score: Option<f64>, top_k: usize) -> Vec<Se
 /// The history index of a workspace, as of one commit.
 pub struct FileHistory {
     pub head: String,
-    /// `basePath` as an absolute id starts (`/work/repo/`), when known.
-    base: Option<String>,
+    /// `basePath` as an absolute id starts (`/work/repo`), when known.
+    base: IdBase,
     /// The messages are analysed, not kept: no content, no line tables.
     index: Bm25Index,
 }
@@ -119,13 +118,13 @@ impl FileHistory {
             .collect();
         index.add_bulk(docs, 1, &mut |_| {});
         index.shrink();
-        FileHistory { head: messages.head.clone(), base: None, index }
+        FileHistory { head: messages.head.clone(), base: IdBase::default(), index }
     }
 
     /// The history of files under `base` (`basePath`): ids spelled from an
     /// absolute path start with it.
-    pub fn under(mut self, base: &std::path::Path) -> FileHistory {
-        self.base = base.to_str().map(|b| format!("{}/", b.trim_end_matches('/')));
+    pub fn under(mut self, base: IdBase) -> FileHistory {
+        self.base = base;
         self
     }
 
@@ -156,7 +155,7 @@ impl FileHistory {
     fn fuse(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Vec<SearchHit> {
         // Each hit's share of history, read before the hits change.
         let bonus: Vec<f64> = {
-            let keys: Vec<&str> = hits.iter().map(|h| file_key(h, self.base.as_deref())).collect();
+            let keys: Vec<&str> = hits.iter().map(|h| file_key(h, &self.base)).collect();
             let history = self.scores(tokens, &keys.iter().copied().collect());
             if history.is_empty() {
                 return hits;
