@@ -67,7 +67,7 @@ export declare function s3SnapshotStore(options: {
 export declare function tenantPool<W extends { destroy(): Promise<void> }>(options: {
   attach: (tenant: string) => Promise<W>
   maxBytes: number
-  /** A tenant's memory in bytes: default its index's and its grep index's, `stats().memoryBytes + (stats().grep?.memoryBytes ?? 0)` (for workspace-search/mastra's Workspace, its `nativeWorkspace(w)`'s); needed for any other workspace. */
+  /** A tenant's memory in bytes: default its index's, its grep index's and its git history's, `stats().memoryBytes + (stats().grep?.memoryBytes ?? 0) + (stats().history?.memoryBytes ?? 0)` (for workspace-search/mastra's Workspace, its `nativeWorkspace(w)`'s); needed for any other workspace. */
   memoryOf?: (workspace: W) => number
   /** An evicted tenant's destroy() failed (its last save, e.g. SnapshotConflictError): default a process warning. */
   onEvictError?: (tenant: string, error: unknown) => void

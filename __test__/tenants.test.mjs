@@ -5,7 +5,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { ids } from './helpers.mjs'
+import fs from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { ids, tree, LocalFilesystem } from './helpers.mjs'
 import { bucket, client, endpoint, unavailable } from './s3-helpers.mjs'
 
 const require = createRequire(import.meta.url)
@@ -151,6 +153,30 @@ test("Mastra's per-request Workspace factory: an Agent's workspace attached per 
   for (const tenant of Object.keys(folders)) assert.deepEqual([reports[tenant].reused, reports[tenant].reread], [1, 0], tenant)
   assert.deepEqual(pool.tenants().sort(), ['acme', 'globex'])
   assert.ok(pool.memoryBytes() > 0)
+})
+
+test("tenantPool's default measure counts the index, the grep index and the git history", async (t) => {
+  const dir = tree(t, { 'src/a.rs': 'fn parse() { tokens }', 'src/b.rs': 'fn read() { bytes }' })
+  const git = (...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' })
+  git('init', '-q')
+  git('add', '.')
+  git('commit', '-qm', 'Start')
+  fs.appendFileSync(`${dir}/src/a.rs`, '\n')
+  git('commit', '-qam', 'Parse tokens faster')
+  const pool = tenantPool({
+    maxBytes: 1e12,
+    attach: async () => {
+      const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['src'] })
+      await ws.init()
+      await ws.grep('parse', { path: 'src' })
+      return ws
+    },
+  })
+  t.after(() => pool.close())
+  const ws = await pool.get('one')
+  const s = ws.stats()
+  assert.ok(s.history.memoryBytes > 0 && s.grep, "a history, and a grep index (empty while this small)")
+  assert.equal(pool.memoryBytes(), s.memoryBytes + s.grep.memoryBytes + s.history.memoryBytes)
 })
 
 test('tenantPool: a memoryOf that cannot measure fails that get() and keeps nothing attached', async () => {

@@ -10,7 +10,8 @@
 const { natives } = require('./natives.js')
 
 /**
- * A workspace's memory by default: its index's and its grep index's (its
+ * A workspace's memory by default: its index's, its grep index's and its
+ * git history's (its
  * `stats()`), or for one of workspace-search/mastra (Mastra's class, which
  * has none) its native workspace's.
  * @param {any} w
@@ -19,7 +20,7 @@ function statsMemory(w) {
   const own = typeof w?.stats === 'function' ? w : natives.get(w)
   if (!own) throw new TypeError('tenantPool: this workspace has no stats(), nor a native workspace behind it: give memoryOf')
   const stats = own.stats()
-  return stats.memoryBytes + (stats.grep?.memoryBytes ?? 0)
+  return stats.memoryBytes + (stats.grep?.memoryBytes ?? 0) + (stats.history?.memoryBytes ?? 0)
 }
 
 /**
