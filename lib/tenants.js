@@ -11,9 +11,8 @@ const { natives } = require('./natives.js')
 
 /**
  * A workspace's memory by default: its index's, its grep index's and its
- * git history's (its
- * `stats()`), or for one of workspace-search/mastra (Mastra's class, which
- * has none) its native workspace's.
+ * git history's (its `stats()`), or for one of workspace-search/mastra
+ * (Mastra's class, which has none) its native workspace's.
  * @param {any} w
  */
 function statsMemory(w) {
