@@ -162,7 +162,7 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
             continue;
         }
         let Ok(commit) = info.object() else { break };
-        let message = commit.message_raw().map(|m| clip(&m.to_str_lossy())).unwrap_or_default();
+        let message = commit.decode().map(|c| clip(&message_text(c.message, c.encoding))).unwrap_or_default();
         let at = out.messages.len() as u32;
         let mut used = false;
         for p in paths {
@@ -212,6 +212,16 @@ fn changed_paths(
     )
 }
 
+/// A commit's message as text: in the encoding its header names (git
+/// writes `i18n.commitEncoding` there, e.g. ISO-8859-1), else UTF-8, with
+/// what is not valid replaced.
+fn message_text<'m>(raw: &'m gix::bstr::BStr, encoding: Option<&gix::bstr::BStr>) -> std::borrow::Cow<'m, str> {
+    match encoding.and_then(|label| encoding_rs::Encoding::for_label(label)) {
+        Some(e) if e != encoding_rs::UTF_8 => e.decode_without_bom_handling(raw).0,
+        _ => raw.to_str_lossy(),
+    }
+}
+
 fn clip(message: &str) -> String {
     let m = message.trim();
     match m.char_indices().nth(MAX_MESSAGE) {
@@ -259,5 +269,21 @@ mod tests {
         let texts: FxHashMap<&str, String> = m.texts().collect();
         assert_eq!(texts["top.txt"], "Touch the top file");
         assert_eq!(texts["app/src/a.rs"], "Fix overflow in the parser");
+    }
+
+    #[test]
+    fn messages_in_the_encoding_their_commit_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q"]);
+        std::fs::write(d.join("a.txt"), "x").unwrap();
+        git(d, &["add", "."]);
+        git(d, &["commit", "-qm", "Start"]);
+        std::fs::write(d.join("a.txt"), "y").unwrap();
+        std::fs::write(d.join("message"), b"Caf\xe9: r\xe9sum\xe9 of the na\xefve parser").unwrap();
+        git(d, &["-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-qa", "-F", "message"]);
+        let m = read_file_messages(d).unwrap();
+        let texts: FxHashMap<&str, String> = m.texts().collect();
+        assert_eq!(texts["a.txt"], "Café: résumé of the naïve parser");
     }
 }
