@@ -288,3 +288,26 @@ test('a splitPattern splits as in Mastra: JavaScript\'s \\s (U+FEFF), ASCII \\w,
     await native.destroy()
   }
 })
+
+test("the search engine's removeSource and clear as Mastra's: chunk ids given to index() go with their source; a count right after the synchronous clear() is 0", async (t) => {
+  const basePath = tree(t, { 'docs/a.md': 'x\n' })
+  const answers = {}
+  for (const [name, W] of [['mastra', mastra.Workspace], ['ours', ours.Workspace]]) {
+    const ws = new W({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true })
+    t.after(() => ws.destroy())
+    await ws.index('docs/b.md#chunk-0', 'common zero')
+    await ws.index('docs/b.md#chunk-1', 'common one')
+    await ws.index('docs/b.md#chunked', 'common kept')
+    await ws._searchEngine.removeSource('docs/b.md')
+    const removed = [ws._searchEngine.countByPrefix('docs/b.md'), ids(await ws.search('common'))]
+    await ws.index('notes/a.md', 'common alpha')
+    const before = ws._searchEngine.countByPrefix('notes/')
+    ws._searchEngine.clear()
+    const cleared = [before, ws._searchEngine.countByPrefix('notes/'), ws._searchEngine.countByPrefix('docs/')]
+    await ws.index('notes/c.md', 'common gamma')
+    answers[name] = { removed, cleared, after: [ws._searchEngine.countByPrefix('notes/'), ids(await ws.search('common'))] }
+  }
+  assert.deepEqual(answers.ours, answers.mastra)
+  assert.deepEqual(answers.ours.removed, [1, ['docs/b.md#chunked']])
+  assert.deepEqual(answers.ours.cleared, [1, 0, 0])
+})

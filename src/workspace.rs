@@ -308,9 +308,8 @@ impl Workspace {
             if let Err(f) = check_ready(&self.engine) {
                 return rejected(env, f);
             }
-            let ticket = self.engine.gate.ticket();
-            let engine = self.engine.clone();
-            spawn(env, &self.engine, async move { engine.clear(ticket).await.map_err(napi_error) })
+            let clear = self.engine.clear_queued();
+            spawn(env, &self.engine, async move { clear.await.map_err(napi_error) })
         })
     }
 

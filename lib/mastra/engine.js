@@ -102,11 +102,14 @@ class NativeSearchEngine {
 
   /**
    * Removes a file's document and its `#chunk-N` documents, and on a store
-   * that outlives the process its vectors by `sourceFile`.
+   * that outlives the process its vectors by `sourceFile`; then, as
+   * Mastra's, every document whose id starts with `<sourceId>#chunk-`
+   * (chunk ids given to `index()` are no file's chunks).
    * @param {string} sourceId
    */
   async removeSource(sourceId) {
     await this.#mapped(this.#native.unindex(sourceId))
+    await this.#mapped(this.#native.removeByPrefix(`${sourceId}#chunk-`))
   }
 
   /**

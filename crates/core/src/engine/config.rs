@@ -263,6 +263,7 @@ impl Engine {
             applying: tokio::sync::watch::Sender::new(0),
             last_stats: Mutex::default(),
             prefix_counts: Mutex::default(),
+            clears_pending: Default::default(),
             highlight_words: Mutex::default(),
             shutdown: tokio::sync::Notify::new(),
             persist,

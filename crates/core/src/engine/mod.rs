@@ -125,6 +125,9 @@ pub struct Engine {
     /// The last count of each prefix asked for, for `count_by_prefix`
     /// while a writer holds the index.
     pub prefix_counts: Mutex<rustc_hash::FxHashMap<String, usize>>,
+    /// `clear()`s queued and not yet done (`clear_queued`): every prefix
+    /// counts 0 meanwhile, as after Mastra's synchronous clear.
+    pub clears_pending: std::sync::atomic::AtomicUsize,
     /// The words of the last query `highlight()` was asked for: the search
     /// tool highlights each file it shows with one query, and a long query
     /// tokenized for each held the JavaScript thread.
@@ -322,6 +325,9 @@ impl Engine {
     /// tracked by the index after the first call, so O(1) from then on; the
     /// last known count while a writer holds the index.
     pub fn count_by_prefix(&self, prefix: &str) -> usize {
+        if self.clears_pending.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            return 0; // (writes queued after the clear land after it)
+        }
         let counted = if self.keyword.is_none() {
             self.vectors.as_ref().map(|v| v.ledger.lock().count_prefix(prefix))
         } else if let Some(index) = self.index.try_read().filter(|ix| ix.tracks_prefix(prefix)) {

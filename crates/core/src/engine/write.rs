@@ -306,6 +306,14 @@ impl Engine {
         Ok(removed.len() as u32)
     }
 
+    /// `clear()` in the write order as of now (its ticket taken on the
+    /// caller's thread); until it is done `count_by_prefix` answers 0.
+    pub fn clear_queued(self: &Arc<Self>) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        let ticket = self.gate.ticket();
+        let pending = PendingClear::new(self.clone());
+        async move { pending.0.clone().clear(ticket).await }
+    }
+
     pub async fn clear(self: Arc<Self>, ticket: Ticket) -> Result<()> {
         self.turn(&ticket).await?;
         self.claim_dir_for_store_writes().await?;
@@ -320,6 +328,7 @@ impl Engine {
         // index holds none of their documents).
         let seq = ticket.seq();
         self.write_index(move |index| index.clear(seq)).await?;
+        self.prefix_counts.lock().clear();
         self.save_soon();
         Ok(())
     }
@@ -348,4 +357,21 @@ fn v_of(engine: &Engine) -> &super::VectorSide {
 /// Each document a source of its own (`indexMany` writes documents one by one).
 fn one_each(docs: &[NewDocument]) -> Vec<Vec<&NewDocument>> {
     docs.iter().map(|d| vec![d]).collect()
+}
+
+/// A queued `clear()` counted in `clears_pending` until it is done or
+/// dropped unrun.
+struct PendingClear(Arc<Engine>);
+
+impl PendingClear {
+    fn new(engine: Arc<Engine>) -> PendingClear {
+        engine.clears_pending.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        PendingClear(engine)
+    }
+}
+
+impl Drop for PendingClear {
+    fn drop(&mut self) {
+        self.0.clears_pending.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
