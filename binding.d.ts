@@ -450,7 +450,8 @@ export interface FailedFile {
 
 /**
  * The kind of file a path names, as BM25 weighs it (`fileKinds`):
- * `'source'`, `'test'`, `'docs'`, `'config'` or `'generated'`.
+ * `'source'`, `'test'`, `'docs'`, `'config'` or `'generated'` (the path
+ * read as the scan reads it: `x/../docs/a.ts` is `docs/a.ts`).
  */
 export declare function fileKind(path: string): string
 

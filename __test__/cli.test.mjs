@@ -52,6 +52,11 @@ test('--json prints one object per result; --top-k, --glob, --no-gitignore, --mi
   assert.deepEqual(ids(run(dir, 'password', '--json', '--glob', '*.txt')), ['notes.txt'])
   assert.deepEqual(ids(run(dir, 'secrets', '--json', '--no-gitignore')), ['ignored.md'])
   assert.deepEqual(ids(run(dir, 'reset password', '--json', '--min-score', '0.9')), ['docs/reset.md'])
+  // `path` is the file's path inside the folder however the glob spells it (it was the id).
+  for (const glob of ['docs/**', './docs/**', '/docs/**', `${dir}/docs/**`]) {
+    const found = JSON.parse(run(dir, 'reset password', '--json', '--top-k', '1', '--glob', glob, '--no-persist').stdout)
+    assert.equal(found.path, 'docs/reset.md', glob)
+  }
 })
 
 test('exit status: 0 with results, 1 with none, 2 on any error, with a message a person reads', (t) => {

@@ -5,7 +5,10 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { tree, eventually, Workspace, LocalFilesystem } from './helpers.mjs'
+
+const { fileKind } = createRequire(import.meta.url)('../index.js')
 
 test("group: 'file' returns each file once with all its matching ranges, best chunk first", async (t) => {
   const lines = Array.from({ length: 400 }, (_, i) => (i % 100 === 50 ? `line ${i} the heron nests here` : `line ${i} filler text`))
@@ -192,14 +195,25 @@ test('an absolute autoIndexPaths entry ranks as its relative spelling: kinds, pa
   assert.ok(relative[1][0][0] === 'src/frame_tables.c' && relative[1][0][1] === 1 && relative[1][1][1] < 0.6, 'the path field: frame_tables')
   assert.ok(relative[0][2][1] < 0.3, 'generated (by .gitattributes) and documentation far below')
   assert.deepEqual(relative[2], [], "basePath's own folders are no words of its files")
-  for (const entries of [[`${base}/src`, `${base}/lib`, `${base}/guide.md`], [`${base}/src/`, `${base}/lib/`, `${base}/guide.md`], [base]]) {
+  const spellings = [
+    [`${base}/src`, `${base}/lib`, `${base}/guide.md`],
+    [`${base}/src/`, `${base}/lib/`, `${base}/guide.md`],
+    ['tests/../src', 'x/./../lib', './guide.md'],
+    [`${base}/tests/../src`, `${root}/vendor/x/../tests/proj/lib`, `${base}/./guide.md`],
+    [base],
+  ]
+  for (const entries of spellings) {
     const scored = await run(entries)
     if (entries.length === 1) {
       assert.deepEqual(scored, await run(['.']), 'the whole of basePath')
     } else {
-      assert.deepEqual(scored, relative, entries[0])
+      // (Files of equal scores in id order: the spellings' ids sort otherwise.)
+      const tiesById = (hits) => [...hits].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      const plain = scored.map((hits) => tiesById(hits.map(([id, ...rest]) => [id.replace(/^.*?(src|lib)\//, '$1/').replace(/^.*guide\.md$/, 'guide.md'), ...rest])))
+      assert.deepEqual(plain, relative.map(tiesById), entries[0])
     }
   }
+  assert.deepEqual([fileKind('x/../docs/a.ts'), fileKind('docs/../src/a.ts'), fileKind('./test/./a.ts')], ['docs', 'source', 'test'])
   // Saved and loaded again: the same.
   const persist = { dir: `${root}/persist` }
   const saved = await run([`${base}/src`, `${base}/lib`, `${base}/guide.md`], { persist })

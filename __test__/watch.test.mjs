@@ -175,6 +175,21 @@ test('an absolute entry inside basePath is watched as init() reads it: new files
   })
 })
 
+test('an entry with .. that stays inside basePath (lib/../src) is watched as init() reads it (it was left unwatched, silently)', async (t) => {
+  const dir = tree(t, { 'src/x.ts': 'export const alpha = 1', 'lib/keep.txt': 'k' })
+  for (const entry of ['lib/../src', `${dir}/lib/../src`]) {
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: [entry], watch: true })
+    t.after(() => ws.destroy())
+    await ws.init()
+    assert.deepEqual(await idsFor(ws, 'alpha'), [`${entry}/x.ts`])
+    fs.writeFileSync(path.join(dir, 'src/y.ts'), `export const heron = "${entry}"`)
+    await eventually(`the new file lands under ${entry}`, async () => (await idsFor(ws, 'heron')).includes(`${entry}/y.ts`))
+    fs.rmSync(path.join(dir, 'src/y.ts'))
+    await eventually('and goes', async () => (await idsFor(ws, 'heron')).length === 0)
+    await ws.destroy()
+  }
+})
+
 test('an entry that is a link to a folder loses its documents when the folder is removed, and gets them back when it returns', async (t) => {
   const dir = tree(t, { 'pkg/sub/a.ts': 'export const alpha = 1', 'pkg/b.ts': 'export const alpha = 2' })
   fs.symlinkSync('pkg', path.join(dir, 'linkdir'))

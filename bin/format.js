@@ -33,18 +33,42 @@ function displayPath(folder, { sep = require('node:path').sep } = {}) {
   const trimmed = folder.replace(sep === '/' ? /\/+$/ : /[\\/]+$/, '')
   // An id that is the file's absolute path (found through an absolute
   // --glob inside the folder, as Mastra names it) is printed as it is.
-  // (Either spelling of the folder: the scan takes a glob through its real path too.)
-  const spellings = [require('node:path').resolve(folder)]
-  try {
-    spellings.push(require('node:fs').realpathSync(folder))
-  } catch {}
-  const inFolder = (id) => spellings.some((s) => id.startsWith(`${s.replaceAll(sep, '/')}/`))
+  const spellings = folderSpellings(folder, sep)
+  const inFolder = (id) => spellings.some((s) => id.startsWith(`${s}/`))
   // (Any other leading `/` is the folder's, as Mastra reads `/sub/*.md`.)
   const inside = (id) => native(id.replace(/^\/+/, ''))
   if (trimmed === '.') return (id) => (inFolder(id) ? native(id) : inside(id))
   // "/" (or "C:\\") keeps its root separator.
   const base = trimmed === '' || /^[A-Za-z]:$/.test(trimmed) ? folder.slice(0, trimmed.length + 1) : `${trimmed}${sep}`
   return (id) => (inFolder(id) ? native(id) : `${base}${inside(id)}`)
+}
+
+/**
+ * `folder` absolute, `/`-separated, as given and with links resolved (the
+ * scan takes a glob through its real path too).
+ * @param {string} folder
+ * @param {string} sep
+ */
+function folderSpellings(folder, sep) {
+  const spellings = [require('node:path').resolve(folder)]
+  try {
+    spellings.push(require('node:fs').realpathSync(folder))
+  } catch {}
+  return spellings.map((s) => s.replaceAll(sep, '/'))
+}
+
+/**
+ * The path of the file `id` inside `folder`, `/`-separated: an absolute id
+ * loses the folder's spelling, any other its leading `/` and `./`.
+ * @param {string} folder
+ * @returns {(id: string) => string}
+ */
+function pathInside(folder, { sep = require('node:path').sep } = {}) {
+  const spellings = folderSpellings(folder, sep)
+  return (id) => {
+    const spelling = spellings.find((s) => id.startsWith(`${s}/`))
+    return (spelling === undefined ? id : id.slice(spelling.length + 1)).replace(/^(\.?\/)+/, '')
+  }
 }
 
 /**
@@ -130,13 +154,13 @@ function printer(stream, { show = (p) => p } = {}) {
 
 /**
  * One result as a JSON line: a stable shape for scripts. `file` is the path
- * as printed (`show`: the folder argument joined with it), `path` the
- * file's path inside the folder, `id` the result's.
+ * as printed (`show`, the folder argument joined: `displayPath`), `path` the
+ * file's path inside the folder (`inside`: `pathInside`), `id` the result's.
  */
-function jsonLine(r, show = (p) => p) {
+function jsonLine(r, show = (p) => p, inside = (p) => p) {
   return JSON.stringify({
     file: show(fileOf(r)),
-    path: fileOf(r),
+    path: inside(fileOf(r)),
     id: r.id,
     start: r.lineRange?.start ?? null,
     end: r.lineRange?.end ?? null,
@@ -147,4 +171,4 @@ function jsonLine(r, show = (p) => p) {
   })
 }
 
-module.exports = { elide, matchLines, printer, jsonLine, fileOf, displayPath, escapeControls, PIPE_WIDTH }
+module.exports = { elide, matchLines, printer, jsonLine, fileOf, displayPath, pathInside, escapeControls, PIPE_WIDTH }

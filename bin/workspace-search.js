@@ -15,7 +15,7 @@ const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
 const { UsageError, explain, checkFolder, indexDirWarnings } = require('./args.js')
 const { badGlobs } = require('./globs.js')
-const { matchLines, printer, jsonLine, displayPath, escapeControls } = require('./format.js')
+const { matchLines, printer, jsonLine, displayPath, pathInside, escapeControls } = require('./format.js')
 const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('../lib/budget.js')
 
 const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
@@ -282,7 +282,8 @@ async function searchIn(workspace, args, progress) {
 /** Results as --json lines, or for a person: headers and highlighted lines. */
 function print(workspace, args, results, show) {
   if (args.json) {
-    for (const r of results) process.stdout.write(`${jsonLine(r, show)}\n`)
+    const inside = pathInside(args.folder)
+    for (const r of results) process.stdout.write(`${jsonLine(r, show, inside)}\n`)
     return
   }
   const out = printer(process.stdout, { show })

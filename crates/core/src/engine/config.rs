@@ -8,7 +8,7 @@ use super::remote::PartCache;
 use super::{Embedder, Engine, Keyword, Lifecycle, Persist, RemoteSnapshots, Store, VectorSide};
 use crate::analysis::tokenizer::{Tokenizer, TokenizerConfig};
 use crate::index::gate::Gate;
-use crate::index::id_base::{within_base, IdBase};
+use crate::index::id_base::IdBase;
 use crate::index::kind::KindWeights;
 use crate::index::{Bm25Index, Bm25Params};
 use crate::ingest::ChunkOptions;
@@ -207,16 +207,26 @@ fn fingerprint_of(
     )
 }
 
-/// Whether an entry of `paths` is an absolute path inside `base`.
-fn spells_base(paths: &[String], base: Option<&Path>) -> bool {
-    base.is_some_and(|b| paths.iter().any(|e| within_base(e, &[b]) != e))
+/// basePath as ids spell it: as given, and canonical where it exists
+/// (read again at each `init()`: `Engine::id_base`).
+pub(super) fn id_base_of(base: Option<&Path>) -> IdBase {
+    let Some(base) = base else { return IdBase::default() };
+    match base.canonicalize() {
+        Ok(canonical) => IdBase::of(&[base, &canonical]),
+        Err(_) => IdBase::of(&[base]),
+    }
 }
 
-/// An empty index reading its documents' paths from `base` down (its
-/// canonical spelling and `.gitattributes` are read at `init()`).
-fn index_under(params: Bm25Params, base: Option<&Path>) -> Bm25Index {
+/// Whether an entry of `paths` is an absolute path inside basePath (`base`).
+fn spells_base(paths: &[String], base: &IdBase) -> bool {
+    paths.iter().any(|e| base.spells_base(e))
+}
+
+/// An empty index reading its documents' paths from basePath (`base`)
+/// down (`.gitattributes` is read at `init()`).
+fn index_under(params: Bm25Params, base: IdBase) -> Bm25Index {
     let mut index = Bm25Index::new(params);
-    index.set_path_rules(base.map_or_else(IdBase::default, |b| IdBase::of(&[b])), None);
+    index.set_path_rules(base, None);
     index
 }
 
@@ -233,17 +243,18 @@ impl Engine {
             forgotten_before_load: Mutex::default(),
         });
         let params = c.bm25.as_ref().map(|b| b.params).unwrap_or_default();
+        let id_base = id_base_of(c.base_path.as_deref());
         let persist = match (persist_dir, c.watch, c.snapshot_store) {
             (None, false, None) => None,
             (dir, _, store) => {
-                let absolute_entries = spells_base(&c.auto_index_paths, c.base_path.as_deref());
+                let absolute_entries = spells_base(&c.auto_index_paths, &id_base);
                 let fingerprint = fingerprint_of(c.bm25.as_ref(), c.chunking, vectors.as_ref(), absolute_entries);
                 let remote = store.map(|(store, timeout, cache)| RemoteSnapshots::new(store, timeout, cache));
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))
             }
         };
         let keyword = c.bm25.map(|b| Keyword { tokenizer: Arc::new(Tokenizer::new(b.tokenizer)), js: b.js });
-        let index = index_under(params, c.base_path.as_deref());
+        let index = index_under(params, id_base);
         Engine {
             id,
             keyword,

@@ -142,11 +142,7 @@ impl Engine {
     /// basePath as the ids of files found through an absolute entry spell
     /// it: as given, and canonical (where it exists now).
     pub(super) fn id_base(&self) -> IdBase {
-        let Some(base) = &self.base_path else { return IdBase::default() };
-        match base.canonicalize() {
-            Ok(canonical) => IdBase::of(&[base, &canonical]),
-            Err(_) => IdBase::of(&[base]),
-        }
+        super::config::id_base_of(self.base_path.as_deref())
     }
 
     /// The history a search uses now; starts a background check when the

@@ -225,7 +225,7 @@ impl Bm25Index {
 
     /// The kind of the file `path` (a document id) under the path rules.
     pub(crate) fn kind_of_file(&self, path: &str) -> kind::FileKind {
-        kind::kind_with(self.kind_rules.as_deref(), self.id_base.relative(path))
+        kind::kind_with(self.kind_rules.as_deref(), &self.id_base.relative(path))
     }
 
     /// The live document in `slot`.
@@ -302,7 +302,7 @@ fn kinds_of(docs: &[Option<Document>], rules: Option<&kind::KindRules>, base: &i
                 let file = d.source_file().unwrap_or(&d.id);
                 match last {
                     Some((f, k)) if f == file => k,
-                    _ => last.insert((file, kind::kind_with(rules, base.relative(file)) as u8)).1,
+                    _ => last.insert((file, kind::kind_with(rules, &base.relative(file)) as u8)).1,
                 }
             })
         })

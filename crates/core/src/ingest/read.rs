@@ -248,7 +248,7 @@ fn analyze_outcomes(a: &mut Analyzer<'_>, base: &IdBase, out: &mut [FileOutcome]
     let mut path = Vec::new();
     for o in out.iter_mut() {
         if let FileOutcome::Documents { docs, id, .. } = o {
-            a.field_terms(base.relative(id), &mut path);
+            a.field_terms(&base.relative(id), &mut path);
             let lang = definitions::lang_of(id);
             for d in docs.iter_mut() {
                 let (terms, len) = a.analyze_with_fields(&d.content, (&path, PATH_WEIGHT), (lang, DEFINITION_WEIGHT));

@@ -482,7 +482,7 @@ impl Scanner<'_> {
 
     fn resolve(&self, form: &str) -> Option<Resolved> {
         let rel = within_base(form, &[self.base, &self.canonical_base]);
-        Some(Resolved { id_root: form.to_string(), rel: normalize(rel)? })
+        Some(Resolved { id_root: form.to_string(), rel: normalize(&rel)? })
     }
 
     /// Whether a path, with symbolic links resolved, stays inside basePath.

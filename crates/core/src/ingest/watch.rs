@@ -168,6 +168,8 @@ pub fn watch_roots(base: &Path, lexical: &Path, entries: &[String]) -> Vec<Watch
             match c {
                 Component::Normal(part) if literal && !is_glob(&part.to_string_lossy()) => dir.push(part),
                 Component::Normal(_) => literal = false,
+                // (`lib/../src` is `src`, as the scan reads it.)
+                Component::ParentDir if literal && dir != base => drop(dir.pop()),
                 Component::ParentDir => escaped = true,
                 _ => {}
             }

@@ -165,7 +165,7 @@ impl FileTable {
             by_hash[at..]
                 .iter()
                 .take_while(|(h, _)| *h == hash)
-                .find_map(|(_, id)| crate::ingest::read_intact(&base.join(id_base.relative(id)), hash, len))
+                .find_map(|(_, id)| crate::ingest::read_intact(&base.join(&*id_base.relative(id)), hash, len))
         })
     }
 

@@ -41,8 +41,8 @@ pub const FILE_POOL: usize = 200;
 /// The file a hit's history is kept under (relative to `basePath`): an
 /// id spelled from an absolute `autoIndexPaths` entry (`base` its folder,
 /// as `/work/repo/`) loses that folder.
-fn file_key<'h>(h: &'h SearchHit, base: &IdBase) -> &'h str {
-    super::keyword::path_prefix(base.relative(super::group::file_of(h)))
+fn file_key<'h>(h: &'h SearchHit, base: &IdBase) -> std::borrow::Cow<'h, str> {
+    base.relative(super::group::file_of(h))
 }
 
 /// bm25 hits for `q`: the first `pool` re-ranked with `history` when
@@ -155,12 +155,12 @@ impl FileHistory {
     fn fuse(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Vec<SearchHit> {
         // Each hit's share of history, read before the hits change.
         let bonus: Vec<f64> = {
-            let keys: Vec<&str> = hits.iter().map(|h| file_key(h, &self.base)).collect();
-            let history = self.scores(tokens, &keys.iter().copied().collect());
+            let keys: Vec<_> = hits.iter().map(|h| file_key(h, &self.base)).collect();
+            let history = self.scores(tokens, &keys.iter().map(|k| k.as_ref()).collect());
             if history.is_empty() {
                 return hits;
             }
-            keys.iter().map(|k| HISTORY_WEIGHT * history.get(k).copied().unwrap_or(0.0)).collect()
+            keys.iter().map(|k| HISTORY_WEIGHT * history.get(k.as_ref()).copied().unwrap_or(0.0)).collect()
         };
         for (h, b) in hits.iter_mut().zip(bonus) {
             h.score += b;
