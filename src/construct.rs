@@ -77,7 +77,9 @@ impl Workspace {
             progress,
             host: host_parts(),
         };
-        Ok(Workspace { engine: Arc::new(Engine::new(config)) })
+        let engine = Arc::new(Engine::new(config));
+        crate::env_cleanup::shut_down_with(env, &engine)?;
+        Ok(Workspace { engine })
     }
 }
 

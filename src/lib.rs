@@ -9,6 +9,7 @@
 
 mod construct;
 mod embedder;
+mod env_cleanup;
 mod error;
 mod filesystem;
 mod grep;
