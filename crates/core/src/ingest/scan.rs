@@ -782,7 +782,7 @@ impl Scanner<'_> {
 
     fn glob_entry(&mut self, glob: GlobPlan) {
         let GlobPlan { rel: root_rel, id_root, pattern, matcher } = glob;
-        let explicit_dots: Vec<&str> = pattern.split('/').filter(|s| s.starts_with('.')).collect();
+        let dots = DotSegments::of(&pattern);
         let entries = self.walk_entries(&root_rel, &id_root);
         let mut files = Vec::new();
         let mut dirs: Vec<FoundFile> = Vec::new();
@@ -790,7 +790,7 @@ impl Scanner<'_> {
             let rel = to_slash(f.path.strip_prefix(self.base).unwrap_or(&f.path));
             // picomatch semantics: dot-files and dot-directories only match
             // a pattern that names them.
-            if rel.split('/').any(|c| c.starts_with('.') && !explicit_dots.contains(&c)) {
+            if rel.split('/').any(|c| c.starts_with('.') && !dots.allow(c)) {
                 continue;
             }
             if !matcher.is_match(&rel) {
@@ -814,6 +814,22 @@ impl Scanner<'_> {
             self.add_all(files);
             done.push(d.path);
         }
+    }
+}
+
+/// The segments of a glob that start with a dot (`.github`, `.*`,
+/// `.env.*`): picomatch matches a dot-file or dot-folder by them alone.
+struct DotSegments(Vec<globset::GlobMatcher>);
+
+impl DotSegments {
+    fn of(pattern: &str) -> DotSegments {
+        let glob = |s: &str| GlobBuilder::new(s).literal_separator(true).build().ok().map(|g| g.compile_matcher());
+        DotSegments(pattern.split('/').filter(|s| s.starts_with('.')).filter_map(glob).collect())
+    }
+
+    /// Whether the path segment `name` (starting with a dot) is named.
+    fn allow(&self, name: &str) -> bool {
+        self.0.iter().any(|m| m.is_match(name))
     }
 }
 

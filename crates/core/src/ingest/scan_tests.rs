@@ -44,6 +44,11 @@ fn entry_forms_and_ids() {
     assert_eq!(ids(b, &["docs/a.md", "docs"]).len(), 4);
     let abs = b.join("docs").to_str().unwrap().to_string();
     assert_eq!(ids(b, &[abs.as_str()])[1], format!("{abs}/a.md"));
+    // A dot segment with a wildcard names dot-files too, as picomatch has it (it matched none).
+    assert_eq!(ids(b, &["docs/.*"]), ["docs/.hidden.md"]);
+    assert_eq!(ids(b, &["docs/.h*.md"]), ["docs/.hidden.md"]);
+    assert_eq!(ids(b, &["docs/.hidden.md"]), ["docs/.hidden.md"]);
+    assert!(ids(b, &["docs/*.md"]).iter().all(|id| !id.contains("/.")), "* alone never does");
 }
 
 #[test]
