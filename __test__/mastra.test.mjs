@@ -9,7 +9,7 @@ import os from 'node:os'
 import { Agent } from '@mastra/core/agent'
 import * as mastra from '@mastra/core/workspace'
 import * as ours from 'workspace-search/mastra'
-import { tree, ids, eventually } from './helpers.mjs'
+import { tree, ids, eventually, Workspace } from './helpers.mjs'
 import { scriptedModel, call } from './mock-model.mjs'
 
 const require = createRequire(import.meta.url)
@@ -325,4 +325,26 @@ test('autoIndexPaths globs whose dot segment has a wildcard (docs/.*, .h*) find 
     assert.deepEqual(found.ours, found.mastra, pattern)
     assert.ok(pattern === 'docs/*' || found.ours.length > 0, pattern)
   }
+})
+
+test("an autoIndexPaths entry in the LocalFilesystem's allowedPaths, outside basePath, is indexed as Mastra indexes it (it was 'not found'); watch where there is no folder of ours to watch says so", async (t) => {
+  const basePath = tree(t, { 'docs/a.md': 'alpha guide\n' })
+  const outside = tree(t, { 'ext/e.md': 'router external\n' })
+  const found = {}
+  for (const [name, W] of [['mastra', mastra.Workspace], ['ours', ours.Workspace]]) {
+    const ws = new W({ filesystem: new mastra.LocalFilesystem({ basePath, allowedPaths: [outside] }), bm25: true, autoIndexPaths: [`${outside}/ext`, 'docs'] })
+    t.after(() => ws.destroy())
+    await ws.init()
+    found[name] = [ids(await ws.search('router')), ids(await ws.search('alpha'))]
+  }
+  assert.deepEqual(found.ours, found.mastra)
+  assert.deepEqual(found.ours[0], [`${outside}/ext/e.md`])
+  // Not contained: Mastra's filesystem API reads the files, no watcher of ours follows them.
+  const warned = new Promise((resolve) => process.once('warning', resolve))
+  const loose = new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath, contained: false }), bm25: true, watch: true, autoIndexPaths: ['docs'] })
+  t.after(() => loose.destroy())
+  assert.equal((await warned).code, 'WORKSPACE_SEARCH_WATCH_IGNORED')
+  const standalone = new Workspace({ bm25: true, watch: true, autoIndexPaths: ['docs'] })
+  t.after(() => standalone.destroy())
+  assert.match((await standalone.init()).warnings.join('\n'), /watch: no folder to watch/)
 })

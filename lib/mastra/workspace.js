@@ -15,6 +15,8 @@ const SUPPORTED_MASTRA = '>=1.71.0 <2'
 
 /** The native workspace behind each workspace of this entry. */
 const { natives } = require('../natives.js')
+const nodePath = require('node:path')
+const os = require('node:os')
 
 /**
  * The native Workspace behind `workspace` (its `stats()`, `save()`,
@@ -207,6 +209,27 @@ function createWorkspaceClass(mastra, version) {
     return typeof fs.basePath === 'string' ? fs.basePath : undefined
   }
 
+  /**
+   * Whether an entry of `paths` names a place outside basePath that the
+   * filesystem's `allowedPaths` let Mastra read: the native scan reads
+   * inside basePath only, so such a rebuild takes Mastra's walk (the files
+   * it finds are still indexed natively).
+   * @param {any} fs a LocalFilesystem
+   * @param {string[]} paths
+   */
+  function readsAllowedPaths(fs, paths) {
+    const allowed = Array.isArray(fs.allowedPaths) ? fs.allowedPaths : []
+    if (allowed.length === 0) return false
+    const within = (/** @type {string} */ p, /** @type {string} */ root) => p === root || p.startsWith(root.endsWith(nodePath.sep) ? root : root + nodePath.sep)
+    return paths.some((entry) => {
+      // A glob's fixed folders (`../skills` of `../skills/**/*.md`); `~` as Mastra expands it.
+      const cut = entry.search(/[*?[\]{}]/)
+      const fixed = (cut === -1 ? entry : entry.slice(0, cut)).replace(/^~(?=$|\/)/, os.homedir())
+      const at = nodePath.isAbsolute(fixed) ? nodePath.normalize(fixed) : nodePath.resolve(fs.basePath, fixed)
+      return !within(at, nodePath.resolve(fs.basePath)) && allowed.some((/** @type {string} */ root) => within(at, root))
+    })
+  }
+
   return class Workspace extends MastraWorkspace {
     /** @type {import('../../index').Workspace | undefined} */
     #native
@@ -240,6 +263,10 @@ function createWorkspaceClass(mastra, version) {
       const options = this.id === '' || (config.id === undefined && config.persist) ? {} : { id: this.id }
       for (const key of FORWARDED_OPTIONS) if (config[key] !== undefined) options[key] = config[key]
       if (basePath !== undefined) options.filesystem = { basePath }
+      if (config.watch && basePath === undefined) {
+        // (Files reach the index through Mastra's filesystem API here: no folder of ours to watch.)
+        process.emitWarning('workspace-search/mastra: watch needs a contained LocalFilesystem; files are not followed', { code: 'WORKSPACE_SEARCH_WATCH_IGNORED' })
+      }
       try {
         this.#native = new NativeWorkspace(/** @type {any} */ (options))
       } catch (err) {
@@ -287,7 +314,9 @@ function createWorkspaceClass(mastra, version) {
     async rebuildSearchIndex(paths) {
       const self = /** @type {any} */ (this)
       const wanted = paths ?? self._config.autoIndexPaths ?? []
-      if (this.#native === undefined || nativeBasePath(self._fs) === undefined) return super.rebuildSearchIndex(wanted)
+      if (this.#native === undefined || nativeBasePath(self._fs) === undefined || readsAllowedPaths(self._fs, wanted)) {
+        return super.rebuildSearchIndex(wanted)
+      }
       self.assertSearchWritable()
       if (wanted.length === 0) return
       reports.set(this, await this.#native.rebuildSearchIndex(wanted).catch((err) => {

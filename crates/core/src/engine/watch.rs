@@ -246,7 +246,10 @@ impl Engine {
             return;
         }
         *slot = None; // the old watcher's task ends with it
-        let Some(lexical) = self.base_path.clone() else { return };
+        let Some(lexical) = self.base_path.clone() else {
+            return warnings
+                .push("watch: no folder to watch (no LocalFilesystem basePath); files are not followed".into());
+        };
         let Ok(base) = lexical.canonicalize() else { return };
         let roots = watch_roots(&base, &lexical, paths);
         let skip = self.persist.as_ref().and_then(|p| p.dir.as_deref()).and_then(canonical_to_be);
