@@ -317,7 +317,13 @@ fn grep_options(options: Option<Unknown>) -> Checked<GrepOptions> {
     Ok(out)
 }
 
-fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<Unknown>) -> Checked<GrepArgs> {
+fn grep_args(
+    env: &Env,
+    engine: &workspace_search_core::engine::Engine,
+    pattern: &Unknown,
+    options: Option<Unknown>,
+) -> Checked<GrepArgs> {
+    let workspace_id = engine.id.as_str();
     let pattern_value = pattern;
     let pattern = to_string(pattern, "pattern")?;
     let source = pattern.clone();
@@ -338,7 +344,7 @@ fn grep_args(env: &Env, workspace_id: &str, pattern: &Unknown, options: Option<U
             workspace_id: workspace_id.to_string(),
         }
     })?;
-    let (folder, glob) = workspace_search_core::grep::split_glob(&path).map_err(Fail::Range)?;
+    let (folder, glob) = workspace_search_core::grep::split_glob(&path, &engine.id_base()).map_err(Fail::Range)?;
     let text_extensions = (!all_files).then(|| walk::MASTRA_TEXT_EXTENSIONS.iter().map(|s| s.to_string()).collect());
     let request = GrepRequest {
         matcher,
@@ -420,7 +426,7 @@ impl Workspace {
                 if self.engine.base_path.is_none() {
                     return Err(Fail::Plain("grep() needs a filesystem with a basePath".to_string()));
                 }
-                grep_args(env, &self.engine.id, &pattern, options)
+                grep_args(env, &self.engine, &pattern, options)
             })();
             let args = match checked {
                 Err(f) => return rejected(env, f),

@@ -118,15 +118,23 @@ class NativeSearchEngine {
    */
   clear() {
     if (this.#native.status === 'destroyed') return
-    this.#native.clear().catch(() => {})
+    const clearing = this.#native.clear().catch(() => {})
+    this.#clearing = clearing
+    clearing.then(() => {
+      if (this.#clearing === clearing) this.#clearing = undefined
+    })
   }
+
+  /** The last clear() until it is done: searches wait for it, as they follow Mastra's synchronous clear. @type {Promise<void> | undefined} */
+  #clearing
 
   /**
    * @param {string} query
    * @param {SearchOptions} [options]
    * @returns {Promise<SearchResult[]>}
    */
-  search(query, options = {}) {
+  async search(query, options = {}) {
+    if (this.#clearing !== undefined) await this.#clearing
     return this.#mapped(this.#native.search(query, { ...options, topK: options.topK ?? DEFAULT_TOP_K }))
   }
 

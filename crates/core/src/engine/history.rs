@@ -141,7 +141,7 @@ impl Engine {
 
     /// basePath as the ids of files found through an absolute entry spell
     /// it: as given, and canonical (where it exists now).
-    pub(super) fn id_base(&self) -> IdBase {
+    pub fn id_base(&self) -> IdBase {
         super::config::id_base_of(self.base_path.as_deref())
     }
 

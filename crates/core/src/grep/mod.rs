@@ -519,9 +519,19 @@ fn read_and_search(
 /// the folder to walk (`""` for the base) and the glob that the paths of
 /// its files (relative to the base) must match. A path leaving the base is
 /// refused.
-pub fn split_glob(path: &str) -> Result<(String, Option<globset::GlobMatcher>), String> {
+/// A path with a leading `/` is read as `autoIndexPaths` entries are
+/// (`base`: an absolute path inside basePath, else relative to it), and a
+/// `..` that stays inside is applied.
+pub fn split_glob(
+    path: &str,
+    base: &crate::index::id_base::IdBase,
+) -> Result<(String, Option<globset::GlobMatcher>), String> {
     // (`src/.` stays as written: Mastra's results name `src/./a.ts` then, and so do these.)
-    let clean = path.trim_start_matches("./").trim_end_matches('/');
+    let read = match path.starts_with('/') || path.split('/').any(|s| s == "..") {
+        true => base.relative(path),
+        false => std::borrow::Cow::Borrowed(path),
+    };
+    let clean = read.trim_start_matches("./").trim_end_matches('/');
     let clean = if clean == "." { "" } else { clean };
     if clean.starts_with('/') || clean.split('/').any(|s| s == "..") {
         return Err(format!("path must stay inside basePath, got {path}"));
