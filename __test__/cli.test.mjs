@@ -53,7 +53,7 @@ test('--json prints one object per result; --top-k, --glob, --no-gitignore, --mi
   assert.deepEqual(ids(run(dir, 'secrets', '--json', '--no-gitignore')), ['ignored.md'])
   assert.deepEqual(ids(run(dir, 'reset password', '--json', '--min-score', '0.9')), ['docs/reset.md'])
   // `path` is the file's path inside the folder however the glob spells it (it was the id).
-  for (const glob of ['docs/**', './docs/**', '/docs/**', `${dir}/docs/**`]) {
+  for (const glob of ['docs/**', './docs/**', '/docs/**', `${dir}/docs/**`, 'x/../docs/**', 'docs/./**', `${dir}/x/../docs/**`]) {
     const found = JSON.parse(run(dir, 'reset password', '--json', '--top-k', '1', '--glob', glob, '--no-persist').stdout)
     assert.equal(found.path, 'docs/reset.md', glob)
   }

@@ -1037,3 +1037,49 @@ test('unindex() before the first init() takes the saved vector too (embedded sto
     await ws.destroy()
   }
 })
+
+test('a chunk removed through the API comes back with its file at rebuildSearchIndex() and at a restart (with persist the file stayed a chunk short, for good)', async (t) => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wss-persist-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'ws')
+  put(base, 'd/big.txt', Array.from({ length: 200 }, (_, i) => `common line${i} ${'x'.repeat(40)}`).join('\n'))
+  const open = () => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['d'], persist: { dir: path.join(root, 'snap') } })
+  const chunks = async (ws) => (await ws.search('common', { topK: 100 })).map((r) => r.id).sort()
+  const ws = open()
+  await ws.init()
+  const whole = await chunks(ws)
+  assert.equal(whole.length, 3)
+  for (const remove of [() => ws.unindex('d/big.txt#chunk-1'), () => ws.removeByPrefix('d/big.txt#chunk-2')]) {
+    await remove()
+    assert.equal((await chunks(ws)).length, 2)
+    await ws.rebuildSearchIndex()
+    assert.deepEqual(await chunks(ws), whole)
+  }
+  await ws.unindex('d/big.txt#chunk-0')
+  await ws.destroy()
+  const again = open()
+  t.after(() => again.destroy())
+  await again.init()
+  assert.deepEqual(await chunks(again), whole, 'a restart reads it again whole')
+})
+
+test('rebuildSearchIndex() whose rebuilt index is in place before destroy() resolves (it rejected NOT_READY though searches saw it)', async (t) => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wss-persist-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const base = path.join(root, 'ws')
+  for (let i = 0; i < 3; i++) put(base, `d/f${i}.txt`, Array.from({ length: 150 }, (_, j) => `common line${j} ${'x'.repeat(30)}`).join('\n'))
+  for (let round = 0; round < 24; round++) {
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['d'], gitHistory: false, persist: { dir: path.join(root, `snap${round}`) } })
+    await ws.init()
+    await ws.removeByPrefix('d/')
+    const rebuilt = ws.rebuildSearchIndex().then(() => 'resolved', (e) => e.code)
+    let seen = 0
+    const until = Date.now() + (round % 8)
+    do {
+      seen = Math.max(seen, (await ws.search('common', { topK: 100 })).length)
+    } while (Date.now() < until)
+    await ws.destroy()
+    const outcome = await rebuilt
+    assert.ok(outcome === 'resolved' || seen === 0, `round ${round}: ${outcome} after searches saw ${seen} rebuilt documents`)
+  }
+})

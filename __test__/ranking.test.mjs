@@ -230,6 +230,21 @@ test('an absolute autoIndexPaths entry ranks as its relative spelling: kinds, pa
   }
   assert.deepEqual(await opened(['src']), [])
   assert.deepEqual(await opened(['src']), [])
+  // Documents given to index() under basePath's spelling, loaded from a snapshot with nothing to walk:
+  // read from basePath down too (the loaded index had lost basePath: they counted as tests).
+  const records = async () => {
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: [], persist: { dir: `${root}/persist3` } })
+    t.after(() => ws.destroy())
+    await ws.init()
+    await ws.index(`${base}/src/c.ts`, 'gizmo')
+    await ws.index('src/d.ts', 'gizmo')
+    const scores = (await ws.search('gizmo', { topK: 5 })).map((r) => [r.id.replace(`${base}/`, ''), r.scoreDetails.bm25])
+    await ws.destroy()
+    return scores
+  }
+  const first = await records()
+  assert.equal(first[0][1], first[1][1], 'the same weight for both spellings')
+  assert.deepEqual(await records(), first, 'after loading the snapshot')
   assert.match((await opened([`${base}/src`]))[0] ?? '', /built with other options.*paths from basePath down/)
 })
 

@@ -59,7 +59,8 @@ function folderSpellings(folder, sep) {
 
 /**
  * The path of the file `id` inside `folder`, `/`-separated: an absolute id
- * loses the folder's spelling, any other its leading `/` and `./`.
+ * loses the folder's spelling, any other its leading `/` and `./`; `.` and
+ * `..` applied as the scan applies them (`x/../docs/a.md` is `docs/a.md`).
  * @param {string} folder
  * @returns {(id: string) => string}
  */
@@ -67,7 +68,8 @@ function pathInside(folder, { sep = require('node:path').sep } = {}) {
   const spellings = folderSpellings(folder, sep)
   return (id) => {
     const spelling = spellings.find((s) => id.startsWith(`${s}/`))
-    return (spelling === undefined ? id : id.slice(spelling.length + 1)).replace(/^(\.?\/)+/, '')
+    const inside = spelling === undefined ? id : id.slice(spelling.length + 1)
+    return require('node:path').posix.normalize(inside).replace(/^(\.?\/)+/, '')
   }
 }
 

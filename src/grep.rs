@@ -344,7 +344,7 @@ fn grep_args(
             workspace_id: workspace_id.to_string(),
         }
     })?;
-    let (folder, glob) = workspace_search_core::grep::split_glob(&path, &engine.id_base()).map_err(Fail::Range)?;
+    let (folder, glob) = workspace_search_core::grep::split_glob(&path, || engine.id_base()).map_err(Fail::Range)?;
     let text_extensions = (!all_files).then(|| walk::MASTRA_TEXT_EXTENSIONS.iter().map(|s| s.to_string()).collect());
     let request = GrepRequest {
         matcher,

@@ -122,8 +122,9 @@ impl Workspace {
                 Err(f) => rejected(env, f),
                 Ok(paths) => {
                     let ticket = self.engine.gate.ticket();
-                    let engine = self.engine.clone();
-                    spawn(env, &self.engine, async move {
+                    // (Once the rebuilt index is in place, destroy() lets the call resolve.)
+                    let (engine, committed) = (self.engine.clone(), Some(ticket.committed()));
+                    spawn_write(env, &self.engine, committed, async move {
                         engine.rebuild(ticket, paths).await.map(to_report).map_err(napi_error)
                     })
                 }

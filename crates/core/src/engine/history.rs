@@ -75,6 +75,9 @@ impl Engine {
             if self.history.lock().read_under_way() && tokio::time::timeout_at(deadline, notified).await.is_err() {
                 return; // one blocked past the wait settles the state when done
             }
+            if self.is_destroyed() {
+                return; // (no read of ours is needed any more)
+            }
         }
         let me = self.clone();
         let read = self.runtime.spawn(async move { me.refresh_history().await });

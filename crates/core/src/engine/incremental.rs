@@ -305,6 +305,7 @@ impl Engine {
                 let mut current = me.index.write();
                 documents = index.len().max(current.len());
                 index.carry_over(&current, 0);
+                index.follow_path_rules_of(&current);
                 let old = std::mem::replace(&mut *current, index);
                 drop(current);
                 drop(old);
@@ -432,19 +433,22 @@ impl Engine {
             embedded = self.rebuild_vectors(v, &mut changed, gone, &mut report.failed).await;
         }
         let me = self.clone();
-        let seq = ticket.seq();
+        let (seq, committed) = (ticket.seq(), ticket.committed());
         let mut taken = std::mem::take(report);
         let (taken, removed) = blocking(move || {
             let p = me.persist.as_ref().expect("persist");
             // Lock order (docs/architecture.md): the index, then the file state.
             let mut index = me.index.write();
-            let mut state = p.state.lock();
-            let mut unused = Bm25Index::default();
-            let target = if me.keyword.is_some() { &mut *index } else { &mut unused };
-            let removed = apply_changes(target, &mut state.files, &found, changed, &plan.gone, seq, &mut taken);
-            (taken, removed)
+            // Once applied, the call resolves though destroy() comes (`unless_destroyed`).
+            me.unless_destroyed(&committed, || {
+                let mut state = p.state.lock();
+                let mut unused = Bm25Index::default();
+                let target = if me.keyword.is_some() { &mut *index } else { &mut unused };
+                let removed = apply_changes(target, &mut state.files, &found, changed, &plan.gone, seq, &mut taken);
+                (taken, removed)
+            })
         })
-        .await?;
+        .await??;
         *report = taken;
         counts.removed = removed;
         Ok(embedded)

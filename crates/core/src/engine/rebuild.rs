@@ -17,6 +17,7 @@ use crate::vectors::plan;
 use futures::stream::{self, StreamExt};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -108,7 +109,7 @@ impl Engine {
         })
         .await?;
         *report = taken;
-        self.clone().swap_in_rebuilt(rebuilt, seq, table).await?;
+        self.clone().swap_in_rebuilt(rebuilt, (seq, ticket.committed()), table).await?;
         if total > 0 {
             self.emit_final("index", total).await;
         }
@@ -116,8 +117,15 @@ impl Engine {
     }
 
     /// Puts a rebuilt index (with the writes made since `seq` carried
-    /// over) and its file table in place, unless `destroy()` came first.
-    async fn swap_in_rebuilt(self: Arc<Self>, rebuilt: Bm25Index, seq: u64, table: Option<FileTable>) -> Result<()> {
+    /// over) and its file table in place, unless `destroy()` came first;
+    /// once in place, `committed` says so (the call then resolves, as a
+    /// write that applied does: `unless_destroyed`).
+    async fn swap_in_rebuilt(
+        self: Arc<Self>,
+        rebuilt: Bm25Index,
+        (seq, committed): (u64, Arc<AtomicBool>),
+        table: Option<FileTable>,
+    ) -> Result<()> {
         // Carrying over takes the write lock: off the JavaScript thread.
         // Lock order: the index, then the file state (as saves take them).
         blocking(move || {
@@ -126,26 +134,28 @@ impl Engine {
             // A build that outlived `destroy()` (it is not cut short inside
             // the blocking pool) leaves the workspace as destroy left it
             // (asked under the lock destroy empties the index under).
-            if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
-                return Err(self.not_ready());
-            }
-            if self.keyword.is_some() {
-                let mut rebuilt = rebuilt;
-                rebuilt.carry_over(&index, seq);
-                *index = rebuilt;
-            }
-            if let (Some(p), Some(table)) = (&self.persist, table) {
-                p.state.lock().files = table;
-                // Built from the files: what was loaded is replaced (writes
-                // carried over are counted by `api_writes`).
-                p.loaded_api_docs.store(false, std::sync::atomic::Ordering::SeqCst);
-                if let Some(remote) = &p.remote {
-                    remote.set_emptied(false); // (an index dropped to be built again is built)
-                }
-            }
-            Ok(())
+            self.unless_destroyed(&committed, || self.put_rebuilt(&mut index, rebuilt, seq, table))
         })
         .await?
+    }
+
+    /// `swap_in_rebuilt`'s change, under the index's write lock.
+    fn put_rebuilt(&self, index: &mut Bm25Index, rebuilt: Bm25Index, seq: u64, table: Option<FileTable>) {
+        if self.keyword.is_some() {
+            let mut rebuilt = rebuilt;
+            rebuilt.carry_over(index, seq);
+            rebuilt.follow_path_rules_of(index);
+            *index = rebuilt;
+        }
+        if let (Some(p), Some(table)) = (&self.persist, table) {
+            p.state.lock().files = table;
+            // Built from the files: what was loaded is replaced (writes
+            // carried over are counted by `api_writes`).
+            p.loaded_api_docs.store(false, std::sync::atomic::Ordering::SeqCst);
+            if let Some(remote) = &p.remote {
+                remote.set_emptied(false); // (an index dropped to be built again is built)
+            }
+        }
     }
 
     /// Resolves `paths` to the files to index (only those at or below

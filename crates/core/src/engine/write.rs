@@ -267,9 +267,25 @@ impl Engine {
             }
         }
         let seq = ticket.seq();
-        removed |= self.write_index(move |index| index.remove_with_chunks(&id, seq)).await?;
+        let key = id.clone();
+        removed |= self.write_index(move |index| index.remove_with_chunks(&key, seq)).await?;
+        if removed {
+            self.forget_partly_removed(std::slice::from_ref(&id));
+        }
         self.save_soon();
         Ok(removed)
+    }
+
+    /// The files of the chunks in `removed` (ids the API removed) are read
+    /// again whole by the next reconcile (`rebuildSearchIndex()`, a
+    /// restart's `init()`): their records go, since an unchanged stamp
+    /// would keep each as it is, a chunk short, for good.
+    fn forget_partly_removed(&self, removed: &[String]) {
+        let Some(p) = &self.persist else { return };
+        let mut state = p.state.lock();
+        for file in removed.iter().filter_map(|id| crate::index::chunk_parent(id)) {
+            state.files.remove(file);
+        }
     }
 
     /// Removes every document whose id starts with `prefix` from both
@@ -302,6 +318,7 @@ impl Engine {
         }
         removed.sort_unstable();
         removed.dedup();
+        self.forget_partly_removed(&removed);
         self.save_soon();
         Ok(removed.len() as u32)
     }

@@ -520,15 +520,18 @@ fn read_and_search(
 /// its files (relative to the base) must match. A path leaving the base is
 /// refused.
 /// A path with a leading `/` is read as `autoIndexPaths` entries are
-/// (`base`: an absolute path inside basePath, else relative to it), and a
-/// `..` that stays inside is applied.
+/// (`base`, asked only then: an absolute path inside basePath, else
+/// relative to it), and a `..` that stays inside is applied.
 pub fn split_glob(
     path: &str,
-    base: &crate::index::id_base::IdBase,
+    base: impl FnOnce() -> crate::index::id_base::IdBase,
 ) -> Result<(String, Option<globset::GlobMatcher>), String> {
     // (`src/.` stays as written: Mastra's results name `src/./a.ts` then, and so do these.)
     let read = match path.starts_with('/') || path.split('/').any(|s| s == "..") {
-        true => base.relative(path),
+        true if crate::index::id_base::climbs_out(path) => {
+            return Err(format!("path must stay inside basePath, got {path}"))
+        }
+        true => std::borrow::Cow::Owned(base().relative(path).into_owned()),
         false => std::borrow::Cow::Borrowed(path),
     };
     let clean = read.trim_start_matches("./").trim_end_matches('/');

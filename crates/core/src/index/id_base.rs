@@ -50,6 +50,13 @@ impl IdBase {
     }
 }
 
+/// Whether `path`, read from basePath (a leading `/` too), climbs out of
+/// it by `..` (`/../x`, `a/../../x`).
+pub fn climbs_out(path: &str) -> bool {
+    let read = lexical(path.trim_start_matches('/'));
+    read == ".." || read.starts_with("../")
+}
+
 /// `path` with its `.` and empty segments dropped and each `..` taking the
 /// segment before it away (kept where there is none); a leading `/` kept.
 /// Borrowed when there is nothing to apply, as for almost every id.
@@ -136,5 +143,7 @@ mod tests {
             "relative to basePath, as given"
         );
         assert_eq!(within_base("x/../src", &[Path::new("/tmp/tests/proj")]), "x/../src");
+        assert!(climbs_out("/../x") && climbs_out("a/../../x") && climbs_out("/..") && climbs_out(".."));
+        assert!(!climbs_out("/x/../src") && !climbs_out("src/..") && !climbs_out("/tmp/tests/proj/src"));
     }
 }

@@ -223,6 +223,18 @@ impl Bm25Index {
         self.derive_kinds();
     }
 
+    /// The path rules of `other` (the index this one replaces: a rebuilt
+    /// or loaded one is made without them), its kinds derived again.
+    pub fn follow_path_rules_of(&mut self, other: &Bm25Index) {
+        let same_rules = self.kind_rules.as_ref().map(|r| &r.source) == other.kind_rules.as_ref().map(|r| &r.source);
+        if same_rules && self.id_base == other.id_base {
+            return;
+        }
+        self.kind_rules = other.kind_rules.clone();
+        self.id_base = other.id_base.clone();
+        self.derive_kinds();
+    }
+
     /// The kind of the file `path` (a document id) under the path rules.
     pub(crate) fn kind_of_file(&self, path: &str) -> kind::FileKind {
         kind::kind_with(self.kind_rules.as_deref(), &self.id_base.relative(path))

@@ -790,7 +790,7 @@ impl Scanner<'_> {
             let rel = to_slash(f.path.strip_prefix(self.base).unwrap_or(&f.path));
             // picomatch semantics: dot-files and dot-directories only match
             // a pattern that names them.
-            if rel.split('/').any(|c| c.starts_with('.') && !dots.allow(c)) {
+            if !dots.allow_all(&rel) {
                 continue;
             }
             if !matcher.is_match(&rel) {
@@ -818,18 +818,43 @@ impl Scanner<'_> {
 }
 
 /// The segments of a glob that start with a dot (`.github`, `.*`,
-/// `.env.*`): picomatch matches a dot-file or dot-folder by them alone.
-struct DotSegments(Vec<globset::GlobMatcher>);
+/// `.env.*`), by position: picomatch matches a dot-file or dot-folder by
+/// such a segment alone, never by `*` or `**`. A path's segment meets the
+/// pattern's of the same place from the start (before a `**`) or from the
+/// end (after the last `**`).
+struct DotSegments {
+    head: Vec<Option<globset::GlobMatcher>>,
+    /// Reversed: the last segment first (empty without a `**`).
+    tail: Vec<Option<globset::GlobMatcher>>,
+}
 
 impl DotSegments {
     fn of(pattern: &str) -> DotSegments {
-        let glob = |s: &str| GlobBuilder::new(s).literal_separator(true).build().ok().map(|g| g.compile_matcher());
-        DotSegments(pattern.split('/').filter(|s| s.starts_with('.')).filter_map(glob).collect())
+        let dot = |s: &&str| {
+            s.starts_with('.')
+                .then(|| GlobBuilder::new(s).literal_separator(true).build().ok().map(|g| g.compile_matcher()))
+                .flatten()
+        };
+        let segments: Vec<&str> = pattern.split('/').collect();
+        let star = |s: &&str| *s == "**";
+        let head = segments.iter().take_while(|s| !star(s)).map(dot).collect();
+        let tail = match segments.iter().any(star) {
+            true => segments.iter().rev().take_while(|s| !star(s)).map(dot).collect(),
+            false => Vec::new(),
+        };
+        DotSegments { head, tail }
     }
 
-    /// Whether the path segment `name` (starting with a dot) is named.
-    fn allow(&self, name: &str) -> bool {
-        self.0.iter().any(|m| m.is_match(name))
+    /// Whether every dot segment of `rel` (a path from the base, as the
+    /// pattern is) is named by the pattern's segment in its place.
+    fn allow_all(&self, rel: &str) -> bool {
+        let parts: Vec<&str> = rel.split('/').collect();
+        let named = |m: Option<&Option<globset::GlobMatcher>>, c: &str| {
+            m.and_then(Option::as_ref).is_some_and(|m| m.is_match(c))
+        };
+        parts.iter().enumerate().all(|(i, c)| {
+            !c.starts_with('.') || named(self.head.get(i), c) || named(self.tail.get(parts.len() - 1 - i), c)
+        })
     }
 }
 

@@ -49,6 +49,18 @@ fn entry_forms_and_ids() {
     assert_eq!(ids(b, &["docs/.h*.md"]), ["docs/.hidden.md"]);
     assert_eq!(ids(b, &["docs/.hidden.md"]), ["docs/.hidden.md"]);
     assert!(ids(b, &["docs/*.md"]).iter().all(|id| !id.contains("/.")), "* alone never does");
+    // By place, as Mastra 1.71 finds them (a matched dot-folder is indexed in full).
+    let d2 = tree(&[("a/.y", "y"), (".vscode/.x", "x"), (".vscode/b/.z", "z"), ("c/.w/v.md", "v"), ("c/w.md", "w")]);
+    let b2 = d2.path();
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(ids(b2, &["**/.*"])), [".vscode/.x", ".vscode/b/.z", "a/.y", "c/.w/v.md"]);
+    assert_eq!(sorted(ids(b2, &[".vscode/**/.*"])), [".vscode/.x", ".vscode/b/.z"]);
+    assert_eq!(ids(b2, &["*/.w/*.md"]), ["c/.w/v.md"]);
+    assert_eq!(ids(b2, &["**/*.md"]), ["c/w.md"], "`**` enters no dot-folder");
+    assert_eq!(sorted(ids(b2, &[".*"])), [".vscode/.x", ".vscode/b/.z"]);
 }
 
 #[test]
