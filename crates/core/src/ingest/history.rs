@@ -162,7 +162,11 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
             continue;
         }
         let Ok(commit) = info.object() else { break };
-        let message = commit.decode().map(|c| clip(&message_text(c.message, c.encoding))).unwrap_or_default();
+        // (A commit whose header does not decode, a malformed date, still has its message.)
+        let message = match commit.decode() {
+            Ok(c) => clip(&message_text(c.message, c.encoding)),
+            Err(_) => commit.message_raw().map(|m| clip(&m.to_str_lossy())).unwrap_or_default(),
+        };
         let at = out.messages.len() as u32;
         let mut used = false;
         for p in paths {
