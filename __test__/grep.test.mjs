@@ -255,19 +255,19 @@ test('a grep whose answer would pass a million lines (matched and context) is a 
   assert.deepEqual(some.matches.map((m) => [m.line, m.before.length, m.after.length]), [[1, 0, 2], [2, 1, 2], [3, 2, 2]])
 })
 
-test("grep's path reads a leading / as autoIndexPaths entries do (an absolute path inside basePath, else basePath's), and a .. that stays inside; one that leaves is refused", async (t) => {
+test("grep's path takes an absolute path inside basePath, and a .. that stays inside; one that leaves, or an absolute path elsewhere, is refused", async (t) => {
   const dir = tree(t, { 'src/a.ts': 'const needle = 1\n', 'src/sub/b.ts': 'needle()\n', 'other/c.ts': 'needle\n' })
   const ws = new Workspace({ filesystem: { basePath: dir } })
   t.after(() => ws.destroy())
   const found = async (p) => (await ws.grep('needle', { path: p })).map((f) => f.path).sort()
   const expected = ['src/a.ts', 'src/sub/b.ts']
-  for (const p of ['src', '/src', `${dir}/src`, `${dir}/src/`, `${dir}/x/../src`, 'x/../src', `${dir}/./src`]) {
+  for (const p of ['src', `${dir}/src`, `${dir}/src/`, `${dir}/x/../src`, 'x/../src', `${dir}/./src`]) {
     assert.deepEqual(await found(p), expected, p)
   }
   assert.deepEqual(await found(`${dir}/src/*.ts`), ['src/a.ts'])
-  assert.deepEqual(await found('/src/**/*.ts'), expected)
+  assert.deepEqual(await found(`${dir}/src/**/*.ts`), expected)
   assert.deepEqual(await found('src/.'), ['src/./a.ts', 'src/./sub/b.ts'], "as written, as Mastra's walk names them")
-  for (const p of ['../x', 'src/../../x', 'x/../..', '/../x', '/..']) {
+  for (const p of ['../x', 'src/../../x', 'x/../..', '/../x', '/..', '/src', '/etc']) {
     await assert.rejects(ws.grep('needle', { path: p }), (e) => e instanceof RangeError && /must stay inside basePath/.test(e.message), p)
   }
 })

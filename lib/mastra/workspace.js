@@ -98,6 +98,8 @@ function nativeGrep(mastra, native, fs) {
     const folder = root === '.' ? '' : root
     // Mastra joins '' and a path as '/path', which its walk reads outside the base.
     if (options.path === '') throw new mastra.UnsupportedGrepPatternError(pattern, "the path ''")
+    // Mastra's walk names the files of `src/../src` or of an absolute path in its own way: its walk answers those.
+    if (root.startsWith('/') || root.split('/').includes('..')) throw new mastra.UnsupportedGrepPatternError(pattern, `the path ${root}`)
     if (contextLines > MAX_NATIVE_CONTEXT) throw new mastra.UnsupportedGrepPatternError(pattern, 'contextLines above 10000')
     const extra = fs._textExtensions instanceof Set && fs._textExtensions.size > 0
     let files

@@ -439,8 +439,8 @@ impl Engine {
             let p = me.persist.as_ref().expect("persist");
             // Lock order (docs/architecture.md): the index, then the file state.
             let mut index = me.index.write();
-            // Once applied, the call resolves though destroy() comes (`unless_destroyed`).
-            me.unless_destroyed(&committed, || {
+            // Once applied, the call resolves though destroy() comes (`applied_unless_destroyed`).
+            me.applied_unless_destroyed(&committed, || {
                 let mut state = p.state.lock();
                 let mut unused = Bm25Index::default();
                 let target = if me.keyword.is_some() { &mut *index } else { &mut unused };

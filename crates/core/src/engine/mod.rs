@@ -267,6 +267,19 @@ impl Engine {
     /// so: a `destroy()` meanwhile lets the call end as it will (the binding's
     /// race), rather than reject a write its save then keeps.
     pub(super) fn unless_destroyed<T>(&self, committed: &AtomicBool, apply: impl FnOnce() -> T) -> Result<T> {
+        self.applied_unless_destroyed(committed, || {
+            let applied = apply();
+            if let Some(p) = &self.persist {
+                p.changed(); // (before the count goes down: destroy()'s save then sees it)
+            }
+            applied
+        })
+    }
+
+    /// `unless_destroyed` for a change that tells the snapshot itself
+    /// whether it must be saved (a rebuild; a reconcile that found nothing
+    /// changed must not rewrite it).
+    pub(super) fn applied_unless_destroyed<T>(&self, committed: &AtomicBool, apply: impl FnOnce() -> T) -> Result<T> {
         {
             let _deciding = self.commits.lock();
             if self.is_destroyed() {
@@ -283,11 +296,7 @@ impl Engine {
             }
         }
         let _applied = Applied(&self.applying);
-        let applied = apply();
-        if let Some(p) = &self.persist {
-            p.changed(); // (before the count goes down: destroy()'s save then sees it)
-        }
-        Ok(applied)
+        Ok(apply())
     }
 
     /// Resolves once no committed write is applying (`destroy()`'s save

@@ -119,7 +119,7 @@ impl Engine {
     /// Puts a rebuilt index (with the writes made since `seq` carried
     /// over) and its file table in place, unless `destroy()` came first;
     /// once in place, `committed` says so (the call then resolves, as a
-    /// write that applied does: `unless_destroyed`).
+    /// write that applied does: `applied_unless_destroyed`).
     async fn swap_in_rebuilt(
         self: Arc<Self>,
         rebuilt: Bm25Index,
@@ -134,7 +134,7 @@ impl Engine {
             // A build that outlived `destroy()` (it is not cut short inside
             // the blocking pool) leaves the workspace as destroy left it
             // (asked under the lock destroy empties the index under).
-            self.unless_destroyed(&committed, || self.put_rebuilt(&mut index, rebuilt, seq, table))
+            self.applied_unless_destroyed(&committed, || self.put_rebuilt(&mut index, rebuilt, seq, table))
         })
         .await?
     }

@@ -519,19 +519,21 @@ fn read_and_search(
 /// the folder to walk (`""` for the base) and the glob that the paths of
 /// its files (relative to the base) must match. A path leaving the base is
 /// refused.
-/// A path with a leading `/` is read as `autoIndexPaths` entries are
-/// (`base`, asked only then: an absolute path inside basePath, else
-/// relative to it), and a `..` that stays inside is applied.
+/// An absolute path inside basePath (`base`, asked only then) is read from
+/// basePath down, and a `..` that stays inside is applied.
 pub fn split_glob(
     path: &str,
     base: impl FnOnce() -> crate::index::id_base::IdBase,
 ) -> Result<(String, Option<globset::GlobMatcher>), String> {
+    let outside = || Err(format!("path must stay inside basePath, got {path}"));
     // (`src/.` stays as written: Mastra's results name `src/./a.ts` then, and so do these.)
     let read = match path.starts_with('/') || path.split('/').any(|s| s == "..") {
-        true if crate::index::id_base::climbs_out(path) => {
-            return Err(format!("path must stay inside basePath, got {path}"))
-        }
-        true => std::borrow::Cow::Owned(base().relative(path).into_owned()),
+        true if crate::index::id_base::climbs_out(path) => return outside(),
+        true if path.starts_with('/') => match base() {
+            base if base.spells_base(path) => std::borrow::Cow::Owned(base.relative(path).into_owned()),
+            _ => return outside(),
+        },
+        true => std::borrow::Cow::Owned(crate::index::id_base::IdBase::default().relative(path).into_owned()),
         false => std::borrow::Cow::Borrowed(path),
     };
     let clean = read.trim_start_matches("./").trim_end_matches('/');
