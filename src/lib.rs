@@ -110,14 +110,13 @@ pub fn refused_paths(base_path: String, paths: Vec<String>) -> Result<Vec<Vec<St
 /// read as the scan reads it: `x/../docs/a.ts` is `docs/a.ts`).
 #[napi(js_name = "fileKind", ts_args_type = "path: string", ts_return_type = "string")]
 pub fn file_kind(env: Env, path: Unknown) -> Result<&'static str> {
-    use workspace_search_core::index::id_base::IdBase;
     use workspace_search_core::index::kind::{kind_of, FileKind};
     js::guard(|| {
         let path = match js::to_string(&path, "path") {
             Ok(p) => p,
             Err(fail) => return Err(fail.throw(&env)),
         };
-        Ok(match kind_of(&IdBase::default().relative(&path)) {
+        Ok(match kind_of(&path) {
             FileKind::Source => "source",
             FileKind::Test => "test",
             FileKind::Doc => "docs",

@@ -217,11 +217,6 @@ pub(super) fn id_base_of(base: Option<&Path>) -> IdBase {
     }
 }
 
-/// Whether an entry of `paths` is an absolute path inside basePath (`base`).
-fn spells_base(paths: &[String], base: &IdBase) -> bool {
-    paths.iter().any(|e| base.spells_base(e))
-}
-
 /// An empty index reading its documents' paths from basePath (`base`)
 /// down (`.gitattributes` is read at `init()`).
 fn index_under(params: Bm25Params, base: IdBase) -> Bm25Index {
@@ -247,7 +242,7 @@ impl Engine {
         let persist = match (persist_dir, c.watch, c.snapshot_store) {
             (None, false, None) => None,
             (dir, _, store) => {
-                let absolute_entries = spells_base(&c.auto_index_paths, &id_base);
+                let absolute_entries = c.auto_index_paths.iter().any(|e| id_base.spells_base(e));
                 let fingerprint = fingerprint_of(c.bm25.as_ref(), c.chunking, vectors.as_ref(), absolute_entries);
                 let remote = store.map(|(store, timeout, cache)| RemoteSnapshots::new(store, timeout, cache));
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))

@@ -530,10 +530,10 @@ pub fn split_glob(
     let read = match path.starts_with('/') || path.split('/').any(|s| s == "..") {
         true if crate::index::id_base::climbs_out(path) => return outside(),
         true if path.starts_with('/') => match base() {
-            base if base.spells_base(path) => std::borrow::Cow::Owned(base.relative(path).into_owned()),
+            base if base.spells_base(path) => base.relative(path),
             _ => return outside(),
         },
-        true => std::borrow::Cow::Owned(crate::index::id_base::IdBase::default().relative(path).into_owned()),
+        true => crate::index::id_base::applied(path),
         false => std::borrow::Cow::Borrowed(path),
     };
     let clean = read.trim_start_matches("./").trim_end_matches('/');

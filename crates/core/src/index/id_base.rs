@@ -50,6 +50,12 @@ impl IdBase {
     }
 }
 
+/// `path` as the scan reads a path from basePath when basePath's own
+/// spelling is not known: its `.` and `..` applied, a leading `/` dropped.
+pub fn applied(path: &str) -> Cow<'_, str> {
+    IdBase::default().relative(path)
+}
+
 /// Whether `path`, read from basePath (a leading `/` too), climbs out of
 /// it by `..` (`/../x`, `a/../../x`).
 pub fn climbs_out(path: &str) -> bool {

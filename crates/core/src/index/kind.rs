@@ -149,8 +149,10 @@ pub fn kind_with(rules: Option<&KindRules>, path: &str) -> FileKind {
     rules.map_or_else(|| kind_of(path), |r| r.kind(path))
 }
 
-/// The kind of the file at `path` (slash-separated, as document ids are).
+/// The kind of the file at `path` (slash-separated, as document ids are;
+/// `.` and `..` applied: `x/../docs/a.ts` is `docs/a.ts`).
 pub fn kind_of(path: &str) -> FileKind {
+    let path = &*super::id_base::applied(path);
     with_parts(path, |parts, name, stem, ext| kind_of_parts(path, parts, name, stem, ext)).unwrap_or(FileKind::Source)
 }
 

@@ -214,24 +214,22 @@ impl Bm25Index {
     /// `.gitattributes` rules, which the kinds follow from now on; the
     /// kinds of the documents held are derived again when they changed.
     pub fn set_path_rules(&mut self, base: id_base::IdBase, rules: Option<kind::KindRules>) {
-        let same_rules = self.kind_rules.as_ref().map(|r| &r.source) == rules.as_ref().map(|r| &r.source);
-        if same_rules && self.id_base == base {
-            return;
-        }
-        self.kind_rules = rules.map(std::sync::Arc::new);
-        self.id_base = base;
-        self.derive_kinds();
+        self.use_path_rules(base, rules.map(std::sync::Arc::new));
     }
 
     /// The path rules of `other` (the index this one replaces: a rebuilt
     /// or loaded one is made without them), its kinds derived again.
     pub fn follow_path_rules_of(&mut self, other: &Bm25Index) {
-        let same_rules = self.kind_rules.as_ref().map(|r| &r.source) == other.kind_rules.as_ref().map(|r| &r.source);
-        if same_rules && self.id_base == other.id_base {
+        self.use_path_rules(other.id_base.clone(), other.kind_rules.clone());
+    }
+
+    fn use_path_rules(&mut self, base: id_base::IdBase, rules: Option<std::sync::Arc<kind::KindRules>>) {
+        let same_rules = self.kind_rules.as_ref().map(|r| &r.source) == rules.as_ref().map(|r| &r.source);
+        if same_rules && self.id_base == base {
             return;
         }
-        self.kind_rules = other.kind_rules.clone();
-        self.id_base = other.id_base.clone();
+        self.kind_rules = rules;
+        self.id_base = base;
         self.derive_kinds();
     }
 
