@@ -338,6 +338,28 @@ test('autoIndexPaths globs whose dot segment has a wildcard (docs/.*, .h*) find 
   }
 })
 
+test('autoIndexPaths globs meet characters, not bytes: ? and classes match ü and 日 as Mastra does (they matched one byte: docs/?.md missed docs/ü.md)', async (t) => {
+  const basePath = tree(t, {
+    'docs/ü.md': 'words u', 'docs/é.md': 'words e', 'docs/a.md': 'words a', 'docs/ab.md': 'words ab',
+    'docs/日本.md': 'words ja', 'über/ß.md': 'words sz', 'uber/x.md': 'words x',
+  })
+  for (const pattern of ['docs/?.md', 'docs/??.md', 'docs/[éü].md', 'docs/[!ü].md', 'docs/[à-ü].md', 'über/*.md', '**/?.md']) {
+    const found = {}
+    for (const [name, W] of [['mastra', mastra.Workspace], ['ours', ours.Workspace]]) {
+      const ws = new W({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: [pattern] })
+      t.after(() => ws.destroy())
+      await ws.init()
+      found[name] = ids(await ws.search('words', { topK: 100 })).sort()
+    }
+    assert.deepEqual(found.ours, found.mastra, pattern)
+    assert.ok(found.ours.length > 0, pattern)
+  }
+  const ws = new Workspace({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true })
+  t.after(() => ws.destroy())
+  const greped = await ws.grep('words', { path: 'docs/?.md' })
+  assert.deepEqual(greped.map((f) => f.path).sort(), ['docs/a.md', 'docs/é.md', 'docs/ü.md'])
+})
+
 test("an autoIndexPaths entry in the LocalFilesystem's allowedPaths, outside basePath, is indexed as Mastra indexes it (it was 'not found'); watch where there is no folder of ours to watch says so", async (t) => {
   const basePath = tree(t, { 'docs/a.md': 'alpha guide\n' })
   const outside = tree(t, { 'ext/e.md': 'router external\n' })

@@ -444,6 +444,13 @@ describe('configuration', () => {
     assert.deepEqual(await both.search('the', { mode: 'bm25' }), [])
     assert.equal((await both.search('the', { mode: 'vector' })).length, 1)
     assert.deepEqual(await both.search(''), [])
+    // Spaces alone are an empty query too, in every mode: the embedder is not asked.
+    const asked = []
+    const counting = new Workspace({ bm25: true, embedder: async (text) => { asked.push(text); return [1, 0, 0] } })
+    await counting.index('a', 'alpha text')
+    const before = asked.length
+    for (const mode of ['vector', 'hybrid', 'bm25']) assert.deepEqual(await counting.search(' \n\t ', { mode }), [], mode)
+    assert.equal(asked.length, before, 'the embedder was not asked for a query of spaces')
   })
 
   test('searchIndexName: Mastra\'s rules and messages, only with vector search', () => {

@@ -148,7 +148,8 @@ impl Engine {
             Some(Keyword { tokenizer, js: None }) => Some(tokenizer.clone()),
             _ => None,
         };
-        if query.is_empty() || opts.top_k == 0 {
+        // A query of spaces alone is as empty: nothing to match, nothing worth embedding.
+        if query.trim().is_empty() || opts.top_k == 0 {
             return Prepared::Answered(Vec::new());
         }
         // The reranker answers later: every mode goes the async way.

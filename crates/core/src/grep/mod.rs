@@ -42,7 +42,7 @@ pub struct GrepRequest {
     /// Text files by extension (Mastra's list); `None`: every file.
     pub text_extensions: Option<FxHashSet<String>>,
     /// Only paths (relative to the base) this glob matches.
-    pub glob: Option<globset::GlobMatcher>,
+    pub glob: Option<crate::text::glob::Glob>,
     /// What is left of the answer's bytes (`MAX_ANSWER_BYTES` to begin with).
     pub answer: AnswerBudget,
 }
@@ -328,8 +328,7 @@ impl Grep {
         files: &[Found],
         unchanged: bool,
     ) -> std::sync::Arc<Vec<Option<(u32, Stamp)>>> {
-        let key =
-            (req.path.clone(), req.text_extensions.is_some(), req.glob.as_ref().map(|g| g.glob().glob().to_string()));
+        let key = (req.path.clone(), req.text_extensions.is_some(), req.glob.as_ref().map(|g| g.glob().to_string()));
         if let Some(c) = &self.ids {
             if unchanged && c.key == key && c.changes == self.changes && c.ids.len() == files.len() {
                 return c.ids.clone();
@@ -524,7 +523,7 @@ fn read_and_search(
 pub fn split_glob(
     path: &str,
     base: impl FnOnce() -> crate::index::id_base::IdBase,
-) -> Result<(String, Option<globset::GlobMatcher>), String> {
+) -> Result<(String, Option<crate::text::glob::Glob>), String> {
     let outside = || Err(format!("path must stay inside basePath, got {path}"));
     // (`src/.` stays as written: Mastra's results name `src/./a.ts` then, and so do these.)
     let read = match path.starts_with('/') || path.split('/').any(|s| s == "..") {
@@ -546,12 +545,10 @@ pub fn split_glob(
         return Ok((clean.to_string(), None));
     }
     let base: Vec<&str> = clean.split('/').take_while(|s| !is_glob(s)).collect();
-    let glob = globset::GlobBuilder::new(clean)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| format!("path is not a valid glob: {e}"))?;
-    Ok((base.join("/"), Some(glob.compile_matcher())))
+    let glob =
+        crate::text::glob::Glob::build(globset::GlobBuilder::new(clean).literal_separator(true).backslash_escape(true))
+            .map_err(|e| format!("path is not a valid glob: {e}"))?;
+    Ok((base.join("/"), Some(glob)))
 }
 
 /// A file's bytes, its size known from the walk (`std::fs::read` would ask

@@ -279,7 +279,7 @@ fn is_code_ext(ext: &str) -> bool {
 /// linguist and go-enry read them the same way. Later lines win, as in git.
 #[derive(Debug, Default)]
 pub struct KindRules {
-    rules: Vec<(globset::GlobMatcher, Attribute, bool)>,
+    rules: Vec<(crate::text::glob::Glob, Attribute, bool)>,
     /// The text they came from (`set_path_rules` skips a re-read that changed nothing).
     pub source: String,
 }
@@ -380,11 +380,11 @@ fn kind_without_generated_or_doc(path: &str) -> FileKind {
 /// A `.gitattributes` pattern as a glob over root-relative paths: one
 /// without a slash matches a name at any depth, one with a slash is
 /// anchored at the root.
-fn attribute_glob(pattern: &str) -> Option<globset::GlobMatcher> {
+fn attribute_glob(pattern: &str) -> Option<crate::text::glob::Glob> {
     let anchored = pattern.trim_start_matches('/');
     let glob =
         if pattern.trim_end_matches('/').contains('/') { anchored.to_string() } else { format!("**/{anchored}") };
-    globset::GlobBuilder::new(&glob).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+    crate::text::glob::Glob::build(globset::GlobBuilder::new(&glob).literal_separator(true)).ok()
 }
 
 /// Whether a query reads like a question about usage (documentation then

@@ -8,7 +8,8 @@
 
 use super::gitignore::GitignoreRules;
 use crate::index::id_base::within_base;
-use globset::{GlobBuilder, GlobMatcher};
+use crate::text::glob::Glob;
+use globset::GlobBuilder;
 use ignore::WalkBuilder;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
@@ -390,7 +391,7 @@ struct GlobPlan {
     rel: PathBuf,
     id_root: String,
     pattern: String,
-    matcher: GlobMatcher,
+    matcher: Glob,
 }
 
 /// An entry as it is looked up: a trailing `/` dropped, `` as `.`.
@@ -772,10 +773,8 @@ impl Scanner<'_> {
             &form[root_form.len() + 1..]
         };
         let pattern = join_id(&rel_root, tail);
-        let matcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
-            Ok(g) => g.compile_matcher(),
-            Err(e) => return Err(SkipReason::InvalidGlob(e.to_string())),
-        };
+        let matcher =
+            Glob::build(GlobBuilder::new(&pattern).literal_separator(true)).map_err(SkipReason::InvalidGlob)?;
         let id_root = if root_form == "." { String::new() } else { root.id_root };
         Ok(GlobPlan { rel: root.rel, id_root, pattern, matcher })
     }
@@ -823,17 +822,15 @@ impl Scanner<'_> {
 /// pattern's of the same place from the start (before a `**`) or from the
 /// end (after the last `**`).
 struct DotSegments {
-    head: Vec<Option<globset::GlobMatcher>>,
+    head: Vec<Option<Glob>>,
     /// Reversed: the last segment first (empty without a `**`).
-    tail: Vec<Option<globset::GlobMatcher>>,
+    tail: Vec<Option<Glob>>,
 }
 
 impl DotSegments {
     fn of(pattern: &str) -> DotSegments {
         let dot = |s: &&str| {
-            s.starts_with('.')
-                .then(|| GlobBuilder::new(s).literal_separator(true).build().ok().map(|g| g.compile_matcher()))
-                .flatten()
+            s.starts_with('.').then(|| Glob::build(GlobBuilder::new(s).literal_separator(true)).ok()).flatten()
         };
         let segments: Vec<&str> = pattern.split('/').collect();
         let star = |s: &&str| *s == "**";
@@ -849,9 +846,7 @@ impl DotSegments {
     /// pattern is) is named by the pattern's segment in its place.
     fn allow_all(&self, rel: &str) -> bool {
         let parts: Vec<&str> = rel.split('/').collect();
-        let named = |m: Option<&Option<globset::GlobMatcher>>, c: &str| {
-            m.and_then(Option::as_ref).is_some_and(|m| m.is_match(c))
-        };
+        let named = |m: Option<&Option<Glob>>, c: &str| m.and_then(Option::as_ref).is_some_and(|m| m.is_match(c));
         parts.iter().enumerate().all(|(i, c)| {
             !c.starts_with('.') || named(self.head.get(i), c) || named(self.tail.get(parts.len() - 1 - i), c)
         })

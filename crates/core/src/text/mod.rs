@@ -3,6 +3,7 @@
 //! a file are ranges of the file's one text (no copy of each chunk).
 
 pub mod arena;
+pub mod glob;
 pub mod js_regex;
 
 use crate::bytes::stored::StoredText;
