@@ -189,6 +189,19 @@ test("a store's own failures are SnapshotStoreError: one that throws, one that h
   // A store answering the wrong shape is refused as well.
   const wrong = { get: async () => ({ bytes: 'not bytes', etag: 'x' }), put: async () => ({ etag: 'x' }), head: async () => null }
   await assert.rejects(storeWorkspace(wrong).init(), (err) => err instanceof SnapshotStoreError)
+  // undefined (a get that forgot its return) is not "no such object": the tenant would start empty.
+  const forgot = { get: async () => undefined, put: async () => ({ etag: 'x' }), head: async () => null }
+  await assert.rejects(storeWorkspace(forgot).init(), (err) => err instanceof SnapshotStoreError && /must resolve to/.test(err.message))
+})
+
+test("s3SnapshotStore: a put on condition of an etag whose object is gone (S3 answers 404 NoSuchKey) is a conflict, as a 412 is; a 404 to a put without that condition is the store's failure", async () => {
+  const notFound = () => Object.assign(new Error('The specified key does not exist.'), { name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } })
+  const fake = { send: async () => { throw notFound() } }
+  const store = s3SnapshotStore({ client: fake, bucket: 'b', prefix: 't/' })
+  assert.deepEqual(await store.put('manifest.json', Buffer.from('{}'), { ifMatch: '"e1"' }), { conflict: true })
+  await assert.rejects(store.put('part', Buffer.from('x')), { name: 'NoSuchKey' })
+  const precondition = { send: async () => { throw Object.assign(new Error('At least one of the pre-conditions you specified did not hold'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } }) } }
+  assert.deepEqual(await s3SnapshotStore({ client: precondition, bucket: 'b', prefix: 't/' }).put('manifest.json', Buffer.from('{}'), { ifNoneMatch: '*' }), { conflict: true })
 })
 
 test('a truncated part is not used: the index part is rebuilt from the files, with a warning; the texts part is read again from the files, or fails searches typed', { skip }, async (t) => {

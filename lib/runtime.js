@@ -247,8 +247,9 @@ function snapshotStoreCaller(store) {
   return async ({ method, key, bytes, ifMatch, ifNoneMatch, start, end }) => {
     if (method === 'get') {
       const got = await (typeof start === 'number' && typeof end === 'number' ? store.get(key, { start, end }) : store.get(key))
-      if (got == null) return null
-      if (!(got.bytes instanceof Uint8Array)) throw new TypeError('persist.store.get must resolve to { bytes: Uint8Array, etag: string } or null')
+      // Only null says "no such object": an undefined (a forgotten return) is a mistake to report.
+      if (got === null) return null
+      if (!got || !(got.bytes instanceof Uint8Array)) throw new TypeError('persist.store.get must resolve to { bytes: Uint8Array, etag: string } or null')
       const etag = etagOf(got, 'get')
       return { bytes: Buffer.from(got.bytes.buffer, got.bytes.byteOffset, got.bytes.byteLength), etag }
     }

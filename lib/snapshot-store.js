@@ -26,8 +26,10 @@ function s3SnapshotStore(options) {
     if (typeof out?.ETag !== 'string' || out.ETag === '') throw new Error(`s3SnapshotStore: ${what} answered no ETag`)
     return out.ETag
   }
-  const refused = (/** @type {any} */ e) =>
-    e?.name === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412
+  // A put on condition that the object is as we saw it is refused with 412;
+  // S3 answers 404 (NoSuchKey) when the object is gone since: refused too.
+  const refused = (/** @type {any} */ e, /** @type {boolean} */ ifMatch) =>
+    e?.name === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412 || (ifMatch && missing(e))
   return {
     // Where this store keeps the tenant: with cacheDir, a warm attach loads
     // the copy cached for it while the manifest is fetched.
@@ -50,7 +52,7 @@ function s3SnapshotStore(options) {
         const out = await client.send(new PutObjectCommand(input))
         return { etag: etagOf(out, `PutObject ${key}`) }
       } catch (e) {
-        if (refused(e)) return { conflict: true }
+        if (refused(e, conditions.ifMatch !== undefined)) return { conflict: true }
         throw e
       }
     },
