@@ -805,3 +805,58 @@ test('vector and hybrid search before anything is embedded answer as the embedde
   await ws.index('a', 'alpha')
   await assert.rejects(ws.search('alpha', { mode: 'vector' }), /connection reset/)
 })
+
+test("vectors a rebuild could not delete (the store's deletes failing) are never results, are reported, and are deleted by the next init(), after a restart too (they stayed in the store for good, answered by vector search)", async (t) => {
+  const { LibSQLVector } = await import('@mastra/libsql')
+  const base = tree(t, {
+    'big.md': `${Array.from({ length: 10 }, (_, i) => `line ${i} zebra${i} giraffe words here`).join('\n')}\n`,
+    'gone.md': 'walrus penguin seal\n',
+    'other.md': 'other file text\n',
+  })
+  const dir = fs.mkdtempSync(path.join(fs.realpathSync(process.env.TMPDIR ?? '/tmp'), 'ws-undeleted-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const real = new LibSQLVector({ id: 'undeleted', url: `file:${dir}/v.db` })
+  t.after(() => real.close?.())
+  let failDeletes = false
+  const store = new Proxy(real, {
+    get(target, key) {
+      const value = Reflect.get(target, key)
+      if (typeof key === 'string' && key.startsWith('delete')) {
+        return async (args) => {
+          if (failDeletes) throw new Error('connection reset')
+          return value.call(target, args)
+        }
+      }
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const stored = async () => (await store.query({ indexName: 'undeleted', queryVector: hashEmbed('x'), topK: 100 })).map((h) => h.id).sort()
+  const open = () => new Workspace({
+    searchIndexName: 'undeleted', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, vectorStore: store,
+    embedder: async (text) => hashEmbed(text), autoIndexPaths: ['.'], chunking: { maxChars: 80, overlapLines: 0 }, persist: { dir: `${dir}/persist` },
+  })
+  let ws = open()
+  await ws.init()
+  assert.ok((await stored()).includes('big.md#chunk-3'))
+  fs.writeFileSync(path.join(base, 'big.md'), 'short now\n')
+  fs.rmSync(path.join(base, 'gone.md'))
+  failDeletes = true
+  const report = await ws.init()
+  assert.deepEqual(report.failed.map((f) => f.path).sort(), ['big.md', 'gone.md'])
+  for (const f of report.failed) assert.match(f.error, /^old vectors not deleted from the vector store: connection reset/)
+  assert.ok((await stored()).includes('gone.md') && (await stored()).includes('big.md#chunk-3'), 'the store still holds them')
+  const found = async (query) => (await ws.search(query, { mode: 'vector', topK: 10 })).map((r) => r.id)
+  for (const query of ['line 7 zebra7 giraffe words here', 'walrus penguin seal']) {
+    const answer = await found(query)
+    assert.ok(!answer.includes('gone.md') && !answer.some((id) => id.startsWith('big.md#')), `${query}: ${answer}`)
+  }
+  assert.equal(ws.stats().vectors, 2)
+  // A restart (the snapshot keeps what is owed), the store answering again: deleted.
+  await ws.destroy()
+  failDeletes = false
+  ws = open()
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.deepEqual(await stored(), ['big.md', 'other.md'])
+  assert.deepEqual((await found('walrus penguin seal')).sort(), ['big.md', 'other.md'])
+})

@@ -328,10 +328,19 @@ impl Engine {
         let mut depth = if unscoped.is_some() { first } else { top_k };
         let hits = loop {
             let mut hits = v.store.query(&v.index_name, vector.clone(), depth, filter).await?;
-            let Some(p) = unscoped else { break hits };
-            let full = hits.len() >= depth;
-            hits.retain(|h| hybrid::stored_path(h).is_some_and(|path| under_prefix(path, p)));
-            if hits.len() >= top_k || !full || depth >= most {
+            let (full, answered) = (hits.len() >= depth, hits.len());
+            // Vectors whose deletion failed are still in the store: never results.
+            {
+                let ledger = v.ledger.lock();
+                if ledger.has_undeleted() {
+                    hits.retain(|h| !ledger.is_undeleted(&h.id));
+                }
+            }
+            if let Some(p) = unscoped {
+                hits.retain(|h| hybrid::stored_path(h).is_some_and(|path| under_prefix(path, p)));
+            }
+            // (Nothing left out: the store's answer, as deep as it goes.)
+            if hits.len() >= top_k || !full || depth >= most || hits.len() == answered {
                 hits.truncate(top_k);
                 break hits;
             }

@@ -15,6 +15,7 @@ use crate::ingest::{self, Failed, FileOutcome, Report};
 use crate::persist::FileTable;
 use crate::vectors::plan;
 use futures::stream::{self, StreamExt};
+use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -236,18 +237,28 @@ impl Engine {
             (files, sources)
         };
         let mut embedded = v.embed(self, &sources, OnGroupFailure::Retry, None).await;
+        v.delete_owed().await;
+        let undeleted = Mutex::new(Vec::new());
         for source in gone {
-            let _ = v.forget(&source).await;
+            if let Err(e) = v.forget(&source).await {
+                v.ledger.lock().forget_undeleted(&source);
+                undeleted.lock().push(Failed { path: source, error: plan::vectors_undeleted(&e.reason) });
+            }
         }
         let deletes = plan::stale_deletes(outcomes, &v.ledger.lock(), v.shared);
+        let undeleted_ref = &undeleted;
         stream::iter(deletes)
             .for_each_concurrent(8, |d| async move {
-                let _ = v.store.delete_ids(&v.index_name, &d.ids).await;
-                if let Some(source) = &d.by_source {
+                if let Err(e) = v.store.delete_ids(&v.index_name, &d.ids).await {
+                    v.ledger.lock().note_undeleted(d.ids);
+                    undeleted_ref.lock().push(Failed { path: d.file, error: plan::vectors_undeleted(&e.reason) });
+                } else if let Some(source) = &d.by_source {
+                    // (Another writer's chunks: best effort.)
                     let _ = v.store.delete_source(&v.index_name, source).await;
                 }
             })
             .await;
+        failed_files.append(&mut undeleted.into_inner());
         v.write(&mut embedded, &sources).await;
         drop(sources);
         let texts = embedded.texts();
@@ -255,7 +266,9 @@ impl Engine {
         let settled = plan::settle(outcomes, &failed, &mut v.ledger.lock(), self.keyword.is_some());
         failed_files.extend(settled.vectors_failed);
         for ids in settled.partial {
-            let _ = v.store.delete_ids(&v.index_name, &ids).await;
+            if v.store.delete_ids(&v.index_name, &ids).await.is_err() {
+                v.ledger.lock().note_undeleted(ids); // (the file is listed as failed already)
+            }
         }
         texts
     }

@@ -352,6 +352,15 @@ impl VectorSide {
     /// store, its chunks by `sourceFile`: another writer's). The ledger
     /// forgets the source only once the store has deleted it, so a failed
     /// deletion leaves everything as it was.
+    /// Deletes again the vectors whose deletion failed before (noted back
+    /// if it fails again).
+    pub(super) async fn delete_owed(&self) {
+        let owed = self.ledger.lock().take_undeleted();
+        if !owed.is_empty() && self.store.delete_ids(&self.index_name, &owed).await.is_err() {
+            self.ledger.lock().note_undeleted(owed);
+        }
+    }
+
     pub(super) async fn forget(&self, source: &str) -> Result<bool> {
         let (ids, known) = self.ledger.lock().removal(source);
         // A vector this workspace never wrote is deleted where the store

@@ -225,6 +225,8 @@ impl Engine {
         if failed.is_empty() || self.vectors.is_none() {
             return None;
         }
+        // Vectors a removal could not delete are deleted by the retry too.
+        let undeleted = failed.iter().find(|f| crate::vectors::plan::is_undeleted(&f.error)).cloned();
         let (me, failed) = (self.clone(), failed.to_vec());
         let first = self.read_index(move |index| {
             // Lock order (docs/architecture.md): the index, then the ledger.
@@ -234,8 +236,10 @@ impl Engine {
                 .into_iter()
                 .find(|f| std::iter::once(f.path.clone()).chain(index.chunk_ids_of(&f.path)).any(|id| unwritten(&id)))
         });
-        let f = first.await.ok()??;
-        Some(format!("{} was not embedded ({})", f.path, f.error))
+        match first.await.ok()? {
+            Some(f) => Some(format!("{} was not embedded ({})", f.path, f.error)),
+            None => undeleted.map(|f| format!("{}: {}", f.path, f.error)),
+        }
     }
 
     /// Watches `paths` (starting the watcher, or replacing one that watches

@@ -173,7 +173,7 @@ impl Grep {
         // The files a glob leaves out are still there (their trigrams stay).
         let all = req.glob.as_ref().map(|_| walked.files.clone());
         if let Some(g) = &req.glob {
-            walked.files.retain(|f| g.is_match(&*f.rel));
+            walked.files.retain(|f| g.is_match(&f.rel));
         }
         let plan = self.plan(req, &walked.files, unchanged);
         let base = &self.base;

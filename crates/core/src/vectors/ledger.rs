@@ -14,7 +14,15 @@ pub struct Ledger {
     /// The hash of what was written for each id (`metadata::written_hash`:
     /// text and metadata): an unchanged document is not embedded again.
     texts: FxHashMap<String, u64>,
+    /// Ids whose deletion from the store failed (a gone file's vectors, a
+    /// changed file's old chunks): kept out of results, and deleted again
+    /// at the next rebuild or update. Saved as a source named `UNDELETED`,
+    /// which a version without this field takes for a source gone, and deletes.
+    undeleted: FxHashSet<String>,
 }
+
+/// The saved ledger's entry of `undeleted` (no path or id is spelled so).
+const UNDELETED: &str = "\u{0}undeleted";
 
 impl Ledger {
     /// Notes that the vector of `id` was embedded from a text with this hash.
@@ -42,6 +50,46 @@ impl Ledger {
             }
         }
         self.texts.extend(newer.texts);
+        self.undeleted.extend(newer.undeleted);
+        let rewritten: Vec<String> =
+            self.by_source.values().flatten().filter(|id| self.undeleted.contains(*id)).cloned().collect();
+        for id in rewritten {
+            self.undeleted.remove(&id);
+        }
+    }
+
+    /// Notes `ids` as still in the store though meant to be gone (their
+    /// deletion failed).
+    pub fn note_undeleted(&mut self, ids: impl IntoIterator<Item = String>) {
+        for id in ids {
+            self.texts.remove(&id);
+            self.undeleted.insert(id);
+        }
+    }
+
+    /// Whether `id`'s vector is one whose deletion failed (not a result).
+    pub fn is_undeleted(&self, id: &str) -> bool {
+        self.undeleted.contains(id)
+    }
+
+    pub fn has_undeleted(&self) -> bool {
+        !self.undeleted.is_empty()
+    }
+
+    /// The ids whose deletion failed, sorted, to delete again (noted back
+    /// if that fails too).
+    pub fn take_undeleted(&mut self) -> Vec<String> {
+        let mut ids: Vec<String> = self.undeleted.drain().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Moves what `source` has in the store to the undeleted ids (its
+    /// deletion failed): the source is gone, its vectors are not results.
+    pub fn forget_undeleted(&mut self, source: &str) {
+        let (ids, _) = self.removal(source);
+        self.forget(source);
+        self.note_undeleted(ids);
     }
 
     /// Forgets every text hash: each text is embedded again (another
@@ -61,6 +109,7 @@ impl Ledger {
     pub fn record(&mut self, source: &str, ids: impl IntoIterator<Item = String>) {
         let ids: Vec<String> = ids.into_iter().collect();
         self.take_over(source, &ids);
+        self.written_again(&ids);
         let entry = self.by_source.entry(source.to_string()).or_default();
         for id in ids {
             if !entry.contains(&id) {
@@ -72,7 +121,18 @@ impl Ledger {
     /// `source` now has exactly `ids` in the store.
     pub fn replace(&mut self, source: &str, ids: Vec<String>) {
         self.take_over(source, &ids);
+        self.written_again(&ids);
         self.by_source.insert(source.to_string(), ids);
+    }
+
+    /// Ids written again are in the store as they should be: a deletion
+    /// still owed would take them.
+    fn written_again(&mut self, ids: &[String]) {
+        if !self.undeleted.is_empty() {
+            for id in ids {
+                self.undeleted.remove(id);
+            }
+        }
     }
 
     /// An id has one source: a file's chunk id given to `index()` (its own
@@ -161,14 +221,15 @@ impl Ledger {
         sources
     }
 
-    /// Every id written, to delete on `clear()`.
+    /// Every id written (and every one whose deletion failed), to delete on `clear()`.
     pub fn all_ids(&self) -> Vec<String> {
-        self.by_source.values().flatten().cloned().collect()
+        self.by_source.values().flatten().chain(&self.undeleted).cloned().collect()
     }
 
     pub fn clear(&mut self) {
         self.by_source.clear();
         self.texts.clear();
+        self.undeleted.clear();
     }
 
     /// How many sources (files, `index()` documents) have vectors written.
@@ -224,7 +285,17 @@ impl Ledger {
     pub fn encode(&self, e: &mut Encoder) {
         let mut sources: Vec<&String> = self.by_source.keys().collect();
         sources.sort();
-        e.len(sources.len());
+        let mut undeleted: Vec<&String> = self.undeleted.iter().collect();
+        undeleted.sort();
+        e.len(sources.len() + usize::from(!undeleted.is_empty()));
+        if !undeleted.is_empty() {
+            e.str(UNDELETED);
+            e.len(undeleted.len());
+            for id in undeleted {
+                e.str(id);
+                e.u8(0);
+            }
+        }
         for s in sources {
             e.str(s);
             let ids = &self.by_source[s];
@@ -256,7 +327,11 @@ impl Ledger {
                 }
                 ids.push(id);
             }
-            ledger.by_source.insert(source, ids);
+            if source == UNDELETED {
+                ledger.undeleted.extend(ids);
+            } else {
+                ledger.by_source.insert(source, ids);
+            }
         }
         Ok(ledger)
     }
@@ -265,6 +340,28 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn undeleted_ids_are_saved_as_a_source_and_end_when_written_again() {
+        let mut l = Ledger::default();
+        l.record("a.md", ["a.md#chunk-0".to_string(), "a.md#chunk-1".to_string()]);
+        l.record("gone.md", ["gone.md".to_string()]);
+        l.forget_undeleted("gone.md");
+        l.note_undeleted(["a.md#chunk-2".to_string()]);
+        assert!(l.is_undeleted("gone.md") && l.is_undeleted("a.md#chunk-2") && l.get("gone.md").is_none());
+        assert_eq!((l.sources(), l.count()), (1, 2), "owed deletions are not written vectors");
+        let mut e = Encoder::default();
+        l.encode(&mut e);
+        let back = Ledger::decode(&mut Decoder::new(&e.buf)).unwrap();
+        assert_eq!(back, l);
+        let mut all = back.all_ids();
+        all.sort();
+        assert_eq!(all, ["a.md#chunk-0", "a.md#chunk-1", "a.md#chunk-2", "gone.md"], "clear() deletes them too");
+        l.record("gone.md", ["gone.md".to_string()]);
+        assert!(!l.is_undeleted("gone.md"), "written again: not deleted by the retry");
+        assert_eq!(l.take_undeleted(), ["a.md#chunk-2"]);
+        assert!(!l.has_undeleted());
+    }
 
     #[test]
     fn records_removes_and_lists_sources() {

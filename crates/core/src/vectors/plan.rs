@@ -62,6 +62,8 @@ pub fn spread<V, E: Clone>(
 /// A deletion a rebuild makes before writing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StaleDelete {
+    /// The file they were written for.
+    pub file: String,
     /// Vectors to delete by id.
     pub ids: Vec<String>,
     /// Also delete by `sourceFile` (the chunks another process wrote).
@@ -86,7 +88,7 @@ pub fn stale_deletes(outcomes: &[FileOutcome], ledger: &Ledger, shared: bool) ->
             continue;
         }
         let by_source = (ids.len() == 1 && &ids[0] == id).then(|| id.clone());
-        out.push(StaleDelete { ids, by_source });
+        out.push(StaleDelete { file: id.clone(), ids, by_source });
     }
     out
 }
@@ -127,6 +129,19 @@ pub struct Settled {
 
 /// The report of a file indexed for keyword search whose vectors could not
 /// be written: the embedder's (or the store's) error, and what became of it.
+/// Why a file is listed as failed when vectors it no longer has could not
+/// be deleted from the store.
+pub fn vectors_undeleted(error: &str) -> String {
+    format!("{UNDELETED}: {error} (they are left out of results, and deleted at the next update)")
+}
+
+const UNDELETED: &str = "old vectors not deleted from the vector store";
+
+/// Whether a failure is `vectors_undeleted`'s.
+pub fn is_undeleted(error: &str) -> bool {
+    error.starts_with(UNDELETED)
+}
+
 pub fn vectors_failed(error: &str) -> String {
     format!(
         "vectors not written: {error} (the file is indexed for keyword search, and embedded again at the next init())"
