@@ -263,6 +263,27 @@ test('10: a callback rejecting with the message napi-rs gives a dropped promise 
   assert.ok(Date.now() - at < 10_000, 'failed at once, not at the 60 s timeout')
 })
 
+test('a single-text embedder that hangs fails init() in a few timeouts, not one per file: once none of its first calls answered in time, the rest are not called; one that refuses at once is still asked for every file', async (t) => {
+  const files = {}
+  for (let i = 0; i < 120; i++) files[`f${String(i).padStart(3, '0')}.md`] = `text number ${i}\n`
+  const basePath = tree(t, files)
+  let calls = 0
+  const hangs = new Workspace({ filesystem: new LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['.'], embedTimeoutMs: 300, embedder: () => { calls++; return new Promise(() => {}) } })
+  t.after(() => hangs.destroy())
+  const report = await hangs.init()
+  assert.equal(report.failed.length, 120)
+  assert.ok(calls <= 2 * 8, `${calls} calls (it made one per file, 8 at a time, each waiting 300 ms)`)
+  for (const f of report.failed) assert.match(f.error, /Embedder did not answer within 300 ms/)
+  assert.ok(report.failed.some((f) => /none of its first 8 calls answered in time; not called/.test(f.error)))
+  assert.equal((await hangs.search('number', { mode: 'bm25', topK: 200 })).length, 120, 'keyword search has every file')
+  let refusals = 0
+  const refuses = new Workspace({ filesystem: new LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['.'], embedder: async (text) => { refusals++; if (text.includes('7')) throw new Error('too long'); return hashEmbed(text) } })
+  t.after(() => refuses.destroy())
+  const refused = await refuses.init()
+  assert.equal(refusals, 120)
+  assert.deepEqual(refused.failed.map((f) => f.path), Object.keys(files).filter((f) => files[f].includes('7')))
+})
+
 test('10: an embedder that never answers: embedTimeoutMs fails the call, state kept; the process exits on its own', async () => {
   const ws = new Workspace({ bm25: true, embedder: async (t) => (t.includes('hang') ? new Promise(() => {}) : hashEmbed(t)), embedTimeoutMs: 1000 })
   await ws.index('doc', 'first version')

@@ -63,16 +63,31 @@ impl Embedder {
     }
 
     /// Embeds texts in groups, at most `concurrency` calls in flight; one
-    /// result per group, in order.
+    /// result per group, in order. An embedder none of whose first calls
+    /// answered in time (`PROBE_CALLS` or `concurrency`, whichever is more)
+    /// is down: the groups left fail with its timeout, without a call (a
+    /// single-text embedder that hangs cost a timeout per file, 8 at a
+    /// time: hours of `init()` at the default timeout). One that refuses
+    /// texts answers: each text is still asked (a bad text fails its own file).
     pub async fn embed_groups(&self, texts: Vec<String>) -> Vec<Result<Vec<Vec<f32>>>> {
         let size = self.group_size();
         let total = texts.len().div_ceil(size);
         let groups: Vec<(usize, Vec<String>)> = texts.chunks(size).map(|c| c.to_vec()).enumerate().collect();
+        let probe = self.concurrency().max(PROBE_CALLS);
+        let down = DownCheck::default();
+        let down = &down;
         stream::iter(groups)
             .map(|(i, g)| async move {
                 let first = i * size + 1;
                 let label = embedding::group_label(i, total, first, g.len());
-                self.embed_group(g, &label).await
+                if let Some(why) = down.down_after(probe) {
+                    let why =
+                        format!("{why} (none of its first {probe} calls answered in time; not called for {label})");
+                    return Err(Error::from_reason(why));
+                }
+                let answer = self.embed_group(g, &label).await;
+                down.note(&answer);
+                answer
             })
             .buffered(self.concurrency.max(1))
             .collect()
@@ -87,6 +102,33 @@ impl Embedder {
         }
         embedding::check_vectors(&out, "all texts").map_err(reason)?;
         Ok(out)
+    }
+}
+
+/// Calls made before an embedder that answers none is taken to be down.
+const PROBE_CALLS: usize = 4;
+
+/// The calls of one `embed_groups`: whether any answered (a refusal is an
+/// answer), how many timed out, and the first timeout's reason.
+#[derive(Default)]
+struct DownCheck(parking_lot::Mutex<(bool, usize, Option<String>)>);
+
+impl DownCheck {
+    fn note(&self, answer: &Result<Vec<Vec<f32>>>) {
+        let mut state = self.0.lock();
+        match answer {
+            Err(e) if Embedder::timed_out(&e.reason) => {
+                state.1 += 1;
+                state.2.get_or_insert_with(|| e.reason.clone());
+            }
+            _ => state.0 = true,
+        }
+    }
+
+    /// The first timeout's reason once `probe` calls timed out and none answered.
+    fn down_after(&self, probe: usize) -> Option<String> {
+        let state = self.0.lock();
+        (!state.0 && state.1 >= probe).then(|| state.2.clone()).flatten()
     }
 }
 
