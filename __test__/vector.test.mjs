@@ -860,3 +860,41 @@ test("vectors a rebuild could not delete (the store's deletes failing) are never
   assert.deepEqual(await stored(), ['big.md', 'other.md'])
   assert.deepEqual((await found('walrus penguin seal')).sort(), ['big.md', 'other.md'])
 })
+
+test("a file the store refuses fails alone: the other files written with it in one upsert are written again file by file (99 beside it lost their vectors at every init()); a store that is down is not asked file by file", async (t) => {
+  const { LibSQLVector } = await import('@mastra/libsql')
+  const files = {}
+  for (let i = 0; i < 150; i++) files[`f${String(i).padStart(3, '0')}.md`] = `alpha item${i}\n`
+  const basePath = tree(t, files)
+  const real = new LibSQLVector({ id: 'refusing', url: ':memory:' })
+  t.after(() => real.close?.())
+  let upserts = 0
+  let down = false
+  const store = new Proxy(real, {
+    get(target, key) {
+      const value = Reflect.get(target, key)
+      if (key === 'upsert') {
+        return async (args) => {
+          upserts++
+          if (down || args.ids.includes('f050.md')) throw new Error(down ? 'connection refused' : 'unsupported Unicode escape sequence')
+          return value.call(target, args)
+        }
+      }
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const embedder = Object.assign(async (texts) => texts.map((text) => hashEmbed(text)), { batch: true, maxBatchSize: 64 })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath }), bm25: true, vectorStore: store, embedder, autoIndexPaths: ['.'] })
+  t.after(() => ws.destroy())
+  const report = await ws.init()
+  assert.deepEqual(report.failed.map((f) => f.path), ['f050.md'])
+  assert.match(report.failed[0].error, /unsupported Unicode escape sequence/)
+  assert.equal(ws.stats().vectors, 149)
+  // Down: each unit is tried, and the probe of four files; not one call per file.
+  down = true
+  for (const f of Object.keys(files)) fs.appendFileSync(path.join(basePath, f), 'more\n')
+  upserts = 0
+  const again = await ws.init()
+  assert.equal(again.failed.length, 150)
+  assert.ok(upserts <= 2 * (2 + 4), `${upserts} upserts`)
+})

@@ -249,12 +249,14 @@ impl Engine {
         let undeleted_ref = &undeleted;
         stream::iter(deletes)
             .for_each_concurrent(8, |d| async move {
-                if let Err(e) = v.store.delete_ids(&v.index_name, &d.ids).await {
-                    v.ledger.lock().note_undeleted(d.ids);
-                    undeleted_ref.lock().push(Failed { path: d.file, error: plan::vectors_undeleted(&e.reason) });
-                } else if let Some(source) = &d.by_source {
+                let deleted = v.store.delete_ids(&v.index_name, &d.ids).await;
+                if let Some(source) = &d.by_source {
                     // (Another writer's chunks: best effort.)
                     let _ = v.store.delete_source(&v.index_name, source).await;
+                }
+                if let (Err(e), true) = (deleted, d.written) {
+                    v.ledger.lock().note_undeleted(d.ids);
+                    undeleted_ref.lock().push(Failed { path: d.file, error: plan::vectors_undeleted(&e.reason) });
                 }
             })
             .await;

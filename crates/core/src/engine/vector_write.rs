@@ -291,14 +291,46 @@ impl VectorSide {
         Some(err)
     }
 
-    /// Writes every unit (`write_unit`), the first store error kept.
+    /// Writes every unit (`write_unit`), the first store error kept. A unit
+    /// of several files the store refuses is written again file by file,
+    /// so that a document it cannot take (a NUL byte PostgreSQL refuses)
+    /// fails its own file, not the 99 beside it. First a probe of `PROBE`
+    /// files: when none of them is written the store is taken to be down,
+    /// and neither the rest nor later units are written again.
     pub(super) async fn write(&self, e: &mut Embedded, sources: &Sources<'_>) {
+        let mut down = false;
         for unit in e.units() {
             let docs: Vec<&NewDocument> = unit.iter().map(|&(s, j)| sources[s][j]).collect();
-            if let Some(err) = self.write_unit(e, &docs, &unit).await {
-                e.first_error.get_or_insert(err);
+            let Some(err) = self.write_unit(e, &docs, &unit).await else { continue };
+            if !down {
+                down = !self.write_each(e, sources, &unit).await;
+            }
+            e.first_error.get_or_insert(err);
+        }
+    }
+
+    /// `unit`'s files written one at a time (`write`); whether the store
+    /// took any of them (or was not asked: a unit of one file).
+    async fn write_each(&self, e: &mut Embedded, sources: &Sources<'_>, unit: &Unit) -> bool {
+        let mut files: Vec<usize> = unit.iter().map(|&(s, _)| s).collect();
+        files.dedup();
+        if files.len() < 2 {
+            return true;
+        }
+        let (mut written, mut refused) = (false, 0);
+        for file in files {
+            if !written && refused >= PROBE {
+                break; // (they stay failed with the unit's error)
+            }
+            let part: Unit = unit.iter().copied().filter(|&(s, _)| s == file).collect();
+            let docs: Vec<&NewDocument> = part.iter().map(|&(s, j)| sources[s][j]).collect();
+            e.failed.remove(&file); // (the unit's error; its own, if refused again)
+            match self.write_unit(e, &docs, &part).await {
+                None => written = true,
+                Some(_) => refused += 1,
             }
         }
+        written
     }
 }
 
@@ -348,10 +380,6 @@ impl VectorSide {
         self.ledger.lock().holds(&doc.id, &doc.id, metadata::written_hash(doc))
     }
 
-    /// Removes what this workspace wrote for `source` (and, for a shared
-    /// store, its chunks by `sourceFile`: another writer's). The ledger
-    /// forgets the source only once the store has deleted it, so a failed
-    /// deletion leaves everything as it was.
     /// Deletes again the vectors whose deletion failed before (noted back
     /// if it fails again).
     pub(super) async fn delete_owed(&self) {
@@ -361,6 +389,10 @@ impl VectorSide {
         }
     }
 
+    /// Removes what this workspace wrote for `source` (and, for a shared
+    /// store, its chunks by `sourceFile`: another writer's). The ledger
+    /// forgets the source only once the store has deleted it, so a failed
+    /// deletion leaves everything as it was.
     pub(super) async fn forget(&self, source: &str) -> Result<bool> {
         let (ids, known) = self.ledger.lock().removal(source);
         // A vector this workspace never wrote is deleted where the store

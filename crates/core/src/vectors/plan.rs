@@ -64,6 +64,9 @@ pub fn spread<V, E: Clone>(
 pub struct StaleDelete {
     /// The file they were written for.
     pub file: String,
+    /// Whether this workspace wrote them (the ledger's), not vectors another
+    /// writer may have left (deleted on the chance: a failure is no harm).
+    pub written: bool,
     /// Vectors to delete by id.
     pub ids: Vec<String>,
     /// Also delete by `sourceFile` (the chunks another process wrote).
@@ -79,16 +82,16 @@ pub fn stale_deletes(outcomes: &[FileOutcome], ledger: &Ledger, shared: bool) ->
     let mut out = Vec::new();
     for o in outcomes {
         let FileOutcome::Documents { id, docs, .. } = o else { continue };
-        let ids = match ledger.get(id) {
-            Some(before) => before.iter().filter(|b| !docs.iter().any(|d| &d.id == *b)).cloned().collect(),
-            None if shared => vec![id.clone()],
+        let (ids, written) = match ledger.get(id) {
+            Some(before) => (before.iter().filter(|b| !docs.iter().any(|d| &d.id == *b)).cloned().collect(), true),
+            None if shared => (vec![id.clone()], false),
             None => continue,
         };
         if ids.is_empty() {
             continue;
         }
         let by_source = (ids.len() == 1 && &ids[0] == id).then(|| id.clone());
-        out.push(StaleDelete { file: id.clone(), ids, by_source });
+        out.push(StaleDelete { file: id.clone(), ids, by_source, written });
     }
     out
 }
