@@ -173,3 +173,19 @@ test('--index-dir that cannot hold the index (a file, a folder of other files) i
   const fresh = runIn(dir, '.', 'hello', '--index-dir', path.join(elsewhere, 'new'))
   assert.equal(fresh.stderr, '', 'a folder it can use says nothing')
 })
+
+test('a glob past the regex size limit is refused in one short line (the engine panicked: a megabyte of Rust panic on stderr), in grep, in search and through grep()', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello transport\n' })
+  const huge = '*'.repeat(100_000)
+  for (const args of [['grep', 'x', dir, '--glob', huge], [dir, 'hello', '--glob', huge]]) {
+    const r = runIn(dir, ...args)
+    assert.equal(r.status, 2, r.stderr.slice(0, 300))
+    assert.ok(r.stderr.length < 1000 && !/panicked/.test(r.stderr), r.stderr.slice(0, 300))
+    assert.match(r.stderr, /size limit|invalid glob/)
+  }
+  const workspace = new Workspace({ filesystem: { basePath: dir } })
+  t.after(() => workspace.destroy())
+  const braces = `{${Array.from({ length: 50_000 }, (_, i) => `src/file${i}.ts`).join(',')}}`
+  const error = await workspace.grep('x', { path: braces }).then(() => null, (e) => e)
+  assert.ok(error && error.message.length < 1000 && !/internal error/.test(error.message), String(error?.message).slice(0, 300))
+})

@@ -301,3 +301,68 @@ test('mcp: a signal after the client closed stdin (MCP stdio shutdown) still des
   const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? s)))
   assert.equal(code, 0)
 })
+
+test('mcp: lines that are no JSON or no JSON-RPC message are answered with -32700 / -32600 (they went unanswered, the client waiting out its timeout); the next request is served', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello world\n' })
+  const child = spawn(process.execPath, [CLI, 'mcp', dir], { env: envFor(dir) })
+  t.after(() => child.kill())
+  let stdout = ''
+  child.stdout.on('data', (d) => (stdout += d))
+  const replies = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  const send = (line) => child.stdin.write(`${line}\n`)
+  send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }))
+  await eventually('initialize result', () => replies().find((m) => m.id === 1))
+  for (const line of ['not json', '{"jsonrpc":"2.0","id":', '{}', '[]']) send(line)
+  send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }))
+  await eventually('ping answered', () => replies().find((m) => m.id === 2))
+  const errors = replies().filter((m) => m.error)
+  assert.deepEqual(errors.map((m) => [m.id, m.error.code]), [[null, -32700], [null, -32700], [null, -32600], [null, -32600]])
+})
+
+test("mcp: a search's path spelled absolutely inside the folder finds what the relative one finds (it answered 'No results'); tool errors escape the agent's control characters", async (t) => {
+  const dir = tree(t, { 'src/auth.ts': 'export function resetPassword() {}\n', 'docs/a.md': 'resetPassword guide\n' })
+  const client = await connect(t, dir)
+  const search = async (p) => text(await client.callTool({ name: 'workspace_search', arguments: { query: 'resetPassword', path: p, repeat: true } }))
+  const relative = await search('src/')
+  assert.match(relative, /^src\/auth\.ts:1-1/)
+  for (const p of [path.join(dir, 'src') + '/', path.join(dir, 'src'), path.join(dir, 'src/auth.ts'), path.join(fs.realpathSync(dir), 'src') + '/']) {
+    assert.equal(await search(p), relative, p)
+  }
+  const error = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'x', path: 'nope\x1b[2J[' } })
+  assert.equal(error.isError, true)
+  assert.ok(!/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(text(error)) && text(error).includes('\\x1b[2J'), text(error))
+})
+
+test('mcp: index status lists the files whose vectors were not written, and why (an embedder that answers 401)', async (t) => {
+  const dir = tree(t, { 'a.md': 'alpha\n', 'b.md': 'beta\n' })
+  const embedder = path.join(tree(t, { 'embedder.cjs': "module.exports = async () => { throw new Error('401 Unauthorized: bad key') }\n" }), 'embedder.cjs')
+  const client = await connect(t, dir, ['--embedder', embedder])
+  await client.callTool({ name: 'workspace_search', arguments: { query: 'alpha' } })
+  const status = text(await client.callTool({ name: 'workspace_index_status', arguments: {} }))
+  assert.match(status, /^failed: 2$/m)
+  assert.match(status, /^ {2}a\.md: vectors not written: 401 Unauthorized: bad key/m)
+})
+
+test('mcp: a last save that fails at shutdown (the cache folder removed) is one line on stderr, and the server exits 0 (it crashed with exit 1 and a stack)', async (t) => {
+  const dir = tree(t, { 'a.md': 'hello routers\n' })
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-mcp-rm-'))
+  t.after(() => fs.rmSync(cache, { recursive: true, force: true }))
+  const child = spawn(process.execPath, [CLI, 'mcp', dir], { env: { ...process.env, XDG_CACHE_HOME: cache }, stdio: ['pipe', 'pipe', 'pipe'] })
+  t.after(() => child.kill('SIGKILL'))
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (err += d))
+  const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`)
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'workspace_search', arguments: { query: 'hello' } } })
+  await eventually('search answered', () => out.includes('"id":2'))
+  fs.rmSync(path.join(cache, 'workspace-search'), { recursive: true, force: true })
+  fs.writeFileSync(path.join(dir, 'b.md'), 'routers again\n') // something to save
+  await new Promise((r) => setTimeout(r, 300))
+  child.stdin.end()
+  const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? s)))
+  assert.equal(code, 0, err)
+  assert.ok(!/triggerUncaughtException|\n\s+at /.test(err), err)
+})

@@ -10,6 +10,7 @@
 'use strict'
 
 const os = require('node:os')
+const fs = require('node:fs')
 const path = require('node:path')
 const { escapeControls } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
@@ -75,7 +76,8 @@ function inputSchemas(z) {
 }
 
 /** A tool error the agent reads (isError), not a protocol error. */
-const toolError = (message) => ({ content: [{ type: 'text', text: message }], isError: true })
+// (An error may echo the agent's own input: its control characters are escaped, as in every text.)
+const toolError = (message) => ({ content: [{ type: 'text', text: escapeControls(message) }], isError: true })
 
 /** The SDK's high-level server, its stdio transport and zod as the SDK loads it. */
 function loadSdk() {
@@ -112,6 +114,45 @@ function stdioTransport(sdk) {
   // The same cap for the transport's buffer, where the SDK takes it: a whole line fits.
   const transport = new sdk.StdioServerTransport(guardLines(process.stdin, { onOversize }), process.stdout, { maxBufferSize: MAX_LINE })
   return transport
+}
+
+/**
+ * A search's `path` read from `folder` down when it spells a path inside the folder absolutely
+ * (an agent's habit; ids are relative, and the engine reads a leading `/` as the folder's): as given
+ * otherwise. The folder as given or as its real path.
+ * @param {string} folder
+ * @param {string} wanted
+ */
+function pathInFolder(folder, wanted) {
+  if (!path.isAbsolute(wanted)) return wanted
+  const bases = [path.resolve(folder)]
+  try {
+    bases.push(fs.realpathSync(folder))
+  } catch {}
+  for (const base of bases) {
+    const inside = path.relative(base, wanted)
+    if (inside === '') return ''
+    if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) continue
+    return inside.split(path.sep).join('/') + (/[\\/]$/.test(wanted) ? '/' : '')
+  }
+  return wanted
+}
+
+/**
+ * Answers a line that is no JSON (-32700) or no JSON-RPC message (-32600),
+ * as JSON-RPC asks (`id: null`): the SDK's transport hands such a line to
+ * `onerror` alone, and the client waited out its own timeout. To be called
+ * after `connect()`, which sets `onerror`.
+ */
+function answerMalformed(transport, sdk) {
+  const onerror = transport.onerror
+  transport.onerror = (error) => {
+    onerror?.(error)
+    const code = error instanceof SyntaxError ? sdk.ErrorCode.ParseError : error?.name === 'ZodError' ? sdk.ErrorCode.InvalidRequest : undefined
+    if (code === undefined) return
+    const message = code === sdk.ErrorCode.ParseError ? 'Parse error: the line is not JSON' : 'Invalid Request: the line is not a JSON-RPC 2.0 message'
+    transport.send({ jsonrpc: '2.0', id: null, error: { code, message } }).catch(() => {})
+  }
 }
 
 /**
@@ -224,7 +265,8 @@ async function serve(args, { openWorkspace }) {
   // The calls being answered: a client that closes stdin still gets what it asked before.
   const running = new Set()
   const tracked = (handler) => (input, extra) => {
-    const call = handler(input, extra)
+    // Any other failure is a tool error too, as the SDK makes it, its control characters escaped.
+    const call = handler(input, extra).catch((err) => toolError(String(err?.message ?? err)))
     running.add(call)
     call.finally(() => running.delete(call)).catch(() => {})
     return call
@@ -238,7 +280,9 @@ async function serve(args, { openWorkspace }) {
     // The path filter runs inside the engine (every mode), so a folder whose hits rank low is still found.
     // One result per file: an agent edits files, and five chunks of one file would crowd out the others.
     const mode = input.mode ?? 'bm25'
-    const search = { query: input.query, mode, minScore: input.minScore, path: input.path, topK: input.topK }
+    // An absolute path inside the folder is read from the folder down (ids are), as grep reads it.
+    const under = input.path && pathInFolder(args.folder, input.path)
+    const search = { query: input.query, mode, minScore: input.minScore, path: under, topK: input.topK }
     try {
       const page = await budgetedPage({
         query: input.query,
@@ -249,7 +293,7 @@ async function serve(args, { openWorkspace }) {
         key: cursorKey(search),
         memory,
         highlight: (query, text) => workspace.highlight(query, text),
-        search: (topK) => workspace.search(input.query, { topK, mode, minScore: input.minScore, group: 'file', ...(input.path ? { pathPrefix: input.path } : {}) }),
+        search: (topK) => workspace.search(input.query, { topK, mode, minScore: input.minScore, group: 'file', ...(under ? { pathPrefix: under } : {}) }),
       })
       return { content: [{ type: 'text', text: page.text }] }
     } catch (err) {
@@ -272,12 +316,20 @@ async function serve(args, { openWorkspace }) {
   server.registerTool('workspace_index_status', { title: 'Index status', description: STATUS_DESCRIPTION, inputSchema: schemas.status }, async () => {
     const state = report ? 'ready' : failure ? `failed: ${failure.message}` : 'indexing'
     const stats = workspace.stats()
-    const skipped = (report?.skipped ?? []).slice(0, 20).map((s) => `  ${escapeControls(s.path)}: ${escapeControls(s.reason)}`)
-    const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(path.resolve(args.folder))}`, `files indexed at start: ${report?.indexed ?? 0} (${report?.chunks ?? 0} chunks)`, `documents now: ${stats.documents}`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped].join('\n')
+    const listed = (items, why) => items.slice(0, 20).map((s) => `  ${escapeControls(s.path)}: ${escapeControls(why(s))}`)
+    const skipped = listed(report?.skipped ?? [], (s) => s.reason)
+    // Files indexed for keyword search whose vectors were not written (an embedder down: 401, quota).
+    const failed = listed(report?.failed ?? [], (f) => f.error)
+    const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(path.resolve(args.folder))}`, `files indexed at start: ${report?.indexed ?? 0} (${report?.chunks ?? 0} chunks)`, `documents now: ${stats.documents}`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped, `failed: ${report?.failed.length ?? 0}`, ...failed].join('\n')
     return { content: [{ type: 'text', text }] }
   })
 
-  await server.connect(stdioTransport(sdk))
+  // One drain listener per answer waiting to be written (the SDK's send): a client that reads
+  // slowly is no leak, and Node's warning about it on stderr was noise.
+  process.stdout.setMaxListeners(0)
+  const transport = stdioTransport(sdk)
+  await server.connect(transport)
+  answerMalformed(transport, sdk)
   let stopping
   let hurry = () => {}
   const stop = (finishCalls) => {
@@ -287,7 +339,8 @@ async function serve(args, { openWorkspace }) {
         const signalled = new Promise((resolve) => (hurry = resolve))
         await Promise.race([Promise.allSettled([...running]), limit, signalled])
       }
-      await workspace.destroy()
+      // A save that fails now (its folder removed) is said, and the server still ends as asked.
+      await workspace.destroy().catch((err) => process.stderr.write(`workspace-search mcp: ${escapeControls(String(err?.message ?? err))}\n`))
       // The last answers are written before the process ends (stdout to a pipe is asynchronous).
       await new Promise((resolve) => setImmediate(resolve))
       await new Promise((resolve) => process.stdout.write('', () => resolve(undefined)))

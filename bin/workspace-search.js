@@ -15,7 +15,7 @@ const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
 const { UsageError, explain, checkFolder, indexDirWarnings } = require('./args.js')
 const { badGlobs } = require('./globs.js')
-const { matchLines, printer, jsonLine, displayPath, pathInside, escapeControls } = require('./format.js')
+const { elide, matchLines, printer, jsonLine, displayPath, pathInside, escapeControls } = require('./format.js')
 const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('../lib/budget.js')
 
 const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
@@ -240,7 +240,8 @@ function skipReason(reason) {
 
 /** The --glob values refused, on stderr as the search reports them; the exit status. */
 function refuseGlobs(bad) {
-  for (const { glob, reason } of bad) process.stderr.write(`workspace-search: --glob ${escapeControls(glob)}: ${escapeControls(reason)}\n`)
+  // (A glob of a hundred thousand characters is named by its ends.)
+  for (const { glob, reason } of bad) process.stderr.write(`workspace-search: --glob ${escapeControls(elide(glob, 200))}: ${escapeControls(reason)}\n`)
   return 2
 }
 

@@ -16,12 +16,15 @@ pub struct Glob {
 
 impl Glob {
     /// Compiles what `builder` reads from its glob.
+    /// Fails with a message of at most `MAX_MESSAGE` characters (globset's
+    /// quotes the glob, which may be megabytes long), never panics (globset's
+    /// own `compile_matcher` does past the regex size limit).
     pub fn build(builder: &globset::GlobBuilder) -> Result<Glob, String> {
-        let parsed = builder.build().map_err(|e| e.to_string())?;
+        let parsed = builder.build().map_err(|e| short(e.to_string()))?;
         let regex = regex::RegexBuilder::new(&by_character(parsed.regex()))
             .dot_matches_new_line(true)
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| short(e.to_string()))?;
         Ok(Glob { glob: parsed.glob().to_string(), regex })
     }
 
@@ -38,6 +41,15 @@ impl Glob {
 impl fmt::Debug for Glob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Glob({:?})", self.glob)
+    }
+}
+
+const MAX_MESSAGE: usize = 300;
+
+fn short(message: String) -> String {
+    match message.char_indices().nth(MAX_MESSAGE) {
+        Some((at, _)) => format!("{}…", &message[..at]),
+        None => message,
     }
 }
 
@@ -106,5 +118,11 @@ mod tests {
         assert!(glob("a.b").is_match("a.b") && !glob("a.b").is_match("axb"));
         assert_eq!(glob("docs/?.md").glob(), "docs/?.md");
         assert!(Glob::build(&globset::GlobBuilder::new("a[")).is_err());
+        // Past the regex size limit: an error, short, not a panic.
+        let huge = "*".repeat(100_000);
+        let e = Glob::build(&globset::GlobBuilder::new(&huge)).unwrap_err();
+        assert!(e.chars().count() <= 301, "{e}");
+        let e = Glob::build(&globset::GlobBuilder::new(&format!("{}[", "a".repeat(5000)))).unwrap_err();
+        assert!(e.starts_with("error parsing glob") && e.chars().count() <= 301, "{e}");
     }
 }
