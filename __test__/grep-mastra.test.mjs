@@ -577,3 +577,18 @@ test('mastra_workspace_grep: a searched folder Mastra ignores by folding the cas
   assert.match(want.outputs[0], /^2 matches/, 'Mastra searches é with the .gitignore off')
   await compare(t, 'folding', cases, want, await runTool(mine, cases))
 })
+
+test('mastra_workspace_grep: braces in the root .gitignore name themselves, as in git and Mastra (they were alternatives: files dropped); a folder re-included under an ignored one stays ignored, so the rules go off for its search as in Mastra (a file was lost)', async (t) => {
+  for (const [label, files, cases] of [
+    ['braces', { '.gitignore': '*.py{}\n/{a,b}\n{x,y}.md\n', 'pkg/mod.py': 'needle = 1\n', 'a/f.md': 'needle a\n', 'b/f.md': 'needle b\n', 'x.md': 'needle x\n', '{x,y}.md': 'needle literal\n' },
+      [['braces read literally', { pattern: 'needle' }, 'native']]],
+    ['re-included', { '.gitignore': 'dist/\n!dist/sub/\n*.log\n', 'dist/sub/a.md': 'needle a\n', 'dist/sub/app.log': 'needle log\n', 'top.log': 'needle top\n' },
+      [['the folder', { pattern: 'needle', path: 'dist/sub' }, 'native'], ['a glob in it', { pattern: 'needle', path: 'dist/sub/*.log' }, 'native']]],
+  ]) {
+    const basePath = tree(t, files)
+    const { theirs, mine } = await workspaces(t, basePath)
+    const want = await runTool(theirs, cases)
+    assert.ok(want.outputs.every((o) => !o.startsWith('0 matches')), want.outputs.join('\n'))
+    await compare(t, label, cases, want, await runTool(mine, cases))
+  }
+})

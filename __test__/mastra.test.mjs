@@ -360,6 +360,23 @@ test('autoIndexPaths globs meet characters, not bytes: ? and classes match ü an
   assert.deepEqual(greped.map((f) => f.path).sort(), ['docs/a.md', 'docs/é.md', 'docs/ü.md'])
 })
 
+test('autoIndexPaths globs read braces, folders and literal names as Mastra (picomatch) does: ranges, empty alternatives, one-item braces, `x/**` naming the folder (its dot-files indexed), a file named as the glob, `/**` ids', async (t) => {
+  const basePath = tree(t, {
+    'docs/a.md': 'words a', 'docs/b.md': 'words b', 'docs/c.md': 'words c', 'docs/ab.md': 'words ab', 'docs/{a,b}.md': 'words literal',
+    'docs/[x].md': 'words bracket', 'docs/x.md': 'words x', 'docs/sub/x.md': 'words sub', 'docs/sub/.h.md': 'words hidden', 'a.md': 'words top',
+  })
+  for (const pattern of ['docs/{a..c}.md', 'docs/{,a}b.md', 'docs/*.{md}', 'docs/{a,b}.md', 'docs/[x].md', '**/sub/**', '/**/*.md']) {
+    const found = {}
+    for (const [name, W] of [['mastra', mastra.Workspace], ['ours', ours.Workspace]]) {
+      const ws = new W({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: [pattern] })
+      t.after(() => ws.destroy())
+      await ws.init()
+      found[name] = ids(await ws.search('words', { topK: 100 })).sort()
+    }
+    assert.deepEqual(found.ours, found.mastra, pattern)
+  }
+})
+
 test("an autoIndexPaths entry in the LocalFilesystem's allowedPaths, outside basePath, is indexed as Mastra indexes it (it was 'not found'); watch where there is no folder of ours to watch says so", async (t) => {
   const basePath = tree(t, { 'docs/a.md': 'alpha guide\n' })
   const outside = tree(t, { 'ext/e.md': 'router external\n' })

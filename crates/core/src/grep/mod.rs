@@ -545,9 +545,7 @@ pub fn split_glob(
         return Ok((clean.to_string(), None));
     }
     let base: Vec<&str> = clean.split('/').take_while(|s| !is_glob(s)).collect();
-    let glob =
-        crate::text::glob::Glob::build(globset::GlobBuilder::new(clean).literal_separator(true).backslash_escape(true))
-            .map_err(|e| format!("path is not a valid glob: {e}"))?;
+    let glob = crate::ingest::scan::picomatch_glob(clean).map_err(|e| format!("path is not a valid glob: {e}"))?;
     Ok((base.join("/"), Some(glob)))
 }
 

@@ -90,11 +90,15 @@ impl RootIgnore {
 
     /// Whether `path` or a folder above it is ignored, or may be (Mastra
     /// then turns the root `.gitignore` off for a search of it: so does grep).
+    /// The folders above come first, as in Mastra's package and in git: a
+    /// folder under an ignored one is ignored whatever a `!` rule says of
+    /// it (`ignore`'s `matched_path_or_any_parents` stops at the path's own
+    /// `!dist/sub/` and never asks about `dist/`).
     pub fn may_ignore_path_or_parents(&self, path: &str) -> bool {
-        match self.as_units(path) {
-            Some(units) => self.rules.matched_path_or_any_parents(&*units, true).is_ignore(),
-            None => true,
-        }
+        let Some(units) = self.as_units(path) else { return true };
+        let units = units.trim_end_matches('/');
+        let parent_ignored = units.match_indices('/').any(|(i, _)| self.rules.matched(&units[..i], true).is_ignore());
+        parent_ignored || self.rules.matched(units, true).is_ignore()
     }
 
     /// `path` as Mastra's package counts it: one byte for each UTF-16 unit
@@ -138,6 +142,7 @@ pub fn root_gitignore(base: &Path) -> Option<RootIgnore> {
     b.case_insensitive(true).ok()?;
     let mut wide_rules = false;
     for line in text.lines() {
+        let line = &*crate::text::glob::literal_braces(line);
         if b.add_line(None, line).is_ok() && !line.trim_start().starts_with('#') {
             wide_rules |= !line.is_ascii();
         }

@@ -381,6 +381,7 @@ fn kind_without_generated_or_doc(path: &str) -> FileKind {
 /// without a slash matches a name at any depth, one with a slash is
 /// anchored at the root.
 fn attribute_glob(pattern: &str) -> Option<crate::text::glob::Glob> {
+    let pattern = &*crate::text::glob::literal_braces(pattern);
     let anchored = pattern.trim_start_matches('/');
     let glob =
         if pattern.trim_end_matches('/').contains('/') { anchored.to_string() } else { format!("**/{anchored}") };

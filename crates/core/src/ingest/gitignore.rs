@@ -95,7 +95,7 @@ impl GitignoreRules {
         // A byte-order mark before the first rule is not part of it (git strips it).
         for line in text.trim_start_matches('\u{feff}').lines() {
             // A line git would not understand is passed over, as git does.
-            let _ = builder.add_line(Some(path.clone()), line);
+            let _ = builder.add_line(Some(path.clone()), &crate::text::glob::literal_braces(line));
         }
         builder.build().ok().filter(|g| !g.is_empty())
     }

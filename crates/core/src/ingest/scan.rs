@@ -773,9 +773,9 @@ impl Scanner<'_> {
             &form[root_form.len() + 1..]
         };
         let pattern = join_id(&rel_root, tail);
-        let matcher =
-            Glob::build(GlobBuilder::new(&pattern).literal_separator(true)).map_err(SkipReason::InvalidGlob)?;
-        let id_root = if root_form == "." { String::new() } else { root.id_root };
+        let matcher = picomatch_glob(&pattern).map_err(SkipReason::InvalidGlob)?;
+        // (Mastra's ids for `/**/*.md` are `a.md`: its glob base is `.` there.)
+        let id_root = if root_form == "." || root_form == "/" { String::new() } else { root.id_root };
         Ok(GlobPlan { rel: root.rel, id_root, pattern, matcher })
     }
 
@@ -814,6 +814,13 @@ impl Scanner<'_> {
             done.push(d.path);
         }
     }
+}
+
+/// A glob as Mastra's (picomatch) reads it: braces (`text::glob::picomatch_braces`),
+/// `{,a}`, and the path spelled as the glob itself.
+pub fn picomatch_glob(pattern: &str) -> Result<Glob, String> {
+    let text = crate::text::glob::picomatch_braces(pattern);
+    Ok(Glob::build(GlobBuilder::new(&text).literal_separator(true).empty_alternates(true))?.also_literally(pattern))
 }
 
 /// The segments of a glob that start with a dot (`.github`, `.*`,

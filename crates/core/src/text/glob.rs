@@ -7,11 +7,195 @@
 
 use std::fmt;
 
+/// A git pattern (`.gitignore`, `.gitattributes`) for globset: git reads
+/// `{` and `}` as themselves (`*.py{}`, `{a,b}.md` name such files), globset
+/// as alternatives (ripgrep#1221); each is escaped unless it already is.
+pub fn literal_braces(pattern: &str) -> std::borrow::Cow<'_, str> {
+    if !pattern.contains(['{', '}']) {
+        return pattern.into();
+    }
+    let mut out = String::with_capacity(pattern.len() + 4);
+    let mut escaped = false;
+    for c in pattern.chars() {
+        if matches!(c, '{' | '}') && !escaped {
+            out.push('\\');
+        }
+        escaped = c == '\\' && !escaped;
+        out.push(c);
+    }
+    out.into()
+}
+
+/// A glob's braces as picomatch (Mastra's globs) reads them, for globset:
+/// a list (`{a,b}`, `{,a}` with `empty_alternates`) stays one, a range
+/// (`{1..3}`, `{a..c}`) becomes the list it names, and a brace with no
+/// comma (`{md}`, or one never closed) is itself (globset read `*.{md}` as
+/// `*.md` and refused `{1..3}`'s siblings). Classes (`[{]`) are copied as they are.
+pub fn picomatch_braces(glob: &str) -> String {
+    if !glob.contains(['{', '}']) {
+        return glob.to_string();
+    }
+    let chars: Vec<char> = glob.chars().collect();
+    let mut out = String::with_capacity(glob.len() + 8);
+    braces_into(&chars, &mut out);
+    out
+}
+
+fn braces_into(chars: &[char], out: &mut String) {
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                out.extend(&chars[i..(i + 2).min(chars.len())]);
+                i += 2;
+            }
+            '[' => {
+                let end = class_end(chars, i).unwrap_or(i);
+                out.extend(&chars[i..=end]);
+                i = end + 1;
+            }
+            '{' => match brace_end(chars, i) {
+                Some(end) => {
+                    brace_group(&chars[i + 1..end], out);
+                    i = end + 1;
+                }
+                None => {
+                    out.push_str("\\{");
+                    i += 1;
+                }
+            },
+            '}' => {
+                out.push_str("\\}");
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// The inside of one `{...}`, as a list, a range's list, or itself.
+fn brace_group(inner: &[char], out: &mut String) {
+    let parts = split_top(inner);
+    if parts.len() > 1 {
+        out.push('{');
+        for (n, part) in parts.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            braces_into(part, out);
+        }
+        out.push('}');
+    } else if let Some(items) = range_items(&inner.iter().collect::<String>()) {
+        out.push('{');
+        out.push_str(&items.join(","));
+        out.push('}');
+    } else {
+        out.push_str("\\{");
+        braces_into(inner, out);
+        out.push_str("\\}");
+    }
+}
+
+/// `1..3`, `-2..2`, `a..e` (picomatch's ranges, at most `MAX_RANGE` items).
+fn range_items(text: &str) -> Option<Vec<String>> {
+    const MAX_RANGE: i64 = 1000;
+    let (from, to) = text.split_once("..")?;
+    if let (Ok(a), Ok(b)) = (from.parse::<i64>(), to.parse::<i64>()) {
+        if (a - b).abs() >= MAX_RANGE {
+            return None;
+        }
+        let step = if a <= b { 1 } else { -1 };
+        return Some(
+            std::iter::successors(Some(a), |&n| (n != b).then_some(n + step)).map(|n| n.to_string()).collect(),
+        );
+    }
+    let (mut a, mut b) = (from.chars(), to.chars());
+    let (Some(x), None, Some(y), None) = (a.next(), a.next(), b.next(), b.next()) else { return None };
+    if !x.is_ascii_alphabetic() || !y.is_ascii_alphabetic() {
+        return None;
+    }
+    let (lo, hi) = if x <= y { (x, y) } else { (y, x) };
+    let mut items: Vec<String> = (lo..=hi).filter(char::is_ascii_alphabetic).map(String::from).collect();
+    if x > y {
+        items.reverse();
+    }
+    Some(items)
+}
+
+/// Where the `}` closing the `{` at `open` is (escapes, classes and nested braces passed over).
+fn brace_end(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    let mut i = open;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '[' => i = class_end(chars, i).unwrap_or(i),
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where the `]` closing the class at `open` is (a `]` first, or after `!`/`^`, is a member).
+fn class_end(chars: &[char], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    if matches!(chars.get(i), Some('!' | '^')) {
+        i += 1;
+    }
+    if chars.get(i) == Some(&']') {
+        i += 1;
+    }
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            ']' => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `inner` split at its commas outside nested braces, classes and escapes.
+fn split_top(inner: &[char]) -> Vec<&[char]> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start, mut i) = (0, 0, 0);
+    while i < inner.len() {
+        match inner[i] {
+            '\\' => i += 1,
+            '[' => i = class_end(inner, i).unwrap_or(i),
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&inner[start.min(inner.len())..]);
+    parts
+}
+
 /// A compiled glob, matched against `/`-separated paths.
 #[derive(Clone)]
 pub struct Glob {
     glob: String,
     regex: regex::Regex,
+    /// A path that is this text matches whatever its glob says (`also_literally`).
+    literal: Option<String>,
 }
 
 impl Glob {
@@ -21,15 +205,27 @@ impl Glob {
     /// own `compile_matcher` does past the regex size limit).
     pub fn build(builder: &globset::GlobBuilder) -> Result<Glob, String> {
         let parsed = builder.build().map_err(|e| short(e.to_string()))?;
-        let regex = regex::RegexBuilder::new(&by_character(parsed.regex()))
-            .dot_matches_new_line(true)
-            .build()
-            .map_err(|e| short(e.to_string()))?;
-        Ok(Glob { glob: parsed.glob().to_string(), regex })
+        let mut pattern = by_character(parsed.regex());
+        // `x/**` names the folder `x` too, as picomatch reads it (globset: only what is inside).
+        if parsed.glob().ends_with("/**") {
+            if let Some(stem) = pattern.strip_suffix("/.*$") {
+                pattern = format!("{stem}(?:/.*)?$");
+            }
+        }
+        let regex =
+            regex::RegexBuilder::new(&pattern).dot_matches_new_line(true).build().map_err(|e| short(e.to_string()))?;
+        Ok(Glob { glob: parsed.glob().to_string(), regex, literal: None })
+    }
+
+    /// Also matches the path spelled exactly as `text`: picomatch tries a
+    /// glob as a plain path first, so `app/[id]/page.tsx` names that file.
+    pub fn also_literally(mut self, text: &str) -> Glob {
+        self.literal = Some(text.to_string());
+        self
     }
 
     pub fn is_match(&self, path: &str) -> bool {
-        self.regex.is_match(path)
+        self.literal.as_deref() == Some(path) || self.regex.is_match(path)
     }
 
     /// The glob as written.
@@ -108,6 +304,39 @@ mod tests {
         assert!(!glob("über/*.md").is_match("uber/a.md"));
         assert!(!glob("*.md").is_match("a/b.md"), "a separator stays literal");
         assert!(glob("**/*.md").is_match("a/b/ü.md"));
+    }
+
+    fn picomatch(pattern: &str) -> Glob {
+        let text = picomatch_braces(pattern);
+        Glob::build(globset::GlobBuilder::new(&text).literal_separator(true).empty_alternates(true))
+            .unwrap()
+            .also_literally(pattern)
+    }
+
+    #[test]
+    fn braces_as_picomatch_reads_them() {
+        assert_eq!(picomatch_braces("docs/{a..c}.md"), "docs/{a,b,c}.md");
+        assert_eq!(picomatch_braces("v{3..1}"), "v{3,2,1}");
+        assert_eq!(picomatch_braces("*.{md}"), r"*.\{md\}");
+        assert_eq!(picomatch_braces("{a,{b..c}}x"), "{a,{b,c}}x");
+        assert_eq!(picomatch_braces("[{]{a"), r"[{]\{a");
+        assert_eq!(picomatch_braces(r"\{a,b}"), r"\{a,b\}");
+        assert!(picomatch("docs/{,a}b.md").is_match("docs/b.md") && picomatch("docs/{,a}b.md").is_match("docs/ab.md"));
+        assert!(!picomatch("docs/*.{md}").is_match("docs/a.md") && picomatch("docs/*.{md}").is_match("docs/a.{md}"));
+        assert!(picomatch("docs/{a..c}.md").is_match("docs/b.md"));
+        assert!(picomatch("docs/[x].md").is_match("docs/[x].md") && picomatch("docs/[x].md").is_match("docs/x.md"));
+        assert!(picomatch("**/sub/**").is_match("docs/sub") && picomatch("**/sub/**").is_match("docs/sub/a.md"));
+        assert!(!picomatch("**/sub/**").is_match("docs/subway"));
+    }
+
+    #[test]
+    fn git_patterns_keep_their_braces() {
+        assert_eq!(literal_braces("*.py{}"), r"*.py\{\}");
+        assert_eq!(literal_braces(r"a\{b,c}"), r"a\{b,c\}");
+        assert_eq!(literal_braces(r"a\\{b}"), r"a\\\{b\}");
+        assert_eq!(literal_braces("plain/*.md"), "plain/*.md");
+        assert!(glob(&literal_braces("{a,b}.md")).is_match("{a,b}.md"));
+        assert!(!glob(&literal_braces("{a,b}.md")).is_match("a.md"));
     }
 
     #[test]
