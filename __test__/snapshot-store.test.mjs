@@ -1252,3 +1252,38 @@ test('writes made after an init() the store failed are not saved, and save() and
   assert.deepEqual(ids(await reader.search('renewal')), ['notes/1'])
   await reader.destroy()
 })
+
+test('a part damaged once on its way (the stored object intact) is fetched again, not taken for a broken tenant: the index part (it attached empty, searches answered []) and the texts part (every search failed for good)', async () => {
+  for (const which of ['index', 'texts']) {
+    // A tenant of its own each time (parts already read in this process are not fetched again).
+    const { objects, memory } = memoryStore()
+    const writer = storeWorkspace(memory)
+    await writer.init()
+    await writer.indexMany([...DOCS, [`${which}.md`, `the ${which} part`]].map(([path, content]) => ({ path, content })))
+    const expected = []
+    for (const q of QUERIES) expected.push(ids(await writer.search(q, { topK: 3 })))
+    await writer.destroy()
+    const manifest = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+    let damaged = 0
+    const flaky = {
+      get: async (key, range) => {
+        const got = await memory.get(key, range)
+        if (!got || key !== manifest[which].key || range || damaged > 0) return got
+        damaged++
+        const bytes = Uint8Array.from(got.bytes)
+        bytes[bytes.length >> 1] ^= 0xff
+        return { bytes, etag: got.etag }
+      },
+      put: memory.put,
+    }
+    const ws = storeWorkspace(flaky)
+    const report = await ws.init()
+    const answers = []
+    for (const q of QUERIES) answers.push(ids(await ws.search(q, { topK: 3 })))
+    assert.equal(damaged, 1, which)
+    assert.deepEqual(report.warnings, [], which)
+    assert.deepEqual(answers, expected, which)
+    await ws.index('new.md', 'written after the attach')
+    await ws.destroy()
+  }
+})

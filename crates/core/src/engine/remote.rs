@@ -148,17 +148,27 @@ async fn get(store: &dyn SnapshotStoreCall, timeout: Duration, key: &str) -> Res
 }
 
 /// A part's bytes from the store, checked and unpacked (`Ok(Err(..))`: a
-/// truncated or foreign object, or none where the manifest names one).
+/// truncated or foreign object, or none where the manifest names one). One
+/// that fails its checks is fetched once more before it is taken for what
+/// the store holds: an answer damaged on its way (a connection cut short, a
+/// store without checksums) made a whole tenant start empty, or fail every
+/// search, for good.
 async fn fetch_part(
     store: &dyn SnapshotStoreCall,
     timeout: Duration,
     part: &PartRef,
 ) -> Result<std::result::Result<Arc<Backing>, SnapshotError>> {
-    let Some(StoredObject { bytes, .. }) = get(store, timeout, &part.key).await? else {
-        return Ok(Err(absent(part)));
-    };
-    let part = part.clone();
-    blocking(move || part.unpack(&bytes)).await
+    let mut tries = 0;
+    loop {
+        let Some(StoredObject { bytes, .. }) = get(store, timeout, &part.key).await? else {
+            return Ok(Err(absent(part)));
+        };
+        let checked = part.clone();
+        match blocking(move || checked.unpack(&bytes)).await? {
+            Err(_) if tries == 0 => tries += 1,
+            unpacked => return Ok(unpacked),
+        }
+    }
 }
 
 /// A part read by runs of its frames (`INDEX_RUNS` ranged reads at once),
