@@ -529,7 +529,11 @@ export interface IndexReport {
    * (or they are new); those whose content is unchanged cost nothing more.
    */
   reread: number
-  /** Files whose documents were removed: gone, or now skipped or failing. */
+  /**
+   * Files whose documents were removed since the saved index (`persist`):
+   * gone, or now skipped or failing (0 without `persist`: each `init()`
+   * builds anew).
+   */
   removed: number
   /**
    * Why the saved index could not be used or saved (`persist`): the

@@ -103,7 +103,9 @@ pub struct IndexReport {
     /// Files read again because their size or modification time changed
     /// (or they are new); those whose content is unchanged cost nothing more.
     pub reread: u32,
-    /// Files whose documents were removed: gone, or now skipped or failing.
+    /// Files whose documents were removed since the saved index (`persist`):
+    /// gone, or now skipped or failing (0 without `persist`: each `init()`
+    /// builds anew).
     pub removed: u32,
     /// Why the saved index could not be used or saved (`persist`): the
     /// index was then rebuilt from the files, or is kept in memory only.
