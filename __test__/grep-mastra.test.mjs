@@ -220,7 +220,8 @@ const CASES = [
   ['^..$, an emoji line alone', { pattern: '^..$', path: 'src/emoji' }, 'native'],
   // Mastra's walk of '' reads '/src/...' (outside the base: read errors); the hook leaves it to that walk.
   ['path ""', { pattern: 'foo', path: '' }, 'fallback'],
-  ['path src/.', { pattern: 'foo', path: 'src/.' }, 'native'],
+  // Under a root .gitignore Mastra tests `src/./a.ts` against its rules as written: its walk answers.
+  ['path src/.', { pattern: 'foo', path: 'src/.' }, 'fallback'],
   ['path src/../src', { pattern: 'foo', path: 'src/../src' }, 'fallback'],
   ['contextLines 3 and maxCount 2', { pattern: 'hit', contextLines: 3, maxCount: 2 }, 'native'],
   ['contextLines -1', { pattern: 'hit', contextLines: -1 }, 'native'],
@@ -584,6 +585,9 @@ test('mastra_workspace_grep: braces in the root .gitignore name themselves, as i
       [['braces read literally', { pattern: 'needle' }, 'native']]],
     ['re-included', { '.gitignore': 'dist/\n!dist/sub/\n*.log\n', 'dist/sub/a.md': 'needle a\n', 'dist/sub/app.log': 'needle log\n', 'top.log': 'needle top\n' },
       [['the folder', { pattern: 'needle', path: 'dist/sub' }, 'native'], ['a glob in it', { pattern: 'needle', path: 'dist/sub/*.log' }, 'native']]],
+    // Mastra tests `src//n.txt` and `dist/./sub/app.log` against the rules as written: its walk answers.
+    ['spelled with // or /.', { '.gitignore': 'src/*.txt\ndist/\n*.log\n', 'src/n.txt': 'needle n\n', 'src/ok.md': 'needle ok\n', 'dist/sub/app.log': 'needle log\n' },
+      [['a doubled slash', { pattern: 'needle', path: 'src//' }, 'fallback'], ['a dot segment', { pattern: 'needle', path: 'dist/.' }, 'fallback']]],
   ]) {
     const basePath = tree(t, files)
     const { theirs, mine } = await workspaces(t, basePath)

@@ -898,3 +898,32 @@ test("a file the store refuses fails alone: the other files written with it in o
   assert.equal(again.failed.length, 150)
   assert.ok(upserts <= 2 * (2 + 4), `${upserts} upserts`)
 })
+
+test('an upsert that lands and then fails (a connection reset after the commit) leaves no new document in vector results, and clear() leaves nothing of it in the store (it stayed, known to no index)', async (t) => {
+  const { LibSQLVector } = await import('@mastra/libsql')
+  const real = new LibSQLVector({ id: 'landed', url: ':memory:' })
+  t.after(() => real.close?.())
+  let landThenThrow = false
+  const store = new Proxy(real, {
+    get(target, key) {
+      const value = Reflect.get(target, key)
+      if (key === 'upsert') {
+        return async (args) => {
+          const answer = await value.call(target, args)
+          if (landThenThrow) throw new Error('ECONNRESET after commit')
+          return answer
+        }
+      }
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const ws = new Workspace({ bm25: true, vectorStore: store, searchIndexName: 'landed', embedder: async (text) => hashEmbed(text) })
+  t.after(() => ws.destroy())
+  await ws.index('kept.md', 'apples and pears')
+  landThenThrow = true
+  await assert.rejects(ws.indexMany([{ path: 'new.md', content: 'zebra stripes' }]), /ECONNRESET/)
+  landThenThrow = false
+  assert.deepEqual((await ws.search('zebra stripes', { mode: 'vector', topK: 5 })).map((r) => r.id), ['kept.md'])
+  await ws.clear()
+  assert.deepEqual(await store.query({ indexName: 'landed', queryVector: hashEmbed('zebra stripes'), topK: 10 }), [])
+})

@@ -15,6 +15,7 @@ const SUPPORTED_MASTRA = '>=1.71.0 <2'
 
 /** The native workspace behind each workspace of this entry. */
 const { natives } = require('../natives.js')
+const nodeFs = require('node:fs')
 const nodePath = require('node:path')
 const os = require('node:os')
 
@@ -89,6 +90,8 @@ const MAX_NATIVE_CONTEXT = 10000
  * @param {any} fs the LocalFilesystem
  */
 function nativeGrep(mastra, native, fs) {
+  /** Whether basePath has a .gitignore (Mastra's grep tool reads that one). */
+  const rootGitignore = (/** @type {any} */ fs) => typeof fs.basePath === 'string' && nodeFs.existsSync(nodePath.join(fs.basePath, '.gitignore'))
   /** @param {any} options */
   return async function grep(options) {
     const { pattern, caseSensitive = true, includeHidden = false, maxCountPerFile, contextLines = 0 } = options
@@ -99,7 +102,12 @@ function nativeGrep(mastra, native, fs) {
     // Mastra joins '' and a path as '/path', which its walk reads outside the base.
     if (options.path === '') throw new mastra.UnsupportedGrepPatternError(pattern, "the path ''")
     // Mastra's walk names the files of `src/../src` or of an absolute path in its own way: its walk answers those.
-    if (root.startsWith('/') || root.split('/').includes('..')) throw new mastra.UnsupportedGrepPatternError(pattern, `the path ${root}`)
+    // So do `src//` and `dist/.` under a root .gitignore: Mastra tests such spellings against its rules as written.
+    const spelled = String(options.path ?? '.').replace(/^(\.\/)+/, '')
+    const oddly = spelled !== '.' && /\/\/|(^|\/)\.(\/|$)/.test(spelled) && rootGitignore(fs)
+    if (root.startsWith('/') || root.split('/').includes('..') || oddly) {
+      throw new mastra.UnsupportedGrepPatternError(pattern, `the path ${root}`)
+    }
     if (contextLines > MAX_NATIVE_CONTEXT) throw new mastra.UnsupportedGrepPatternError(pattern, 'contextLines above 10000')
     const extra = fs._textExtensions instanceof Set && fs._textExtensions.size > 0
     let files

@@ -380,6 +380,21 @@ impl VectorSide {
         self.ledger.lock().holds(&doc.id, &doc.id, metadata::written_hash(doc))
     }
 
+    /// After an upsert the store refused: the documents it was to add (ids
+    /// the ledger does not know) are deleted, or owed (`note_undeleted`):
+    /// an upsert that lands and then fails (a connection reset after the
+    /// commit) left vectors no index or ledger knew, answered by vector
+    /// search and kept by `clear()`.
+    pub(super) async fn undo_new(&self, docs: &[&NewDocument]) {
+        let new: Vec<String> = {
+            let ledger = self.ledger.lock();
+            docs.iter().filter(|d| ledger.get(&d.id).is_none()).map(|d| d.id.clone()).collect()
+        };
+        if !new.is_empty() && self.store.delete_ids(&self.index_name, &new).await.is_err() {
+            self.ledger.lock().note_undeleted(new);
+        }
+    }
+
     /// Deletes again the vectors whose deletion failed before (noted back
     /// if it fails again).
     pub(super) async fn delete_owed(&self) {
