@@ -806,6 +806,18 @@ test('vector and hybrid search before anything is embedded answer as the embedde
   await assert.rejects(ws.search('alpha', { mode: 'vector' }), /connection reset/)
 })
 
+/** `real` (a Mastra vector store) with some methods wrapped: `wrappers[name](call)` gives the method, `call` the real one. */
+function wrapStore(real, wrappers) {
+  return new Proxy(real, {
+    get(target, key) {
+      const value = Reflect.get(target, key)
+      if (typeof value !== 'function') return value
+      const call = value.bind(target)
+      return wrappers[key] ? wrappers[key](call) : call
+    },
+  })
+}
+
 test("vectors a rebuild could not delete (the store's deletes failing) are never results, are reported, and are deleted by the next init(), after a restart too (they stayed in the store for good, answered by vector search)", async (t) => {
   const { LibSQLVector } = await import('@mastra/libsql')
   const base = tree(t, {
@@ -818,18 +830,11 @@ test("vectors a rebuild could not delete (the store's deletes failing) are never
   const real = new LibSQLVector({ id: 'undeleted', url: `file:${dir}/v.db` })
   t.after(() => real.close?.())
   let failDeletes = false
-  const store = new Proxy(real, {
-    get(target, key) {
-      const value = Reflect.get(target, key)
-      if (typeof key === 'string' && key.startsWith('delete')) {
-        return async (args) => {
-          if (failDeletes) throw new Error('connection reset')
-          return value.call(target, args)
-        }
-      }
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
+  const failing = (call) => async (args) => {
+    if (failDeletes) throw new Error('connection reset')
+    return call(args)
+  }
+  const store = wrapStore(real, { deleteVectors: failing, deleteVector: failing })
   const stored = async () => (await store.query({ indexName: 'undeleted', queryVector: hashEmbed('x'), topK: 100 })).map((h) => h.id).sort()
   const open = () => new Workspace({
     searchIndexName: 'undeleted', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, vectorStore: store,
@@ -870,17 +875,11 @@ test("a file the store refuses fails alone: the other files written with it in o
   t.after(() => real.close?.())
   let upserts = 0
   let down = false
-  const store = new Proxy(real, {
-    get(target, key) {
-      const value = Reflect.get(target, key)
-      if (key === 'upsert') {
-        return async (args) => {
-          upserts++
-          if (down || args.ids.includes('f050.md')) throw new Error(down ? 'connection refused' : 'unsupported Unicode escape sequence')
-          return value.call(target, args)
-        }
-      }
-      return typeof value === 'function' ? value.bind(target) : value
+  const store = wrapStore(real, {
+    upsert: (call) => async (args) => {
+      upserts++
+      if (down || args.ids.includes('f050.md')) throw new Error(down ? 'connection refused' : 'unsupported Unicode escape sequence')
+      return call(args)
     },
   })
   const embedder = Object.assign(async (texts) => texts.map((text) => hashEmbed(text)), { batch: true, maxBatchSize: 64 })
@@ -904,17 +903,11 @@ test('an upsert that lands and then fails (a connection reset after the commit) 
   const real = new LibSQLVector({ id: 'landed', url: ':memory:' })
   t.after(() => real.close?.())
   let landThenThrow = false
-  const store = new Proxy(real, {
-    get(target, key) {
-      const value = Reflect.get(target, key)
-      if (key === 'upsert') {
-        return async (args) => {
-          const answer = await value.call(target, args)
-          if (landThenThrow) throw new Error('ECONNRESET after commit')
-          return answer
-        }
-      }
-      return typeof value === 'function' ? value.bind(target) : value
+  const store = wrapStore(real, {
+    upsert: (call) => async (args) => {
+      const answer = await call(args)
+      if (landThenThrow) throw new Error('ECONNRESET after commit')
+      return answer
     },
   })
   const ws = new Workspace({ bm25: true, vectorStore: store, searchIndexName: 'landed', embedder: async (text) => hashEmbed(text) })
