@@ -359,8 +359,10 @@ test('autoIndexPaths globs read braces, folders and literal names as Mastra (pic
   const basePath = tree(t, {
     'docs/a.md': 'words a', 'docs/b.md': 'words b', 'docs/c.md': 'words c', 'docs/ab.md': 'words ab', 'docs/{a,b}.md': 'words literal',
     'docs/[x].md': 'words bracket', 'docs/x.md': 'words x', 'docs/sub/x.md': 'words sub', 'docs/sub/.h.md': 'words hidden', 'a.md': 'words top',
+    'docs/B.md': 'words B', 'docs/_.md': 'words _', 'v/v0.md': 'words v0', 'v/v1.md': 'words v1', 'v/v2.md': 'words v2', 'v/v10.md': 'words v10', 'v/v-1.md': 'words v-1',
   })
-  await sameGlobMatches(t, basePath, ['docs/{a..c}.md', 'docs/{,a}b.md', 'docs/*.{md}', 'docs/{a,b}.md', 'docs/[x].md', '**/sub/**', '/**/*.md'], { someFound: false })
+  const ranges = ['docs/{a..c}.md', 'docs/{a..B}.md', 'v/v{1..10}.md', 'v/v{-1..1}.md', 'v/v{2..0}.md']
+  await sameGlobMatches(t, basePath, [...ranges, 'docs/{,a}b.md', 'docs/*.{md}', 'docs/{a,b}.md', 'docs/[x].md', '**/sub/**', '/**/*.md'], { someFound: false })
 })
 
 test("an autoIndexPaths entry in the LocalFilesystem's allowedPaths, outside basePath, is indexed as Mastra indexes it (it was 'not found'); watch where there is no folder of ours to watch says so", async (t) => {

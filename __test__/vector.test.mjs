@@ -920,3 +920,37 @@ test('an upsert that lands and then fails (a connection reset after the commit) 
   await ws.clear()
   assert.deepEqual(await store.query({ indexName: 'landed', queryVector: hashEmbed('zebra stripes'), topK: 10 }), [])
 })
+
+test('a file whose chunks span several upserts stays failed when an earlier one was refused, though a later one is written again file by file (it was reported fine, 100 chunks short); a chunk id given to a failing indexMany() keeps its file\'s vector', async (t) => {
+  const { LibSQLVector } = await import('@mastra/libsql')
+  const basePath = tree(t, {
+    'a.md': `${Array.from({ length: 150 }, (_, i) => `line ${i} alpha`).join('\n')}\n`,
+    'b.md': 'beta text\n',
+  })
+  const real = new LibSQLVector({ id: 'spanning', url: ':memory:' })
+  t.after(() => real.close?.())
+  let refuse = (ids) => ids.includes('a.md#chunk-5') || ids.includes('b.md')
+  const store = wrapStore(real, {
+    upsert: (call) => async (args) => {
+      if (refuse(args.ids)) throw new Error('refused')
+      return call(args)
+    },
+  })
+  const embedder = Object.assign(async (texts) => texts.map((text) => hashEmbed(text)), { batch: true })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath }), bm25: true, vectorStore: store, embedder, autoIndexPaths: ['.'], chunking: { maxChars: 12, overlapLines: 0 } })
+  t.after(() => ws.destroy())
+  const report = await ws.init()
+  assert.deepEqual(report.failed.map((f) => f.path).sort(), ['a.md', 'b.md'])
+  // The store answers again: the next init() writes them whole.
+  refuse = () => false
+  const again = await ws.init()
+  assert.deepEqual(again.failed, [])
+  const chunks = ws.stats().documents - 1
+  assert.equal(ws.stats().vectors, chunks + 1)
+  // A chunk id given to indexMany() that the store refuses is no new document: its vector stays.
+  refuse = (ids) => ids.includes('a.md#chunk-1')
+  await assert.rejects(ws.indexMany([{ path: 'a.md#chunk-1', content: 'line 1 alpha' }]))
+  refuse = () => false
+  const hit = await ws.search('line 1 alpha', { mode: 'vector', topK: 3 })
+  assert.ok(hit.some((r) => r.id === 'a.md#chunk-1'), hit.map((r) => r.id).join(' '))
+})

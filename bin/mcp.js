@@ -76,8 +76,9 @@ function inputSchemas(z) {
 }
 
 /** A tool error the agent reads (isError), not a protocol error. */
-// (An error may echo the agent's own input: its control characters are escaped, as in every text.)
-const toolError = (message) => ({ content: [{ type: 'text', text: escapeControls(message) }], isError: true })
+// (An error may echo the agent's own input: its control characters are escaped, as in every text;
+// its lines stay lines.)
+const toolError = (message) => ({ content: [{ type: 'text', text: message.split('\n').map(escapeControls).join('\n') }], isError: true })
 
 /** The SDK's high-level server, its stdio transport and zod as the SDK loads it. */
 function loadSdk() {

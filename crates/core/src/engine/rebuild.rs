@@ -237,8 +237,7 @@ impl Engine {
             (files, sources)
         };
         let mut embedded = v.embed(self, &sources, OnGroupFailure::Retry, None).await;
-        v.delete_owed().await;
-        let undeleted = Mutex::new(Vec::new());
+        let undeleted = Mutex::new(Vec::from_iter(v.delete_owed().await));
         for source in gone {
             if let Err(e) = v.forget(&source).await {
                 v.ledger.lock().forget_undeleted(&source);

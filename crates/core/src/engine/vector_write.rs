@@ -301,19 +301,23 @@ impl VectorSide {
         let mut down = false;
         for unit in e.units() {
             let docs: Vec<&NewDocument> = unit.iter().map(|&(s, j)| sources[s][j]).collect();
+            // A file spanning units may have failed in an earlier one: it stays failed.
+            let failed_before: Vec<usize> = unit.iter().map(|&(s, _)| s).filter(|s| e.failed.contains_key(s)).collect();
             let Some(err) = self.write_unit(e, &docs, &unit).await else { continue };
             if !down {
-                down = !self.write_each(e, sources, &unit).await;
+                down = !self.write_each(e, sources, &unit, &failed_before).await;
             }
             e.first_error.get_or_insert(err);
         }
     }
 
-    /// `unit`'s files written one at a time (`write`); whether the store
-    /// took any of them (or was not asked: a unit of one file).
-    async fn write_each(&self, e: &mut Embedded, sources: &Sources<'_>, unit: &Unit) -> bool {
+    /// `unit`'s files written one at a time (`write`), but those that had
+    /// failed before it; whether the store took any of them (or was not
+    /// asked: a unit of one file).
+    async fn write_each(&self, e: &mut Embedded, sources: &Sources<'_>, unit: &Unit, failed_before: &[usize]) -> bool {
         let mut files: Vec<usize> = unit.iter().map(|&(s, _)| s).collect();
         files.dedup();
+        files.retain(|f| !failed_before.contains(f));
         if files.len() < 2 {
             return true;
         }
@@ -381,26 +385,37 @@ impl VectorSide {
     }
 
     /// After an upsert the store refused: the documents it was to add (ids
-    /// the ledger does not know) are deleted, or owed (`note_undeleted`):
+    /// the ledger knows in no way) are owed a deletion (`note_undeleted`):
     /// an upsert that lands and then fails (a connection reset after the
     /// commit) left vectors no index or ledger knew, answered by vector
-    /// search and kept by `clear()`.
-    pub(super) async fn undo_new(&self, docs: &[&NewDocument]) {
-        let new: Vec<String> = {
-            let ledger = self.ledger.lock();
-            docs.iter().filter(|d| ledger.get(&d.id).is_none()).map(|d| d.id.clone()).collect()
-        };
-        if !new.is_empty() && self.store.delete_ids(&self.index_name, &new).await.is_err() {
-            self.ledger.lock().note_undeleted(new);
-        }
+    /// search and kept by `clear()`. Owed, not deleted now: before a saved
+    /// ledger is loaded every id looks new, and `absorb` then drops the
+    /// owed ids it knows.
+    pub(super) fn undo_new(&self, docs: &[&NewDocument]) {
+        let mut ledger = self.ledger.lock();
+        let new: Vec<String> = docs.iter().filter(|d| !ledger.knows(&d.id)).map(|d| d.id.clone()).collect();
+        ledger.note_undeleted(new);
     }
 
     /// Deletes again the vectors whose deletion failed before (noted back
     /// if it fails again).
-    pub(super) async fn delete_owed(&self) {
-        let owed = self.ledger.lock().take_undeleted();
-        if !owed.is_empty() && self.store.delete_ids(&self.index_name, &owed).await.is_err() {
-            self.ledger.lock().note_undeleted(owed);
+    /// The owed ids stay owed (out of results, in a save) until the store
+    /// has deleted them. When it fails again, that, as a failure to report
+    /// (named by the first id).
+    pub(super) async fn delete_owed(&self) -> Option<crate::ingest::Failed> {
+        let owed = self.ledger.lock().undeleted_ids();
+        if owed.is_empty() {
+            return None;
+        }
+        match self.store.delete_ids(&self.index_name, &owed).await {
+            Ok(()) => {
+                self.ledger.lock().deleted(&owed);
+                None
+            }
+            Err(e) => {
+                let why = format!("{} ({} vectors owed)", e.reason, owed.len());
+                Some(crate::ingest::Failed { path: owed[0].clone(), error: plan::vectors_undeleted(&why) })
+            }
         }
     }
 

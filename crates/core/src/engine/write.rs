@@ -218,7 +218,7 @@ impl Engine {
             let refs: Vec<&NewDocument> =
                 unit.iter().map(|&(i, _)| docs[i].as_ref().expect("each in one unit")).collect();
             if let Some(err) = v_of(self).write_unit(&mut e, &refs, &unit).await {
-                v_of(self).undo_new(&refs).await;
+                v_of(self).undo_new(&refs);
                 report.failed.extend(refs.iter().map(|d| Failed { path: d.id.clone(), error: err.reason.clone() }));
                 first_error.get_or_insert(err);
                 continue;

@@ -385,7 +385,7 @@ fn attribute_glob(pattern: &str) -> Option<crate::text::glob::Glob> {
     let anchored = pattern.trim_start_matches('/');
     let glob =
         if pattern.trim_end_matches('/').contains('/') { anchored.to_string() } else { format!("**/{anchored}") };
-    crate::text::glob::Glob::build(globset::GlobBuilder::new(&glob).literal_separator(true)).ok()
+    crate::text::glob::Glob::build(globset::GlobBuilder::new(&glob).literal_separator(true).backslash_escape(true)).ok()
 }
 
 /// Whether a query reads like a question about usage (documentation then

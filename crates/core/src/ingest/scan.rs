@@ -820,7 +820,9 @@ impl Scanner<'_> {
 /// `{,a}`, and the path spelled as the glob itself.
 pub fn picomatch_glob(pattern: &str) -> Result<Glob, String> {
     let text = crate::text::glob::picomatch_braces(pattern);
-    Ok(Glob::build(GlobBuilder::new(&text).literal_separator(true).empty_alternates(true))?.also_literally(pattern))
+    // (`\{` escapes on Windows too, where globset's default reads `\` as a separator.)
+    let builder = GlobBuilder::new(&text).literal_separator(true).empty_alternates(true).backslash_escape(true).clone();
+    Ok(Glob::build_picomatch(&builder)?.also_literally(pattern))
 }
 
 /// The segments of a glob that start with a dot (`.github`, `.*`,
@@ -837,7 +839,9 @@ struct DotSegments {
 impl DotSegments {
     fn of(pattern: &str) -> DotSegments {
         let dot = |s: &&str| {
-            s.starts_with('.').then(|| Glob::build(GlobBuilder::new(s).literal_separator(true)).ok()).flatten()
+            s.starts_with('.')
+                .then(|| Glob::build(GlobBuilder::new(s).literal_separator(true).backslash_escape(true)).ok())
+                .flatten()
         };
         let segments: Vec<&str> = pattern.split('/').collect();
         let star = |s: &&str| *s == "**";

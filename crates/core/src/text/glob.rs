@@ -14,21 +14,35 @@ pub fn literal_braces(pattern: &str) -> std::borrow::Cow<'_, str> {
     if !pattern.contains(['{', '}']) {
         return pattern.into();
     }
+    let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 4);
-    let mut escaped = false;
-    for c in pattern.chars() {
-        if matches!(c, '{' | '}') && !escaped {
-            out.push('\\');
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                out.extend(&chars[i..(i + 2).min(chars.len())]);
+                i += 1;
+            }
+            // (A class's members are themselves already: `[{]`.)
+            '[' => {
+                let end = class_end(&chars, i).unwrap_or(i);
+                out.extend(&chars[i..=end]);
+                i = end;
+            }
+            c @ ('{' | '}') => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
         }
-        escaped = c == '\\' && !escaped;
-        out.push(c);
+        i += 1;
     }
     out.into()
 }
 
 /// A glob's braces as picomatch (Mastra's globs) reads them, for globset:
 /// a list (`{a,b}`, `{,a}` with `empty_alternates`) stays one, a range
-/// (`{1..3}`, `{a..c}`) becomes the list it names, and a brace with no
+/// (`{1..3}`, `{a..c}`) becomes picomatch's class, and a brace with no
 /// comma (`{md}`) is itself; one never closed is left to globset, which refuses it (globset read `*.{md}` as
 /// `*.md` and refused `{1..3}`'s siblings). Classes (`[{]`) are copied as they are.
 pub fn picomatch_braces(glob: &str) -> String {
@@ -88,10 +102,8 @@ fn brace_group(inner: &[char], out: &mut String) {
             braces_into(part, out);
         }
         out.push('}');
-    } else if let Some(items) = range_items(&inner.iter().collect::<String>()) {
-        out.push('{');
-        out.push_str(&items.join(","));
-        out.push('}');
+    } else if let Some(class) = range_class(&inner.iter().collect::<String>()) {
+        out.push_str(&class);
     } else {
         out.push_str("\\{");
         braces_into(inner, out);
@@ -99,30 +111,18 @@ fn brace_group(inner: &[char], out: &mut String) {
     }
 }
 
-/// `1..3`, `-2..2`, `a..e` (picomatch's ranges, at most `MAX_RANGE` items).
-fn range_items(text: &str) -> Option<Vec<String>> {
-    const MAX_RANGE: i64 = 1000;
+/// A range as picomatch 4 writes it: its two ends sorted, as a class
+/// (`{1..3}` is `[1-3]`, `{a..B}` is `[B-a]`, `{1..10}` is `[1-10]`: one
+/// character, `1` or `0`, as in Mastra). Ends of letters, digits and a
+/// leading `-` only; anything else is no range.
+fn range_class(text: &str) -> Option<String> {
     let (from, to) = text.split_once("..")?;
-    if let (Ok(a), Ok(b)) = (from.parse::<i64>(), to.parse::<i64>()) {
-        if (a - b).abs() >= MAX_RANGE {
-            return None;
-        }
-        let step = if a <= b { 1 } else { -1 };
-        return Some(
-            std::iter::successors(Some(a), |&n| (n != b).then_some(n + step)).map(|n| n.to_string()).collect(),
-        );
-    }
-    let (mut a, mut b) = (from.chars(), to.chars());
-    let (Some(x), None, Some(y), None) = (a.next(), a.next(), b.next(), b.next()) else { return None };
-    if !x.is_ascii_alphabetic() || !y.is_ascii_alphabetic() {
+    let plain = |s: &str| !s.is_empty() && s.trim_start_matches('-').chars().all(|c| c.is_ascii_alphanumeric());
+    if !plain(from) || !plain(to) {
         return None;
     }
-    let (lo, hi) = if x <= y { (x, y) } else { (y, x) };
-    let mut items: Vec<String> = (lo..=hi).filter(char::is_ascii_alphabetic).map(String::from).collect();
-    if x > y {
-        items.reverse();
-    }
-    Some(items)
+    let (lo, hi) = if from <= to { (from, to) } else { (to, from) };
+    Some(format!("[{lo}-{hi}]"))
 }
 
 /// Where the `}` closing the `{` at `open` is (escapes, classes and nested braces passed over).
@@ -204,10 +204,19 @@ impl Glob {
     /// quotes the glob, which may be megabytes long), never panics (globset's
     /// own `compile_matcher` does past the regex size limit).
     pub fn build(builder: &globset::GlobBuilder) -> Result<Glob, String> {
+        Glob::compiled(builder, false)
+    }
+
+    /// `build`, where `x/**` names the folder `x` too, as picomatch reads it
+    /// (globset, and git, only what is inside).
+    pub fn build_picomatch(builder: &globset::GlobBuilder) -> Result<Glob, String> {
+        Glob::compiled(builder, true)
+    }
+
+    fn compiled(builder: &globset::GlobBuilder, folder_too: bool) -> Result<Glob, String> {
         let parsed = builder.build().map_err(|e| short(e.to_string()))?;
         let mut pattern = by_character(parsed.regex());
-        // `x/**` names the folder `x` too, as picomatch reads it (globset: only what is inside).
-        if parsed.glob().ends_with("/**") {
+        if folder_too && parsed.glob().ends_with("/**") {
             if let Some(stem) = pattern.strip_suffix("/.*$") {
                 pattern = format!("{stem}(?:/.*)?$");
             }
@@ -228,9 +237,10 @@ impl Glob {
         self.literal.as_deref() == Some(path) || self.regex.is_match(path)
     }
 
-    /// The glob as written.
+    /// The glob as the caller wrote it (`also_literally`'s text), else as
+    /// given to the builder.
     pub fn glob(&self) -> &str {
-        &self.glob
+        self.literal.as_deref().unwrap_or(&self.glob)
     }
 }
 
@@ -308,17 +318,23 @@ mod tests {
 
     fn picomatch(pattern: &str) -> Glob {
         let text = picomatch_braces(pattern);
-        Glob::build(globset::GlobBuilder::new(&text).literal_separator(true).empty_alternates(true))
-            .unwrap()
-            .also_literally(pattern)
+        let builder = globset::GlobBuilder::new(&text)
+            .literal_separator(true)
+            .empty_alternates(true)
+            .backslash_escape(true)
+            .clone();
+        Glob::build_picomatch(&builder).unwrap().also_literally(pattern)
     }
 
     #[test]
     fn braces_as_picomatch_reads_them() {
-        assert_eq!(picomatch_braces("docs/{a..c}.md"), "docs/{a,b,c}.md");
-        assert_eq!(picomatch_braces("v{3..1}"), "v{3,2,1}");
+        assert_eq!(picomatch_braces("docs/{a..c}.md"), "docs/[a-c].md");
+        assert_eq!(picomatch_braces("v{3..1}"), "v[1-3]");
+        assert_eq!(picomatch_braces("v{1..10}"), "v[1-10]");
+        assert_eq!(picomatch_braces("v{0..-9223372036854775808}"), "v[-9223372036854775808-0]");
+        assert_eq!(picomatch_braces("{a..b*}"), r"\{a..b*\}");
         assert_eq!(picomatch_braces("*.{md}"), r"*.\{md\}");
-        assert_eq!(picomatch_braces("{a,{b..c}}x"), "{a,{b,c}}x");
+        assert_eq!(picomatch_braces("{a,{b..c}}x"), "{a,[b-c]}x");
         assert_eq!(picomatch_braces("[{]{a"), "[{]{a");
         assert_eq!(picomatch_braces(r"\{a,b}"), r"\{a,b\}");
         assert!(picomatch("docs/{,a}b.md").is_match("docs/b.md") && picomatch("docs/{,a}b.md").is_match("docs/ab.md"));
@@ -335,6 +351,7 @@ mod tests {
         assert_eq!(literal_braces(r"a\{b,c}"), r"a\{b,c\}");
         assert_eq!(literal_braces(r"a\\{b}"), r"a\\\{b\}");
         assert_eq!(literal_braces("plain/*.md"), "plain/*.md");
+        assert_eq!(literal_braces("[{]x{"), r"[{]x\{");
         assert!(glob(&literal_braces("{a,b}.md")).is_match("{a,b}.md"));
         assert!(!glob(&literal_braces("{a,b}.md")).is_match("a.md"));
     }

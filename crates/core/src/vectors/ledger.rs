@@ -16,13 +16,16 @@ pub struct Ledger {
     texts: FxHashMap<String, u64>,
     /// Ids whose deletion from the store failed (a gone file's vectors, a
     /// changed file's old chunks): kept out of results, and deleted again
-    /// at the next rebuild or update. Saved as a source named `UNDELETED`,
-    /// which a version without this field takes for a source gone, and deletes.
+    /// at the next rebuild or update. Saved as a source named `UNDELETED`:
+    /// a version without this field reads it as a source of its own (its
+    /// ids counted in `stats().vectors`), deleted by its next full rebuild.
     undeleted: FxHashSet<String>,
 }
 
-/// The saved ledger's entry of `undeleted` (no path or id is spelled so).
-const UNDELETED: &str = "\u{0}undeleted";
+/// The saved ledger's entry of `undeleted`: a name no path or id has, with
+/// no NUL (PostgreSQL refuses one, and an older version deletes the
+/// source's own name among its ids).
+const UNDELETED: &str = "\u{1}workspace-search:undeleted";
 
 impl Ledger {
     /// Notes that the vector of `id` was embedded from a text with this hash.
@@ -51,6 +54,9 @@ impl Ledger {
         }
         self.texts.extend(newer.texts);
         self.undeleted.extend(newer.undeleted);
+        if self.undeleted.is_empty() {
+            return;
+        }
         let rewritten: Vec<String> =
             self.by_source.values().flatten().filter(|id| self.undeleted.contains(*id)).cloned().collect();
         for id in rewritten {
@@ -76,12 +82,24 @@ impl Ledger {
         !self.undeleted.is_empty()
     }
 
-    /// The ids whose deletion failed, sorted, to delete again (noted back
-    /// if that fails too).
-    pub fn take_undeleted(&mut self) -> Vec<String> {
-        let mut ids: Vec<String> = self.undeleted.drain().collect();
+    /// The ids whose deletion failed, sorted, to delete again.
+    pub fn undeleted_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.undeleted.iter().cloned().collect();
         ids.sort();
         ids
+    }
+
+    /// `ids`, owed, are deleted from the store now.
+    pub fn deleted(&mut self, ids: &[String]) {
+        for id in ids {
+            self.undeleted.remove(id);
+        }
+    }
+
+    /// Whether this workspace wrote `id` in any way: as a source, a chunk
+    /// listed under its file, or a text it embedded.
+    pub fn knows(&self, id: &str) -> bool {
+        self.by_source.contains_key(id) || self.listed_under_file(id) || self.texts.contains_key(id)
     }
 
     /// Moves what `source` has in the store to the undeleted ids (its
@@ -359,8 +377,10 @@ mod tests {
         assert_eq!(all, ["a.md#chunk-0", "a.md#chunk-1", "a.md#chunk-2", "gone.md"], "clear() deletes them too");
         l.record("gone.md", ["gone.md".to_string()]);
         assert!(!l.is_undeleted("gone.md"), "written again: not deleted by the retry");
-        assert_eq!(l.take_undeleted(), ["a.md#chunk-2"]);
+        assert_eq!(l.undeleted_ids(), ["a.md#chunk-2"]);
+        l.deleted(&l.undeleted_ids());
         assert!(!l.has_undeleted());
+        assert!(l.knows("a.md#chunk-0") && l.knows("gone.md") && !l.knows("other.md"));
     }
 
     #[test]

@@ -130,8 +130,6 @@ pub struct Settled {
     pub vectors_failed: Vec<Failed>,
 }
 
-/// The report of a file indexed for keyword search whose vectors could not
-/// be written: the embedder's (or the store's) error, and what became of it.
 /// Why a file is listed as failed when vectors it no longer has could not
 /// be deleted from the store.
 pub fn vectors_undeleted(error: &str) -> String {
@@ -145,6 +143,8 @@ pub fn is_undeleted(error: &str) -> bool {
     error.starts_with(UNDELETED)
 }
 
+/// The report of a file indexed for keyword search whose vectors could not
+/// be written: the embedder's (or the store's) error, and what became of it.
 pub fn vectors_failed(error: &str) -> String {
     format!(
         "vectors not written: {error} (the file is indexed for keyword search, and embedded again at the next init())"
