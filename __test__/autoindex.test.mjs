@@ -4,7 +4,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { tree, bm25Workspace, ids } from './helpers.mjs'
+import { tree, bm25Workspace, ids, Workspace, LocalFilesystem } from './helpers.mjs'
 
 const FILES = {
   'root.md': 'root words',
@@ -267,4 +267,13 @@ test('a line longer than a chunk is cut between words where it can: a name acros
   const pieces = (await ws.search('ab cd parseUserId', { topK: 10 })).sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }))
   assert.equal(pieces.length, 3)
   assert.ok(pieces.map((h) => h.content).join('') === line, 'the pieces are the line')
+})
+
+test("a worktree's or submodule's .git file is git's, never indexed (it was a document: 'gitdir: ...')", async (t) => {
+  const basePath = tree(t, { '.git': 'gitdir: /elsewhere/.git/worktrees/wt\n', 'sub/.git': 'gitdir: ../.git/modules/sub\n', 'sub/a.md': 'gitdir notes\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['.'] })
+  t.after(() => ws.destroy())
+  const report = await ws.init()
+  assert.equal(report.indexed, 1)
+  assert.deepEqual(ids(await ws.search('gitdir', { topK: 10 })), ['sub/a.md'])
 })

@@ -9,7 +9,7 @@
 use super::{blocking, Engine, Keyword};
 use crate::index::id_base::IdBase;
 use crate::ingest::attributes::read_kind_rules;
-use crate::ingest::history::{head_of, read_file_messages};
+use crate::ingest::history::{read_file_messages, version_at};
 use crate::search::history::FileHistory;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -95,17 +95,18 @@ impl Engine {
         None
     }
 
-    /// Reads the history again unless `HEAD` is where it was read.
+    /// Reads the history again unless it is at the version it was read at
+    /// (`HEAD`, the shallow boundary and the packs where they were).
     pub async fn refresh_history(self: &Arc<Self>) {
         let Some((root, tokenizer)) = self.history_root() else { return };
         let (known, generation) = {
             let mut state = self.history.lock();
             state.generation += 1;
-            (state.current.as_ref().map(|h| h.head.clone()), state.generation)
+            (state.current.as_ref().map(|h| h.version.clone()), state.generation)
         };
         let me = self.clone();
         let built = blocking(move || {
-            if known.is_some() && head_of(&root) == known {
+            if known.is_some() && version_at(&root) == known {
                 return None;
             }
             let history = |m| Arc::new(FileHistory::build(&m, &tokenizer).under(me.id_base()));

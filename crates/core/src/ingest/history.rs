@@ -22,11 +22,15 @@ const MAX_MESSAGE: usize = 2000;
 /// import, a license header everywhere) says nothing about any one of them.
 pub const MAX_FILES_PER_COMMIT: usize = 1000;
 
-/// What was read: the commit it was read at and, per file (relative to the
-/// workspace root, `/`-separated), the messages that touched it, newest first.
+/// What was read: the commit and the history's version it was read at and,
+/// per file (relative to the workspace root, `/`-separated), the messages
+/// that touched it, newest first.
 #[derive(Debug, Default, Clone)]
 pub struct FileMessages {
+    /// The commit `HEAD` named.
     pub head: String,
+    /// `version_at`'s answer then.
+    pub version: String,
     pub messages: Vec<String>,
     pub by_file: FxHashMap<String, Vec<u32>>,
 }
@@ -41,11 +45,25 @@ impl FileMessages {
     }
 }
 
-/// The commit `HEAD` names in the repository holding `root`, if any (cheap:
-/// whether the history must be read again).
-pub fn head_of(root: &Path) -> Option<String> {
-    let repo = repository(root)?;
-    repo.head_id().ok().map(|id| id.to_string())
+/// The version of the history of the repository holding `root`, if any
+/// (cheap: whether the history must be read again): the commit `HEAD`
+/// names, and when the shallow boundary and the packs last changed. History
+/// grows without `HEAD` moving: `git fetch --unshallow`, or the trees a
+/// partial clone fetches later (a walk that met a missing one stopped there).
+pub fn version_at(root: &Path) -> Option<String> {
+    version_of(&repository(root)?)
+}
+
+fn version_of(repo: &gix::Repository) -> Option<String> {
+    let head = repo.head_id().ok()?;
+    let stamp = |p: PathBuf| {
+        std::fs::metadata(p)
+            .ok()
+            .and_then(|m| Some((m.len(), m.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos())))
+    };
+    let common = repo.common_dir();
+    let (shallow, packs) = (stamp(common.join("shallow")), stamp(common.join("objects").join("pack")));
+    Some(format!("{head} {shallow:?} {packs:?}"))
 }
 
 /// The repository holding `root`, once the files git reads before any
@@ -138,9 +156,10 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
     let root = root.canonicalize().ok()?;
     let prefix = root.strip_prefix(&workdir).ok()?.to_string_lossy().replace('\\', "/");
     let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+    let version = version_of(&repo)?;
     let head = repo.head_id().ok()?;
     let walk = head.ancestors().sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default())).all().ok()?;
-    let mut out = FileMessages { head: head.to_string(), ..Default::default() };
+    let mut out = FileMessages { head: head.to_string(), version, ..Default::default() };
     let mut state = gix::diff::tree::State::default();
     let empty = repo.empty_tree();
     let mut read = 0;
@@ -265,7 +284,7 @@ mod tests {
         let texts: FxHashMap<&str, String> = m.texts().collect();
         assert_eq!(texts.len(), 1, "only files under the root, relative to it: {texts:?}");
         assert_eq!(texts["src/a.rs"], "Fix overflow in the parser");
-        assert_eq!(head_of(d).unwrap(), m.head);
+        assert_eq!(version_at(d).unwrap(), m.version);
         // The first commit is left out (diffed against nothing it would name every file).
         std::fs::write(d.join("top.txt"), "y").unwrap();
         git(d, &["commit", "-qam", "Touch the top file"]);
@@ -273,6 +292,28 @@ mod tests {
         let texts: FxHashMap<&str, String> = m.texts().collect();
         assert_eq!(texts["top.txt"], "Touch the top file");
         assert_eq!(texts["app/src/a.rs"], "Fix overflow in the parser");
+    }
+
+    #[test]
+    fn history_grown_without_head_moving_is_a_new_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, dst) = (dir.path().join("src"), dir.path().join("dst"));
+        std::fs::create_dir_all(&src).unwrap();
+        git(&src, &["init", "-q"]);
+        for (i, file) in ["a.rs", "b.rs", "a.rs", "c.rs"].iter().enumerate() {
+            std::fs::write(src.join(file), format!("fn f() {{ {i} }}")).unwrap();
+            git(&src, &["add", "."]);
+            git(&src, &["commit", "-qm", &format!("Change {i} to {file}")]);
+        }
+        let url = format!("file://{}", src.display());
+        git(dir.path(), &["clone", "-q", "--depth", "2", &url, "dst"]);
+        let shallow = read_file_messages(&dst).unwrap();
+        git(&dst, &["fetch", "-q", "--unshallow"]);
+        let whole = read_file_messages(&dst).unwrap();
+        assert_eq!(shallow.head, whole.head, "HEAD did not move");
+        assert_ne!(shallow.version, whole.version, "the shallow boundary went");
+        assert_eq!(version_at(&dst).unwrap(), whole.version);
+        assert!(whole.by_file.len() > shallow.by_file.len(), "{:?} {:?}", shallow.by_file, whole.by_file);
     }
 
     #[test]

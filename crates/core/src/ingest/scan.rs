@@ -698,10 +698,14 @@ impl Scanner<'_> {
         let gitignore = self.gitignore.clone();
         builder.filter_entry(move |e| {
             let p = e.path();
-            // Directories only (the name and path comparisons cost more than the type check).
+            // Git's own: a `.git` folder, or the `.git` file of a worktree or submodule.
+            if e.file_name() == ".git" {
+                return false;
+            }
+            // Directories only (the path comparisons cost more than the type check).
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             let excluded = exclude.as_deref() == Some(p) || exclude_here.as_deref() == Some(p);
-            if is_dir && (e.file_name() == ".git" || excluded || !on_the_way(p, &target)) {
+            if is_dir && (excluded || !on_the_way(p, &target)) {
                 return false;
             }
             on_the_way(p, &target)

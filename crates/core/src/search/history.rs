@@ -97,6 +97,8 @@ fn cut(mut hits: Vec<SearchHit>, min_score: Option<f64>, top_k: usize) -> Vec<Se
 /// The history index of a workspace, as of one commit.
 pub struct FileHistory {
     pub head: String,
+    /// The history's version it was read at (`ingest::history::version_at`).
+    pub version: String,
     /// `basePath` as an absolute id starts (`/work/repo`), when known.
     base: IdBase,
     /// The messages are analysed, not kept: no content, no line tables.
@@ -118,7 +120,7 @@ impl FileHistory {
             .collect();
         index.add_bulk(docs, 1, &mut |_| {});
         index.shrink();
-        FileHistory { head: messages.head.clone(), base: IdBase::default(), index }
+        FileHistory { head: messages.head.clone(), version: messages.version.clone(), base: IdBase::default(), index }
     }
 
     /// The history of files under `base` (`basePath`): ids spelled from an
