@@ -111,6 +111,21 @@ test('a file found through a symbolic link changes with its target (in a watched
   await eventually('the links follow their targets', async () => JSON.stringify(await contents('zebra yak')) === JSON.stringify(['docs/link.md=alpha yak', 'docs/shared/real.md=alpha yak']))
 })
 
+test('a file written through another of its hard-linked names in a watched folder follows (it kept its old text until it changed itself); a hard link made while watching is followed too', async (t) => {
+  const dir = tree(t, { 'src/a.rs': 'fn alpha() {}\n', 'src/c.rs': 'fn gamma() {}\n' })
+  fs.linkSync(path.join(dir, 'src/a.rs'), path.join(dir, 'src/b.rs'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const contents = async (q) => (await ws.search(q, { topK: 10 })).map((r) => `${r.id}=${r.content.trim()}`).sort()
+  fs.writeFileSync(path.join(dir, 'src/b.rs'), 'fn omega() {}\n') // in place: the same inode
+  await eventually('both names have the new text', async () => JSON.stringify(await contents('omega alpha')) === JSON.stringify(['src/a.rs=fn omega() {}', 'src/b.rs=fn omega() {}']))
+  fs.linkSync(path.join(dir, 'src/c.rs'), path.join(dir, 'src/d.rs'))
+  await eventually('the new name is indexed', async () => (await contents('gamma')).length === 2)
+  fs.writeFileSync(path.join(dir, 'src/d.rs'), 'fn delta() {}\n')
+  await eventually('the old name follows the new one', async () => JSON.stringify(await contents('delta gamma')) === JSON.stringify(['src/c.rs=fn delta() {}', 'src/d.rs=fn delta() {}']))
+})
+
 test('rebuildSearchIndex([]) keeps the index and the watcher on its paths: later changes reach the index (it watched nothing, silently)', async (t) => {
   const dir = tree(t, { 'docs/a.md': 'alpha', 'docs/b.md': 'bravo' })
   const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })

@@ -355,8 +355,14 @@ impl Engine {
         let mut within: Vec<_> =
             changed.iter().filter_map(|c| c.strip_prefix(&canonical).ok()).map(|r| base.join(r)).collect();
         // A file found through a link changes with its target; one below an
-        // entry that is a link to a folder, with the folder's file.
-        within.extend(p.state.lock().located.links_into(&changed));
+        // entry that is a link to a folder, with the folder's file; a hard
+        // link with each of its other names.
+        {
+            let state = p.state.lock();
+            let hard_links = state.located.hard_links_of(&within);
+            within.extend(state.located.links_into(&changed));
+            within.extend(hard_links);
+        }
         within.extend(through_linked_entries(&base, &canonical, &paths, &changed));
         within.sort();
         within.dedup();

@@ -27,6 +27,9 @@ pub struct FoundFile {
     /// them): reading checks that it opened that very file, so a link
     /// retargeted after the walk is not followed out of basePath.
     pub identity: Option<(u64, u64)>,
+    /// The file has other names (hard links; Unix): a write through one is
+    /// a change of each (`Located`).
+    pub hard_linked: bool,
     /// Size and modification time when found (an incremental `init()`
     /// reuses a file whose stamp is unchanged).
     pub stamp: Option<FileStamp>,
@@ -88,7 +91,7 @@ fn status_change(m: &std::fs::Metadata) -> (i128, u64) {
 
 impl FoundFile {
     fn new(id: String, path: PathBuf) -> Self {
-        FoundFile { id, path, identity: None, stamp: None, link: false, listed: None, base: None }
+        FoundFile { id, path, identity: None, hard_linked: false, stamp: None, link: false, listed: None, base: None }
     }
 }
 
@@ -115,6 +118,19 @@ fn listed_inode(e: &ignore::DirEntry) -> Option<u64> {
 }
 
 /// Device and inode of a file's metadata (`None` where there are none).
+/// Whether the file has other names (a link count over one; Unix).
+fn hard_linked(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::MetadataExt::nlink(m) > 1
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
+    }
+}
+
 pub fn identity(m: &std::fs::Metadata) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
@@ -572,6 +588,7 @@ impl Scanner<'_> {
             return self.skip(f.id, SkipReason::ChunkName(file));
         }
         f.identity = identity(&m);
+        f.hard_linked = hard_linked(&m);
         f.stamp = FileStamp::of(&m);
         // The file stat-ed is the one its folder listed: the read checks it
         // is the one opened. Else (not listed; or another inode, as a

@@ -62,20 +62,64 @@ impl Burst {
 /// without a walk of the tree. Kept only while watching.
 #[derive(Debug, Default, Clone)]
 pub struct Located {
-    by_path: BTreeMap<PathBuf, String>,
+    /// Each file's id and (device, inode).
+    by_path: BTreeMap<PathBuf, (String, Option<(u64, u64)>)>,
     /// Files found through a symbolic link, and their targets (canonical,
     /// as the watcher names changes): a change of a target is one of the
     /// link's file. Links are few: looked through whole.
     link_targets: BTreeMap<PathBuf, PathBuf>,
+    /// Inodes found under more than one name (hard links), with those
+    /// names: a write through one is a change of each (the system reports
+    /// the name written only). Hard links are few: only they are kept.
+    shared: rustc_hash::FxHashMap<(u64, u64), Vec<PathBuf>>,
 }
 
 impl Located {
     /// Everything found by a walk of the whole tree, and the links it
     /// found broken (`dangling`).
     pub fn replace_all(&mut self, found: &[FoundFile], dangling: &[PathBuf]) {
-        self.by_path = found.iter().map(|f| (f.path.clone(), f.id.clone())).collect();
+        self.by_path = found.iter().map(|f| (f.path.clone(), (f.id.clone(), f.identity))).collect();
         self.link_targets.clear();
         self.note_links(found, dangling);
+        self.shared.clear();
+        for f in found.iter().filter(|f| f.hard_linked) {
+            if let Some(inode) = f.identity {
+                self.shared.entry(inode).or_default().push(f.path.clone());
+            }
+        }
+        self.shared.retain(|_, names| names.len() > 1);
+    }
+
+    /// The other names of the files at `paths` (hard links).
+    pub fn hard_links_of(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
+        let names = |p: &PathBuf| self.by_path.get(p).and_then(|(_, inode)| self.shared.get(inode.as_ref()?));
+        paths.iter().filter_map(|p| Some(names(p)?.iter().filter(move |n| *n != p))).flatten().cloned().collect()
+    }
+
+    /// `shared` after a walk limited to `within` found `found`: the names
+    /// below `within` taken out, then those found put back, with the
+    /// other names of an inode found anew among the files known (a hard
+    /// link just made).
+    fn share_within(&mut self, within: &[PathBuf], found: &[FoundFile]) {
+        for names in self.shared.values_mut() {
+            names.retain(|n| !within.iter().any(|w| n.starts_with(w)));
+        }
+        for f in found.iter().filter(|f| f.hard_linked) {
+            let Some(inode) = f.identity else { continue };
+            if let Some(names) = self.shared.get_mut(&inode) {
+                names.push(f.path.clone());
+            } else {
+                let mut names: Vec<PathBuf> =
+                    self.by_path.iter().filter(|(_, (_, i))| *i == Some(inode)).map(|(p, _)| p.clone()).collect();
+                names.push(f.path.clone());
+                self.shared.insert(inode, names);
+            }
+        }
+        for names in self.shared.values_mut() {
+            names.sort();
+            names.dedup();
+        }
+        self.shared.retain(|_, names| names.len() > 1);
     }
 
     /// A link broken now is kept with where it leads, so that its target
@@ -119,14 +163,15 @@ impl Located {
             let below: Vec<PathBuf> =
                 self.by_path.range(w.clone()..).take_while(|(p, _)| p.starts_with(w)).map(|(p, _)| p.clone()).collect();
             for p in below.into_iter().filter(|p| !now.contains(p.as_path())) {
-                gone.extend(self.by_path.remove(&p));
+                gone.extend(self.by_path.remove(&p).map(|(id, _)| id));
             }
             self.link_targets.retain(|link, _| !link.starts_with(w));
         }
         for f in found {
-            self.by_path.insert(f.path.clone(), f.id.clone());
+            self.by_path.insert(f.path.clone(), (f.id.clone(), f.identity));
         }
         self.note_links(found, dangling);
+        self.share_within(within, found);
         gone.sort();
         gone.dedup();
         gone
@@ -258,11 +303,30 @@ mod tests {
             id: format!("id:{path}"),
             path: path.into(),
             identity: None,
+            hard_linked: false,
             stamp: None,
             link: false,
             listed: None,
             base: None,
         }
+    }
+
+    fn linked(path: &str, inode: u64) -> FoundFile {
+        FoundFile { identity: Some((1, inode)), hard_linked: true, ..found(path) }
+    }
+
+    #[test]
+    fn hard_links_name_each_other_and_follow_updates() {
+        let mut l = Located::default();
+        l.replace_all(&[linked("/w/a.rs", 7), linked("/w/sub/b.rs", 7), found("/w/c.rs"), linked("/w/e.rs", 9)], &[]);
+        assert_eq!(l.hard_links_of(&["/w/sub/b.rs".into()]), [PathBuf::from("/w/a.rs")]);
+        assert!(l.hard_links_of(&["/w/c.rs".into(), "/w/e.rs".into()]).is_empty(), "9 has one name known");
+        // A name made for 9 while watching (a walk of /w/new only).
+        l.update_within(&["/w/new".into()], &[linked("/w/new/f.rs", 9)], &[]);
+        assert_eq!(l.hard_links_of(&["/w/e.rs".into()]), [PathBuf::from("/w/new/f.rs")]);
+        // b.rs removed: a.rs has no other name left.
+        l.update_within(&["/w/sub".into()], &[], &[]);
+        assert!(l.hard_links_of(&["/w/a.rs".into()]).is_empty());
     }
 
     #[test]

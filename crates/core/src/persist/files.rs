@@ -252,6 +252,7 @@ mod tests {
             id: id.into(),
             path: PathBuf::from(id),
             identity: None,
+            hard_linked: false,
             stamp: Some(FileStamp { size, modified_ns, ..Default::default() }),
             link: false,
             listed: None,

@@ -36,6 +36,7 @@ fn found(id: &str, size: u64) -> FoundFile {
         id: id.into(),
         path: id.into(),
         identity: None,
+        hard_linked: false,
         stamp: Some(FileStamp { size, modified_ns: 1, ..Default::default() }),
         link: false,
         listed: None,
