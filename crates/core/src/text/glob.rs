@@ -18,23 +18,16 @@ pub fn literal_braces(pattern: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::with_capacity(pattern.len() + 4);
     let mut i = 0;
     while i < chars.len() {
-        match chars[i] {
-            '\\' => {
-                out.extend(&chars[i..(i + 2).min(chars.len())]);
-                i += 1;
-            }
-            // (A class's members are themselves already: `[{]`.)
-            '[' => {
-                let end = class_end(&chars, i).unwrap_or(i);
-                out.extend(&chars[i..=end]);
-                i = end;
-            }
-            c @ ('{' | '}') => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
+        // (A class's members are themselves already: `[{]`.)
+        if let Some(end) = verbatim_end(&chars, i) {
+            out.extend(&chars[i..end]);
+            i = end;
+            continue;
         }
+        if matches!(chars[i], '{' | '}') {
+            out.push('\\');
+        }
+        out.push(chars[i]);
         i += 1;
     }
     out.into()
@@ -43,8 +36,9 @@ pub fn literal_braces(pattern: &str) -> std::borrow::Cow<'_, str> {
 /// A glob's braces as picomatch (Mastra's globs) reads them, for globset:
 /// a list (`{a,b}`, `{,a}` with `empty_alternates`) stays one, a range
 /// (`{1..3}`, `{a..c}`) becomes picomatch's class, and a brace with no
-/// comma (`{md}`) is itself; one never closed is left to globset, which refuses it (globset read `*.{md}` as
-/// `*.md` and refused `{1..3}`'s siblings). Classes (`[{]`) are copied as they are.
+/// comma (`{md}`) is itself (globset read `*.{md}` as `*.md`); one never
+/// closed is left to globset, which refuses it. Escapes and classes (`[{]`)
+/// are copied as they are.
 pub fn picomatch_braces(glob: &str) -> String {
     if !glob.contains(['{', '}']) {
         return glob.to_string();
@@ -58,16 +52,12 @@ pub fn picomatch_braces(glob: &str) -> String {
 fn braces_into(chars: &[char], out: &mut String) {
     let mut i = 0;
     while i < chars.len() {
+        if let Some(end) = verbatim_end(chars, i) {
+            out.extend(&chars[i..end]);
+            i = end;
+            continue;
+        }
         match chars[i] {
-            '\\' => {
-                out.extend(&chars[i..(i + 2).min(chars.len())]);
-                i += 2;
-            }
-            '[' => {
-                let end = class_end(chars, i).unwrap_or(i);
-                out.extend(&chars[i..=end]);
-                i = end + 1;
-            }
             '{' => match brace_end(chars, i) {
                 Some(end) => {
                     brace_group(&chars[i + 1..end], out);
@@ -123,6 +113,16 @@ fn range_class(text: &str) -> Option<String> {
     }
     let (lo, hi) = if from <= to { (from, to) } else { (to, from) };
     Some(format!("[{lo}-{hi}]"))
+}
+
+/// Where what starts at `i` and is copied as it is ends (exclusive): an
+/// escape (`\\{`) or a class (`[{]`; an unclosed `[` alone).
+fn verbatim_end(chars: &[char], i: usize) -> Option<usize> {
+    match chars[i] {
+        '\\' => Some((i + 2).min(chars.len())),
+        '[' => Some(class_end(chars, i).unwrap_or(i) + 1),
+        _ => None,
+    }
 }
 
 /// Where the `}` closing the `{` at `open` is (escapes, classes and nested braces passed over).
