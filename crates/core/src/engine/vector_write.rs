@@ -397,11 +397,10 @@ impl VectorSide {
         ledger.note_undeleted(new);
     }
 
-    /// Deletes again the vectors whose deletion failed before (noted back
-    /// if it fails again).
-    /// The owed ids stay owed (out of results, in a save) until the store
-    /// has deleted them. When it fails again, that, as a failure to report
-    /// (named by the first id).
+    /// Deletes again the vectors whose deletion failed before. The owed ids
+    /// stay owed (out of results, in a save) until the store has deleted
+    /// them. When it fails again, that, as a failure to report (named by
+    /// the first id).
     pub(super) async fn delete_owed(&self) -> Option<crate::ingest::Failed> {
         let owed = self.ledger.lock().undeleted_ids();
         if owed.is_empty() {
