@@ -104,16 +104,19 @@ impl Located {
         for names in self.shared.values_mut() {
             names.retain(|n| !within.iter().any(|w| n.starts_with(w)));
         }
-        for f in found.iter().filter(|f| f.hard_linked) {
-            let Some(inode) = f.identity else { continue };
-            if let Some(names) = self.shared.get_mut(&inode) {
-                names.push(f.path.clone());
-            } else {
-                let mut names: Vec<PathBuf> =
-                    self.by_path.iter().filter(|(_, (_, i))| *i == Some(inode)).map(|(p, _)| p.clone()).collect();
-                names.push(f.path.clone());
-                self.shared.insert(inode, names);
+        let linked = || found.iter().filter(|f| f.hard_linked).filter_map(|f| Some((f.identity?, &f.path)));
+        // Inodes new to `shared`: their names among the files known, in one pass.
+        let new: rustc_hash::FxHashSet<(u64, u64)> =
+            linked().map(|(inode, _)| inode).filter(|inode| !self.shared.contains_key(inode)).collect();
+        if !new.is_empty() {
+            for (path, (_, inode)) in &self.by_path {
+                if let Some(inode) = inode.filter(|i| new.contains(i)) {
+                    self.shared.entry(inode).or_default().push(path.clone());
+                }
             }
+        }
+        for (inode, path) in linked() {
+            self.shared.entry(inode).or_default().push(path.clone());
         }
         for names in self.shared.values_mut() {
             names.sort();
