@@ -4,8 +4,11 @@
 //! scored again exactly (`store::VectorIndex::query`).
 //!
 //! One scale per vector (its largest magnitude maps to 127), not one per
-//! dimension: an upsert then never changes any other vector's code, and on
-//! the sets measured (bench/vectors.mjs) the rescored top-k is the same.
+//! dimension: an upsert then never changes any other vector's code. A few
+//! large components flatten the others to a few levels, so the scan does not
+//! trust the approximate scores: `QueryCodes::error_bound` bounds each one's
+//! error, and the store rescores every vector whose bound reaches the k-th
+//! best's (`store::VectorIndex::scan_top`).
 //! Codes are kept offset by 128 as bytes, so that a dot product against a
 //! signed query is AVX-512 VNNI's `vpdpbusd`: 64 dimensions an instruction.
 
@@ -27,6 +30,10 @@ pub struct QueryCodes {
     scale: f32,
     /// 128 x the sum of the codes: what the offset of the stored codes adds.
     offset: i64,
+    /// |q'|_1 of the quantized query q' (scale x codes).
+    l1: f32,
+    /// |q - q'|_2: what quantizing the query lost.
+    residual: f32,
     kernel: fn(&[u8], &[i8]) -> i32,
 }
 
@@ -119,6 +126,13 @@ impl Codes {
         self.scales.to_mut().swap_remove(slot);
     }
 
+    /// The scale of the vector at `slot` (a code step: each component is
+    /// within half of it of its code times it).
+    #[inline]
+    pub fn scale(&self, slot: usize) -> f32 {
+        self.scales[slot]
+    }
+
     /// The approximate dot product of the query with the vector at `slot`.
     #[inline]
     pub fn dot(&self, q: &QueryCodes, slot: usize) -> f32 {
@@ -136,7 +150,21 @@ impl QueryCodes {
         let scale = scale_of(q);
         let codes: Vec<i8> = quantize(q, scale).collect();
         let offset = 128 * codes.iter().map(|&c| c as i64).sum::<i64>();
-        QueryCodes { codes, scale, offset, kernel: kernel() }
+        let l1 = codes.iter().map(|&c| (c as f64).abs()).sum::<f64>() * scale as f64;
+        let residual =
+            q.iter().zip(&codes).map(|(&x, &c)| (x as f64 - c as f64 * scale as f64).powi(2)).sum::<f64>().sqrt();
+        QueryCodes { codes, scale, offset, l1: l1 as f32, residual: residual as f32, kernel: kernel() }
+    }
+
+    /// How far `Codes::dot` can be from the exact dot product with a vector
+    /// of code step `scale` and norm `norm`. With q = q' + e (q' the quantized
+    /// query) and v = v' + d (|d_i| <= scale / 2): q.v - q'.v' = q'.d + e.v,
+    /// and |q'.d| <= |q'|_1 scale / 2, |e.v| <= |e|_2 |v|_2. The last term
+    /// covers f32 rounding in the dot products themselves.
+    #[inline]
+    pub fn error_bound(&self, scale: f32, norm: f32, qnorm: f32) -> f64 {
+        let quantized = self.l1 as f64 * scale as f64 / 2.0 + self.residual as f64 * norm as f64;
+        quantized * (1.0 + 1e-4) + 1e-4 * qnorm as f64 * norm as f64
     }
 }
 

@@ -1,8 +1,10 @@
 //! The embedded vector store: named indexes of f32 vectors in contiguous
 //! storage, top-k by cosine (or euclidean, dot product) scored exactly,
 //! metadata filters, and the operations of Mastra's `MastraVector`. A query
-//! scans the vectors' int8 codes (`quantized`) for `oversample x k`
-//! candidates and scores those against the full vectors.
+//! scans the vectors' int8 codes (`quantized`) for the candidates whose
+//! score, within the codes' error bound, may be among the best `k`, and
+//! scores those against the full vectors (a graph, when there is one, gives
+//! `oversample x k` candidates instead).
 
 use crate::bytes::section::Section;
 use crate::scoring::topk::{ranks_before, sort_best_first, TopK};
@@ -61,7 +63,8 @@ pub const MAX_DIMENSION: usize = 65_536;
 pub enum Quantization {
     /// The f32 vectors themselves: exact, four times the bytes read.
     None,
-    /// Int8 codes, then the best `oversample x k` rescored exactly.
+    /// Int8 codes, then every vector whose score may be among the best `k`
+    /// (within the codes' error bound) rescored exactly.
     Int8,
 }
 
@@ -78,7 +81,7 @@ pub enum GraphChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanOptions {
     pub quantization: Quantization,
-    /// Candidates rescored per result wanted (at least 1).
+    /// Candidates a graph search gives per result wanted (at least 1).
     pub oversample: usize,
     pub graph: GraphChoice,
     /// Candidates a graph search keeps (usearch's `expansion_search`).
@@ -101,8 +104,9 @@ const MAX_PENDING_SCORED: usize = 4096;
 /// answered by the scan: a graph search must walk far to find such vectors.
 const SELECTIVE_FILTER: f64 = 0.02;
 
-/// Chosen by measurement (bench/vectors.mjs): the smallest that kept
-/// recall@10 at 1.0 on SciFact's MiniLM vectors and on clustered 1536-dim ones.
+/// Chosen by measurement (bench/vectors.mjs) when the scan also kept this
+/// many per result: the smallest that kept recall@10 at 1.0 on SciFact's
+/// MiniLM vectors and on clustered 1536-dim ones. Now the graph's alone.
 pub const DEFAULT_OVERSAMPLE: usize = 4;
 
 impl Default for ScanOptions {
@@ -523,8 +527,9 @@ impl VectorIndex {
     }
 
     /// Top `k` by exact score, ties by id, among vectors the filter
-    /// accepts. With codes, the candidates are the codes' best
-    /// `oversample x k`; the filter is applied while scanning, never after.
+    /// accepts. With codes, the candidates are those the codes' scores and
+    /// their error bounds leave in; the filter is applied while scanning,
+    /// never after.
     pub fn query(
         &self,
         name: &str,
@@ -615,17 +620,55 @@ impl VectorIndex {
     }
 
     /// Every vector the filter accepts: its code's approximate score, then
-    /// the best `oversample x k` rescored; or the exact scores throughout.
+    /// those that may be among the best `k` rescored (`may_rank`); or the
+    /// exact scores throughout. The answer is the exact top `k` either way.
     fn scan_top(&self, q: &[f32], qnorm: f32, k: usize, filter: Option<&Filter>) -> Vec<(f64, u32)> {
         match &self.codes {
             Some(codes) if self.ids.len() > k => {
                 let qc = QueryCodes::new(q);
-                let wanted = k.saturating_mul(self.scan.oversample);
-                let candidates = self.best(wanted, filter, |s| self.approximate_score(codes, &qc, qnorm, s));
-                self.rescored(candidates.into_iter().map(|(_, s)| s), q, qnorm, k)
+                let bounds = self.approximate_bounds(codes, &qc, qnorm, filter);
+                self.rescored(may_rank(&bounds, k), q, qnorm, k)
             }
             _ => self.best(k, filter, |s| self.score(q, qnorm, s)),
         }
+    }
+
+    /// Each slot's approximate score less and plus its error bound, in the
+    /// metric's order (`None` where the filter rejects the slot): on all
+    /// cores once the index is large enough to pay for it.
+    fn approximate_bounds(
+        &self,
+        codes: &Codes,
+        qc: &QueryCodes,
+        qnorm: f32,
+        filter: Option<&Filter>,
+    ) -> Vec<Option<(f64, f64)>> {
+        let bound = |s: usize| {
+            if filter.is_some_and(|f| !f.matches(self.metadata[s].as_ref())) {
+                return None;
+            }
+            let score = self.approximate_score(codes, qc, qnorm, s);
+            let dot_error = qc.error_bound(codes.scale(s), self.norms[s], qnorm);
+            let error = match self.metric {
+                Metric::Cosine if qnorm * self.norms[s] == 0.0 => 0.0,
+                Metric::Cosine => dot_error / (qnorm as f64 * self.norms[s] as f64),
+                Metric::DotProduct => dot_error,
+                Metric::Euclidean => 2.0 * dot_error,
+            };
+            Some((score - error, score + error))
+        };
+        let n = self.ids.len();
+        let mut out = vec![None; n];
+        if n * self.dim >= 256 * 1024 {
+            out.par_chunks_mut(PARALLEL_BLOCK).enumerate().for_each(|(b, block)| {
+                for (i, o) in block.iter_mut().enumerate() {
+                    *o = bound(b * PARALLEL_BLOCK + i);
+                }
+            });
+        } else {
+            out.iter_mut().enumerate().for_each(|(s, o)| *o = bound(s));
+        }
+        out
     }
 
     /// The best `k` of `slots` by exact score, ties by id.
@@ -673,6 +716,23 @@ impl VectorIndex {
         all.truncate(k);
         all
     }
+}
+
+/// The slots whose exact score may be among the best `k`, given each
+/// slot's bounds (lower, upper) on it: no k-th best exact score is below
+/// the k-th best lower bound, so a slot whose upper bound is below that is
+/// not among them. Ties at the floor are kept (rescoring orders them by id).
+fn may_rank(bounds: &[Option<(f64, f64)>], k: usize) -> impl Iterator<Item = u32> + '_ {
+    let mut lows: Vec<f64> = bounds.iter().flatten().map(|&(low, _)| low).collect();
+    let floor = if k == 0 {
+        f64::INFINITY
+    } else if lows.len() <= k {
+        f64::NEG_INFINITY
+    } else {
+        let (_, kth, _) = lows.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        *kth
+    };
+    bounds.iter().enumerate().filter_map(move |(s, b)| b.filter(|&(_, high)| high >= floor).map(|_| s as u32))
 }
 
 impl VectorIndex {
@@ -977,6 +1037,55 @@ mod tests {
             assert_eq!(dup, int8.query("ix", &vectors[0], 2, None, false).unwrap());
             assert_eq!(dup[0].score, dup[1].score, "{metric:?}");
         }
+    }
+
+    /// Vectors sharing a few large components (as some embedding models'
+    /// do) quantize their other components to a few levels: the codes'
+    /// order is then far from the exact one, and only their error bound
+    /// keeps every true neighbour among the rescored candidates.
+    #[test]
+    fn int8_scan_is_exact_when_a_few_large_components_flatten_the_codes() {
+        let (ids, mut vectors) = random_set(4000, 48, 17);
+        let (_, mut queries) = random_set(20, 48, 19);
+        for v in vectors.iter_mut().chain(queries.iter_mut()) {
+            for x in v.iter_mut() {
+                *x = 0.2 + 0.05 * *x;
+            }
+            v[3] = 6.0;
+            v[17] = -4.0;
+        }
+        for metric in [Metric::Cosine, Metric::DotProduct, Metric::Euclidean] {
+            let (mut exact, mut int8) = both(metric, 1);
+            exact.upsert("ix", ids.clone(), vectors.clone(), vec![None; 4000]).unwrap();
+            int8.upsert("ix", ids.clone(), vectors.clone(), vec![None; 4000]).unwrap();
+            same_answers(&exact, &int8, &queries, None);
+        }
+    }
+
+    /// The bound costs little where the codes are fine: random vectors'
+    /// top 10 leave few more than 10 candidates to rescore.
+    #[test]
+    fn may_rank_keeps_few_candidates_where_the_codes_are_fine() {
+        let (ids, vectors) = random_set(4000, 48, 23);
+        let (_, queries) = random_set(20, 48, 29);
+        let (_, mut int8) = both(Metric::Cosine, 1);
+        int8.upsert("ix", ids, vectors, vec![None; 4000]).unwrap();
+        let codes = int8.codes.as_ref().unwrap();
+        let mut total = 0;
+        for q in &queries {
+            let qnorm = q.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let bounds = int8.approximate_bounds(codes, &QueryCodes::new(q), qnorm, None);
+            total += may_rank(&bounds, 10).count();
+        }
+        assert!(total < 20 * 40, "{} candidates per query, more than the 4 x k the scan kept before", total / 20);
+    }
+
+    #[test]
+    fn may_rank_keeps_ties_at_the_floor_and_nothing_for_k_0() {
+        let bounds = [Some((0.5, 0.6)), None, Some((0.1, 0.5)), Some((0.0, 0.4)), Some((0.55, 0.7))];
+        assert_eq!(may_rank(&bounds, 2).collect::<Vec<_>>(), vec![0, 2, 4]);
+        assert_eq!(may_rank(&bounds, 4).collect::<Vec<_>>(), vec![0, 2, 3, 4]);
+        assert_eq!(may_rank(&bounds, 0).count(), 0);
     }
 
     #[test]
