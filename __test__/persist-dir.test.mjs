@@ -72,6 +72,45 @@ test('a FIFO or a link to a device named snapshot.wss is refused at once (no han
   }
 })
 
+test('a snapshot the system refuses to read (permission denied) rejects init() and is never saved over; documents given to index() survive', { skip: process.platform === 'win32' || !process.getuid }, (t) => {
+  // root reads any file: the workspace runs as nobody then.
+  const as = process.getuid() === 0 ? { uid: 65534, gid: 65534 } : {}
+  if (spawnSync(process.execPath, ['-e', '0'], as).status !== 0) return t.skip(`${process.execPath} cannot run as uid 65534`)
+  const root = tree(t)
+  fs.chmodSync(root, 0o755)
+  const dir = path.join(root, 'idx')
+  fs.mkdirSync(dir)
+  if (as.uid !== undefined) fs.chownSync(dir, as.uid, as.gid)
+  const run = (body) => {
+    const code = `const { Workspace } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)});
+      (async () => {
+        const ws = new Workspace({ id: 'notes', bm25: true, persist: { dir: ${JSON.stringify(dir)} } })
+        let error = null
+        try { await ws.init() } catch (e) { error = e.message }
+        ${body}
+        const documents = ws.stats().documents
+        await ws.destroy()
+        console.log(JSON.stringify({ error, documents }))
+      })()`
+    const out = spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', ...as })
+    assert.equal(out.status, 0, out.stderr)
+    return JSON.parse(out.stdout)
+  }
+  assert.deepEqual(run("await ws.indexMany(Array.from({ length: 20 }, (_, i) => ({ path: 'crm/' + i, content: 'note ' + i })))"), { error: null, documents: 20 })
+  const snapshot = path.join(dir, 'snapshot.wss')
+  const before = fs.readFileSync(snapshot)
+  fs.chmodSync(snapshot, 0o000)
+  let refused
+  try {
+    refused = run("await ws.index('crm/new', 'one more')")
+  } finally {
+    fs.chmodSync(snapshot, 0o444)
+  }
+  assert.match(refused.error, /^persist: the snapshot in .* could not be read \(Permission denied.*nothing is saved over it/)
+  assert.deepEqual(fs.readFileSync(snapshot), before, 'the snapshot is as it was')
+  assert.deepEqual(run(''), { error: null, documents: 20 })
+})
+
 test('pathPrefix filters inside the engine: a folder whose hits rank far down is found; a leading / is accepted', async (t) => {
   const files = {}
   for (let i = 0; i < 1500; i++) files[`top/t${i}.md`] = 'apple apple apple banana'
@@ -130,7 +169,7 @@ test('a relative persist.dir and basePath are where they were when the workspace
   const root = tree(t, { 'base/docs/a.md': 'alpha' })
   fs.mkdirSync(path.join(root, 'elsewhere/p'), { recursive: true })
   const script = `
-    const { Workspace, LocalFilesystem } = require(${JSON.stringify(path.resolve('index.js'))})
+    const { Workspace, LocalFilesystem } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)})
     process.chdir(${JSON.stringify(root)})
     const ws = new Workspace({ filesystem: { basePath: 'base' }, bm25: true, autoIndexPaths: ['docs'], persist: { dir: 'p' } })
     ws.init().then(async () => {
@@ -152,7 +191,7 @@ test('a relative persist.dir and basePath are where they were when the workspace
 // One start of a persisted workspace with an HNSW graph in the embedded store, in a process of its own
 // (a crash is seen as the child's signal): prints its init() warnings and a search's ids.
 const GRAPH_CHILD = `
-const { Workspace, LocalFilesystem, LocalVector } = require(${JSON.stringify(path.resolve('index.js'))})
+const { Workspace, LocalFilesystem, LocalVector } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)})
 const [base, dir, save] = process.argv.slice(1)
 const embed = (t) => { const v = new Array(8).fill(0.01); for (const w of t.split(/\\W+/)) if (w) v[w.length % 8] += 1; return v }
 ;(async () => {

@@ -30,4 +30,9 @@ pub enum SnapshotError {
     OtherOptions(String),
     #[error("the snapshot could not be read: {0}")]
     Io(String),
+    /// The system refused to open or read what is there (EACCES, EMFILE,
+    /// EIO): says nothing of the snapshot, which is neither rebuilt over
+    /// nor taken for missing.
+    #[error("the snapshot could not be read: {0}")]
+    Unreadable(String),
 }

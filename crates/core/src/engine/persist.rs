@@ -193,21 +193,31 @@ impl Engine {
         warnings.append(&mut p.state.lock().claim_warnings);
         let (lock, snapshot) = blocking(move || {
             let lock = (!locked).then(|| disk::lock(&at));
-            // A directory that is not ours is neither written nor read.
+            // A directory that is not ours is neither written nor read. An
+            // error of the system's (EMFILE, EACCES) says nothing of what
+            // it holds: not taken for no snapshot.
             let snapshot = match disk::check_dir(&at) {
                 Ok(()) => Snapshot::load(&at),
+                Err(e) if e.raw_os_error().is_some() => Err(SnapshotError::Unreadable(e.to_string())),
                 Err(_) => Err(SnapshotError::Missing),
             };
             (lock, snapshot)
         })
         .await?;
         let usable = matches!(&snapshot, Ok(s) if same_index(&s.fingerprint, &p.fingerprint));
-        p.state.lock().loaded = !usable;
+        // Unreadable: not loaded, so nothing is saved over it, and the next
+        // init() reads it again.
+        let unreadable = matches!(&snapshot, Err(SnapshotError::Unreadable(_)));
+        p.state.lock().loaded = !usable && !unreadable;
         if let Some(lock) = lock {
             self.note_lock(lock, &dir, warnings);
         }
         match snapshot {
             Err(SnapshotError::Missing) => Ok(None),
+            Err(SnapshotError::Unreadable(e)) => Err(Error::from_reason(format!(
+                "persist: the snapshot in {} could not be read ({e}); nothing was loaded, and nothing is saved over it until an init() reads it",
+                dir.display()
+            ))),
             Err(e) => {
                 warnings.push(format!("persist: {e}; the index was rebuilt from the files"));
                 Ok(None)

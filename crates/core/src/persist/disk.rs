@@ -226,7 +226,9 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
 pub fn read_file(path: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => SnapshotError::Missing,
-        _ => SnapshotError::Io(e.to_string()),
+        // What is there is not a snapshot file (our own checks' errors).
+        _ if e.raw_os_error().is_none() => SnapshotError::Io(e.to_string()),
+        _ => SnapshotError::Unreadable(e.to_string()),
     };
     let mut file = open_regular(path).map_err(io)?;
     // SAFETY: `map_snapshot`'s contract is kept by how snapshots are written
