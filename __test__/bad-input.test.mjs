@@ -167,7 +167,7 @@ const BAD_OPTIONS = [
   ['bm25.tokenize.stopwords', { bm25: { tokenize: { stopwords: 'the' } } }],
   ['bm25.tokenize.stopwords[1]', { bm25: { tokenize: { stopwords: ['the', 3] } } }],
   ['bm25.tokenize.splitPattern', { bm25: { tokenize: { splitPattern: 5 } } }],
-  ['bm25.tokenize.splitPattern', { bm25: { tokenize: { splitPattern: '(' } } }],
+  ['bm25.tokenize.splitPattern', { bm25: { tokenize: { splitPattern: { source: '(', flags: '' } } } }],
   ['bm25.tokenize.tokenizer', { bm25: { tokenize: { tokenizer: 'words' } } }],
   ['bm25.tokenize.stem', { bm25: { tokenize: { stem: 'french' } } }],
   ['bm25.tokenize.lowercase', { bm25: { tokenize: { lowercase: 1 } } }],

@@ -124,6 +124,31 @@ test('skills are searched by the native engine', async (t) => {
   await workspace.destroy()
 })
 
+test("the caller's topK and minScore are checked before Mastra adds to them: skills.search and a search beside ids under skill-scope: (Mastra took -1 or 1.5 for a valid engine value)", async (t) => {
+  const basePath = tree(t, {
+    ...FILES,
+    'skills/s1/SKILL.md': '---\nname: s1\ndescription: password one\n---\n\npassword body\n',
+    'skills/s2/SKILL.md': '---\nname: s2\ndescription: password two\n---\n\npassword body\n',
+  })
+  const workspace = new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, autoIndexPaths: ['docs'], skills: ['skills'] })
+  t.after(() => workspace.destroy())
+  await workspace.init()
+  await workspace.index('skill-scope:n1', 'unrelated')
+  await workspace.index('skill-scope:n2', 'unrelated')
+  for (const [options, message] of [
+    [{ topK: -1 }, /^topK must be an integer >= 0, got -1$/],
+    [{ topK: 1.5 }, /^topK must be an integer >= 0, got 1.5$/],
+    [{ topK: Infinity }, /^topK must be a finite number/],
+    [{ topK: '3' }, /^topK must be a number/],
+    [{ minScore: 1.5 }, /^minScore must be between 0 and 1, got 1.5$/],
+  ]) {
+    await assert.rejects(workspace.skills.search('password', options), { message }, `skills.search ${JSON.stringify(options)}`)
+    await assert.rejects(workspace.search('password', options), { message }, `search ${JSON.stringify(options)}`)
+  }
+  assert.equal((await workspace.skills.search('password', { topK: 1 })).length, 1)
+  assert.ok((await workspace.search('reset', { topK: 1 })).length <= 1)
+})
+
 test('a filesystem that is not a LocalFilesystem is read through Mastra and indexed natively', async (t) => {
   const basePath = tree(t, FILES)
   const workspace = new ours.Workspace({ mounts: { '/data': new mastra.LocalFilesystem({ basePath }) }, bm25: true, autoIndexPaths: ['/data/docs'] })
@@ -262,7 +287,7 @@ test('the entry rejects with the classes it exports (Mastra\'s): a search after 
   await assert.rejects(embedding.index('a', 'alpha'), (e) => e === other)
 })
 
-test('a splitPattern splits as in Mastra: JavaScript\'s \\s (U+FEFF), ASCII \\w, \\d and \\b, [^], line feeds (Rust\'s Unicode classes split otherwise)', async () => {
+test('a splitPattern splits as in Mastra: JavaScript\'s \\s (U+FEFF), ASCII \\w, \\d and \\b, [^], line feeds (Rust\'s Unicode classes split otherwise); a string where it occurs', async () => {
   const cases = [
     [/\s+/, 'alpha\ufeffbeta gamma', 'beta'],
     [/\W+/, 'café crème', 'caf'],
@@ -273,9 +298,15 @@ test('a splitPattern splits as in Mastra: JavaScript\'s \\s (U+FEFF), ASCII \\w,
     [/a.b/s, 'qa\nbr', 'br'],
     [/[^\p{L}\p{N}]+/u, 'hello, world! café', 'world'],
     [/\P{L}+/u, 'alpha1beta', 'beta'],
+    // A string splits where it occurs (String.prototype.split), not as a RegExp's source.
+    ['.', 'alpha.beta gamma', 'alpha', { removePunctuation: false }],
+    ['|', 'alpha|beta', 'alpha', { removePunctuation: false }],
+    ['\\s', 'alpha\\sbeta', 'beta', { removePunctuation: false }],
+    ['*', 'alpha*beta', 'alpha', { removePunctuation: false }],
+    ['(', 'alpha(beta', 'beta', { removePunctuation: false }],
   ]
-  for (const [splitPattern, doc, query] of cases) {
-    const tokenize = { splitPattern, minLength: 1 }
+  for (const [splitPattern, doc, query, extra = {}] of cases) {
+    const tokenize = { splitPattern, minLength: 1, ...extra }
     const theirs = new mastra.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: os.tmpdir() }), bm25: { tokenize } })
     const native = new ours.Workspace({ filesystem: new mastra.LocalFilesystem({ basePath: os.tmpdir() }), bm25: { tokenize: { preset: 'mastra', ...tokenize } } })
     const found = []

@@ -9,6 +9,7 @@
 const { Workspace: NativeWorkspace, WorkspaceError: NativeWorkspaceError, UnsupportedGrepPatternError: NativeUnsupported } = require('../../index.js')
 const { NativeSearchEngine, ENGINE_METHODS } = require('./engine.js')
 const { toMastraError } = require('./errors.js')
+const { describe } = require('../describe.js')
 
 /** The @mastra/core releases this entry is tested with. */
 const SUPPORTED_MASTRA = '>=1.71.0 <2'
@@ -34,6 +35,33 @@ function nativeWorkspace(workspace) {
  * @type {WeakMap<object, import('../../index').IndexReport>}
  */
 const reports = new WeakMap()
+
+/**
+ * The caller's `topK` and `minScore`, checked as the native search() checks
+ * them: Mastra adds to `topK` before its engine sees it (the skills it keeps
+ * apart, `Math.max(topK, skills)` in skills.search), which turned `-1` or
+ * `1.5` into a valid engine value.
+ * @param {any} options
+ */
+function checkCallerNumbers(options) {
+  if (options === null || typeof options !== 'object') return
+  const number = (name, value) => {
+    if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`)
+    if (!Number.isFinite(value)) throw new RangeError(`${name} must be a finite number, got ${describe(value)}`)
+    return value
+  }
+  if (options.topK !== undefined) {
+    const k = number('topK', options.topK)
+    if (!Number.isInteger(k) || k < 0) throw new RangeError(`topK must be an integer >= 0, got ${k}`)
+  }
+  if (options.minScore !== undefined) {
+    const m = number('minScore', options.minScore)
+    if (m < 0 || m > 1) throw new RangeError(`minScore must be between 0 and 1, got ${m}`)
+  }
+}
+
+/** Skills objects whose search checks the caller's numbers (`get skills`). */
+const checkedSkills = new WeakSet()
 
 /**
  * What the last native rebuild of `workspace` indexed, skipped and failed.
@@ -292,6 +320,31 @@ function createWorkspaceClass(mastra, version) {
 
     /** @type {{ fs: any, grep: Function } | undefined} */
     #grep
+
+    /**
+     * Mastra's search, with the caller's `topK` and `minScore` checked
+     * first (`checkCallerNumbers`).
+     * @param {string} query
+     * @param {any} [options]
+     */
+    async search(query, options) {
+      checkCallerNumbers(options)
+      return super.search(query, options)
+    }
+
+    /** Mastra's skills, whose search checks the caller's numbers first. */
+    get skills() {
+      const skills = super.skills
+      if (skills && typeof skills.search === 'function' && !checkedSkills.has(skills)) {
+        const search = skills.search.bind(skills)
+        skills.search = async (/** @type {string} */ query, /** @type {any} */ options) => {
+          checkCallerNumbers(options)
+          return search(query, options)
+        }
+        checkedSkills.add(skills)
+      }
+      return skills
+    }
 
     /** This workspace's own errors as Mastra's classes (errors.js). @type {(err: unknown) => unknown} */
     #translate = (err) => err
