@@ -45,7 +45,7 @@ const reports = new WeakMap()
  */
 function checkCallerNumbers(options) {
   if (options === null || typeof options !== 'object') return
-  const number = (name, value) => {
+  const number = (/** @type {string} */ name, /** @type {unknown} */ value) => {
     if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`)
     if (!Number.isFinite(value)) throw new RangeError(`${name} must be a finite number, got ${describe(value)}`)
     return value
