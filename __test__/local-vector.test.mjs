@@ -79,7 +79,7 @@ test('LocalVector rejects bad calls with clear errors', async () => {
   await store.createIndex({ indexName: 'ix', dimension: 2 })
   await assert.rejects(store.createIndex({ indexName: 'ix', dimension: 3 }), /already exists with dimension 2/)
   await assert.rejects(store.upsert({ indexName: 'ix', vectors: [[1, 2, 3]] }), /dimension 2, got a vector of dimension 3/)
-  await assert.rejects(store.upsert({ indexName: 'ix', vectors: [[1, 'x']] }), /vectors: vector 0: element 1 is a string/)
+  await assert.rejects(store.upsert({ indexName: 'ix', vectors: [[1, 'x']] }), /vectors: vector 1: element 1 is a string/)
   await assert.rejects(store.createIndex({ indexName: 'ix2', dimension: 0 }), /dimension must be an integer >= 1/)
   await assert.rejects(store.createIndex({ indexName: 'ix2', dimension: 2, metric: 'manhattan' }), /metric must be/)
   await assert.rejects(store.query({ indexName: 'ix', queryVector: [1, 0], filter: { a: { $regex: 'x' } } }), /filter is invalid/)

@@ -58,6 +58,22 @@ function persisted(base, dir) {
 
 const sorted = (results) => Object.fromEntries(Object.entries(results).map(([q, r]) => [q, [...r].sort()]))
 
+test('an embedder whose vectors changed size under the same embedderId: searches and writes say so and how to mend it (they said only the sizes)', async (t) => {
+  const base = tree(t, { 'docs/a.md': 'the quokka lives here\n' })
+  const dir = path.join(tree(t), 'idx')
+  const open = (dim) => new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], embedder: async (text) => hashEmbed(text, dim), embedderId: 'mine', persist: { dir } })
+  let ws = open(16)
+  await ws.init()
+  await ws.destroy()
+  ws = open(24)
+  await ws.init()
+  const mend = /has dimension 16, got a vector of dimension 24: .*an embedder changed under the same embedderId \(give it a new embedderId, or none/
+  await assert.rejects(ws.search('quokka', { mode: 'vector' }), { message: mend })
+  await assert.rejects(ws.index('notes/x', 'a quokka note'), { message: mend })
+  assert.equal((await ws.search('quokka', { mode: 'bm25' }))[0].id, 'docs/a.md')
+  await ws.destroy()
+})
+
 test('a restart with autoIndexPaths [] (or no filesystem) drops the files the snapshot recorded, as a fresh workspace has none; rebuildSearchIndex([]) keeps them', async (t) => {
   const base = tree(t, { 'docs/a.md': 'the quokka lives here\n' })
   const dir = path.join(tree(t), 'idx')

@@ -317,8 +317,13 @@ describe('embedders', () => {
       [(texts) => texts.map((t, i) => hashEmbed(t, i === 1 ? 32 : 64)), /different dimensions \(batch 1 of 1, texts 1-3\): vector 2 has 32/],
       [(texts) => texts.map(() => [0.1, NaN]), /non-finite number \(batch 1 of 1, texts 1-3\): vector 1, element 1/],
       [() => 'vectors', /invalid value \(batch 1 of 1, texts 1-3\): expected an array of vectors, got a string/],
-      [(texts) => texts.map(() => [1, 'two']), /invalid value \(batch 1 of 1, texts 1-3\): vector 0: element 1 is a string/],
-      [async (texts) => texts.map(() => ({})), /invalid value \(batch 1 of 1, texts 1-3\): vector 0: expected number\[\] or Float32Array, got an object/],
+      [(texts) => texts.map(() => [1, 'two']), /invalid value \(batch 1 of 1, texts 1-3\): vector 1: element 1 is a string/],
+      [async (texts) => texts.map(() => ({})), /invalid value \(batch 1 of 1, texts 1-3\): vector 1: expected number\[\] or Float32Array, got an object/],
+      // The second text's vector is vector 2 whatever is wrong with it; numbers as JavaScript writes them.
+      [(texts) => texts.map((t, i) => (i === 1 ? [NaN, 1] : [1, 0])), /non-finite number \(batch 1 of 1, texts 1-3\): vector 2, element 0 is NaN\./],
+      [(texts) => texts.map((t, i) => (i === 1 ? ['x', 1] : [1, 0])), /invalid value \(batch 1 of 1, texts 1-3\): vector 2: element 0 is a string/],
+      [(texts) => texts.map((t, i) => (i === 1 ? [Infinity, 1] : [1, 0])), /non-finite number \(batch 1 of 1, texts 1-3\): vector 2, element 0 is Infinity\./],
+      [(texts) => texts.map((t, i) => (i === 1 ? [1e39, 1] : [1, 0])), /invalid value \(batch 1 of 1, texts 1-3\): vector 2: element 0 is 1e39, beyond a 32-bit float's range/],
     ]
     for (const [fn, message] of cases) {
       const ws = new Workspace({ bm25: true, embedder: Object.assign(fn, { batch: true }) })

@@ -95,7 +95,12 @@ impl FromNapiValue for Vector {
                             crate::js::describe(&e)
                         )));
                     }
-                    out.push(e.cast::<f64>()? as f32);
+                    let x = e.cast::<f64>()?;
+                    if x.is_finite() && !(x as f32).is_finite() {
+                        // Not "non-finite" later: the number is finite, f32 is not wide enough.
+                        return Err(Error::from_reason(format!("element {i} is {x:e}, beyond a 32-bit float's range")));
+                    }
+                    out.push(x as f32);
                 }
                 return Ok(Vector(out));
             }
@@ -119,7 +124,8 @@ impl FromNapiValue for Vectors {
         for i in 0..n {
             let e: Unknown = obj.get_element(i)?;
             let vec = Vector::from_napi_value(env, e.raw())
-                .map_err(|err| Error::from_reason(format!("vector {i}: {}", err.reason)))?;
+                // Counted from 1, as the engine's checks count vectors.
+                .map_err(|err| Error::from_reason(format!("vector {}: {}", i + 1, err.reason)))?;
             out.push(vec.0);
         }
         Ok(Vectors(out))

@@ -8,7 +8,7 @@ use crate::persist::intent::{Held, IntentLog};
 use crate::search::hybrid::StoreHit;
 use crate::vectors::filter::{json_kind, Filter};
 use crate::vectors::plan::MAX_UPSERT;
-use crate::vectors::store::{Metric, VectorStore};
+use crate::vectors::store::{Metric, VectorError, VectorStore};
 use parking_lot::RwLock;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -243,8 +243,15 @@ fn joined_err(name: &str, e: tokio::task::JoinError) -> Error {
     Error::from_reason(format!("vectorStore.{name} failed: {e}"))
 }
 
-fn local_err(e: impl std::fmt::Display) -> Error {
-    Error::from_reason(e.to_string())
+fn local_err(e: VectorError) -> Error {
+    match e {
+        // Vectors of another size than the saved ones: the embedder changed
+        // while its name (`embedderId`) did not, which is taken at its word.
+        VectorError::Dimension { .. } => Error::from_reason(format!(
+            "{e}: the embedder's vectors are not the size of those saved; an embedder changed under the same embedderId (give it a new embedderId, or none, so that every text is embedded again)"
+        )),
+        e => Error::from_reason(e.to_string()),
+    }
 }
 
 impl Store {

@@ -28,8 +28,17 @@ pub enum EmbeddingError {
     Empty { label: String },
     #[error("Embedder returned vectors of different dimensions ({label}): vector {at} has {got}, vector 1 has {dim}.")]
     MixedDimensions { at: usize, got: usize, dim: usize, label: String },
-    #[error("Embedder returned a non-finite number ({label}): vector {at}, element {element} is {value}.")]
+    #[error("Embedder returned a non-finite number ({label}): vector {at}, element {element} is {}.", js_number(*value))]
     NonFinite { at: usize, element: usize, value: f32, label: String },
+}
+
+/// A non-finite number as JavaScript writes it (Rust writes `inf`).
+fn js_number(x: f32) -> String {
+    match x {
+        f32::INFINITY => "Infinity".into(),
+        f32::NEG_INFINITY => "-Infinity".into(),
+        x => x.to_string(),
+    }
 }
 
 /// A batch embedder's answer has one vector per text.
