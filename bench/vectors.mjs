@@ -1,5 +1,5 @@
 // The embedded vector store (LocalVector): query time and recall@10 of the
-// int8 scan (codes, then oversample x k rescored exactly) against the exact
+// int8 scan (codes, then the candidates their error bound leaves, rescored exactly) against the exact
 // f32 scan, in one process, on
 //   - clustered random vectors (default 100,000 x 1,536: OpenAI's
 //     text-embedding-3-small size), queries drawn the same way;

@@ -133,6 +133,10 @@ impl Codes {
         self.scales[slot]
     }
 
+    pub fn scales(&self) -> &[f32] {
+        &self.scales
+    }
+
     /// The approximate dot product of the query with the vector at `slot`.
     #[inline]
     pub fn dot(&self, q: &QueryCodes, slot: usize) -> f32 {

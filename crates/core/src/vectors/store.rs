@@ -620,53 +620,88 @@ impl VectorIndex {
     }
 
     /// Every vector the filter accepts: its code's approximate score, then
-    /// those that may be among the best `k` rescored (`may_rank`); or the
-    /// exact scores throughout. The answer is the exact top `k` either way.
+    /// the best `oversample x k` rescored, when the codes' error bounds
+    /// show that no other vector can be among the best `k`; else every
+    /// vector that may be (`may_rank`). Or the exact scores throughout.
+    /// The answer is the exact top `k` either way.
     fn scan_top(&self, q: &[f32], qnorm: f32, k: usize, filter: Option<&Filter>) -> Vec<(f64, u32)> {
         match &self.codes {
             Some(codes) if self.ids.len() > k => {
                 let qc = QueryCodes::new(q);
-                let bounds = self.approximate_bounds(codes, &qc, qnorm, filter);
-                self.rescored(may_rank(&bounds, k), q, qnorm, k)
+                let approx = self.approximate_scores(codes, &qc, qnorm, filter);
+                let wanted = k.saturating_mul(self.scan.oversample);
+                let mut first = self.best(wanted, None, |s| approx[s]);
+                first.retain(|&(a, _)| a > f64::NEG_INFINITY);
+                let error = |s: usize| self.approximation_error(codes, &qc, qnorm, s);
+                let widest = self.widest_error(codes, &qc, qnorm);
+                let slots = match floor_unless_shown(&first, wanted, k, widest, error) {
+                    None => first.iter().map(|&(_, s)| s).collect(),
+                    Some(floor) => may_rank(&approx, floor, widest, error),
+                };
+                self.rescored(slots.into_iter(), q, qnorm, k)
             }
             _ => self.best(k, filter, |s| self.score(q, qnorm, s)),
         }
     }
 
-    /// Each slot's approximate score less and plus its error bound, in the
-    /// metric's order (`None` where the filter rejects the slot): on all
-    /// cores once the index is large enough to pay for it.
-    fn approximate_bounds(
-        &self,
-        codes: &Codes,
-        qc: &QueryCodes,
-        qnorm: f32,
-        filter: Option<&Filter>,
-    ) -> Vec<Option<(f64, f64)>> {
-        let bound = |s: usize| {
-            if filter.is_some_and(|f| !f.matches(self.metadata[s].as_ref())) {
-                return None;
+    /// At least the largest `approximation_error` of any vector, from the
+    /// largest scales and norms (the bound grows with both): one pass over
+    /// two floats a vector, not over the codes.
+    fn widest_error(&self, codes: &Codes, qc: &QueryCodes, qnorm: f32) -> f64 {
+        let most = |xs: &mut dyn Iterator<Item = f32>| xs.fold(0.0f32, f32::max);
+        match self.metric {
+            Metric::Cosine if qnorm == 0.0 => 0.0,
+            // The cosine's error is error_bound(scale / norm, 1) / qnorm.
+            Metric::Cosine => {
+                let ratio =
+                    most(&mut codes.scales().iter().zip(&self.norms).map(|(&s, &n)| if n > 0.0 { s / n } else { 0.0 }));
+                qc.error_bound(ratio, 1.0, qnorm) / qnorm as f64
             }
-            let score = self.approximate_score(codes, qc, qnorm, s);
-            let dot_error = qc.error_bound(codes.scale(s), self.norms[s], qnorm);
-            let error = match self.metric {
-                Metric::Cosine if qnorm * self.norms[s] == 0.0 => 0.0,
-                Metric::Cosine => dot_error / (qnorm as f64 * self.norms[s] as f64),
-                Metric::DotProduct => dot_error,
-                Metric::Euclidean => 2.0 * dot_error,
-            };
-            Some((score - error, score + error))
+            Metric::DotProduct | Metric::Euclidean => {
+                let e = qc.error_bound(
+                    most(&mut codes.scales().iter().copied()),
+                    most(&mut self.norms.iter().copied()),
+                    qnorm,
+                );
+                if self.metric == Metric::Euclidean {
+                    2.0 * e
+                } else {
+                    e
+                }
+            }
+        }
+    }
+
+    /// How far the approximate score of the vector at `slot` can be from
+    /// its exact score, in the metric's order (`approximate_score`).
+    #[inline]
+    fn approximation_error(&self, codes: &Codes, qc: &QueryCodes, qnorm: f32, s: usize) -> f64 {
+        let dot_error = qc.error_bound(codes.scale(s), self.norms[s], qnorm);
+        match self.metric {
+            Metric::Cosine if qnorm * self.norms[s] == 0.0 => 0.0,
+            Metric::Cosine => dot_error / (qnorm as f64 * self.norms[s] as f64),
+            Metric::DotProduct => dot_error,
+            Metric::Euclidean => 2.0 * dot_error,
+        }
+    }
+
+    /// Each slot's approximate score (`f64::NEG_INFINITY` where the filter
+    /// rejects it): on all cores once the index is large enough to pay.
+    fn approximate_scores(&self, codes: &Codes, qc: &QueryCodes, qnorm: f32, filter: Option<&Filter>) -> Vec<f64> {
+        let score = |s: usize| match filter {
+            Some(f) if !f.matches(self.metadata[s].as_ref()) => f64::NEG_INFINITY,
+            _ => self.approximate_score(codes, qc, qnorm, s),
         };
         let n = self.ids.len();
-        let mut out = vec![None; n];
+        let mut out = vec![0.0; n];
         if n * self.dim >= 256 * 1024 {
             out.par_chunks_mut(PARALLEL_BLOCK).enumerate().for_each(|(b, block)| {
                 for (i, o) in block.iter_mut().enumerate() {
-                    *o = bound(b * PARALLEL_BLOCK + i);
+                    *o = score(b * PARALLEL_BLOCK + i);
                 }
             });
         } else {
-            out.iter_mut().enumerate().for_each(|(s, o)| *o = bound(s));
+            out.iter_mut().enumerate().for_each(|(s, o)| *o = score(s));
         }
         out
     }
@@ -718,21 +753,32 @@ impl VectorIndex {
     }
 }
 
-/// The slots whose exact score may be among the best `k`, given each
-/// slot's bounds (lower, upper) on it: no k-th best exact score is below
-/// the k-th best lower bound, so a slot whose upper bound is below that is
-/// not among them. Ties at the floor are kept (rescoring orders them by id).
-fn may_rank(bounds: &[Option<(f64, f64)>], k: usize) -> impl Iterator<Item = u32> + '_ {
-    let mut lows: Vec<f64> = bounds.iter().flatten().map(|&(low, _)| low).collect();
-    let floor = if k == 0 {
-        f64::INFINITY
-    } else if lows.len() <= k {
-        f64::NEG_INFINITY
-    } else {
-        let (_, kth, _) = lows.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-        *kth
-    };
-    bounds.iter().enumerate().filter_map(move |(s, b)| b.filter(|&(_, high)| high >= floor).map(|_| s as u32))
+/// `None` when the codes' best `wanted` (`first`, best first) hold the
+/// exact best `k`: all the filter accepts, or no vector outside them
+/// (approximate score at most the last's) can reach, within `widest` (the
+/// largest `error`), the k-th best lower bound among them. Else that
+/// bound: no k-th best exact score is below it.
+fn floor_unless_shown(
+    first: &[(f64, u32)],
+    wanted: usize,
+    k: usize,
+    widest: f64,
+    error: impl Fn(usize) -> f64,
+) -> Option<f64> {
+    let &(last, _) = first.last().filter(|_| first.len() >= wanted.max(k).max(1))?;
+    let mut lows: Vec<f64> = first.iter().map(|&(a, s)| a - error(s as usize)).collect();
+    let (_, floor, _) = lows.select_nth_unstable_by(k.max(1) - 1, |a, b| b.total_cmp(a));
+    (last + widest >= *floor).then_some(*floor)
+}
+
+/// The slots whose approximate score, within its `error`, reaches `floor`
+/// (ties kept: rescoring orders them by id); `widest`, the largest error,
+/// rules most out at once.
+fn may_rank(approx: &[f64], floor: f64, widest: f64, error: impl Fn(usize) -> f64) -> Vec<u32> {
+    (0..approx.len())
+        .filter(|&s| approx[s] + widest >= floor && approx[s] + error(s) >= floor)
+        .map(|s| s as u32)
+        .collect()
 }
 
 impl VectorIndex {
@@ -1062,30 +1108,36 @@ mod tests {
         }
     }
 
-    /// The bound costs little where the codes are fine: random vectors'
-    /// top 10 leave few more than 10 candidates to rescore.
-    #[test]
-    fn may_rank_keeps_few_candidates_where_the_codes_are_fine() {
-        let (ids, vectors) = random_set(4000, 48, 23);
-        let (_, queries) = random_set(20, 48, 29);
-        let (_, mut int8) = both(Metric::Cosine, 1);
-        int8.upsert("ix", ids, vectors, vec![None; 4000]).unwrap();
-        let codes = int8.codes.as_ref().unwrap();
-        let mut total = 0;
-        for q in &queries {
-            let qnorm = q.iter().map(|x| x * x).sum::<f32>().sqrt();
-            let bounds = int8.approximate_bounds(codes, &QueryCodes::new(q), qnorm, None);
-            total += may_rank(&bounds, 10).count();
+    /// The candidates one query rescores: the codes' best `wanted`, or
+    /// every vector that may rank when they are not shown to be enough.
+    fn candidates(ix: &VectorIndex, q: &[f32], wanted: usize, k: usize) -> (bool, usize) {
+        let codes = ix.codes.as_ref().unwrap();
+        let qnorm = q.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let qc = QueryCodes::new(q);
+        let approx = ix.approximate_scores(codes, &qc, qnorm, None);
+        let first = ix.best(wanted, None, |s| approx[s]);
+        let widest = ix.widest_error(codes, &qc, qnorm);
+        let error = |s: usize| ix.approximation_error(codes, &qc, qnorm, s);
+        match floor_unless_shown(&first, wanted, k, widest, error) {
+            None => (true, first.len()),
+            Some(floor) => (false, may_rank(&approx, floor, widest, error).len()),
         }
-        assert!(total < 20 * 40, "{} candidates per query, more than the 4 x k the scan kept before", total / 20);
     }
 
+    /// Where the codes are fine, their best 4 x k are shown to hold the best
+    /// k, and even from the best k alone the bound leaves few candidates.
     #[test]
-    fn may_rank_keeps_ties_at_the_floor_and_nothing_for_k_0() {
-        let bounds = [Some((0.5, 0.6)), None, Some((0.1, 0.5)), Some((0.0, 0.4)), Some((0.55, 0.7))];
-        assert_eq!(may_rank(&bounds, 2).collect::<Vec<_>>(), vec![0, 2, 4]);
-        assert_eq!(may_rank(&bounds, 4).collect::<Vec<_>>(), vec![0, 2, 3, 4]);
-        assert_eq!(may_rank(&bounds, 0).count(), 0);
+    fn the_codes_best_are_shown_enough_where_the_codes_are_fine() {
+        let (ids, vectors) = random_set(4000, 48, 31);
+        let (_, queries) = random_set(20, 48, 37);
+        for metric in [Metric::Cosine, Metric::DotProduct, Metric::Euclidean] {
+            let (_, mut int8) = both(metric, DEFAULT_OVERSAMPLE);
+            int8.upsert("ix", ids.clone(), vectors.clone(), vec![None; 4000]).unwrap();
+            let shown = queries.iter().filter(|q| candidates(&int8, q, 40, 10).0).count();
+            assert!(shown >= 15, "{metric:?}: {shown} of 20");
+            let total: usize = queries.iter().map(|q| candidates(&int8, q, 10, 10).1).sum();
+            assert!(total < 20 * 40, "{metric:?}: {} candidates per query from the best 10", total / 20);
+        }
     }
 
     #[test]
