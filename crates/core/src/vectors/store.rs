@@ -2,8 +2,9 @@
 //! storage, top-k by cosine (or euclidean, dot product) scored exactly,
 //! metadata filters, and the operations of Mastra's `MastraVector`. A query
 //! scans the vectors' int8 codes (`quantized`) for the candidates whose
-//! score, within the codes' error bound, may be among the best `k`, and
-//! scores those against the full vectors (a graph, when there is one, gives
+//! score, within the codes' error bound, may be among the best `k` (the
+//! best `oversample x k`, where the bound shows them enough), and scores
+//! those against the full vectors (a graph, when there is one, gives
 //! `oversample x k` candidates instead).
 
 use crate::bytes::section::Section;
@@ -81,7 +82,8 @@ pub enum GraphChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanOptions {
     pub quantization: Quantization,
-    /// Candidates a graph search gives per result wanted (at least 1).
+    /// Candidates per result wanted (at least 1): the scan's first (it
+    /// takes more where the codes' error bound asks), a graph search's.
     pub oversample: usize,
     pub graph: GraphChoice,
     /// Candidates a graph search keeps (usearch's `expansion_search`).
@@ -106,7 +108,8 @@ const SELECTIVE_FILTER: f64 = 0.02;
 
 /// Chosen by measurement (bench/vectors.mjs) when the scan also kept this
 /// many per result: the smallest that kept recall@10 at 1.0 on SciFact's
-/// MiniLM vectors and on clustered 1536-dim ones. Now the graph's alone.
+/// MiniLM vectors and on clustered 1536-dim ones (the scan is exact now;
+/// for it, 4 is where its error bound most often shows the first enough).
 pub const DEFAULT_OVERSAMPLE: usize = 4;
 
 impl Default for ScanOptions {
