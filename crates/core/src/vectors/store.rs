@@ -109,7 +109,7 @@ const SELECTIVE_FILTER: f64 = 0.02;
 /// Chosen by measurement (bench/vectors.mjs) when the scan also kept this
 /// many per result: the smallest that kept recall@10 at 1.0 on SciFact's
 /// MiniLM vectors and on clustered 1536-dim ones (the scan is exact now;
-/// for it, 4 is where its error bound most often shows the first enough).
+/// 4 stays its first cut, not chosen again).
 pub const DEFAULT_OVERSAMPLE: usize = 4;
 
 impl Default for ScanOptions {
