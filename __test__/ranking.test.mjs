@@ -168,6 +168,25 @@ test(".gitattributes linguist rules override what a path says, and follow the fi
   assert.equal((await rank(cold)).at(-1), 'src/frame_tables.c')
 })
 
+test('.gitattributes: rules past the first 10,000, and a file over 1 MiB, are not applied and are reported in skipped (they cost rules x files, and were dropped silently)', async (t) => {
+  const files = { 'src/invoice.ts': 'export function invoiceTotal() {}\n', 'gen/invoice.ts': 'export function invoiceTotal() {}\n' }
+  const many = Array.from({ length: 10_002 }, (_, i) => `other${i}/** linguist-generated`).join('\n')
+  for (const [attributes, why] of [
+    [`gen/** linguist-generated\n${many}\n`, /^unreadable: 3 linguist rules past the first 10000 are not applied$/],
+    [`gen/** linguist-generated\n${'#'.repeat(1 << 20)}\n`, /^unreadable: its linguist rules are not applied: \d+ bytes, over 1048576$/],
+  ]) {
+    const dir = tree(t, { ...files, '.gitattributes': attributes })
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['src', 'gen'] })
+    const report = await ws.init()
+    const noted = report.skipped.filter((s) => s.path === '.gitattributes')
+    assert.equal(noted.length, 1, JSON.stringify(report.skipped))
+    assert.match(noted[0].reason, why)
+    const scores = Object.fromEntries((await ws.search('invoiceTotal')).map((r) => [r.id, r.score]))
+    if (attributes.length < 1 << 20) assert.ok(scores['gen/invoice.ts'] < scores['src/invoice.ts'], 'the first rules are applied')
+    await ws.destroy()
+  }
+})
+
 test('an absolute autoIndexPaths entry ranks as its relative spelling: kinds, path words and .gitattributes read from basePath down', async (t) => {
   const words = 'decode the frame header and check the frame length'
   const root = tree(t, {

@@ -10,6 +10,7 @@ use super::{blocking, Engine, Keyword};
 use crate::index::id_base::IdBase;
 use crate::ingest::attributes::read_kind_rules;
 use crate::ingest::history::{read_file_messages, version_at};
+use crate::ingest::{Report, SkipReason, Skipped};
 use crate::search::history::FileHistory;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -131,16 +132,21 @@ impl Engine {
 
     /// Reads the root's `.gitattributes` and has the index follow its rules
     /// and basePath's spellings now (on a blocking thread: new rules derive
-    /// every document's kind again under the write lock).
-    pub async fn refresh_path_rules(self: &Arc<Self>) {
+    /// every document's kind again under the write lock). Rules not
+    /// applied (a file too large, too many) are noted in `report`.
+    pub async fn refresh_path_rules(self: &Arc<Self>, report: &mut Report) {
         let Some(base) = self.base_path.clone().filter(|_| self.keyword.is_some()) else { return };
         let me = self.clone();
-        let _ = blocking(move || {
-            let rules = read_kind_rules(&base);
+        let not_applied = blocking(move || {
+            let (rules, not_applied) = read_kind_rules(&base);
             let id_base = me.id_base();
             me.index.write().set_path_rules(id_base, rules);
+            not_applied
         })
         .await;
+        if let Ok(Some(why)) = not_applied {
+            report.skipped.push(Skipped { path: ".gitattributes".into(), reason: SkipReason::Unreadable(why) });
+        }
     }
 
     /// basePath as the ids of files found through an absolute entry spell

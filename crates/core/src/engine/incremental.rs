@@ -199,7 +199,7 @@ impl Engine {
                 p.changed();
             }
         }
-        self.refresh_path_rules().await;
+        self.refresh_path_rules(&mut report).await;
         Ok((report, counts, embedded, fresh))
     }
 

@@ -62,7 +62,7 @@ impl Engine {
         let (read, ()) = futures::join!(read, self.refresh_history_for_init());
         let (mut report, outcomes) = read?;
         let embedded = self.clone().fresh_build(&ticket, outcomes, &mut report, None).await?;
-        self.refresh_path_rules().await;
+        self.refresh_path_rules(&mut report).await;
         let mut out = Outcome::of(report, started);
         out.embedded = embedded;
         Ok(out)
