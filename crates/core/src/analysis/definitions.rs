@@ -86,7 +86,7 @@ fn is_modifier(word: &str) -> bool {
 
 /// Calls `emit(name, line)` for each name `text` defines (lines 1-based).
 pub fn definitions<'t>(lang: Lang, text: &'t str, mut emit: impl FnMut(&'t str, u32)) {
-    let mut start = 0;
+    let mut start = after_bom(text, 0);
     let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
     for (i, end) in ends.enumerate() {
         if let Some(name) = line_definition(lang, &text[start..end]) {
@@ -142,10 +142,21 @@ fn definition_between<'t>(
         return;
     }
     let b = text.as_bytes();
-    let start = b[..first].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+    let start = after_bom(text, b[..first].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1));
     let end = b[last_end..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| last_end + i);
     if let Some(name) = line_definition(lang, &text[start..end]) {
         emit(name, line);
+    }
+}
+
+/// Where the line starting at `start` begins: past a byte order mark
+/// that opens the text (an editor's U+FEFF hid the first line's definition).
+#[inline]
+fn after_bom(text: &str, start: usize) -> usize {
+    if start == 0 && text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        start
     }
 }
 
@@ -177,7 +188,7 @@ fn may_define(lang: Lang, text: &str, first: usize, last_end: usize) -> bool {
     if !(c.is_ascii_alphabetic() || matches!(c, b'_' | b'$')) {
         return c == b'#';
     }
-    let top_level = first == 0 || b[first - 1] == b'\n';
+    let top_level = first == after_bom(text, 0) || b[first - 1] == b'\n';
     let last = b[last_end - 1];
     if shape_may_define(lang, top_level, last == b'{' || !last.is_ascii()) {
         return true;
@@ -430,6 +441,25 @@ mod tests {
     }
     fn names(path: &str, text: &str) -> Vec<String> {
         defs(path, text).into_iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_hide_the_first_line() {
+        for lang in [Lang::Script, Lang::Rust, Lang::Python] {
+            let src = match lang {
+                Lang::Rust => "\u{feff}pub fn bom_defined_fn() {}\nfn second() {}\n",
+                Lang::Python => "\u{feff}def bom_defined_fn():\n    pass\n",
+                _ => "\u{feff}export function bomDefinedFn() {}\nfunction second() {}\n",
+            };
+            let mut lines = Vec::new();
+            definitions(lang, src, |name, line| lines.push((name.to_string(), line)));
+            assert!(lines.first().is_some_and(|(n, l)| n.starts_with("bom") && *l == 1), "{lang:?}: {lines:?}");
+            let mut words = Vec::new();
+            crate::analysis::words::split_words(src, |start, end, line| words.push((start, end, line)));
+            let mut by_words = Vec::new();
+            definitions_of_words(lang, src, words, |name, line| by_words.push((name.to_string(), line)));
+            assert_eq!(by_words, lines, "{lang:?}");
+        }
     }
 
     #[test]

@@ -248,7 +248,7 @@ impl Engine {
         opts: &SearchOptions,
         files: &[String],
     ) -> Vec<(String, (u32, u32))> {
-        let wanted = index.term_ids(tokens);
+        let wanted = index.distinct_term_ids(tokens);
         let prefix = opts.path_prefix.as_deref().map(path_prefix).unwrap_or("");
         // As `keyword_search` keeps hits and `group::file_of` places them:
         // the file's own or a chunk of it, under the prefix, through the

@@ -126,7 +126,7 @@ pub fn keyword_search(index: &Bm25Index, q: &KeywordQuery) -> Vec<SearchHit> {
     let keep = keep.as_ref().map(|k| k as &dyn Fn(&crate::index::Document) -> bool);
     let hits = index.top_k_weighted(q.tokens, q.top_k, keep, q.kind_weights);
     let Some(best) = hits.first().map(|h| h.score) else { return Vec::new() };
-    let wanted = index.term_ids(q.tokens);
+    let wanted = index.distinct_term_ids(q.tokens);
     for h in &hits {
         h.doc.prefetch();
     }
