@@ -9,7 +9,8 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { tree } from './helpers.mjs'
+import fs from 'node:fs'
+import { tree, Workspace, LocalFilesystem } from './helpers.mjs'
 
 const entry = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'index.js')
 
@@ -159,4 +160,26 @@ test('destroy() waits for a write that had begun to change the index however lon
     ws.init().then(async () => { console.log(ws.stats().documents); await ws.destroy() })`], { encoding: 'utf8' })
   assert.equal(outcome, 'resolved')
   assert.equal(reopen.stdout.trim(), '3', 'the resolved write is in the saved snapshot')
+})
+
+test('a save() that destroy() cut short has written and renamed its snapshot before destroy() resolves and lets the lock go (it went on after: a temporary file left, rmSync ENOTEMPTY)', async (t) => {
+  const line = 'lorem ipsum dolor sit amet router parse user token search index vector alpha beta gamma\n'
+  const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`src/f${i}.md`, `file ${i} unique${i}\n${line.repeat(600)}`]))
+  const base = tree(t, files)
+  const root = tree(t)
+  let left = 0
+  for (let i = 0; i < 8; i++) {
+    const dir = path.join(root, `idx${i}`)
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['src'], persist: { dir } })
+    await ws.init()
+    await ws.save()
+    // Nothing changed since: destroy() saves nothing of its own, and let the lock go at once.
+    const cut = ws.save().catch((e) => e)
+    await new Promise((resolve) => setTimeout(resolve, i % 3))
+    await ws.destroy()
+    if (fs.readdirSync(dir).some((name) => name.startsWith('snapshot.wss.tmp'))) left++
+    fs.rmSync(dir, { recursive: true })
+    await cut
+  }
+  assert.equal(left, 0, 'temporary snapshot files left after destroy() resolved')
 })

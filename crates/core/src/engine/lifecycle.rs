@@ -84,6 +84,7 @@ impl Engine {
                     writes.answered(DESTROY_WAIT).await;
                 }
                 if let Some(p) = &me.persist {
+                    p.writes_done().await;
                     p.release(writes.as_deref());
                 }
                 me.clone().drop_all(seq).await?;

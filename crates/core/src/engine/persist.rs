@@ -65,6 +65,10 @@ pub struct Persist {
     pub state: Mutex<PersistState>,
     /// One save at a time.
     saving: tokio::sync::Mutex<()>,
+    /// Held by a snapshot's write to disk until it is done, also when the
+    /// save that began it was dropped (a call cut short by `destroy()`):
+    /// the lock is not released while a write may still rename into place.
+    writing: Arc<tokio::sync::Mutex<()>>,
     /// One attempt at the directory's writer lock at a time (a second
     /// attempt of this process would find the first's lock and take this
     /// workspace for another writer).
@@ -122,6 +126,7 @@ impl Persist {
             embedder_id,
             state: Mutex::default(),
             saving: tokio::sync::Mutex::new(()),
+            writing: Arc::new(tokio::sync::Mutex::new(())),
             claiming: tokio::sync::Mutex::new(()),
             lock_tried: AtomicBool::new(false),
             recovered: AtomicBool::new(false),
@@ -137,6 +142,12 @@ impl Persist {
     /// last save), so that another workspace can write it; while a write
     /// cut short still runs in the user's store, once it has answered
     /// (the next writer undoes the log of intent, which must come after).
+    /// Once no snapshot write is under way (one whose save was dropped
+    /// goes on to its end).
+    pub async fn writes_done(&self) {
+        drop(self.writing.lock().await);
+    }
+
     pub fn release(&self, writes: Option<&super::store::WritesInFlight>) {
         let lock = self.state.lock().writer.take();
         if let (Some(lock), Some(writes)) = (lock, writes) {
@@ -564,7 +575,11 @@ impl Engine {
         let mark = self.intent_log().map(|l| l.mark());
         let me = self.clone();
         let to = dir.clone();
-        let written = blocking(move || me.write_snapshot(&to))
+        let writing = p.writing.clone().lock_owned().await;
+        let written = blocking(move || {
+            let _writing = writing;
+            me.write_snapshot(&to)
+        })
             .await?
             .map_err(|e| format!("persist: could not save to {}: {e}", dir.display()));
         if let (Ok(()), Some(log), Some(mark)) = (&written, self.intent_log(), mark) {
