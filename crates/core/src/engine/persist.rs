@@ -580,8 +580,8 @@ impl Engine {
             let _writing = writing;
             me.write_snapshot(&to)
         })
-            .await?
-            .map_err(|e| format!("persist: could not save to {}: {e}", dir.display()));
+        .await?
+        .map_err(|e| format!("persist: could not save to {}: {e}", dir.display()));
         if let (Ok(()), Some(log), Some(mark)) = (&written, self.intent_log(), mark) {
             let _ = log.trim(mark);
         }
