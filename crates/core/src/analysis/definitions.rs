@@ -30,7 +30,11 @@ pub enum Lang {
 }
 
 pub fn lang_of(path: &str) -> Option<Lang> {
-    let ext = path.rsplit_once('.').map(|(_, e)| e)?;
+    lang_of_ext(path.rsplit_once('.').map(|(_, e)| e)?)
+}
+
+/// The language of a file extension (`rs`, `TS`), if its definitions are read.
+pub fn lang_of_ext(ext: &str) -> Option<Lang> {
     Some(match ext.to_ascii_lowercase().as_str() {
         "rs" => Lang::Rust,
         "go" => Lang::Go,

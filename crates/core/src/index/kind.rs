@@ -218,7 +218,8 @@ fn kind_of_parts(path: &str, parts: &[&str], name: &str, stem: &str, ext: &str) 
     let build_script = SCRIPT_EXTS.contains(&ext) && in_dir(BUILD_DIRS);
     if CONFIG_EXTS.contains(&ext)
         || build_script
-        || CONFIG_NAMES.contains(&stem)
+        // `Makefile`, `VERSION`; not `src/version.rs` or `lib/deps.ts`.
+        || (CONFIG_NAMES.contains(&stem) && !is_code_ext(ext))
         || (name.starts_with('.') && ext.is_empty())
     {
         return FileKind::Config;
@@ -247,30 +248,11 @@ fn is_test_name(stem: &str, ext: &str, path: &str) -> bool {
         || (ext == "java" && path.rsplit('/').next().is_some_and(|n| n.trim_end_matches(".java").ends_with("Test")))
 }
 
+/// The extensions of code: those whose definitions are read
+/// (`definitions::lang_of_ext`; a `history.sh` or a nested `doc/x.hh` is
+/// code, as `x.cpp` was).
 fn is_code_ext(ext: &str) -> bool {
-    matches!(
-        ext,
-        "rs" | "go"
-            | "ts"
-            | "tsx"
-            | "js"
-            | "jsx"
-            | "mjs"
-            | "cjs"
-            | "py"
-            | "java"
-            | "kt"
-            | "c"
-            | "h"
-            | "cc"
-            | "cpp"
-            | "hpp"
-            | "cs"
-            | "rb"
-            | "php"
-            | "swift"
-            | "scala"
-    )
+    crate::analysis::definitions::lang_of_ext(ext).is_some()
 }
 
 /// The linguist attributes of a `.gitattributes` file (`linguist-generated`,
@@ -451,6 +433,22 @@ mod tests {
     fn kinds_by_path() {
         use FileKind::*;
         for (path, kind) in [
+            // A config's name as a code file's stem, code of every language
+            // definitions are read for in a nested doc/ or man/, or named as
+            // a document: code (from a hostile-input hunt).
+            ("src/version.rs", Source),
+            ("lib/deps.ts", Source),
+            ("pkg/owners.go", Source),
+            ("VERSION", Config),
+            ("deps", Config),
+            ("go/doc/x.hh", Source),
+            ("go/doc/x.pyi", Source),
+            ("src/man/x.sh", Source),
+            ("src/history.sh", Source),
+            ("lua/news.lua", Source),
+            ("src/authors.kts", Source),
+            ("docs/build.sh", Doc),
+            ("HISTORY", Doc),
             ("src/router/trie-router/router.ts", Source),
             ("src/walk.rs", Source),
             ("README.md", Doc),
