@@ -109,6 +109,26 @@ test('a snapshot the system refuses to read (permission denied) rejects init() a
   assert.match(refused.error, /^persist: the snapshot in .* could not be read \(Permission denied.*nothing is saved over it/)
   assert.deepEqual(fs.readFileSync(snapshot), before, 'the snapshot is as it was')
   assert.deepEqual(run(''), { error: null, documents: 20 })
+  // The directory itself unreadable, then readable again: the next init() of the same
+  // workspace takes the writer's lock too, and saves (it saved nothing, without a word).
+  const code = `const fs = require('node:fs'); const { Workspace } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)});
+    (async () => {
+      const ws = new Workspace({ id: 'notes', bm25: true, persist: { dir: ${JSON.stringify(dir)} } })
+      fs.chmodSync(${JSON.stringify(dir)}, 0o000)
+      let first = null
+      try { await ws.init() } catch (e) { first = e.message } finally { fs.chmodSync(${JSON.stringify(dir)}, 0o755) }
+      const report = await ws.init()
+      await ws.index('crm/new', 'one more')
+      const saved = await ws.save()
+      await ws.destroy()
+      console.log(JSON.stringify({ first, warnings: report.warnings, saved }))
+    })()`
+  const out = spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', ...as })
+  assert.equal(out.status, 0, out.stderr)
+  const retried = JSON.parse(out.stdout)
+  assert.match(retried.first, /could not be read \(Permission denied/)
+  assert.deepEqual([retried.warnings, retried.saved], [[], true])
+  assert.deepEqual(run(''), { error: null, documents: 21 })
 })
 
 test('pathPrefix filters inside the engine: a folder whose hits rank far down is found; a leading / is accepted', async (t) => {

@@ -67,34 +67,11 @@ test('an embedder whose vectors changed size under the same embedderId: searches
   await ws.destroy()
   ws = open(24)
   await ws.init()
-  const mend = /has dimension 16, got a vector of dimension 24: .*an embedder changed under the same embedderId \(give it a new embedderId, or none/
+  const mend = /has dimension 16, got a vector of dimension 24: .*the embedder changed \(with persist and embedderId, give it a new embedderId, or none/
   await assert.rejects(ws.search('quokka', { mode: 'vector' }), { message: mend })
   await assert.rejects(ws.index('notes/x', 'a quokka note'), { message: mend })
   assert.equal((await ws.search('quokka', { mode: 'bm25' }))[0].id, 'docs/a.md')
   await ws.destroy()
-})
-
-test('a restart with autoIndexPaths [] (or no filesystem) drops the files the snapshot recorded, as a fresh workspace has none; rebuildSearchIndex([]) keeps them', async (t) => {
-  const base = tree(t, { 'docs/a.md': 'the quokka lives here\n' })
-  const dir = path.join(tree(t), 'idx')
-  const open = (autoIndexPaths, withFs = true) =>
-    new Workspace({ ...(withFs && { filesystem: new LocalFilesystem({ basePath: base }) }), bm25: true, autoIndexPaths, persist: { dir } })
-  let ws = open(['docs'])
-  await ws.init()
-  await ws.index('notes/kept', 'a quokka note given to index()')
-  assert.deepEqual((await ws.search('quokka')).map((r) => r.id).sort(), ['docs/a.md', 'notes/kept'])
-  await ws.rebuildSearchIndex([])
-  assert.equal((await ws.search('quokka')).length, 2, 'rebuildSearchIndex([]) keeps the index')
-  await ws.destroy()
-  fs.rmSync(path.join(base, 'docs/a.md'))
-  for (const [paths, withFs] of [[[], true], [['docs'], false]]) {
-    ws = open(paths, withFs)
-    const report = await ws.init()
-    assert.deepEqual((await ws.search('quokka')).map((r) => r.id), ['notes/kept'], JSON.stringify({ paths, withFs }))
-    assert.equal(ws.stats().documents, 1)
-    assert.deepEqual(report.warnings, [])
-    await ws.destroy()
-  }
 })
 
 test('a file dated ahead of the clock is read again at each start and found unchanged, and the snapshot is not written again for it', async (t) => {

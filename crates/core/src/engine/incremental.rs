@@ -72,25 +72,17 @@ impl Engine {
             self.clone().walk(paths),
             self.refresh_history_for_init()
         );
-        let installed = match opened? {
-            Some(snapshot) => {
-                self.install(snapshot, &mut warnings).await?;
-                if let Some(p) = &self.persist {
-                    Self::attached(p);
-                }
-                true
+        // Nothing to walk (no paths, no filesystem) keeps what a loaded
+        // snapshot recorded as it was saved: an index built elsewhere and
+        // attached (a tenant's, from a snapshot store) is used as built.
+        if let Some(snapshot) = opened? {
+            self.install(snapshot, &mut warnings).await?;
+            if let Some(p) = &self.persist {
+                Self::attached(p);
             }
-            None => false,
-        };
+        }
         // (Before an index is dropped: a walk that failed leaves it as it is.)
-        let walked = match walked? {
-            // Nothing to walk (no paths, no filesystem): the files a loaded
-            // snapshot recorded are none of this workspace's any more, as
-            // they would be none of a fresh one's. (A later call with no
-            // paths, `rebuildSearchIndex([])`, keeps the index as it is.)
-            None if installed => Some(Walked { report: Report::default(), found: Vec::new(), scanned_at: now_ns() }),
-            walked => walked,
-        };
+        let walked = walked?;
         self.drop_unreadable_postings(ticket, &mut warnings).await?;
         self.recover_intents(&mut warnings).await;
         let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some() || p.remote.is_some());

@@ -209,7 +209,7 @@ impl Engine {
             // it holds: not taken for no snapshot.
             let snapshot = match disk::check_dir(&at) {
                 Ok(()) => Snapshot::load(&at),
-                Err(e) if e.raw_os_error().is_some() => Err(SnapshotError::Unreadable(e.to_string())),
+                Err(e) if disk::refused_by_system(&e) => Err(SnapshotError::Unreadable(e.to_string())),
                 Err(_) => Err(SnapshotError::Missing),
             };
             (lock, snapshot)
@@ -220,8 +220,12 @@ impl Engine {
         // init() reads it again.
         let unreadable = matches!(&snapshot, Err(SnapshotError::Unreadable(_)));
         p.state.lock().loaded = !usable && !unreadable;
-        if let Some(lock) = lock {
-            self.note_lock(lock, &dir, warnings);
+        match lock {
+            // The lock is tried again with the read: the refusal may have
+            // been the same one's (the directory unreadable too).
+            Some(lock) if unreadable && !matches!(lock, Ok(Ok(_))) => p.lock_tried.store(false, Ordering::SeqCst),
+            Some(lock) => self.note_lock(lock, &dir, warnings),
+            None => {}
         }
         match snapshot {
             Err(SnapshotError::Missing) => Ok(None),

@@ -245,10 +245,10 @@ fn joined_err(name: &str, e: tokio::task::JoinError) -> Error {
 
 fn local_err(e: VectorError) -> Error {
     match e {
-        // Vectors of another size than the saved ones: the embedder changed
-        // while its name (`embedderId`) did not, which is taken at its word.
+        // Vectors of another size than those held: the embedder changed (with
+        // `persist`, under an `embedderId` that is taken at its word).
         VectorError::Dimension { .. } => Error::from_reason(format!(
-            "{e}: the embedder's vectors are not the size of those saved; an embedder changed under the same embedderId (give it a new embedderId, or none, so that every text is embedded again)"
+            "{e}: the embedder's vectors are not the size of those already in the index; the embedder changed (with persist and embedderId, give it a new embedderId, or none, so that every text is embedded again)"
         )),
         e => Error::from_reason(e.to_string()),
     }

@@ -264,8 +264,10 @@ fn is_code_ext(ext: &str) -> bool {
 /// globs), and only the first `MAX_RULES` are read.
 #[derive(Debug, Default)]
 pub struct KindRules {
-    set: globset::GlobSet,
-    /// What the set's glob of the same number sets.
+    /// The globs in sets of `SET_SIZE` (one set past globset's size limit
+    /// loses those rules, not all), each with the number of its first rule.
+    sets: Vec<(usize, globset::GlobSet)>,
+    /// What the glob of the same number sets.
     rules: Vec<(Attribute, bool)>,
     /// Rules past `MAX_RULES`, not applied.
     pub dropped: usize,
@@ -277,9 +279,13 @@ pub struct KindRules {
 /// set's size and build time.
 pub const MAX_RULES: usize = 10_000;
 
+/// Rules per `GlobSet`: a set of pathological globs can pass globset's
+/// size limit, and then only its own rules are lost.
+const SET_SIZE: usize = 500;
+
 impl KindRules {
     pub fn parse(text: &str) -> KindRules {
-        let mut set = globset::GlobSetBuilder::new();
+        let mut globs = Vec::new();
         let (mut rules, mut dropped) = (Vec::new(), 0);
         for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
             let mut parts = line.split_whitespace();
@@ -294,13 +300,22 @@ impl KindRules {
                     dropped += 1;
                     continue;
                 }
-                set.add(glob.clone());
+                globs.push(glob.clone());
                 rules.push(attribute);
             }
         }
-        let set = set.build().unwrap_or_else(|_| globset::GlobSet::empty());
-        let rules = if set.len() == rules.len() { rules } else { Vec::new() };
-        KindRules { set, rules, dropped, source: text.to_string() }
+        let mut sets = Vec::new();
+        for (n, chunk) in globs.chunks(SET_SIZE).enumerate() {
+            let mut set = globset::GlobSetBuilder::new();
+            for g in chunk {
+                set.add(g.clone());
+            }
+            match set.build() {
+                Ok(set) => sets.push((n * SET_SIZE, set)),
+                Err(_) => dropped += chunk.len(),
+            }
+        }
+        KindRules { sets, rules, dropped, source: text.to_string() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -314,7 +329,7 @@ impl KindRules {
     pub fn kind(&self, path: &str) -> FileKind {
         let p = path.trim_start_matches("./");
         let mut value: [Option<(usize, bool)>; 3] = [None; 3];
-        for i in self.set.matches(p) {
+        for i in self.sets.iter().flat_map(|(first, set)| set.matches(p).into_iter().map(move |i| first + i)) {
             let Some(&(attribute, on)) = self.rules.get(i) else { continue };
             let slot = &mut value[attribute as usize];
             if slot.is_none_or(|(j, _)| j < i) {

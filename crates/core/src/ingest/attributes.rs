@@ -22,7 +22,11 @@ pub fn read_kind_rules(root: &Path) -> (Option<KindRules>, Option<String>) {
     };
     let rules = KindRules::parse(&text);
     let why = (rules.dropped > 0).then(|| {
-        format!("{} linguist rules past the first {} are not applied", rules.dropped, crate::index::kind::MAX_RULES)
+        format!(
+            "{} linguist rules are not applied (past the first {}, or too large a set of globs)",
+            rules.dropped,
+            crate::index::kind::MAX_RULES
+        )
     });
     ((!rules.is_empty()).then_some(rules), why)
 }

@@ -222,13 +222,26 @@ pub fn read(dir: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     read_file(&snapshot_path(dir))
 }
 
+/// Whether the system refused a read that may succeed later, saying nothing
+/// of what is there (permission, open files, memory, an I/O error), as
+/// opposed to what is there not being a snapshot.
+pub fn refused_by_system(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    return matches!(
+        e.raw_os_error(),
+        Some(libc::EACCES | libc::EPERM | libc::EMFILE | libc::ENFILE | libc::EIO | libc::ENOMEM)
+    );
+    #[cfg(not(unix))]
+    return e.kind() == std::io::ErrorKind::PermissionDenied;
+}
+
 /// `read` of a snapshot file at `path` (a snapshot store's cached part).
 pub fn read_file(path: &Path) -> Result<(SnapshotBytes, File), SnapshotError> {
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => SnapshotError::Missing,
-        // What is there is not a snapshot file (our own checks' errors).
-        _ if e.raw_os_error().is_none() => SnapshotError::Io(e.to_string()),
-        _ => SnapshotError::Unreadable(e.to_string()),
+        _ if refused_by_system(&e) => SnapshotError::Unreadable(e.to_string()),
+        // What is there is not a snapshot file (our own checks' errors, ELOOP, ENOTDIR).
+        _ => SnapshotError::Io(e.to_string()),
     };
     let mut file = open_regular(path).map_err(io)?;
     // SAFETY: `map_snapshot`'s contract is kept by how snapshots are written

@@ -31,9 +31,9 @@ pub struct QueryCodes {
     /// 128 x the sum of the codes: what the offset of the stored codes adds.
     offset: i64,
     /// |q'|_1 of the quantized query q' (scale x codes).
-    l1: f32,
+    l1: f64,
     /// |q - q'|_2: what quantizing the query lost.
-    residual: f32,
+    residual: f64,
     kernel: fn(&[u8], &[i8]) -> i32,
 }
 
@@ -139,9 +139,9 @@ impl Codes {
 
     /// The approximate dot product of the query with the vector at `slot`.
     #[inline]
-    pub fn dot(&self, q: &QueryCodes, slot: usize) -> f32 {
+    pub fn dot(&self, q: &QueryCodes, slot: usize) -> f64 {
         let raw = (q.kernel)(&self.bytes[slot * self.dim..(slot + 1) * self.dim], &q.codes);
-        (raw as i64 - q.offset) as f32 * q.scale * self.scales[slot]
+        (raw as i64 - q.offset) as f64 * q.scale as f64 * self.scales[slot] as f64
     }
 }
 
@@ -157,7 +157,7 @@ impl QueryCodes {
         let l1 = codes.iter().map(|&c| (c as f64).abs()).sum::<f64>() * scale as f64;
         let residual =
             q.iter().zip(&codes).map(|(&x, &c)| (x as f64 - c as f64 * scale as f64).powi(2)).sum::<f64>().sqrt();
-        QueryCodes { codes, scale, offset, l1: l1 as f32, residual: residual as f32, kernel: kernel() }
+        QueryCodes { codes, scale, offset, l1, residual, kernel: kernel() }
     }
 
     /// How far `Codes::dot` can be from the exact dot product with a vector
@@ -167,7 +167,7 @@ impl QueryCodes {
     /// covers f32 rounding in the dot products themselves.
     #[inline]
     pub fn error_bound(&self, scale: f32, norm: f32, qnorm: f32) -> f64 {
-        let quantized = self.l1 as f64 * scale as f64 / 2.0 + self.residual as f64 * norm as f64;
+        let quantized = self.l1 * scale as f64 / 2.0 + self.residual * norm as f64;
         quantized * (1.0 + 1e-4) + 1e-4 * qnorm as f64 * norm as f64
     }
 }
@@ -255,7 +255,11 @@ mod tests {
             assert_eq!((qc.kernel)(&codes.bytes, &qc.codes), dot_portable(&codes.bytes, &qc.codes), "dim {dim}");
             let exact: f32 = v.iter().zip(&q).map(|(a, b)| a * b).sum();
             let bound = 0.02 * (dim as f32).sqrt();
-            assert!((codes.dot(&qc, 0) - exact).abs() < bound, "dim {dim}: {} vs {exact}", codes.dot(&qc, 0));
+            assert!(
+                (codes.dot(&qc, 0) - exact as f64).abs() < bound as f64,
+                "dim {dim}: {} vs {exact}",
+                codes.dot(&qc, 0)
+            );
         }
     }
 

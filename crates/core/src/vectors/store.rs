@@ -512,20 +512,23 @@ impl VectorIndex {
 
     /// What the int8 scan ranks by: the metric's order, from the codes'
     /// approximate dot product and the exact norms.
+    /// (In f64: in f32, |v|^2 or the dot product of large vectors overflows
+    /// to an infinity, which the scan would take for a filtered-out slot.)
     fn approximate_score(&self, codes: &Codes, q: &QueryCodes, qnorm: f32, s: usize) -> f64 {
         let d = codes.dot(q, s);
+        let norm = self.norms[s] as f64;
         match self.metric {
             Metric::Cosine => {
-                let n = qnorm * self.norms[s];
+                let n = qnorm as f64 * norm;
                 if n == 0.0 {
                     0.0
                 } else {
-                    (d / n) as f64
+                    d / n
                 }
             }
-            Metric::DotProduct => d as f64,
+            Metric::DotProduct => d,
             // -(|v|^2 - 2 q.v) orders as -|q - v|^2 (|q| is the same for all).
-            Metric::Euclidean => (2.0 * d - self.norms[s] * self.norms[s]) as f64,
+            Metric::Euclidean => 2.0 * d - norm * norm,
         }
     }
 
@@ -681,7 +684,7 @@ impl VectorIndex {
     fn approximation_error(&self, codes: &Codes, qc: &QueryCodes, qnorm: f32, s: usize) -> f64 {
         let dot_error = qc.error_bound(codes.scale(s), self.norms[s], qnorm);
         match self.metric {
-            Metric::Cosine if qnorm * self.norms[s] == 0.0 => 0.0,
+            Metric::Cosine if qnorm as f64 * self.norms[s] as f64 == 0.0 => 0.0,
             Metric::Cosine => dot_error / (qnorm as f64 * self.norms[s] as f64),
             Metric::DotProduct => dot_error,
             Metric::Euclidean => 2.0 * dot_error,
