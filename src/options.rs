@@ -538,9 +538,9 @@ fn stopwords(env: &Env, v: &Unknown) -> Checked<Vec<String>> {
 fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
     let name = "bm25.tokenize.splitPattern";
     let (source, flags) = match v.get_type()? {
-        // A string splits where it occurs, as `String.prototype.split` and
-        // so Mastra's tokenizer read it: `'.'` is a full stop, not any character.
-        napi::ValueType::String => (js_regex_escape(&to_string(v, name)?), String::new()),
+        napi::ValueType::String => {
+            return SplitRule::literal(&to_string(v, name)?).map_err(|e| Fail::Type(format!("{name} {e}")))
+        }
         napi::ValueType::Object => {
             let o = to_object(v, name)?;
             match (prop(&o, "source")?, prop(&o, "flags")?) {
@@ -551,18 +551,6 @@ fn split_pattern(v: &Unknown) -> Checked<SplitRule> {
         _ => return Err(Fail::Type(format!("{name} must be a RegExp or a string, got {}", describe(v)))),
     };
     SplitRule::from_js(&source, &flags).map_err(|e| Fail::Type(format!("{name} {e}")))
-}
-
-/// The source of a JavaScript RegExp that matches `text` itself.
-fn js_regex_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\^$.*+?()[]{}|/".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `search()` options, checked.

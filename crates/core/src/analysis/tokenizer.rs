@@ -46,6 +46,15 @@ pub struct PatternError {
 }
 
 impl SplitRule {
+    /// A string as a split rule: split where it occurs, as JavaScript's
+    /// `String.prototype.split` (and so Mastra's tokenizer) reads a string.
+    /// (Fails only past the regex crate's size limit: a string of megabytes.)
+    pub fn literal(text: &str) -> Result<SplitRule, PatternError> {
+        regex::Regex::new(&regex::escape(text))
+            .map(|re| SplitRule::Pattern(Pattern::Automaton(re)))
+            .map_err(|e| PatternError { pattern: text.to_string(), reason: e.to_string() })
+    }
+
     /// A JavaScript RegExp's `source` and `flags` as a split rule (flags
     /// `i`, `m`, `s` carried over; `g`, `y`, `d` do not change a split).
     /// Read with JavaScript's meaning (`\s` with U+FEFF, ASCII `\w`, `\d`

@@ -117,7 +117,6 @@ fn listed_inode(e: &ignore::DirEntry) -> Option<u64> {
     }
 }
 
-/// Device and inode of a file's metadata (`None` where there are none).
 /// Whether the file has other names (a link count over one; Unix).
 fn hard_linked(m: &std::fs::Metadata) -> bool {
     #[cfg(unix)]
@@ -131,6 +130,7 @@ fn hard_linked(m: &std::fs::Metadata) -> bool {
     }
 }
 
+/// Device and inode of a file's metadata (`None` where there are none).
 pub fn identity(m: &std::fs::Metadata) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {

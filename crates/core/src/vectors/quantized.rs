@@ -126,13 +126,8 @@ impl Codes {
         self.scales.to_mut().swap_remove(slot);
     }
 
-    /// The scale of the vector at `slot` (a code step: each component is
-    /// within half of it of its code times it).
-    #[inline]
-    pub fn scale(&self, slot: usize) -> f32 {
-        self.scales[slot]
-    }
-
+    /// Each vector's scale (a code step: each component is within half of
+    /// it of its code times it).
     pub fn scales(&self) -> &[f32] {
         &self.scales
     }

@@ -682,7 +682,7 @@ impl VectorIndex {
     /// its exact score, in the metric's order (`approximate_score`).
     #[inline]
     fn approximation_error(&self, codes: &Codes, qc: &QueryCodes, qnorm: f32, s: usize) -> f64 {
-        let dot_error = qc.error_bound(codes.scale(s), self.norms[s], qnorm);
+        let dot_error = qc.error_bound(codes.scales()[s], self.norms[s], qnorm);
         match self.metric {
             Metric::Cosine if qnorm as f64 * self.norms[s] as f64 == 0.0 => 0.0,
             Metric::Cosine => dot_error / (qnorm as f64 * self.norms[s] as f64),
