@@ -304,6 +304,18 @@ test('an embedder that fails (401) leaves keyword search working; its error is p
   assert.ok(!hybrid.stderr.includes('No results'), hybrid.stderr)
 })
 
+test("an embedder that logs (console.log, as model loaders do) writes to stderr: --json's stdout stays one JSON object per line (the logs were on stdout between them)", (t) => {
+  const dir = tree(t, FILES)
+  const module = path.join(tree(t, { 'embedder.mjs': "console.log('loading model...')\nexport default async (text) => { console.log('embedding', text.length); console.info('info'); return [text.length % 7 + 1, 1, 2] }\n" }), 'embedder.mjs')
+  const out = run(dir, 'password', '--embedder', module, '--mode', 'hybrid', '--json', '--no-persist')
+  assert.equal(out.status, 0, out.stderr)
+  const lines = out.stdout.split('\n').filter(Boolean)
+  assert.ok(lines.length > 0)
+  for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line)
+  assert.match(out.stderr, /^loading model\.\.\.$/m)
+  assert.match(out.stderr, /^embedding \d+$/m)
+})
+
 // Terminal control sequences in files: clear the screen, set the window title, a bell, DEL, a C1 CSI.
 const CONTROL_FILES = {
   'tricks.md': 'terminal one \x1b[2J cleared\nterminal two \x1b]0;pwned\x07 titled\nterminal three \x7f and \u009b31m end\nterminal four \u2028 and \u2029 split\n',

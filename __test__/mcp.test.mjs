@@ -366,3 +366,43 @@ test('mcp: a last save that fails at shutdown (the cache folder removed) is one 
   assert.equal(code, 0, err)
   assert.ok(!/triggerUncaughtException|\n\s+at /.test(err), err)
 })
+
+test('mcp: a search the client gave up on (its timeout while indexing) is not remembered as shown: the retry shows the lines (it said "(shown before)")', async (t) => {
+  const dir = tree(t, {
+    'target.md': 'intro\nthe frobnicator flux capacitor is configured here\noutro\n',
+    // Indexing waits for the embedder, which takes 1.5 s: the first call times out for certain.
+    'embedder.mjs': 'export default async (text) => { await new Promise((r) => setTimeout(r, 1500)); return [text.length % 7 + 1, 1, 2] }\n',
+  })
+  const client = await connect(t, dir, ['--no-persist', '--embedder', path.join(dir, 'embedder.mjs')])
+  const ask = (timeout) => client.callTool({ name: 'workspace_search', arguments: { query: 'frobnicator flux capacitor' } }, undefined, { timeout })
+  await assert.rejects(ask(50), /timed out/i)
+  const status = async () => text(await client.callTool({ name: 'workspace_index_status', arguments: {} }))
+  await eventually('indexing done', async () => /status: ready/.test(await status()), 20_000)
+  const retry = text(await ask(60_000))
+  assert.match(retry, /2:the frobnicator flux capacitor is configured here/)
+  assert.doesNotMatch(retry, /shown before/)
+  // A call that was delivered is remembered as before.
+  assert.match(text(await ask(60_000)), /shown before/)
+})
+
+test('mcp: a glob as the path of workspace_search is a tool error that points to workspace_grep (it answered "No results")', async (t) => {
+  const dir = tree(t, { 'src/auth/reset.ts': 'export function resetPassword(user) {}\n' })
+  const client = await connect(t, dir, ['--no-persist'])
+  const result = await client.callTool({ name: 'workspace_search', arguments: { query: 'resetPassword', path: 'src/**/*.ts' } })
+  assert.equal(result.isError, true)
+  assert.match(text(result), /prefix.*workspace_search.*"src\/\*\*\/\*\.ts".*workspace_grep/)
+  // A prefix with brackets (Next.js routes) is still a prefix.
+  const plain = await client.callTool({ name: 'workspace_search', arguments: { query: 'resetPassword', path: 'src/' } })
+  assert.match(text(plain), /src\/auth\/reset\.ts/)
+})
+
+test("mcp: index status lists the index's warnings: a second server on the same cache folder says it does not save (it said nothing)", async (t) => {
+  const dir = tree(t, { 'a.md': 'hello world\n' })
+  const first = await connect(t, dir)
+  await first.callTool({ name: 'workspace_search', arguments: { query: 'hello' } })
+  const second = await connect(t, dir)
+  await second.callTool({ name: 'workspace_search', arguments: { query: 'hello' } })
+  const status = text(await second.callTool({ name: 'workspace_index_status', arguments: {} }))
+  assert.match(status, /^warnings: 1\n {2}persist: .* is written by process \d+; this workspace loads it but does not save$/m)
+  assert.match(text(await first.callTool({ name: 'workspace_index_status', arguments: {} })), /^warnings: 0$/m)
+})

@@ -20,6 +20,16 @@ const PIPE_WIDTH = 200
 const { escapeControls, fileOf } = require('../lib/budget.js')
 
 /**
+ * Sends the global console to stderr (each method as it is, on a console of
+ * stderr): stdout carries results (or MCP's protocol messages) only, so what
+ * the user's embedder or store logs must not land between them.
+ */
+function consoleToStderr() {
+  const toStderr = new console.Console(process.stderr)
+  for (const [name, method] of Object.entries(toStderr)) if (typeof method === 'function') console[name] = method.bind(toStderr)
+}
+
+/**
  * How the command line prints a file's path, as ripgrep does: the folder
  * argument as the user wrote it (`../x`, `/abs/dir`, `./x`) joined with the
  * file's path inside it, so the path opens from the working directory;
@@ -173,4 +183,4 @@ function jsonLine(r, show = (p) => p, inside = (p) => p) {
   })
 }
 
-module.exports = { elide, matchLines, printer, jsonLine, fileOf, displayPath, pathInside, escapeControls, PIPE_WIDTH }
+module.exports = { elide, matchLines, printer, jsonLine, fileOf, displayPath, pathInside, escapeControls, consoleToStderr, PIPE_WIDTH }

@@ -12,7 +12,7 @@
 const os = require('node:os')
 const fs = require('node:fs')
 const path = require('node:path')
-const { escapeControls } = require('./format.js')
+const { escapeControls, consoleToStderr } = require('./format.js')
 const { guardLines, MAX_LINE } = require('./mcp-stdin.js')
 const { budgetedPage, cursorKey, fitLine, loadEstimator, SearchMemory, CursorError, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES, MEMORY_CALLS } = require('../lib/budget.js')
 const { fileLines } = require('./grep.js')
@@ -194,10 +194,8 @@ async function grepText(files, input) {
 }
 
 async function serve(args, { openWorkspace }) {
-  // stdout carries protocol messages only: what the user's embedder or store logs goes to stderr
-  // (each console method as it is, on a console of stderr).
-  const toStderr = new console.Console(process.stderr)
-  for (const [name, method] of Object.entries(toStderr)) if (typeof method === 'function') console[name] = method.bind(toStderr)
+  // stdout carries protocol messages only.
+  consoleToStderr()
   const sdk = loadSdk()
   const version = require('../package.json').version
   const server = new sdk.McpServer({ name: 'workspace-search', version }, { capabilities: { tools: {}, logging: {} } })
@@ -278,6 +276,9 @@ async function serve(args, { openWorkspace }) {
     if (input.mode && input.mode !== 'bm25' && !workspace.canVector) return toolError(`mode ${input.mode} needs an embedder (start the server with --embedder or WORKSPACE_SEARCH_EMBEDDER); use bm25`)
     await ready(extra)
     if (failure) return toolError(`indexing failed: ${failure.message}`)
+    if (extra.signal.aborted) return toolError('cancelled')
+    // A path is a prefix here: a glob would match no id and answer "No results" without a word.
+    if (input.path && /[*?]/.test(input.path)) return toolError(`path is a prefix of the files' paths for workspace_search (e.g. "src/"), got "${escapeControls(input.path)}"; globs such as "src/**/*.ts" are for workspace_grep`)
     // The path filter runs inside the engine (every mode), so a folder whose hits rank low is still found.
     // One result per file: an agent edits files, and five chunks of one file would crowd out the others.
     const mode = input.mode ?? 'bm25'
@@ -293,6 +294,7 @@ async function serve(args, { openWorkspace }) {
         topK: input.topK,
         key: cursorKey(search),
         memory,
+        signal: extra.signal,
         highlight: (query, text) => workspace.highlight(query, text),
         search: (topK) => workspace.search(input.query, { topK, mode, minScore: input.minScore, group: 'file', ...(under ? { pathPrefix: under } : {}) }),
       })
@@ -321,7 +323,10 @@ async function serve(args, { openWorkspace }) {
     const skipped = listed(report?.skipped ?? [], (s) => s.reason)
     // Files indexed for keyword search whose vectors were not written (an embedder down: 401, quota).
     const failed = listed(report?.failed ?? [], (f) => f.error)
-    const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(path.resolve(args.folder))}`, `files indexed at start: ${report?.indexed ?? 0} (${report?.chunks ?? 0} chunks)`, `documents now: ${stats.documents}`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped, `failed: ${report?.failed.length ?? 0}`, ...failed].join('\n')
+    // The index's own warnings (a second server on the cache folder saves nothing) and the watcher's.
+    const warnings = [...(report?.warnings ?? []), ...(stats.watch?.warnings ?? [])]
+    const warned = warnings.slice(0, 20).map((w) => `  ${escapeControls(w)}`)
+    const text = [`status: ${escapeControls(state)}`, `folder: ${escapeControls(path.resolve(args.folder))}`, `files indexed at start: ${report?.indexed ?? 0} (${report?.chunks ?? 0} chunks)`, `documents now: ${stats.documents}`, `skipped: ${report?.skipped.length ?? 0}`, ...skipped, `failed: ${report?.failed.length ?? 0}`, ...failed, `warnings: ${warnings.length}`, ...warned].join('\n')
     return { content: [{ type: 'text', text }] }
   })
 

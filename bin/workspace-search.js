@@ -15,7 +15,7 @@ const { Workspace, LocalFilesystem } = require('..')
 const { progressBar } = require('./progress.js')
 const { UsageError, explain, checkFolder, indexDirWarnings } = require('./args.js')
 const { badGlobs } = require('./globs.js')
-const { elide, matchLines, printer, jsonLine, displayPath, pathInside, escapeControls } = require('./format.js')
+const { elide, matchLines, printer, jsonLine, displayPath, pathInside, escapeControls, consoleToStderr } = require('./format.js')
 const { budgetedPage, cursorKey, readCursor, makeCursor, CursorError, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('../lib/budget.js')
 
 const USAGE = `Usage: workspace-search [search] <folder> "<query>" [options]
@@ -159,6 +159,8 @@ function persistOption(values) {
 /** The embedder a module exports (default export, or `embedder`). */
 async function loadEmbedder(module) {
   if (!module) return undefined
+  // stdout carries results only (one JSON object per line with --json).
+  consoleToStderr()
   const loaded = await import(pathToFileURL(path.resolve(module)).href)
   const embedder = loaded.default?.default ?? loaded.default ?? loaded.embedder
   if (typeof embedder !== 'function') throw new UsageError(`${module} must export an embedder function as its default export`)

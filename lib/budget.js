@@ -468,7 +468,7 @@ function fileBlock(r, page, { left, share, first }) {
  *   query: string, maxTokens?: number, cursor?: string, repeat?: boolean, topK?: number,
  *   key: string, search: (n: number) => Promise<Result[]>, highlight?: Highlight,
  *   memory?: SearchMemory | null, show?: (path: string) => string, params?: Partial<typeof PARAMS>,
- *   nextHint?: (cursor: string) => string,
+ *   nextHint?: (cursor: string) => string, signal?: AbortSignal,
  * }} request
  * @returns {Promise<{ text: string, files: Result[], next: string | null, tokens: number }>}
  */
@@ -541,7 +541,9 @@ async function budgetedPage(request) {
     files.pop()
     text = pageText()
   }
-  if (memory) {
+  // A call the client gave up on (MCP's notifications/cancelled) is never delivered: what it would
+  // have shown is not remembered, or the retry would say "(shown before)" for lines never seen.
+  if (memory && !request.signal?.aborted) {
     const kept = new Set(files.map(fileOf))
     for (const [f, n, t] of toRemember) if (kept.has(f)) memory.remember(f, n, t)
   }
