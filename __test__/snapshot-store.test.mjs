@@ -1287,3 +1287,64 @@ test('a part damaged once on its way (the stored object intact) is fetched again
     await ws.destroy()
   }
 })
+
+test("one damaged answer for manifest.json (a proxy's error page under 200, a cut body) is fetched again: the tenant attaches whole (it attached empty, every search [])", async () => {
+  const { memory } = memoryStore()
+  const writer = storeWorkspace(memory)
+  await writer.init()
+  await writer.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  const expected = ids(await writer.search('router trie', { topK: 3 }))
+  await writer.destroy()
+  for (const damage of [() => new TextEncoder().encode('<html>502 Bad Gateway</html>'), (b) => b.subarray(0, b.length >> 1)]) {
+    let damaged = 0
+    const flaky = {
+      get: async (key, range) => {
+        const got = await memory.get(key, range)
+        if (key !== 'manifest.json' || damaged++ > 0) return got
+        return { bytes: damage(got.bytes), etag: got.etag }
+      },
+      put: memory.put,
+    }
+    const ws = storeWorkspace(flaky)
+    const report = await ws.init()
+    assert.equal(damaged, 2)
+    assert.deepEqual(report.warnings, [])
+    assert.deepEqual(ids(await ws.search('router trie', { topK: 3 })), expected)
+    // It saves over the manifest it attached.
+    await ws.index('new.md', 'written after the attach')
+    await ws.save()
+    await ws.destroy()
+  }
+})
+
+test('version tags weakened on GET (W/"…", a compressing proxy) still save; tags rewritten otherwise are a SnapshotStoreError, never a conflict forever', async () => {
+  for (const [rewrite, saves] of [[(etag) => `W/${etag}`, true], [(etag) => `${etag}-gzip`, false]]) {
+    const { memory } = memoryStore()
+    const proxied = {
+      get: async (key, range) => {
+        const got = await memory.get(key, range)
+        return got && { bytes: got.bytes, etag: rewrite(got.etag) }
+      },
+      put: memory.put,
+    }
+    const first = storeWorkspace(proxied)
+    await first.init()
+    await first.index('a.md', 'router trie')
+    await first.destroy()
+    const ws = storeWorkspace(proxied)
+    await ws.init()
+    await ws.index('b.md', 'a second router')
+    if (saves) {
+      await ws.save()
+      await ws.index('c.md', 'a third router')
+      await ws.save()
+    } else {
+      for (let i = 0; i < 2; i++) {
+        const e = await ws.save().then(() => null, (err) => err)
+        assert.ok(e instanceof SnapshotStoreError && !(e instanceof SnapshotConflictError), String(e))
+        assert.match(e.message, /refused to write manifest\.json over version .* still the one there, unchanged: its version tags on GET differ from those on PUT/)
+      }
+    }
+    await ws.destroy().catch(() => {})
+  }
+})

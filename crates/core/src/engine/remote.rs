@@ -88,6 +88,9 @@ struct RemoteState {
     /// A manifest this workspace sent whose answer was lost: it may have
     /// landed after it was read back (`put_manifest`).
     unconfirmed: Option<Vec<u8>>,
+    /// The manifest as attached or last written: a refused write over it
+    /// while it is still there is the store's doing, not another writer's.
+    manifest: Option<Vec<u8>>,
 }
 
 /// A texts part on its way, where its texts are read once it is here,
@@ -140,9 +143,17 @@ async fn bounded<T>(timeout: Duration, what: &str, call: impl Future<Output = Re
 
 /// `get`, with the version tag every answer must carry.
 async fn get(store: &dyn SnapshotStoreCall, timeout: Duration, key: &str) -> Result<Option<StoredObject>> {
-    let got = bounded(timeout, &format!("get {key}"), store.get(key)).await?;
+    let mut got = bounded(timeout, &format!("get {key}"), store.get(key)).await?;
     if got.as_ref().is_some_and(|o| o.etag.is_empty()) {
         return Err(Error::store(format!("persist.store: get {key} answered no etag")));
+    }
+    // A weak tag (`W/"…"`, what a compressing proxy makes of the store's)
+    // never matches `If-Match`, which compares strongly: every save was
+    // refused as a conflict. The tag it weakened is the store's.
+    if let Some(object) = got.as_mut() {
+        if let Some(strong) = object.etag.strip_prefix("W/") {
+            object.etag = strong.to_owned();
+        }
     }
     Ok(got)
 }
@@ -615,11 +626,11 @@ impl RemoteSnapshots {
         *self.texts.lock() = None;
         // Dropped (the GET failed, the manifest moved): the load stops where it is.
         let last = self.load_last();
-        let Some(StoredObject { bytes, etag }) = get(&*self.store, self.timeout, MANIFEST).await? else {
+        let Some(StoredObject { bytes, etag }) = self.get_manifest().await? else {
             *self.state.lock() = RemoteState::default();
             return Ok(Ok(None));
         };
-        *self.state.lock() = RemoteState { etag: Some(etag), ..Default::default() };
+        *self.state.lock() = RemoteState { etag: Some(etag), manifest: Some(bytes.to_vec()), ..Default::default() };
         // The snapshot loaded beside the GET, if the manifest is still the
         // one it was loaded for.
         let (noted, early) = match last {
@@ -645,6 +656,17 @@ impl RemoteSnapshots {
             self.state.lock().unreadable = Some(e.to_string());
         }
         fetched
+    }
+
+    /// The manifest, fetched a second time when the first answer is not
+    /// one (a proxy's error page under 200, a body cut short), as a part
+    /// is: one damaged answer must not attach the tenant empty.
+    async fn get_manifest(&self) -> Result<Option<StoredObject>> {
+        let first = get(&*self.store, self.timeout, MANIFEST).await?;
+        match first {
+            Some(got) if Manifest::decode(&got.bytes).is_err() => get(&*self.store, self.timeout, MANIFEST).await,
+            first => Ok(first),
+        }
     }
 
     /// The manifest's snapshot: from the cache, else its head fetched and
@@ -887,6 +909,7 @@ impl RemoteSnapshots {
         {
             let mut state = self.state.lock();
             (state.etag, state.unreadable, state.unconfirmed) = (Some(etag), None, None);
+            state.manifest = Some(manifest.clone());
         }
         // The tenant names only parts written whole now.
         self.broken_parts.lock().clear();
@@ -935,6 +958,12 @@ impl RemoteSnapshots {
                 Ok(Some(there)) if *there.bytes == *manifest => return Ok(there.etag),
                 Ok(Some(there)) if refused && !retried && state.unconfirmed.as_deref() == Some(&*there.bytes) => {
                     (state.etag, state.unconfirmed, retried) = (Some(there.etag), None, true);
+                }
+                Ok(Some(there)) if refused && state.manifest.as_deref() == Some(&*there.bytes) => {
+                    return Err(Error::store(format!(
+                        "persist.store: the store refused to write manifest.json over version {}, though that version is still the one there, unchanged: its version tags on GET differ from those on PUT (a proxy that rewrites ETags?), and conditional writes need the store's own",
+                        state.etag.as_deref().unwrap_or("none")
+                    )));
                 }
                 Ok(_) if refused => {
                     state.conflicted = true;

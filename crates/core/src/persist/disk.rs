@@ -342,12 +342,12 @@ pub fn trim_cache(dir: &Path, max_bytes: u64, keep: &Path) {
         else {
             continue;
         };
-        if name.contains(TEMP_MARK) {
-            if modified < hour_ago {
+        match name.split_once(TEMP_MARK) {
+            Some((written, _)) if cache_name(written) && modified < hour_ago => {
                 let _ = fs::remove_file(e.path());
             }
-        } else if name.ends_with(".wss") || name.ends_with(LAST_MANIFEST) {
-            parts.push((modified, m, e.path()));
+            None if cache_name(&name) => parts.push((modified, m, e.path())),
+            _ => {}
         }
     }
     let mut total: u64 = parts.iter().map(|p| p.1).sum();
@@ -359,6 +359,18 @@ pub fn trim_cache(dir: &Path, max_bytes: u64, keep: &Path) {
         if path != keep && fs::remove_file(&path).is_ok() {
             total -= len;
         }
+    }
+}
+
+/// Whether `name` is one the cache writes, a snapshot
+/// (`<hash>-<hash>.wss`) or a manifest's note (`<hash>.manifest`), each
+/// hash 32 hex digits: only those are trimmed, since nothing says a
+/// `cacheDir` holds nothing else (another's `backup.wss` was removed).
+fn cache_name(name: &str) -> bool {
+    let hash = |s: &str| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    match name.strip_suffix(".wss") {
+        Some(stem) => stem.split_once('-').is_some_and(|(index, texts)| hash(index) && hash(texts)),
+        None => name.strip_suffix(LAST_MANIFEST).is_some_and(hash),
     }
 }
 
@@ -619,18 +631,44 @@ mod tests {
     #[test]
     fn trimming_the_cache_removes_old_temporary_files_only() {
         let dir = tempfile::tempdir().unwrap();
-        let (old, young) = (dir.path().join("a.wss.tmp-1-0"), dir.path().join("b.manifest.tmp-2-0"));
+        let (a, b, c) = (["a"; 32].concat(), ["b"; 32].concat(), ["c"; 32].concat());
+        let (old, young) =
+            (dir.path().join(format!("{a}-{b}.wss.tmp-1-0")), dir.path().join(format!("{b}.manifest.tmp-2-0")));
         for p in [&old, &young] {
             fs::write(p, b"half written").unwrap();
         }
         let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
         File::options().write(true).open(&old).unwrap().set_modified(day_ago).unwrap();
-        let kept = cache_part(dir.path(), "c.wss", &[b"snapshot"]).unwrap();
-        replace_small(&dir.path().join("d.manifest"), b"{}").unwrap();
+        let kept = cache_part(dir.path(), &format!("{c}-{c}.wss"), &[b"snapshot"]).unwrap();
+        replace_small(&dir.path().join(format!("{a}.manifest")), b"{}").unwrap();
         trim_cache(dir.path(), 1 << 20, &kept);
         assert!(!old.exists(), "a temporary file a day old is a write that never finished");
         assert!(young.exists(), "a young one may be a write under way");
-        assert!(kept.exists() && dir.path().join("d.manifest").exists());
+        assert!(kept.exists() && dir.path().join(format!("{a}.manifest")).exists());
+    }
+
+    #[test]
+    fn trimming_the_cache_leaves_files_it_did_not_write() {
+        // From a hunt: `backup.wss`, `app.manifest` and an old `draft.tmp-keep`
+        // of the user's were removed with the cache's own.
+        let dir = tempfile::tempdir().unwrap();
+        let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+        let theirs =
+            ["backup.wss", "app.manifest", "draft.tmp-keep", "x-y.wss", &format!("{}.wss", ["a"; 32].concat())];
+        for name in theirs {
+            fs::write(dir.path().join(name), b"the user's").unwrap();
+            File::options().write(true).open(dir.path().join(name)).unwrap().set_modified(day_ago).unwrap();
+        }
+        let a = ["a"; 32].concat();
+        let ours = cache_part(dir.path(), &format!("{a}-{a}.wss"), &[b"an old snapshot"]).unwrap();
+        File::options().write(true).open(&ours).unwrap().set_modified(day_ago).unwrap();
+        let kept = cache_part(dir.path(), &format!("{}-{a}.wss", ["b"; 32].concat()), &[b"snapshot"]).unwrap();
+        trim_cache(dir.path(), 1, &kept);
+        for name in theirs {
+            assert!(dir.path().join(name).exists(), "{name}");
+        }
+        assert!(!ours.exists(), "the cache's own old snapshot goes past the bound");
+        assert!(kept.exists());
     }
 
     #[test]
