@@ -77,6 +77,28 @@ test('a custom JavaScript tokenizer is used as it is, for documents, queries and
   assert.ok(seen.includes('Beta|Gamma'))
 })
 
+test("with a custom JavaScript tokenizer, vector hits have the line range of the query's tokens, as Mastra finds it line by line (they had none)", async () => {
+  const tokenizer = (text) => text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 2)
+  // A bag of words hashed to 16 dimensions: 'nothing here' is still near 'heron'.
+  const embed = (t) => {
+    const v = new Array(16).fill(0.01)
+    for (const w of t.toLowerCase().match(/[a-z]+/g) ?? []) v[[...w].reduce((h, c) => h * 31 + c.charCodeAt(0), 7) % 16] += 1
+    return v
+  }
+  const ws = new Workspace({ bm25: { tokenize: { tokenizer } }, embedder: async (t) => embed(t) })
+  await ws.index('a.md', 'intro line\nthe heron flies\nend\nheron again\nlast')
+  await ws.index('b.md', 'nothing here\nat all')
+  await ws.indexMany([{ path: 'c.md', content: 'x\nheron', startLineOffset: 10 }])
+  for (const mode of ['vector', 'hybrid', 'bm25']) {
+    const results = await ws.search('Heron', { mode, topK: 5 })
+    const range = (id) => results.find((r) => r.id === id)?.lineRange
+    assert.deepEqual(range('a.md'), { start: 2, end: 4 }, mode)
+    assert.deepEqual(range('c.md'), { start: 11, end: 11 }, mode)
+    if (mode !== 'bm25') assert.equal(range('b.md'), undefined, 'no line holds a query token')
+  }
+  await ws.destroy()
+})
+
 test('a custom tokenizer also serves auto-indexing, chunks included', async (t) => {
   const { tree, LocalFilesystem } = await import('./helpers.mjs')
   const long = Array.from({ length: 60 }, (_, i) => (i === 50 ? 'Needle|Here' : `row|${i}`)).join('\n')

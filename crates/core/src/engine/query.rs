@@ -2,7 +2,7 @@
 //! embedder and store, hybrid mode merged in core.
 
 use super::error::Result;
-use super::host::RerankCall;
+use super::host::{RerankCall, TokenizeCall};
 use super::{default_tokenizer, Engine, Keyword, VectorSide};
 use crate::index::Bm25Index;
 use crate::search::group;
@@ -354,17 +354,17 @@ impl Engine {
     /// keyword half did not find): its text tokenized line by line, which
     /// for every candidate of a 200-deep half cost more than the rest of
     /// the search.
-    fn with_line_ranges(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Vec<SearchHit> {
+    async fn with_line_ranges(&self, mut hits: Vec<SearchHit>, tokens: &[String]) -> Result<Vec<SearchHit>> {
         let tokenizer = match &self.keyword {
             Some(Keyword { tokenizer, js: None }) => tokenizer.clone(),
-            Some(_) => return hits,
+            Some(Keyword { js: Some(f), .. }) => return js_line_ranges(f.as_ref(), hits, tokens).await,
             None => default_tokenizer(),
         };
         for h in hits.iter_mut().filter(|h| h.line_range.is_none() && h.vector.is_some()) {
             h.line_range = hybrid::line_range_of(&h.content, tokens, &tokenizer)
                 .map(|r| crate::search::shift_range(r, h.line_offset));
         }
-        hits
+        Ok(hits)
     }
 
     /// Which vector hits (none of the keyword half's: theirs are known) are
@@ -506,7 +506,7 @@ impl Engine {
         opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
         let hits = self.vector_first(v, vector, opts.top_k, opts).await?;
-        Ok(self.with_line_ranges(hybrid::vector_results(hits, opts.top_k, opts.min_score), tokens))
+        self.with_line_ranges(hybrid::vector_results(hits, opts.top_k, opts.min_score), tokens).await
     }
 
     /// The first `top_k` vector hits by raw score, then id, each id once:
@@ -545,11 +545,11 @@ impl Engine {
     ) -> Result<Vec<SearchHit>> {
         if mode == Mode::Vector {
             let hits = self.vector_hits(v, vector.to_vec(), top_k, opts).await?;
-            return Ok(self.with_line_ranges(hybrid::vector_results(hits, top_k, opts.min_score), tokens));
+            return self.with_line_ranges(hybrid::vector_results(hits, top_k, opts.min_score), tokens).await;
         }
         let (keyword, vector) = self.both_halves(v, vector.to_vec(), tokens, hybrid_depth(top_k), opts).await?;
         let merged = hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score);
-        Ok(self.with_line_ranges(merged, tokens))
+        self.with_line_ranges(merged, tokens).await
     }
 }
 
@@ -588,4 +588,28 @@ fn undamaged(index: &Bm25Index, hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> 
             "the saved index is damaged ({why}): rebuildSearchIndex() builds it again from the files"
         ))),
     }
+}
+
+/// `with_line_ranges` through the user's tokenizer, as Mastra's
+/// `findLineRange` tokenizes each line: the lines of every hit without a
+/// range in one call (they had none at all with a JavaScript tokenizer).
+async fn js_line_ranges(f: &dyn TokenizeCall, mut hits: Vec<SearchHit>, tokens: &[String]) -> Result<Vec<SearchHit>> {
+    let wanted: Vec<usize> =
+        (0..hits.len()).filter(|&i| hits[i].line_range.is_none() && hits[i].vector.is_some()).collect();
+    if tokens.is_empty() || wanted.is_empty() {
+        return Ok(hits);
+    }
+    let lines = wanted.iter().flat_map(|&i| hits[i].content.split('\n').map(str::to_string)).collect();
+    let mut tokenized = f.tokenize(lines).await?.into_iter();
+    for i in wanted {
+        let h = &mut hits[i];
+        let mut range: Option<(u32, u32)> = None;
+        for (line, line_tokens) in (1..).zip(tokenized.by_ref().take(h.content.split('\n').count())) {
+            if line_tokens.iter().any(|t| tokens.contains(t)) {
+                range = Some(range.map_or((line, line), |(start, _)| (start, line)));
+            }
+        }
+        h.line_range = range.map(|r| crate::search::shift_range(r, h.line_offset));
+    }
+    Ok(hits)
 }
