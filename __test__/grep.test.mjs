@@ -271,3 +271,25 @@ test("grep's path takes an absolute path inside basePath, and a .. that stays in
     await assert.rejects(ws.grep('needle', { path: p }), (e) => e instanceof RangeError && /must stay inside basePath/.test(e.message), p)
   }
 })
+
+test("a link to a device or FIFO outside basePath is unreadable, as a link to an outside file is, and as Mastra's contained filesystem refuses it (it was left out unsaid)", { skip: !linux }, async (t) => {
+  const dir = tree(t, { 'a.ts': 'foo\n' })
+  const outside = tree(t, {})
+  execFileSync('mkfifo', [path.join(outside, 'pipe')])
+  fs.symlinkSync('/dev/null', path.join(dir, 'disabled.md'))
+  fs.symlinkSync(path.join(outside, 'pipe'), path.join(dir, 'pipe.md'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  assert.deepEqual(lines(await ws.grep('foo')), ['a.ts:1:0:foo'])
+  assert.equal(ws.stats().grep.unreadable, 2)
+  await assert.rejects(ws.grep('foo', { strict: true }), /2 file\(s\) or folder\(s\) could not be read under basePath/)
+})
+
+test('a glob through a bracketed folder (Next.js routes, app/[slug]/*.tsx) finds its files, as picomatch reads a class of plain characters both ways (it found none)', async (t) => {
+  const dir = tree(t, { 'app/[slug]/page.tsx': 'export default function Page() { return slug }\n', 'app/s/x.tsx': 'slug\n', 'app/[a-z]/y.tsx': 'slug\n', 'app/q/z.tsx': 'slug\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  assert.deepEqual(lines(await ws.grep('slug', { path: 'app/[slug]/*.tsx' })).map((l) => l.split(':')[0]), ['app/[slug]/page.tsx', 'app/s/x.tsx'])
+  // A range is a class only, as in picomatch.
+  assert.deepEqual(lines(await ws.grep('slug', { path: 'app/[a-z]/*.tsx' })).map((l) => l.split(':')[0]), ['app/q/z.tsx', 'app/s/x.tsx'])
+})

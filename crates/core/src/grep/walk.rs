@@ -290,11 +290,12 @@ impl Walker<'_> {
             return None; // FIFOs, sockets, devices: never opened (a FIFO would block)
         }
         let stamp = match std::fs::metadata(e.path()) {
+            // A link that leads outside the base is not read (Mastra's
+            // contained filesystem refuses it: a read error), whatever it
+            // leads to: a device or a FIFO there too (it was skipped unsaid).
+            Ok(_) if kind.is_symlink() && !self.inside(&e.path()) => None,
             Ok(m) if !m.is_file() => return None,
             Ok(_) if !utf8 => None,
-            // A link that leads outside the base is not read (Mastra's
-            // contained filesystem refuses it: a read error).
-            Ok(_) if kind.is_symlink() && !self.inside(&e.path()) => None,
             Ok(m) => Stamp::of(&m),
             Err(_) => None,
         };
@@ -312,8 +313,8 @@ impl Walker<'_> {
             return None;
         }
         match std::fs::metadata(&path) {
-            Ok(m) if !m.is_file() => None,
             Ok(_) if link.is_symlink() && !self.inside(&path) => Some(None),
+            Ok(m) if !m.is_file() => None,
             Ok(m) => Some(Stamp::of(&m)),
             Err(_) => Some(None),
         }

@@ -838,9 +838,10 @@ impl Scanner<'_> {
 }
 
 /// A glob as Mastra's (picomatch) reads it: braces (`text::glob::picomatch_braces`),
-/// `{,a}`, and the path spelled as the glob itself.
+/// `{,a}`, classes that are also their own text (`picomatch_classes`), and
+/// the path spelled as the glob itself.
 pub fn picomatch_glob(pattern: &str) -> Result<Glob, String> {
-    let text = crate::text::glob::picomatch_braces(pattern);
+    let text = crate::text::glob::picomatch_classes(&crate::text::glob::picomatch_braces(pattern));
     // (`\{` escapes on Windows too, where globset's default reads `\` as a separator.)
     let builder = GlobBuilder::new(&text).literal_separator(true).empty_alternates(true).backslash_escape(true).clone();
     Ok(Glob::build_picomatch(&builder)?.also_literally(pattern))

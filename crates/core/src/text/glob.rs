@@ -49,6 +49,53 @@ pub fn picomatch_braces(glob: &str) -> String {
     out
 }
 
+/// Classes as picomatch reads them: one of plain characters (`[slug]`, no
+/// `-*+?.^${}(|)[]`) matches a member or its own text, so
+/// `app/[slug]/*.tsx` finds `app/[slug]/page.tsx` (Next.js's folders) as
+/// well as `app/s/page.tsx`. Written as an alternation, outside braces
+/// only (globset nests none). Run over `picomatch_braces`' output.
+pub fn picomatch_classes(glob: &str) -> String {
+    if !glob.contains('[') {
+        return glob.to_string();
+    }
+    let chars: Vec<char> = glob.chars().collect();
+    let mut out = String::with_capacity(glob.len() + 16);
+    let (mut i, mut depth) = (0, 0usize);
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                let end = (i + 2).min(chars.len());
+                out.extend(&chars[i..end]);
+                i = end;
+                continue;
+            }
+            '[' => {
+                let Some(end) = class_end(&chars, i) else {
+                    out.push('[');
+                    i += 1;
+                    continue;
+                };
+                let inner = &chars[i + 1..end];
+                let plain = !inner.is_empty() && !inner.iter().any(|c| "-*+?.^${}(|)[]\\/,".contains(*c));
+                if depth == 0 && plain {
+                    let inner: String = inner.iter().collect();
+                    out.push_str(&format!("{{[{inner}],\\[{inner}\\]}}"));
+                } else {
+                    out.extend(&chars[i..=end]);
+                }
+                i = end + 1;
+                continue;
+            }
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
 fn braces_into(chars: &[char], out: &mut String) {
     let mut i = 0;
     while i < chars.len() {
@@ -317,13 +364,30 @@ mod tests {
     }
 
     fn picomatch(pattern: &str) -> Glob {
-        let text = picomatch_braces(pattern);
+        let text = picomatch_classes(&picomatch_braces(pattern));
         let builder = globset::GlobBuilder::new(&text)
             .literal_separator(true)
             .empty_alternates(true)
             .backslash_escape(true)
             .clone();
         Glob::build_picomatch(&builder).unwrap().also_literally(pattern)
+    }
+
+    #[test]
+    fn a_class_of_plain_characters_also_matches_its_own_text_as_picomatch_reads_it() {
+        // From a grep hunt: Next.js's route folders, given to grep as a glob.
+        let slug = picomatch("app/[slug]/*.tsx");
+        assert!(slug.is_match("app/[slug]/page.tsx") && slug.is_match("app/s/page.tsx"));
+        assert!(!slug.is_match("app/x/page.tsx"));
+        let two = picomatch("app/[id]/[x]/*.tsx");
+        assert!(two.is_match("app/[id]/x/p.tsx") && two.is_match("app/i/[x]/p.tsx"));
+        assert!(picomatch("src/a[1].ts").is_match("src/a1.ts") && picomatch("src/a[1].ts").is_match("src/a[1].ts"));
+        assert!(picomatch("a/[!b]/c").is_match("a/[!b]/c") && picomatch("a/[!b]/c").is_match("a/x/c"));
+        // A range or a class with picomatch's special characters is a class only.
+        assert!(!picomatch("app/[a-z]/*.tsx").is_match("app/[a-z]/page.tsx"));
+        assert!(!picomatch("app/[...slug]/*.tsx").is_match("app/[...slug]/x.tsx"));
+        assert!(picomatch("app/[...slug]/x.tsx").is_match("app/[...slug]/x.tsx"), "the whole path as written");
+        assert_eq!(picomatch_classes(r"\[a]{b,[c]}[x,y]"), r"\[a]{b,[c]}[x,y]");
     }
 
     #[test]
