@@ -74,6 +74,16 @@ pub struct WatchState {
     /// opens every watched folder, two events each, which overflows the
     /// system's queue on a large tree (a reconcile for it would loop).
     own_walk_until: Option<Instant>,
+    /// An overflow came while our reconcile ran or just after it: ours, or
+    /// another's (a checkout still writing), whose lost events nothing else
+    /// would bring back. The tree is reconciled once more when the window
+    /// ends; that reconcile's own window takes overflows for its echo
+    /// alone (`follow_up`), so the two never loop.
+    overflow_in_echo: bool,
+    /// The next reconcile is such a second one.
+    next_is_follow_up: bool,
+    /// The last reconcile was such a second one.
+    follow_up: bool,
 }
 
 impl WatchState {
@@ -101,8 +111,11 @@ impl WatchState {
     /// A watch of `dir` that failed: the system's limit makes the watch
     /// degraded (reconciled on a timer; trying again would only walk the
     /// tree again for nothing); a missing folder is looked for.
+    /// A folder that is there but refused (a subfolder the process may not
+    /// read stops the system's recursive watch) is degraded too: looking
+    /// for it walked the whole tree every `LOST_POLL`, for ever.
     fn refused(&mut self, dir: &Path, e: &WatchRefusal) {
-        if e.limit {
+        if e.limit || dir.is_dir() {
             self.degraded = true;
         } else if !self.lost.iter().any(|d| d == dir) {
             self.lost.push(dir.to_path_buf());
@@ -205,6 +218,7 @@ impl Engine {
             }
             state.rescans += 1;
             state.own_walk_until = Some(Instant::now() + OWN_WALK_ECHO);
+            state.follow_up = std::mem::take(&mut state.next_is_follow_up);
         } else {
             state.updates += 1;
         }
@@ -254,15 +268,30 @@ impl Engine {
             return warnings
                 .push("watch: no folder to watch (no LocalFilesystem basePath); files are not followed".into());
         };
-        let Ok(base) = lexical.canonicalize() else { return };
+        let base = match lexical.canonicalize() {
+            Ok(base) => base,
+            Err(e) => {
+                let message = format!("watch: basePath {} cannot be watched ({e}); files are not followed until init() or rebuildSearchIndex() runs again", lexical.display());
+                return warnings.push(message);
+            }
+        };
         let roots = watch_roots(&base, &lexical, paths);
         let skip = self.persist.as_ref().and_then(|p| p.dir.as_deref()).and_then(canonical_to_be);
         let (tx, rx) = unbounded_channel();
-        let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx) {
-            Ok(w) => w,
-            Err(e) => return warnings.push(format!("watch: cannot watch files ({e})")),
-        };
         let mut state = WatchState::default();
+        let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx.clone()) {
+            Ok(w) => w,
+            Err(e) => {
+                // No watcher at all (the system's limit of inotify instances,
+                // many workspaces in one process): the degraded mode's reconcile
+                // every `DEGRADED_RESCAN` follows the files instead.
+                let message = format!("watch: the system refused a watcher ({e}: its limit of watchers, fs.inotify.max_user_instances on Linux, or of open files); the folder is reconciled every {} s", DEGRADED_RESCAN.as_secs());
+                state.warn(message.clone());
+                warnings.push(message);
+                state.degraded = true;
+                Box::new(Unwatched { _signals: tx })
+            }
+        };
         for dir in ancestors(&base, &roots) {
             // Best effort: a folder above a root is watched alone, for its removal or rename.
             let _ = watcher.watch(&dir, false);
@@ -349,7 +378,9 @@ impl Engine {
         let mut state = self.watch_state.lock();
         match signal {
             WatchSignal::Changed(p) => burst.add(p),
-            WatchSignal::Rescan if state.own_walk_until.is_some_and(|t| Instant::now() < t) => {}
+            WatchSignal::Rescan if state.own_walk_until.is_some_and(|t| Instant::now() < t) => {
+                state.overflow_in_echo |= !state.follow_up;
+            }
             WatchSignal::Rescan | WatchSignal::Rules => burst.rescan(),
             WatchSignal::RootLost(root) => {
                 if !state.lost.contains(&root) {
@@ -394,7 +425,8 @@ impl Engine {
             };
             match watched {
                 Ok(()) => back.push(dir.clone()),
-                Err(e) if e.limit => refused.push((dir.clone(), e)),
+                // (Refused while there: a subfolder that cannot be read.)
+                Err(e) if e.limit || dir.is_dir() => refused.push((dir.clone(), e)),
                 Err(_) => {}
             }
         }
@@ -420,6 +452,21 @@ impl Engine {
         self.watcher.lock().as_ref()?;
         Some(self.watch_state.lock().clone())
     }
+}
+
+/// The watch of a workspace the system refused a watcher: nothing is
+/// watched, and the signals' channel stays open while it lives (the loop
+/// runs on the degraded mode's timer until it is dropped).
+struct Unwatched {
+    _signals: tokio::sync::mpsc::UnboundedSender<WatchSignal>,
+}
+
+impl TreeWatch for Unwatched {
+    fn watch(&mut self, _dir: &Path, _recursive: bool) -> Result<(), WatchRefusal> {
+        Ok(())
+    }
+
+    fn unwatch(&mut self, _dir: &Path) {}
 }
 
 /// `path` made canonical, or, before it exists (the persist directory
@@ -462,6 +509,8 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
                 let state = inner.watch_state.lock();
                 if !state.lost.is_empty() {
                     Some(LOST_POLL)
+                } else if let (true, Some(until)) = (state.overflow_in_echo, state.own_walk_until) {
+                    Some(until.saturating_duration_since(Instant::now()))
                 } else if state.degraded && state.retry_at.is_none() {
                     Some(DEGRADED_RESCAN.saturating_sub(last_rescan.elapsed()))
                 } else {
@@ -490,6 +539,12 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
             let degraded = state.degraded && state.retry_at.is_none();
             if retry || (degraded && last_rescan.elapsed() >= DEGRADED_RESCAN) {
                 state.retry_at = state.retry_at.filter(|_| !retry);
+                burst.rescan();
+            }
+            let window_over = state.own_walk_until.is_none_or(|t| Instant::now() >= t);
+            if state.overflow_in_echo && window_over {
+                state.overflow_in_echo = false;
+                state.next_is_follow_up = true;
                 burst.rescan();
             }
         }
