@@ -1348,3 +1348,104 @@ test('version tags weakened on GET (W/"…", a compressing proxy) still save; ta
     await ws.destroy().catch(() => {})
   }
 })
+
+test("a save deletes the parts of snapshots replaced retainMs ago or more, through the store's delete (every save left a whole snapshot behind, for ever)", async () => {
+  const { objects, memory } = memoryStore()
+  const deleted = []
+  const store = { ...memory, delete: async (key) => (deleted.push(key), objects.delete(key)) }
+  const parts = () => [...objects.keys()].filter((k) => k.startsWith('parts/')).sort()
+  const named = () => {
+    const m = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+    return { now: [m.index.key, m.texts.key].sort(), retired: (m.retired ?? []).map((r) => r.key) }
+  }
+  // retainMs 0: each save deletes the parts the one before it replaced.
+  const ws = storeWorkspace(store, { persist: { store, storeTimeoutMs: 1500, retainMs: 0 } })
+  await ws.init()
+  for (let i = 0; i < 12; i++) {
+    await ws.index(`doc${i}.md`, `note ${i} about routers`)
+    await ws.save()
+  }
+  assert.deepEqual(parts(), named().now)
+  assert.deepEqual(named().retired, [])
+  assert.ok(deleted.length >= 11 && deleted.every((k) => /^parts\/[0-9a-f]{32}\.wss$/.test(k)), deleted.join())
+  await ws.destroy()
+  // The store still serves the latest snapshot whole.
+  const again = storeWorkspace(store)
+  await again.init()
+  assert.equal((await again.search('routers', { topK: 20 })).length, 12)
+  await again.destroy()
+
+  // The default (a day) keeps what was replaced, listed in the manifest; a reader attached to an older
+  // snapshot reads its texts late all the same.
+  const { objects: kept, memory: keeping } = memoryStore()
+  const store2 = { ...keeping, delete: async (key) => kept.delete(key) }
+  const writer = storeWorkspace(store2)
+  await writer.init()
+  await writer.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  await writer.save()
+  const reader = storeWorkspace(store2)
+  await reader.init()
+  for (let i = 0; i < 3; i++) {
+    await writer.index(`more${i}.md`, `more ${i}`)
+    await writer.save()
+  }
+  const listed = JSON.parse(Buffer.from(kept.get('manifest.json').bytes).toString()).retired.map((r) => r.key)
+  assert.equal(listed.length, 6)
+  assert.ok(listed.every((k) => kept.has(k)))
+  assert.deepEqual(ids(await reader.search('router trie', { topK: 1 })), ['notes/router.md'])
+  await reader.destroy().catch(() => {})
+  await writer.destroy()
+})
+
+test('a workspace attached to a large snapshot replaced and deleted since (retainMs) fails the searches that need its texts with SnapshotStoreError saying to attach again', async () => {
+  const { objects, memory } = memoryStore()
+  const store = { ...memory, delete: async (key) => objects.delete(key) }
+  const make = () => new Workspace({ id: 'big', bm25: true, persist: { store, retainMs: 0 } })
+  const writer = make()
+  await writer.init()
+  await writer.indexMany(manyWords(7).docs)
+  await writer.save()
+  // Its texts part is large: read by range as searches need them, never fetched whole here.
+  const reader = make()
+  await reader.init()
+  for (let i = 0; i < 2; i++) {
+    await writer.index(`x${i}.md`, 'x')
+    await writer.save()
+  }
+  await assert.rejects(reader.search('marker77x', { topK: 1 }), (e) => e instanceof SnapshotStoreError && /which is not there \(a later save deletes the parts of a snapshot it replaced persist\.retainMs before: attach again\)/.test(e.message))
+  await reader.destroy().catch(() => {})
+  await writer.destroy()
+  const again = make()
+  await again.init()
+  assert.deepEqual(ids(await again.search('marker77x', { topK: 1 })), ['docs/77.txt'])
+  await again.destroy()
+})
+
+test('retainMs: short, the parts go at the first save after it; a store without delete keeps them; a bad value is a RangeError', async () => {
+  const { objects, memory } = memoryStore()
+  const store = { ...memory, delete: async (key) => objects.delete(key) }
+  const ws = storeWorkspace(store, { persist: { store, retainMs: 300 } })
+  await ws.init()
+  await ws.index('a.md', 'one')
+  await ws.save()
+  await ws.index('b.md', 'two')
+  await ws.save()
+  const count = () => [...objects.keys()].filter((k) => k.startsWith('parts/')).length
+  assert.equal(count(), 4, 'the first snapshot is kept for now')
+  await new Promise((r) => setTimeout(r, 400))
+  await ws.index('c.md', 'three')
+  await ws.save()
+  assert.equal(count(), 4, "the first's two parts deleted, the second's kept (replaced just now)")
+  await ws.destroy()
+  const { objects: all, memory: noDelete } = memoryStore()
+  const plain = storeWorkspace(noDelete, { persist: { store: noDelete, retainMs: 0 } })
+  await plain.init()
+  for (const name of ['a', 'b', 'c']) {
+    await plain.index(`${name}.md`, name)
+    await plain.save()
+  }
+  assert.equal([...all.keys()].filter((k) => k.startsWith('parts/')).length, 6)
+  await plain.destroy()
+  for (const bad of [-1, 1.5, NaN, Infinity, '10']) assert.throws(() => storeWorkspace(store, { persist: { store, retainMs: bad } }), bad === '10' ? TypeError : RangeError)
+  storeWorkspace(store, { persist: { store, retainMs: Number.MAX_SAFE_INTEGER } })
+})

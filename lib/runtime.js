@@ -259,6 +259,12 @@ function snapshotStoreCaller(store) {
       if (put && 'conflict' in put && put.conflict === true) return { conflict: true }
       return { etag: etagOf(put, 'put') }
     }
+    if (method === 'delete') {
+      // (Optional: a store without it keeps the parts saves replaced.)
+      if (typeof store.delete !== 'function') return null
+      await store.delete(key)
+      return {}
+    }
     throw new TypeError(`persist.store: no method ${method}`)
   }
 }

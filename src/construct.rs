@@ -16,8 +16,8 @@ use parking_lot::RwLock;
 use std::sync::Arc;
 use workspace_search_core::engine::host::{ProgressSink, RerankCall, SnapshotStoreCall, TokenizeCall};
 use workspace_search_core::engine::{
-    Bm25Config, ConfigError, Engine, EngineConfig, HostParts, MastraStore, PartCache, Place, Store, TokenizerIdentity,
-    VectorConfig,
+    Bm25Config, ConfigError, Engine, EngineConfig, HostParts, MastraStore, PartCache, Place, Store, StoreConfig,
+    TokenizerIdentity, VectorConfig,
 };
 use workspace_search_core::persist;
 use workspace_search_core::vectors::store::VectorStore;
@@ -84,16 +84,14 @@ impl Workspace {
 }
 
 /// The user's snapshot store, its timeout and local cache, as the engine calls them.
-fn snapshot_store_of(
-    env: &Env,
-    s: &options::StoreOption,
-) -> Checked<(Arc<dyn SnapshotStoreCall>, std::time::Duration, Option<PartCache>)> {
+fn snapshot_store_of(env: &Env, s: &options::StoreOption) -> Checked<StoreConfig> {
     let key = JsSnapshotStore::cache_key_of(&s.store)?;
-    Ok((
-        Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
-        std::time::Duration::from_millis(s.timeout_ms),
-        s.cache_dir.clone().map(|dir| PartCache { dir, max_bytes: s.cache_max_bytes, key }),
-    ))
+    Ok(StoreConfig {
+        store: Arc::new(JsSnapshotStore::from_js(env, &s.store)?) as Arc<dyn SnapshotStoreCall>,
+        timeout: std::time::Duration::from_millis(s.timeout_ms),
+        cache: s.cache_dir.clone().map(|dir| PartCache { dir, max_bytes: s.cache_max_bytes, key }),
+        retain: std::time::Duration::from_millis(s.retain_ms),
+    })
 }
 
 /// The user's tokenizer, called with many texts at once (lib's `tokenizeMany`).

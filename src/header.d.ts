@@ -112,6 +112,7 @@ export interface PersistDirOptions {
   cacheDir?: never
   cacheMaxBytes?: never
   storeTimeoutMs?: never
+  retainMs?: never
 }
 
 /**
@@ -131,6 +132,12 @@ export interface PersistStoreOptions {
   cacheDir?: string
   /** At most this many bytes of parts in `cacheDir`, the least recently used removed first (default 1 GiB). */
   cacheMaxBytes?: number
+  /**
+   * How long the parts of a snapshot a save replaced stay in the store, for workspaces still attached
+   * to it (default 86400000, a day): a later save deletes them through the
+   * store's `delete` (a store without one keeps them).
+   */
+  retainMs?: number
 }
 
 /**
@@ -148,6 +155,7 @@ export interface SnapshotStore {
   ): Promise<{ etag: string } | { conflict: true }>
   /** The object's version, or `null` when there is none (not called yet). */
   head?(key: string): Promise<{ etag: string; size?: number } | null>
+  /** Deletes the object (one already gone resolves too): the parts of snapshots replaced `retainMs` ago. Without it they are kept. */
   delete?(key: string): Promise<void>
   /**
    * Where this store keeps its tenant, one key per tenant (`s3SnapshotStore` gives

@@ -278,16 +278,16 @@ fn file_kinds_option(v: &Unknown) -> Checked<workspace_search_core::index::kind:
     Ok(w)
 }
 
-/// `persist: { store, storeTimeoutMs?, cacheDir?, cacheMaxBytes? }`: a
-/// snapshot store, how long a call of it may take, and the local cache of
-/// its parts (`None`: not that form of `persist`).
+/// `persist: { store, storeTimeoutMs?, cacheDir?, cacheMaxBytes?, retainMs? }`:
+/// a snapshot store, how long a call of it may take, the local cache of its
+/// parts, and how long replaced parts stay (`None`: not that form of `persist`).
 fn store_option<'e>(v: &Unknown<'e>) -> Checked<Option<StoreOption<'e>>> {
     if v.get_type()? != napi::ValueType::Object || v.is_array()? {
         return Ok(None);
     }
     let o = to_object(v, "persist")?;
     let Some(store) = prop(&o, "store")? else { return Ok(None) };
-    check_keys(&o, &["store", "storeTimeoutMs", "cacheDir", "cacheMaxBytes"], &[], "persist")?;
+    check_keys(&o, &["store", "storeTimeoutMs", "cacheDir", "cacheMaxBytes", "retainMs"], &[], "persist")?;
     let timeout_ms = match prop(&o, "storeTimeoutMs")? {
         Some(t) => to_integer(&t, "persist.storeTimeoutMs", 1.0)? as u64,
         None => DEFAULT_STORE_TIMEOUT_MS,
@@ -306,7 +306,11 @@ fn store_option<'e>(v: &Unknown<'e>) -> Checked<Option<StoreOption<'e>>> {
         Some(n) => to_integer(&n, "persist.cacheMaxBytes", 1.0)? as u64,
         None => DEFAULT_CACHE_MAX_BYTES,
     };
-    Ok(Some(StoreOption { store, timeout_ms, cache_dir, cache_max_bytes }))
+    let retain_ms = match prop(&o, "retainMs")? {
+        Some(n) => to_integer(&n, "persist.retainMs", 0.0)? as u64,
+        None => DEFAULT_RETAIN_MS,
+    };
+    Ok(Some(StoreOption { store, timeout_ms, cache_dir, cache_max_bytes, retain_ms }))
 }
 
 /// `persist: { store, ... }`, checked.
@@ -315,10 +319,16 @@ pub struct StoreOption<'e> {
     pub timeout_ms: u64,
     pub cache_dir: Option<PathBuf>,
     pub cache_max_bytes: u64,
+    pub retain_ms: u64,
 }
 
 /// The local cache of a snapshot store's parts holds at most this much by default (1 GiB).
 const DEFAULT_CACHE_MAX_BYTES: u64 = 1 << 30;
+
+/// How long the parts of a snapshot a save replaced stay in the store by
+/// default (a day): a workspace still attached to that snapshot may fetch
+/// its texts late.
+const DEFAULT_RETAIN_MS: u64 = 24 * 3600 * 1000;
 
 /// How long a call of a snapshot store may take by default.
 const DEFAULT_STORE_TIMEOUT_MS: u64 = 30_000;

@@ -111,6 +111,14 @@ impl SnapshotStoreCall for JsSnapshotStore {
         Box::pin(self.get_object(r))
     }
 
+    fn delete<'a>(&'a self, key: &'a str) -> HostFuture<'a, bool> {
+        Box::pin(async move {
+            // `null`: the store has no `delete`.
+            let answer = self.call(request("delete", key)).await.map_err(host_error)?;
+            Ok(answer.is_some())
+        })
+    }
+
     fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, condition: Option<PutCondition>) -> HostFuture<'a, PutOutcome> {
         Box::pin(async move {
             let mut r = request("put", key);

@@ -2,9 +2,8 @@
 //! host's parts: its id, where its snapshot lives, its vector index's name
 //! and the fingerprint of what the index depends on are decided here.
 
-use super::host::SnapshotStoreCall;
 use super::host::{GrepWatchFactory, ProgressSink, RerankCall, TokenizeCall, TreeWatchFactory};
-use super::remote::PartCache;
+use super::remote::StoreConfig;
 use super::{Embedder, Engine, Keyword, Lifecycle, Persist, RemoteSnapshots, Store, VectorSide};
 use crate::analysis::tokenizer::{Tokenizer, TokenizerConfig};
 use crate::index::gate::Gate;
@@ -66,9 +65,8 @@ pub struct EngineConfig {
     pub bm25: Option<Bm25Config>,
     pub vectors: Option<VectorConfig>,
     pub embedder_id: Option<String>,
-    /// `persist: { store }`: a snapshot store, how long a call of it may
-    /// take, and the local cache of its parts (`cacheDir`).
-    pub snapshot_store: Option<(Arc<dyn SnapshotStoreCall>, Duration, Option<PartCache>)>,
+    /// `persist: { store }`: a snapshot store and how it is used.
+    pub snapshot_store: Option<StoreConfig>,
     pub watch: bool,
     pub file_kinds: KindWeights,
     pub git_history: bool,
@@ -244,7 +242,7 @@ impl Engine {
             (dir, _, store) => {
                 let absolute_entries = c.auto_index_paths.iter().any(|e| id_base.spells_base(e));
                 let fingerprint = fingerprint_of(c.bm25.as_ref(), c.chunking, vectors.as_ref(), absolute_entries);
-                let remote = store.map(|(store, timeout, cache)| RemoteSnapshots::new(store, timeout, cache));
+                let remote = store.map(RemoteSnapshots::new);
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))
             }
         };

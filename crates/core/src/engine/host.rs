@@ -186,4 +186,9 @@ pub trait SnapshotStoreCall: Send + Sync {
     /// the whole object instead: the engine takes the range out of it.
     fn get_range<'a>(&'a self, key: &'a str, range: std::ops::Range<u64>) -> HostFuture<'a, Option<StoredObject>>;
     fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, condition: Option<PutCondition>) -> HostFuture<'a, PutOutcome>;
+    /// Deletes the object (gone already is done); `false`: the store has
+    /// no way to (its parts are then kept).
+    fn delete<'a>(&'a self, _key: &'a str) -> HostFuture<'a, bool> {
+        Box::pin(async { Ok(false) })
+    }
 }

@@ -32,7 +32,7 @@ pub use grep::{GrepFailure, GrepSide, GrepStats};
 pub use history::HistoryState;
 pub use persist::Persist;
 pub use query::{Prepared, SearchOptions};
-pub use remote::{PartCache, RemoteSnapshots};
+pub use remote::{PartCache, RemoteSnapshots, StoreConfig};
 pub use store::{MastraStore, Store, DEFAULT_VECTOR_STORE_TIMEOUT};
 pub use watch::WatchState;
 pub use write::{DocArgs, ManyOutcome};

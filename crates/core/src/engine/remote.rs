@@ -20,7 +20,7 @@ use super::{blocking, Engine};
 use crate::bytes::section::Backing;
 use crate::bytes::stored::{StoredFile, TextsApart};
 use crate::persist::disk;
-use crate::persist::remote::{Manifest, PartFill, PartRef, FRAME, MANIFEST};
+use crate::persist::remote::{Manifest, PartFill, PartRef, Retired, FRAME, MANIFEST};
 use crate::persist::{Snapshot, SnapshotError};
 use futures::StreamExt;
 use parking_lot::Mutex;
@@ -30,9 +30,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A workspace's snapshot store, and what it knows of the manifest there.
+/// `persist: { store, storeTimeoutMs, cacheDir, cacheMaxBytes, retainMs }`.
+pub struct StoreConfig {
+    pub store: Arc<dyn SnapshotStoreCall>,
+    /// How long a call of the store may take.
+    pub timeout: Duration,
+    /// The local cache of its parts (`cacheDir`).
+    pub cache: Option<PartCache>,
+    /// How long the parts of a snapshot a save replaced stay in the store.
+    pub retain: Duration,
+}
+
 pub struct RemoteSnapshots {
     store: Arc<dyn SnapshotStoreCall>,
     timeout: Duration,
+    retain: Duration,
     state: Mutex<RemoteState>,
     cache: Option<Arc<PartCache>>,
     /// The texts of the snapshot attached, until they are here.
@@ -377,7 +389,10 @@ fn neighbour_runs(frames: &[usize]) -> Vec<std::ops::Range<usize>> {
 }
 
 fn absent(part: &PartRef) -> SnapshotError {
-    SnapshotError::Corrupt(format!("the manifest names {}, which is not there", part.key))
+    SnapshotError::Corrupt(format!(
+        "the manifest names {}, which is not there (a later save deletes the parts of a snapshot it replaced persist.retainMs before: attach again)",
+        part.key
+    ))
 }
 
 impl PartCache {
@@ -518,11 +533,13 @@ impl TextsFetch {
 }
 
 impl RemoteSnapshots {
-    pub fn new(store: Arc<dyn SnapshotStoreCall>, timeout: Duration, cache: Option<PartCache>) -> RemoteSnapshots {
+    pub fn new(config: StoreConfig) -> RemoteSnapshots {
+        let StoreConfig { store, timeout, cache, retain } = config;
         let cache = cache.map(Arc::new);
         RemoteSnapshots {
             store,
             timeout,
+            retain,
             state: Mutex::default(),
             cache,
             texts: Mutex::new(None),
@@ -891,19 +908,26 @@ impl RemoteSnapshots {
             let ((index, index_bytes), (texts_part, texts_bytes)) =
                 rayon::join(|| PartRef::pack_pieces(&index_raw), || PartRef::pack_pieces(&texts_raw));
             let postings = postings.map(|p| (p.start as u64, p.len() as u64));
-            let manifest = Manifest { index, texts: texts_part, postings };
+            let manifest = Manifest { index, texts: texts_part, postings, retired: Vec::new() };
             if let Some(cache) = cache {
                 cache.keep(&manifest, &[head, texts]);
             }
             (manifest, [index_bytes, texts_bytes])
         })
         .await?;
+        let (kept, due) = self.retire(&manifest);
         // Content-addressed: a part already there holds these very bytes.
         let [index_bytes, texts_bytes] = packed;
-        let (index_put, texts_put) =
-            futures::join!(self.put_part(&manifest.index, index_bytes), self.put_part(&manifest.texts, texts_bytes));
+        let (index_put, texts_put, undeleted) = futures::join!(
+            self.put_part(&manifest.index, index_bytes),
+            self.put_part(&manifest.texts, texts_bytes),
+            self.delete_parts(due)
+        );
         index_put?;
         texts_put?;
+        let mut manifest = manifest;
+        manifest.retired = kept.into_iter().chain(undeleted).collect();
+        manifest.retired.sort_by_key(|r| r.at_ms);
         let manifest = manifest.encode();
         let etag = self.put_manifest(&manifest).await?;
         {
@@ -922,6 +946,31 @@ impl RemoteSnapshots {
 }
 
 impl RemoteSnapshots {
+    /// The parts the manifest attached or last written names that `next`
+    /// does not, retired now beside those it listed: `(kept, due)`, those
+    /// `next` lists and those to delete now (`Manifest::retire`).
+    fn retire(&self, next: &Manifest) -> (Vec<Retired>, Vec<Retired>) {
+        let prior = self.state.lock().manifest.as_deref().and_then(|m| Manifest::decode(m).ok());
+        let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let retain_ms = self.retain.as_millis().min(u64::MAX as u128) as u64;
+        prior.map(|p| p.retire(next, now_ms.min(u64::MAX as u128) as u64, retain_ms)).unwrap_or_default()
+    }
+
+    /// Deletes parts whose time is up, before the manifest that no longer
+    /// lists them is written (a save cut short in between deletes them
+    /// again: gone already is done); those the store failed to delete, to
+    /// list again. A store without `delete` keeps them, unlisted.
+    async fn delete_parts(&self, due: Vec<Retired>) -> Vec<Retired> {
+        let deletes = due.into_iter().map(|r| async move {
+            let what = format!("delete {}", r.key);
+            match bounded(self.timeout, &what, self.store.delete(&r.key)).await {
+                Ok(_) => None,
+                Err(_) => Some(r),
+            }
+        });
+        futures::future::join_all(deletes).await.into_iter().flatten().collect()
+    }
+
     /// Writes the manifest over the version this workspace attached or
     /// last wrote; its etag. A write whose answer was lost (a timeout) may
     /// land after it was read back: kept as unconfirmed, and met by the next
@@ -955,7 +1004,7 @@ impl RemoteSnapshots {
             let there = get(&*self.store, self.timeout, MANIFEST).await;
             let mut state = self.state.lock();
             match there {
-                Ok(Some(there)) if *there.bytes == *manifest => return Ok(there.etag),
+                Ok(Some(there)) if same_snapshot(&there.bytes, manifest) => return Ok(there.etag),
                 Ok(Some(there)) if refused && !retried && state.unconfirmed.as_deref() == Some(&*there.bytes) => {
                     (state.etag, state.unconfirmed, retried) = (Some(there.etag), None, true);
                 }
@@ -986,6 +1035,17 @@ impl RemoteSnapshots {
             }
         }
     }
+}
+
+/// Whether two manifests name the same snapshot: the same bytes, or the
+/// same parts with other retired lists (two saves of one state, each
+/// stamping what it retired with its own time).
+fn same_snapshot(a: &[u8], b: &[u8]) -> bool {
+    a == b
+        || match (Manifest::decode(a), Manifest::decode(b)) {
+            (Ok(a), Ok(b)) => (a.index, a.texts, a.postings) == (b.index, b.texts, b.postings),
+            _ => false,
+        }
 }
 
 /// The load of the snapshot last noted, begun before the manifest's GET;

@@ -334,7 +334,22 @@ pub struct Manifest {
     /// them out and the texts part begins with them: an attach then
     /// fetches no postings, and a search reads its terms' by range.
     pub postings: Option<(u64, u64)>,
+    /// Parts earlier snapshots named and this one does not, kept in the
+    /// store for the workspaces still attached to those (their texts may
+    /// be fetched late) until their time is up (`retire`).
+    pub retired: Vec<Retired>,
 }
+
+/// A part a save replaced, and when (milliseconds since 1970).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retired {
+    pub key: String,
+    pub at_ms: u64,
+}
+
+/// At most this many replaced parts are listed (the manifest stays small,
+/// fetched at every attach): past it the oldest go first.
+pub const MAX_RETIRED: usize = 1_000;
 
 /// `manifest-1` named one part, the whole snapshot of format 9.
 const OLDER: &str = "workspace-search/manifest-1";
@@ -345,6 +360,9 @@ impl Manifest {
         if let Some((at, len)) = self.postings {
             v["format"] = json!(FORMAT_POSTINGS_APART);
             v["postingsApart"] = json!({ "at": at, "length": len });
+        }
+        if !self.retired.is_empty() {
+            v["retired"] = self.retired.iter().map(|r| json!({ "key": r.key, "at": r.at_ms })).collect();
         }
         serde_json::to_vec_pretty(&v).expect("a manifest encodes")
     }
@@ -376,8 +394,53 @@ impl Manifest {
                 Some((at, len))
             }
         };
-        Ok(Manifest { index, texts, postings })
+        Ok(Manifest { index, texts, postings, retired: retired_of(&v["retired"]) })
     }
+}
+
+impl Manifest {
+    /// The parts this manifest names, which `next` replaces: theirs that
+    /// `next` does not name are retired `now_ms`, beside those listed
+    /// already; `(kept, due)`: those to list in `next` and those to delete
+    /// now (retired `retain_ms` ago or more, or the oldest past
+    /// `MAX_RETIRED`). A part `next` names again is neither.
+    pub fn retire(&self, next: &Manifest, now_ms: u64, retain_ms: u64) -> (Vec<Retired>, Vec<Retired>) {
+        let named = |key: &str| key == next.index.key || key == next.texts.key;
+        let mut all: Vec<Retired> = self.retired.iter().filter(|r| !named(&r.key)).cloned().collect();
+        for key in [&self.index.key, &self.texts.key] {
+            if !named(key) && !all.iter().any(|r| &r.key == key) {
+                all.push(Retired { key: key.clone(), at_ms: now_ms });
+            }
+        }
+        all.sort_by_key(|r| r.at_ms);
+        let past_cap = all.len().saturating_sub(MAX_RETIRED);
+        let (mut due, mut kept) = (Vec::new(), Vec::new());
+        for (n, r) in all.into_iter().enumerate() {
+            if n < past_cap || r.at_ms.saturating_add(retain_ms) <= now_ms {
+                due.push(r);
+            } else {
+                kept.push(r);
+            }
+        }
+        (kept, due)
+    }
+}
+
+/// A manifest's `retired` list: entries of another shape are left out, so
+/// that a manifest never has anything but a part deleted.
+fn retired_of(v: &Value) -> Vec<Retired> {
+    let Some(entries) = v.as_array() else { return Vec::new() };
+    let entries = entries.iter().filter_map(|e| {
+        let (key, at_ms) = (e["key"].as_str()?, e["at"].as_u64()?);
+        is_part_key(key).then(|| Retired { key: key.to_string(), at_ms })
+    });
+    entries.take(MAX_RETIRED).collect()
+}
+
+/// `parts/<32 hex digits>.wss`, the only keys parts have.
+fn is_part_key(key: &str) -> bool {
+    let hash = key.strip_prefix("parts/").and_then(|k| k.strip_suffix(".wss"));
+    hash.is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 fn corrupt(why: &str) -> SnapshotError {
@@ -455,7 +518,7 @@ mod tests {
         let (packed, stored) = PartRef::pack(&b"words and more words ".repeat(100));
         for claimed in [1u64 << 36, 1 << 52, u64::MAX] {
             let lying = PartRef { raw_size: claimed, ..packed.clone() };
-            let m = Manifest { index: lying.clone(), texts: PartRef::of(b""), postings: None };
+            let m = Manifest { index: lying.clone(), texts: PartRef::of(b""), postings: None, retired: Vec::new() };
             assert!(Manifest::decode(&m.encode()).is_err(), "{claimed}");
             assert!(lying.unpack(&stored).is_err(), "{claimed}");
         }
@@ -466,12 +529,12 @@ mod tests {
     #[test]
     fn a_manifest_round_trips_and_a_part_checks_its_bytes() {
         let part = PartRef::of(b"snapshot bytes");
-        let m = Manifest { index: part.clone(), texts: PartRef::of(b""), postings: None };
+        let m = Manifest { index: part.clone(), texts: PartRef::of(b""), postings: None, retired: Vec::new() };
         assert_eq!(Manifest::decode(&m.encode()).unwrap(), m);
         let raw = b"a snapshot of many words, many words, many words, many words".repeat(20);
         let (packed, stored) = PartRef::pack(&raw);
         assert!(packed.zstd && stored.len() < raw.len());
-        let m = Manifest { index: part.clone(), texts: packed.clone(), postings: None };
+        let m = Manifest { index: part.clone(), texts: packed.clone(), postings: None, retired: Vec::new() };
         assert_eq!(Manifest::decode(&m.encode()).unwrap().texts, packed);
         assert_eq!(packed.unpack(&stored).unwrap().bytes(), raw);
         assert!(packed.unpack(&stored[..stored.len() - 1]).is_err());
@@ -483,9 +546,11 @@ mod tests {
         // Each frame read on its own, by its span, checked.
         assert_eq!(framed.frames.len(), 4);
         assert_eq!(
-            Manifest::decode(&Manifest { index: part.clone(), texts: framed.clone(), postings: None }.encode())
-                .unwrap()
-                .texts,
+            Manifest::decode(
+                &Manifest { index: part.clone(), texts: framed.clone(), postings: None, retired: Vec::new() }.encode()
+            )
+            .unwrap()
+            .texts,
             framed
         );
         for i in 0..4 {
@@ -533,7 +598,12 @@ mod tests {
         assert!(Manifest::decode(sizes(400).as_bytes()).is_err());
         // Postings kept with the texts: a manifest-3 names where they lay.
         let big_part = |raw_size| PartRef { raw_size, zstd: true, ..PartRef::of(b"x") };
-        let apart = Manifest { index: big_part(4096), texts: big_part(8192), postings: Some((48 + 400, 6000)) };
+        let apart = Manifest {
+            index: big_part(4096),
+            texts: big_part(8192),
+            postings: Some((48 + 400, 6000)),
+            retired: Vec::new(),
+        };
         let encoded = apart.encode();
         assert!(String::from_utf8_lossy(&encoded).contains("manifest-3"));
         assert_eq!(Manifest::decode(&encoded).unwrap(), apart);
@@ -580,5 +650,56 @@ mod tests {
         assert!(fill.finish().is_err(), "frames missing");
         // A part without frames to read by range is not filled by runs.
         assert!(PartFill::new(PartRef::of(&big)).is_err());
+    }
+
+    #[test]
+    fn a_save_retires_the_parts_it_replaces_and_deletes_them_once_their_time_is_up() {
+        let manifest = |index: &[u8], texts: &[u8]| Manifest {
+            index: PartRef::of(index),
+            texts: PartRef::of(texts),
+            postings: None,
+            retired: Vec::new(),
+        };
+        let (first, second, third) = (manifest(b"i1", b"t1"), manifest(b"i2", b"t1"), manifest(b"i3", b"t3"));
+        // The texts part is shared: only the index part is retired.
+        let (kept, due) = first.retire(&second, 1_000, 500);
+        assert_eq!(kept, vec![Retired { key: first.index.key.clone(), at_ms: 1_000 }]);
+        assert!(due.is_empty());
+        let second = Manifest { retired: kept, ..second };
+        let round = Manifest::decode(&second.encode()).unwrap();
+        assert_eq!(round, second, "the list goes through the manifest");
+        // 600 ms later the first index part is due; the second's two parts are retired now.
+        let (kept, due) = second.retire(&third, 1_600, 500);
+        assert_eq!(due.iter().map(|r| &r.key).collect::<Vec<_>>(), vec![&first.index.key]);
+        assert_eq!(
+            kept.iter().map(|r| (&r.key, r.at_ms)).collect::<Vec<_>>(),
+            vec![(&second.index.key, 1_600), (&second.texts.key, 1_600)]
+        );
+        // A part named again (the same bytes saved again) is neither kept nor deleted.
+        let back = manifest(b"i1", b"t3");
+        let (kept, due) = Manifest { retired: kept.clone(), ..third.clone() }.retire(&back, 1_700, 500);
+        assert!(!kept.iter().chain(&due).any(|r| r.key == back.index.key));
+        // Past MAX_RETIRED the oldest are due at once.
+        let many: Vec<Retired> =
+            (0..MAX_RETIRED as u64 + 5).map(|n| Retired { key: PartRef::of(&n.to_le_bytes()).key, at_ms: n }).collect();
+        let (kept, due) = Manifest { retired: many, ..first.clone() }.retire(&second, 10_000, u64::MAX);
+        assert_eq!((kept.len(), due.len()), (MAX_RETIRED, 6));
+        assert_eq!(due[0].at_ms, 0);
+    }
+
+    #[test]
+    fn a_manifest_lists_only_parts_as_retired() {
+        let m = Manifest { index: PartRef::of(b"i"), texts: PartRef::of(b"t"), postings: None, retired: Vec::new() };
+        let mut v: Value = serde_json::from_slice(&m.encode()).unwrap();
+        let part = PartRef::of(b"x").key;
+        v["retired"] = json!([
+            { "key": "manifest.json", "at": 1 },
+            { "key": "../parts/00000000000000000000000000000000.wss", "at": 1 },
+            { "key": "parts/0000.wss", "at": 1 },
+            { "key": part, "at": -1 },
+            { "key": part, "at": 2 },
+        ]);
+        let decoded = Manifest::decode(&serde_json::to_vec(&v).unwrap()).unwrap();
+        assert_eq!(decoded.retired, vec![Retired { key: part, at_ms: 2 }]);
     }
 }
