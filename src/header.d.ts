@@ -6,6 +6,18 @@ export interface LocalFilesystemOptions {
   /** Folder searched by auto-indexing, resolved against the current directory. */
   basePath: string
   readOnly?: boolean
+  /**
+   * Mastra's `LocalFilesystem` options, taken so that code written for it compiles here. They change
+   * nothing: this package reads nothing outside `basePath` (`contained`, `allowedPaths`), reads text
+   * files by its own rules (`textExtensions`), and has no agent instructions or hooks to run.
+   */
+  id?: string
+  contained?: boolean
+  allowedPaths?: string[]
+  textExtensions?: string[]
+  instructions?: string | ((options: any) => string)
+  onInit?: (...args: any[]) => unknown
+  onDestroy?: (...args: any[]) => unknown
 }
 
 /** BM25 parameters: `k1` (term-frequency saturation, default 1.5) and `b` (length normalisation, default 0.75). */

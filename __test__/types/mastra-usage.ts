@@ -101,3 +101,10 @@ export async function nativeOptions(languageModel: ConstructorParameters<typeof 
 // __test__/types.test.mjs).
 // @ts-expect-error
 new Workspace({ embedder: Object.assign(async (texts: string[]) => texts.map(() => [1]), { batch: true }) })
+
+// Options written for Mastra's LocalFilesystem compile with this package's (the README's "swap the import").
+export function fromMastraOptions(options: import('@mastra/core/workspace').LocalFilesystemOptions): LocalFilesystem {
+  return new LocalFilesystem(options)
+}
+new LocalFilesystem({ id: 'docs', basePath: '.', contained: true, allowedPaths: ['/tmp'], instructions: 'x', readOnly: true })
+
