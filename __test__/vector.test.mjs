@@ -959,3 +959,19 @@ test('a file whose chunks span several upserts stays failed when an earlier one 
   const hit = await ws.search('line 1 alpha', { mode: 'vector', topK: 3 })
   assert.ok(hit.some((r) => r.id === 'a.md#chunk-1'), hit.map((r) => r.id).join(' '))
 })
+
+test("after clear(), the embedded store takes vectors of another size (an embedder switched): its emptied index kept its dimension and refused them as 'the embedder changed'", async () => {
+  let dim = 32
+  const embed = (t) => Array.from({ length: dim }, (_, i) => ((t.length * 7 + i * 13) % 11) / 11 + 0.01)
+  const ws = new Workspace({ bm25: true, embedder: async (t) => embed(t) })
+  await ws.index('a.md', 'alpha beta')
+  await ws.clear()
+  assert.equal(ws.stats().vectors, 0)
+  dim = 16
+  await ws.index('b.md', 'alpha gamma')
+  assert.deepEqual((await ws.search('alpha gamma', { mode: 'vector', topK: 5 })).map((r) => r.id), ['b.md'])
+  // Without clear(), another size is still refused, naming the change.
+  dim = 8
+  await assert.rejects(ws.index('c.md', 'delta'), /has dimension 16, got a vector of dimension 8: the embedder's vectors are not the size/)
+  await ws.destroy()
+})

@@ -371,6 +371,19 @@ impl Store {
     }
 
     /// Deletes vectors by id (missing ids are fine).
+    /// After a `clear()`: the embedded store's index, if nothing is left in
+    /// it, is dropped, so that the next write makes it again with the
+    /// vectors' size then (an empty index kept only its dimension, and
+    /// refused another embedder's vectors as "the embedder changed").
+    pub fn drop_if_empty(&self, index_name: &str) {
+        if let Store::Local(s) = self {
+            let mut store = s.write();
+            if store.index(index_name).is_ok_and(|ix| ix.is_empty()) {
+                store.delete_index(index_name);
+            }
+        }
+    }
+
     pub async fn delete_ids(&self, index_name: &str, ids: &[String]) -> Result<()> {
         if ids.is_empty() {
             return Ok(());

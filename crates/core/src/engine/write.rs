@@ -339,6 +339,7 @@ impl Engine {
         if let Some(v) = &self.vectors {
             let ids = v.ledger.lock().all_ids();
             v.store.delete_ids(&v.index_name, &ids).await?;
+            v.store.drop_if_empty(&v.index_name);
             v.ledger.lock().clear();
         }
         // The file table stays: a watcher then adds back only files whose
