@@ -169,3 +169,46 @@ test('rebuildSearchIndex() during a search\'s background history read answers wi
     await ws.rebuildSearchIndex()
   }
 })
+
+test('without autoIndexPaths, documents from index() (as Mastra\'s index tool gives them, by path) are ranked by their files\' history (it was never read)', async (t) => {
+  const dir = repo(t)
+  const ws = open(dir, { autoIndexPaths: undefined })
+  t.after(() => ws.destroy())
+  await ws.init()
+  await ws.index('src/lexer.rs', 'fn lex() { parser parser }')
+  await ws.index('src/reader.rs', 'fn read() { parser; }')
+  assert.equal(ws.stats().history?.files, 1)
+  assert.deepEqual(await top(ws, 'parser overflow tokenizer'), ['src/reader.rs', 'src/lexer.rs'])
+})
+
+test('a commit whose committer line gitoxide cannot read (a date that is no number, an ident without <>) is passed by, as git log passes it: the older history stays (the walk stopped there)', async (t) => {
+  for (const who of ['t <t@t> yesterday +0000', 't t@t 1700000000 +0000']) {
+    const dir = repo(t)
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'x')
+    git(dir, 'add', 'notes.txt')
+    const body = `tree ${git(dir, 'write-tree').toString().trim()}\nparent ${git(dir, 'rev-parse', 'HEAD').toString().trim()}\nauthor ${who}\ncommitter ${who}\n\nImported notes\n`
+    const odd = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--literally', '--stdin'], { cwd: dir, input: body }).toString().trim()
+    git(dir, 'update-ref', 'HEAD', odd)
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'y')
+    git(dir, 'commit', '-qam', 'More notes')
+    const ws = open(dir)
+    t.after(() => ws.destroy())
+    await ws.init()
+    assert.deepEqual(await top(ws, 'parser overflow tokenizer'), ['src/reader.rs', 'src/lexer.rs'], who)
+    assert.equal(ws.stats().history.files, 2, who)
+  }
+})
+
+test('a basePath whose folder name holds a backslash (a plain character on Unix) has its history (it had none: the prefix was read as we/ird)', { skip: process.platform === 'win32' }, async (t) => {
+  const root = tree(t, { 'we\\ird/src/lexer.rs': 'fn lex() { parser parser }', 'we\\ird/src/reader.rs': 'fn read() { parser }' })
+  git(root, 'init', '-q')
+  git(root, 'add', '.')
+  git(root, 'commit', '-qm', 'Add the lexer and the reader')
+  fs.writeFileSync(path.join(root, 'we\\ird/src/reader.rs'), 'fn read() { parser; }')
+  git(root, 'commit', '-qam', 'Fix an overflow in the tokenizer when input ends early')
+  const ws = open(path.join(root, 'we\\ird'))
+  t.after(() => ws.destroy())
+  await ws.init()
+  assert.equal(ws.stats().history.files, 1)
+  assert.deepEqual(await top(ws, 'parser overflow tokenizer'), ['src/reader.rs', 'src/lexer.rs'])
+})

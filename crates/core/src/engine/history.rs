@@ -24,16 +24,24 @@ const CHECK_EVERY: Duration = Duration::from_secs(2);
 /// object that is a FIFO), never holds `init()`.
 const HISTORY_WAIT: Duration = Duration::from_secs(20);
 
+/// A read older than this is taken for blocked for good (a FIFO in
+/// `.git`): another may start. Not `HISTORY_WAIT`: a read of a wide tree
+/// past 20 s was replaced by the next search's before it could land, for
+/// as long as searches came.
+const READ_STUCK: Duration = Duration::from_secs(120);
+
 #[derive(Default)]
 pub struct HistoryState {
     pub current: Option<Arc<FileHistory>>,
     checked: Option<Instant>,
     /// When the read under way began: another starts only once it is older
-    /// than `HISTORY_WAIT` (one blocked for good does not stop them).
+    /// than `READ_STUCK` (one blocked for good does not stop them).
     reading_since: Option<Instant>,
-    /// Bumped by every read that starts: a read that finishes after a
-    /// later one began does not put its older answer in place.
+    /// Bumped by every read that starts.
     generation: u64,
+    /// The read whose answer is in place: an older one that finishes later
+    /// does not replace it; a newer one does, though it finishes first.
+    installed: u64,
     /// Told when a read settles the state (`refresh_history_for_init`
     /// waits for one under way).
     settled: Arc<tokio::sync::Notify>,
@@ -41,14 +49,14 @@ pub struct HistoryState {
 
 impl HistoryState {
     fn read_under_way(&self) -> bool {
-        self.reading_since.is_some_and(|t| t.elapsed() < HISTORY_WAIT)
+        self.reading_since.is_some_and(|t| t.elapsed() < READ_STUCK)
     }
 }
 
 impl Engine {
     /// The root whose history counts: `basePath`, with `gitHistory` on and
     /// the Rust tokenizer (a JavaScript one would tokenize off the thread
-    /// that reads the history).
+    /// that reads the history; documented with `gitHistory`).
     fn history_root(&self) -> Option<(PathBuf, Arc<crate::analysis::tokenizer::Tokenizer>)> {
         match (&self.keyword, &self.base_path) {
             (Some(Keyword { tokenizer, js: None }), Some(base)) if self.git_history => {
@@ -115,15 +123,19 @@ impl Engine {
         })
         .await;
         let mut state = self.history.lock();
-        if state.generation != generation {
-            return; // a later read is under way; it settles the state
+        if state.generation == generation {
+            // The latest read settles the state (a later one would).
+            state.reading_since = None;
+            state.settled.notify_waiters();
         }
-        state.reading_since = None;
-        state.settled.notify_waiters();
         if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
             state.current = None;
             return;
         }
+        if generation < state.installed {
+            return; // a later read's answer is in place
+        }
+        state.installed = generation;
         if let Ok(Some(h)) = built {
             state.current = h;
         }

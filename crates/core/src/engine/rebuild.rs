@@ -51,7 +51,16 @@ impl Engine {
         }
         let started = Instant::now();
         let Some(base) = self.base_path.clone().filter(|_| self.has_search() && !paths.is_empty()) else {
-            return Ok(Outcome::of(Report::default(), started));
+            // No files to read (documents come from `index()`, as Mastra's
+            // index tool gives them, by path): the history and the
+            // `.gitattributes` rules count for them all the same (they were
+            // never read).
+            let mut report = Report::default();
+            if self.base_path.is_some() && self.has_search() {
+                self.refresh_history_for_init().await;
+                self.refresh_path_rules(&mut report).await;
+            }
+            return Ok(Outcome::of(report, started));
         };
         // Reading and tokenizing change nothing, so they run before our turn.
         // The history is read beside them (a thread of its own).

@@ -21,6 +21,9 @@ const MAX_MESSAGE: usize = 2000;
 /// A commit that changed more files than this (a reformat, a vendored
 /// import, a license header everywhere) says nothing about any one of them.
 pub const MAX_FILES_PER_COMMIT: usize = 1000;
+/// Commits that cannot be read passed by before the walk gives up (a
+/// damaged repository answers errors, not commits).
+const MAX_UNREADABLE: usize = 100;
 
 /// What was read: the commit and the history's version it was read at and,
 /// per file (relative to the workspace root, `/`-separated), the messages
@@ -154,7 +157,9 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
     repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
     let workdir = repo.workdir()?.canonicalize().ok()?;
     let root = root.canonicalize().ok()?;
-    let prefix = root.strip_prefix(&workdir).ok()?.to_string_lossy().replace('\\', "/");
+    // (A `\` in a folder's name is a `\` on Unix; only Windows' separators are `/` in git.)
+    let prefix = root.strip_prefix(&workdir).ok()?.to_string_lossy().into_owned();
+    let prefix = if cfg!(windows) { prefix.replace('\\', "/") } else { prefix };
     let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
     let version = version_of(&repo)?;
     let head = repo.head_id().ok()?;
@@ -162,9 +167,18 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
     let mut out = FileMessages { head: head.to_string(), version, ..Default::default() };
     let mut state = gix::diff::tree::State::default();
     let empty = repo.empty_tree();
-    let mut read = 0;
+    let (mut read, mut unreadable) = (0, 0);
     for info in walk {
-        let Ok(info) = info else { break };
+        // A commit git takes and gitoxide does not (a date that is no
+        // number, an ident without `<>`) is passed by, as `git log` passes
+        // it: the walk went no further, and every older message was lost.
+        let Ok(info) = info else {
+            unreadable += 1;
+            if unreadable > MAX_UNREADABLE {
+                break;
+            }
+            continue;
+        };
         // A merge repeats its branch's changes. A commit without a parent
         // (the first one, or a shallow clone's boundary, whose parents git
         // hides) would be diffed against nothing: every file it holds would
@@ -172,7 +186,13 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
         if info.parent_ids.len() != 1 {
             continue;
         }
-        let Some(paths) = changed_paths(&repo, &info, &empty, &mut state) else { break };
+        let Some(paths) = changed_paths(&repo, &info, &empty, &mut state) else {
+            unreadable += 1;
+            if unreadable > MAX_UNREADABLE {
+                break;
+            }
+            continue;
+        };
         read += 1;
         if read > MAX_COMMITS {
             break;
@@ -210,9 +230,11 @@ fn changed_paths(
     empty: &gix::Tree<'_>,
     state: &mut gix::diff::tree::State,
 ) -> Option<Vec<String>> {
-    let tree = info.object().ok()?.tree().ok()?;
+    // The tree's id alone is read from each commit (its first line): a
+    // header further down that does not decode leaves it readable.
+    let tree = repo.find_tree(info.object().ok()?.tree_id().ok()?).ok()?;
     let parent = match info.parent_ids.first() {
-        Some(p) => Some(repo.find_commit(*p).ok()?.tree().ok()?),
+        Some(p) => Some(repo.find_tree(repo.find_commit(*p).ok()?.tree_id().ok()?).ok()?),
         None => None,
     };
     let old = parent.as_ref().unwrap_or(empty);
