@@ -293,3 +293,13 @@ test('a glob through a bracketed folder (Next.js routes, app/[slug]/*.tsx) finds
   // A range is a class only, as in picomatch.
   assert.deepEqual(lines(await ws.grep('slug', { path: 'app/[a-z]/*.tsx' })).map((l) => l.split(':')[0]), ['app/q/z.tsx', 'app/s/x.tsx'])
 })
+
+test('grep over a basePath removed since says so (it said "no such file or folder in basePath: " and no name)', async (t) => {
+  const dir = tree(t, { 'a.md': 'x' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  assert.equal((await ws.grep('x')).length, 1)
+  fs.rmSync(dir, { recursive: true })
+  await assert.rejects(ws.grep('x'), /^Error: grep\(\): basePath is not there \(removed since\?\)$/)
+  await assert.rejects(ws.grep('x', { path: 'sub' }), /no such file or folder in basePath: sub$/)
+})

@@ -311,7 +311,7 @@ async function serve(args, { openWorkspace }) {
       // copy, contextLines 100 over files of many matches took gigabytes.
       files = await workspace.grep(input.pattern, { path: input.path ?? '.', caseSensitive: input.caseSensitive, contextLines: input.contextLines, maxCount: input.maxCount, includeHidden: input.includeHidden, contextOnce: true })
     } catch (err) {
-      if (err instanceof SyntaxError || err?.code === 'UNSUPPORTED_GREP_PATTERN' || /no such file or folder/.test(String(err?.message))) return toolError(String(err.message))
+      if (err instanceof SyntaxError || err?.code === 'UNSUPPORTED_GREP_PATTERN' || /no such file or folder|basePath is not there/.test(String(err?.message))) return toolError(String(err.message))
       throw err
     }
     return { content: [{ type: 'text', text: await grepText(files, input) }] }

@@ -181,6 +181,9 @@ impl Engine {
         if outcome.outside {
             return Err(GrepFailure::Outside(format!("grep(): {path} leads outside basePath (through a link)")));
         }
+        if outcome.not_found && path.is_empty() {
+            return fail("grep(): basePath is not there (removed since?)".to_string());
+        }
         if outcome.not_found {
             return fail(format!("grep(): no such file or folder in basePath: {path}"));
         }
