@@ -1397,7 +1397,7 @@ test("a save deletes the parts of snapshots replaced retainMs ago or more, throu
   await writer.destroy()
 })
 
-test('a workspace attached to a large snapshot replaced and deleted since (retainMs) fails the searches that need its texts with SnapshotStoreError saying to attach again', async () => {
+test('a workspace attached to a large snapshot replaced and deleted since (retainMs) fails the searches that need its texts with SnapshotStoreError saying that attaching again reads the new one', async () => {
   const { objects, memory } = memoryStore()
   const store = { ...memory, delete: async (key) => objects.delete(key) }
   const make = () => new Workspace({ id: 'big', bm25: true, persist: { store, retainMs: 0 } })
@@ -1412,7 +1412,7 @@ test('a workspace attached to a large snapshot replaced and deleted since (retai
     await writer.index(`x${i}.md`, 'x')
     await writer.save()
   }
-  await assert.rejects(reader.search('marker77x', { topK: 1 }), (e) => e instanceof SnapshotStoreError && /which is not there \(a later save deletes the parts of a snapshot it replaced persist\.retainMs before: attach again\)/.test(e.message))
+  await assert.rejects(reader.search('marker77x', { topK: 1 }), (e) => e instanceof SnapshotStoreError && /which is not there \(a save deletes the parts of snapshots replaced persist\.retainMs before it: if one replaced this workspace's, attaching again reads the new one\)/.test(e.message))
   await reader.destroy().catch(() => {})
   await writer.destroy()
   const again = make()
@@ -1448,4 +1448,45 @@ test('retainMs: short, the parts go at the first save after it; a store without 
   await plain.destroy()
   for (const bad of [-1, 1.5, NaN, Infinity, '10']) assert.throws(() => storeWorkspace(store, { persist: { store, retainMs: bad } }), bad === '10' ? TypeError : RangeError)
   storeWorkspace(store, { persist: { store, retainMs: Number.MAX_SAFE_INTEGER } })
+})
+
+test('a save that does not land (its manifest write fails, or loses to another writer) deletes nothing: every part the manifest there names stays (retainMs 0 deleted them before the write)', async () => {
+  const { objects, memory } = memoryStore()
+  let failManifest = false
+  const store = {
+    get: memory.get,
+    put: async (key, bytes, conditions) => {
+      if (failManifest && key === 'manifest.json') throw new Error('503 Slow Down')
+      return memory.put(key, bytes, conditions)
+    },
+    delete: async (key) => objects.delete(key),
+  }
+  const named = () => {
+    const m = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+    return [m.index.key, m.texts.key]
+  }
+  const make = () => storeWorkspace(store, { persist: { store, storeTimeoutMs: 1500, retainMs: 0 } })
+  const ws = make()
+  await ws.init()
+  await ws.index('a.md', 'one router')
+  await ws.save()
+  failManifest = true
+  await ws.index('b.md', 'two routers')
+  await assert.rejects(ws.save(), SnapshotStoreError)
+  assert.ok(named().every((k) => objects.has(k)), 'the parts of the manifest there are all there')
+  failManifest = false
+  // Another writer saves first: this one's save is refused, and deletes nothing either.
+  const other = make()
+  await other.init()
+  await other.index('c.md', 'three routers')
+  await other.save()
+  await ws.index('d.md', 'four routers')
+  await assert.rejects(ws.save(), SnapshotConflictError)
+  assert.ok(named().every((k) => objects.has(k)))
+  await other.destroy()
+  await ws.destroy().catch(() => {})
+  const again = make()
+  await again.init()
+  assert.equal((await again.search('router', { topK: 10 })).length, 2)
+  await again.destroy()
 })

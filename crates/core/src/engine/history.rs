@@ -51,6 +51,15 @@ impl HistoryState {
     fn read_under_way(&self) -> bool {
         self.reading_since.is_some_and(|t| t.elapsed() < READ_STUCK)
     }
+
+    /// Marks a read as begun, under the same lock as its generation: an
+    /// older read that ends in between then never takes the new one's
+    /// mark away.
+    fn begin_read(&mut self) -> u64 {
+        self.reading_since = Some(Instant::now());
+        self.generation += 1;
+        self.generation
+    }
 }
 
 impl Engine {
@@ -75,7 +84,11 @@ impl Engine {
             return;
         }
         let deadline = tokio::time::Instant::now() + HISTORY_WAIT;
-        while let Some(settled) = self.start_read_or_wait() {
+        let generation = loop {
+            let settled = match self.start_read_or_wait() {
+                Ok(generation) => break generation,
+                Err(settled) => settled,
+            };
             let notified = settled.notified();
             let mut notified = std::pin::pin!(notified);
             // Listening before looking again: a read that settles in
@@ -87,32 +100,40 @@ impl Engine {
             if self.is_destroyed() {
                 return; // (no read of ours is needed any more)
             }
-        }
+        };
         let me = self.clone();
-        let read = self.runtime.spawn(async move { me.refresh_history().await });
+        let read = self.runtime.spawn(async move { me.refresh_history(generation).await });
         let _ = tokio::time::timeout_at(deadline, read).await;
     }
 
-    /// Marks a read as begun (`None`) unless one is under way; then what
-    /// tells when it settles.
-    fn start_read_or_wait(&self) -> Option<Arc<tokio::sync::Notify>> {
+    /// `refresh_history` in the background (documents from `index()`
+    /// only: `init()` has no files to read beside it, and does not wait).
+    pub fn refresh_history_in_background(self: &Arc<Self>) {
+        if self.history_root().is_none() {
+            return;
+        }
+        if let Ok(generation) = self.start_read_or_wait() {
+            let me = self.clone();
+            self.runtime.spawn(async move { me.refresh_history(generation).await });
+        }
+    }
+
+    /// Marks a read as begun (its generation) unless one is under way;
+    /// then what tells when it settles.
+    fn start_read_or_wait(&self) -> std::result::Result<u64, Arc<tokio::sync::Notify>> {
         let mut state = self.history.lock();
         if state.read_under_way() {
-            return Some(state.settled.clone());
+            return Err(state.settled.clone());
         }
-        state.reading_since = Some(Instant::now());
-        None
+        Ok(state.begin_read())
     }
 
     /// Reads the history again unless it is at the version it was read at
-    /// (`HEAD`, the shallow boundary and the packs where they were).
-    pub async fn refresh_history(self: &Arc<Self>) {
+    /// (`HEAD`, the shallow boundary and the packs where they were);
+    /// `generation`: the read's, marked begun by the caller.
+    pub async fn refresh_history(self: &Arc<Self>, generation: u64) {
         let Some((root, tokenizer)) = self.history_root() else { return };
-        let (known, generation) = {
-            let mut state = self.history.lock();
-            state.generation += 1;
-            (state.current.as_ref().map(|h| h.version.clone()), state.generation)
-        };
+        let known = self.history.lock().current.as_ref().map(|h| h.version.clone());
         let me = self.clone();
         let built = blocking(move || {
             if known.is_some() && version_at(&root) == known {
@@ -173,9 +194,9 @@ impl Engine {
         let mut state = self.history.lock();
         let due = state.checked.is_some_and(|t| t.elapsed() >= CHECK_EVERY);
         if due && !state.read_under_way() && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
-            state.reading_since = Some(Instant::now());
+            let generation = state.begin_read();
             let me = self.clone();
-            self.runtime.spawn(async move { me.refresh_history().await });
+            self.runtime.spawn(async move { me.refresh_history(generation).await });
         }
         state.current.clone()
     }

@@ -57,7 +57,7 @@ impl Engine {
             // never read).
             let mut report = Report::default();
             if self.base_path.is_some() && self.has_search() {
-                self.refresh_history_for_init().await;
+                self.refresh_history_in_background();
                 self.refresh_path_rules(&mut report).await;
             }
             return Ok(Outcome::of(report, started));

@@ -155,17 +155,9 @@ async fn bounded<T>(timeout: Duration, what: &str, call: impl Future<Output = Re
 
 /// `get`, with the version tag every answer must carry.
 async fn get(store: &dyn SnapshotStoreCall, timeout: Duration, key: &str) -> Result<Option<StoredObject>> {
-    let mut got = bounded(timeout, &format!("get {key}"), store.get(key)).await?;
+    let got = bounded(timeout, &format!("get {key}"), store.get(key)).await?;
     if got.as_ref().is_some_and(|o| o.etag.is_empty()) {
         return Err(Error::store(format!("persist.store: get {key} answered no etag")));
-    }
-    // A weak tag (`W/"…"`, what a compressing proxy makes of the store's)
-    // never matches `If-Match`, which compares strongly: every save was
-    // refused as a conflict. The tag it weakened is the store's.
-    if let Some(object) = got.as_mut() {
-        if let Some(strong) = object.etag.strip_prefix("W/") {
-            object.etag = strong.to_owned();
-        }
     }
     Ok(got)
 }
@@ -390,7 +382,7 @@ fn neighbour_runs(frames: &[usize]) -> Vec<std::ops::Range<usize>> {
 
 fn absent(part: &PartRef) -> SnapshotError {
     SnapshotError::Corrupt(format!(
-        "the manifest names {}, which is not there (a later save deletes the parts of a snapshot it replaced persist.retainMs before: attach again)",
+        "the manifest names {}, which is not there (a save deletes the parts of snapshots replaced persist.retainMs before it: if one replaced this workspace's, attaching again reads the new one)",
         part.key
     ))
 }
@@ -915,21 +907,22 @@ impl RemoteSnapshots {
             (manifest, [index_bytes, texts_bytes])
         })
         .await?;
-        let (kept, due) = self.retire(&manifest);
         // Content-addressed: a part already there holds these very bytes.
         let [index_bytes, texts_bytes] = packed;
-        let (index_put, texts_put, undeleted) = futures::join!(
-            self.put_part(&manifest.index, index_bytes),
-            self.put_part(&manifest.texts, texts_bytes),
-            self.delete_parts(due)
-        );
+        let (index_put, texts_put) =
+            futures::join!(self.put_part(&manifest.index, index_bytes), self.put_part(&manifest.texts, texts_bytes));
         index_put?;
         texts_put?;
+        let (kept, due) = self.retire(&manifest);
         let mut manifest = manifest;
-        manifest.retired = kept.into_iter().chain(undeleted).collect();
-        manifest.retired.sort_by_key(|r| r.at_ms);
+        manifest.retired = kept;
         let manifest = manifest.encode();
         let etag = self.put_manifest(&manifest).await?;
+        // Only once the write landed over the manifest they were retired
+        // from (a refused, lost or cut-short save deletes nothing: a part
+        // the manifest there names is never deleted); one that fails to go
+        // stays behind, unlisted (cheap beside a part deleted too soon).
+        self.delete_parts(due).await;
         {
             let mut state = self.state.lock();
             (state.etag, state.unreadable, state.unconfirmed) = (Some(etag), None, None);
@@ -956,19 +949,15 @@ impl RemoteSnapshots {
         prior.map(|p| p.retire(next, now_ms.min(u64::MAX as u128) as u64, retain_ms)).unwrap_or_default()
     }
 
-    /// Deletes parts whose time is up, before the manifest that no longer
-    /// lists them is written (a save cut short in between deletes them
-    /// again: gone already is done); those the store failed to delete, to
-    /// list again. A store without `delete` keeps them, unlisted.
-    async fn delete_parts(&self, due: Vec<Retired>) -> Vec<Retired> {
+    /// Deletes parts whose time is up, after the manifest that no longer
+    /// lists them landed. A store without `delete`, or one that fails it,
+    /// keeps them.
+    async fn delete_parts(&self, due: Vec<Retired>) {
         let deletes = due.into_iter().map(|r| async move {
             let what = format!("delete {}", r.key);
-            match bounded(self.timeout, &what, self.store.delete(&r.key)).await {
-                Ok(_) => None,
-                Err(_) => Some(r),
-            }
+            let _ = bounded(self.timeout, &what, self.store.delete(&r.key)).await;
         });
-        futures::future::join_all(deletes).await.into_iter().flatten().collect()
+        futures::future::join_all(deletes).await;
     }
 
     /// Writes the manifest over the version this workspace attached or
@@ -977,7 +966,7 @@ impl RemoteSnapshots {
     /// write's conflict, it is taken for the version that write replaces
     /// (it is this workspace's own), not for another writer's.
     async fn put_manifest(&self, manifest: &[u8]) -> Result<String> {
-        let mut retried = false;
+        let (mut retried, mut retagged) = (false, false);
         loop {
             let condition = match self.state.lock().etag.clone() {
                 Some(etag) => PutCondition::IfMatch(etag),
@@ -1007,6 +996,15 @@ impl RemoteSnapshots {
                 Ok(Some(there)) if same_snapshot(&there.bytes, manifest) => return Ok(there.etag),
                 Ok(Some(there)) if refused && !retried && state.unconfirmed.as_deref() == Some(&*there.bytes) => {
                     (state.etag, state.unconfirmed, retried) = (Some(there.etag), None, true);
+                    state.manifest = Some(there.bytes.to_vec());
+                }
+                // Refused over the very manifest attached: the store's tag
+                // changed, not its object. Tried once more with the tag there
+                // now, made strong (`W/"…"`, a compressing proxy's weak tag,
+                // never matches `If-Match`, which compares strongly).
+                Ok(Some(there)) if refused && !retagged && state.manifest.as_deref() == Some(&*there.bytes) => {
+                    let strong = there.etag.strip_prefix("W/").unwrap_or(&there.etag).to_string();
+                    (state.etag, retagged) = (Some(strong), true);
                 }
                 Ok(Some(there)) if refused && state.manifest.as_deref() == Some(&*there.bytes) => {
                     return Err(Error::store(format!(
@@ -1022,6 +1020,7 @@ impl RemoteSnapshots {
                     // An earlier lost write landed meanwhile: the version this one was to replace.
                     if let Some(there) = there.filter(|t| state.unconfirmed.as_deref() == Some(&*t.bytes)) {
                         state.etag = Some(there.etag);
+                        state.manifest = Some(there.bytes.to_vec());
                     }
                     state.unconfirmed = Some(manifest.to_vec());
                     return Err(lost.expect("an unanswered put"));

@@ -370,7 +370,6 @@ impl Store {
         }
     }
 
-    /// Deletes vectors by id (missing ids are fine).
     /// After a `clear()`: the embedded store's index, if nothing is left in
     /// it, is dropped, so that the next write makes it again with the
     /// vectors' size then (an empty index kept only its dimension, and
@@ -384,6 +383,7 @@ impl Store {
         }
     }
 
+    /// Deletes vectors by id (missing ids are fine).
     pub async fn delete_ids(&self, index_name: &str, ids: &[String]) -> Result<()> {
         if ids.is_empty() {
             return Ok(());

@@ -48,6 +48,8 @@ pub struct Watcher {
     paths: Vec<String>,
     /// The folders watched for them (`watch_roots`), as they were at its start.
     roots: Vec<WatchRoot>,
+    /// The system refused a watcher (`Unwatched`): the next `init()` tries again.
+    refused: bool,
 }
 
 /// What `stats().watch` reports.
@@ -260,7 +262,7 @@ impl Engine {
     /// other paths); a failure to watch is a warning.
     pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
         let mut slot = self.watcher.lock();
-        if slot.as_ref().is_some_and(|w| w.paths == paths) || self.destroyed.load(Ordering::SeqCst) {
+        if slot.as_ref().is_some_and(|w| w.paths == paths && !w.refused) || self.destroyed.load(Ordering::SeqCst) {
             return;
         }
         *slot = None; // the old watcher's task ends with it
@@ -279,6 +281,7 @@ impl Engine {
         let skip = self.persist.as_ref().and_then(|p| p.dir.as_deref()).and_then(canonical_to_be);
         let (tx, rx) = unbounded_channel();
         let mut state = WatchState::default();
+        let mut refused = false;
         let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx.clone()) {
             Ok(w) => w,
             Err(e) => {
@@ -288,7 +291,7 @@ impl Engine {
                 let message = format!("watch: the system refused a watcher ({e}: its limit of watchers, fs.inotify.max_user_instances on Linux, or of open files); the folder is reconciled every {} s", DEGRADED_RESCAN.as_secs());
                 state.warn(message.clone());
                 warnings.push(message);
-                state.degraded = true;
+                (state.degraded, refused) = (true, true);
                 Box::new(Unwatched { _signals: tx })
             }
         };
@@ -308,7 +311,7 @@ impl Engine {
         *self.watch_state.lock() = state;
         let me: Weak<Engine> = Arc::downgrade(self);
         self.runtime.spawn(watch_loop(me, rx, roots.clone()));
-        *slot = Some(Watcher { watcher, paths: paths.to_vec(), roots });
+        *slot = Some(Watcher { watcher, paths: paths.to_vec(), roots, refused });
     }
 
     /// After a burst: an entry that is a link to a folder inside `basePath`

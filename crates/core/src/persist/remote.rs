@@ -406,13 +406,20 @@ impl Manifest {
     /// `MAX_RETIRED`). A part `next` names again is neither.
     pub fn retire(&self, next: &Manifest, now_ms: u64, retain_ms: u64) -> (Vec<Retired>, Vec<Retired>) {
         let named = |key: &str| key == next.index.key || key == next.texts.key;
-        let mut all: Vec<Retired> = self.retired.iter().filter(|r| !named(&r.key)).cloned().collect();
+        // (A time ahead of this clock, another writer's, counts as now.)
+        let mut all: Vec<Retired> = self
+            .retired
+            .iter()
+            .filter(|r| !named(&r.key) && r.key != self.index.key && r.key != self.texts.key)
+            .map(|r| Retired { key: r.key.clone(), at_ms: r.at_ms.min(now_ms) })
+            .collect();
+        all.sort_by_key(|r| r.at_ms);
+        // This manifest's own parts, retired now, go last: never past the cap.
         for key in [&self.index.key, &self.texts.key] {
             if !named(key) && !all.iter().any(|r| &r.key == key) {
                 all.push(Retired { key: key.clone(), at_ms: now_ms });
             }
         }
-        all.sort_by_key(|r| r.at_ms);
         let past_cap = all.len().saturating_sub(MAX_RETIRED);
         let (mut due, mut kept) = (Vec::new(), Vec::new());
         for (n, r) in all.into_iter().enumerate() {
