@@ -462,9 +462,10 @@ impl Engine {
         let vector = Self::query_vector(v, &query).await?;
         if !opts.group_by_file {
             let results = match mode {
-                Mode::Vector => self.vector_ties_by_id(v, &vector, &tokens, &opts).await?,
+                Mode::Vector => self.vector_ties_by_id(v, &vector, &opts).await?,
                 _ => self.ranked_vectors(v, &vector, &tokens, mode, opts.top_k, &opts).await?,
             };
+            let results = self.with_line_ranges(results, &tokens).await?;
             return self.texts_read(self.with_line_cuts(results).await?).await;
         }
         // File-level results fold chunks: asked deeper while the hits fill
@@ -493,20 +494,18 @@ impl Engine {
                 Err(_) => break,
             }
         }
-        // Folded before the texts are read: only each file's best chunk is shown.
+        // Line ranges of the last depth's hits only (each depth's cost them
+        // all again: with a JavaScript tokenizer, every line of every hit
+        // went to it on its thread, at each depth). Folded before the texts
+        // are read: only each file's best chunk is shown.
+        let results = self.with_line_ranges(results, &tokens).await?;
         self.texts_read(group::by_file(self.with_line_cuts(results).await?, opts.top_k)).await
     }
 
     /// Vector mode's first `topK`, ties by id (`vector_first`).
-    async fn vector_ties_by_id(
-        &self,
-        v: &VectorSide,
-        vector: &[f32],
-        tokens: &[String],
-        opts: &SearchOptions,
-    ) -> Result<Vec<SearchHit>> {
+    async fn vector_ties_by_id(&self, v: &VectorSide, vector: &[f32], opts: &SearchOptions) -> Result<Vec<SearchHit>> {
         let hits = self.vector_first(v, vector, opts.top_k, opts).await?;
-        self.with_line_ranges(hybrid::vector_results(hits, opts.top_k, opts.min_score), tokens).await
+        Ok(hybrid::vector_results(hits, opts.top_k, opts.min_score))
     }
 
     /// The first `top_k` vector hits by raw score, then id, each id once:
@@ -533,7 +532,8 @@ impl Engine {
         }
     }
 
-    /// The first `top_k` vector-mode or hybrid results, texts not read yet.
+    /// The first `top_k` vector-mode or hybrid results, texts not read yet
+    /// and line ranges not found (`with_line_ranges`, for the hits kept).
     async fn ranked_vectors(
         self: &Arc<Self>,
         v: &VectorSide,
@@ -545,11 +545,11 @@ impl Engine {
     ) -> Result<Vec<SearchHit>> {
         if mode == Mode::Vector {
             let hits = self.vector_hits(v, vector.to_vec(), top_k, opts).await?;
-            return self.with_line_ranges(hybrid::vector_results(hits, top_k, opts.min_score), tokens).await;
+            return Ok(hybrid::vector_results(hits, top_k, opts.min_score));
         }
         let (keyword, vector) = self.both_halves(v, vector.to_vec(), tokens, hybrid_depth(top_k), opts).await?;
         let merged = hybrid::merge(keyword, vector, opts.vector_weight, opts.fusion, top_k, opts.min_score);
-        self.with_line_ranges(merged, tokens).await
+        Ok(merged)
     }
 }
 
