@@ -15,12 +15,13 @@ const open = (dir, options = {}) =>
   new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], ...options })
 const top = async (ws, q) => (await ws.search(q, { topK: 5, group: 'file' })).map((r) => r.id)
 
-function repo(t) {
-  const dir = tree(t, { 'src/lexer.rs': 'fn lex() { parser parser }', 'src/reader.rs': 'fn read() { parser }' })
+/** A repository whose reader's fix matches "overflow tokenizer"; its files under `folder` (`we\\ird/`). */
+function repo(t, folder = '') {
+  const dir = tree(t, { [`${folder}src/lexer.rs`]: 'fn lex() { parser parser }', [`${folder}src/reader.rs`]: 'fn read() { parser }' })
   git(dir, 'init', '-q')
   git(dir, 'add', '.')
   git(dir, 'commit', '-qm', 'Add the lexer and the reader')
-  fs.writeFileSync(path.join(dir, 'src/reader.rs'), 'fn read() { parser; }')
+  fs.writeFileSync(path.join(dir, `${folder}src/reader.rs`), 'fn read() { parser; }')
   git(dir, 'commit', '-qam', 'Fix an overflow in the tokenizer when input ends early')
   return dir
 }
@@ -201,12 +202,7 @@ test('a commit whose committer line gitoxide cannot read (a date that is no numb
 })
 
 test('a basePath whose folder name holds a backslash (a plain character on Unix) has its history (it had none: the prefix was read as we/ird)', { skip: process.platform === 'win32' }, async (t) => {
-  const root = tree(t, { 'we\\ird/src/lexer.rs': 'fn lex() { parser parser }', 'we\\ird/src/reader.rs': 'fn read() { parser }' })
-  git(root, 'init', '-q')
-  git(root, 'add', '.')
-  git(root, 'commit', '-qm', 'Add the lexer and the reader')
-  fs.writeFileSync(path.join(root, 'we\\ird/src/reader.rs'), 'fn read() { parser; }')
-  git(root, 'commit', '-qam', 'Fix an overflow in the tokenizer when input ends early')
+  const root = repo(t, 'we\\ird/')
   const ws = open(path.join(root, 'we\\ird'))
   t.after(() => ws.destroy())
   await ws.init()

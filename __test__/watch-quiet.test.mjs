@@ -273,6 +273,15 @@ test('a folder above a watched one renamed away and back: its files go and come 
 })
 
 const INDEX_JS = JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))
+/** A script for a child process: `body` runs in an async function over `dir` (with `fs`, `spawnSync`,
+ * `Workspace`, `LocalFilesystem`, `sleep`) and returns what the child prints as its last line, in JSON. */
+const childScript = (dir, body) => `
+    const fs = require('fs'), { spawnSync } = require('child_process')
+    const { Workspace, LocalFilesystem } = require(${INDEX_JS})
+    const dir = ${JSON.stringify(dir)}
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+    ;(async () => { ${body} })().then((out) => console.log(JSON.stringify(out)), (e) => { console.error(e); process.exit(1) })`
+const lastJson = (out) => JSON.parse(out.trim().split('\n').pop())
 const canUnshare = () => {
   try {
     execFileSync('unshare', ['-U', '-r', 'true'], { stdio: 'ignore' })
@@ -291,12 +300,7 @@ test('events lost just after a reconcile (a checkout still writing) are not take
   const dir = tree(t, files)
   // Each cat opens every file: an IN_OPEN event each, past the queue while the process is stopped.
   const rounds = Math.ceil((queue * 1.3) / 2001)
-  const script = `
-    const fs = require('fs'), { spawnSync } = require('child_process')
-    const { Workspace, LocalFilesystem } = require(${INDEX_JS})
-    const dir = ${JSON.stringify(dir)}
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-    ;(async () => {
+  const script = childScript(dir, `
       const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], watch: true, gitHistory: false })
       await ws.init()
       // A reconcile of the tree (a .gitignore written), then, at once, lost events and an edit among them.
@@ -308,10 +312,9 @@ test('events lost just after a reconcile (a checkout still writing) are not take
       while (Date.now() < deadline && (await ws.search('quasar', { topK: 5 })).length === 0) await sleep(100)
       const out = { found: (await ws.search('quasar', { topK: 5 })).map((r) => r.id), watch: ws.stats().watch }
       await ws.destroy()
-      console.log(JSON.stringify(out))
-    })().catch((e) => { console.error(e); process.exit(1) })`
+      return out`)
   const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120_000 })
-  const { found, watch } = JSON.parse(out.trim().split('\n').pop())
+  const { found, watch } = lastJson(out)
   assert.deepEqual(found, ['d1/target.md'], JSON.stringify(watch))
   assert.ok(watch.rescans >= 2 && watch.rescans <= 3, `once more, never in a loop: ${JSON.stringify(watch)}`)
 })
@@ -319,13 +322,8 @@ test('events lost just after a reconcile (a checkout still writing) are not take
 test('a watcher the system refuses (its limit of inotify instances) falls back to reconciling the folder every 10 s, said in stats().watch (nothing was followed)', { skip: (!linux && 'inotify') || (!canUnshare() && 'unshare -U is not available here') }, (t) => {
   const dir = tree(t, { 'docs/a.md': 'alpha' })
   // In a user namespace of its own, whose instance limit this test may set (per namespace).
-  const script = `
-    const fs = require('fs')
-    fs.writeFileSync('/proc/sys/user/max_inotify_instances', '0')
-    const { Workspace, LocalFilesystem } = require(${INDEX_JS})
-    const dir = ${JSON.stringify(dir)}
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-    ;(async () => {
+  const script = childScript(dir, `
+      fs.writeFileSync('/proc/sys/user/max_inotify_instances', '0')
       const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
       const report = await ws.init()
       fs.writeFileSync(dir + '/docs/b.md', 'tapir')
@@ -333,10 +331,9 @@ test('a watcher the system refuses (its limit of inotify instances) falls back t
       while (Date.now() < deadline && (await ws.search('tapir', { topK: 5 })).length === 0) await sleep(100)
       const out = { warnings: report.warnings, found: (await ws.search('tapir', { topK: 5 })).length, watch: ws.stats().watch }
       await ws.destroy()
-      console.log(JSON.stringify(out))
-    })().catch((e) => { console.error(e); process.exit(1) })`
+      return out`)
   const out = execFileSync('unshare', ['-U', '-r', process.execPath, '-e', script], { encoding: 'utf8', timeout: 60_000 })
-  const { warnings, found, watch } = JSON.parse(out.trim().split('\n').pop())
+  const { warnings, found, watch } = lastJson(out)
   assert.equal(found, 1)
   assert.equal(watch.live, false)
   assert.ok(watch.rescans >= 1)
@@ -351,12 +348,7 @@ test('a folder the process may not read under a watched root makes the watch deg
   fs.mkdirSync(path.join(dir, 'data/pg'), { recursive: true })
   fs.chmodSync(path.join(dir, 'data/pg'), 0o700)
   execFileSync('chown', ['12345:12345', path.join(dir, 'data/pg')])
-  const script = `
-    const fs = require('fs')
-    const { Workspace, LocalFilesystem } = require(${INDEX_JS})
-    const dir = ${JSON.stringify(dir)}
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-    ;(async () => {
+  const script = childScript(dir, `
       const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], watch: true, gitHistory: false })
       await ws.init()
       const folders = fs.readdirSync(dir).filter((d) => d.startsWith('m'))
@@ -369,10 +361,9 @@ test('a folder the process may not read under a watched root makes the watch deg
       const idle = process.cpuUsage(before)
       const out = { found, folders: folders.length, idleMs: (idle.user + idle.system) / 1000, watch: ws.stats().watch }
       await ws.destroy()
-      console.log(JSON.stringify(out))
-    })().catch((e) => { console.error(e); process.exit(1) })`
+      return out`)
   const out = execFileSync('unshare', ['-U', '-r', process.execPath, '-e', script], { encoding: 'utf8', timeout: 60_000 })
-  const { found, folders, idleMs, watch } = JSON.parse(out.trim().split('\n').pop())
+  const { found, folders, idleMs, watch } = lastJson(out)
   assert.equal(found, folders, JSON.stringify(watch))
   assert.equal(watch.live, false)
   assert.match(watch.warnings.join('\n'), /cannot watch .*Permission denied/)
