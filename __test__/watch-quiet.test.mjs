@@ -13,6 +13,26 @@ import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { tree, eventually, Workspace, LocalFilesystem } from './helpers.mjs'
 
+const INDEX_JS = JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))
+/** A script for a child process: `body` runs in an async function over `dir` (with `fs`, `spawnSync`,
+ * `Workspace`, `LocalFilesystem`, `sleep`) and returns what the child prints as its last line, in JSON. */
+const childScript = (dir, body) => `
+    const fs = require('fs'), { spawnSync } = require('child_process')
+    const { Workspace, LocalFilesystem } = require(${INDEX_JS})
+    const dir = ${JSON.stringify(dir)}
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+    ;(async () => { ${body} })().then((out) => console.log(JSON.stringify(out)), (e) => { console.error(e); process.exit(1) })`
+const lastJson = (out) => JSON.parse(out.trim().split('\n').pop())
+/** Whether this process may make a user namespace of its own (`unshare -U -r`), asked once. */
+const canUnshare = (() => {
+  try {
+    execFileSync('unshare', ['-U', '-r', 'true'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+})()
+
 const idsFor = async (ws, q) => (await ws.search(q, { topK: 20 })).map((r) => r.id)
 const cpuMs = (since) => {
   const d = process.cpuUsage(since)
@@ -196,11 +216,7 @@ test('lost events (queue overflow) lead to a reconcile of the tree', { skip: !li
 test('a directory the system refuses to watch (the watch limit) is reported, and the tree is reconciled', { skip: !linux && 'inotify' }, async (t) => {
   // In a user namespace of its own, whose inotify watch limit this test may lower without
   // touching the machine's (/proc/sys/user/max_inotify_watches is per namespace).
-  try {
-    execFileSync('unshare', ['-U', '-r', 'true'], { stdio: 'ignore' })
-  } catch {
-    return t.skip('unshare -U is not available here')
-  }
+  if (!canUnshare) return t.skip('unshare -U is not available here')
   const dir = tree(t, { 'docs/a.md': 'alpha' })
   const script = `
     const fs = require('fs'), path = require('path')
@@ -272,25 +288,6 @@ test('a folder above a watched one renamed away and back: its files go and come 
   await eventually('a newly ignored file leaves the index', async () => (await idsFor(ws, 'quokka')).length === 1)
 })
 
-const INDEX_JS = JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))
-/** A script for a child process: `body` runs in an async function over `dir` (with `fs`, `spawnSync`,
- * `Workspace`, `LocalFilesystem`, `sleep`) and returns what the child prints as its last line, in JSON. */
-const childScript = (dir, body) => `
-    const fs = require('fs'), { spawnSync } = require('child_process')
-    const { Workspace, LocalFilesystem } = require(${INDEX_JS})
-    const dir = ${JSON.stringify(dir)}
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-    ;(async () => { ${body} })().then((out) => console.log(JSON.stringify(out)), (e) => { console.error(e); process.exit(1) })`
-const lastJson = (out) => JSON.parse(out.trim().split('\n').pop())
-const canUnshare = () => {
-  try {
-    execFileSync('unshare', ['-U', '-r', 'true'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
-
 test('events lost just after a reconcile (a checkout still writing) are not taken for its echo alone: the tree is reconciled once more (the edit was never indexed)', { skip: !linux && 'inotify' }, (t) => {
   const queue = Number(fs.readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'))
   if (!(queue <= 100_000)) return t.skip(`a queue of ${queue} events is too long to overflow here`)
@@ -319,7 +316,7 @@ test('events lost just after a reconcile (a checkout still writing) are not take
   assert.ok(watch.rescans >= 2 && watch.rescans <= 3, `once more, never in a loop: ${JSON.stringify(watch)}`)
 })
 
-test('a watcher the system refuses (its limit of inotify instances) falls back to reconciling the folder every 10 s, said in stats().watch (nothing was followed)', { skip: (!linux && 'inotify') || (!canUnshare() && 'unshare -U is not available here') }, (t) => {
+test('a watcher the system refuses (its limit of inotify instances) falls back to reconciling the folder every 10 s, said in stats().watch (nothing was followed)', { skip: (!linux && 'inotify') || (!canUnshare && 'unshare -U is not available here') }, (t) => {
   const dir = tree(t, { 'docs/a.md': 'alpha' })
   // In a user namespace of its own, whose instance limit this test may set (per namespace).
   const script = childScript(dir, `
@@ -340,7 +337,7 @@ test('a watcher the system refuses (its limit of inotify instances) falls back t
   assert.match(warnings.join('\n'), /^watch: the system refused a watcher \(.*max_user_instances.*\); the folder is reconciled every 10 s$/m)
 })
 
-test('a folder the process may not read under a watched root makes the watch degraded, reconciled every 10 s (the folders after it were never watched, and the whole tree was walked again every 500 ms)', { skip: (!linux && 'inotify') || (process.getuid?.() !== 0 && 'needs root to give a folder away') || (!canUnshare() && 'unshare -U is not available here') }, (t) => {
+test('a folder the process may not read under a watched root makes the watch degraded, reconciled every 10 s (the folders after it were never watched, and the whole tree was walked again every 500 ms)', { skip: (!linux && 'inotify') || (process.getuid?.() !== 0 && 'needs root to give a folder away') || (!canUnshare && 'unshare -U is not available here') }, (t) => {
   const files = { '.gitignore': 'data/\n' }
   for (let i = 10; i < 30; i++) files[`m${i}/a.md`] = `alpha ${i}\n`
   const dir = tree(t, files)

@@ -98,8 +98,7 @@ impl FromNapiValue for Vector {
                     let x = e.cast::<f64>()?;
                     if x.is_finite() && !(x as f32).is_finite() {
                         // Not "non-finite" later: the number is finite, f32 is not wide enough.
-                        // As JavaScript writes it: 1e+39.
-                        let js = format!("{x:e}").replacen("e", "e+", 1).replacen("e+-", "e-", 1);
+                        let js = workspace_search_core::vectors::embedding::js_number(x);
                         return Err(Error::from_reason(format!("element {i} is {js}, beyond a 32-bit float's range")));
                     }
                     out.push(x as f32);

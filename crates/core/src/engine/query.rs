@@ -599,12 +599,20 @@ async fn js_line_ranges(f: &dyn TokenizeCall, mut hits: Vec<SearchHit>, tokens: 
     if tokens.is_empty() || wanted.is_empty() {
         return Ok(hits);
     }
-    let lines = wanted.iter().flat_map(|&i| hits[i].content.split('\n').map(str::to_string)).collect();
+    let mut lines = Vec::new();
+    let counts: Vec<usize> = wanted
+        .iter()
+        .map(|&i| {
+            let before = lines.len();
+            lines.extend(hits[i].content.split('\n').map(str::to_string));
+            lines.len() - before
+        })
+        .collect();
     let mut tokenized = f.tokenize(lines).await?.into_iter();
-    for i in wanted {
+    for (i, count) in wanted.into_iter().zip(counts) {
         let h = &mut hits[i];
         let mut range: Option<(u32, u32)> = None;
-        for (line, line_tokens) in (1..).zip(tokenized.by_ref().take(h.content.split('\n').count())) {
+        for (line, line_tokens) in (1..).zip(tokenized.by_ref().take(count)) {
             if line_tokens.iter().any(|t| tokens.contains(t)) {
                 range = Some(range.map_or((line, line), |(start, _)| (start, line)));
             }

@@ -635,7 +635,7 @@ impl RemoteSnapshots {
         *self.texts.lock() = None;
         // Dropped (the GET failed, the manifest moved): the load stops where it is.
         let last = self.load_last();
-        let Some(StoredObject { bytes, etag }) = self.get_manifest().await? else {
+        let Some((StoredObject { bytes, etag }, decoded)) = self.get_manifest().await? else {
             *self.state.lock() = RemoteState::default();
             return Ok(Ok(None));
         };
@@ -647,7 +647,7 @@ impl RemoteSnapshots {
             None => (false, None),
         };
         *self.from_cache.lock() = None;
-        let fetched = match (early, Manifest::decode(&bytes)) {
+        let fetched = match (early, decoded) {
             (Some(snapshot), Ok(manifest)) => {
                 *self.from_cache.lock() = self.cache.as_ref().map(|c| c.path(&manifest));
                 Ok(Ok(Some(snapshot)))
@@ -667,13 +667,17 @@ impl RemoteSnapshots {
         fetched
     }
 
-    /// The manifest, fetched a second time when the first answer is not
-    /// one (a proxy's error page under 200, a body cut short), as a part
-    /// is: one damaged answer must not attach the tenant empty.
-    async fn get_manifest(&self) -> Result<Option<StoredObject>> {
-        let first = get(&*self.store, self.timeout, MANIFEST).await?;
-        match first {
-            Some(got) if Manifest::decode(&got.bytes).is_err() => get(&*self.store, self.timeout, MANIFEST).await,
+    /// The manifest, and it decoded; fetched a second time when the first
+    /// answer is not one (a proxy's error page under 200, a body cut
+    /// short), as a part is: one damaged answer must not attach the tenant
+    /// empty.
+    async fn get_manifest(&self) -> Result<Option<(StoredObject, std::result::Result<Manifest, SnapshotError>)>> {
+        let decoded = |got: StoredObject| {
+            let manifest = Manifest::decode(&got.bytes);
+            (got, manifest)
+        };
+        match get(&*self.store, self.timeout, MANIFEST).await?.map(decoded) {
+            Some((_, Err(_))) => Ok(get(&*self.store, self.timeout, MANIFEST).await?.map(decoded)),
             first => Ok(first),
         }
     }
@@ -944,9 +948,9 @@ impl RemoteSnapshots {
     /// `next` lists and those to delete now (`Manifest::retire`).
     fn retire(&self, next: &Manifest) -> (Vec<Retired>, Vec<Retired>) {
         let prior = self.state.lock().manifest.as_deref().and_then(|m| Manifest::decode(m).ok());
-        let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-        let retain_ms = self.retain.as_millis().min(u64::MAX as u128) as u64;
-        prior.map(|p| p.retire(next, now_ms.min(u64::MAX as u128) as u64, retain_ms)).unwrap_or_default()
+        let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        prior.map(|p| p.retire(next, millis(now), millis(self.retain))).unwrap_or_default()
     }
 
     /// Deletes parts whose time is up, after the manifest that no longer

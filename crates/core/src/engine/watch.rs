@@ -117,7 +117,7 @@ impl WatchState {
     /// read stops the system's recursive watch) is degraded too: looking
     /// for it walked the whole tree every `LOST_POLL`, for ever.
     fn refused(&mut self, dir: &Path, e: &WatchRefusal) {
-        if e.limit || dir.is_dir() {
+        if degrades(dir, e) {
             self.degraded = true;
         } else if !self.lost.iter().any(|d| d == dir) {
             self.lost.push(dir.to_path_buf());
@@ -428,8 +428,7 @@ impl Engine {
             };
             match watched {
                 Ok(()) => back.push(dir.clone()),
-                // (Refused while there: a subfolder that cannot be read.)
-                Err(e) if e.limit || dir.is_dir() => refused.push((dir.clone(), e)),
+                Err(e) if degrades(dir, &e) => refused.push((dir.clone(), e)),
                 Err(_) => {}
             }
         }
@@ -455,6 +454,14 @@ impl Engine {
         self.watcher.lock().as_ref()?;
         Some(self.watch_state.lock().clone())
     }
+}
+
+/// Whether a refused watch of `dir` makes the watch degraded (reconciled
+/// on a timer) rather than `dir` looked for: the system's limit, or a
+/// folder that is there (a subfolder the process may not read stops the
+/// system's recursive watch).
+fn degrades(dir: &Path, e: &WatchRefusal) -> bool {
+    e.limit || dir.is_dir()
 }
 
 /// The watch of a workspace the system refused a watcher: nothing is

@@ -169,24 +169,19 @@ pub fn read_file_messages(root: &Path) -> Option<FileMessages> {
     let empty = repo.empty_tree();
     let (mut read, mut unreadable) = (0, 0);
     for info in walk {
-        // A commit git takes and gitoxide does not (a date that is no
-        // number, an ident without `<>`) is passed by, as `git log` passes
-        // it: the walk went no further, and every older message was lost.
-        let Ok(info) = info else {
-            unreadable += 1;
-            if unreadable > MAX_UNREADABLE {
-                break;
-            }
-            continue;
-        };
         // A merge repeats its branch's changes. A commit without a parent
         // (the first one, or a shallow clone's boundary, whose parents git
         // hides) would be diffed against nothing: every file it holds would
         // get its message.
-        if info.parent_ids.len() != 1 {
-            continue;
-        }
-        let Some(paths) = changed_paths(&repo, &info, &empty, &mut state) else {
+        let changed = match info {
+            Ok(info) if info.parent_ids.len() != 1 => continue,
+            Ok(info) => changed_paths(&repo, &info, &empty, &mut state).map(|paths| (info, paths)),
+            Err(_) => None,
+        };
+        // A commit git takes and gitoxide does not (a date that is no
+        // number, an ident without `<>`) is passed by, as `git log` passes
+        // it: the walk went no further, and every older message was lost.
+        let Some((info, paths)) = changed else {
             unreadable += 1;
             if unreadable > MAX_UNREADABLE {
                 break;

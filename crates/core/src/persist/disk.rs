@@ -367,11 +367,15 @@ pub fn trim_cache(dir: &Path, max_bytes: u64, keep: &Path) {
 /// hash 32 hex digits: only those are trimmed, since nothing says a
 /// `cacheDir` holds nothing else (another's `backup.wss` was removed).
 fn cache_name(name: &str) -> bool {
-    let hash = |s: &str| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit());
     match name.strip_suffix(".wss") {
-        Some(stem) => stem.split_once('-').is_some_and(|(index, texts)| hash(index) && hash(texts)),
-        None => name.strip_suffix(LAST_MANIFEST).is_some_and(hash),
+        Some(stem) => stem.split_once('-').is_some_and(|(index, texts)| is_part_hash(index) && is_part_hash(texts)),
+        None => name.strip_suffix(LAST_MANIFEST).is_some_and(is_part_hash),
     }
+}
+
+/// A part's content hash as its names spell it: 32 hex digits (xxh3-128).
+pub fn is_part_hash(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Replaces the snapshot of `dir` with `payload`, atomically and durably

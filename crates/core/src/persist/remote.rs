@@ -396,9 +396,7 @@ impl Manifest {
         };
         Ok(Manifest { index, texts, postings, retired: retired_of(&v["retired"]) })
     }
-}
 
-impl Manifest {
     /// The parts this manifest names, which `next` replaces: theirs that
     /// `next` does not name are retired `now_ms`, beside those listed
     /// already; `(kept, due)`: those to list in `next` and those to delete
@@ -446,8 +444,7 @@ fn retired_of(v: &Value) -> Vec<Retired> {
 
 /// `parts/<32 hex digits>.wss`, the only keys parts have.
 fn is_part_key(key: &str) -> bool {
-    let hash = key.strip_prefix("parts/").and_then(|k| k.strip_suffix(".wss"));
-    hash.is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    key.strip_prefix("parts/").and_then(|k| k.strip_suffix(".wss")).is_some_and(crate::persist::disk::is_part_hash)
 }
 
 fn corrupt(why: &str) -> SnapshotError {
@@ -468,8 +465,7 @@ fn part_of(s: &Value) -> Result<PartRef, SnapshotError> {
         return Err(corrupt("names no part"));
     };
     // Only keys this format writes: a manifest never sends a read elsewhere.
-    let hex = hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit());
-    if !hex || key != format!("parts/{hash}.wss") {
+    if !crate::persist::disk::is_part_hash(hash) || key != format!("parts/{hash}.wss") {
         return Err(corrupt("names a part of another shape"));
     }
     let zstd = match s["encoding"].as_str() {

@@ -28,15 +28,25 @@ pub enum EmbeddingError {
     Empty { label: String },
     #[error("Embedder returned vectors of different dimensions ({label}): vector {at} has {got}, vector 1 has {dim}.")]
     MixedDimensions { at: usize, got: usize, dim: usize, label: String },
-    #[error("Embedder returned a non-finite number ({label}): vector {at}, element {element} is {}.", js_number(*value))]
+    #[error("Embedder returned a non-finite number ({label}): vector {at}, element {element} is {}.", js_number(*value as f64))]
     NonFinite { at: usize, element: usize, value: f32, label: String },
 }
 
-/// A non-finite number as JavaScript writes it (Rust writes `inf`).
-fn js_number(x: f32) -> String {
+/// A number as JavaScript writes it in a message: `Infinity`, `1e+39`
+/// (Rust writes `inf`, `1e39`).
+pub fn js_number(x: f64) -> String {
     match x {
-        f32::INFINITY => "Infinity".into(),
-        f32::NEG_INFINITY => "-Infinity".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        // JavaScript's exponent form, for the magnitudes it uses it for.
+        x if x != 0.0 && (x.abs() >= 1e21 || x.abs() < 1e-6) => {
+            let e = format!("{x:e}");
+            if e.contains("e-") {
+                e
+            } else {
+                e.replacen('e', "e+", 1)
+            }
+        }
         x => x.to_string(),
     }
 }
@@ -92,6 +102,15 @@ pub fn same_embedder(saved: &EmbedderIdentity, now: &EmbedderIdentity) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_as_javascript_writes_them() {
+        let cases = [(f64::INFINITY, "Infinity"), (f64::NEG_INFINITY, "-Infinity"), (f64::NAN, "NaN"), (1e39, "1e+39")];
+        for (x, js) in cases.into_iter().chain([(-3.5e38, "-3.5e+38"), (1.5e-7, "1.5e-7"), (0.25, "0.25"), (0.0, "0")])
+        {
+            assert_eq!(js_number(x), js);
+        }
+    }
 
     #[test]
     fn rules_and_messages() {

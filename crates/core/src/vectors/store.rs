@@ -633,20 +633,27 @@ impl VectorIndex {
     fn scan_top(&self, q: &[f32], qnorm: f32, k: usize, filter: Option<&Filter>) -> Vec<(f64, u32)> {
         match &self.codes {
             Some(codes) if self.ids.len() > k => {
-                let qc = QueryCodes::new(q);
-                let approx = self.approximate_scores(codes, &qc, qnorm, filter);
-                let wanted = k.saturating_mul(self.scan.oversample);
-                let mut first = self.best(wanted, None, |s| approx[s]);
-                first.retain(|&(a, _)| a > f64::NEG_INFINITY);
-                let error = |s: usize| self.approximation_error(codes, &qc, qnorm, s);
-                let widest = self.widest_error(codes, &qc, qnorm);
-                let slots = match floor_unless_shown(&first, wanted, k, widest, error) {
-                    None => first.iter().map(|&(_, s)| s).collect(),
-                    Some(floor) => may_rank(&approx, floor, widest, error),
-                };
+                let (_, slots) = self.candidates(codes, q, qnorm, k, filter);
                 self.rescored(slots.into_iter(), q, qnorm, k)
             }
             _ => self.best(k, filter, |s| self.score(q, qnorm, s)),
+        }
+    }
+
+    /// The slots the int8 scan rescores for the best `k`: the codes' best
+    /// `oversample x k` where their error bounds show them enough (`true`),
+    /// else every vector that may rank.
+    fn candidates(&self, codes: &Codes, q: &[f32], qnorm: f32, k: usize, filter: Option<&Filter>) -> (bool, Vec<u32>) {
+        let qc = QueryCodes::new(q);
+        let approx = self.approximate_scores(codes, &qc, qnorm, filter);
+        let wanted = k.saturating_mul(self.scan.oversample);
+        let mut first = self.best(wanted, None, |s| approx[s]);
+        first.retain(|&(a, _)| a > f64::NEG_INFINITY);
+        let error = |s: usize| self.approximation_error(codes, &qc, qnorm, s);
+        let widest = self.widest_error(codes, &qc, qnorm);
+        match floor_unless_shown(&first, wanted, k, widest, error) {
+            None => (true, first.iter().map(|&(_, s)| s).collect()),
+            Some(floor) => (false, may_rank(&approx, floor, widest, error)),
         }
     }
 
@@ -1114,20 +1121,11 @@ mod tests {
         }
     }
 
-    /// The candidates one query rescores: the codes' best `wanted`, or
-    /// every vector that may rank when they are not shown to be enough.
-    fn candidates(ix: &VectorIndex, q: &[f32], wanted: usize, k: usize) -> (bool, usize) {
-        let codes = ix.codes.as_ref().unwrap();
+    /// The candidates one query rescores for the best `k` (`VectorIndex::candidates`).
+    fn candidates(ix: &VectorIndex, q: &[f32], k: usize) -> (bool, usize) {
         let qnorm = q.iter().map(|x| x * x).sum::<f32>().sqrt();
-        let qc = QueryCodes::new(q);
-        let approx = ix.approximate_scores(codes, &qc, qnorm, None);
-        let first = ix.best(wanted, None, |s| approx[s]);
-        let widest = ix.widest_error(codes, &qc, qnorm);
-        let error = |s: usize| ix.approximation_error(codes, &qc, qnorm, s);
-        match floor_unless_shown(&first, wanted, k, widest, error) {
-            None => (true, first.len()),
-            Some(floor) => (false, may_rank(&approx, floor, widest, error).len()),
-        }
+        let (shown, slots) = ix.candidates(ix.codes.as_ref().unwrap(), q, qnorm, k, None);
+        (shown, slots.len())
     }
 
     /// Where the codes are fine, their best 4 x k are shown to hold the best
@@ -1139,9 +1137,11 @@ mod tests {
         for metric in [Metric::Cosine, Metric::DotProduct, Metric::Euclidean] {
             let (_, mut int8) = both(metric, DEFAULT_OVERSAMPLE);
             int8.upsert("ix", ids.clone(), vectors.clone(), vec![None; 4000]).unwrap();
-            let shown = queries.iter().filter(|q| candidates(&int8, q, 40, 10).0).count();
+            let shown = queries.iter().filter(|q| candidates(&int8, q, 10).0).count();
             assert!(shown >= 15, "{metric:?}: {shown} of 20");
-            let total: usize = queries.iter().map(|q| candidates(&int8, q, 10, 10).1).sum();
+            // From the codes' best 10 alone (an oversample of 1).
+            int8.scan.oversample = 1;
+            let total: usize = queries.iter().map(|q| candidates(&int8, q, 10).1).sum();
             assert!(total < 20 * 40, "{metric:?}: {} candidates per query from the best 10", total / 20);
         }
     }
