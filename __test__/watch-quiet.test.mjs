@@ -337,14 +337,16 @@ test('a watcher the system refuses (its limit of inotify instances) falls back t
   assert.match(warnings.join('\n'), /^watch: the system refused a watcher \(.*max_user_instances.*\); the folder is reconciled every 10 s$/m)
 })
 
-test('a folder the process may not read under a watched root makes the watch degraded, reconciled every 10 s (the folders after it were never watched, and the whole tree was walked again every 500 ms)', { skip: (!linux && 'inotify') || (process.getuid?.() !== 0 && 'needs root to give a folder away') || (!canUnshare && 'unshare -U is not available here') }, (t) => {
+test('a folder the process may not read under a watched root, ignored or not, leaves the folders after it watched and live, and costs nothing idle (the folders after it were never watched, and the whole tree was walked again every 500 ms)', { skip: (!linux && 'inotify') || (process.getuid?.() !== 0 && 'needs root to give a folder away') || (!canUnshare && 'unshare -U is not available here') }, (t) => {
   const files = { '.gitignore': 'data/\n' }
   for (let i = 10; i < 30; i++) files[`m${i}/a.md`] = `alpha ${i}\n`
   const dir = tree(t, files)
   // Owned by a user the namespace does not map: its root cannot read it.
-  fs.mkdirSync(path.join(dir, 'data/pg'), { recursive: true })
-  fs.chmodSync(path.join(dir, 'data/pg'), 0o700)
-  execFileSync('chown', ['12345:12345', path.join(dir, 'data/pg')])
+  for (const locked of ['data/pg', 'm15/private']) {
+    fs.mkdirSync(path.join(dir, locked), { recursive: true })
+    fs.chmodSync(path.join(dir, locked), 0o700)
+    execFileSync('chown', ['12345:12345', path.join(dir, locked)])
+  }
   const script = childScript(dir, `
       const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], watch: true, gitHistory: false })
       await ws.init()
@@ -362,8 +364,11 @@ test('a folder the process may not read under a watched root makes the watch deg
   const out = execFileSync('unshare', ['-U', '-r', process.execPath, '-e', script], { encoding: 'utf8', timeout: 60_000 })
   const { found, folders, idleMs, watch } = lastJson(out)
   assert.equal(found, folders, JSON.stringify(watch))
-  assert.equal(watch.live, false)
-  assert.match(watch.warnings.join('\n'), /cannot watch .*Permission denied/)
+  // Each folder the walk enters is watched alone: the one it cannot read
+  // holds nothing the index could take (init() reports it), and the
+  // ignored one is not watched at all.
+  assert.equal(watch.live, true, JSON.stringify(watch))
+  assert.deepEqual(watch.warnings, [])
   assert.ok(idleMs < 300, `no walk every 500 ms: ${idleMs} ms of CPU in 2 s`)
 })
 
@@ -373,4 +378,53 @@ test('watch over a basePath missing at init() says so in the warnings (the watch
   t.after(() => ws.destroy())
   const report = await ws.init()
   assert.match(report.warnings.join('\n'), /^watch: basePath .*not-yet cannot be watched \(.*\); files are not followed until init\(\) or rebuildSearchIndex\(\) runs again$/m)
+})
+
+test('only folders the index walks are watched (Linux): ignored node_modules and .git cost no watch and their churn no work; new, renamed and un-ignored folders are followed', { skip: !linux && 'counts inotify watches (Linux)' }, async (t) => {
+  const dir = tree(t, { '.gitignore': 'node_modules/\ngen/\n', 'src/a/one.ts': 'export const alpha = 1\n', 'gen/made.ts': 'export const gamma = 1\n' })
+  for (let i = 0; i < 400; i++) fs.mkdirSync(path.join(dir, `node_modules/p${i % 40}/lib${i}`), { recursive: true })
+  for (let i = 0; i < 100; i++) fs.mkdirSync(path.join(dir, `.git/objects/${i}`), { recursive: true })
+  const before = inotifyWatches()
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.'], watch: true, gitHistory: false })
+  t.after(() => ws.destroy())
+  await ws.init()
+  // basePath, src, src/a (a recursive watch held one per folder: 550 here).
+  assert.equal(inotifyWatches() - before, 3)
+
+  // An install's churn in node_modules, by another process: nothing to do.
+  const cpu = process.cpuUsage()
+  execFileSync(process.execPath, ['-e', `const fs = require('fs'); for (let i = 0; i < 2000; i++) fs.writeFileSync(${JSON.stringify(dir)} + '/node_modules/p' + (i % 40) + '/lib' + (i % 400) + '/x' + i + '.js', 'okapi')`])
+  fs.writeFileSync(path.join(dir, 'src/a/one.ts'), 'export const alpha = 2 // okapi\n')
+  await eventually('the source edit is seen', async () => (await idsFor(ws, 'okapi')).includes('src/a/one.ts'))
+  assert.deepEqual(await idsFor(ws, 'okapi'), ['src/a/one.ts'])
+  assert.equal(ws.stats().watch.rescans, 0, JSON.stringify(ws.stats().watch))
+  assert.ok(cpuMs(cpu) < 400, `${cpuMs(cpu)} ms of CPU`)
+
+  // A folder tree made at once, and a file written into it later.
+  fs.mkdirSync(path.join(dir, 'src/b/c'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'src/b/c/first.ts'), 'export const zebra = 1\n')
+  await eventually('the new folder is walked', async () => (await idsFor(ws, 'zebra')).includes('src/b/c/first.ts'))
+  fs.writeFileSync(path.join(dir, 'src/b/c/later.ts'), 'export const quokka = 1\n')
+  await eventually('a file written into it later is seen', async () => (await idsFor(ws, 'quokka')).includes('src/b/c/later.ts'))
+
+  // Renamed within the tree: edits land under the new name.
+  fs.renameSync(path.join(dir, 'src/b'), path.join(dir, 'src/moved'))
+  await eventually('the rename is seen', async () => (await idsFor(ws, 'zebra')).includes('src/moved/c/first.ts'))
+  fs.writeFileSync(path.join(dir, 'src/moved/c/first.ts'), 'export const zebra = 2 // ibis\n')
+  await eventually('an edit in the renamed folder is seen', async () => (await idsFor(ws, 'ibis')).includes('src/moved/c/first.ts'))
+  assert.deepEqual(await idsFor(ws, 'zebra'), ['src/moved/c/first.ts'])
+
+  // Removed and made again under the same name: watched again.
+  fs.rmSync(path.join(dir, 'src/moved'), { recursive: true })
+  fs.mkdirSync(path.join(dir, 'src/moved/c'), { recursive: true })
+  await eventually('the removal is seen', async () => (await idsFor(ws, 'zebra')).length === 0)
+  fs.writeFileSync(path.join(dir, 'src/moved/c/again.ts'), 'export const heron = 1\n')
+  await eventually('a file in the folder made again is seen', async () => (await idsFor(ws, 'heron')).includes('src/moved/c/again.ts'))
+
+  // A folder .gitignore stops leaving out is indexed and then followed.
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\n')
+  await eventually('gen/ is indexed', async () => (await idsFor(ws, 'gamma')).includes('gen/made.ts'))
+  fs.writeFileSync(path.join(dir, 'gen/made.ts'), 'export const gamma = 2 // tapir\n')
+  await eventually('an edit in gen/ is seen', async () => (await idsFor(ws, 'tapir')).includes('gen/made.ts'))
+  assert.deepEqual(await idsFor(ws, 'okapi'), ['src/a/one.ts'], 'node_modules stays out')
 })

@@ -28,6 +28,13 @@ impl TreeWatchFactory for NotifyTreeWatches {
             RecommendedWatcher::new(handler(signals, roots, base, skip), config).map_err(|e| e.to_string())?;
         Ok(Box::new(NotifyTreeWatch(watcher)))
     }
+
+    fn per_folder(&self) -> bool {
+        // inotify watches one folder per watch (a recursive watch is one per
+        // folder below, ignored ones too); FSEvents and Windows watch a tree
+        // with one handle, where a watch per folder would cost more.
+        RecommendedWatcher::kind() == notify::WatcherKind::Inotify
+    }
 }
 
 impl TreeWatch for NotifyTreeWatch {
@@ -103,8 +110,15 @@ fn handler(
             let _ = tx.send(Signal::Rules);
             return;
         }
-        for p in event.paths.into_iter().filter(|p| concerns(p, &roots, skip.as_deref())) {
-            let _ = tx.send(Signal::Changed(p));
+        // A rename's first path is where it came from (`Both`: from, to).
+        let first_removed = matches!(
+            event.kind,
+            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From | RenameMode::Both))
+        );
+        for (i, p) in event.paths.into_iter().enumerate() {
+            if concerns(&p, &roots, skip.as_deref()) {
+                let _ = tx.send(if i == 0 && first_removed { Signal::Removed(p) } else { Signal::Changed(p) });
+            }
         }
     }
 }

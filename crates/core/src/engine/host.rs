@@ -87,6 +87,9 @@ pub trait GrepWatchFactory: Send + Sync {
 /// What the host's file watcher tells the engine (`engine::watch`).
 pub enum WatchSignal {
     Changed(std::path::PathBuf),
+    /// The path was removed or renamed away (the host's watches of it and
+    /// of the folders below it went with it), whatever is there now.
+    Removed(std::path::PathBuf),
     /// Events were lost (the system's queue overflowed).
     Rescan,
     /// A `.gitignore` changed: what the walk takes may differ anywhere.
@@ -101,6 +104,7 @@ pub enum WatchSignal {
 }
 
 /// A folder the watcher could not watch.
+#[derive(Debug)]
 pub struct WatchRefusal {
     pub message: String,
     /// The system's watch limit (trying again would only fail again).
@@ -126,6 +130,14 @@ pub trait TreeWatchFactory: Send + Sync {
         skip: Option<std::path::PathBuf>,
         signals: tokio::sync::mpsc::UnboundedSender<WatchSignal>,
     ) -> std::result::Result<Box<dyn TreeWatch>, String>;
+
+    /// Whether a watch of a folder watches that folder alone, so that the
+    /// engine watches each folder the index's walk enters rather than a
+    /// root recursively (inotify: a recursive watch is one per folder
+    /// anyway, ignored ones included).
+    fn per_folder(&self) -> bool {
+        false
+    }
 }
 
 /// An object a snapshot store holds, with its version tag.

@@ -23,6 +23,7 @@ mod store;
 mod tests;
 mod vector_write;
 mod watch;
+mod watch_folders;
 mod write;
 
 pub use config::{Bm25Config, ConfigError, EngineConfig, HostParts, Place, TokenizerIdentity, VectorConfig};

@@ -17,6 +17,7 @@
 
 use super::error::Error;
 use super::host::{TreeWatch, WatchRefusal, WatchSignal};
+use super::watch_folders::FolderWatches;
 use super::Engine;
 use crate::index::gate::Ticket;
 use crate::ingest::watch::{ancestors, watch_roots, Burst, WatchRoot};
@@ -50,6 +51,19 @@ pub struct Watcher {
     roots: Vec<WatchRoot>,
     /// The system refused a watcher (`Unwatched`): the next `init()` tries again.
     refused: bool,
+    /// The folders of the recursive roots, each watched alone (`None`: the
+    /// host watches a root recursively).
+    folders: Option<FolderWatches>,
+}
+
+impl Watcher {
+    /// Watches a root: recursively, or each folder below it the walk enters.
+    fn watch_root(&mut self, root: &WatchRoot) -> Result<(), WatchRefusal> {
+        match self.folders.as_mut().filter(|_| root.recursive) {
+            Some(folders) => folders.watch_tree(&mut *self.watcher, &root.dir),
+            None => self.watcher.watch(&root.dir, root.recursive),
+        }
+    }
 }
 
 /// What `stats().watch` reports.
@@ -282,7 +296,11 @@ impl Engine {
         let (tx, rx) = unbounded_channel();
         let mut state = WatchState::default();
         let mut refused = false;
-        let mut watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx.clone()) {
+        let folders = self.tree_watches.per_folder().then(|| {
+            let exclude = skip.clone().filter(|s| s.starts_with(&base));
+            FolderWatches::new(base.clone(), exclude, self.respect_gitignore)
+        });
+        let watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx.clone()) {
             Ok(w) => w,
             Err(e) => {
                 // No watcher at all (the system's limit of inotify instances,
@@ -295,12 +313,13 @@ impl Engine {
                 Box::new(Unwatched { _signals: tx })
             }
         };
+        let mut w = Watcher { watcher, paths: paths.to_vec(), roots: roots.clone(), refused, folders };
         for dir in ancestors(&base, &roots) {
             // Best effort: a folder above a root is watched alone, for its removal or rename.
-            let _ = watcher.watch(&dir, false);
+            let _ = w.watcher.watch(&dir, false);
         }
         for r in &roots {
-            if let Err(e) = watcher.watch(&r.dir, r.recursive) {
+            if let Err(e) = w.watch_root(r) {
                 let message = format!("watch: cannot watch {} ({})", r.dir.display(), e.message);
                 state.warn(message.clone());
                 warnings.push(message);
@@ -310,8 +329,8 @@ impl Engine {
         state.settle_live();
         *self.watch_state.lock() = state;
         let me: Weak<Engine> = Arc::downgrade(self);
-        self.runtime.spawn(watch_loop(me, rx, roots.clone()));
-        *slot = Some(Watcher { watcher, paths: paths.to_vec(), roots, refused });
+        self.runtime.spawn(watch_loop(me, rx, roots));
+        *slot = Some(w);
     }
 
     /// After a burst: an entry that is a link to a folder inside `basePath`
@@ -373,14 +392,27 @@ impl Engine {
     /// Notes a signal in `burst` and the watch state. (Lock order: the
     /// watcher, then its state.)
     fn note(&self, signal: WatchSignal, burst: &mut Burst) {
-        if let WatchSignal::RootLost(root) = &signal {
-            if let Some(w) = self.watcher.lock().as_mut() {
-                w.watcher.unwatch(root);
+        let mut refusal = None;
+        if let Some(w) = self.watcher.lock().as_mut() {
+            match &signal {
+                WatchSignal::RootLost(root) => w.watcher.unwatch(root),
+                WatchSignal::Changed(p) | WatchSignal::Removed(p) => {
+                    if let Some(folders) = w.folders.as_mut() {
+                        let removed = matches!(signal, WatchSignal::Removed(_));
+                        refusal = folders.changed(&mut *w.watcher, &w.roots, p, removed).err().map(|e| (p.clone(), e));
+                    }
+                }
+                _ => {}
             }
         }
         let mut state = self.watch_state.lock();
+        if let Some((dir, e)) = refusal.filter(|_| !state.degraded) {
+            state.warn(format!("watch: cannot watch {} ({})", dir.display(), e.message));
+            state.refused(&dir, &e);
+            burst.rescan();
+        }
         match signal {
-            WatchSignal::Changed(p) => burst.add(p),
+            WatchSignal::Changed(p) | WatchSignal::Removed(p) => burst.add(p),
             WatchSignal::Rescan if state.own_walk_until.is_some_and(|t| Instant::now() < t) => {
                 state.overflow_in_echo |= !state.follow_up;
             }
@@ -423,7 +455,7 @@ impl Engine {
             // An entry missing at the start is watched as a folder; one that
             // comes back as a file is watched through its folder (above).
             let watched = match dir.is_dir() {
-                true => w.watcher.watch(dir, root.recursive),
+                true => w.watch_root(root),
                 false => dir.parent().map_or(Ok(()), |parent| w.watcher.watch(parent, false)),
             };
             match watched {
@@ -447,6 +479,22 @@ impl Engine {
             burst.rescan();
         }
         state.settle_live();
+    }
+
+    /// Before a reconcile of the tree: the folders watched one by one are
+    /// brought in step with the tree (events were lost, or a `.gitignore`
+    /// changed which folders the walk enters).
+    fn sync_folder_watches(&self) {
+        let mut guard = self.watcher.lock();
+        let Some(w) = guard.as_mut() else { return };
+        let Some(folders) = w.folders.as_mut() else { return };
+        let refused = folders.sync(&mut *w.watcher, &w.roots).err();
+        let mut state = self.watch_state.lock();
+        if let Some(e) = refused.filter(|_| !state.degraded) {
+            state.warn(format!("watch: cannot watch every folder ({})", e.message));
+            state.degraded = true;
+            state.settle_live();
+        }
     }
 
     /// `stats().watch`, while watching.
@@ -560,6 +608,7 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
         }
         if burst.rescan {
             last_rescan = Instant::now();
+            inner.sync_folder_watches();
         }
         if !burst.is_empty() {
             let me = inner.clone();

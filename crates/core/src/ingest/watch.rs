@@ -3,10 +3,12 @@
 //! leading literal directories; a file's own directory), so that changes
 //! elsewhere in the workspace (`node_modules`, build output) wake nothing.
 
-use super::scan::{is_glob, FoundFile};
+use super::gitignore::GitignoreRules;
+use super::scan::{identity, is_glob, FoundFile, MAX_DEPTH};
 use crate::index::id_base::within_base;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// More changed paths than this in one burst: the tree is reconciled
 /// instead (a checkout, an unpacked archive).
@@ -272,6 +274,53 @@ pub fn ancestors(base: &Path, roots: &[WatchRoot]) -> Vec<PathBuf> {
         }
     }
     out.sort();
+    out
+}
+
+/// The folders at and below `root` that the index's walk enters, with
+/// each one's identity (device, inode): not a `.git`, not `exclude` (the
+/// persist directory), not one `gitignore` leaves out, not reached through
+/// a link, and no deeper than files are indexed. A watch of each of them
+/// alone (inotify) sees every change the index cares about, and none of
+/// the churn in `node_modules`, build output or `.git` (thousands of
+/// folders that a recursive watch would each have watched). `root` itself
+/// comes first, when it is a folder.
+pub fn folders_to_watch(
+    root: &Path,
+    exclude: Option<PathBuf>,
+    gitignore: Option<Arc<GitignoreRules>>,
+) -> Vec<(PathBuf, Option<(u64, u64)>)> {
+    let mut out = Vec::new();
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .standard_filters(false)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_global(false)
+        .git_exclude(false)
+        .git_ignore(false)
+        .require_git(false)
+        .follow_links(false)
+        // Folders holding files the scan takes (it goes one level deeper
+        // only to report what lies there).
+        .max_depth(Some(MAX_DEPTH - 1));
+    let walker = builder
+        .filter_entry(move |e| {
+            let p = e.path();
+            e.depth() == 0
+                || (e.file_type().is_some_and(|t| t.is_dir())
+                    && e.file_name() != ".git"
+                    && exclude.as_deref() != Some(p)
+                    && gitignore.as_ref().is_none_or(|g| !g.ignored(p, true)))
+        })
+        .build();
+    for entry in walker.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            let id = entry.metadata().ok().as_ref().and_then(identity);
+            out.push((entry.into_path(), id));
+        }
+    }
     out
 }
 

@@ -1,0 +1,291 @@
+//! Folders watched one by one, where the host's watch of a folder is a
+//! watch of that folder alone (inotify: `TreeWatchFactory::per_folder`).
+//! A recursive watch there is one watch per folder below the root,
+//! `node_modules`, build output and `.git` included: thousands of watches,
+//! the system's limit reached on a large project, and every `npm install`
+//! a storm of events about files the index leaves out. Here only the
+//! folders the index's walk enters are watched
+//! (`ingest::watch::folders_to_watch`), kept in step as folders come and
+//! go and as `.gitignore` files change.
+
+use super::host::{TreeWatch, WatchRefusal};
+use crate::ingest::gitignore::GitignoreRules;
+use crate::ingest::scan::identity;
+use crate::ingest::watch::{folders_to_watch, WatchRoot};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A folder's device and inode (`None` where there are none).
+type Identity = Option<(u64, u64)>;
+
+pub(super) struct FolderWatches {
+    /// basePath, canonical (as the roots are).
+    base: PathBuf,
+    /// The persist directory, never walked.
+    exclude: Option<PathBuf>,
+    respect_gitignore: bool,
+    /// The `.gitignore` rules, read again at each `sync` (one changed).
+    rules: Option<Arc<GitignoreRules>>,
+    /// Each folder watched, with its identity when it was: a folder made
+    /// again under the same name has lost its watch and those below it.
+    watched: BTreeMap<PathBuf, Identity>,
+}
+
+impl FolderWatches {
+    pub fn new(base: PathBuf, exclude: Option<PathBuf>, respect_gitignore: bool) -> FolderWatches {
+        let mut folders = FolderWatches { base, exclude, respect_gitignore, rules: None, watched: BTreeMap::new() };
+        folders.rules = folders.fresh_rules();
+        folders
+    }
+
+    fn fresh_rules(&self) -> Option<Arc<GitignoreRules>> {
+        self.respect_gitignore.then(|| Arc::new(GitignoreRules::new(&self.base)))
+    }
+
+    /// Watches `root` and the folders below it that the walk enters. A
+    /// refusal of `root` itself is returned (missing: looked for; refused:
+    /// the watch degrades); below it, only the system's limit is: a folder
+    /// the process may not read is one the scan cannot read either, and
+    /// once it is made readable, its change of mode is an event that
+    /// brings it to `changed`.
+    pub fn watch_tree(&mut self, watch: &mut dyn TreeWatch, root: &Path) -> Result<(), WatchRefusal> {
+        watch.watch(root, false)?;
+        self.watched.insert(root.to_path_buf(), identity_of(root));
+        self.watch_below(watch, root)
+    }
+
+    /// A path that changed under a root watched below: a folder not
+    /// watched as it is now (made, moved in, made again, made readable) is
+    /// watched with the folders below it, before the burst walks it, so
+    /// that nothing written into it is missed; a path that is no longer a
+    /// folder, or was `removed` (the system dropped the watches at and
+    /// below it, even if a folder of that name, maybe of the same inode
+    /// number, is there again) takes the folders at and below it out of
+    /// the set. Only the system's limit is returned.
+    pub fn changed(
+        &mut self,
+        watch: &mut dyn TreeWatch,
+        roots: &[WatchRoot],
+        path: &Path,
+        removed: bool,
+    ) -> Result<(), WatchRefusal> {
+        if !roots.iter().any(|r| r.recursive && path.starts_with(&r.dir) && path != r.dir) {
+            return Ok(());
+        }
+        let meta = std::fs::symlink_metadata(path).ok().filter(|m| m.is_dir());
+        let id = meta.as_ref().and_then(identity);
+        if !removed && meta.is_some() && self.watched.get(path) == Some(&id) {
+            return Ok(());
+        }
+        self.forget(path);
+        if meta.is_none() || !self.enters(path) {
+            return Ok(());
+        }
+        self.watch_below(watch, path)
+    }
+
+    /// Reads the `.gitignore` rules again and walks every root watched
+    /// below: folders no longer entered are unwatched, folders entered and
+    /// not watched are watched. After lost events (a folder made then has
+    /// no watch) and a change of `.gitignore` (a folder it no longer
+    /// leaves out has none either). Only the system's limit is returned.
+    pub fn sync(&mut self, watch: &mut dyn TreeWatch, roots: &[WatchRoot]) -> Result<(), WatchRefusal> {
+        self.rules = self.fresh_rules();
+        let mut entered = BTreeMap::new();
+        for r in roots.iter().filter(|r| r.recursive) {
+            entered.extend(folders_to_watch(&r.dir, self.exclude.clone(), self.rules.clone()));
+        }
+        let left: Vec<PathBuf> = self.watched.keys().filter(|d| !entered.contains_key(*d)).cloned().collect();
+        for dir in left {
+            watch.unwatch(&dir);
+            self.watched.remove(&dir);
+        }
+        self.watch_each(watch, entered)
+    }
+
+    /// Watches the folders the walk enters at and below `dir`.
+    fn watch_below(&mut self, watch: &mut dyn TreeWatch, dir: &Path) -> Result<(), WatchRefusal> {
+        let found = folders_to_watch(dir, self.exclude.clone(), self.rules.clone());
+        self.watch_each(watch, found)
+    }
+
+    fn watch_each(
+        &mut self,
+        watch: &mut dyn TreeWatch,
+        folders: impl IntoIterator<Item = (PathBuf, Identity)>,
+    ) -> Result<(), WatchRefusal> {
+        for (dir, id) in folders {
+            if self.watched.get(&dir) == Some(&id) {
+                continue;
+            }
+            match watch.watch(&dir, false) {
+                Ok(()) => drop(self.watched.insert(dir, id)),
+                Err(e) if e.limit => return Err(e),
+                // Gone meanwhile (its removal is an event), or not readable.
+                Err(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the walk enters the folder `dir`: neither it nor a folder
+    /// on the way down to it from basePath is left out.
+    fn enters(&self, dir: &Path) -> bool {
+        dir.ancestors().take_while(|at| *at != self.base).all(|at| {
+            at.file_name().is_some_and(|n| n != ".git")
+                && self.exclude.as_deref() != Some(at)
+                && self.rules.as_ref().is_none_or(|g| !g.ignored(at, true))
+        })
+    }
+
+    /// Takes `dir` and every folder below it out of the set.
+    fn forget(&mut self, dir: &Path) {
+        let below: Vec<PathBuf> = self
+            .watched
+            .range(dir.to_path_buf()..)
+            .map(|(d, _)| d)
+            .take_while(|d| d.starts_with(dir))
+            .cloned()
+            .collect();
+        for d in below {
+            self.watched.remove(&d);
+        }
+    }
+
+    /// How many folders are watched (for tests).
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.watched.len()
+    }
+}
+
+fn identity_of(dir: &Path) -> Identity {
+    std::fs::symlink_metadata(dir).ok().as_ref().and_then(identity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use std::fs;
+
+    /// The folders watched, as the host would hold them.
+    #[derive(Default)]
+    struct Recorded {
+        held: BTreeSet<PathBuf>,
+        /// Refuse every watch past this many (the system's limit).
+        limit: Option<usize>,
+    }
+
+    impl TreeWatch for Recorded {
+        fn watch(&mut self, dir: &Path, recursive: bool) -> Result<(), WatchRefusal> {
+            assert!(!recursive, "each folder alone");
+            if self.limit.is_some_and(|l| self.held.len() >= l) {
+                return Err(WatchRefusal { message: "limit".into(), limit: true });
+            }
+            if !dir.is_dir() {
+                return Err(WatchRefusal { message: "not found".into(), limit: false });
+            }
+            self.held.insert(dir.to_path_buf());
+            Ok(())
+        }
+
+        fn unwatch(&mut self, dir: &Path) {
+            self.held.remove(dir);
+        }
+    }
+
+    fn held(w: &Recorded, base: &Path) -> Vec<String> {
+        w.held.iter().map(|d| d.strip_prefix(base).unwrap().to_string_lossy().into_owned()).collect()
+    }
+
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        for d in ["src/a", "node_modules/x/y", ".git/objects/ab", "gen", ".store/parts"] {
+            fs::create_dir_all(base.join(d)).unwrap();
+        }
+        fs::write(base.join(".gitignore"), "node_modules/\ngen/\n").unwrap();
+        (dir, base)
+    }
+
+    #[test]
+    fn only_the_folders_the_walk_enters() {
+        let (_keep, base) = project();
+        let mut w = Recorded::default();
+        let mut folders = FolderWatches::new(base.clone(), Some(base.join(".store")), true);
+        folders.watch_tree(&mut w, &base).unwrap();
+        assert_eq!(held(&w, &base), ["", "src", "src/a"]);
+        assert_eq!(folders.len(), 3);
+
+        let mut all = Recorded::default();
+        let mut unruled = FolderWatches::new(base.clone(), None, false);
+        unruled.watch_tree(&mut all, &base).unwrap();
+        assert_eq!(
+            held(&all, &base),
+            ["", ".store", ".store/parts", "gen", "node_modules", "node_modules/x", "node_modules/x/y", "src", "src/a"]
+        );
+    }
+
+    #[test]
+    fn folders_that_come_go_and_come_back() {
+        let (_keep, base) = project();
+        let roots = [WatchRoot { dir: base.clone(), recursive: true }];
+        let mut w = Recorded::default();
+        let mut folders = FolderWatches::new(base.clone(), Some(base.join(".store")), true);
+        folders.watch_tree(&mut w, &base).unwrap();
+
+        fs::create_dir_all(base.join("src/b/c")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("src/b"), false).unwrap();
+        assert_eq!(held(&w, &base), ["", "src", "src/a", "src/b", "src/b/c"]);
+
+        // Ignored, a file, or outside every root: nothing is watched.
+        fs::create_dir_all(base.join("gen/more")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("gen/more"), false).unwrap();
+        fs::write(base.join("src/f.ts"), "x").unwrap();
+        folders.changed(&mut w, &roots, &base.join("src/f.ts"), false).unwrap();
+        assert_eq!(folders.len(), 5);
+
+        // Removed (the host drops the watches with it) and made again.
+        fs::remove_dir_all(base.join("src/b")).unwrap();
+        w.held.retain(|d| !d.starts_with(base.join("src/b")));
+        folders.changed(&mut w, &roots, &base.join("src/b"), true).unwrap();
+        assert_eq!(folders.len(), 3);
+        fs::create_dir_all(base.join("src/b/d")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("src/b"), false).unwrap();
+        assert_eq!(held(&w, &base), ["", "src", "src/a", "src/b", "src/b/d"]);
+
+        // Made again before its removal's event is read, maybe with the
+        // same inode number: the removal says its watches are gone.
+        fs::remove_dir_all(base.join("src/b")).unwrap();
+        w.held.retain(|d| !d.starts_with(base.join("src/b")));
+        fs::create_dir_all(base.join("src/b/e")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("src/b"), true).unwrap();
+        folders.changed(&mut w, &roots, &base.join("src/b"), false).unwrap();
+        assert_eq!(held(&w, &base), ["", "src", "src/a", "src/b", "src/b/e"]);
+    }
+
+    #[test]
+    fn sync_follows_the_rules_and_the_tree() {
+        let (_keep, base) = project();
+        let roots = [WatchRoot { dir: base.clone(), recursive: true }];
+        let mut w = Recorded::default();
+        let mut folders = FolderWatches::new(base.clone(), Some(base.join(".store")), true);
+        folders.watch_tree(&mut w, &base).unwrap();
+        fs::write(base.join(".gitignore"), "node_modules/\nsrc/a/\n").unwrap();
+        fs::create_dir_all(base.join("src/unseen")).unwrap(); // its event was lost
+        folders.sync(&mut w, &roots).unwrap();
+        assert_eq!(held(&w, &base), ["", "gen", "src", "src/unseen"]);
+    }
+
+    #[test]
+    fn the_systems_limit_is_returned() {
+        let (_keep, base) = project();
+        let mut w = Recorded { limit: Some(2), ..Default::default() };
+        let mut folders = FolderWatches::new(base.clone(), None, true);
+        let refused = folders.watch_tree(&mut w, &base).unwrap_err();
+        assert!(refused.limit);
+        assert_eq!(folders.len(), 2);
+    }
+}
