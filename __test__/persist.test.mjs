@@ -1099,3 +1099,21 @@ test('rebuildSearchIndex() whose rebuilt index is in place before destroy() reso
     assert.ok(outcome === 'resolved' || seen === 0, `round ${round}: ${outcome} after searches saw ${seen} rebuilt documents`)
   }
 })
+
+test('two overlapping destroy() calls save the index once, whole, and both settle after the save (the second cleared the index under the first’s save: the next start found nothing)', async (t) => {
+  const base = tree(t, { 'docs/a.md': 'router\n' })
+  const dir = tree(t)
+  const make = () => new Workspace({ id: 'w', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], persist: { dir } })
+  const first = make()
+  await first.init()
+  await first.index('notes/m.md', 'kiwi')
+  const settled = []
+  await Promise.all([first.destroy().then(() => settled.push('first')), first.destroy().then(() => settled.push('second'))])
+  assert.deepEqual(settled, ['first', 'second'])
+  assert.equal(first.status, 'destroyed')
+  const next = make()
+  await next.init()
+  assert.deepEqual((await next.search('kiwi')).map((r) => r.id), ['notes/m.md'])
+  assert.deepEqual((await next.search('router')).map((r) => r.id), ['docs/a.md'])
+  await next.destroy()
+})

@@ -15,6 +15,9 @@
 /** Mastra's SearchEngine default `topK`. */
 const DEFAULT_TOP_K = 10
 
+/** The prefixes of the documents Mastra's skills index (`skill:`, and `skill-scope:` for a scoped view). */
+const SKILL_PREFIXES = ['skill:', 'skill-scope:']
+
 /**
  * Metadata without `undefined` values (Mastra's Workspace passes
  * `{ type: undefined, mimeType: undefined, ...metadata }`); absent when empty.
@@ -62,8 +65,12 @@ class NativeSearchEngine {
     })
   }
 
+  /** A document of Mastra's skills was indexed (in this process). */
+  skillsIndexed = false
+
   /** @param {IndexDocument} doc */
   async index(doc) {
+    if (SKILL_PREFIXES.some((p) => doc.id.startsWith(p))) this.skillsIndexed = true
     await this.#mapped(this.#native.index(doc.id, doc.content, indexOptions(doc)))
   }
 
@@ -159,4 +166,4 @@ class NativeSearchEngine {
 /** The methods Mastra's Workspace, skills and tools call on their engine. */
 const ENGINE_METHODS = ['index', 'indexMany', 'remove', 'countByPrefix', 'removeByPrefix', 'removeSource', 'clear', 'search']
 
-module.exports = { NativeSearchEngine, ENGINE_METHODS, definedMetadata }
+module.exports = { NativeSearchEngine, ENGINE_METHODS, SKILL_PREFIXES, definedMetadata }

@@ -7,7 +7,7 @@
 'use strict'
 
 const { Workspace: NativeWorkspace, WorkspaceError: NativeWorkspaceError, UnsupportedGrepPatternError: NativeUnsupported } = require('../../index.js')
-const { NativeSearchEngine, ENGINE_METHODS } = require('./engine.js')
+const { NativeSearchEngine, ENGINE_METHODS, SKILL_PREFIXES } = require('./engine.js')
 const { toMastraError } = require('./errors.js')
 const { describe } = require('../describe.js')
 
@@ -62,6 +62,29 @@ function checkCallerNumbers(options) {
 
 /** Skills objects whose search checks the caller's numbers (`get skills`). */
 const checkedSkills = new WeakSet()
+
+/**
+ * `skills` (Mastra's), its `search` checking the caller's numbers first,
+ * and so the skills `getScoped` gives (the `skill_search` tool asks for
+ * those: with a filesystem resolver they are other objects).
+ * @param {any} skills
+ */
+function checkSkills(skills) {
+  if (skills === null || typeof skills !== 'object' || checkedSkills.has(skills)) return skills
+  checkedSkills.add(skills)
+  if (typeof skills.search === 'function') {
+    const search = skills.search.bind(skills)
+    skills.search = async (/** @type {string} */ query, /** @type {any} */ options) => {
+      checkCallerNumbers(options)
+      return search(query, options)
+    }
+  }
+  if (typeof skills.getScoped === 'function') {
+    const getScoped = skills.getScoped.bind(skills)
+    skills.getScoped = async (/** @type {any[]} */ ...args) => checkSkills(await getScoped(...args))
+  }
+  return skills
+}
 
 /**
  * What the last native rebuild of `workspace` indexed, skipped and failed.
@@ -301,9 +324,20 @@ function createWorkspaceClass(mastra, version) {
       const options = this.id === '' || (config.id === undefined && config.persist) ? {} : { id: this.id }
       for (const key of FORWARDED_OPTIONS) if (config[key] !== undefined) options[key] = config[key]
       if (basePath !== undefined) options.filesystem = { basePath }
-      if (config.watch && basePath === undefined) {
+      const autoIndexPaths = Array.isArray(config.autoIndexPaths) ? config.autoIndexPaths : []
+      // Mastra's walk reads the files (through its filesystem API) when the
+      // native scan cannot: the native init() then only loads the snapshot.
+      const walksNatively = basePath !== undefined && !readsAllowedPaths(self._fs, autoIndexPaths)
+      if (!walksNatively) delete options.autoIndexPaths
+      // Mastra's init() reaches the native workspace only through a native
+      // rebuild of a non-empty autoIndexPaths: otherwise init() loads a
+      // persisted index first (see init()).
+      this.#persisted = config.persist !== undefined
+      this.#loadsAtInit = this.#persisted && !(walksNatively && autoIndexPaths.length > 0)
+      if (config.watch && !walksNatively) {
         // (Files reach the index through Mastra's filesystem API here: no folder of ours to watch.)
-        process.emitWarning('workspace-search/mastra: watch needs a contained LocalFilesystem; files are not followed', { code: 'WORKSPACE_SEARCH_WATCH_IGNORED' })
+        const why = basePath === undefined ? 'watch needs a contained LocalFilesystem' : 'watch follows files the native scan reads, and autoIndexPaths reaches outside basePath (allowedPaths), so Mastra reads them all'
+        process.emitWarning(`workspace-search/mastra: ${why}; files are not followed`, { code: 'WORKSPACE_SEARCH_WATCH_IGNORED' })
       }
       try {
         this.#native = new NativeWorkspace(/** @type {any} */ (options))
@@ -321,6 +355,39 @@ function createWorkspaceClass(mastra, version) {
     /** @type {{ fs: any, grep: Function } | undefined} */
     #grep
 
+    /** init() loads the persisted index before Mastra's init(). */
+    #loadsAtInit = false
+
+    /** The native index is persisted (`persist`). */
+    #persisted = false
+
+    /**
+     * Mastra's init(), after the native workspace's own where it must load
+     * a persisted index: without `autoIndexPaths` (an agent that indexes
+     * through the index tool, skills alone) or with files read through
+     * Mastra's API (mounts, `contained: false`, `allowedPaths`), Mastra's
+     * init() never reached it, so nothing was loaded or saved, and Mastra's
+     * rebuild was refused as not ready (its error swallowed by Mastra).
+     * The skills' documents the snapshot holds are dropped: Mastra indexes
+     * the skills again as it finds them (one deleted since stayed found).
+     */
+    async init() {
+      const native = this.#native
+      if (this.#loadsAtInit && native !== undefined && native.status === 'pending') {
+        await native.init().catch((err) => {
+          throw this.#translate(err)
+        })
+      }
+      await super.init()
+      if (this.#persisted && native !== undefined && !(/** @type {any} */ (this)._searchEngine.skillsIndexed)) {
+        for (const prefix of SKILL_PREFIXES) {
+          await native.removeByPrefix(prefix).catch((err) => {
+            throw this.#translate(err)
+          })
+        }
+      }
+    }
+
     /**
      * Mastra's search, with the caller's `topK` and `minScore` checked
      * first (`checkCallerNumbers`).
@@ -334,16 +401,7 @@ function createWorkspaceClass(mastra, version) {
 
     /** Mastra's skills, whose search checks the caller's numbers first. */
     get skills() {
-      const skills = super.skills
-      if (skills && typeof skills.search === 'function' && !checkedSkills.has(skills)) {
-        const search = skills.search.bind(skills)
-        skills.search = async (/** @type {string} */ query, /** @type {any} */ options) => {
-          checkCallerNumbers(options)
-          return search(query, options)
-        }
-        checkedSkills.add(skills)
-      }
-      return skills
+      return checkSkills(super.skills)
     }
 
     /** This workspace's own errors as Mastra's classes (errors.js). @type {(err: unknown) => unknown} */

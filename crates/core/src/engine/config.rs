@@ -263,6 +263,7 @@ impl Engine {
             gate: Arc::new(Gate::default()),
             status: Mutex::new(Lifecycle::Pending),
             destroyed: AtomicBool::new(false),
+            destroying: Mutex::default(),
             commits: Default::default(),
             applying: tokio::sync::watch::Sender::new(0),
             last_stats: Mutex::default(),

@@ -53,6 +53,17 @@ impl Engine {
     /// then the directory's lock is given up and the index dropped. `None`
     /// when it is done already; else what is left, to await off this thread.
     pub fn destroy(self: &Arc<Self>) -> Option<Pin<Box<dyn Future<Output = Result<()>> + Send>>> {
+        let mut destroying = self.destroying.lock();
+        if let Some(mut settled) = destroying.clone() {
+            // An earlier destroy() is saving: this one settles with it
+            // (clearing the index now would save it empty).
+            return Some(Box::pin(async move {
+                match settled.wait_for(Option::is_some).await.map(|s| s.clone()) {
+                    Ok(Some(Some(reason))) => Err(Error::from_reason(reason)),
+                    _ => Ok(()),
+                }
+            }));
+        }
         let saves = self.persist.is_some() && !self.destroyed.load(Ordering::SeqCst);
         // Marked destroyed first: a watcher started again meanwhile (a link
         // entry retargeted) sees it under the watcher's lock, or is stopped here.
@@ -64,8 +75,11 @@ impl Engine {
             w.close();
         }
         if saves {
+            let (settle, settled) = tokio::sync::watch::channel(None);
+            *destroying = Some(settled);
+            drop(destroying);
             let me = self.clone();
-            return Some(Box::pin(async move {
+            let saving = async move {
                 // The gate is closed: no turn to take. A write already in its
                 // turn ends first (a snapshot taken while one applies could
                 // hold a vector without its document).
@@ -89,6 +103,11 @@ impl Engine {
                 }
                 me.clone().drop_all(seq).await?;
                 saved.map(drop)
+            };
+            return Some(Box::pin(async move {
+                let result = saving.await;
+                settle.send_replace(Some(result.as_ref().err().map(|e| e.reason.clone())));
+                result
             }));
         }
         // Nothing reaches the store after destroy() resolves, but what a

@@ -113,6 +113,10 @@ pub struct Engine {
     pub gate: Arc<Gate>,
     pub status: Mutex<Lifecycle>,
     pub destroyed: AtomicBool,
+    /// How the `destroy()` that saves settled (`None` while under way;
+    /// then its failure's reason, if any): a second `destroy()` settles
+    /// with it, rather than clearing the index that one is saving.
+    destroying: Mutex<Option<tokio::sync::watch::Receiver<Option<Option<String>>>>>,
     /// Held to mark the workspace destroyed, and by a write deciding to
     /// apply (`unless_destroyed`): each then sees the other's side.
     commits: Mutex<()>,
