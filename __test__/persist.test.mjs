@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { hashEmbed, pgAvailable, PG_URL } from './vector-helpers.mjs'
+import { hashEmbed, makeStore, pgAvailable, PG_URL } from './vector-helpers.mjs'
 import { eventually, Workspace, LocalFilesystem, lib, tree } from './helpers.mjs'
 
 const CHILD = fileURLToPath(new URL('./persist-child.mjs', import.meta.url))
@@ -1116,4 +1116,63 @@ test('two overlapping destroy() calls save the index once, whole, and both settl
   assert.deepEqual((await next.search('kiwi')).map((r) => r.id), ['notes/m.md'])
   assert.deepEqual((await next.search('router')).map((r) => r.id), ['docs/a.md'])
   await next.destroy()
+})
+
+/** A persisted workspace over docs/n0..n2.md with a user's vector store (DuckDB, in memory, or as given). */
+async function storeCase(t) {
+  const base = tree(t, { 'docs/n0.md': 'alpha zebra one\n', 'docs/n1.md': 'alpha zebra two\n', 'docs/n2.md': 'alpha zebra three\n' })
+  const dir = tree(t)
+  const stores = []
+  t.after(() => Promise.all(stores.map((s) => s.close())))
+  const store = async () => {
+    const made = await makeStore('duckdb')
+    stores.push(made)
+    return made.store
+  }
+  const open = (vectorStore, extra = {}) =>
+    new Workspace({ id: 'w', filesystem: new LocalFilesystem({ basePath: base }), bm25: true, autoIndexPaths: ['docs'], vectorStore, embedder: async (text) => hashEmbed(text, 16), embedderId: 'e', persist: { dir }, ...extra })
+  const vectorIds = async (ws) => (await ws.search('alpha zebra', { mode: 'vector', topK: 10 })).map((h) => h.id).sort()
+  return { base, store, open, vectorIds }
+}
+
+test('a vectorStore given in place of the one the snapshot wrote to (its index not there) has every text embedded again, with a warning (the new store stayed nearly empty for good)', async (t) => {
+  const { base, store, open, vectorIds } = await storeCase(t)
+  const first = open(await store())
+  await first.init()
+  await first.destroy()
+  fs.writeFileSync(path.join(base, 'docs/n1.md'), 'alpha zebra two, edited\n')
+  const second = open(await store())
+  const report = await second.init()
+  assert.match(report.warnings.join('\n'), /the vector store holds no index .*every text is embedded again/)
+  assert.equal(report.embedded, 3)
+  assert.deepEqual(await vectorIds(second), ['docs/n0.md', 'docs/n1.md', 'docs/n2.md'])
+  await second.destroy()
+})
+
+test('a rebuild over a snapshot made with other options deletes the vectors it wrote: a file deleted meanwhile is not found by vector search (it was, for good)', async (t) => {
+  const { base, store, open, vectorIds } = await storeCase(t)
+  const shared = await store()
+  const first = open(shared)
+  await first.init()
+  await first.destroy()
+  fs.rmSync(path.join(base, 'docs/n2.md'))
+  const second = open(shared, { bm25: { k1: 1.2 } })
+  const report = await second.init()
+  assert.match(report.warnings.join('\n'), /the index was rebuilt from the files/)
+  assert.deepEqual(await vectorIds(second), ['docs/n0.md', 'docs/n1.md'])
+  assert.deepEqual((await second.search('alpha zebra', { mode: 'hybrid', topK: 10 })).map((h) => h.id).sort(), ['docs/n0.md', 'docs/n1.md'])
+  await second.destroy()
+})
+
+test('after a first init() whose embedder was down (the store’s index never made), a healthy init() reports no failure (it reported old vectors not deleted)', async (t) => {
+  const { store, open, vectorIds } = await storeCase(t)
+  const shared = await store()
+  const down = open(shared, { embedder: async () => { throw new Error('embedder down') } })
+  const first = await down.init().catch((e) => e)
+  await down.destroy()
+  const again = open(shared)
+  const report = await again.init()
+  assert.deepEqual(report.failed, [], `first: ${first?.message ?? JSON.stringify(first?.failed)}`)
+  assert.deepEqual(await vectorIds(again), ['docs/n0.md', 'docs/n1.md', 'docs/n2.md'])
+  await again.destroy()
 })

@@ -11,7 +11,8 @@ use super::{blocking, Engine, VectorSide};
 use crate::persist::disk::{self, DirLock};
 use crate::persist::intent::IntentLog;
 use crate::persist::{
-    fingerprint_difference, same_index, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError, VectorParts,
+    fingerprint_difference, same_index, same_vectors, EmbedderIdentity, FileTable, Parts, Snapshot, SnapshotError,
+    VectorParts,
 };
 use crate::vectors::embedding::same_embedder;
 use crate::vectors::ledger::Ledger;
@@ -240,6 +241,7 @@ impl Engine {
             Ok(s) if !same_index(&s.fingerprint, &p.fingerprint) => {
                 let why = SnapshotError::OtherOptions(fingerprint_difference(&s.fingerprint, &p.fingerprint));
                 warnings.push(format!("persist: {why}; the index was rebuilt from the files"));
+                self.delete_saved_vectors(&s, warnings).await;
                 Ok(None)
             }
             Ok(s) => Ok(Some(s)),
@@ -500,8 +502,30 @@ impl Engine {
         Ok(identity)
     }
 
+    /// Before a rebuild from the files over a snapshot made with other
+    /// options: the vectors it says were written to this user's store are
+    /// deleted, by this workspace's writer. The rebuild writes those of
+    /// the files there now; a file deleted meanwhile, or a document given
+    /// to `index()` (the rebuild drops it), kept its vector in the store,
+    /// found by every vector and hybrid search from then on.
+    async fn delete_saved_vectors(&self, saved: &Snapshot, warnings: &mut Vec<String>) {
+        let Some(v) = &self.vectors else { return };
+        let Some(state) = &saved.vectors else { return };
+        let writer = self.persisted().state.lock().writer.is_some();
+        if v.store.is_local() || !writer || !same_vectors(&saved.fingerprint, &self.persisted().fingerprint) {
+            return;
+        }
+        let ids = state.ledger.all_ids();
+        if let Err(e) = v.store.delete_ids(&v.index_name, &ids).await {
+            if v.store.holds_index(&v.index_name).await != Some(false) {
+                warnings.push(format!("persist: the {} vectors the snapshot wrote could not be deleted from the vector store ({}); those of files deleted since may still be found", ids.len(), e.reason));
+            }
+        }
+    }
+
     /// Puts a loaded snapshot's vector side in place; false when the
-    /// embedder changed (then every text is embedded again, once).
+    /// embedder changed (then every text is embedded again, once), or the
+    /// store no longer holds the index they were written to.
     pub(super) async fn install_vectors(
         &self,
         v: &VectorSide,
@@ -518,7 +542,19 @@ impl Engine {
             warnings
                 .push("persist: the embedder changed since the index was saved; every text is embedded again".into());
         }
+        // Another store given (its index never made there), or the index
+        // dropped: none of the saved vectors is there, and the ledger
+        // would have every text taken for embedded.
+        let gone =
+            !v.store.is_local() && saved.ledger.count() > 0 && v.store.holds_index(&v.index_name).await == Some(false);
+        if gone {
+            warnings.push(format!("persist: the vector store holds no index {} (another store, or the index was dropped), where the saved vectors were written; every text is embedded again", v.index_name));
+        }
+        let same = same && !gone;
         let (mut ledger, mut local) = saved.adopt(same, v.store.is_local());
+        if gone {
+            ledger.clear();
+        }
         Self::forget_saved(v, &mut ledger, local.as_mut());
         if let (Store::Local(store), Some(mut ix)) = (&v.store, local) {
             // Vectors written before this first init() stay, over the saved ones.

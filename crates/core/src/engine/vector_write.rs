@@ -406,7 +406,13 @@ impl VectorSide {
         if owed.is_empty() {
             return None;
         }
-        match self.store.delete_ids(&self.index_name, &owed).await {
+        let deleted = match self.store.delete_ids(&self.index_name, &owed).await {
+            // The store holds no such index (never made: the writes that
+            // owed these failed before it was): nothing of them is there.
+            Err(e) if self.store.holds_index(&self.index_name).await != Some(false) => Err(e),
+            _ => Ok(()),
+        };
+        match deleted {
             Ok(()) => {
                 self.ledger.lock().deleted(&owed);
                 None
