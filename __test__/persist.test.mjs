@@ -1176,3 +1176,17 @@ test('after a first init() whose embedder was down (the store’s index never ma
   assert.deepEqual(await vectorIds(again), ['docs/n0.md', 'docs/n1.md', 'docs/n2.md'])
   await again.destroy()
 })
+
+test('vectors of another size under the same embedderId, in a user’s store: the search and the write say the embedder changed and what to do (they said the store’s size error alone)', async (t) => {
+  const { store, open } = await storeCase(t)
+  const shared = await store()
+  const first = open(shared, { embedder: async (text) => hashEmbed(text, 8) })
+  await first.init()
+  await first.destroy()
+  const second = open(shared)
+  await second.init()
+  const changed = /vectors of 16 numbers, where the vector store's index \S+ holds vectors of 8: .*the embedder changed \(with persist and embedderId, give it a new embedderId/
+  await assert.rejects(second.search('alpha', { mode: 'vector' }), changed)
+  await assert.rejects(second.index('notes/x', 'alpha note'), changed)
+  await second.destroy()
+})

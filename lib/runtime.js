@@ -196,8 +196,8 @@ function nanScoresAsNull(answer) {
  * a method replaced or spied on after construction is the one used. Its
  * answer is awaited as Mastra awaits it (a thenable that is not a native
  * promise included). Only `query`'s answer is read, handed over as checked
- * JSON text (a TypeError naming the path where it is not JSON data), and
- * `listIndexes`' when it is a list of names; the others' answers are ignored, as Mastra ignores them, so that a store that
+ * JSON text (a TypeError naming the path where it is not JSON data),
+ * `listIndexes`' when it is a list of names, and `describeIndex`'s dimension; the others' answers are ignored, as Mastra ignores them, so that a store that
  * wrote and answered something odd is not taken for one that failed.
  * @param {Record<string, unknown>} store
  * @returns {(request: { method: string, args: unknown }) => Promise<string | null>}
@@ -210,6 +210,11 @@ function storeCaller(store) {
     if (method === 'query') return jsonText(answer === undefined ? null : nanScoresAsNull(answer), `vectorStore.query answer`)
     // The index names, when they are strings (else unknown: the caller deletes as before).
     if (method === 'listIndexes') return Array.isArray(answer) && answer.every((n) => typeof n === 'string') ? JSON.stringify(answer) : null
+    // The size of the index's vectors, when it is a number (to say why a write or query was refused).
+    if (method === 'describeIndex') {
+      const dimension = answer !== null && typeof answer === 'object' ? /** @type {{ dimension?: unknown }} */ (answer).dimension : undefined
+      return Number.isSafeInteger(dimension) ? JSON.stringify({ dimension }) : null
+    }
     return null
   }
 }

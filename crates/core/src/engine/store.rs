@@ -238,18 +238,24 @@ impl MastraStore {
     }
 }
 
+/// The size of the first vector of an upsert's arguments.
+fn vectors_len(args: &Value) -> Option<usize> {
+    args.get("vectors")?.get(0)?.as_array().map(Vec::len)
+}
+
 /// A call's task that ended without an answer (it panicked).
 fn joined_err(name: &str, e: tokio::task::JoinError) -> Error {
     Error::from_reason(format!("vectorStore.{name} failed: {e}"))
 }
 
+/// Why vectors of another size than those held are refused.
+const SIZE_CHANGED: &str = "the embedder's vectors are not the size of those already in the index; the embedder changed (with persist and embedderId, give it a new embedderId, or none, so that every text is embedded again)";
+
 fn local_err(e: VectorError) -> Error {
     match e {
         // Vectors of another size than those held: the embedder changed (with
         // `persist`, under an `embedderId` that is taken at its word).
-        VectorError::Dimension { .. } => Error::from_reason(format!(
-            "{e}: the embedder's vectors are not the size of those already in the index; the embedder changed (with persist and embedderId, give it a new embedderId, or none, so that every text is embedded again)"
-        )),
+        VectorError::Dimension { .. } => Error::from_reason(format!("{e}: {SIZE_CHANGED}")),
         e => Error::from_reason(e.to_string()),
     }
 }
@@ -309,12 +315,16 @@ impl Store {
             Store::Mastra(js) => {
                 let held = js.intend_ids(&ids)?;
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
+                let len = vectors_len(&args);
                 let answer =
                     js.call_write("upsert", args).await.and_then(|a| MastraStore::required("upsert", a)).map(drop);
                 if let Some(h) = held {
                     h.answered();
                 }
-                answer
+                match answer {
+                    Err(e) => Err(self.size_changed(index_name, len, e).await),
+                    ok => ok,
+                }
             }
         }
     }
@@ -363,10 +373,30 @@ impl Store {
                         {
                             parse_hits(MastraStore::required("query", js.call_read("query", args()).await?)?)
                         }
-                        _ => Err(e),
+                        _ => Err(self.size_changed(index_name, Some(vector.len()), e).await),
                     },
                 }
             }
+        }
+    }
+
+    /// A user's store refused vectors of `len` numbers: when its index
+    /// holds vectors of another size (`describeIndex`), the store's own
+    /// message (a size error in its words) gets the reason the embedded
+    /// store gives, and what to do.
+    async fn size_changed(&self, index_name: &str, len: Option<usize>, e: Error) -> Error {
+        let Store::Mastra(js) = self else { return e };
+        let Some(len) = len else { return e };
+        let held = match js.call_read("describeIndex", json!({ "indexName": index_name })).await {
+            Ok(Some(answer)) => answer.get("dimension").and_then(Value::as_u64),
+            _ => None,
+        };
+        match held {
+            Some(dim) if dim as usize != len => Error::from_reason(format!(
+                "vectors of {len} numbers, where the vector store's index {index_name} holds vectors of {dim}: {SIZE_CHANGED}. The store said: {}",
+                e.reason
+            )),
+            _ => e,
         }
     }
 
