@@ -428,3 +428,25 @@ test('only folders the index walks are watched (Linux): ignored node_modules and
   await eventually('an edit in gen/ is seen', async () => (await idsFor(ws, 'tapir')).includes('gen/made.ts'))
   assert.deepEqual(await idsFor(ws, 'okapi'), ['src/a/one.ts'], 'node_modules stays out')
 })
+
+test('folders watched one by one stay watched: below a root renamed away and back, and below a root reached through a link after a reconcile (their files were no longer followed, with the watch live)', { skip: !linux && 'inotify' }, async (t) => {
+  const dir = tree(t, { 'docs/sub/deep/a.md': 'alpha\n', 'real/docs/a.md': 'alpha\n' })
+  fs.symlinkSync('real/docs', path.join(dir, 'linked'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs', 'linked'], watch: true, gitHistory: false })
+  t.after(() => ws.destroy())
+  await ws.init()
+  fs.renameSync(path.join(dir, 'docs'), path.join(dir, 'away'))
+  await eventually('the rename away is seen', async () => (await idsFor(ws, 'alpha')).length === 1)
+  fs.renameSync(path.join(dir, 'away'), path.join(dir, 'docs'))
+  await eventually('the rename back is seen', async () => (await idsFor(ws, 'alpha')).includes('docs/sub/deep/a.md'))
+  fs.writeFileSync(path.join(dir, 'docs/sub/deep/b.md'), 'okapi\n')
+  await eventually('a write below the root that came back is seen', async () => (await idsFor(ws, 'okapi')).includes('docs/sub/deep/b.md'))
+
+  // A .gitignore written: the tree is reconciled, and the folders to watch with it.
+  const rescans = ws.stats().watch.rescans
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'nothing/\n')
+  await eventually('the reconcile is done', () => ws.stats().watch.rescans > rescans)
+  fs.writeFileSync(path.join(dir, 'real/docs/c.md'), 'quokka\n')
+  await eventually('a write where the link leads is seen', async () => (await idsFor(ws, 'quokka')).includes('linked/c.md'))
+  assert.equal(ws.stats().watch.live, true)
+})

@@ -17,7 +17,7 @@
 
 use super::error::Error;
 use super::host::{TreeWatch, WatchRefusal, WatchSignal};
-use super::watch_folders::FolderWatches;
+use super::watch_folders::{through_link, FolderWatches};
 use super::Engine;
 use crate::index::gate::Ticket;
 use crate::ingest::watch::{ancestors, watch_roots, Burst, WatchRoot};
@@ -57,9 +57,14 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    /// Watches a root: recursively, or each folder below it the walk enters.
+    /// Watches a root: recursively, or each folder below it the walk
+    /// enters. A root reached through a link is not watched one by one:
+    /// its folders are those of the root where it leads (`watch_roots`
+    /// gives both), and a second watch of one folder is the same watch to
+    /// the system, which unwatching either would end for both.
     fn watch_root(&mut self, root: &WatchRoot) -> Result<(), WatchRefusal> {
         match self.folders.as_mut().filter(|_| root.recursive) {
+            Some(_) if through_link(&root.dir) => Ok(()),
             Some(folders) => folders.watch_tree(&mut *self.watcher, &root.dir),
             None => self.watcher.watch(&root.dir, root.recursive),
         }
@@ -395,7 +400,12 @@ impl Engine {
         let mut refusal = None;
         if let Some(w) = self.watcher.lock().as_mut() {
             match &signal {
-                WatchSignal::RootLost(root) => w.watcher.unwatch(root),
+                WatchSignal::RootLost(root) => {
+                    w.watcher.unwatch(root);
+                    if let Some(folders) = w.folders.as_mut() {
+                        folders.lost(root);
+                    }
+                }
                 WatchSignal::Changed(p) | WatchSignal::Removed(p) => {
                     if let Some(folders) = w.folders.as_mut() {
                         let removed = matches!(signal, WatchSignal::Removed(_));
@@ -499,7 +509,10 @@ impl Engine {
 
     /// `stats().watch`, while watching.
     pub fn watch_stats(&self) -> Option<WatchState> {
-        self.watcher.lock().as_ref()?;
+        // (Held a while by a walk of the folders to watch: a watcher is there.)
+        if let Some(slot) = self.watcher.try_lock() {
+            slot.as_ref()?;
+        }
         Some(self.watch_state.lock().clone())
     }
 }

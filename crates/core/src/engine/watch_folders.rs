@@ -70,19 +70,33 @@ impl FolderWatches {
         path: &Path,
         removed: bool,
     ) -> Result<(), WatchRefusal> {
-        if !roots.iter().any(|r| r.recursive && path.starts_with(&r.dir) && path != r.dir) {
-            return Ok(());
+        if removed {
+            // A root, or a folder above one, too: renamed back later, it
+            // has the same inode, and its folders must be walked again.
+            self.forget(path);
         }
+        let Some(root) = roots.iter().find(|r| r.recursive && path.starts_with(&r.dir) && path != r.dir) else {
+            return Ok(());
+        };
         let meta = std::fs::symlink_metadata(path).ok().filter(|m| m.is_dir());
         let id = meta.as_ref().and_then(identity);
-        if !removed && meta.is_some() && self.watched.get(path) == Some(&id) {
+        if meta.is_some() && self.watched.get(path) == Some(&id) {
             return Ok(());
         }
         self.forget(path);
-        if meta.is_none() || !self.enters(path) {
+        // Read again: a folder moved in brings its own `.gitignore` files,
+        // which no event named (the rules read for the one moved out stay).
+        self.rules = self.fresh_rules();
+        if meta.is_none() || !self.enters(path, &root.dir) {
             return Ok(());
         }
         self.watch_below(watch, path)
+    }
+
+    /// Forgets `dir` and the folders below it: the system dropped their
+    /// watches (a watched root removed or renamed away).
+    pub fn lost(&mut self, dir: &Path) {
+        self.forget(dir);
     }
 
     /// Reads the `.gitignore` rules again and walks every root watched
@@ -93,10 +107,22 @@ impl FolderWatches {
     pub fn sync(&mut self, watch: &mut dyn TreeWatch, roots: &[WatchRoot]) -> Result<(), WatchRefusal> {
         self.rules = self.fresh_rules();
         let mut entered = BTreeMap::new();
-        for r in roots.iter().filter(|r| r.recursive) {
-            entered.extend(folders_to_watch(&r.dir, self.exclude.clone(), self.rules.clone()));
+        let mut unreadable = Vec::new();
+        for r in roots.iter().filter(|r| r.recursive && !through_link(&r.dir)) {
+            let (found, not_read) = folders_to_watch(&r.dir, self.exclude.clone(), self.rules.clone());
+            entered.extend(found);
+            unreadable.extend(not_read);
         }
-        let left: Vec<PathBuf> = self.watched.keys().filter(|d| !entered.contains_key(*d)).cloned().collect();
+        // Below a folder not read now (its mode changed for a while, or
+        // the process is out of file handles), the watches stay: what is
+        // there is not known, and its mode changed back is an event on the
+        // folder alone, whose identity is unchanged.
+        let left: Vec<PathBuf> = self
+            .watched
+            .keys()
+            .filter(|d| !entered.contains_key(*d) && !unreadable.iter().any(|u| d.starts_with(u)))
+            .cloned()
+            .collect();
         for dir in left {
             watch.unwatch(&dir);
             self.watched.remove(&dir);
@@ -106,7 +132,7 @@ impl FolderWatches {
 
     /// Watches the folders the walk enters at and below `dir`.
     fn watch_below(&mut self, watch: &mut dyn TreeWatch, dir: &Path) -> Result<(), WatchRefusal> {
-        let found = folders_to_watch(dir, self.exclude.clone(), self.rules.clone());
+        let (found, _) = folders_to_watch(dir, self.exclude.clone(), self.rules.clone());
         self.watch_each(watch, found)
     }
 
@@ -129,10 +155,12 @@ impl FolderWatches {
         Ok(())
     }
 
-    /// Whether the walk enters the folder `dir`: neither it nor a folder
-    /// on the way down to it from basePath is left out.
-    fn enters(&self, dir: &Path) -> bool {
-        dir.ancestors().take_while(|at| *at != self.base).all(|at| {
+    /// Whether the walk from `root` enters the folder `dir`: neither it
+    /// nor a folder on the way down to it from `root` is left out (above
+    /// `root`, as the walk from it: a root reached through a link is
+    /// walked even where `.gitignore` leaves out where it leads).
+    fn enters(&self, dir: &Path, root: &Path) -> bool {
+        dir.ancestors().take_while(|at| *at != root).all(|at| {
             at.file_name().is_some_and(|n| n != ".git")
                 && self.exclude.as_deref() != Some(at)
                 && self.rules.as_ref().is_none_or(|g| !g.ignored(at, true))
@@ -158,6 +186,12 @@ impl FolderWatches {
     pub fn len(&self) -> usize {
         self.watched.len()
     }
+}
+
+/// Whether `dir` is reached through a symbolic link: such a root is not
+/// watched one by one (`Watcher::watch_root`); the root where it leads is.
+pub(super) fn through_link(dir: &Path) -> bool {
+    dir.canonicalize().is_ok_and(|real| real != dir)
 }
 
 fn identity_of(dir: &Path) -> Identity {
@@ -287,5 +321,61 @@ mod tests {
         let refused = folders.watch_tree(&mut w, &base).unwrap_err();
         assert!(refused.limit);
         assert_eq!(folders.len(), 2);
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use std::fs;
+
+    #[derive(Default)]
+    struct Held(std::collections::BTreeSet<PathBuf>);
+
+    impl TreeWatch for Held {
+        fn watch(&mut self, dir: &Path, _recursive: bool) -> Result<(), WatchRefusal> {
+            self.0.insert(dir.to_path_buf());
+            Ok(())
+        }
+
+        fn unwatch(&mut self, dir: &Path) {
+            self.0.remove(dir);
+        }
+    }
+
+    #[test]
+    fn a_root_renamed_away_and_back_is_walked_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(base.join("docs/sub/deep")).unwrap();
+        let root = base.join("docs");
+        let roots = [WatchRoot { dir: root.clone(), recursive: true }];
+        let (mut w, mut folders) = (Held::default(), FolderWatches::new(base.clone(), None, true));
+        folders.watch_tree(&mut w, &root).unwrap();
+        assert_eq!(folders.len(), 3);
+        fs::rename(&root, base.join("away")).unwrap();
+        w.0.clear(); // the system drops them with the rename
+        folders.changed(&mut w, &roots, &root, true).unwrap();
+        fs::rename(base.join("away"), &root).unwrap();
+        folders.watch_tree(&mut w, &root).unwrap(); // the root is back (same inodes)
+        assert_eq!(w.0.len(), 3, "{:?}", w.0);
+    }
+
+    #[test]
+    fn a_folder_moved_in_is_walked_with_its_own_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(base.join("src/pkg/gen")).unwrap();
+        fs::write(base.join("src/pkg/.gitignore"), "gen/\n").unwrap();
+        fs::create_dir_all(base.join("other/gen")).unwrap();
+        let roots = [WatchRoot { dir: base.clone(), recursive: true }];
+        let (mut w, mut folders) = (Held::default(), FolderWatches::new(base.clone(), None, true));
+        folders.watch_tree(&mut w, &base).unwrap();
+        assert!(!w.0.contains(&base.join("src/pkg/gen")));
+        fs::rename(base.join("src/pkg"), base.join("gone")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("src/pkg"), true).unwrap();
+        fs::rename(base.join("other"), base.join("src/pkg")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("src/pkg"), false).unwrap();
+        assert!(w.0.contains(&base.join("src/pkg/gen")), "{:?}", w.0);
     }
 }

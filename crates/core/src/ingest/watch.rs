@@ -5,6 +5,14 @@
 
 use super::gitignore::GitignoreRules;
 use super::scan::{identity, is_glob, FoundFile, MAX_DEPTH};
+
+/// The folders found to watch, each with its identity (device, inode),
+/// and the folders that could not be read.
+pub type FoldersFound = (Vec<(PathBuf, Option<(u64, u64)>)>, Vec<PathBuf>);
+
+/// How deep below a watched root folders are watched one by one: the
+/// scan's depth from the deepest entry a glob can match there.
+const MAX_WATCH_DEPTH: usize = 8 * MAX_DEPTH;
 use crate::index::id_base::within_base;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -284,13 +292,11 @@ pub fn ancestors(base: &Path, roots: &[WatchRoot]) -> Vec<PathBuf> {
 /// alone (inotify) sees every change the index cares about, and none of
 /// the churn in `node_modules`, build output or `.git` (thousands of
 /// folders that a recursive watch would each have watched). `root` itself
-/// comes first, when it is a folder.
-pub fn folders_to_watch(
-    root: &Path,
-    exclude: Option<PathBuf>,
-    gitignore: Option<Arc<GitignoreRules>>,
-) -> Vec<(PathBuf, Option<(u64, u64)>)> {
+/// comes first, when it is a folder. Also the folders that could not be
+/// read (what lies below them is not known).
+pub fn folders_to_watch(root: &Path, exclude: Option<PathBuf>, gitignore: Option<Arc<GitignoreRules>>) -> FoldersFound {
     let mut out = Vec::new();
+    let mut unreadable = Vec::new();
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .standard_filters(false)
@@ -302,9 +308,9 @@ pub fn folders_to_watch(
         .git_ignore(false)
         .require_git(false)
         .follow_links(false)
-        // Folders holding files the scan takes (it goes one level deeper
-        // only to report what lies there).
-        .max_depth(Some(MAX_DEPTH - 1));
+        // The scan counts its depth from each entry, and a glob's matched
+        // folder is walked from there: a bound for pathological trees only.
+        .max_depth(Some(MAX_WATCH_DEPTH));
     let walker = builder
         .filter_entry(move |e| {
             let p = e.path();
@@ -315,13 +321,26 @@ pub fn folders_to_watch(
                     && gitignore.as_ref().is_none_or(|g| !g.ignored(p, true)))
         })
         .build();
-    for entry in walker.flatten() {
-        if entry.file_type().is_some_and(|t| t.is_dir()) {
-            let id = entry.metadata().ok().as_ref().and_then(identity);
-            out.push((entry.into_path(), id));
+    for item in walker {
+        match item {
+            Ok(entry) if entry.file_type().is_some_and(|t| t.is_dir()) => {
+                let id = entry.metadata().ok().as_ref().and_then(identity);
+                out.push((entry.into_path(), id));
+            }
+            Ok(_) => {}
+            Err(e) => unreadable.extend(error_path(&e).map(Path::to_path_buf)),
         }
     }
-    out
+    (out, unreadable)
+}
+
+/// The path an error of the walk names, if it names one.
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        _ => None,
+    }
 }
 
 /// Whether a changed path concerns the index: under a root (directly
