@@ -42,6 +42,8 @@ const ws = new Workspace({
 const report = await ws.init()
 // What init() embedded (queries below are embedded too, and not counted).
 const initEmbedded = embedded.splice(0)
+// Documents given to index() after init() (`index: [[id, text], ...]`).
+for (const [id, text] of job.index ?? []) await ws.index(id, text)
 const results = {}
 for (const q of job.queries ?? []) {
   const hits = await ws.search(q, { topK: 5, ...(embedder ? { mode: job.mode ?? 'hybrid' } : {}) })

@@ -84,7 +84,7 @@ impl Engine {
         // (Before an index is dropped: a walk that failed leaves it as it is.)
         let walked = walked?;
         self.drop_unreadable_postings(ticket, &mut warnings).await?;
-        self.recover_intents(&mut warnings).await;
+        let embedded_at_recovery = self.recover_intents(&mut warnings).await;
         let saves = self.persist.as_ref().is_some_and(|p| p.dir.is_some() || p.remote.is_some());
         if let Some(v) = self.vectors.as_ref().filter(|_| saves) {
             // Known now, so that the next save records it (`watch` alone saves nothing: no canary).
@@ -112,7 +112,7 @@ impl Engine {
         }
         let mut out = Outcome::of(report, started);
         (out.embedded, out.reused, out.reread, out.removed) =
-            (embedded + embedded_at_load, counts.reused, counts.reread, counts.removed);
+            (embedded + embedded_at_load + embedded_at_recovery, counts.reused, counts.reread, counts.removed);
         out.warnings = warnings;
         Ok(out)
     }

@@ -384,13 +384,13 @@ impl Engine {
     /// sent to the store after its last save is deleted from the store and
     /// forgotten by the ledger; files among it are then read and embedded
     /// again by the reconcile, documents given to `index()` are embedded
-    /// again from the index here. The log is trimmed by the next save.
-    /// Runs once per process, at the first `init()`: later calls find
+    /// again from the index here (how many: counted in `embedded`). The log
+    /// is trimmed by the next save. Runs once per process, at the first `init()`: later calls find
     /// this process's own writes in the log, not a crash's.
-    pub(super) async fn recover_intents(self: &Arc<Self>, warnings: &mut Vec<String>) {
-        let (Some(v), Some(log)) = (&self.vectors, self.intent_log()) else { return };
+    pub(super) async fn recover_intents(self: &Arc<Self>, warnings: &mut Vec<String>) -> usize {
+        let (Some(v), Some(log)) = (&self.vectors, self.intent_log()) else { return 0 };
         if self.persisted().recovered.swap(true, Ordering::SeqCst) {
-            return;
+            return 0;
         }
         // Held while it runs (no save trims it meanwhile), and for good if it fails.
         let hold = log.hold_all();
@@ -398,9 +398,13 @@ impl Engine {
             Ok(i) if !i.is_empty() => i,
             Ok(_) => {
                 log.release_left();
-                return hold.answered();
+                hold.answered();
+                return 0;
             }
-            Err(e) => return warnings.push(format!("persist: the log of vector writes cannot be read ({e})")),
+            Err(e) => {
+                warnings.push(format!("persist: the log of vector writes cannot be read ({e})"));
+                return 0;
+            }
         };
         let mut doubted = intents.ids.clone();
         doubted.extend(intents.sources.iter().cloned());
@@ -419,8 +423,8 @@ impl Engine {
         let sources_to_delete: Vec<&String> = intents.sources.iter().chain(&undoable).collect();
         if let Err(e) = Self::delete_in_doubt(v, &ids, &sources_to_delete).await {
             // The log stays held: no save trims it, the next start tries again.
-            return warnings
-                .push(format!("persist: vectors written before a crash could not be removed ({})", e.reason));
+            warnings.push(format!("persist: vectors written before a crash could not be removed ({})", e.reason));
+            return 0;
         }
         {
             let mut ledger = v.ledger.lock();
@@ -429,19 +433,22 @@ impl Engine {
             }
             ledger.drop_texts(&ids);
         }
+        let mut embedded = 0;
         if self.keyword.is_some() {
-            let (_, failed) = self.rewrite_from_index(v, &by_hand).await;
+            let (written, failed) = self.rewrite_from_index(v, &by_hand).await;
+            embedded = written;
             for (source, reason) in &failed {
                 warnings.push(format!("persist: {source} could not be embedded again after a crash ({reason})"));
             }
             if !failed.is_empty() {
                 // The log stays held: no save trims it, the next start embeds
                 // them again (their vectors are gone: none is recorded).
-                return;
+                return embedded;
             }
         }
         log.release_left();
         hold.answered();
+        embedded
     }
 
     /// Of the ids a crash left in doubt: the sources the ledger knows among
