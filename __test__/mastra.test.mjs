@@ -498,3 +498,17 @@ test('watch with an autoIndexPaths entry outside basePath (allowedPaths) warns W
   assert.ok(warned.includes('WORKSPACE_SEARCH_WATCH_IGNORED'), JSON.stringify(warned))
   assert.deepEqual(ids(await workspace.search('kiwi')), [`${outside}/ext/o.md`])
 })
+
+test('persisted, a document of the user’s own whose id starts with skill: stays across restarts in a workspace without skills (only Mastra’s skills’ documents are dropped at init())', async (t) => {
+  const basePath = tree(t, FILES)
+  const dir = tree(t)
+  const open = () => new ours.Workspace({ id: 'w', filesystem: new mastra.LocalFilesystem({ basePath }), bm25: true, persist: { dir } })
+  const first = open()
+  await first.init()
+  await first.index('skill:my-own-note', 'kiwi note of mine')
+  await first.destroy()
+  const second = open()
+  await second.init()
+  assert.deepEqual(ids(await second.search('kiwi')), ['skill:my-own-note'])
+  await second.destroy()
+})

@@ -332,7 +332,8 @@ function createWorkspaceClass(mastra, version) {
       // Mastra's init() reaches the native workspace only through a native
       // rebuild of a non-empty autoIndexPaths: otherwise init() loads a
       // persisted index first (see init()).
-      this.#persisted = config.persist !== undefined
+      this.#persisted = Boolean(config.persist)
+      this.#hasSkills = Boolean(config.skills)
       this.#loadsAtInit = this.#persisted && !(walksNatively && autoIndexPaths.length > 0)
       if (config.watch && !walksNatively) {
         // (Files reach the index through Mastra's filesystem API here: no folder of ours to watch.)
@@ -361,6 +362,9 @@ function createWorkspaceClass(mastra, version) {
     /** The native index is persisted (`persist`). */
     #persisted = false
 
+    /** Mastra's skills are configured (`skills`): it indexes their documents. */
+    #hasSkills = false
+
     /**
      * Mastra's init(), after the native workspace's own where it must load
      * a persisted index: without `autoIndexPaths` (an agent that indexes
@@ -379,12 +383,11 @@ function createWorkspaceClass(mastra, version) {
         })
       }
       await super.init()
-      if (this.#persisted && native !== undefined && !(/** @type {any} */ (this)._searchEngine.skillsIndexed)) {
-        for (const prefix of SKILL_PREFIXES) {
-          await native.removeByPrefix(prefix).catch((err) => {
-            throw this.#translate(err)
-          })
-        }
+      if (this.#persisted && this.#hasSkills && native !== undefined && !(/** @type {any} */ (this)._searchEngine.skillsIndexed)) {
+        // Both sent at once: a skill Mastra indexes meanwhile lands after them.
+        await Promise.all(SKILL_PREFIXES.map((prefix) => native.removeByPrefix(prefix))).catch((err) => {
+          throw this.#translate(err)
+        })
       }
     }
 

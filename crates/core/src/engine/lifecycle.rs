@@ -54,9 +54,11 @@ impl Engine {
     /// when it is done already; else what is left, to await off this thread.
     pub fn destroy(self: &Arc<Self>) -> Option<Pin<Box<dyn Future<Output = Result<()>> + Send>>> {
         let mut destroying = self.destroying.lock();
-        if let Some(mut settled) = destroying.clone() {
+        if let Some(mut settled) = destroying.clone().filter(|s| s.borrow().is_none()) {
             // An earlier destroy() is saving: this one settles with it
-            // (clearing the index now would save it empty).
+            // (clearing the index now would save it empty), its failure
+            // as a message (the first call has it typed). Once that one
+            // is done, a later call finds nothing left to do.
             return Some(Box::pin(async move {
                 match settled.wait_for(Option::is_some).await.map(|s| s.clone()) {
                     Ok(Some(Some(reason))) => Err(Error::from_reason(reason)),

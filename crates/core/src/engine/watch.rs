@@ -318,6 +318,8 @@ impl Engine {
                 Box::new(Unwatched { _signals: tx })
             }
         };
+        // (Nothing is watched without a watcher: no folders to walk.)
+        let folders = folders.filter(|_| !refused);
         let mut w = Watcher { watcher, paths: paths.to_vec(), roots: roots.clone(), refused, folders };
         for dir in ancestors(&base, &roots) {
             // Best effort: a folder above a root is watched alone, for its removal or rename.
@@ -333,6 +335,9 @@ impl Engine {
         }
         state.settle_live();
         *self.watch_state.lock() = state;
+        if self.destroyed.load(Ordering::SeqCst) {
+            return; // destroyed during the walk of the folders (`stop_watching`)
+        }
         let me: Weak<Engine> = Arc::downgrade(self);
         self.runtime.spawn(watch_loop(me, rx, roots));
         *slot = Some(w);
@@ -388,22 +393,36 @@ impl Engine {
         self.watcher.lock().as_ref().map(|w| w.paths.clone())
     }
 
-    /// Stops the watcher (at `destroy()`).
+    /// Stops the watcher (at `destroy()`, on the JavaScript thread). A walk
+    /// of the folders to watch may hold its slot a while: this does not
+    /// wait for it; the walk's holder drops the watcher when it is done,
+    /// seeing the workspace destroyed (marked before this call).
     pub(super) fn stop_watching(&self) {
-        let watcher = self.watcher.lock().take();
+        let Some(mut slot) = self.watcher.try_lock() else { return };
+        let watcher = slot.take();
+        drop(slot);
         drop(watcher);
+    }
+
+    /// After a walk of the folders under the watcher's lock: the watcher
+    /// is dropped if `destroy()` came meanwhile (`stop_watching`).
+    fn drop_if_destroyed(&self, slot: &mut Option<Watcher>) {
+        if self.destroyed.load(Ordering::SeqCst) {
+            drop(slot.take());
+        }
     }
 
     /// Notes a signal in `burst` and the watch state. (Lock order: the
     /// watcher, then its state.)
     fn note(&self, signal: WatchSignal, burst: &mut Burst) {
         let mut refusal = None;
-        if let Some(w) = self.watcher.lock().as_mut() {
+        let mut slot = self.watcher.lock();
+        if let Some(w) = slot.as_mut() {
             match &signal {
                 WatchSignal::RootLost(root) => {
                     w.watcher.unwatch(root);
                     if let Some(folders) = w.folders.as_mut() {
-                        folders.lost(root);
+                        folders.lost(&mut *w.watcher, root);
                     }
                 }
                 WatchSignal::Changed(p) | WatchSignal::Removed(p) => {
@@ -415,6 +434,8 @@ impl Engine {
                 _ => {}
             }
         }
+        self.drop_if_destroyed(&mut slot);
+        drop(slot);
         let mut state = self.watch_state.lock();
         if let Some((dir, e)) = refusal.filter(|_| !state.degraded) {
             state.warn(format!("watch: cannot watch {} ({})", dir.display(), e.message));
@@ -489,6 +510,8 @@ impl Engine {
             burst.rescan();
         }
         state.settle_live();
+        drop(state);
+        self.drop_if_destroyed(&mut guard);
     }
 
     /// Before a reconcile of the tree: the folders watched one by one are
@@ -499,6 +522,8 @@ impl Engine {
         let Some(w) = guard.as_mut() else { return };
         let Some(folders) = w.folders.as_mut() else { return };
         let refused = folders.sync(&mut *w.watcher, &w.roots).err();
+        self.drop_if_destroyed(&mut guard);
+        drop(guard);
         let mut state = self.watch_state.lock();
         if let Some(e) = refused.filter(|_| !state.degraded) {
             state.warn(format!("watch: cannot watch every folder ({})", e.message));

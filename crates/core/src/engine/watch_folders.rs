@@ -73,7 +73,7 @@ impl FolderWatches {
         if removed {
             // A root, or a folder above one, too: renamed back later, it
             // has the same inode, and its folders must be walked again.
-            self.forget(path);
+            self.forget(watch, path);
         }
         let Some(root) = roots.iter().find(|r| r.recursive && path.starts_with(&r.dir) && path != r.dir) else {
             return Ok(());
@@ -83,20 +83,24 @@ impl FolderWatches {
         if meta.is_some() && self.watched.get(path) == Some(&id) {
             return Ok(());
         }
-        self.forget(path);
+        self.forget(watch, path);
+        if meta.is_none() {
+            return Ok(());
+        }
         // Read again: a folder moved in brings its own `.gitignore` files,
         // which no event named (the rules read for the one moved out stay).
         self.rules = self.fresh_rules();
-        if meta.is_none() || !self.enters(path, &root.dir) {
+        if !self.enters(path, &root.dir) {
             return Ok(());
         }
         self.watch_below(watch, path)
     }
 
-    /// Forgets `dir` and the folders below it: the system dropped their
-    /// watches (a watched root removed or renamed away).
-    pub fn lost(&mut self, dir: &Path) {
-        self.forget(dir);
+    /// Unwatches `dir` and the folders below it (a watched root removed
+    /// or renamed away: basePath's folders renamed as a deploy swaps
+    /// them would send their events under the old names).
+    pub fn lost(&mut self, watch: &mut dyn TreeWatch, dir: &Path) {
+        self.forget(watch, dir);
     }
 
     /// Reads the `.gitignore` rules again and walks every root watched
@@ -108,10 +112,14 @@ impl FolderWatches {
         self.rules = self.fresh_rules();
         let mut entered = BTreeMap::new();
         let mut unreadable = Vec::new();
+        let mut refused = None;
         for r in roots.iter().filter(|r| r.recursive && !through_link(&r.dir)) {
-            let (found, not_read) = folders_to_watch(&r.dir, self.exclude.clone(), self.rules.clone());
-            entered.extend(found);
-            unreadable.extend(not_read);
+            let (exclude, rules) = (self.exclude.clone(), self.rules.clone());
+            let mut visit = |dir: PathBuf, id: Identity| {
+                self.watch_one(watch, &dir, id, &mut refused);
+                entered.insert(dir, id);
+            };
+            unreadable.extend(folders_to_watch(&r.dir, exclude, rules, &mut visit));
         }
         // Below a folder not read now (its mode changed for a while, or
         // the process is out of file handles), the watches stay: what is
@@ -127,32 +135,30 @@ impl FolderWatches {
             watch.unwatch(&dir);
             self.watched.remove(&dir);
         }
-        self.watch_each(watch, entered)
+        refused.map_or(Ok(()), Err)
     }
 
-    /// Watches the folders the walk enters at and below `dir`.
+    /// Watches the folders the walk enters at and below `dir`, each as
+    /// the walk meets it.
     fn watch_below(&mut self, watch: &mut dyn TreeWatch, dir: &Path) -> Result<(), WatchRefusal> {
-        let (found, _) = folders_to_watch(dir, self.exclude.clone(), self.rules.clone());
-        self.watch_each(watch, found)
+        let mut refused = None;
+        let (exclude, rules) = (self.exclude.clone(), self.rules.clone());
+        folders_to_watch(dir, exclude, rules, &mut |dir, id| self.watch_one(watch, &dir, id, &mut refused));
+        refused.map_or(Ok(()), Err)
     }
 
-    fn watch_each(
-        &mut self,
-        watch: &mut dyn TreeWatch,
-        folders: impl IntoIterator<Item = (PathBuf, Identity)>,
-    ) -> Result<(), WatchRefusal> {
-        for (dir, id) in folders {
-            if self.watched.get(&dir) == Some(&id) {
-                continue;
-            }
-            match watch.watch(&dir, false) {
-                Ok(()) => drop(self.watched.insert(dir, id)),
-                Err(e) if e.limit => return Err(e),
-                // Gone meanwhile (its removal is an event), or not readable.
-                Err(_) => {}
-            }
+    /// Watches `dir` unless it is watched as it is, or the system's limit
+    /// was met (`refused`, after which nothing more is tried).
+    fn watch_one(&mut self, watch: &mut dyn TreeWatch, dir: &Path, id: Identity, refused: &mut Option<WatchRefusal>) {
+        if refused.is_some() || self.watched.get(dir) == Some(&id) {
+            return;
         }
-        Ok(())
+        match watch.watch(dir, false) {
+            Ok(()) => drop(self.watched.insert(dir.to_path_buf(), id)),
+            Err(e) if e.limit => *refused = Some(e),
+            // Gone meanwhile (its removal is an event), or not readable.
+            Err(_) => {}
+        }
     }
 
     /// Whether the walk from `root` enters the folder `dir`: neither it
@@ -167,8 +173,10 @@ impl FolderWatches {
         })
     }
 
-    /// Takes `dir` and every folder below it out of the set.
-    fn forget(&mut self, dir: &Path) {
+    /// Unwatches `dir` and every folder below it, and takes them out of
+    /// the set (where the system dropped their watches already, the
+    /// unwatch finds nothing).
+    fn forget(&mut self, watch: &mut dyn TreeWatch, dir: &Path) {
         let below: Vec<PathBuf> = self
             .watched
             .range(dir.to_path_buf()..)
@@ -177,6 +185,7 @@ impl FolderWatches {
             .cloned()
             .collect();
         for d in below {
+            watch.unwatch(&d);
             self.watched.remove(&d);
         }
     }
@@ -322,26 +331,6 @@ mod tests {
         assert!(refused.limit);
         assert_eq!(folders.len(), 2);
     }
-}
-
-#[cfg(test)]
-mod more_tests {
-    use super::*;
-    use std::fs;
-
-    #[derive(Default)]
-    struct Held(std::collections::BTreeSet<PathBuf>);
-
-    impl TreeWatch for Held {
-        fn watch(&mut self, dir: &Path, _recursive: bool) -> Result<(), WatchRefusal> {
-            self.0.insert(dir.to_path_buf());
-            Ok(())
-        }
-
-        fn unwatch(&mut self, dir: &Path) {
-            self.0.remove(dir);
-        }
-    }
 
     #[test]
     fn a_root_renamed_away_and_back_is_walked_again() {
@@ -350,15 +339,17 @@ mod more_tests {
         fs::create_dir_all(base.join("docs/sub/deep")).unwrap();
         let root = base.join("docs");
         let roots = [WatchRoot { dir: root.clone(), recursive: true }];
-        let (mut w, mut folders) = (Held::default(), FolderWatches::new(base.clone(), None, true));
+        let (mut w, mut folders) = (Recorded::default(), FolderWatches::new(base.clone(), None, true));
         folders.watch_tree(&mut w, &root).unwrap();
         assert_eq!(folders.len(), 3);
         fs::rename(&root, base.join("away")).unwrap();
-        w.0.clear(); // the system drops them with the rename
         folders.changed(&mut w, &roots, &root, true).unwrap();
+        // Unwatched (basePath's folders renamed as a deploy swaps them
+        // would go on sending events under the old names).
+        assert!(w.held.is_empty(), "{:?}", w.held);
         fs::rename(base.join("away"), &root).unwrap();
         folders.watch_tree(&mut w, &root).unwrap(); // the root is back (same inodes)
-        assert_eq!(w.0.len(), 3, "{:?}", w.0);
+        assert_eq!(w.held.len(), 3, "{:?}", w.held);
     }
 
     #[test]
@@ -369,13 +360,13 @@ mod more_tests {
         fs::write(base.join("src/pkg/.gitignore"), "gen/\n").unwrap();
         fs::create_dir_all(base.join("other/gen")).unwrap();
         let roots = [WatchRoot { dir: base.clone(), recursive: true }];
-        let (mut w, mut folders) = (Held::default(), FolderWatches::new(base.clone(), None, true));
+        let (mut w, mut folders) = (Recorded::default(), FolderWatches::new(base.clone(), None, true));
         folders.watch_tree(&mut w, &base).unwrap();
-        assert!(!w.0.contains(&base.join("src/pkg/gen")));
+        assert!(!w.held.contains(&base.join("src/pkg/gen")));
         fs::rename(base.join("src/pkg"), base.join("gone")).unwrap();
         folders.changed(&mut w, &roots, &base.join("src/pkg"), true).unwrap();
         fs::rename(base.join("other"), base.join("src/pkg")).unwrap();
         folders.changed(&mut w, &roots, &base.join("src/pkg"), false).unwrap();
-        assert!(w.0.contains(&base.join("src/pkg/gen")), "{:?}", w.0);
+        assert!(w.held.contains(&base.join("src/pkg/gen")), "{:?}", w.held);
     }
 }

@@ -458,6 +458,25 @@ struct Scanner<'a> {
     out: ScanResult,
 }
 
+/// A walker of the folder at `root` that applies none of its own rules:
+/// no hidden-file, ignore-file or git rules (`.gitignore` files are read
+/// by `GitignoreRules`, never by the walker: see there), and no link
+/// followed; the caller filters.
+pub fn plain_walker(root: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .standard_filters(false)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_global(false)
+        .git_exclude(false)
+        .git_ignore(false)
+        .require_git(false)
+        .follow_links(false);
+    builder
+}
+
 /// Resolves every entry, in order, to the files to index.
 pub fn scan(base: &Path, entries: &[String], opts: ScanOptions) -> ScanResult {
     let canonical_base = match base.canonicalize() {
@@ -689,18 +708,8 @@ impl Scanner<'_> {
         // checked to stay inside basePath), paths kept as the entry names
         // them. `.gitignore` rules of the folders above it still apply
         // (`GitignoreRules` reads them by path).
-        let mut builder = WalkBuilder::new(target);
+        let mut builder = plain_walker(target);
         builder
-            .standard_filters(false)
-            .hidden(false)
-            .parents(false)
-            .ignore(false)
-            .git_global(false)
-            .git_exclude(false)
-            // Read by `GitignoreRules`, never by the walker (see there).
-            .git_ignore(false)
-            .require_git(false)
-            .follow_links(false)
             // One level past the limit, to report what lies there (TooDeep),
             // and no deeper: a tree of thousands of levels is not walked.
             .max_depth(Some(MAX_DEPTH + 1))

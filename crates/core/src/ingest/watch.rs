@@ -4,11 +4,7 @@
 //! elsewhere in the workspace (`node_modules`, build output) wake nothing.
 
 use super::gitignore::GitignoreRules;
-use super::scan::{identity, is_glob, FoundFile, MAX_DEPTH};
-
-/// The folders found to watch, each with its identity (device, inode),
-/// and the folders that could not be read.
-pub type FoldersFound = (Vec<(PathBuf, Option<(u64, u64)>)>, Vec<PathBuf>);
+use super::scan::{identity, is_glob, plain_walker, FoundFile, MAX_DEPTH};
 
 /// How deep below a watched root folders are watched one by one: the
 /// scan's depth from the deepest entry a glob can match there.
@@ -292,22 +288,20 @@ pub fn ancestors(base: &Path, roots: &[WatchRoot]) -> Vec<PathBuf> {
 /// alone (inotify) sees every change the index cares about, and none of
 /// the churn in `node_modules`, build output or `.git` (thousands of
 /// folders that a recursive watch would each have watched). `root` itself
-/// comes first, when it is a folder. Also the folders that could not be
-/// read (what lies below them is not known).
-pub fn folders_to_watch(root: &Path, exclude: Option<PathBuf>, gitignore: Option<Arc<GitignoreRules>>) -> FoldersFound {
-    let mut out = Vec::new();
+/// comes first, when it is a folder. Each is handed to `visit` with its
+/// identity as the walk meets it, before what it holds is read, so that a
+/// caller that watches it there misses no folder made in it meanwhile.
+/// Returns the folders that could not be read (what lies below them is
+/// not known).
+pub fn folders_to_watch(
+    root: &Path,
+    exclude: Option<PathBuf>,
+    gitignore: Option<Arc<GitignoreRules>>,
+    visit: &mut dyn FnMut(PathBuf, Option<(u64, u64)>),
+) -> Vec<PathBuf> {
     let mut unreadable = Vec::new();
-    let mut builder = ignore::WalkBuilder::new(root);
+    let mut builder = plain_walker(root);
     builder
-        .standard_filters(false)
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_global(false)
-        .git_exclude(false)
-        .git_ignore(false)
-        .require_git(false)
-        .follow_links(false)
         // The scan counts its depth from each entry, and a glob's matched
         // folder is walked from there: a bound for pathological trees only.
         .max_depth(Some(MAX_WATCH_DEPTH));
@@ -325,13 +319,13 @@ pub fn folders_to_watch(root: &Path, exclude: Option<PathBuf>, gitignore: Option
         match item {
             Ok(entry) if entry.file_type().is_some_and(|t| t.is_dir()) => {
                 let id = entry.metadata().ok().as_ref().and_then(identity);
-                out.push((entry.into_path(), id));
+                visit(entry.into_path(), id);
             }
             Ok(_) => {}
             Err(e) => unreadable.extend(error_path(&e).map(Path::to_path_buf)),
         }
     }
-    (out, unreadable)
+    unreadable
 }
 
 /// The path an error of the walk names, if it names one.
