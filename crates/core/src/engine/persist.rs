@@ -523,10 +523,8 @@ impl Engine {
             return;
         }
         let ids = state.ledger.all_ids();
-        if let Err(e) = v.store.delete_ids(&v.index_name, &ids).await {
-            if v.store.holds_index(&v.index_name).await != Some(false) {
-                warnings.push(format!("persist: the {} vectors the snapshot wrote could not be deleted from the vector store ({}); those of files deleted since may still be found", ids.len(), e.reason));
-            }
+        if let Err(e) = v.store.delete_ids_if_held(&v.index_name, &ids).await {
+            warnings.push(format!("persist: the {} vectors the snapshot wrote could not be deleted from the vector store ({}); those of files deleted since may still be found", ids.len(), e.reason));
         }
     }
 

@@ -238,11 +238,6 @@ impl MastraStore {
     }
 }
 
-/// The size of the first vector of an upsert's arguments.
-fn vectors_len(args: &Value) -> Option<usize> {
-    args.get("vectors")?.get(0)?.as_array().map(Vec::len)
-}
-
 /// A call's task that ended without an answer (it panicked).
 fn joined_err(name: &str, e: tokio::task::JoinError) -> Error {
     Error::from_reason(format!("vectorStore.{name} failed: {e}"))
@@ -314,8 +309,8 @@ impl Store {
             }
             Store::Mastra(js) => {
                 let held = js.intend_ids(&ids)?;
+                let len = vectors.first().map(Vec::len);
                 let args = json!({ "indexName": index_name, "vectors": vectors, "metadata": metadata, "ids": ids });
-                let len = vectors_len(&args);
                 let answer =
                     js.call_write("upsert", args).await.and_then(|a| MastraStore::required("upsert", a)).map(drop);
                 if let Some(h) = held {
@@ -452,6 +447,15 @@ impl Store {
                 }
                 answer
             }
+        }
+    }
+
+    /// `delete_ids`, where a store that holds no such index (never made,
+    /// or dropped) has nothing of them to delete: its failure then is not one.
+    pub async fn delete_ids_if_held(&self, index_name: &str, ids: &[String]) -> Result<()> {
+        match self.delete_ids(index_name, ids).await {
+            Err(e) if self.holds_index(index_name).await != Some(false) => Err(e),
+            _ => Ok(()),
         }
     }
 

@@ -406,13 +406,9 @@ impl VectorSide {
         if owed.is_empty() {
             return None;
         }
-        let deleted = match self.store.delete_ids(&self.index_name, &owed).await {
-            // The store holds no such index (never made: the writes that
-            // owed these failed before it was): nothing of them is there.
-            Err(e) if self.store.holds_index(&self.index_name).await != Some(false) => Err(e),
-            _ => Ok(()),
-        };
-        match deleted {
+        // (A store that never made the index, the writes that owed these
+        // failing before it was, holds nothing of them.)
+        match self.store.delete_ids_if_held(&self.index_name, &owed).await {
             Ok(()) => {
                 self.ledger.lock().deleted(&owed);
                 None

@@ -422,7 +422,7 @@ impl Engine {
                 WatchSignal::RootLost(root) => {
                     w.watcher.unwatch(root);
                     if let Some(folders) = w.folders.as_mut() {
-                        folders.lost(&mut *w.watcher, root);
+                        folders.forget(&mut *w.watcher, root);
                     }
                 }
                 WatchSignal::Changed(p) | WatchSignal::Removed(p) => {

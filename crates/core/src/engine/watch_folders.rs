@@ -96,13 +96,6 @@ impl FolderWatches {
         self.watch_below(watch, path)
     }
 
-    /// Unwatches `dir` and the folders below it (a watched root removed
-    /// or renamed away: basePath's folders renamed as a deploy swaps
-    /// them would send their events under the old names).
-    pub fn lost(&mut self, watch: &mut dyn TreeWatch, dir: &Path) {
-        self.forget(watch, dir);
-    }
-
     /// Reads the `.gitignore` rules again and walks every root watched
     /// below: folders no longer entered are unwatched, folders entered and
     /// not watched are watched. After lost events (a folder made then has
@@ -175,8 +168,10 @@ impl FolderWatches {
 
     /// Unwatches `dir` and every folder below it, and takes them out of
     /// the set (where the system dropped their watches already, the
-    /// unwatch finds nothing).
-    fn forget(&mut self, watch: &mut dyn TreeWatch, dir: &Path) {
+    /// unwatch finds nothing). Also for a watched root removed or renamed
+    /// away: basePath's folders renamed as a deploy swaps them would send
+    /// their events under the old names.
+    pub fn forget(&mut self, watch: &mut dyn TreeWatch, dir: &Path) {
         let below: Vec<PathBuf> = self
             .watched
             .range(dir.to_path_buf()..)
@@ -253,12 +248,19 @@ mod tests {
         (dir, base)
     }
 
+    /// The project at `base` watched from it as one root, the persist
+    /// directory `.store` left out.
+    fn watching(base: &Path) -> (Recorded, FolderWatches, [WatchRoot; 1]) {
+        let mut w = Recorded::default();
+        let mut folders = FolderWatches::new(base.to_path_buf(), Some(base.join(".store")), true);
+        folders.watch_tree(&mut w, base).unwrap();
+        (w, folders, [WatchRoot { dir: base.to_path_buf(), recursive: true }])
+    }
+
     #[test]
     fn only_the_folders_the_walk_enters() {
         let (_keep, base) = project();
-        let mut w = Recorded::default();
-        let mut folders = FolderWatches::new(base.clone(), Some(base.join(".store")), true);
-        folders.watch_tree(&mut w, &base).unwrap();
+        let (w, folders, _) = watching(&base);
         assert_eq!(held(&w, &base), ["", "src", "src/a"]);
         assert_eq!(folders.len(), 3);
 
@@ -274,10 +276,7 @@ mod tests {
     #[test]
     fn folders_that_come_go_and_come_back() {
         let (_keep, base) = project();
-        let roots = [WatchRoot { dir: base.clone(), recursive: true }];
-        let mut w = Recorded::default();
-        let mut folders = FolderWatches::new(base.clone(), Some(base.join(".store")), true);
-        folders.watch_tree(&mut w, &base).unwrap();
+        let (mut w, mut folders, roots) = watching(&base);
 
         fs::create_dir_all(base.join("src/b/c")).unwrap();
         folders.changed(&mut w, &roots, &base.join("src/b"), false).unwrap();
@@ -312,10 +311,7 @@ mod tests {
     #[test]
     fn sync_follows_the_rules_and_the_tree() {
         let (_keep, base) = project();
-        let roots = [WatchRoot { dir: base.clone(), recursive: true }];
-        let mut w = Recorded::default();
-        let mut folders = FolderWatches::new(base.clone(), Some(base.join(".store")), true);
-        folders.watch_tree(&mut w, &base).unwrap();
+        let (mut w, mut folders, roots) = watching(&base);
         fs::write(base.join(".gitignore"), "node_modules/\nsrc/a/\n").unwrap();
         fs::create_dir_all(base.join("src/unseen")).unwrap(); // its event was lost
         folders.sync(&mut w, &roots).unwrap();
