@@ -450,3 +450,32 @@ test('folders watched one by one stay watched: below a root renamed away and bac
   await eventually('a write where the link leads is seen', async () => (await idsFor(ws, 'quokka')).includes('linked/c.md'))
   assert.equal(ws.stats().watch.live, true)
 })
+
+test('a link entry into a folder .gitignore leaves out, beside an entry that covers the link, is followed (the walk from basePath never entered that folder, so its folders were not watched)', { skip: !linux && 'inotify' }, async (t) => {
+  const dir = tree(t, { '.gitignore': 'vendor/\n', 'src/a.md': 'alpha\n', 'vendor/lib/a.md': 'alpha\n' })
+  fs.symlinkSync('vendor', path.join(dir, 'vendor-link'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.', 'vendor-link'], watch: true, gitHistory: false })
+  await ws.init()
+  assert.deepEqual((await idsFor(ws, 'alpha')).sort(), ['src/a.md', 'vendor-link/lib/a.md'])
+  fs.writeFileSync(path.join(dir, 'vendor/lib/b.md'), 'okapi\n')
+  await eventually('a write where the link leads is seen', async () => (await idsFor(ws, 'okapi')).includes('vendor-link/lib/b.md'))
+  // A folder made below it.
+  fs.mkdirSync(path.join(dir, 'vendor/lib/new'))
+  fs.writeFileSync(path.join(dir, 'vendor/lib/new/c.md'), 'quokka\n')
+  await eventually('a new folder there is followed', async () => (await idsFor(ws, 'quokka')).includes('vendor-link/lib/new/c.md'))
+  // Still after a reconcile (a .gitignore written).
+  const rescans = ws.stats().watch.rescans
+  fs.appendFileSync(path.join(dir, '.gitignore'), 'nothing/\n')
+  await eventually('the reconcile is done', () => ws.stats().watch.rescans > rescans)
+  fs.writeFileSync(path.join(dir, 'vendor/lib/new/d.md'), 'wombat\n')
+  await eventually('a write after the reconcile is seen', async () => (await idsFor(ws, 'wombat')).includes('vendor-link/lib/new/d.md'))
+  // The link's folder removed and made again.
+  fs.rmSync(path.join(dir, 'vendor'), { recursive: true })
+  fs.mkdirSync(path.join(dir, 'vendor/lib'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'vendor/lib/e.md'), 'numbat\n')
+  await eventually('the folder made again is followed', async () => (await idsFor(ws, 'numbat')).includes('vendor-link/lib/e.md'))
+  fs.writeFileSync(path.join(dir, 'vendor/lib/f.md'), 'dugong\n')
+  await eventually('a write in it is seen', async () => (await idsFor(ws, 'dugong')).includes('vendor-link/lib/f.md'))
+  assert.equal(ws.stats().watch.live, true)
+  await ws.destroy()
+})

@@ -20,7 +20,7 @@ use super::host::{TreeWatch, WatchRefusal, WatchSignal};
 use super::watch_folders::{through_link, FolderWatches};
 use super::Engine;
 use crate::index::gate::Ticket;
-use crate::ingest::watch::{ancestors, watch_roots, Burst, WatchRoot};
+use crate::ingest::watch::{ancestors, covered_roots, watch_roots, Burst, WatchRoot};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -303,7 +303,12 @@ impl Engine {
         let mut refused = false;
         let folders = self.tree_watches.per_folder().then(|| {
             let exclude = skip.clone().filter(|s| s.starts_with(&base));
-            FolderWatches::new(base.clone(), exclude, self.respect_gitignore)
+            FolderWatches::new(
+                base.clone(),
+                exclude,
+                self.respect_gitignore,
+                covered_roots(&base, &lexical, paths, &roots),
+            )
         });
         let watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx.clone()) {
             Ok(w) => w,
@@ -332,6 +337,13 @@ impl Engine {
                 warnings.push(message);
                 state.refused(&r.dir, &e);
             }
+        }
+        let folders = w.folders.as_mut().filter(|_| !state.degraded);
+        if let Some(e) = folders.and_then(|f| f.watch_covered(&mut *w.watcher, &roots).err()) {
+            let message = format!("watch: cannot watch the folders of {paths:?} ({})", e.message);
+            state.warn(message.clone());
+            warnings.push(message);
+            state.refused(&base, &e);
         }
         state.settle_live();
         *self.watch_state.lock() = state;

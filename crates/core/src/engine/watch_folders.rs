@@ -30,11 +30,21 @@ pub(super) struct FolderWatches {
     /// Each folder watched, with its identity when it was: a folder made
     /// again under the same name has lost its watch and those below it.
     watched: BTreeMap<PathBuf, Identity>,
+    /// Entries' folders a root covers (`covered_roots`), walked on their
+    /// own where the walk from that root does not enter them.
+    covered: Vec<PathBuf>,
 }
 
 impl FolderWatches {
-    pub fn new(base: PathBuf, exclude: Option<PathBuf>, respect_gitignore: bool) -> FolderWatches {
-        let mut folders = FolderWatches { base, exclude, respect_gitignore, rules: None, watched: BTreeMap::new() };
+    pub fn new(
+        base: PathBuf,
+        exclude: Option<PathBuf>,
+        respect_gitignore: bool,
+        covered: Vec<PathBuf>,
+    ) -> FolderWatches {
+        let covered = covered.into_iter().filter(|c| !through_link(c)).collect();
+        let mut folders =
+            FolderWatches { base, exclude, respect_gitignore, rules: None, watched: BTreeMap::new(), covered };
         folders.rules = folders.fresh_rules();
         folders
     }
@@ -53,6 +63,32 @@ impl FolderWatches {
         watch.watch(root, false)?;
         self.watched.insert(root.to_path_buf(), identity_of(root));
         self.watch_below(watch, root)
+    }
+
+    /// After the roots (`watch_tree`): watches the covered entries' folders
+    /// the walks from the roots do not enter. One missing is no refusal:
+    /// made later, it is an event under the root that covers it.
+    pub fn watch_covered(&mut self, watch: &mut dyn TreeWatch, roots: &[WatchRoot]) -> Result<(), WatchRefusal> {
+        let lone: Vec<PathBuf> = self.walk_roots(roots).into_iter().filter(|d| self.covered.contains(d)).collect();
+        for dir in lone {
+            match watch.watch(&dir, false) {
+                Ok(()) => drop(self.watched.insert(dir.clone(), identity_of(&dir))),
+                Err(e) if e.limit => return Err(e),
+                Err(_) => continue,
+            }
+            self.watch_below(watch, &dir)?;
+        }
+        Ok(())
+    }
+
+    /// Where folders are walked from: the recursive roots not reached
+    /// through a link, and the covered entries' folders the walk from the
+    /// roots covering them does not enter (with the rules as they are).
+    fn walk_roots(&self, roots: &[WatchRoot]) -> Vec<PathBuf> {
+        let outer: Vec<&Path> =
+            roots.iter().filter(|r| r.recursive && !through_link(&r.dir)).map(|r| r.dir.as_path()).collect();
+        let lone = self.covered.iter().filter(|c| !outer.iter().any(|r| c.starts_with(r) && self.enters(c, r)));
+        outer.iter().map(|r| r.to_path_buf()).chain(lone.cloned()).collect()
     }
 
     /// A path that changed under a root watched below: a folder not
@@ -75,9 +111,13 @@ impl FolderWatches {
             // has the same inode, and its folders must be walked again.
             self.forget(watch, path);
         }
-        let Some(root) = roots.iter().find(|r| r.recursive && path.starts_with(&r.dir) && path != r.dir) else {
+        // Below a root (a root itself is watched by `watch_root`), or at
+        // or below a covered entry's folder.
+        let covered = self.covered.clone();
+        let under = |r: &Path| path.starts_with(r) && (path != r || covered.iter().any(|c| c == r));
+        if !roots.iter().any(|r| r.recursive && under(&r.dir)) && !covered.iter().any(|c| under(c)) {
             return Ok(());
-        };
+        }
         let meta = std::fs::symlink_metadata(path).ok().filter(|m| m.is_dir());
         let id = meta.as_ref().and_then(identity);
         if meta.is_some() && self.watched.get(path) == Some(&id) {
@@ -90,7 +130,7 @@ impl FolderWatches {
         // Read again: a folder moved in brings its own `.gitignore` files,
         // which no event named (the rules read for the one moved out stay).
         self.rules = self.fresh_rules();
-        if !self.enters(path, &root.dir) {
+        if !self.walk_roots(roots).iter().any(|r| under(r) && self.enters(path, r)) {
             return Ok(());
         }
         self.watch_below(watch, path)
@@ -106,13 +146,13 @@ impl FolderWatches {
         let mut entered = BTreeMap::new();
         let mut unreadable = Vec::new();
         let mut refused = None;
-        for r in roots.iter().filter(|r| r.recursive && !through_link(&r.dir)) {
+        for root in self.walk_roots(roots) {
             let (exclude, rules) = (self.exclude.clone(), self.rules.clone());
             let mut visit = |dir: PathBuf, id: Identity| {
                 self.watch_one(watch, &dir, id, &mut refused);
                 entered.insert(dir, id);
             };
-            unreadable.extend(folders_to_watch(&r.dir, exclude, rules, &mut visit));
+            unreadable.extend(folders_to_watch(&root, exclude, rules, &mut visit));
         }
         // Below a folder not read now (its mode changed for a while, or
         // the process is out of file handles), the watches stay: what is
@@ -252,7 +292,7 @@ mod tests {
     /// directory `.store` left out.
     fn watching(base: &Path) -> (Recorded, FolderWatches, [WatchRoot; 1]) {
         let mut w = Recorded::default();
-        let mut folders = FolderWatches::new(base.to_path_buf(), Some(base.join(".store")), true);
+        let mut folders = FolderWatches::new(base.to_path_buf(), Some(base.join(".store")), true, Vec::new());
         folders.watch_tree(&mut w, base).unwrap();
         (w, folders, [WatchRoot { dir: base.to_path_buf(), recursive: true }])
     }
@@ -265,7 +305,7 @@ mod tests {
         assert_eq!(folders.len(), 3);
 
         let mut all = Recorded::default();
-        let mut unruled = FolderWatches::new(base.clone(), None, false);
+        let mut unruled = FolderWatches::new(base.clone(), None, false, Vec::new());
         unruled.watch_tree(&mut all, &base).unwrap();
         assert_eq!(
             held(&all, &base),
@@ -322,7 +362,7 @@ mod tests {
     fn the_systems_limit_is_returned() {
         let (_keep, base) = project();
         let mut w = Recorded { limit: Some(2), ..Default::default() };
-        let mut folders = FolderWatches::new(base.clone(), None, true);
+        let mut folders = FolderWatches::new(base.clone(), None, true, Vec::new());
         let refused = folders.watch_tree(&mut w, &base).unwrap_err();
         assert!(refused.limit);
         assert_eq!(folders.len(), 2);
@@ -335,7 +375,7 @@ mod tests {
         fs::create_dir_all(base.join("docs/sub/deep")).unwrap();
         let root = base.join("docs");
         let roots = [WatchRoot { dir: root.clone(), recursive: true }];
-        let (mut w, mut folders) = (Recorded::default(), FolderWatches::new(base.clone(), None, true));
+        let (mut w, mut folders) = (Recorded::default(), FolderWatches::new(base.clone(), None, true, Vec::new()));
         folders.watch_tree(&mut w, &root).unwrap();
         assert_eq!(folders.len(), 3);
         fs::rename(&root, base.join("away")).unwrap();
@@ -356,7 +396,7 @@ mod tests {
         fs::write(base.join("src/pkg/.gitignore"), "gen/\n").unwrap();
         fs::create_dir_all(base.join("other/gen")).unwrap();
         let roots = [WatchRoot { dir: base.clone(), recursive: true }];
-        let (mut w, mut folders) = (Recorded::default(), FolderWatches::new(base.clone(), None, true));
+        let (mut w, mut folders) = (Recorded::default(), FolderWatches::new(base.clone(), None, true, Vec::new()));
         folders.watch_tree(&mut w, &base).unwrap();
         assert!(!w.held.contains(&base.join("src/pkg/gen")));
         fs::rename(base.join("src/pkg"), base.join("gone")).unwrap();
@@ -364,5 +404,41 @@ mod tests {
         fs::rename(base.join("other"), base.join("src/pkg")).unwrap();
         folders.changed(&mut w, &roots, &base.join("src/pkg"), false).unwrap();
         assert!(w.held.contains(&base.join("src/pkg/gen")), "{:?}", w.held);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_ignored_folder_an_entry_reaches_is_walked_from_there() {
+        // `['.', 'gen-link']`, `gen-link` a link to `gen/`, which the walk
+        // from basePath leaves out: the scan walks it from the entry.
+        let (_keep, base) = project();
+        fs::create_dir_all(base.join("gen/x")).unwrap();
+        std::os::unix::fs::symlink("gen", base.join("gen-link")).unwrap();
+        let roots = [WatchRoot { dir: base.clone(), recursive: true }];
+        let covered = vec![base.join("gen-link"), base.join("gen"), base.join("src")];
+        let mut w = Recorded::default();
+        let mut folders = FolderWatches::new(base.clone(), Some(base.join(".store")), true, covered);
+        folders.watch_tree(&mut w, &base).unwrap();
+        folders.watch_covered(&mut w, &roots).unwrap();
+        assert_eq!(held(&w, &base), ["", "gen", "gen/x", "src", "src/a"]);
+
+        // Made below it, and it made again, are followed; a reconcile keeps them.
+        fs::create_dir_all(base.join("gen/x/y")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("gen/x/y"), false).unwrap();
+        assert_eq!(held(&w, &base), ["", "gen", "gen/x", "gen/x/y", "src", "src/a"]);
+        fs::remove_dir_all(base.join("gen")).unwrap();
+        w.held.retain(|d| !d.starts_with(base.join("gen")));
+        folders.changed(&mut w, &roots, &base.join("gen"), true).unwrap();
+        fs::create_dir_all(base.join("gen/z")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("gen"), false).unwrap();
+        assert_eq!(held(&w, &base), ["", "gen", "gen/z", "src", "src/a"]);
+        folders.sync(&mut w, &roots).unwrap();
+        assert_eq!(held(&w, &base), ["", "gen", "gen/z", "src", "src/a"]);
+
+        // No longer left out: walked from basePath (once).
+        fs::write(base.join(".gitignore"), "node_modules/\n").unwrap();
+        folders.sync(&mut w, &roots).unwrap();
+        assert_eq!(held(&w, &base), ["", "gen", "gen/z", "src", "src/a"]);
+        assert_eq!(folders.walk_roots(&roots), [base.clone()]);
     }
 }

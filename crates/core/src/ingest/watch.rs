@@ -251,6 +251,23 @@ pub fn watch_roots(base: &Path, lexical: &Path, entries: &[String]) -> Vec<Watch
     roots
 }
 
+/// The recursive roots each entry has on its own that `roots` (those of
+/// all entries together) dropped, as covered by another root. Where the
+/// walk from the covering root does not enter one (a link entry into a
+/// folder `.gitignore` leaves out: the scan walks it from the entry), its
+/// folders are watched from it (`FolderWatches`).
+pub fn covered_roots(base: &Path, lexical: &Path, entries: &[String], roots: &[WatchRoot]) -> Vec<PathBuf> {
+    let mut covered: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        for r in watch_roots(base, lexical, std::slice::from_ref(entry)) {
+            if r.recursive && !roots.contains(&r) && !covered.contains(&r.dir) {
+                covered.push(r.dir);
+            }
+        }
+    }
+    covered
+}
+
 /// Adds `root` unless a recursive root covers it; drops the roots it covers.
 fn add_root(roots: &mut Vec<WatchRoot>, root: WatchRoot) {
     if roots.contains(&root) || roots.iter().any(|r| r.recursive && root.dir.starts_with(&r.dir) && r.dir != root.dir) {
