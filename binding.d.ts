@@ -427,7 +427,8 @@ export declare class Workspace {
   /**
    * The words of `text` that match `query` by this workspace's own
    * tokens (stemmed, folded, identifier parts), as `[start, end)` offsets
-   * in JavaScript string units: what the command line highlights.
+   * in JavaScript string units: what the command line highlights. With
+   * a `tokenize.tokenizer`, the lines whose tokens hold the query's.
    */
   highlight(query: string, text: string): Array<[number, number]>
   /**

@@ -244,13 +244,13 @@ test('paging always moves on: a file shown before whose one-line note does not f
   await three.destroy()
 })
 
-test('the search tool never numbers lines it cannot place: a tokenizer of the user\'s own that highlight() does not follow shows no lines (it showed "5:The passwords", line 1)', async (t) => {
+test('the search tool never numbers lines it cannot place: with a tokenizer of the user\'s own, the lines its tokens match (it showed "5:The passwords", line 1; then no lines)', async (t) => {
   const text = 'The passwords are stored here\nline two\nline three\nline four\nreset them with the tool'
   const ws = new Workspace({ bm25: { tokenize: { tokenizer: (s) => s.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean) } } })
   t.after(() => ws.destroy())
   await ws.index('docs/a.md', text)
   const out = await createWorkspaceTools(ws).mastra_workspace_search.execute({ query: 'password reset' })
-  assert.equal(out, 'docs/a.md:5-5  1.000\n\n[no more results]')
+  assert.equal(out, 'docs/a.md:5-5  1.000\n4-line four\n5:reset them with the tool\n\n[no more results]')
   // With the built-in tokenizer the lines are shown, numbered as in the file.
   const plain = new Workspace({ bm25: true })
   t.after(() => plain.destroy())
@@ -301,4 +301,51 @@ test('chunks given to index() without their lines are not taken for pieces of a 
   const results = await ws.search('setup', { topK: 5 })
   assert.equal(results.length, 3)
   for (const r of results) assert.equal(r.lineCut, undefined, r.id)
+})
+
+/** Each line the tool shows (`N:text`, `N-text`) against line N of `file`: [shown, the file's]. */
+const shownLines = (out, file) => [...out.matchAll(/^(\d+)[:-](.*)$/gm)].map((m) => [m[2], file.split('\n')[Number(m[1]) - 1]])
+
+test("the search tool's line numbers are the file's with a tokenizer of the user's, a chunk without lineRange, the workspace-search/mastra Workspace and one without highlight() (lines were shown under other lines' numbers, past the file's end)", async (t) => {
+  // A case-sensitive tokenizer that keeps one-letter words: the built-in words matched other lines.
+  const tokenizer = (text) => text.split(/[^A-Za-z0-9_]+/).filter(Boolean)
+  const own = new Workspace({ bm25: { tokenize: { tokenizer } } })
+  t.after(() => own.destroy())
+  const notes = 'foo\nfoo\nx\nx\n'
+  await own.index('notes.txt', notes)
+  const out = await createWorkspaceTools(own).mastra_workspace_search.execute({ query: 'Foo x' })
+  const shown = shownLines(out, notes)
+  assert.ok(shown.some(([text]) => text === 'x'), out)
+  for (const [text, inFile] of shown) assert.equal(text, inFile, out)
+
+  // A vector hit far down a file whose words the index's tokenizer does not match: no lineRange.
+  const lines = Array.from({ length: 300 }, (_, i) => (i === 250 ? 'the needle is here' : `filler line number ${i + 1}`))
+  const big = `${lines.join('\n')}\n`
+  const dir = tree(t, { 'big.txt': big })
+  const embed = (text) => [text.toLowerCase().includes('needle') ? 1 : 0.01, 0.5]
+  const vectors = new Workspace({
+    filesystem: new LocalFilesystem({ basePath: dir }), autoIndexPaths: ['.'], chunking: { maxChars: 1000, overlapLines: 0 },
+    bm25: { tokenize: { tokenizer } }, embedder: Object.assign(async (texts) => texts.map(embed), { batch: true }),
+  })
+  t.after(() => vectors.destroy())
+  await vectors.init()
+  const [hit] = await vectors.search('Needle', { topK: 1, mode: 'vector' })
+  assert.match(hit.id, /#chunk-[1-9]/)
+  const vectorOut = await createWorkspaceTools(vectors).mastra_workspace_search.execute({ query: 'Needle', mode: 'vector', topK: 1 })
+  for (const [text, inFile] of shownLines(vectorOut, big)) assert.equal(text, inFile, vectorOut)
+
+  // workspace-search/mastra's Workspace (its native workspace's highlight()), and an object without one.
+  const { Workspace: MastraEntryWorkspace, LocalFilesystem: MastraFs } = await import('../lib/mastra/index.mjs')
+  const stems = 'the\nrunning\nruns\n'
+  const stemDir = tree(t, { 'notes.txt': stems })
+  const entry = new MastraEntryWorkspace({ filesystem: new MastraFs({ basePath: stemDir }), bm25: true, autoIndexPaths: ['.'] })
+  t.after(() => entry.destroy())
+  await entry.init()
+  const entryOut = await createWorkspaceTools(entry).mastra_workspace_search.execute({ query: 'the running' })
+  assert.deepEqual(shownLines(entryOut, stems).map(([text]) => text), ['the', 'running', 'runs'], entryOut)
+  for (const [text, inFile] of shownLines(entryOut, stems)) assert.equal(text, inFile, entryOut)
+  const foreign = { search: (q, o) => entry.search(q, o), canBM25: true, canVector: false, canHybrid: false, filesystem: { readOnly: true } }
+  const foreignOut = await createWorkspaceTools(foreign).mastra_workspace_search.execute({ query: 'the running' })
+  assert.match(foreignOut, /notes\.txt:2-3/)
+  for (const [text, inFile] of shownLines(foreignOut, stems)) assert.equal(text, inFile, foreignOut)
 })

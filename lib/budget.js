@@ -314,14 +314,16 @@ function prepare(r, query, highlight) {
   }
   const first = hits.size ? Math.min(...hits.keys()) : 0
   const last = hits.size ? Math.max(...hits.keys()) : 0
-  // The first and last matching lines are lineRange's in the file's numbering. Where they do not span
-  // what it spans (a tokenizer of the user's own, which highlight() does not follow; a workspace
-  // without highlight(), whose fallback neither stems nor drops stopwords), where the text lies in the
-  // file is not known: no line is shown, as below, rather than every line misnumbered.
-  if (r.lineRange && hits.size && r.lineRange.end - r.lineRange.start !== last - first) {
+  // The first and last matching lines are lineRange's in the file's numbering. Where the index found
+  // none (no lineRange) or they do not span what it spans, where the text lies in the file is not
+  // known: no line is shown, as below, rather than every line misnumbered (a chunk far down a file was
+  // numbered from 1). The same where the words were found by `wordSpans`, not by the workspace's own
+  // highlight(), and the text would not start at line 1: it neither stems nor drops stopwords, so its
+  // lines may span what lineRange spans and still be others.
+  const offset = r.lineRange ? r.lineRange.start - first : 1
+  if (hits.size && (!r.lineRange || r.lineRange.end - r.lineRange.start !== last - first || (highlight === wordSpans && offset !== 1))) {
     return { lines, hits: new Map(), ranked: [], offset: 1 }
   }
-  const offset = r.lineRange ? r.lineRange.start - first : 1
   /** @type {Map<string, number>} */
   const df = new Map()
   for (const set of words.values()) for (const w of set) df.set(w, (df.get(w) ?? 0) + 1)

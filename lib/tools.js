@@ -6,6 +6,7 @@
 'use strict'
 
 const { quoted } = require('./json.js')
+const { natives } = require('./natives.js')
 const { budgetedPage, cursorKey, SearchMemory, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS, MAX_FILES } = require('./budget.js')
 
 const PREFIX = 'mastra_workspace'
@@ -94,6 +95,18 @@ function checked(schema, input) {
 }
 
 /**
+ * The workspace's own highlight(), which matches words as its index does (its tokenizer, stemming,
+ * stopwords), so that the lines shown are those its lineRange counts; that of the native workspace
+ * behind one of workspace-search/mastra. Undefined where there is none (budget.js's fallback).
+ * @param {any} workspace
+ * @returns {((query: string, text: string) => Array<[number, number]>) | undefined}
+ */
+function highlighter(workspace) {
+  const owner = typeof workspace.highlight === 'function' ? workspace : natives.get(workspace)
+  return owner && typeof owner.highlight === 'function' ? (q, text) => owner.highlight(q, text) : undefined
+}
+
+/**
  * The agent tools of a workspace, named, described and shaped as Mastra's:
  * `mastra_workspace_search` (when search is configured) and
  * `mastra_workspace_index` (unless the filesystem is read-only). They work
@@ -179,7 +192,7 @@ function createWorkspaceTools(workspace, options = {}) {
         topK,
         key: cursorKey({ query, mode: effectiveMode, minScore, path: undefined, topK }),
         memory,
-        highlight: typeof workspace.highlight === 'function' ? (q, text) => workspace.highlight(q, text) : undefined,
+        highlight: highlighter(workspace),
         search: (n) => workspace.search(query, { topK: n, mode: effectiveMode, minScore, group: 'file' }),
       })
       return page.text

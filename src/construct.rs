@@ -10,7 +10,7 @@ use crate::options::{self, Bm25Options, WorkspaceOptions};
 use crate::snapshot_store::JsSnapshotStore;
 use crate::store::JsStore;
 use crate::types::ProgressEvent;
-use crate::workspace::Workspace;
+use crate::workspace::{TokenizeRef, Workspace};
 use napi::bindgen_prelude::*;
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -43,7 +43,10 @@ impl Workspace {
             }
         };
         let snapshot_store = o.snapshot_store.as_ref().map(|s| snapshot_store_of(env, s)).transpose()?;
-        let tokenize = o.js_tokenizer.as_ref().map(|f| tokenize_of(env, f)).transpose()?;
+        let (tokenize, line_tokenizer) = match o.js_tokenizer.as_ref().map(|f| tokenize_of(env, f)).transpose()? {
+            Some((call, lines)) => (Some(call), Some(lines)),
+            None => (None, None),
+        };
         let reranker = match &o.rerank {
             Some(f) => {
                 Some(Arc::new(crate::reranker::Reranker::from_js(env, f, o.rerank_depth)?) as Arc<dyn RerankCall>)
@@ -79,7 +82,7 @@ impl Workspace {
         };
         let engine = Arc::new(Engine::new(config));
         crate::env_cleanup::shut_down_with(env, &engine)?;
-        Ok(Workspace { engine })
+        Ok(Workspace { engine, line_tokenizer })
     }
 }
 
@@ -94,13 +97,15 @@ fn snapshot_store_of(env: &Env, s: &options::StoreOption) -> Checked<StoreConfig
     })
 }
 
-/// The user's tokenizer, called with many texts at once (lib's `tokenizeMany`).
-fn tokenize_of(env: &Env, user_fn: &Function<Unknown, Unknown>) -> Checked<Arc<dyn TokenizeCall>> {
+/// The user's tokenizer, called with many texts at once (lib's `tokenizeMany`):
+/// for the engine, and for `highlight()` on the JavaScript thread.
+fn tokenize_of(env: &Env, user_fn: &Function<Unknown, Unknown>) -> Checked<(Arc<dyn TokenizeCall>, TokenizeRef)> {
     let batched = runtime_fn(env, "tokenizeMany")?.call(user_fn.to_unknown())?;
     // SAFETY: lib's tokenizeMany returns a function (of string[] to string[][]).
     let f: Function<Vec<String>, Vec<Vec<String>>> = unsafe { batched.cast()? };
+    let on_thread = f.create_ref()?;
     let f = f.build_threadsafe_function().weak::<true>().build()?;
-    Ok(Arc::new(JsTokenize(f)) as Arc<dyn TokenizeCall>)
+    Ok((Arc::new(JsTokenize(f)) as Arc<dyn TokenizeCall>, on_thread))
 }
 
 /// The user's `onProgress`, through lib's `progressCaller`, which answers

@@ -20,6 +20,34 @@ use workspace_search_core::search::Mode;
 #[napi]
 pub struct Workspace {
     pub(crate) engine: Arc<Engine>,
+    /// The user's `tokenize.tokenizer` (batched), for `highlight()`.
+    pub(crate) line_tokenizer: Option<TokenizeRef>,
+}
+
+/// The user's tokenizer as lib's `tokenizeMany` batches it, held for calls
+/// on the JavaScript thread.
+pub(crate) type TokenizeRef = FunctionRef<Vec<String>, Vec<Vec<String>>>;
+
+/// With the user's tokenizer: each line of `text` whose tokens hold one of
+/// the query's, whole, in JavaScript string units. The index finds a
+/// result's `lineRange` so (each line tokenized alone, as Mastra's), and
+/// what is shown must agree with it: the built-in words matched where a
+/// tokenizer of the user's kept other tokens (case, one-letter words), and
+/// the search tool numbered the lines it showed from the wrong one.
+fn js_line_spans(tokenize: &Function<Vec<String>, Vec<Vec<String>>>, query: &str, text: &str) -> Result<Vec<Vec<u32>>> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let texts = std::iter::once(query).chain(lines.iter().copied()).map(str::to_string).collect();
+    let mut tokens = tokenize.call(texts)?.into_iter();
+    let wanted: rustc_hash::FxHashSet<String> = tokens.next().unwrap_or_default().into_iter().collect();
+    let (mut spans, mut at) = (Vec::new(), 0u32);
+    for (line, line_tokens) in lines.iter().zip(tokens) {
+        let len = line.encode_utf16().count() as u32;
+        if line_tokens.iter().any(|t| wanted.contains(t)) {
+            spans.push(vec![at, at + len]);
+        }
+        at += len + 1;
+    }
+    Ok(spans)
 }
 
 /// Keeps the last document of each path (as Mastra de-duplicates), in order.
@@ -258,7 +286,8 @@ impl Workspace {
 
     /// The words of `text` that match `query` by this workspace's own
     /// tokens (stemmed, folded, identifier parts), as `[start, end)` offsets
-    /// in JavaScript string units: what the command line highlights.
+    /// in JavaScript string units: what the command line highlights. With
+    /// a `tokenize.tokenizer`, the lines whose tokens hold the query's.
     #[napi(ts_args_type = "query: string, text: string", ts_return_type = "Array<[number, number]>")]
     pub fn highlight(&self, env: Env, query: Unknown, text: Unknown) -> Result<Vec<Vec<u32>>> {
         guard(|| {
@@ -267,6 +296,9 @@ impl Workspace {
                 Ok((to_string(&query, "query")?, to_string(&text, "text")?))
             })();
             let (query, text) = checked.map_err(|f| f.throw(&env))?;
+            if let Some(tokenize) = &self.line_tokenizer {
+                return js_line_spans(&tokenize.borrow_back(&env)?, &query, &text);
+            }
             let ranges = self.engine.highlight(&text, &query);
             // Byte offsets to UTF-16 units, in one pass over the text.
             let (mut units, mut at) = (0u32, 0usize);
