@@ -537,11 +537,21 @@ impl Engine {
         self.drop_if_destroyed(&mut guard);
         drop(guard);
         let mut state = self.watch_state.lock();
-        if let Some(e) = refused.filter(|_| !state.degraded) {
-            state.warn(format!("watch: cannot watch every folder ({})", e.message));
-            state.degraded = true;
-            state.settle_live();
+        match refused {
+            Some(e) if !state.degraded => {
+                state.warn(format!("watch: cannot watch every folder ({})", e.message));
+                state.degraded = true;
+            }
+            // Every folder the walk enters is watched now (watches were
+            // freed, or the limit raised): the timer's reconciles end. They
+            // went on until the next init(), every 10 s, for ever.
+            None if state.degraded => {
+                state.warn("watch: every folder is watched again; the timer's reconciles end".into());
+                state.degraded = false;
+            }
+            _ => {}
         }
+        state.settle_live();
     }
 
     /// `stats().watch`, while watching.
