@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import v8 from 'node:v8'
 import vm from 'node:vm'
-import { tree, ids } from './helpers.mjs'
+import { tree, ids, eventually } from './helpers.mjs'
 import { bucket, client, endpoint, serverBin, startServer, unavailable } from './s3-helpers.mjs'
 
 const require = createRequire(import.meta.url)
@@ -1489,4 +1489,32 @@ test('a save that does not land (its manifest write fails, or loses to another w
   await again.init()
   assert.equal((await again.search('router', { topK: 10 })).length, 2)
   await again.destroy()
+})
+
+test('a background save that failed while the store was down is tried again once it is back (it waited for the next write, save() or destroy(): a kill lost it)', async (t) => {
+  const { objects, memory } = memoryStore()
+  let down = false
+  let puts = 0
+  const flaky = { ...memory, put: async (...a) => { puts++; if (down) throw new Error('the store is down for this test'); return memory.put(...a) } }
+  const ws = storeWorkspace(flaky, { id: 'tenant-retry' })
+  t.after(() => ws.destroy())
+  await ws.init()
+  await ws.index('a.md', 'alpha heron')
+  assert.equal(await ws.save(), true)
+  down = true
+  await ws.index('b.md', 'okapi wanders')
+  await eventually('the background save failed', () => /store is down/.test(ws.stats().saveError ?? ''))
+  const failedPuts = puts
+  down = false
+  await eventually('tried again, and saved', () => ws.stats().saveError == null, 20_000)
+  assert.ok(puts > failedPuts)
+  const reader = storeWorkspace(memory, { id: 'tenant-retry' })
+  await reader.init()
+  assert.deepEqual(ids(await reader.search('okapi', { topK: 3 })), ['b.md'])
+  await reader.destroy()
+  // Nothing left unsaved: no more tries.
+  const settled = puts
+  await new Promise((r) => setTimeout(r, 1500))
+  assert.equal(puts, settled)
+  assert.ok(objects.has('manifest.json'))
 })

@@ -51,6 +51,11 @@ type LockOutcome = std::io::Result<std::result::Result<DirLock, String>>;
 
 /// How long after a write the snapshot is saved (writes in a burst share one save).
 const SAVE_DELAY: Duration = Duration::from_millis(1000);
+/// A background save that failed (the store or the disk failing a while)
+/// is tried again this long after, then twice as late each time, up to
+/// `MAX_SAVE_RETRY`, and at once (after `SAVE_DELAY`) when a write comes.
+const SAVE_RETRY: Duration = Duration::from_secs(10);
+const MAX_SAVE_RETRY: Duration = Duration::from_secs(300);
 
 /// What a workspace remembers of its files: with `persist`, in a directory
 /// too; with only `watch`, in memory (for the watcher's incremental
@@ -87,6 +92,9 @@ pub struct Persist {
     /// the files replaces them.
     pub loaded_api_docs: AtomicBool,
     save_queued: AtomicBool,
+    /// Wakes a background save waiting to try again (`save_soon_if_changed`):
+    /// a write came.
+    save_wake: Arc<tokio::sync::Notify>,
     /// A background save's turn, held until its snapshot is taken.
     save_turn: Mutex<Option<crate::index::gate::Ticket>>,
 }
@@ -135,6 +143,7 @@ impl Persist {
             api_writes: AtomicBool::new(false),
             loaded_api_docs: AtomicBool::new(false),
             save_queued: AtomicBool::new(false),
+            save_wake: Arc::default(),
             save_turn: Default::default(),
         }
     }
@@ -843,29 +852,58 @@ impl Engine {
             return;
         }
         if p.save_queued.swap(true, Ordering::SeqCst) {
+            // (A save waiting to try again goes now.)
+            p.save_wake.notify_one();
             return;
         }
-        let me = self.clone();
+        // (Weak while it waits: a workspace dropped meanwhile is not kept.)
+        let (me, wake) = (Arc::downgrade(self), p.save_wake.clone());
         self.runtime.spawn(async move {
-            tokio::time::sleep(SAVE_DELAY).await;
-            if let Some(p) = &me.persist {
+            let mut retry = SAVE_RETRY;
+            loop {
+                tokio::time::sleep(SAVE_DELAY).await;
+                let Some(engine) = me.upgrade() else { return };
+                let p = engine.persisted();
                 p.save_queued.store(false, Ordering::SeqCst);
-            }
-            // In a turn of its own while the snapshot is taken (`with_parts`
-            // gives it up then): a write applies to the store before the
-            // index, so a snapshot taken while one applies could hold a
-            // vector without its document, or lose one.
-            let ticket = me.gate.ticket();
-            if me.turn_to_save(&ticket).await.is_ok() && !me.destroyed.load(Ordering::SeqCst) {
-                if let Some(p) = &me.persist {
-                    *p.save_turn.lock() = Some(ticket);
+                if !engine.background_save().await {
+                    return;
                 }
-                let _ = me.save(false).await;
-                if let Some(p) = &me.persist {
-                    p.save_turn.lock().take();
+                // Failed, with writes left unsaved: tried again, unless
+                // another save was queued meanwhile. Until 2026-12-08 they
+                // waited for the next write, save() or destroy(), however
+                // soon the store was back.
+                if p.save_queued.swap(true, Ordering::SeqCst) {
+                    return;
                 }
+                drop(engine);
+                let _woken = tokio::time::timeout(retry, wake.notified()).await;
+                retry = (retry * 2).min(MAX_SAVE_RETRY);
             }
         });
+    }
+
+    /// One save in the background; whether to try again: it failed (not
+    /// for a conflict, after which nothing is written), the workspace is
+    /// attached and not destroyed, and writes are left unsaved.
+    async fn background_save(self: &Arc<Self>) -> bool {
+        // In a turn of its own while the snapshot is taken (`with_parts`
+        // gives it up then): a write applies to the store before the
+        // index, so a snapshot taken while one applies could hold a
+        // vector without its document, or lose one.
+        let ticket = self.gate.ticket();
+        if self.turn_to_save(&ticket).await.is_err() || self.destroyed.load(Ordering::SeqCst) {
+            return false;
+        }
+        let p = self.persisted();
+        *p.save_turn.lock() = Some(ticket);
+        let saved = self.save(false).await;
+        p.save_turn.lock().take();
+        let Err(e) = saved else { return false };
+        let state = p.state.lock();
+        e.store_failure() != Some(super::StoreFailure::Conflict)
+            && state.loaded
+            && p.changes.load(Ordering::SeqCst) != state.saved_changes
+            && !self.destroyed.load(Ordering::SeqCst)
     }
 }
 
