@@ -189,3 +189,35 @@ test('a glob past the regex size limit is refused in one short line (the engine 
   const error = await workspace.grep('x', { path: braces }).then(() => null, (e) => e)
   assert.ok(error && error.message.length < 1000 && !/internal error/.test(error.message), String(error?.message).slice(0, 300))
 })
+
+test('grep piped into a reader that stops early (| head) still builds and keeps its grep index: the command ends as it would (it exited at once, before the build of a large folder was done)', async (t) => {
+  const dir = tree(t)
+  for (let d = 0; d < 150; d++) {
+    fs.mkdirSync(path.join(dir, `d${d}`))
+    for (let f = 0; f < 200; f++) fs.writeFileSync(path.join(dir, `d${d}`, `f${f}.txt`), `alpha ${d} ${f}\nbeta gamma delta ${f * d}\n`)
+  }
+  const cache = tree(t)
+  const { spawn } = await import('node:child_process')
+  const child = spawn(process.execPath, [CLI, 'grep', 'alpha', dir], { env: { ...ENV, XDG_CACHE_HOME: cache }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)))
+  // As `head -1` does: the first output read, the pipe closed.
+  await new Promise((resolve) => child.stdout.once('data', resolve))
+  child.stdout.destroy()
+  const code = await exited
+  assert.equal(code, 0, stderr)
+  const kept = fs.readdirSync(path.join(cache, 'workspace-search')).map((d) => fs.readdirSync(path.join(cache, 'workspace-search', d)))
+  assert.ok(kept.length === 1 && kept[0].includes('grep.wss'), `the grep index kept: ${JSON.stringify(kept)}`)
+})
+
+test('grep whose answer would pass its bound (1,000,000 lines) says what to do in the command\'s own terms (it named the API\'s options: contextLines, maxCount, contextOnce)', (t) => {
+  const dir = tree(t, { 'many.txt': 'a\n'.repeat(1_000_001) })
+  const out = runIn(dir, 'grep', 'a', '.', '--no-persist')
+  assert.equal(out.status, 2)
+  assert.equal(out.stderr, 'workspace-search: the answer would hold more than 1000000 lines or 128 MB of them (matched and context): narrow the pattern, the folder or --glob, or lower -C or -m\n')
+  // As it says: -m bounds it.
+  const bounded = runIn(dir, 'grep', 'a', '.', '--no-persist', '-m', '3')
+  assert.equal(bounded.status, 0, bounded.stderr)
+  assert.equal(bounded.stdout, 'many.txt:1:1:a\nmany.txt:2:1:a\nmany.txt:3:1:a\n')
+})

@@ -304,6 +304,17 @@ test('an embedder that fails (401) leaves keyword search working; its error is p
   assert.ok(!hybrid.stderr.includes('No results'), hybrid.stderr)
 })
 
+test('an embedder that answers vectors the engine refuses (NaN) for every file: one line counting them, as for other failures alike (a line per file: each message named its batch)', (t) => {
+  const files = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`n${i}.md`, `alpha note ${i}\n`]))
+  const dir = tree(t, files)
+  const module = path.join(tree(t, { 'embedder.mjs': 'export default async () => [NaN, 1, 2]\n' }), 'embedder.mjs')
+  const out = runIn(dir, '.', 'alpha', '--embedder', module, '--no-persist', '--top-k', '1')
+  assert.equal(out.status, 0, out.stderr)
+  const lines = out.stderr.trim().split('\n')
+  assert.equal(lines.length, 1, out.stderr)
+  assert.match(lines[0], /^workspace-search: 30 files: vectors not written: Embedder returned a non-finite number: vector 1, element 0 is NaN/)
+})
+
 test("an embedder that logs (console.log, as model loaders do) writes to stderr: --json's stdout stays one JSON object per line (the logs were on stdout between them)", (t) => {
   const dir = tree(t, FILES)
   const module = path.join(tree(t, { 'embedder.mjs': "console.log('loading model...')\nexport default async (text) => { console.log('embedding', text.length); console.info('info'); return [text.length % 7 + 1, 1, 2] }\n" }), 'embedder.mjs')
@@ -473,4 +484,9 @@ test('a folder whose name is not UTF-8: given as the folder, or the current fold
   const parent = sh(`"${process.execPath}" "${CLI}" . routers --no-persist`)
   assert.equal(parent.status, 0, parent.stderr)
   assert.match(parent.stdout, /b\.md/)
+  // As --index-dir: refused (the index went to a folder of another name, "idx\uFFFD").
+  const indexDir = sh(`"${process.execPath}" "${CLI}" . routers --index-dir "$(printf 'idx\\377')"`)
+  assert.equal(indexDir.status, 2, indexDir.stderr)
+  assert.match(indexDir.stderr, /--index-dir idx\uFFFD: the name is not valid UTF-8/)
+  assert.ok(!fs.readdirSync(dir).some((n) => n.startsWith('idx')), 'no index folder made')
 })

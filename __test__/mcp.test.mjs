@@ -333,6 +333,19 @@ test("mcp: a search's path spelled absolutely inside the folder finds what the r
   assert.ok(!/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(text(error)) && text(error).includes('\\x1b[2J'), text(error))
 })
 
+test("mcp: a search's path with .. is read as workspace_grep reads it, and one out of the folder is a tool error (it answered 'No results')", async (t) => {
+  const dir = tree(t, { 'src/auth.ts': 'export function resetPassword() {}\n', 'docs/a.md': 'resetPassword guide\n' })
+  const client = await connect(t, dir)
+  const call = (p) => client.callTool({ name: 'workspace_search', arguments: { query: 'resetPassword', path: p, repeat: true } })
+  assert.equal(text(await call('src/../docs/')), text(await call('docs/')))
+  assert.match(text(await call('src/../docs/')), /^docs\/a\.md:1-1/)
+  for (const p of ['../', '..', 'src/../../', '/etc/', path.dirname(dir)]) {
+    const result = await call(p)
+    assert.equal(result.isError, true, `${p}: ${text(result)}`)
+    assert.match(text(result), /path must stay inside the folder/)
+  }
+})
+
 test('mcp: index status lists the files whose vectors were not written, and why (an embedder that answers 401)', async (t) => {
   const dir = tree(t, { 'a.md': 'alpha\n', 'b.md': 'beta\n' })
   const embedder = path.join(tree(t, { 'embedder.cjs': "module.exports = async () => { throw new Error('401 Unauthorized: bad key') }\n" }), 'embedder.cjs')

@@ -190,6 +190,9 @@ async function grep(argv, out = process.stdout) {
   } catch (err) {
     if (err instanceof SyntaxError) throw new UsageError(`invalid pattern: ${err.message}`)
     if (err instanceof UnsupportedGrepPatternError) throw new Error(err.message)
+    // The answer is held whole, and bounded: said in this command's own terms (the API's named its options).
+    const tooLarge = err instanceof RangeError && /^grep\(\): (the answer would hold more than .*? of them \(matched and context\))/.exec(err.message)
+    if (tooLarge) throw new Error(`${tooLarge[1]}: narrow the pattern, the folder or --glob, or lower -C or -m`)
     throw err
   } finally {
     await workspace.destroy()

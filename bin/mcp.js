@@ -125,7 +125,7 @@ function stdioTransport(sdk) {
  * @param {string} wanted
  */
 function pathInFolder(folder, wanted) {
-  if (!path.isAbsolute(wanted)) return wanted
+  if (!path.isAbsolute(wanted)) return withinFolder(wanted)
   const bases = [path.resolve(folder)]
   try {
     bases.push(fs.realpathSync(folder))
@@ -136,8 +136,23 @@ function pathInFolder(folder, wanted) {
     if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) continue
     return inside.split(path.sep).join('/') + (/[\\/]$/.test(wanted) ? '/' : '')
   }
-  return wanted
+  return outside(wanted)
 }
+
+/** A relative `path` with `..` in it resolved, as workspace_grep reads it (`src/../docs/` is `docs/`). */
+function withinFolder(wanted) {
+  if (!wanted.split(/[\\/]/).includes('..')) return wanted
+  const resolved = path.posix.normalize(wanted.replace(/\\/g, '/'))
+  if (resolved === '..' || resolved.startsWith('../')) return outside(wanted)
+  return resolved === './' || resolved === '.' ? '' : resolved
+}
+
+/** A path out of the folder: an error, as workspace_grep's (it matched nothing: "No results"). */
+function outside(wanted) {
+  throw new PathOutside(`path must stay inside the folder the server searches, got "${wanted}"`)
+}
+
+class PathOutside extends Error {}
 
 /**
  * Answers a line that is no JSON (-32700) or no JSON-RPC message (-32600),
@@ -283,7 +298,13 @@ async function serve(args, { openWorkspace }) {
     // One result per file: an agent edits files, and five chunks of one file would crowd out the others.
     const mode = input.mode ?? 'bm25'
     // An absolute path inside the folder is read from the folder down (ids are), as grep reads it.
-    const under = input.path && pathInFolder(args.folder, input.path)
+    let under
+    try {
+      under = input.path && pathInFolder(args.folder, input.path)
+    } catch (err) {
+      if (err instanceof PathOutside) return toolError(escapeControls(err.message))
+      throw err
+    }
     const search = { query: input.query, mode, minScore: input.minScore, path: under, topK: input.topK }
     try {
       const page = await budgetedPage({
@@ -355,6 +376,10 @@ async function serve(args, { openWorkspace }) {
     return stopping
   }
   process.stdin.on('end', () => stop(true))
+  // The client gone while an answer was written: the workspace is destroyed (its save) and the server ends.
+  process.stdout.on('error', (err) => {
+    if (err.code === 'EPIPE') stop(false)
+  })
   // A signal stops waiting for calls (the client closed stdin, then signals: MCP's shutdown) and
   // destroys the workspace (its save); a second one ends the process at once.
   let signals = 0

@@ -153,6 +153,10 @@ function persistOption(values) {
   }
   if (values['index-dir'] === undefined) return true
   if (values['index-dir'].trim() === '') throw new UsageError('--index-dir needs a folder')
+  // (Node.js hands such a name on with U+FFFD: the index went to a folder of another name.)
+  if (values['index-dir'].includes('\uFFFD')) {
+    throw new UsageError(`--index-dir ${values['index-dir']}: the name is not valid UTF-8, and Node.js cannot pass such a name to a program`)
+  }
   return { dir: path.resolve(values['index-dir']) }
 }
 
@@ -194,6 +198,9 @@ async function search(args) {
   }
 }
 
+/** An embedder's error without which batch it was (`(batch 3 of 300, texts 3-3)`). */
+const batchless = (/** @type {string} */ error) => error.replace(/ \(batch \d+ of \d+, texts \d+-\d+\)/, '')
+
 /**
  * The files init() could not index (wholly, or only their vectors), and
  * the entries it skipped that are worth a line (notIndexed), on
@@ -205,12 +212,13 @@ async function search(args) {
 function printFailed(failed, show) {
   const byKind = new Map()
   for (const f of failed) {
-    const kind = f.alike ?? f.error
+    // The engine's messages say which batch, and which vector of it: alike but for those.
+    const kind = f.alike ?? batchless(f.error).replace(/\b(vector|element) \d+/g, '$1 #')
     if (!byKind.has(kind)) byKind.set(kind, [])
     byKind.get(kind).push(f)
   }
-  for (const [kind, [first, ...others]] of byKind) {
-    const line = others.length === 0 ? `${show(first.path)}: ${first.error}` : `${others.length + 1} ${first.noun ?? 'files'}: ${kind}`
+  for (const [, [first, ...others]] of byKind) {
+    const line = others.length === 0 ? `${show(first.path)}: ${first.error}` : `${others.length + 1} ${first.noun ?? 'files'}: ${first.alike ?? batchless(first.error)}`
     process.stderr.write(`workspace-search: ${escapeControls(line)}\n`)
   }
 }
@@ -363,9 +371,15 @@ function fail(err) {
   process.exitCode = 2
 }
 
-// A reader that stops early (`| head`) is not an error; another write error is.
+// A reader that stops early (`| head`) is not an error: what is left to print goes nowhere, and the
+// command ends as it would, its index saved (it exited at once, so `grep ... | head` over a large
+// folder never kept its grep index, and `mcp` ended without saving). Another write error is one.
+let readerGone = false
 process.stdout.on('error', (err) => {
-  if (err.code === 'EPIPE') process.exit(0)
+  if (readerGone || err.code === 'EPIPE') {
+    readerGone = true
+    return
+  }
   fail(err)
   process.exit(2)
 })
