@@ -221,3 +221,18 @@ test('grep whose answer would pass its bound (1,000,000 lines) says what to do i
   assert.equal(bounded.status, 0, bounded.stderr)
   assert.equal(bounded.stdout, 'many.txt:1:1:a\nmany.txt:2:1:a\nmany.txt:3:1:a\n')
 })
+
+test('an --index-dir inside the folder searched is passed over by every other run too (its .gitignore): its lock file ranked first for "process" in them', (t) => {
+  const dir = tree(t, { 'src/app.js': 'function start() { return process.pid }\n' })
+  const inside = runIn(dir, '.', 'process', '--index-dir', path.join(dir, 'idx'))
+  assert.equal(inside.status, 0, inside.stderr)
+  assert.ok(fs.existsSync(path.join(dir, 'idx', '.gitignore')))
+  const other = runIn(dir, '.', 'process', '--no-persist', '--json')
+  assert.deepEqual(other.stdout.trim().split('\n').map((l) => JSON.parse(l).path), ['src/app.js'])
+  const grep = runIn(dir, 'grep', 'process', '.', '--no-persist')
+  assert.equal(grep.stdout, 'src/app.js:1:27:function start() { return process.pid }\n')
+  // The folder itself, or one holding it: refused in this command's terms.
+  const itself = runIn(dir, '.', 'process', '--index-dir', '.')
+  assert.equal(itself.status, 2)
+  assert.match(itself.stderr, /^workspace-search: --index-dir \. is the folder searched or holds it/)
+})

@@ -102,7 +102,7 @@ test('exit status: 0 with results, 1 with none, 2 on any error, with a message a
   // Errors past the arguments are errors too (2, not 1): a workspace that cannot be made, an index that cannot be kept.
   const badInit = run(dir, 'x', '--index-dir', dir)
   assert.equal(badInit.status, 2, badInit.stderr)
-  assert.match(badInit.stderr, /^workspace-search: persist\.dir \(.*\) is basePath or a folder that holds it/)
+  assert.match(badInit.stderr, /^workspace-search: --index-dir .* is the folder searched or holds it: .* give a folder of its own/)
   assert.ok(!badInit.stderr.includes('--help'), 'not a usage error')
 })
 

@@ -115,7 +115,7 @@ function parse(argv) {
   if (mode !== undefined && !['bm25', 'vector', 'hybrid'].includes(mode)) throw new UsageError(`--mode must be bm25, vector or hybrid, got ${mode}`)
   const embedderModule = values.embedder ?? process.env.WORKSPACE_SEARCH_EMBEDDER
   if (mode && mode !== 'bm25' && !embedderModule) throw new UsageError(`--mode ${mode} needs an embedder: --embedder MODULE or WORKSPACE_SEARCH_EMBEDDER`)
-  return { command, folder, query, topK, minScore, mode, maxTokens, cursor: values.cursor, embedderModule, json: Boolean(values.json), stats: Boolean(values.stats), globs: values.glob ?? [], gitignore: !values['no-gitignore'], persist: persistOption(values) }
+  return { command, folder, query, topK, minScore, mode, maxTokens, cursor: values.cursor, embedderModule, json: Boolean(values.json), stats: Boolean(values.stats), globs: values.glob ?? [], gitignore: !values['no-gitignore'], persist: persistOption(values, folder) }
 }
 
 /**
@@ -146,7 +146,7 @@ function realpathOr(p) {
 }
 
 /** `persist` for the workspace: the cache folder by default, --index-dir, or off. */
-function persistOption(values) {
+function persistOption(values, folder) {
   if (values['no-persist']) {
     if (values['index-dir'] !== undefined) throw new UsageError('--index-dir and --no-persist cannot go together')
     return false
@@ -157,7 +157,13 @@ function persistOption(values) {
   if (values['index-dir'].includes('\uFFFD')) {
     throw new UsageError(`--index-dir ${values['index-dir']}: the name is not valid UTF-8, and Node.js cannot pass such a name to a program`)
   }
-  return { dir: path.resolve(values['index-dir']) }
+  const dir = path.resolve(values['index-dir'])
+  // Said here in this command's terms (the engine's message names persist.dir).
+  const [real, searched] = [realpathOr(dir), realpathOr(path.resolve(folder))]
+  if (real === searched || searched.startsWith(real.endsWith(path.sep) ? real : real + path.sep)) {
+    throw new Error(`--index-dir ${values['index-dir']} is the folder searched or holds it: the index would sit among the files it indexes; give a folder of its own (a subfolder of the folder searched will do), or leave --index-dir out`)
+  }
+  return { dir }
 }
 
 /** The embedder a module exports (default export, or `embedder`). */

@@ -24,6 +24,12 @@ pub const SNAPSHOT_FILE: &str = "snapshot.wss";
 /// grep's trigram index and file table (`grep::store`), beside the snapshot.
 pub const GREP_FILE: &str = "grep.wss";
 const LOCK_FILE: &str = "lock";
+/// A `.gitignore` that leaves out the whole directory: one inside a folder
+/// that is indexed or searched (another workspace over it, the command
+/// line's other runs, git) is passed over there, as the workspace that owns
+/// it passes over it. Its lock file ranked first for "process" there.
+const IGNORE_FILE: &str = ".gitignore";
+const IGNORE_TEXT: &str = "# workspace-search's index: not to be indexed, searched or committed\n*\n";
 /// The first line of a lock file of ours: a file named `lock` without it
 /// is someone else's, never written.
 const LOCK_MARK: &str = "workspace-search persist lock";
@@ -543,6 +549,7 @@ fn is_ours(name: &std::ffi::OsStr) -> bool {
         || name == GREP_FILE
         || name.starts_with(&format!("{GREP_FILE}{TEMP_MARK}"))
         || name == LOCK_FILE
+        || name == IGNORE_FILE
         || name.starts_with(super::intent::INTENT_FILE)
         || name.starts_with(&format!("{SNAPSHOT_FILE}{TEMP_MARK}"))
 }
@@ -611,8 +618,21 @@ pub fn lock(dir: &Path) -> std::io::Result<Result<DirLock, String>> {
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
     write!(file, "{LOCK_MARK}\nprocess {}\n", std::process::id())?;
     remove_stale_temps(dir);
+    leave_out_of_walks(dir);
     // (The metadata read above, of the open file: not one made at its path since.)
     Ok(Ok(DirLock { _file: file, id: identity(&meta) }))
+}
+
+/// Writes `IGNORE_FILE` unless one is there (best effort: without it, only
+/// other walks over the directory take its files).
+fn leave_out_of_walks(dir: &Path) {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    if let Ok(mut file) = options.open(dir.join(IGNORE_FILE)) {
+        let _ = file.write_all(IGNORE_TEXT.as_bytes());
+    }
 }
 
 /// Temporary files left by a writer that died mid-save (only the lock
