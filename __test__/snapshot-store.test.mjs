@@ -1518,3 +1518,41 @@ test('a background save that failed while the store was down is tried again once
   assert.equal(puts, settled)
   assert.ok(objects.has('manifest.json'))
 })
+
+test("a save whose part is one a save before retired (the same documents again) never names it while its deletion may be on its way: it is written under a key of its own (the part was deleted under the new manifest, and the tenant's documents lost)", async () => {
+  const { objects, memory } = memoryStore()
+  // Writer A's deletions wait until released: a slow store, or a process paused.
+  let release
+  const held = new Promise((resolve) => (release = resolve))
+  const slow = { ...memory, delete: async (key) => (await held, objects.delete(key)) }
+  const fast = { ...memory, delete: async (key) => objects.delete(key) }
+  const manifest = () => JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+  const writer = (store) => storeWorkspace(store, { id: 'tenant-race', persist: { store, storeTimeoutMs: 5000, retainMs: 0 } })
+  const a = writer(slow)
+  await a.init()
+  await a.index('x.md', 'the x document about routers')
+  await a.save()
+  const first = manifest().texts.key
+  await a.index('y.md', 'the y document about caches')
+  const saving = a.save() // lands, then deletes the first snapshot's parts (held)
+  while (manifest().texts.key === first) await new Promise((r) => setTimeout(r, 5))
+  // B attaches that snapshot and goes back to the first one's documents: the same texts.
+  const b = writer(fast)
+  await b.init()
+  await b.unindex('y.md')
+  assert.equal(await b.save(), true)
+  assert.notEqual(manifest().texts.key, first, 'the retired part is not named again')
+  release()
+  await saving
+  await b.destroy()
+  await a.destroy().catch(() => {})
+  const named = manifest()
+  for (const key of [named.index.key, named.texts.key]) assert.ok(objects.has(key), `${key} is there`)
+  const reader = writer(fast)
+  await reader.init()
+  assert.deepEqual(ids(await reader.search('routers', { topK: 5 })), ['x.md'])
+  assert.deepEqual(ids(await reader.search('caches', { topK: 5 })), [])
+  await reader.index('w.md', 'a new document')
+  assert.equal(await reader.save(), true)
+  await reader.destroy()
+})

@@ -893,7 +893,7 @@ impl RemoteSnapshots {
             return Err(Error::from_reason("persist: the snapshot was not encoded with its texts last"));
         };
         let cache = self.cache.clone();
-        let (manifest, packed) = blocking(move || {
+        let (mut manifest, packed) = blocking(move || {
             let (head, texts) = raw.split_at(split);
             // A large index's postings go with the texts (see `Manifest::postings`).
             let postings = Snapshot::postings_span(&raw).filter(|p| p.end <= split && p.len() >= POSTINGS_APART_AT);
@@ -913,12 +913,13 @@ impl RemoteSnapshots {
         .await?;
         // Content-addressed: a part already there holds these very bytes.
         let [index_bytes, texts_bytes] = packed;
-        let (index_put, texts_put) =
-            futures::join!(self.put_part(&manifest.index, index_bytes), self.put_part(&manifest.texts, texts_bytes));
-        index_put?;
-        texts_put?;
+        let base = self.base_parts();
+        let (index_put, texts_put) = futures::join!(
+            self.put_named(manifest.index.clone(), index_bytes, &base),
+            self.put_named(manifest.texts.clone(), texts_bytes, &base)
+        );
+        (manifest.index, manifest.texts) = (index_put?, texts_put?);
         let (kept, due) = self.retire(&manifest);
-        let mut manifest = manifest;
         manifest.retired = kept;
         let manifest = manifest.encode();
         let etag = self.put_manifest(&manifest).await?;
@@ -951,6 +952,41 @@ impl RemoteSnapshots {
         let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         prior.map(|p| p.retire(next, millis(now), millis(self.retain))).unwrap_or_default()
+    }
+
+    /// The parts the manifest attached or last written names.
+    fn base_parts(&self) -> Vec<String> {
+        let prior = self.state.lock().manifest.as_deref().and_then(|m| Manifest::decode(m).ok());
+        prior.map(|m| vec![m.index.key, m.texts.key]).unwrap_or_default()
+    }
+
+    /// Writes a part, and answers the part to name. One already there
+    /// under its key holds these very bytes; but where the manifest this
+    /// save replaces does not name it, it is a part a save retired (the
+    /// same documents again), and its deletion may be under way (a writer
+    /// deletes what its save retired once that save landed, maybe after
+    /// this one's manifest): it is then written under a key of its own
+    /// (`PartRef::fresh`) rather than named. Naming it lost the part, and
+    /// the tenant's `index()` documents with it. A part the manifest
+    /// replaced names is safe: retiring it takes a later manifest, over
+    /// which this save's conflicts.
+    async fn put_named(&self, part: PartRef, bytes: Vec<u8>, base: &[String]) -> Result<PartRef> {
+        if base.contains(&part.key) {
+            self.put_part(&part, bytes).await?;
+            return Ok(part);
+        }
+        let kept = bytes.clone();
+        if let PutOutcome::Written { .. } = self.put_part(&part, bytes).await? {
+            return Ok(part);
+        }
+        let nonce = fresh_nonce();
+        let moved = part.clone();
+        let Some((fresh, bytes)) = blocking(move || moved.fresh(&kept, nonce)).await? else {
+            return Err(Error::from_reason(format!("persist.store: {} could not be packed again", part.key)));
+        };
+        // (A key no save made before: there is nothing there.)
+        self.put_part(&fresh, bytes).await?;
+        Ok(fresh)
     }
 
     /// Deletes parts whose time is up, after the manifest that no longer
@@ -1265,3 +1301,15 @@ impl Engine {
         })
     }
 }
+
+/// 128 bits no other part's bytes hold: the time, this process, a count.
+fn fresh_nonce() -> u128 {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut seed = Vec::with_capacity(32);
+    seed.extend_from_slice(&now.as_nanos().to_le_bytes());
+    seed.extend_from_slice(&std::process::id().to_le_bytes());
+    seed.extend_from_slice(&COUNT.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    xxhash_rust::xxh3::xxh3_128(&seed)
+}
+

@@ -34,6 +34,9 @@ pub struct PartRef {
     pub frames: Vec<u64>,
 }
 
+/// A zstd skippable frame of 16 bytes: its magic number, its length, the bytes.
+const SKIPPABLE_LEN: usize = 24;
+
 /// zstd's level for parts: fast to write (a save of 50,000 files), and
 /// most of the gain on text and postings.
 const ZSTD_LEVEL: i32 = 3;
@@ -57,26 +60,54 @@ impl PartRef {
     /// `pack` of the bytes `pieces` make one after the other, without
     /// putting them together first (a frame across two is copied alone).
     pub fn pack_pieces(pieces: &[&[u8]]) -> (PartRef, Vec<u8>) {
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        // Stored as they are (one copy) when they do not pack smaller.
+        match PartRef::framed(pieces) {
+            Some((part, packed)) if packed.len() < len => (part, packed),
+            _ => {
+                let bytes = pieces.concat();
+                (PartRef::of(&bytes), bytes)
+            }
+        }
+    }
+
+    /// `pieces` in zstd frames of `FRAME` bytes, however large they come to.
+    fn framed(pieces: &[&[u8]]) -> Option<(PartRef, Vec<u8>)> {
         use rayon::prelude::*;
         let len: usize = pieces.iter().map(|p| p.len()).sum();
-        let frames: Result<Vec<Vec<u8>>, _> = (0..len.div_ceil(FRAME))
+        let frames: Vec<Vec<u8>> = (0..len.div_ceil(FRAME))
             .into_par_iter()
             .map(|i| zstd_frame(&span_of(pieces, i * FRAME..((i + 1) * FRAME).min(len))))
-            .collect();
-        // Stored as they are (one copy) when they do not pack smaller.
-        let whole = || {
-            let bytes = pieces.concat();
-            (PartRef::of(&bytes), bytes)
-        };
-        let Ok(frames) = frames else { return whole() };
+            .collect::<Result<_, _>>()
+            .ok()?;
         let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
-        match frames.concat() {
-            packed if packed.len() < len => {
-                let part = PartRef { zstd: true, raw_size: len as u64, frames: sizes, ..PartRef::of(&packed) };
-                (part, packed)
-            }
-            _ => whole(),
+        let packed = frames.concat();
+        Some((PartRef { zstd: true, raw_size: len as u64, frames: sizes, ..PartRef::of(&packed) }, packed))
+    }
+
+    /// This part stored otherwise, under a key of its own: its zstd frames
+    /// (a part stored as it is packed first) followed by a zstd skippable
+    /// frame holding `nonce`, counted in its last frame's stored size (so
+    /// that frames are still read by range; zstd passes over it). A save
+    /// whose part is one a save before retired (the same documents again)
+    /// writes this rather than name that one, whose deletion may be on its
+    /// way.
+    pub fn fresh(&self, stored: &[u8], nonce: u128) -> Option<(PartRef, Vec<u8>)> {
+        let (mut part, mut bytes) = match self.zstd {
+            true => (self.clone(), stored.to_vec()),
+            false => PartRef::framed(&[stored])?,
+        };
+        let mut skippable = Vec::with_capacity(SKIPPABLE_LEN);
+        skippable.extend_from_slice(&0x184D_2A5Eu32.to_le_bytes());
+        skippable.extend_from_slice(&16u32.to_le_bytes());
+        skippable.extend_from_slice(&nonce.to_le_bytes());
+        bytes.extend_from_slice(&skippable);
+        if let Some(last) = part.frames.last_mut() {
+            *last += SKIPPABLE_LEN as u64;
         }
+        let named = PartRef::of(&bytes);
+        (part.key, part.hash, part.size) = (named.key, named.hash, named.size);
+        Some((part, bytes))
     }
 
     /// Frame `i` of a part that lists its frames: where it lies stored,
@@ -527,6 +558,29 @@ mod tests {
         }
         assert!(unpacked_buffer(&PartRef { raw_size: 1 << 62, ..packed.clone() }).is_err());
         assert!(PartFill::new(PartRef { raw_size: 1 << 62, frames: vec![1; 4], ..packed }).is_err());
+    }
+
+    /// A part stored otherwise (`fresh`) has a key of its own and reads
+    /// back the same, whole and frame by frame, stored as it was or packed.
+    #[test]
+    fn a_fresh_part_has_its_own_key_and_the_same_content() {
+        let big: Vec<u8> = (0..2 * FRAME + 777).map(|i| (i % 251) as u8 ^ (i / 4093) as u8).collect();
+        let incompressible: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for raw in [big, incompressible, Vec::new(), b"short".to_vec()] {
+            let (part, stored) = PartRef::pack(&raw);
+            let (fresh, bytes) = part.fresh(&stored, 42).unwrap();
+            let (again, _) = part.fresh(&stored, 43).unwrap();
+            assert!(fresh.key != part.key && again.key != fresh.key, "{} bytes", raw.len());
+            assert_eq!(fresh.unpack(&bytes).unwrap().bytes(), raw);
+            let m = Manifest { index: fresh.clone(), texts: PartRef::of(b""), postings: None, retired: Vec::new() };
+            let read = Manifest::decode(&m.encode()).unwrap().index;
+            assert_eq!(read, fresh, "its frames still make up the part");
+            for i in 0..fresh.frames.len() {
+                let (at, span) = fresh.frame_span(i).unwrap();
+                let frame = &bytes[at.start as usize..at.end as usize];
+                assert_eq!(fresh.unpack_frame(i, frame).unwrap(), &raw[span.start as usize..span.end as usize]);
+            }
+        }
     }
 
     #[test]
