@@ -42,11 +42,28 @@ fn js_line_spans(tokenize: &Function<Vec<String>, Vec<Vec<String>>>, query: &str
     let (mut spans, mut at) = (Vec::new(), 0u32);
     for (line, line_tokens) in lines.iter().zip(tokens) {
         let len = line.encode_utf16().count() as u32;
-        if line_tokens.iter().any(|t| wanted.contains(t)) {
-            spans.push(vec![at, at + len]);
+        let mut matched: Vec<&String> = line_tokens.iter().filter(|t| wanted.contains(*t)).collect();
+        matched.sort_unstable();
+        matched.dedup();
+        // Each token where its text is found in the line (so that lines are
+        // ranked by the query's tokens they hold), else the whole line.
+        let folded = line.to_ascii_lowercase();
+        let found: Vec<Vec<u32>> = matched
+            .iter()
+            .filter_map(|t| {
+                let start = folded.find(&t.to_ascii_lowercase()).filter(|_| !t.is_empty())?;
+                let units = |byte: usize| at + line[..byte].encode_utf16().count() as u32;
+                Some(vec![units(start), units(start + t.len())])
+            })
+            .collect();
+        match (matched.is_empty(), found.is_empty()) {
+            (true, _) => {}
+            (false, true) => spans.push(vec![at, at + len]),
+            (false, false) => spans.extend(found),
         }
         at += len + 1;
     }
+    spans.sort_unstable();
     Ok(spans)
 }
 

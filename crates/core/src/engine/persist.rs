@@ -95,6 +95,11 @@ pub struct Persist {
     /// Wakes a background save waiting to try again (`save_soon_if_changed`):
     /// a write came.
     save_wake: Arc<tokio::sync::Notify>,
+    /// While a failed background save waits to try again: the count of
+    /// changes it failed at (`u64::MAX`: none waits). Only a change since
+    /// wakes it (a reconcile that changed nothing would have it encode the
+    /// whole snapshot again every 10 s).
+    retry_at_changes: AtomicU64,
     /// A background save's turn, held until its snapshot is taken.
     save_turn: Mutex<Option<crate::index::gate::Ticket>>,
 }
@@ -144,6 +149,7 @@ impl Persist {
             loaded_api_docs: AtomicBool::new(false),
             save_queued: AtomicBool::new(false),
             save_wake: Arc::default(),
+            retry_at_changes: AtomicU64::new(u64::MAX),
             save_turn: Default::default(),
         }
     }
@@ -852,17 +858,20 @@ impl Engine {
             return;
         }
         if p.save_queued.swap(true, Ordering::SeqCst) {
-            // (A save waiting to try again goes now.)
-            p.save_wake.notify_one();
+            // A save waiting to try again goes now, if this is a change since it failed.
+            let failed_at = p.retry_at_changes.load(Ordering::SeqCst);
+            if failed_at != u64::MAX && p.changes.load(Ordering::SeqCst) != failed_at {
+                p.save_wake.notify_one();
+            }
             return;
         }
-        // (Weak while it waits: a workspace dropped meanwhile is not kept.)
-        let (me, wake) = (Arc::downgrade(self), p.save_wake.clone());
+        let (mut engine, wake) = (self.clone(), p.save_wake.clone());
         self.runtime.spawn(async move {
             let mut retry = SAVE_RETRY;
             loop {
+                // (Held while it saves: the save after a write is made even
+                // if the workspace is let go without destroy().)
                 tokio::time::sleep(SAVE_DELAY).await;
-                let Some(engine) = me.upgrade() else { return };
                 let p = engine.persisted();
                 p.save_queued.store(false, Ordering::SeqCst);
                 if !engine.background_save().await {
@@ -875,8 +884,14 @@ impl Engine {
                 if p.save_queued.swap(true, Ordering::SeqCst) {
                     return;
                 }
+                p.retry_at_changes.store(p.changes.load(Ordering::SeqCst), Ordering::SeqCst);
+                // Weak while it waits: a workspace let go meanwhile is not kept.
+                let me = Arc::downgrade(&engine);
                 drop(engine);
                 let _woken = tokio::time::timeout(retry, wake.notified()).await;
+                let Some(again) = me.upgrade() else { return };
+                engine = again;
+                engine.persisted().retry_at_changes.store(u64::MAX, Ordering::SeqCst);
                 retry = (retry * 2).min(MAX_SAVE_RETRY);
             }
         });

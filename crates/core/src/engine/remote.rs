@@ -1312,4 +1312,3 @@ fn fresh_nonce() -> u128 {
     seed.extend_from_slice(&COUNT.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     xxhash_rust::xxh3::xxh3_128(&seed)
 }
-

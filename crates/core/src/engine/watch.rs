@@ -62,6 +62,16 @@ impl Watcher {
     /// its folders are those of the root where it leads (`watch_roots`
     /// gives both), and a second watch of one folder is the same watch to
     /// the system, which unwatching either would end for both.
+    /// Whether each root is watched (after `FolderWatches::sync`): a root
+    /// walked is one of its folders; a root watched alone (a file entry's
+    /// folder), refused when the watch degraded, is tried again.
+    fn every_root_watched(&mut self) -> bool {
+        let Some(folders) = self.folders.as_ref() else { return false };
+        let walked = |r: &WatchRoot| through_link(&r.dir) || folders.holds(&r.dir);
+        let (walked_roots, alone): (Vec<&WatchRoot>, Vec<&WatchRoot>) = self.roots.iter().partition(|r| r.recursive);
+        walked_roots.into_iter().all(walked) && alone.into_iter().all(|r| self.watcher.watch(&r.dir, false).is_ok())
+    }
+
     fn watch_root(&mut self, root: &WatchRoot) -> Result<(), WatchRefusal> {
         match self.folders.as_mut().filter(|_| root.recursive) {
             Some(_) if through_link(&root.dir) => Ok(()),
@@ -534,22 +544,20 @@ impl Engine {
         let Some(w) = guard.as_mut() else { return };
         let Some(folders) = w.folders.as_mut() else { return };
         let refused = folders.sync(&mut *w.watcher, &w.roots).err();
+        let degraded = self.watch_state.lock().degraded;
+        // Every folder the walk enters is watched now (watches were freed,
+        // or the limit raised), and every root: the timer's reconciles end.
+        // They went on until the next init(), every 10 s, for ever.
+        let whole = degraded && refused.is_none() && w.every_root_watched();
         self.drop_if_destroyed(&mut guard);
         drop(guard);
         let mut state = self.watch_state.lock();
-        match refused {
-            Some(e) if !state.degraded => {
-                state.warn(format!("watch: cannot watch every folder ({})", e.message));
-                state.degraded = true;
-            }
-            // Every folder the walk enters is watched now (watches were
-            // freed, or the limit raised): the timer's reconciles end. They
-            // went on until the next init(), every 10 s, for ever.
-            None if state.degraded => {
-                state.warn("watch: every folder is watched again; the timer's reconciles end".into());
-                state.degraded = false;
-            }
-            _ => {}
+        if let Some(e) = refused.filter(|_| !state.degraded) {
+            state.warn(format!("watch: cannot watch every folder ({})", e.message));
+            state.degraded = true;
+        } else if whole && state.degraded {
+            state.warn("watch: every folder is watched again; the timer's reconciles end".into());
+            state.degraded = false;
         }
         state.settle_live();
     }

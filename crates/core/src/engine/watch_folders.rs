@@ -66,19 +66,31 @@ impl FolderWatches {
     }
 
     /// After the roots (`watch_tree`): watches the covered entries' folders
-    /// the walks from the roots do not enter. One missing is no refusal:
-    /// made later, it is an event under the root that covers it.
+    /// the walks from the roots do not enter (`watch_lone`).
     pub fn watch_covered(&mut self, watch: &mut dyn TreeWatch, roots: &[WatchRoot]) -> Result<(), WatchRefusal> {
-        let lone: Vec<PathBuf> = self.walk_roots(roots).into_iter().filter(|d| self.covered.contains(d)).collect();
-        for dir in lone {
-            match watch.watch(&dir, false) {
-                Ok(()) => drop(self.watched.insert(dir.clone(), identity_of(&dir))),
-                Err(e) if e.limit => return Err(e),
-                Err(_) => continue,
-            }
-            self.watch_below(watch, &dir)?;
+        let mut refused = None;
+        for dir in self.lone(roots) {
+            self.watch_lone(watch, &dir, &mut refused);
         }
-        Ok(())
+        refused.map_or(Ok(()), Err)
+    }
+
+    /// The covered entries' folders walked on their own (`walk_roots`).
+    fn lone(&self, roots: &[WatchRoot]) -> Vec<PathBuf> {
+        self.walk_roots(roots).into_iter().filter(|d| self.covered.contains(d)).collect()
+    }
+
+    /// Watches a covered entry's folder walked on its own, the folders
+    /// below it the walk enters, and those above it up to basePath, each
+    /// alone (`above_lone`).
+    fn watch_lone(&mut self, watch: &mut dyn TreeWatch, dir: &Path, refused: &mut Option<WatchRefusal>) {
+        for above in above_lone(&self.base, dir) {
+            self.watch_one(watch, &above, identity_of(&above), refused);
+        }
+        if dir.is_dir() && refused.is_none() {
+            let (exclude, rules) = (self.exclude.clone(), self.rules.clone());
+            folders_to_watch(dir, exclude, rules, &mut |d, id| self.watch_one(watch, &d, id, refused));
+        }
     }
 
     /// Where folders are walked from: the recursive roots not reached
@@ -111,11 +123,13 @@ impl FolderWatches {
             // has the same inode, and its folders must be walked again.
             self.forget(watch, path);
         }
-        // Below a root (a root itself is watched by `watch_root`), or at
-        // or below a covered entry's folder.
+        // Below a root (a root itself is watched by `watch_root`), at or
+        // below a covered entry's folder, or above one walked on its own.
         let covered = self.covered.clone();
         let under = |r: &Path| path.starts_with(r) && (path != r || covered.iter().any(|c| c == r));
-        if !roots.iter().any(|r| r.recursive && under(&r.dir)) && !covered.iter().any(|c| under(c)) {
+        let above: Vec<PathBuf> = self.lone(roots).into_iter().filter(|c| c.starts_with(path) && c != path).collect();
+        if !roots.iter().any(|r| r.recursive && under(&r.dir)) && !covered.iter().any(|c| under(c)) && above.is_empty()
+        {
             return Ok(());
         }
         let meta = std::fs::symlink_metadata(path).ok().filter(|m| m.is_dir());
@@ -130,10 +144,17 @@ impl FolderWatches {
         // Read again: a folder moved in brings its own `.gitignore` files,
         // which no event named (the rules read for the one moved out stay).
         self.rules = self.fresh_rules();
-        if !self.walk_roots(roots).iter().any(|r| under(r) && self.enters(path, r)) {
-            return Ok(());
+        if self.walk_roots(roots).iter().any(|r| under(r) && self.enters(path, r)) {
+            self.watch_below(watch, path)?;
         }
-        self.watch_below(watch, path)
+        // A folder above a covered entry's folder made again (`rm -rf
+        // third_party` and a download): the way down to it is watched,
+        // so that it made later is an event, and it if it is there.
+        let mut refused = None;
+        for dir in self.lone(roots).into_iter().filter(|c| above.contains(c)) {
+            self.watch_lone(watch, &dir, &mut refused);
+        }
+        refused.map_or(Ok(()), Err)
     }
 
     /// Reads the `.gitignore` rules again and walks every root watched
@@ -147,6 +168,13 @@ impl FolderWatches {
         let mut unreadable = Vec::new();
         let mut refused = None;
         for root in self.walk_roots(roots) {
+            if self.covered.contains(&root) {
+                for above in above_lone(&self.base, &root) {
+                    let id = identity_of(&above);
+                    self.watch_one(watch, &above, id, &mut refused);
+                    entered.insert(above, id);
+                }
+            }
             let (exclude, rules) = (self.exclude.clone(), self.rules.clone());
             let mut visit = |dir: PathBuf, id: Identity| {
                 self.watch_one(watch, &dir, id, &mut refused);
@@ -225,6 +253,11 @@ impl FolderWatches {
         }
     }
 
+    /// Whether `dir` is watched.
+    pub fn holds(&self, dir: &Path) -> bool {
+        self.watched.contains_key(dir)
+    }
+
     /// How many folders are watched (for tests).
     #[cfg(test)]
     pub fn len(&self) -> usize {
@@ -236,6 +269,15 @@ impl FolderWatches {
 /// watched one by one (`Watcher::watch_root`); the root where it leads is.
 pub(super) fn through_link(dir: &Path) -> bool {
     dir.canonicalize().is_ok_and(|real| real != dir)
+}
+
+/// The folders between basePath and a covered entry's folder walked on
+/// its own, that are there: each watched alone, so that the folder, or one
+/// on the way down to it, made again (`.gitignore` leaves them out, and no
+/// walk enters them) is an event.
+fn above_lone(base: &Path, dir: &Path) -> Vec<PathBuf> {
+    let way = dir.ancestors().skip(1).take_while(|a| *a != base && a.starts_with(base));
+    way.filter(|a| a.is_dir()).map(Path::to_path_buf).collect()
 }
 
 fn identity_of(dir: &Path) -> Identity {
@@ -439,6 +481,34 @@ mod tests {
         fs::write(base.join(".gitignore"), "node_modules/\n").unwrap();
         folders.sync(&mut w, &roots).unwrap();
         assert_eq!(held(&w, &base), ["", "gen", "gen/z", "src", "src/a"]);
-        assert_eq!(folders.walk_roots(&roots), [base.clone()]);
+        assert_eq!(folders.walk_roots(&roots), std::slice::from_ref(&base));
+    }
+
+    #[test]
+    fn the_way_down_to_a_covered_folder_is_watched_and_followed_when_made_again() {
+        // `['.', 'third/vendor']`, `third/` left out by `.gitignore`: a
+        // download that makes `third` again, then `third/vendor` in it.
+        let (_keep, base) = project();
+        fs::create_dir_all(base.join("third/vendor/lib")).unwrap();
+        fs::write(base.join(".gitignore"), "node_modules/\ngen/\nthird/\n").unwrap();
+        let roots = [WatchRoot { dir: base.clone(), recursive: true }];
+        let mut w = Recorded::default();
+        let mut folders = FolderWatches::new(base.clone(), None, true, vec![base.join("third/vendor")]);
+        folders.watch_tree(&mut w, &base).unwrap();
+        folders.watch_covered(&mut w, &roots).unwrap();
+        let with_vendor = ["", ".store", ".store/parts", "src", "src/a", "third", "third/vendor", "third/vendor/lib"];
+        assert_eq!(held(&w, &base), with_vendor);
+
+        fs::remove_dir_all(base.join("third")).unwrap();
+        w.held.retain(|d| !d.starts_with(base.join("third")));
+        folders.changed(&mut w, &roots, &base.join("third"), true).unwrap();
+        fs::create_dir(base.join("third")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("third"), false).unwrap();
+        assert_eq!(held(&w, &base), ["", ".store", ".store/parts", "src", "src/a", "third"]);
+        fs::create_dir_all(base.join("third/vendor/lib")).unwrap();
+        folders.changed(&mut w, &roots, &base.join("third/vendor"), false).unwrap();
+        assert_eq!(held(&w, &base), with_vendor);
+        folders.sync(&mut w, &roots).unwrap();
+        assert_eq!(held(&w, &base), with_vendor);
     }
 }
