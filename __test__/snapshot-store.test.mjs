@@ -1557,3 +1557,23 @@ test("a save whose part is one a save before retired (the same documents again) 
   assert.equal(await reader.save(), true)
   await reader.destroy()
 })
+
+test('saves tried again while the manifest cannot be written leave no part behind at each try (a part of its own not named yet is named again)', async (t) => {
+  const { objects, memory } = memoryStore()
+  let manifestDown = false
+  const store = { ...memory, put: async (key, ...rest) => { if (manifestDown && key === 'manifest.json') throw new Error('manifest writes fail for this test'); return memory.put(key, ...rest) } }
+  const ws = storeWorkspace(store, { id: 'tenant-orphans' })
+  t.after(() => ws.destroy())
+  await ws.init()
+  await ws.index('a.md', 'alpha heron')
+  assert.equal(await ws.save(), true)
+  await ws.index('b.md', 'okapi wanders')
+  manifestDown = true
+  for (let i = 0; i < 3; i++) await assert.rejects(ws.save(), /manifest writes fail/)
+  manifestDown = false
+  assert.equal(await ws.save(), true)
+  const m = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+  const listed = new Set([m.index.key, m.texts.key, ...(m.retired ?? []).map((r) => r.key)])
+  const orphans = [...objects.keys()].filter((k) => k.startsWith('parts/') && !listed.has(k))
+  assert.deepEqual(orphans, [])
+})

@@ -58,6 +58,11 @@ pub struct RemoteSnapshots {
     /// (`rebuildSearchIndex()` then builds from the files), and a save of
     /// the same bytes writes the part over the one there.
     broken_parts: Mutex<Vec<String>>,
+    /// Parts this workspace wrote (not found there) for saves whose
+    /// manifest did not land: never named, so never retired nor deleted;
+    /// a save of the same bytes names them again (`put_named`) rather than
+    /// leave one more behind at each try.
+    written_unnamed: Mutex<Vec<String>>,
     /// A rebuild from the files is running because a texts part holding
     /// the postings was found broken (`Engine::repair_from_files`).
     repairing: AtomicBool,
@@ -537,6 +542,7 @@ impl RemoteSnapshots {
             texts: Mutex::new(None),
             ranged: AtomicBool::new(false),
             broken_parts: Mutex::new(Vec::new()),
+            written_unnamed: Mutex::new(Vec::new()),
             repairing: AtomicBool::new(false),
             emptied: AtomicBool::new(false),
             from_cache: Mutex::new(None),
@@ -935,6 +941,8 @@ impl RemoteSnapshots {
         }
         // The tenant names only parts written whole now.
         self.broken_parts.lock().clear();
+        // Named now, they are this save's base; a later one may retire them.
+        self.written_unnamed.lock().clear();
         // After the state (a save cut short here has still landed).
         if let Some(cache) = self.cache.clone() {
             let _ = blocking(move || cache.note_manifest(&manifest)).await;
@@ -971,12 +979,13 @@ impl RemoteSnapshots {
     /// replaced names is safe: retiring it takes a later manifest, over
     /// which this save's conflicts.
     async fn put_named(&self, part: PartRef, bytes: Vec<u8>, base: &[String]) -> Result<PartRef> {
-        if base.contains(&part.key) {
+        if base.contains(&part.key) || self.written_unnamed.lock().contains(&part.key) {
             self.put_part(&part, bytes).await?;
             return Ok(part);
         }
         let kept = bytes.clone();
         if let PutOutcome::Written { .. } = self.put_part(&part, bytes).await? {
+            self.note_written(&part.key);
             return Ok(part);
         }
         let nonce = fresh_nonce();
@@ -986,7 +995,18 @@ impl RemoteSnapshots {
         };
         // (A key no save made before: there is nothing there.)
         self.put_part(&fresh, bytes).await?;
+        self.note_written(&fresh.key);
         Ok(fresh)
+    }
+
+    /// Notes a part written (`written_unnamed`), the newest few: a save
+    /// that lands names its parts, and they are the base then.
+    fn note_written(&self, key: &str) {
+        let mut written = self.written_unnamed.lock();
+        if written.len() >= 16 {
+            written.remove(0);
+        }
+        written.push(key.to_string());
     }
 
     /// Deletes parts whose time is up, after the manifest that no longer
