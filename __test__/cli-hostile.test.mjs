@@ -236,3 +236,16 @@ test('an --index-dir inside the folder searched is passed over by every other ru
   assert.equal(itself.status, 2)
   assert.match(itself.stderr, /^workspace-search: --index-dir \. is the folder searched or holds it/)
 })
+
+test('lines of CJK text and emoji are cut to the terminal\'s columns, each such character two wide (they took twice the width, and wrapped)', () => {
+  const { elide } = createRequire(import.meta.url)('../bin/format.js')
+  const wide = (text) => [...text].reduce((n, c) => n + (/[\u3000-\u9fff\uac00-\ud7a3\u{1f300}-\u{1f64f}]/u.test(c) ? 2 : c === '\u0301' ? 0 : 1), 0)
+  for (const text of ['中文字符'.repeat(30), `id ${'검색어'.repeat(40)} end`, `${'🎉x'.repeat(50)}`, `cafe\u0301 ${'é'.repeat(100)}`, 'a'.repeat(100)]) {
+    for (const width of [20, 59, 80]) {
+      const cut = elide(text, width)
+      assert.ok(wide(cut) <= width && wide(cut) >= width - 2, `${width}: ${wide(cut)} columns: ${cut}`)
+      assert.ok(cut.includes('…'))
+    }
+  }
+  assert.equal(elide('中文', 4), '中文')
+})

@@ -304,6 +304,15 @@ test('an embedder that fails (401) leaves keyword search working; its error is p
   assert.ok(!hybrid.stderr.includes('No results'), hybrid.stderr)
 })
 
+test('an --embedder module that cannot be loaded is named, with the line of its syntax error (the message was Node\'s alone: "Unexpected token \'}\'")', (t) => {
+  const dir = tree(t, FILES)
+  const module = path.join(tree(t, { 'embedder.mjs': 'export default async function (t) {\n  return [1, 2\n}\n}\n' }), 'embedder.mjs')
+  const out = runIn(dir, '.', 'reset', '--embedder', module, '--no-persist')
+  assert.equal(out.status, 2)
+  assert.ok(out.stderr.startsWith(`workspace-search: --embedder ${module} could not be loaded: `), out.stderr)
+  assert.match(out.stderr, / \(line 3\)\n$/)
+})
+
 test('an embedder that answers vectors the engine refuses (NaN) for every file: one line counting them, as for other failures alike (a line per file: each message named its batch)', (t) => {
   const files = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`n${i}.md`, `alpha note ${i}\n`]))
   const dir = tree(t, files)

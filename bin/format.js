@@ -83,17 +83,37 @@ function pathInside(folder, { sep = require('node:path').sep } = {}) {
   }
 }
 
+/** East Asian wide and fullwidth characters (and emoji), which a terminal draws two columns wide. */
+const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u
+/** Marks drawn over the character before them, and joiners: no column of their own. */
+const ZERO = /[\p{Mn}\p{Me}\u200b-\u200f]/u
+
+/** The columns a character takes on a terminal. */
+const columnsOf = (/** @type {string} */ char) => (ZERO.test(char) ? 0 : WIDE.test(char) ? 2 : 1)
+
+/** The columns `text` takes on a terminal. */
+function columns(text) {
+  let n = 0
+  for (const char of text) n += columnsOf(char)
+  return n
+}
+
 /**
- * `text` cut to `width` columns (code points) with `…` in the middle.
+ * `text` cut to `width` terminal columns with `…` in the middle (CJK and
+ * emoji count two: a CJK line took twice the terminal's width, and wrapped).
  * @param {string} text
  * @param {number} width
  */
 function elide(text, width) {
+  if (columns(text) <= width) return text
   const chars = [...text]
-  if (chars.length <= width) return text
   const keep = Math.max(1, width - 1)
-  const head = Math.ceil(keep * 0.7)
-  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (keep - head)).join('')}`
+  const headRoom = Math.ceil(keep * 0.7)
+  let [head, used] = [0, 0]
+  while (head < chars.length && used + columnsOf(chars[head]) <= headRoom) used += columnsOf(chars[head++])
+  let [tail, tailUsed] = [chars.length, 0]
+  while (tail > head && tailUsed + columnsOf(chars[tail - 1]) <= keep - used) tailUsed += columnsOf(chars[--tail])
+  return `${chars.slice(0, head).join('')}…${chars.slice(tail).join('')}`
 }
 
 /**
@@ -149,7 +169,7 @@ function printer(stream, { show = (p) => p } = {}) {
       const prefix = `${String(number).padStart(6)}  `
       const room = width - 1 - prefix.length
       const shown = escapeControls(text)
-      if (!colour || [...shown].length > room) return line(`${prefix}${shown}`)
+      if (!colour || columns(shown) > room) return line(`${prefix}${shown}`)
       // Escaped piece by piece: the spans are offsets in the raw text.
       let out = ''
       let at = 0

@@ -166,12 +166,24 @@ function persistOption(values, folder) {
   return { dir }
 }
 
+/** Where a module's syntax error is (` (line N)`), as `node --check` finds it; '' if it does not say. */
+function syntaxErrorLine(file) {
+  const checked = require('node:child_process').spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 })
+  const first = String(checked.stderr ?? '').split('\n')[0]
+  const line = /:(\d+)$/.exec(first)?.[1]
+  return line ? ` (line ${line})` : ''
+}
+
 /** The embedder a module exports (default export, or `embedder`). */
 async function loadEmbedder(module) {
   if (!module) return undefined
   // stdout carries results only (one JSON object per line with --json).
   consoleToStderr()
-  const loaded = await import(pathToFileURL(path.resolve(module)).href)
+  const url = pathToFileURL(path.resolve(module)).href
+  const loaded = await import(url).catch((err) => {
+    // Node's message alone named neither the module nor the line ("Unexpected token '}'").
+    throw new Error(`--embedder ${module} could not be loaded: ${err?.message ?? err}${err instanceof SyntaxError ? syntaxErrorLine(path.resolve(module)) : ''}`)
+  })
   const embedder = loaded.default?.default ?? loaded.default ?? loaded.embedder
   if (typeof embedder !== 'function') throw new UsageError(`${module} must export an embedder function as its default export`)
   return embedder
