@@ -103,3 +103,23 @@ test('with a reranker, a smaller topK is a prefix of a larger one, scores and mi
     }
   }
 })
+
+test('a reranker with no preference (one score for all) keeps the first-stage order and scores; scores far apart (±1e308) stay numbers in [0, 1] (lower candidates moved up; every score came out NaN, the least favoured first)', async (t) => {
+  const many = Array.from({ length: 12 }, (_, i) => ({ path: `d${String(i).padStart(2, '0')}.md`, content: i === 0 ? 'alpha alpha beta' : `alpha beta filler ${i}` }))
+  const ws = new Workspace({ bm25: true })
+  t.after(() => ws.destroy())
+  await ws.indexMany(many)
+  const same = new Workspace({ bm25: true, rerank: (q, c) => c.map(() => 0.5) })
+  t.after(() => same.destroy())
+  await same.indexMany(many)
+  const plain = await ws.search('alpha beta', { topK: 8 })
+  const reranked = await same.search('alpha beta', { topK: 8 })
+  assert.deepEqual(reranked.map((r) => [r.id, r.score]), plain.map((r) => [r.id, r.score]))
+  assert.ok(reranked.every((r) => r.scoreDetails.rerank === 0.5))
+  const far = new Workspace({ bm25: true, rerank: (q, c) => c.map((x, i) => (i === 0 ? -1e308 : 1e308)) })
+  t.after(() => far.destroy())
+  await far.indexMany(many)
+  const results = await far.search('alpha beta', { topK: 12 })
+  assert.ok(results.every((r) => Number.isFinite(r.score) && r.score >= 0 && r.score <= 1), JSON.stringify(results.map((r) => r.score)))
+  assert.notEqual(results[0].id, plain[0].id, 'the candidate the reranker scored lowest is not first')
+})

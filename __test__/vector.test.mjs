@@ -975,3 +975,25 @@ test("after clear(), the embedded store takes vectors of another size (an embedd
   await assert.rejects(ws.index('c.md', 'delta'), /has dimension 16, got a vector of dimension 8: the embedder's vectors are not the size/)
   await ws.destroy()
 })
+
+test('a vector store that answers ids and scores alone: vector and hybrid results carry the index\'s text (their content was empty)', async (t) => {
+  const { LocalVector } = lib
+  const { hashEmbed } = await import('./vector-helpers.mjs')
+  const lv = new LocalVector()
+  const bare = {
+    createIndex: (p) => lv.createIndex(p),
+    upsert: (p) => lv.upsert(p),
+    deleteVectors: (p) => lv.deleteVectors(p),
+    query: async (p) => (await lv.query(p)).map((h) => ({ id: h.id, score: h.score })),
+  }
+  const ws = new Workspace({ bm25: true, vectorStore: bare, embedder: Object.assign(async (texts) => texts.map((x) => hashEmbed(x, 16)), { batch: true }) })
+  t.after(() => ws.destroy())
+  await ws.indexMany([{ path: 'a', content: 'alpha beta', metadata: { kind: 'note' } }, { path: 'b', content: 'gamma delta' }])
+  for (const mode of ['hybrid', 'vector']) {
+    const [hit] = await ws.search('alpha beta', { mode, topK: 1 })
+    assert.equal(hit.id, 'a', mode)
+    assert.equal(hit.content, 'alpha beta', mode)
+    assert.deepEqual(hit.lineRange, { start: 1, end: 1 }, mode)
+    assert.deepEqual(hit.metadata, { kind: 'note' }, mode)
+  }
+})

@@ -367,6 +367,28 @@ impl Engine {
         Ok(hits)
     }
 
+    /// Vector hits whose store kept no text (one that answers ids and
+    /// scores alone) take the index's, where it holds the document: their
+    /// content was empty.
+    async fn with_index_texts(self: &Arc<Self>, hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
+        let bare = |h: &SearchHit| h.bm25.is_none() && h.content.is_empty();
+        if self.keyword.is_none() || !hits.iter().any(bare) {
+            return Ok(hits);
+        }
+        self.read_index(move |index| {
+            let mut hits = hits;
+            for h in hits.iter_mut().filter(|h| bare(h)) {
+                if let Some(doc) = index.get(&h.id) {
+                    h.content = doc.content.clone();
+                    h.line_offset = doc.start_line_offset;
+                    h.metadata = h.metadata.take().or_else(|| doc.metadata.clone());
+                }
+            }
+            hits
+        })
+        .await
+    }
+
     /// Which vector hits (none of the keyword half's: theirs are known) are
     /// pieces of a long line, as the index knows its chunks.
     async fn with_line_cuts(self: &Arc<Self>, hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
@@ -465,7 +487,7 @@ impl Engine {
                 Mode::Vector => self.vector_ties_by_id(v, &vector, &opts).await?,
                 _ => self.ranked_vectors(v, &vector, &tokens, mode, opts.top_k, &opts).await?,
             };
-            let results = self.with_line_ranges(results, &tokens).await?;
+            let results = self.with_line_ranges(self.with_index_texts(results).await?, &tokens).await?;
             return self.texts_read(self.with_line_cuts(results).await?).await;
         }
         // File-level results fold chunks: asked deeper while the hits fill
@@ -498,7 +520,7 @@ impl Engine {
         // all again: with a JavaScript tokenizer, every line of every hit
         // went to it on its thread, at each depth). Folded before the texts
         // are read: only each file's best chunk is shown.
-        let results = self.with_line_ranges(results, &tokens).await?;
+        let results = self.with_line_ranges(self.with_index_texts(results).await?, &tokens).await?;
         self.texts_read(group::by_file(self.with_line_cuts(results).await?, opts.top_k)).await
     }
 

@@ -152,13 +152,16 @@ impl Candidate {
     }
 
     /// The merged result: scores of both halves, content and metadata from
-    /// the vector hit when there is one (as Mastra).
+    /// the vector hit when there is one (as Mastra), unless the store kept
+    /// no text (a store that answers ids and scores alone): the index's
+    /// then (the result's content was empty).
     fn into_hit(self, id: String, score: f64) -> SearchHit {
         let (b, v) = (self.bm25.map(|(_, h)| h), self.vector.map(|(_, h)| h));
         let bm25_raw = b.as_ref().and_then(|h| h.bm25);
         let vector_raw = v.as_ref().and_then(|h| h.vector);
         let line_range = b.as_ref().and_then(|h| h.line_range).or_else(|| v.as_ref().and_then(|h| h.line_range));
         let line_cut = b.as_ref().map(|h| h.line_cut).unwrap_or_default();
+        let v = v.filter(|v| !v.content.is_empty() || b.as_ref().is_none_or(|b| b.content.is_empty()));
         let base = v.or(b).expect("one side at least");
         SearchHit {
             id,

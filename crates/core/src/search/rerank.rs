@@ -84,7 +84,18 @@ fn first_stage_weight(rank: usize) -> f64 {
 pub fn blend(mut hits: Vec<SearchHit>, scores: &[f64]) -> Vec<SearchHit> {
     let n = scores.len().min(hits.len());
     let (lo, hi) = scores.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &s| (l.min(s), h.max(s)));
-    let scale = |s: f64| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 };
+    // The same score for every candidate is no preference: the first
+    // stage's order and scores stand (scaled to 1 each, the blend's bonus
+    // by position moved lower candidates up).
+    if !(hi > lo) {
+        for (h, &s) in hits.iter_mut().zip(scores) {
+            h.rerank = Some(RerankNote::Score(s));
+        }
+        return hits;
+    }
+    // Halved first: scores as far apart as -1e308 and 1e308 span more than
+    // a float holds, and every score came out NaN.
+    let scale = |s: f64| (s * 0.5 - lo * 0.5) / (hi * 0.5 - lo * 0.5);
     let floor = hits.get(n).map_or(0.0, |h| h.score);
     let mut head: Vec<(f64, SearchHit)> = hits
         .drain(..n)
@@ -148,5 +159,20 @@ mod tests {
         let out = failed(vec![hit("a", 1.0)], "timeout");
         assert_eq!(out[0].rerank, Some(RerankNote::Failed("timeout".into())));
         assert_eq!(cut("ab\u{4e2d}cd", 3), "ab\u{4e2d}");
+    }
+
+    #[test]
+    fn no_preference_keeps_the_order_and_scores_far_apart_stay_numbers() {
+        let hits = vec![hit("a", 1.0), hit("b", 0.7), hit("c", 0.7), hit("d", 0.6), hit("e", 0.5)];
+        let same = blend(hits.clone(), &[0.5; 5]);
+        let kept: Vec<(&str, f64)> = same.iter().map(|h| (h.id.as_str(), h.score)).collect();
+        assert_eq!(kept, [("a", 1.0), ("b", 0.7), ("c", 0.7), ("d", 0.6), ("e", 0.5)]);
+        assert!(same.iter().all(|h| matches!(h.rerank, Some(RerankNote::Score(s)) if s == 0.5)));
+        let far = blend(hits.clone(), &[-1e308, 1e308, 1e308, f64::MAX, -f64::MAX]);
+        assert!(far.iter().all(|h| h.score.is_finite() && (0.0..=1.0).contains(&h.score)), "{far:?}");
+        assert_eq!(far.last().unwrap().id, "e");
+        // The candidate the reranker put last is no longer first (NaN sorted first).
+        let three = blend(hits[..3].to_vec(), &[-1e308, 1e308, 1e308]);
+        assert_eq!(three.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b", "c", "a"]);
     }
 }
