@@ -87,7 +87,7 @@ pub fn blend(mut hits: Vec<SearchHit>, scores: &[f64]) -> Vec<SearchHit> {
     // The same score for every candidate is no preference: the first
     // stage's order and scores stand (scaled to 1 each, the blend's bonus
     // by position moved lower candidates up).
-    if !(hi > lo) {
+    if hi <= lo {
         for (h, &s) in hits.iter_mut().zip(scores) {
             h.rerank = Some(RerankNote::Score(s));
         }
