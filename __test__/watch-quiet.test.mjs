@@ -250,12 +250,12 @@ test('a directory the system refuses to watch (the watch limit) is reported, and
 
 test('a watch degraded by the limit is live again once every folder could be watched: the timer\'s reconciles end (they went on every 10 s until the next init())', { skip: !linux && 'inotify' }, async (t) => {
   if (!canUnshare) return t.skip('unshare -U is not available here')
-  const dir = tree(t, { 'docs/a.md': 'alpha', 'README.md': 'readme' })
+  const dir = tree(t, { 'docs/a.md': 'alpha', 'README.md': 'readme', 'notes/deep/inner/n.md': 'quagga' })
   const body = `
     const path = require('path')
     fs.writeFileSync('/proc/sys/user/max_inotify_watches', '0')
     // A file entry: its folder is a root watched alone, tried again with the folders.
-    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['README.md', 'docs'], watch: true, gitHistory: false })
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['README.md', 'docs', 'notes/deep/inner'], watch: true, gitHistory: false })
     await ws.init()
     for (let i = 0; i < 6; i++) fs.mkdirSync(path.join(dir, 'docs', 'sub' + i))
     const until = async (check, ms) => { const end = Date.now() + ms; while (Date.now() < end && !(await check())) await sleep(100); return check() }
@@ -272,16 +272,20 @@ test('a watch degraded by the limit is live again once every folder could be wat
     const found = await until(async () => (await ws.search('tapir')).length === 1, 5000)
     fs.writeFileSync(path.join(dir, 'README.md'), 'wombat')
     const readme = await until(async () => (await ws.search('wombat')).length === 1, 5000)
-    const out = { degraded, live, idleRescans, found, readme, warnings: ws.stats().watch.warnings }
+    // The folder above a root is watched again too: renamed away with it, its files go.
+    fs.renameSync(path.join(dir, 'notes', 'deep'), path.join(dir, 'notes', 'away'))
+    const above = await until(async () => (await ws.search('quagga')).length === 0, 5000)
+    const out = { degraded, live, idleRescans, found, readme, above, warnings: ws.stats().watch.warnings }
     await ws.destroy()
     return out`
   const out = execFileSync('unshare', ['-U', '-r', process.execPath, '-e', childScript(dir, body)], { encoding: 'utf8', timeout: 90_000 })
-  const { degraded, live, idleRescans, found, readme, warnings } = lastJson(out)
+  const { degraded, live, idleRescans, found, readme, above, warnings } = lastJson(out)
   assert.equal(degraded, true, 'the limit made the watch degraded')
   assert.equal(live, true, warnings.join('\n'))
   assert.equal(idleRescans, 0, 'no reconcile on the timer once every folder is watched')
   assert.equal(found, true, 'a folder made in a folder watched after the limit was raised is followed')
   assert.equal(readme, true, 'the file entry\'s folder is watched again too')
+  assert.equal(above, true, 'the folder above a root is watched again too')
   assert.match(warnings.join('\n'), /every folder is watched again/)
 })
 
@@ -513,6 +517,34 @@ test('a link entry into a folder .gitignore leaves out, beside an entry that cov
   await eventually('the folder made again is followed', async () => (await idsFor(ws, 'numbat')).includes('vendor-link/lib/e.md'))
   fs.writeFileSync(path.join(dir, 'vendor/lib/f.md'), 'dugong\n')
   await eventually('a write in it is seen', async () => (await idsFor(ws, 'dugong')).includes('vendor-link/lib/f.md'))
+  assert.equal(ws.stats().watch.live, true)
+  await ws.destroy()
+})
+
+test('a link entry beside an entry covering it follows its target when a folder above the target is made again or renamed back, and when the link is retargeted into a folder .gitignore leaves out (the link\'s files went stale until init())', { skip: !linux && 'inotify' }, async (t) => {
+  const dir = tree(t, { '.gitignore': 'vendor/\n', 'src/a.md': 'alpha\n', 'real/docs/a.md': 'alpha\n', 'vendor/v1/a.md': 'alpha\n', 'vendor/v2/b.md': 'okapi\n' })
+  fs.symlinkSync('real/docs', path.join(dir, 'docs-link'))
+  fs.symlinkSync('vendor/v1', path.join(dir, 'vendor-link'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['.', 'docs-link', 'vendor-link'], watch: true, gitHistory: false })
+  await ws.init()
+  assert.deepEqual((await idsFor(ws, 'alpha')).sort(), ['docs-link/a.md', 'real/docs/a.md', 'src/a.md', 'vendor-link/a.md'])
+  // A folder above the link's target made again in one burst (a download).
+  fs.rmSync(path.join(dir, 'real'), { recursive: true })
+  fs.mkdirSync(path.join(dir, 'real/docs'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'real/docs/e.md'), 'numbat\n')
+  await eventually('the target made again is read', async () => (await idsFor(ws, 'numbat')).includes('docs-link/e.md'))
+  await eventually('its old file is gone', async () => !(await idsFor(ws, 'alpha')).includes('docs-link/a.md'))
+  // Renamed away and back.
+  fs.renameSync(path.join(dir, 'real'), path.join(dir, 'away'))
+  await eventually('renamed away', async () => !(await idsFor(ws, 'numbat')).includes('docs-link/e.md'))
+  fs.renameSync(path.join(dir, 'away'), path.join(dir, 'real'))
+  await eventually('renamed back', async () => (await idsFor(ws, 'numbat')).includes('docs-link/e.md'))
+  // Retargeted into another ignored folder: followed there.
+  fs.symlinkSync('vendor/v2', path.join(dir, 'vendor-link.tmp'))
+  fs.renameSync(path.join(dir, 'vendor-link.tmp'), path.join(dir, 'vendor-link'))
+  await eventually('the retarget is read', async () => (await idsFor(ws, 'okapi')).includes('vendor-link/b.md'))
+  fs.writeFileSync(path.join(dir, 'vendor/v2/c.md'), 'dugong\n')
+  await eventually('a write where it leads now is seen', async () => (await idsFor(ws, 'dugong')).includes('vendor-link/c.md'))
   assert.equal(ws.stats().watch.live, true)
   await ws.destroy()
 })

@@ -494,6 +494,12 @@ fn through_linked_entries(
             continue; // no link on the way (or one out of basePath: never walked)
         }
         out.extend(changed.iter().filter_map(|c| c.strip_prefix(&real).ok()).map(|rest| named.join(rest)));
+        // A folder above where it leads changed (`rm -rf third_party` and
+        // made again, `mv real away` and back: a burst names that folder
+        // alone): the whole entry. Its files went stale until init().
+        if changed.iter().any(|c| real.starts_with(c) && *c != real) {
+            out.push(named);
+        }
     }
     out
 }

@@ -54,6 +54,9 @@ pub struct Watcher {
     /// The folders of the recursive roots, each watched alone (`None`: the
     /// host watches a root recursively).
     folders: Option<FolderWatches>,
+    /// The entries' folders its roots cover (`covered_roots`), as they were
+    /// at its start: one that moves (a link retargeted) starts it again.
+    covered: Vec<PathBuf>,
 }
 
 impl Watcher {
@@ -69,7 +72,11 @@ impl Watcher {
         let Some(folders) = self.folders.as_ref() else { return false };
         let walked = |r: &WatchRoot| through_link(&r.dir) || folders.holds(&r.dir);
         let (walked_roots, alone): (Vec<&WatchRoot>, Vec<&WatchRoot>) = self.roots.iter().partition(|r| r.recursive);
-        walked_roots.into_iter().all(walked) && alone.into_iter().all(|r| self.watcher.watch(&r.dir, false).is_ok())
+        // The folders above the roots too (a root renamed away with one, a
+        // `.gitignore` there), refused with the rest: tried again.
+        let above = ancestors(folders.base(), &self.roots);
+        walked_roots.into_iter().all(walked)
+            && alone.into_iter().map(|r| &r.dir).chain(&above).all(|dir| self.watcher.watch(dir, false).is_ok())
     }
 
     fn watch_root(&mut self, root: &WatchRoot) -> Result<(), WatchRefusal> {
@@ -311,14 +318,10 @@ impl Engine {
         let (tx, rx) = unbounded_channel();
         let mut state = WatchState::default();
         let mut refused = false;
+        let covered = covered_roots(&base, &lexical, paths, &roots);
         let folders = self.tree_watches.per_folder().then(|| {
             let exclude = skip.clone().filter(|s| s.starts_with(&base));
-            FolderWatches::new(
-                base.clone(),
-                exclude,
-                self.respect_gitignore,
-                covered_roots(&base, &lexical, paths, &roots),
-            )
+            FolderWatches::new(base.clone(), exclude, self.respect_gitignore, covered.clone())
         });
         let watcher = match self.tree_watches.start(roots.clone(), base.clone(), skip, tx.clone()) {
             Ok(w) => w,
@@ -335,7 +338,7 @@ impl Engine {
         };
         // (Nothing is watched without a watcher: no folders to walk.)
         let folders = folders.filter(|_| !refused);
-        let mut w = Watcher { watcher, paths: paths.to_vec(), roots: roots.clone(), refused, folders };
+        let mut w = Watcher { watcher, paths: paths.to_vec(), roots: roots.clone(), refused, folders, covered };
         for dir in ancestors(&base, &roots) {
             // Best effort: a folder above a root is watched alone, for its removal or rename.
             let _ = w.watcher.watch(&dir, false);
@@ -380,14 +383,20 @@ impl Engine {
         if ticket.turn_without_writes().await.is_err() {
             return false;
         }
-        let Some((paths, roots)) = self.watcher.lock().as_ref().map(|w| (w.paths.clone(), w.roots.clone())) else {
+        let Some((paths, roots, covered)) =
+            self.watcher.lock().as_ref().map(|w| (w.paths.clone(), w.roots.clone(), w.covered.clone()))
+        else {
             return false;
         };
         // Only a folder to watch that was not, and is there (a file entry
         // removed changes its root too, to the missing file: the watcher
-        // already follows that, and its folder when it comes back).
+        // already follows that, and its folder when it comes back); also
+        // where a root covers it (`['.', 'vendor-link']` retargeted into a
+        // folder `.gitignore` leaves out: it was never watched there).
         let now = watch_roots(&base, &lexical, &paths);
-        if !now.iter().any(|r| !roots.contains(r) && r.dir.is_dir()) {
+        let covered_now = covered_roots(&base, &lexical, &paths, &now);
+        let new_root = now.iter().any(|r| !roots.contains(r) && r.dir.is_dir());
+        if !new_root && !covered_now.iter().any(|c| !covered.contains(c) && c.is_dir()) {
             return false;
         }
         let before = self.watch_state.lock().clone();

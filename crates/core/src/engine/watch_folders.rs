@@ -253,6 +253,11 @@ impl FolderWatches {
         }
     }
 
+    /// basePath, canonical.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
     /// Whether `dir` is watched.
     pub fn holds(&self, dir: &Path) -> bool {
         self.watched.contains_key(dir)
