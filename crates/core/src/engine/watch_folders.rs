@@ -491,8 +491,9 @@ mod tests {
 
     #[test]
     fn the_way_down_to_a_covered_folder_is_watched_and_followed_when_made_again() {
-        // `['.', 'third/vendor']`, `third/` left out by `.gitignore`: a
-        // download that makes `third` again, then `third/vendor` in it.
+        // `['.', 'vendor-link']`, the link to `third/vendor`, `third/` left
+        // out by `.gitignore`: a download that makes `third` again, then
+        // `third/vendor` in it.
         let (_keep, base) = project();
         fs::create_dir_all(base.join("third/vendor/lib")).unwrap();
         fs::write(base.join(".gitignore"), "node_modules/\ngen/\nthird/\n").unwrap();

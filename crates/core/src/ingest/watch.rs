@@ -251,15 +251,22 @@ pub fn watch_roots(base: &Path, lexical: &Path, entries: &[String]) -> Vec<Watch
     roots
 }
 
-/// The recursive roots each entry has on its own that `roots` (those of
-/// all entries together) dropped, as covered by another root. Where the
-/// walk from the covering root does not enter one (a link entry into a
-/// folder `.gitignore` leaves out: the scan walks it from the entry), its
-/// folders are watched from it (`FolderWatches`).
+/// The recursive roots each entry reached through a link has on its own
+/// that `roots` (those of all entries together) dropped, as covered by
+/// another root. Where the walk from the covering root does not enter one
+/// (a link entry into a folder `.gitignore` leaves out: the scan walks it
+/// from the entry), its folders are watched from it (`FolderWatches`).
 pub fn covered_roots(base: &Path, lexical: &Path, entries: &[String], roots: &[WatchRoot]) -> Vec<PathBuf> {
     let mut covered: Vec<PathBuf> = Vec::new();
     for entry in entries {
-        for r in watch_roots(base, lexical, std::slice::from_ref(entry)) {
+        let own = watch_roots(base, lexical, std::slice::from_ref(entry));
+        // Only an entry through a link: one named in a folder `.gitignore`
+        // leaves out is not walked by the scan either (it was watched for
+        // nothing).
+        if !own.iter().any(|r| r.dir.canonicalize().is_ok_and(|c| c != r.dir)) {
+            continue;
+        }
+        for r in own {
             if r.recursive && !roots.contains(&r) && !covered.contains(&r.dir) {
                 covered.push(r.dir);
             }
