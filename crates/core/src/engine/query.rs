@@ -369,24 +369,27 @@ impl Engine {
 
     /// Vector hits whose store kept no text (one that answers ids and
     /// scores alone) take the index's, where it holds the document: their
-    /// content was empty.
+    /// content was empty. Read here (`texts_read`: from the snapshot off the
+    /// runtime, a store's by range), as their line ranges need them.
     async fn with_index_texts(self: &Arc<Self>, hits: Vec<SearchHit>) -> Result<Vec<SearchHit>> {
         let bare = |h: &SearchHit| h.bm25.is_none() && h.content.is_empty();
         if self.keyword.is_none() || !hits.iter().any(bare) {
             return Ok(hits);
         }
-        self.read_index(move |index| {
-            let mut hits = hits;
-            for h in hits.iter_mut().filter(|h| bare(h)) {
-                if let Some(doc) = index.get(&h.id) {
-                    h.content = doc.content.clone();
-                    h.line_offset = doc.start_line_offset;
-                    h.metadata = h.metadata.take().or_else(|| doc.metadata.clone());
+        let filled = self
+            .read_index(move |index| {
+                let mut hits = hits;
+                for h in hits.iter_mut().filter(|h| bare(h)) {
+                    if let Some(doc) = index.get(&h.id) {
+                        h.content = doc.content.clone();
+                        h.line_offset = doc.start_line_offset;
+                        h.metadata = h.metadata.take().or_else(|| doc.metadata.clone());
+                    }
                 }
-            }
-            hits
-        })
-        .await
+                hits
+            })
+            .await?;
+        self.texts_read(filled).await
     }
 
     /// Which vector hits (none of the keyword half's: theirs are known) are

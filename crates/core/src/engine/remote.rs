@@ -62,7 +62,7 @@ pub struct RemoteSnapshots {
     /// manifest did not land: never named, so never retired nor deleted;
     /// a save of the same bytes names them again (`put_named`) rather than
     /// leave one more behind at each try.
-    written_unnamed: Mutex<Vec<String>>,
+    written_unnamed: Mutex<Vec<PartRef>>,
     /// A rebuild from the files is running because a texts part holding
     /// the postings was found broken (`Engine::repair_from_files`).
     repairing: AtomicBool,
@@ -924,7 +924,17 @@ impl RemoteSnapshots {
             self.put_named(manifest.index.clone(), index_bytes, &base),
             self.put_named(manifest.texts.clone(), texts_bytes, &base)
         );
+        let packed_as = self.cache.as_ref().map(|c| c.path(&manifest));
         (manifest.index, manifest.texts) = (index_put?, texts_put?);
+        // A part written under a key of its own: the copy kept under the
+        // content's name takes the one the manifest gives (the next attach
+        // read the whole snapshot from the store).
+        if let (Some(cache), Some(from)) = (self.cache.clone(), packed_as) {
+            let to = cache.path(&manifest);
+            if to != from {
+                let _ = blocking(move || std::fs::rename(from, to)).await;
+            }
+        }
         let (kept, due) = self.retire(&manifest);
         manifest.retired = kept;
         let manifest = manifest.encode();
@@ -962,10 +972,13 @@ impl RemoteSnapshots {
         prior.map(|p| p.retire(next, millis(now), millis(self.retain))).unwrap_or_default()
     }
 
-    /// The parts the manifest attached or last written names.
-    fn base_parts(&self) -> Vec<String> {
+    /// The parts the manifest attached or last written names, and those
+    /// this workspace wrote since for saves whose manifest did not land.
+    fn base_parts(&self) -> Vec<PartRef> {
         let prior = self.state.lock().manifest.as_deref().and_then(|m| Manifest::decode(m).ok());
-        prior.map(|m| vec![m.index.key, m.texts.key]).unwrap_or_default()
+        let mut base = prior.map(|m| vec![m.index, m.texts]).unwrap_or_default();
+        base.extend(self.written_unnamed.lock().iter().cloned());
+        base
     }
 
     /// Writes a part, and answers the part to name. One already there
@@ -978,14 +991,31 @@ impl RemoteSnapshots {
     /// the tenant's `index()` documents with it. A part the manifest
     /// replaced names is safe: retiring it takes a later manifest, over
     /// which this save's conflicts.
-    async fn put_named(&self, part: PartRef, bytes: Vec<u8>, base: &[String]) -> Result<PartRef> {
-        if base.contains(&part.key) || self.written_unnamed.lock().contains(&part.key) {
+    /// A part of the base (`base_parts`) written otherwise (`fresh`) is
+    /// made again with its nonce and named, if it holds this content: each
+    /// save after one went fresh made another copy (until the part it
+    /// stood for was deleted, a day later), and each try of a save whose
+    /// manifest did not land left one more behind.
+    async fn put_named(&self, part: PartRef, bytes: Vec<u8>, base: &[PartRef]) -> Result<PartRef> {
+        if base.iter().any(|b| b.key == part.key) {
             self.put_part(&part, bytes).await?;
             return Ok(part);
         }
+        let nonces: Vec<(u128, String)> = base.iter().filter_map(|b| Some((b.nonce?, b.key.clone()))).collect();
+        if !nonces.is_empty() {
+            let (kept, moved) = (bytes.clone(), part.clone());
+            let again = blocking(move || {
+                nonces.into_iter().find_map(|(n, key)| moved.fresh(&kept, n).filter(|(f, _)| f.key == key))
+            })
+            .await?;
+            if let Some((fresh, bytes)) = again {
+                self.put_part(&fresh, bytes).await?;
+                return Ok(fresh);
+            }
+        }
         let kept = bytes.clone();
         if let PutOutcome::Written { .. } = self.put_part(&part, bytes).await? {
-            self.note_written(&part.key);
+            self.note_written(&part);
             return Ok(part);
         }
         let nonce = fresh_nonce();
@@ -995,18 +1025,18 @@ impl RemoteSnapshots {
         };
         // (A key no save made before: there is nothing there.)
         self.put_part(&fresh, bytes).await?;
-        self.note_written(&fresh.key);
+        self.note_written(&fresh);
         Ok(fresh)
     }
 
     /// Notes a part written (`written_unnamed`), the newest few: a save
     /// that lands names its parts, and they are the base then.
-    fn note_written(&self, key: &str) {
+    fn note_written(&self, part: &PartRef) {
         let mut written = self.written_unnamed.lock();
         if written.len() >= 16 {
             written.remove(0);
         }
-        written.push(key.to_string());
+        written.push(part.clone());
     }
 
     /// Deletes parts whose time is up, after the manifest that no longer

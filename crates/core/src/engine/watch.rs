@@ -75,8 +75,11 @@ impl Watcher {
         // The folders above the roots too (a root renamed away with one, a
         // `.gitignore` there), refused with the rest: tried again.
         let above = ancestors(folders.base(), &self.roots);
+        // (Above them, only the limit counts: one refused for good, a folder
+        // this process may not read, would keep the timer going for ever.)
         walked_roots.into_iter().all(walked)
-            && alone.into_iter().map(|r| &r.dir).chain(&above).all(|dir| self.watcher.watch(dir, false).is_ok())
+            && alone.into_iter().all(|r| self.watcher.watch(&r.dir, false).is_ok())
+            && above.iter().all(|dir| self.watcher.watch(dir, false).map_or_else(|e| !e.limit, |()| true))
     }
 
     fn watch_root(&mut self, root: &WatchRoot) -> Result<(), WatchRefusal> {

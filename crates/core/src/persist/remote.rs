@@ -32,6 +32,9 @@ pub struct PartRef {
     /// unpacked but the last), where the manifest says: a frame can then be
     /// read by range (`frame_span`). Empty: the part is read whole.
     pub frames: Vec<u64>,
+    /// The nonce of a part stored otherwise (`fresh`): a save of the same
+    /// content makes the same bytes again, and names this part.
+    pub nonce: Option<u128>,
 }
 
 /// A zstd skippable frame of 16 bytes: its magic number, its length, the bytes.
@@ -46,7 +49,15 @@ impl PartRef {
     pub fn of(bytes: &[u8]) -> PartRef {
         let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes));
         let size = bytes.len() as u64;
-        PartRef { key: format!("parts/{hash}.wss"), size, hash, zstd: false, raw_size: size, frames: Vec::new() }
+        PartRef {
+            key: format!("parts/{hash}.wss"),
+            size,
+            hash,
+            zstd: false,
+            raw_size: size,
+            frames: Vec::new(),
+            nonce: None,
+        }
     }
 
     /// `raw` (a framed snapshot) packed for storage: its part and the bytes
@@ -106,7 +117,7 @@ impl PartRef {
             *last += SKIPPABLE_LEN as u64;
         }
         let named = PartRef::of(&bytes);
-        (part.key, part.hash, part.size) = (named.key, named.hash, named.size);
+        (part.key, part.hash, part.size, part.nonce) = (named.key, named.hash, named.size, Some(nonce));
         Some((part, bytes))
     }
 
@@ -488,6 +499,9 @@ fn part_json(p: &PartRef) -> Value {
     if !p.frames.is_empty() {
         v["frames"] = json!(p.frames);
     }
+    if let Some(nonce) = p.nonce {
+        v["nonce"] = json!(format!("{nonce:032x}"));
+    }
     v
 }
 
@@ -517,7 +531,9 @@ fn part_of(s: &Value) -> Result<PartRef, SnapshotError> {
         let total = f.iter().try_fold(0u64, |sum, &n| sum.checked_add(n));
         zstd && f.len() as u64 == count && f.iter().all(|&n| n > 0) && total == Some(size)
     });
-    Ok(PartRef { key: key.into(), size, hash: hash.into(), zstd, raw_size, frames: frames.unwrap_or_default() })
+    // (Read only to make the same part again: a wrong one makes another.)
+    let nonce = s["nonce"].as_str().and_then(|n| u128::from_str_radix(n, 16).ok());
+    Ok(PartRef { key: key.into(), size, hash: hash.into(), zstd, raw_size, frames: frames.unwrap_or_default(), nonce })
 }
 
 /// The most a stored byte may unpack to, as a manifest states it: zstd's
@@ -570,6 +586,7 @@ mod tests {
             let (part, stored) = PartRef::pack(&raw);
             let (fresh, bytes) = part.fresh(&stored, 42).unwrap();
             let (again, _) = part.fresh(&stored, 43).unwrap();
+            assert_eq!(part.fresh(&stored, 42).unwrap().0, fresh, "the same nonce makes the same part");
             assert!(fresh.key != part.key && again.key != fresh.key, "{} bytes", raw.len());
             assert_eq!(fresh.unpack(&bytes).unwrap().bytes(), raw);
             let m = Manifest { index: fresh.clone(), texts: PartRef::of(b""), postings: None, retired: Vec::new() };

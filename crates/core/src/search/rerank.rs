@@ -80,22 +80,25 @@ fn first_stage_weight(rank: usize) -> f64 {
 
 /// The first `scores.len()` hits re-ordered by their blend of first-stage
 /// score and reranker score (min-max scaled over the candidates), the rest
-/// after them as they were; scores normalised so that the best is 1.
+/// after them as they were; scores normalised so that the best is 1 (as
+/// they were where the reranker has no preference).
 pub fn blend(mut hits: Vec<SearchHit>, scores: &[f64]) -> Vec<SearchHit> {
     let n = scores.len().min(hits.len());
     let (lo, hi) = scores.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &s| (l.min(s), h.max(s)));
-    // The same score for every candidate is no preference: the first
-    // stage's order and scores stand (scaled to 1 each, the blend's bonus
-    // by position moved lower candidates up).
-    if hi <= lo {
+    // Halved first: scores as far apart as -1e308 and 1e308 span more than
+    // a float holds, and every score came out NaN.
+    let span = hi * 0.5 - lo * 0.5;
+    // The same score for every candidate (or scores too close for a float
+    // to part) is no preference: the first stage's order and scores stand
+    // (scaled to 1 each, the blend's bonus by position moved lower
+    // candidates up).
+    if span.is_nan() || span <= 0.0 {
         for (h, &s) in hits.iter_mut().zip(scores) {
             h.rerank = Some(RerankNote::Score(s));
         }
         return hits;
     }
-    // Halved first: scores as far apart as -1e308 and 1e308 span more than
-    // a float holds, and every score came out NaN.
-    let scale = |s: f64| (s * 0.5 - lo * 0.5) / (hi * 0.5 - lo * 0.5);
+    let scale = |s: f64| (s * 0.5 - lo * 0.5) / span;
     let floor = hits.get(n).map_or(0.0, |h| h.score);
     let mut head: Vec<(f64, SearchHit)> = hits
         .drain(..n)
@@ -171,6 +174,8 @@ mod tests {
         let far = blend(hits.clone(), &[-1e308, 1e308, 1e308, f64::MAX, -f64::MAX]);
         assert!(far.iter().all(|h| h.score.is_finite() && (0.0..=1.0).contains(&h.score)), "{far:?}");
         assert_eq!(far.last().unwrap().id, "e");
+        let tiny = blend(hits.clone(), &[1.5e-323, 2e-323, 2e-323, 2e-323, 2e-323]);
+        assert!(tiny.iter().all(|h| h.score.is_finite()), "{tiny:?}");
         // The candidate the reranker put last is no longer first (NaN sorted first).
         let three = blend(hits[..3].to_vec(), &[-1e308, 1e308, 1e308]);
         assert_eq!(three.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b", "c", "a"]);
