@@ -28,43 +28,18 @@ pub struct Workspace {
 /// on the JavaScript thread.
 pub(crate) type TokenizeRef = FunctionRef<Vec<String>, Vec<Vec<String>>>;
 
-/// With the user's tokenizer: each line of `text` whose tokens hold one of
-/// the query's, whole, in JavaScript string units. The index finds a
-/// result's `lineRange` so (each line tokenized alone, as Mastra's), and
-/// what is shown must agree with it: the built-in words matched where a
-/// tokenizer of the user's kept other tokens (case, one-letter words), and
-/// the search tool numbered the lines it showed from the wrong one.
-fn js_line_spans(tokenize: &Function<Vec<String>, Vec<Vec<String>>>, query: &str, text: &str) -> Result<Vec<Vec<u32>>> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let texts = std::iter::once(query).chain(lines.iter().copied()).map(str::to_string).collect();
-    let mut tokens = tokenize.call(texts)?.into_iter();
-    let wanted: rustc_hash::FxHashSet<String> = tokens.next().unwrap_or_default().into_iter().collect();
-    let (mut spans, mut at) = (Vec::new(), 0u32);
-    for (line, line_tokens) in lines.iter().zip(tokens) {
-        let len = line.encode_utf16().count() as u32;
-        let mut matched: Vec<&String> = line_tokens.iter().filter(|t| wanted.contains(*t)).collect();
-        matched.sort_unstable();
-        matched.dedup();
-        // Each token where its text is found in the line (so that lines are
-        // ranked by the query's tokens they hold), else the whole line.
-        let folded = line.to_ascii_lowercase();
-        let found: Vec<Vec<u32>> = matched
-            .iter()
-            .filter_map(|t| {
-                let start = folded.find(&t.to_ascii_lowercase()).filter(|_| !t.is_empty())?;
-                let units = |byte: usize| at + line[..byte].encode_utf16().count() as u32;
-                Some(vec![units(start), units(start + t.len())])
-            })
-            .collect();
-        match (matched.is_empty(), found.is_empty()) {
-            (true, _) => {}
-            (false, true) => spans.push(vec![at, at + len]),
-            (false, false) => spans.extend(found),
-        }
-        at += len + 1;
-    }
-    spans.sort_unstable();
-    Ok(spans)
+/// With the user's tokenizer: the query and each line of `text` tokenized
+/// by it in one call, the lines matched as the index finds `lineRange`
+/// (`analysis::lines_holding_tokens`); byte ranges.
+fn js_line_spans(
+    tokenize: &Function<Vec<String>, Vec<Vec<String>>>,
+    query: &str,
+    text: &str,
+) -> Result<Vec<(usize, usize)>> {
+    let texts = std::iter::once(query).chain(text.split('\n')).map(str::to_string).collect();
+    let mut tokens = tokenize.call(texts)?;
+    let query_tokens = if tokens.is_empty() { Vec::new() } else { tokens.remove(0) };
+    Ok(workspace_search_core::analysis::lines_holding_tokens(text, &query_tokens, &tokens))
 }
 
 /// Keeps the last document of each path (as Mastra de-duplicates), in order.
@@ -313,13 +288,18 @@ impl Workspace {
                 Ok((to_string(&query, "query")?, to_string(&text, "text")?))
             })();
             let (query, text) = checked.map_err(|f| f.throw(&env))?;
-            if let Some(tokenize) = &self.line_tokenizer {
-                return js_line_spans(&tokenize.borrow_back(&env)?, &query, &text);
-            }
-            let ranges = self.engine.highlight(&text, &query);
-            // Byte offsets to UTF-16 units, in one pass over the text.
+            let ranges = match &self.line_tokenizer {
+                Some(tokenize) => js_line_spans(&tokenize.borrow_back(&env)?, &query, &text)?,
+                None => self.engine.highlight(&text, &query),
+            };
+            // Byte offsets to UTF-16 units, in one pass over the text (a
+            // span that starts inside the one before, two tokens of one
+            // word, counts again from the start).
             let (mut units, mut at) = (0u32, 0usize);
             let mut to_units = |byte: usize| {
+                if byte < at {
+                    (units, at) = (0, 0);
+                }
                 units += text[at..byte].encode_utf16().count() as u32;
                 at = byte;
                 units

@@ -43,6 +43,41 @@ impl Tokenizer {
     }
 }
 
+/// With a tokenizer of the user's (its tokens of the query, and of each
+/// line of `text` split at `\n`): byte ranges, in order, of each query token
+/// where its text is found in a line whose tokens hold it (ASCII case
+/// folded), or of the whole line where none is found. The index finds a
+/// result's `lineRange` so (each line tokenized alone, as Mastra's), and
+/// what is shown must agree with it: the built-in words matched where the
+/// user's tokenizer kept other tokens (case, one-letter words), and the
+/// search tool numbered the lines it showed from the wrong one.
+pub fn lines_holding_tokens(text: &str, query_tokens: &[String], line_tokens: &[Vec<String>]) -> Vec<(usize, usize)> {
+    let wanted: FxHashSet<&str> = query_tokens.iter().map(String::as_str).collect();
+    let (mut spans, mut at) = (Vec::new(), 0usize);
+    for (line, tokens) in text.split('\n').zip(line_tokens) {
+        let mut matched: Vec<&str> = tokens.iter().map(String::as_str).filter(|t| wanted.contains(t)).collect();
+        matched.sort_unstable();
+        matched.dedup();
+        // Each token where its text is found (so that lines are ranked by
+        // the query's tokens they hold), else the whole line. ASCII folding
+        // keeps byte offsets.
+        let folded = line.to_ascii_lowercase();
+        let found: Vec<(usize, usize)> = matched
+            .iter()
+            .filter(|t| !t.is_empty())
+            .filter_map(|t| folded.find(&t.to_ascii_lowercase()).map(|i| (at + i, at + i + t.len())))
+            .collect();
+        match (matched.is_empty(), found.is_empty()) {
+            (true, _) => {}
+            (false, true) => spans.push((at, at + line.len())),
+            (false, false) => spans.extend(found),
+        }
+        at += line.len() + 1;
+    }
+    spans.sort_unstable();
+    spans
+}
+
 #[cfg(test)]
 mod tests {
     use crate::analysis::tokenizer::Tokenizer;
@@ -56,5 +91,24 @@ mod tests {
         let cjk: Vec<&str> = t.matching_words(text, "密码").iter().map(|&(a, b)| &text[a..b]).collect();
         assert_eq!(cjk, ["重置密码"]);
         assert!(t.matching_words(text, "the").is_empty());
+    }
+
+    #[test]
+    fn lines_holding_a_users_tokens() {
+        use super::lines_holding_tokens;
+        let toks =
+            |s: &str| s.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(String::from).collect();
+        let text = "Foo pass\nnothing\npassword pass é x\nX";
+        let lines: Vec<Vec<String>> = text.split('\n').map(toks).collect();
+        let query: Vec<String> = vec!["pass".into(), "x".into(), "X".into()];
+        let spans = lines_holding_tokens(text, &query, &lines);
+        let words: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
+        // Each token once per line, where its text is first found; line 2
+        // not at all.
+        assert_eq!(words, ["pass", "pass", "x", "X"]);
+        assert!(spans.windows(2).all(|w| w[0] <= w[1]));
+        // A token the line holds but whose text it does not: the whole line.
+        let spaced = vec![vec!["c++".to_string()]];
+        assert_eq!(lines_holding_tokens("c + +", &["c++".into()], &spaced), [(0, 5)]);
     }
 }

@@ -12,6 +12,8 @@ pub mod tokenizer;
 pub mod word_table;
 mod words;
 
+pub use highlight::lines_holding_tokens;
+
 use crate::per_thread::PerThread;
 use definitions::Lang;
 use rayon::prelude::*;
