@@ -42,7 +42,7 @@ impl Engine {
         let before = self.watched_paths();
         // (`[]` keeps the index, and the watcher on the paths it follows.)
         if self.watch && !paths.is_empty() {
-            self.start_watching(&paths, &mut warnings);
+            warnings.extend(self.start_watching_off_runtime(paths.clone()).await?);
         }
         let out = self.clone().load_and_reconcile(&ticket, paths, warnings).await;
         if out.is_err() && self.watched_paths() != before {
@@ -50,7 +50,7 @@ impl Engine {
             // it found it (none, or the one on the paths before).
             self.stop_watching();
             if let Some(before) = before {
-                self.start_watching(&before, &mut Vec::new());
+                let _ = self.start_watching_off_runtime(before).await;
             }
         }
         drop(ticket);

@@ -18,7 +18,7 @@
 use super::error::Error;
 use super::host::{TreeWatch, WatchRefusal, WatchSignal};
 use super::watch_folders::{through_link, FolderWatches};
-use super::Engine;
+use super::{blocking, Engine};
 use crate::index::gate::Ticket;
 use crate::ingest::watch::{ancestors, covered_roots, watch_roots, Burst, WatchRoot};
 use std::path::{Path, PathBuf};
@@ -297,9 +297,21 @@ impl Engine {
         }
     }
 
+    /// `start_watching` on a blocking thread (it walks the folders to
+    /// watch, a while in a large tree); its warnings.
+    pub(super) async fn start_watching_off_runtime(self: &Arc<Self>, paths: Vec<String>) -> Result<Vec<String>, Error> {
+        let me = self.clone();
+        blocking(move || {
+            let mut warnings = Vec::new();
+            me.start_watching(&paths, &mut warnings);
+            warnings
+        })
+        .await
+    }
+
     /// Watches `paths` (starting the watcher, or replacing one that watches
     /// other paths); a failure to watch is a warning.
-    pub(super) fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
+    fn start_watching(self: &Arc<Self>, paths: &[String], warnings: &mut Vec<String>) {
         let mut slot = self.watcher.lock();
         if slot.as_ref().is_some_and(|w| w.paths == paths && !w.refused) || self.destroyed.load(Ordering::SeqCst) {
             return;
@@ -404,7 +416,9 @@ impl Engine {
         }
         let before = self.watch_state.lock().clone();
         *self.watcher.lock() = None;
-        self.start_watching(&paths, &mut Vec::new());
+        if self.start_watching_off_runtime(paths).await.is_err() {
+            return false;
+        }
         {
             let mut state = self.watch_state.lock();
             (state.updates, state.rescans) = (before.updates, before.rescans);
@@ -446,9 +460,9 @@ impl Engine {
         }
     }
 
-    /// Notes a signal in `burst` and the watch state. (Lock order: the
-    /// watcher, then its state.)
-    fn note(&self, signal: WatchSignal, burst: &mut Burst) {
+    /// Notes a signal that came at `at` in `burst` and the watch state.
+    /// (Lock order: the watcher, then its state.)
+    fn note(&self, signal: WatchSignal, at: Instant, burst: &mut Burst) {
         let mut refusal = None;
         let mut slot = self.watcher.lock();
         if let Some(w) = slot.as_mut() {
@@ -478,7 +492,7 @@ impl Engine {
         }
         match signal {
             WatchSignal::Changed(p) | WatchSignal::Removed(p) => burst.add(p),
-            WatchSignal::Rescan if state.own_walk_until.is_some_and(|t| Instant::now() < t) => {
+            WatchSignal::Rescan if state.own_walk_until.is_some_and(|t| at < t) => {
                 state.overflow_in_echo |= !state.follow_up;
             }
             WatchSignal::Rescan | WatchSignal::Rules => burst.rescan(),
@@ -658,19 +672,33 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
             None => return,
         };
         let Some(first) = next(&mut rx, tick).await else { return };
-        let Some(inner) = me.upgrade() else { return };
+        let mut signals = Vec::new();
         if let Some(signal) = first {
-            inner.note(signal, &mut burst);
+            signals.push((signal, Instant::now()));
             let began = Instant::now();
             while began.elapsed() < MAX_BURST {
                 match tokio::time::timeout(DEBOUNCE, rx.recv()).await {
-                    Ok(Some(signal)) => inner.note(signal, &mut burst),
+                    Ok(Some(signal)) => signals.push((signal, Instant::now())),
                     Ok(None) => return,
                     Err(_) => break,
                 }
             }
         }
-        inner.recover_lost(&roots, &mut burst);
+        let Some(inner) = me.upgrade() else { return };
+        // Noting walks the folders made or moved in (20,000 take half a
+        // second): off the runtime, whose few workers answer every
+        // workspace's calls. They are still watched before the burst
+        // walks them, so nothing written into them is missed.
+        let (noting, lost_roots) = (inner.clone(), roots.clone());
+        let noted = blocking(move || {
+            for (signal, at) in signals {
+                noting.note(signal, at, &mut burst);
+            }
+            noting.recover_lost(&lost_roots, &mut burst);
+            burst
+        });
+        let Ok(noted) = noted.await else { return };
+        burst = noted;
         {
             let mut state = inner.watch_state.lock();
             let retry = state.retry_at.is_some_and(|at| Instant::now() >= at);
@@ -688,7 +716,10 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
         }
         if burst.rescan {
             last_rescan = Instant::now();
-            inner.sync_folder_watches();
+            let syncing = inner.clone();
+            if blocking(move || syncing.sync_folder_watches()).await.is_err() {
+                return;
+            }
         }
         if !burst.is_empty() {
             let me = inner.clone();
