@@ -317,3 +317,45 @@ test('a file whose embedding failed in a watcher update is embedded again once t
   // Tried again (a reconcile within seconds), once the embedder answers.
   await eventually('a.md embedded again', async () => ws.stats().vectors === 2 && (await ws.search('omega', { mode: 'vector', topK: 1 }))[0]?.id === 'docs/a.md', 30_000)
 })
+
+test('index() and unindex() right after a file changed hold until the file changes again, with watch and across a restart', async (t) => {
+  const dir = tree(t, { 'docs/a.md': 'zulu first', 'docs/b.md': 'yankee second', 'docs/c.md': 'xenon third' })
+  const persist = path.join(dir, '.index')
+  const open = (watch) =>
+    new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch, persist: { dir: persist } })
+  const ws = open(true)
+  await ws.init()
+  // Each change's event reaches the watcher after the API's call that follows it.
+  fs.writeFileSync(path.join(dir, 'docs/a.md'), 'alpha written by a tool')
+  await ws.index('docs/a.md', 'bravo summary of the file')
+  fs.rmSync(path.join(dir, 'docs/b.md'))
+  await ws.index('docs/b.md', 'whiskey note kept by hand')
+  fs.writeFileSync(path.join(dir, 'docs/c.md'), 'xenon edited then removed by hand')
+  await ws.unindex('docs/c.md')
+  // A later file's event comes in the same burst or a later one: once it is found, theirs were applied.
+  fs.writeFileSync(path.join(dir, 'docs/marker.md'), 'marker okapi')
+  await eventually('the marker is found', async () => (await idsFor(ws, 'okapi')).includes('docs/marker.md'))
+  assert.deepEqual(await idsFor(ws, 'bravo'), ['docs/a.md'], 'the index() document stays')
+  assert.deepEqual(await idsFor(ws, 'alpha'), [])
+  assert.deepEqual(await idsFor(ws, 'whiskey'), ['docs/b.md'], 'the index() document of a removed file stays')
+  assert.deepEqual(await idsFor(ws, 'xenon'), [], 'the unindex()ed file stays out')
+  await ws.destroy()
+
+  // Across a restart (no watcher): the files as they were at the writes are not read over them
+  // (an unindex()ed file is read again by init(), as documented).
+  const again = open(false)
+  t.after(() => again.destroy())
+  await again.init()
+  assert.deepEqual(await idsFor(again, 'bravo'), ['docs/a.md'])
+  assert.deepEqual(await idsFor(again, 'whiskey'), ['docs/b.md'])
+  await again.destroy()
+
+  // A change after the write is the file's again.
+  const watching = open(true)
+  t.after(() => watching.destroy())
+  await watching.init()
+  fs.writeFileSync(path.join(dir, 'docs/a.md'), 'charlie rewrites it')
+  await eventually('the file is read again', async () => (await idsFor(watching, 'charlie')).includes('docs/a.md'))
+  assert.deepEqual(await idsFor(watching, 'bravo'), [])
+  await watching.destroy()
+})

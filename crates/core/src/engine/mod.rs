@@ -5,6 +5,7 @@
 //! are driven here; the host's code (the user's embedder, store, tokenizer,
 //! reranker, progress) is called through the traits of `host`.
 
+mod api_files;
 mod config;
 mod embedder;
 mod error;

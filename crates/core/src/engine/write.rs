@@ -129,9 +129,11 @@ impl Engine {
             p.api_writes.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         let docs = self.analyze_docs(docs).await?;
+        let ids: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
         let Some(v) = &self.vectors else {
             let report = Report { indexed: docs.len(), ..Default::default() };
             self.clone().write_keyword_only(&ticket, docs).await?;
+            self.settle_written_files(ids).await?;
             self.save_soon();
             return Ok(ManyOutcome { report: Outcome::of(report, started), error: None });
         };
@@ -161,6 +163,10 @@ impl Engine {
             })
             .await?;
         }
+        // Not those that failed: they keep the file's version, read again when it changed.
+        let failed: std::collections::HashSet<&str> = report.failed.iter().map(|f| f.path.as_str()).collect();
+        let written: Vec<String> = ids.into_iter().filter(|id| !failed.contains(id.as_str())).collect();
+        self.settle_written_files(written).await?;
         self.save_soon();
         let mut report = Outcome::of(report, started);
         report.embedded = embedded;
@@ -272,6 +278,7 @@ impl Engine {
         removed |= self.write_index(move |index| index.remove_with_chunks(&key, seq)).await?;
         if removed {
             self.forget_partly_removed(std::slice::from_ref(&id));
+            self.settle_written_files(vec![id]).await?;
         }
         self.save_soon();
         Ok(removed)

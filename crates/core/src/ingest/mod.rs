@@ -13,7 +13,7 @@ pub mod scan;
 pub mod small_file;
 pub mod watch;
 
-pub use read::{documents_of, ingest, read_intact, DEFINITION_WEIGHT, PATH_WEIGHT};
+pub use read::{documents_of, ingest, read_intact, stamp_and_hash, DEFINITION_WEIGHT, PATH_WEIGHT};
 pub use scan::{SkipReason, Skipped};
 
 use crate::index::{Bm25Index, Bm25Params, NewDocument};

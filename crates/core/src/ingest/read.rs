@@ -3,7 +3,7 @@
 //! documents one thread reads tokenized with a shared vocabulary.
 
 use super::chunk::{chunk_id, chunk_lines, needs_chunking};
-use super::scan::FoundFile;
+use super::scan::{FileStamp, FoundFile};
 use super::{ChunkOptions, FileOutcome, SkipReason};
 use crate::analysis::tokenizer::Tokenizer;
 use crate::analysis::{definitions, Analyzed, Analyzer, ThreadAnalyzers};
@@ -108,6 +108,33 @@ fn read_text(f: &FoundFile, max_size: u64, arena: Option<&mut TextArena>) -> std
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })))
+}
+
+/// The stamp and text hash of the file at `path` as it is now, read as
+/// a walk's file is (`link`: it is a symbolic link to a file below
+/// `base`); `None` for a file that is not text (gone, binary, too large).
+/// The stamp is taken first: a change after it moves the file's stamp.
+pub fn stamp_and_hash(
+    path: &std::path::Path,
+    link: bool,
+    base: Arc<std::path::Path>,
+    max_size: u64,
+) -> Option<(FileStamp, u64)> {
+    let stamp = FileStamp::of(&std::fs::metadata(path).ok()?)?;
+    let f = FoundFile {
+        id: String::new(),
+        path: path.to_path_buf(),
+        identity: None,
+        hard_linked: false,
+        stamp: None,
+        link,
+        listed: None,
+        base: Some(base),
+    };
+    match read_text(&f, max_size, None).ok()? {
+        Contents::Text(text) => Some((stamp, super::content_hash(&text))),
+        Contents::Skip(_) => None,
+    }
 }
 
 /// The text of the file at `path` if it is, decoded as `read_text`

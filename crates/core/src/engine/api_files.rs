@@ -1,0 +1,59 @@
+//! Files whose ids an API write names (`index()`, `indexMany()`,
+//! `unindex()`): the write holds until the file changes after it. A file
+//! written, then `index()`ed under its id, gave an event the watcher
+//! applied after the write (its burst ends 200 ms later), and re-read the
+//! file over the document the API gave; a file removed, then `index()`ed,
+//! lost that document to the burst. The next `init()` did the same.
+
+use super::{blocking, error::Result, Engine};
+use crate::persist::files::FileRecord;
+use std::sync::Arc;
+
+impl Engine {
+    /// In the write's turn, once it applied: each of `ids` that names a
+    /// file the file table records is recorded as the file is now, so that
+    /// a burst or an `init()` that finds it so leaves the API's document
+    /// (a change after it is a new stamp and hash: read again). A file that
+    /// is gone is forgotten: its removal happened before the write.
+    pub(super) async fn settle_written_files(self: &Arc<Self>, ids: Vec<String>) -> Result<()> {
+        let (Some(base), Some(p)) = (self.base_path.clone(), self.persist.as_ref()) else { return Ok(()) };
+        let known: Vec<String> = {
+            let state = p.state.lock();
+            if !state.loaded {
+                return Ok(()); // the snapshot's records come later: they stand
+            }
+            ids.into_iter().filter(|id| state.files.get(id).is_some()).collect()
+        };
+        if known.is_empty() {
+            return Ok(());
+        }
+        let me = self.clone();
+        blocking(move || {
+            let (id_base, canonical) = (me.id_base(), base.canonicalize().unwrap_or_else(|_| base.clone()));
+            let now: Vec<(String, std::path::PathBuf, Option<FileRecord>, bool)> = known
+                .into_iter()
+                .map(|id| {
+                    let path = base.join(&*id_base.relative(&id));
+                    let meta = std::fs::symlink_metadata(&path);
+                    let link = meta.as_ref().is_ok_and(|m| m.file_type().is_symlink());
+                    let read = crate::ingest::stamp_and_hash(&path, link, canonical.as_path().into(), me.max_file_size);
+                    let record = read.map(|(stamp, hash)| FileRecord { stamp, hash });
+                    (id, path, record, meta.is_err())
+                })
+                .collect();
+            let mut state = me.persist.as_ref().expect("persist").state.lock();
+            for (id, path, record, gone) in now {
+                match record {
+                    Some(record) => state.files.set(&id, record),
+                    // Not text now (binary, too large): its next read says so.
+                    None if !gone => {}
+                    None => {
+                        state.files.remove(&id);
+                        state.located.forget(&path, &id);
+                    }
+                }
+            }
+        })
+        .await
+    }
+}
