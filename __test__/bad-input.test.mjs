@@ -196,3 +196,40 @@ test('bad LocalFilesystem options throw', () => {
     assert.throws(() => new LocalFilesystem(options), (err) => err instanceof Error && err.message.includes(option), option)
   }
 })
+
+// A sparse array's length costs nothing to set: the addon read, or made room for, every one of
+// 2^32 - 1 elements before it looked at the first (an abort where memory is limited, minutes of a
+// frozen thread where it is not). Each is refused at its first hole.
+test('an array of 2^32 - 1 holes is refused at its first element, as an answer too', { timeout: 60_000 }, async () => {
+  const holes = () => {
+    const a = []
+    a.length = 2 ** 32 - 1
+    return a
+  }
+  assert.throws(() => new Workspace({ bm25: true, autoIndexPaths: holes() }), { name: 'TypeError', message: /autoIndexPaths\[0\]/ })
+  assert.throws(() => new Workspace({ bm25: { tokenize: { stopwords: holes() } } }), { name: 'TypeError', message: /stopwords/ })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: '.' }), bm25: true })
+  await assert.rejects(ws.rebuildSearchIndex(holes()), { name: 'TypeError', message: /paths\[0\]/ })
+  const store = new lib.LocalVector()
+  await store.createIndex({ indexName: 'i', dimension: 2 })
+  await assert.rejects(store.query({ indexName: 'i', queryVector: holes() }), /element 0/)
+  await assert.rejects(store.upsert({ indexName: 'i', vectors: holes() }), /vector 1/)
+  await assert.rejects(store.upsert({ indexName: 'i', vectors: [[1, 0]], metadata: holes() }), /metadata\[0\]|metadata/)
+  await assert.rejects(store.deleteVectors({ indexName: 'i', ids: holes() }), /ids\[0\]/)
+  // A filter that matches every vector by its form does not empty the index.
+  await store.upsert({ indexName: 'i', vectors: [[1, 0]], ids: ['kept'] })
+  for (const filter of [{ $or: [{}] }, { $or: [{ k: 1 }, { $and: [] }] }]) {
+    await assert.rejects(store.deleteVectors({ indexName: 'i', filter }), /would delete every vector/)
+  }
+  assert.equal((await store.describeIndex({ indexName: 'i' })).count, 1)
+
+  // The user's embedder (single and batch) and tokenizer answering one.
+  for (const embedder of [async () => holes(), Object.assign(async () => [holes()], { batch: true })]) {
+    const v = new Workspace({ bm25: true, vectorStore: new lib.LocalVector(), embedder })
+    await assert.rejects(v.index('a', 'alpha'), /4294967295 entries/)
+  }
+  const batch = new Workspace({ bm25: true, vectorStore: new lib.LocalVector(), embedder: Object.assign(async () => holes(), { batch: true }) })
+  await assert.rejects(batch.index('a', 'alpha'), /4294967295 entries/)
+  const tokenized = new Workspace({ bm25: { tokenize: { tokenizer: () => holes() } } })
+  await assert.rejects(tokenized.index('a', 'alpha'), /4294967295 entries/)
+})

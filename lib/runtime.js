@@ -73,6 +73,9 @@ function setValues(value) {
   return value instanceof Set ? [...value] : null
 }
 
+/** The most entries an answer of the user's (tokens, a vector, a batch, scores) may hold at one level. */
+const MAX_ANSWER_ENTRIES = 1 << 24
+
 /**
  * A user tokenizer `(text) => string[]` applied to many texts in one call
  * from Rust (one boundary crossing per document, not per line).
@@ -85,6 +88,9 @@ function tokenizeMany(tokenizer) {
       const tokens = tokenizer(text)
       if (!Array.isArray(tokens)) {
         throw new TypeError(`tokenize.tokenizer must return an array of strings, got ${tokens === null ? 'null' : typeof tokens}`)
+      }
+      if (tokens.length > MAX_ANSWER_ENTRIES) {
+        throw new TypeError(`tokenize.tokenizer returned an array of ${tokens.length} entries, more than ${MAX_ANSWER_ENTRIES}`)
       }
       // (`Array.from` visits a sparse array's holes, as undefined elements; `map` left them holes.)
       return Array.from(tokens, String)
@@ -232,8 +238,14 @@ function answerCaller(f, depth) {
   // A Float32Array is read as it is; another typed array (Float64Array) as numbers.
   /** @type {(v: unknown) => v is ArrayLike<unknown>} */
   const listLike = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof Float32Array) && !(v instanceof DataView))
+  /** @type {(v: ArrayLike<unknown>) => ArrayLike<unknown>} */
+  const bounded = (v) => {
+    // A sparse array's length costs nothing to set: copying 2^32 - 1 holes froze the thread.
+    if (v.length > MAX_ANSWER_ENTRIES) throw new TypeError(`the answer is an array of ${v.length} entries; more than ${MAX_ANSWER_ENTRIES} is no vector, batch or list of scores`)
+    return v
+  }
   /** @type {(v: unknown, d: number) => unknown} */
-  const plain = (v, d) => (d > 0 && listLike(v) ? Array.from(v, (e) => plain(e, d - 1)) : v)
+  const plain = (v, d) => (d > 0 && listLike(v) ? Array.from(bounded(v), (e) => plain(e, d - 1)) : v)
   return async (...args) => plain(await f(...args), depth)
 }
 

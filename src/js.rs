@@ -308,16 +308,6 @@ pub fn to_function<'e>(v: &Unknown<'e>, name: &str) -> Checked<Function<'e, Unkn
     }
 }
 
-pub fn to_array<'e>(v: &Unknown<'e>, name: &str) -> Checked<Vec<Unknown<'e>>> {
-    if v.get_type()? != ValueType::Object || !v.is_array()? {
-        return Err(Fail::Type(format!("{name} must be an array, got {}", describe(v))));
-    }
-    // SAFETY: an array (an object), checked above.
-    let arr = unsafe { v.cast::<Object>()? };
-    let n = arr.get_array_length()?;
-    (0..n).map(|i| arr.get_element::<Unknown>(i).map_err(Fail::from)).collect()
-}
-
 pub fn to_string_array(v: &Unknown, name: &str) -> Checked<Vec<String>> {
     array_of(v, name, to_string)
 }
@@ -327,9 +317,22 @@ pub fn to_name_array(v: &Unknown, name: &str) -> Checked<Vec<String>> {
     array_of(v, name, to_name)
 }
 
-/// An array whose items `each` reads, each named `name[i]`.
-fn array_of<T>(v: &Unknown, name: &str, each: impl Fn(&Unknown, &str) -> Checked<T>) -> Checked<Vec<T>> {
-    to_array(v, name)?.iter().enumerate().map(|(i, e)| each(e, &format!("{name}[{i}]"))).collect()
+/// An array whose items `each` reads, each named `name[i]`, in order: the
+/// first that fails ends the read (a sparse array of 2^32 - 1 holes at its
+/// first, where reading every element first froze the thread for minutes).
+pub fn array_of<T>(v: &Unknown, name: &str, each: impl Fn(&Unknown, &str) -> Checked<T>) -> Checked<Vec<T>> {
+    if v.get_type()? != ValueType::Object || !v.is_array()? {
+        return Err(Fail::Type(format!("{name} must be an array, got {}", describe(v))));
+    }
+    // SAFETY: an array (an object), checked above.
+    let arr = unsafe { v.cast::<Object>()? };
+    let n = arr.get_array_length()?;
+    let mut out = Vec::with_capacity(crate::shape::reserve_for(n));
+    for i in 0..n {
+        let e = arr.get_element::<Unknown>(i)?;
+        out.push(each(&e, &format!("{name}[{i}]"))?);
+    }
+    Ok(out)
 }
 
 /// Rejects keys outside `allowed` (and outside `ignored`, which are

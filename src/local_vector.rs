@@ -199,11 +199,7 @@ impl LocalVector {
                     None => (0..vectors.len()).map(|_| generated_vector_id()).collect(),
                 };
                 let metadata: Vec<Option<Map<String, Value>>> = match prop(&o, "metadata")? {
-                    Some(v) => to_array(&v, "metadata")?
-                        .iter()
-                        .enumerate()
-                        .map(|(i, m)| to_metadata(env, m, &format!("metadata[{i}]")).map(Some))
-                        .collect::<Checked<_>>()?,
+                    Some(v) => array_of(&v, "metadata", |m, name| to_metadata(env, m, name).map(Some))?,
                     None => vec![None; vectors.len()],
                 };
                 let delete_filter = match prop(&o, "deleteFilter")? {

@@ -86,7 +86,7 @@ impl FromNapiValue for Vector {
             if u.is_array()? {
                 let obj = Object::from_napi_value(env, v)?;
                 let n = obj.get_array_length()?;
-                let mut out = Vec::with_capacity(n as usize);
+                let mut out = Vec::with_capacity(reserve_for(n));
                 for i in 0..n {
                     let e: Unknown = obj.get_element(i)?;
                     if e.get_type()? != ValueType::Number {
@@ -110,6 +110,13 @@ impl FromNapiValue for Vector {
     }
 }
 
+/// Room for an array of `len` elements, up to 65,536: a sparse array's
+/// length costs nothing to set (2^32 - 1 holes aborted the process on the
+/// allocation); the elements are checked as they are read.
+pub fn reserve_for(len: u32) -> usize {
+    (len as usize).min(1 << 16)
+}
+
 /// A batch of embeddings: `Array<number[] | Float32Array>`.
 pub struct Vectors(pub Vec<Vec<f32>>);
 
@@ -121,7 +128,7 @@ impl FromNapiValue for Vectors {
         }
         let obj = Object::from_napi_value(env, v)?;
         let n = obj.get_array_length()?;
-        let mut out = Vec::with_capacity(n as usize);
+        let mut out = Vec::with_capacity(reserve_for(n));
         for i in 0..n {
             let e: Unknown = obj.get_element(i)?;
             let vec = Vector::from_napi_value(env, e.raw())

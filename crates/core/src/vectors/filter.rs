@@ -126,10 +126,11 @@ impl Filter {
     }
 
     /// Whether the filter matches every document by its form alone (`{}`,
-    /// `null`, `{ $and: [] }`, `{ $nor: [] }`, nested).
+    /// `null`, `{ $and: [] }`, `{ $nor: [] }`, `{ $or: [{}] }`, nested).
     pub fn is_empty(&self) -> bool {
         match self {
             Filter::All(v) => v.iter().all(Filter::is_empty),
+            Filter::Any(v) => v.iter().any(Filter::is_empty),
             Filter::None(v) => v.is_empty(),
             _ => false,
         }
@@ -316,7 +317,15 @@ mod tests {
         assert!(t(json!({"n": 5.0})));
         assert!(!Filter::parse(&json!({"category": "api"})).unwrap().matches(None));
         assert!(Filter::parse(&json!({})).unwrap().matches(None));
-        for every in [json!({}), json!(null), json!({"$and": []}), json!({"$nor": []}), json!({"$and": [{}]})] {
+        for every in [
+            json!({}),
+            json!(null),
+            json!({"$and": []}),
+            json!({"$nor": []}),
+            json!({"$and": [{}]}),
+            json!({"$or": [{"n": 1}, {}]}),
+            json!({"$or": [{"$and": []}]}),
+        ] {
             assert!(Filter::parse(&every).unwrap().is_empty(), "{every}");
         }
         assert!(!Filter::parse(&json!({"$or": []})).unwrap().is_empty());
