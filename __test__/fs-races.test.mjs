@@ -128,6 +128,18 @@ test('a .git whose HEAD, config (or a file it includes), packed-refs, branch or 
       mkfifo(`${git}/../included`)
       fs.appendFileSync(`${git}/config`, `[include]\n\tpath = ${git}/../included\n`)
     }],
+    // Found by a hunt on 2026-12-07: each blocked init() for its 20 s wait or grew the process by gigabytes.
+    ['a FIFO named HEAD in basePath (tried as a bare repository on the way up)', (git) => mkfifo(`${git}/../HEAD`)],
+    ['shallow a link to /dev/zero', (git) => fs.symlinkSync('/dev/zero', `${git}/shallow`)],
+    ['the branch a symbolic ref to a FIFO', (git) => {
+      fs.writeFileSync(`${git}/refs/heads/main`, 'ref: refs/heads/evil\n')
+      mkfifo(`${git}/refs/heads/evil`)
+    }],
+    ['objects/info/commit-graph a FIFO', (git) => mkfifo(`${git}/objects/info/commit-graph`)],
+    ['a pack index a FIFO', (git) => {
+      fs.mkdirSync(`${git}/objects/pack`, { recursive: true })
+      mkfifo(`${git}/objects/pack/pack-${'0'.repeat(40)}.idx`)
+    }],
   ]) {
     const base = tree(t, { 'a.md': 'needle one', 'b.md': 'needle two' })
     const git = (...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: base, stdio: 'ignore' })
@@ -138,4 +150,17 @@ test('a .git whose HEAD, config (or a file it includes), packed-refs, branch or 
     // Well within init()'s wait for a history read (20 s): these are seen before it.
     assert.deepEqual(child(base, INDEX_IDS, 12_000).found, ['a.md', 'b.md'], what)
   }
+  // A linked worktree whose commondir is a FIFO (it was taken for no commondir, and read by gitoxide).
+  const main = tree(t, { 'a.md': 'needle one', 'b.md': 'needle two' })
+  const git = (...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: main, stdio: 'ignore' })
+  git('init', '-q', '-b', 'main')
+  git('add', '.')
+  git('commit', '-qm', 'needle history')
+  const worktree = path.join(main, '..', `${path.basename(main)}-wt`)
+  t.after(() => fs.rmSync(worktree, { recursive: true, force: true }))
+  git('worktree', 'add', '-q', worktree)
+  const commondir = path.join(main, '.git/worktrees', path.basename(worktree), 'commondir')
+  fs.rmSync(commondir)
+  mkfifo(commondir)
+  assert.deepEqual(child(worktree, INDEX_IDS, 12_000).found, ['a.md', 'b.md'], 'commondir a FIFO')
 })

@@ -30,6 +30,12 @@ const HISTORY_WAIT: Duration = Duration::from_secs(20);
 /// as long as searches came.
 const READ_STUCK: Duration = Duration::from_secs(120);
 
+/// Reads that may run at once: one stuck for good (a FIFO among the
+/// objects) and one more; then none starts until one ends. Each stuck one
+/// holds a blocking thread: one more every `READ_STUCK` exhausted the
+/// runtime's threads after hours.
+const MAX_READS_RUNNING: usize = 2;
+
 #[derive(Default)]
 pub struct HistoryState {
     pub current: Option<Arc<FileHistory>>,
@@ -37,6 +43,8 @@ pub struct HistoryState {
     /// When the read under way began: another starts only once it is older
     /// than `READ_STUCK` (one blocked for good does not stop them).
     reading_since: Option<Instant>,
+    /// Reads begun and not ended (`MAX_READS_RUNNING`).
+    running: usize,
     /// Bumped by every read that starts.
     generation: u64,
     /// The read whose answer is in place: an older one that finishes later
@@ -52,11 +60,17 @@ impl HistoryState {
         self.reading_since.is_some_and(|t| t.elapsed() < READ_STUCK)
     }
 
+    /// Whether no read may start: as many run as may, stuck.
+    fn reads_stuck(&self) -> bool {
+        self.running >= MAX_READS_RUNNING
+    }
+
     /// Marks a read as begun, under the same lock as its generation: an
     /// older read that ends in between then never takes the new one's
     /// mark away.
     fn begin_read(&mut self) -> u64 {
         self.reading_since = Some(Instant::now());
+        self.running += 1;
         self.generation += 1;
         self.generation
     }
@@ -86,7 +100,8 @@ impl Engine {
         let deadline = tokio::time::Instant::now() + HISTORY_WAIT;
         let generation = loop {
             let settled = match self.start_read_or_wait() {
-                Ok(generation) => break generation,
+                Ok(Some(generation)) => break generation,
+                Ok(None) => return, // the history stays as it is
                 Err(settled) => settled,
             };
             let notified = settled.notified();
@@ -112,27 +127,30 @@ impl Engine {
         if self.history_root().is_none() {
             return;
         }
-        if let Ok(generation) = self.start_read_or_wait() {
+        if let Ok(Some(generation)) = self.start_read_or_wait() {
             let me = self.clone();
             self.runtime.spawn(async move { me.refresh_history(generation).await });
         }
     }
 
-    /// Marks a read as begun (its generation) unless one is under way;
-    /// then what tells when it settles.
-    fn start_read_or_wait(&self) -> std::result::Result<u64, Arc<tokio::sync::Notify>> {
+    /// Marks a read as begun (its generation) unless one is under way
+    /// (then what tells when it settles) or reads are stuck (`None`).
+    fn start_read_or_wait(&self) -> std::result::Result<Option<u64>, Arc<tokio::sync::Notify>> {
         let mut state = self.history.lock();
         if state.read_under_way() {
             return Err(state.settled.clone());
         }
-        Ok(state.begin_read())
+        Ok((!state.reads_stuck()).then(|| state.begin_read()))
     }
 
     /// Reads the history again unless it is at the version it was read at
     /// (`HEAD`, the shallow boundary and the packs where they were);
     /// `generation`: the read's, marked begun by the caller.
     pub async fn refresh_history(self: &Arc<Self>, generation: u64) {
-        let Some((root, tokenizer)) = self.history_root() else { return };
+        let Some((root, tokenizer)) = self.history_root() else {
+            self.history.lock().running -= 1;
+            return;
+        };
         let known = self.history.lock().current.as_ref().map(|h| h.version.clone());
         let me = self.clone();
         let built = blocking(move || {
@@ -144,6 +162,7 @@ impl Engine {
         })
         .await;
         let mut state = self.history.lock();
+        state.running -= 1;
         if state.generation == generation {
             // The latest read settles the state (a later one would).
             state.reading_since = None;
@@ -193,11 +212,32 @@ impl Engine {
     pub fn history_for_search(self: &Arc<Self>) -> Option<Arc<FileHistory>> {
         let mut state = self.history.lock();
         let due = state.checked.is_some_and(|t| t.elapsed() >= CHECK_EVERY);
-        if due && !state.read_under_way() && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+        let free = !state.read_under_way() && !state.reads_stuck();
+        if due && free && !self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
             let generation = state.begin_read();
             let me = self.clone();
             self.runtime.spawn(async move { me.refresh_history(generation).await });
         }
         state.current.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stuck_for_good_stop_new_ones_at_the_bound() {
+        let mut state = HistoryState::default();
+        state.begin_read();
+        // Stuck past the wait: another may start, beside it.
+        state.reading_since = Some(Instant::now() - READ_STUCK - Duration::from_secs(1));
+        assert!(!state.read_under_way() && !state.reads_stuck());
+        state.begin_read();
+        state.reading_since = Some(Instant::now() - READ_STUCK - Duration::from_secs(1));
+        // Two stuck: a third would be one more thread blocked for good.
+        assert!(!state.read_under_way() && state.reads_stuck());
+        state.running -= 1; // one ended
+        assert!(!state.reads_stuck());
     }
 }

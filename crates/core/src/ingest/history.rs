@@ -81,8 +81,13 @@ fn repository(root: &Path) -> Option<gix::Repository> {
     }
     // Only the repository's own configuration, without its includes (they
     // may name any file), and no environment: the history is the tree's.
-    let trust = gix::discover::upwards::Options::default();
-    gix::discover_opts(&root, trust, gix::open::Options::isolated()).ok()
+    // Only `.git` folders: a folder on the way up was also tried as a bare
+    // repository, its `HEAD` read (a FIFO named `HEAD` in basePath blocked).
+    let upwards = gix::discover::upwards::Options { dot_git_only: true, ..Default::default() };
+    let repo = gix::discover_opts(&root, upwards, gix::open::Options::isolated()).ok()?;
+    // The repository checked above, and no other.
+    let same = |a: &Path, b: &Path| a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a));
+    same(repo.git_dir(), &git_dir).then_some(repo)
 }
 
 /// `dir`'s `.git` folder: `Ok(None)` without one, `Err` for one that is
@@ -100,30 +105,67 @@ fn git_dir_of(dir: &Path) -> Result<Option<PathBuf>, ()> {
     Ok(Some(dir.join(target.trim())))
 }
 
-/// Whether what git reads first in `git_dir` (and the common folder a
-/// worktree shares) is absent or a regular file within bounds: `HEAD`,
-/// the branch it names, `config` and `packed-refs`.
-fn plain_git_files(git_dir: &Path) -> bool {
-    let plain = |p: &Path, max: u64| match std::fs::metadata(p) {
+/// Whether `p` is absent or a regular file of at most `max` bytes.
+fn plain(p: &Path, max: u64) -> bool {
+    match std::fs::metadata(p) {
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
         Ok(m) => m.is_file() && m.len() <= max,
-    };
-    let common = match read_small(&git_dir.join("commondir"), 64 << 10) {
+    }
+}
+
+/// Whether what git reads in `git_dir` (and the common folder a worktree
+/// shares) before and beside the objects is absent or a regular file
+/// within bounds: `commondir`, `HEAD` and the chain of symbolic refs it
+/// names, `config`, `packed-refs`, `shallow`, the commit-graph files and
+/// the packs' files.
+fn plain_git_files(git_dir: &Path) -> bool {
+    let common = match read_small_through_links(&git_dir.join("commondir"), 64 << 10) {
         SmallFile::Text(t) => git_dir.join(t.trim()),
-        SmallFile::Absent => git_dir.to_path_buf(),
-        SmallFile::TooLarge(_) => return false,
-    };
-    let head = match read_small_through_links(&git_dir.join("HEAD"), 64 << 10) {
-        SmallFile::Text(t) => t,
+        // Not there (a link to a FIFO or a device is there, and no file).
+        SmallFile::Absent if std::fs::symlink_metadata(git_dir.join("commondir")).is_err() => git_dir.to_path_buf(),
         _ => return false,
     };
-    let branch = head.trim().strip_prefix("ref:").map(|r| r.trim().to_string());
-    let branch_files = branch.iter().flat_map(|r| [git_dir.join(r), common.join(r)]);
-    plain(&common.join("config"), 64 << 20)
+    let objects = common.join("objects");
+    plain_refs(git_dir, &common)
+        && plain(&common.join("config"), 64 << 20)
         && plain(&git_dir.join("config.worktree"), 64 << 20)
         && plain(&common.join("packed-refs"), 4 << 30)
-        && branch_files.into_iter().all(|p| plain(&p, 64 << 10))
-        && plain_alternates(&common.join("objects"), 0)
+        && plain(&common.join("shallow"), 1 << 30)
+        && plain(&objects.join("info/commit-graph"), 16 << 30)
+        && plain_entries(&objects.join("info/commit-graphs"))
+        && plain_entries(&objects.join("pack"))
+        && plain_alternates(&objects, 0)
+}
+
+/// Whether `HEAD` and the refs it leads to, a symbolic ref naming another
+/// (`ref: refs/heads/main`), up to git's depth of five, are plain files.
+fn plain_refs(git_dir: &Path, common: &Path) -> bool {
+    let mut name = "HEAD".to_string();
+    for _ in 0..=5 {
+        let files = [git_dir.join(&name), common.join(&name)];
+        if !files.iter().all(|p| plain(p, 64 << 10)) {
+            return false;
+        }
+        let Some(text) = files.iter().find_map(|p| match read_small_through_links(p, 64 << 10) {
+            SmallFile::Text(t) => Some(t),
+            _ => None,
+        }) else {
+            return name != "HEAD"; // a branch not made yet, or packed
+        };
+        match text.trim().strip_prefix("ref:") {
+            Some(next) => name = next.trim().to_string(),
+            None => return true,
+        }
+    }
+    false
+}
+
+/// Whether every entry of the folder `dir` (if there is one) is a regular
+/// file: gitoxide opens them all (a FIFO named as a pack blocks it).
+fn plain_entries(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return plain(dir, u64::MAX) || dir.is_dir() };
+    // (Followed: a link to a regular file or a folder is read as one.)
+    entries.flatten().all(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_file() || m.is_dir()))
 }
 
 /// Whether the `info/alternates` chain of `objects` (other object folders
