@@ -411,12 +411,23 @@ for (const kind of ['libsql', 'pg']) {
     const indexName = `recount_${kind}_${process.pid}_${Date.now() % 100000}`
     const store = kind === 'libsql' ? `libsql:${path.join(root, 'vectors.db')}` : 'pg:'
     const job = { base, dir, store, indexName, pgUrl: PG_URL, embedder: { id: 'hash-32' }, queries: [] }
+    // At rest: no file is read again for its time (changed within 2 s of a scan), which saved.
+    const anHourAgo = new Date(Date.now() - 3_600_000)
+    for (const f of fs.readdirSync(path.join(base, 'docs'))) fs.utimesSync(path.join(base, 'docs', f), anHourAgo, anHourAgo)
     await run({ ...job, index: [['manual/kept', 'a document given to index and saved']], save: true })
     const killed = await new Promise((resolve) => execFile(process.execPath, [CHILD, JSON.stringify({ ...job, crash: { index: ['manual/kept', 'its text changed, then the process died'] } })], (err) => resolve(err?.signal)))
     assert.equal(killed, 'SIGKILL')
     const after = await run(job)
     assert.deepEqual(after.embedded, ['a document given to index and saved'])
     assert.equal(after.report.embedded, 1)
+    // Once: the recovery's start saves, which trims the log. With nothing else changed
+    // (files at rest) no save came, each start undid the log again, its own records
+    // added, and the log doubled at every start.
+    for (let i = 0; i < 2; i++) {
+      const again = await run(job)
+      assert.deepEqual(again.embedded, [], `start ${i + 2} after the crash`)
+    }
+    assert.equal(fs.statSync(path.join(dir, 'vectors.intent')).size, 0)
   })
 }
 

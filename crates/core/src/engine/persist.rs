@@ -435,7 +435,11 @@ impl Engine {
         }
         ids.sort();
         ids.dedup();
-        let sources_to_delete: Vec<&String> = intents.sources.iter().chain(&undoable).collect();
+        // Each once: a source named by many records (recoveries before this
+        // one logged theirs too) was a call to the store, and a record, each.
+        let mut sources_to_delete: Vec<&String> = intents.sources.iter().chain(&undoable).collect();
+        sources_to_delete.sort();
+        sources_to_delete.dedup();
         if let Err(e) = Self::delete_in_doubt(v, &ids, &sources_to_delete).await {
             // The log stays held: no save trims it, the next start tries again.
             warnings.push(format!("persist: vectors written before a crash could not be removed ({})", e.reason));
@@ -463,6 +467,9 @@ impl Engine {
         }
         log.release_left();
         hold.answered();
+        // Only a save trims the log: with nothing else changed, none came,
+        // and each start undid it again, its own records added (it doubled).
+        self.persisted().changed();
         embedded
     }
 
