@@ -40,7 +40,7 @@ export declare class SnapshotConflictError extends WorkspaceError {
   constructor(message: string, workspaceId?: string | null)
 }
 
-/** `persist: { store }`: the snapshot store failed, timed out or answered wrong (code `SNAPSHOT_STORE`); the workspace's state stays. */
+/** `persist`: the snapshot store failed, timed out or answered wrong, or a save to the persist directory failed (code `SNAPSHOT_STORE`); the workspace's state stays. */
 export declare class SnapshotStoreError extends WorkspaceError {
   /** `cause`: what the store threw (e.g. the AWS SDK's error, with its `name` and `$metadata`), when it threw. */
   constructor(message: string, workspaceId?: string | null, options?: { cause?: unknown })

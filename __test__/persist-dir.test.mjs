@@ -160,7 +160,7 @@ test('a writer whose persist directory was removed, and made again by another wo
   await second.index('notes/kiwi', 'kiwi note only the second has')
   assert.equal(await second.save(), true)
   await first.index('notes/other', 'written by the first')
-  await assert.rejects(first.save(), /the directory was removed or replaced since this workspace took its lock/)
+  await assert.rejects(first.save(), { name: 'SnapshotStoreError', code: 'SNAPSHOT_STORE', message: /the directory, or its lock file, was removed or replaced since this workspace took its lock/ })
   assert.match(first.stats().saveError, /saves no more/)
   await second.destroy()
   await assert.rejects(first.destroy(), /saves no more/, 'its last save fails as saves do')

@@ -78,9 +78,10 @@ class SnapshotConflictError extends WorkspaceError {
 }
 
 /**
- * `persist: { store }`: the snapshot store failed, timed out
- * (`storeTimeoutMs`) or answered something else than asked (code
- * `SNAPSHOT_STORE`). The call that met it fails; the workspace's state stays.
+ * `persist`: the snapshot store failed, timed out (`storeTimeoutMs`) or
+ * answered something else than asked, or a save to the persist directory
+ * failed (code `SNAPSHOT_STORE`). The call that met it fails; the
+ * workspace's state stays.
  */
 class SnapshotStoreError extends WorkspaceError {
   /**

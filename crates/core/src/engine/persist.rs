@@ -30,8 +30,8 @@ pub const CANARY: &str = "workspace-search embedder check: the quick brown fox j
 /// Why a writer whose directory was removed (or replaced) since it took
 /// its lock saves no more: another workspace may have made the directory
 /// again and be its writer now.
-const LOCK_LOST: &str = "the directory was removed or replaced since this workspace took its lock, so another \
-     workspace may write it now; this one saves no more (start it again to write there)";
+const LOCK_LOST: &str = "the directory, or its lock file, was removed or replaced since this workspace took its \
+     lock, so another workspace may write it now; this one saves no more (start it again to write there)";
 
 /// The lock of a writer's directory made again without a snapshot (by
 /// hand, or a tool that empties it): the writer goes on saving there. Not
@@ -636,7 +636,7 @@ impl Engine {
         if !self.lock_still_ours(&dir, held).await? {
             let e = format!("persist: could not save to {}: {LOCK_LOST}", dir.display());
             p.state.lock().save_error = Some(e.clone());
-            return Err(Error::from_reason(e));
+            return Err(Error::store(e));
         }
         // What the log holds now is covered by this save once it is on disk.
         let mark = self.intent_log().map(|l| l.mark());
@@ -657,7 +657,8 @@ impl Engine {
             Ok(()) => (state.saved_changes, state.save_error) = (changes, None),
             Err(e) => state.save_error = Some(e),
         }
-        state.save_error.clone().map_or(Ok(true), |e| Err(Error::from_reason(e)))
+        // (`SnapshotStoreError`: the directory is this workspace's store.)
+        state.save_error.clone().map_or(Ok(true), |e| Err(Error::store(e)))
     }
 
     /// Whether the directory's lock file is still the one this writer took
