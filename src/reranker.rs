@@ -6,7 +6,7 @@
 use crate::error::host_error;
 use crate::js::*;
 use crate::options::JsFn;
-use crate::shape::{Lenient, MaybePromise};
+use crate::shape::{Lenient, MaybePromise, Scores};
 use crate::types::RerankCandidate;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -14,7 +14,7 @@ use workspace_search_core::engine::host::{HostFuture, RerankCall};
 use workspace_search_core::search::rerank::Candidate;
 
 type Args = FnArgs<(String, Vec<RerankCandidate>)>;
-type RerankFn = ThreadsafeFunction<Args, MaybePromise<Lenient<Vec<f64>>>, Args, Status, false, true>;
+type RerankFn = ThreadsafeFunction<Args, MaybePromise<Lenient<Scores>>, Args, Status, false, true>;
 
 /// `rerankDepth` at most: each candidate is a result the search must find first.
 pub const MAX_DEPTH: usize = 1000;
@@ -32,7 +32,7 @@ impl Reranker {
         // SAFETY: `answer_caller` returns a function (over `f`, a function
         // by `to_function`); the types name how it is called and how its
         // answer is read (checked on read).
-        let typed: Function<Args, MaybePromise<Lenient<Vec<f64>>>> =
+        let typed: Function<Args, MaybePromise<Lenient<Scores>>> =
             unsafe { answer_caller(env, &f.to_unknown(), 1)?.cast()? };
         let f = typed.build_threadsafe_function().weak::<true>().build()?;
         Ok(Reranker { f, depth })
@@ -56,7 +56,7 @@ impl RerankCall for Reranker {
         Box::pin(async move {
             let answer = async { self.f.call_async_catch((query.to_string(), js).into()).await?.settle().await };
             let Lenient(answer) = answer.await.map_err(host_error)?;
-            Ok(answer.map_err(|e| e.to_string()))
+            Ok(answer.map(|Scores(s)| s).map_err(|e| e.to_string()))
         })
     }
 }

@@ -117,6 +117,31 @@ pub fn reserve_for(len: u32) -> usize {
     (len as usize).min(1 << 16)
 }
 
+/// A reranker's scores: `number[]`, each checked as it is read (napi's
+/// own reading answered "Failed to convert napi value String into rust
+/// type `f64`" in `rerankError`).
+pub struct Scores(pub Vec<f64>);
+
+impl FromNapiValue for Scores {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        let u = Unknown::from_napi_value(env, v)?;
+        if u.get_type()? != ValueType::Object || !u.is_array()? {
+            return Err(Error::from_reason(format!("got {}", kind(env, v))));
+        }
+        let obj = Object::from_napi_value(env, v)?;
+        let n = obj.get_array_length()?;
+        let mut out = Vec::with_capacity(reserve_for(n));
+        for i in 0..n {
+            let e: Unknown = obj.get_element(i)?;
+            if e.get_type()? != ValueType::Number {
+                return Err(Error::from_reason(format!("score {i} is {}", crate::js::describe(&e))));
+            }
+            out.push(e.cast::<f64>()?);
+        }
+        Ok(Scores(out))
+    }
+}
+
 /// A batch of embeddings: `Array<number[] | Float32Array>`.
 pub struct Vectors(pub Vec<Vec<f32>>);
 
