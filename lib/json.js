@@ -9,6 +9,8 @@ const { describe } = require('./describe.js')
 
 /** Deepest nesting accepted: far above real metadata and filters. */
 const MAX_DEPTH = 64
+/** The most entries an array in JSON data (metadata, a filter's `$in`) may hold. */
+const MAX_ARRAY = 1 << 22
 
 /** A UTF-16 surrogate without its pair: no Unicode text, and JSON text cannot carry it to the addon. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -78,6 +80,8 @@ function jsonText(value, name) {
     if (ancestors.length >= MAX_DEPTH) throw new TypeError(`${name} is nested more than ${MAX_DEPTH} levels deep`)
     ancestors.push(v)
     if (Array.isArray(v)) {
+      // A sparse array's length costs nothing to set: 2^32 - 1 holes froze the thread here.
+      if (v.length > MAX_ARRAY) throw new TypeError(`${at} is an array of ${v.length} entries, more than ${MAX_ARRAY}`)
       for (let i = 0; i < v.length; i++) if (v[i] !== undefined) check(v[i], `${at}[${i}]`)
     } else {
       const proto = Object.getPrototypeOf(v)

@@ -245,7 +245,18 @@ function answerCaller(f, depth) {
     return v
   }
   /** @type {(v: unknown, d: number) => unknown} */
-  const plain = (v, d) => (d > 0 && listLike(v) ? Array.from(bounded(v), (e) => plain(e, d - 1)) : v)
+  const plain = (v, d) => {
+    if (!(d > 0 && listLike(v))) return v
+    const n = bounded(v).length
+    const copy = new Array(n)
+    for (let i = 0; i < n; i++) {
+      // A hole stays one (read as undefined: refused there), and the rest is not copied:
+      // a batch of vectors of 2^24 holes each filled gigabytes here.
+      if (Array.isArray(v) && !(i in v)) break
+      copy[i] = plain(v[i], d - 1)
+    }
+    return copy
+  }
   return async (...args) => plain(await f(...args), depth)
 }
 

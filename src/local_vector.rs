@@ -335,7 +335,7 @@ impl LocalVector {
                 if ids.is_some() == filter.is_some() {
                     return Err(Fail::Type("deleteVectors() needs either ids or filter".into()));
                 }
-                if filter.as_ref().is_some_and(Filter::is_empty) {
+                if filter.as_ref().is_some_and(Filter::matches_all_by_form) {
                     // As LibSQLVector: a filter that matches every vector is not a way to empty an index.
                     return Err(Fail::Type(
                         "deleteVectors() with an empty filter would delete every vector: use deleteIndex()".into(),

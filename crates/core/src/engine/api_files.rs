@@ -4,6 +4,7 @@
 //! applied after the write (its burst ends 200 ms later), and re-read the
 //! file over the document the API gave; a file removed, then `index()`ed,
 //! lost that document to the burst. The next `init()` did the same.
+//! (Not a chunked file's id, nor before the snapshot is loaded: as before.)
 
 use super::{blocking, error::Result, Engine};
 use crate::persist::files::FileRecord;
@@ -29,6 +30,12 @@ impl Engine {
         }
         let me = self.clone();
         blocking(move || {
+            // Not a chunked file: the write replaced the document of its id,
+            // not its chunks, which only a read of the file replaces.
+            let known: Vec<String> = {
+                let index = me.index.read();
+                known.into_iter().filter(|id| index.chunk_ids_of(id).is_empty()).collect()
+            };
             let (id_base, canonical) = (me.id_base(), base.canonicalize().unwrap_or_else(|_| base.clone()));
             let now: Vec<(String, std::path::PathBuf, Option<FileRecord>, bool)> = known
                 .into_iter()

@@ -163,8 +163,6 @@ impl Located {
         self.by_path.is_empty()
     }
 
-    /// After a walk limited to `within`: the ids found before below those
-    /// paths and not found now (gone), the map brought up to date.
     /// Forgets the file at `path` if it is `id`'s (a write of the API's
     /// now holds that id: its file's removal is not the document's).
     pub fn forget(&mut self, path: &Path, id: &str) {
@@ -173,6 +171,8 @@ impl Located {
         }
     }
 
+    /// After a walk limited to `within`: the ids found before below those
+    /// paths and not found now (gone), the map brought up to date.
     pub fn update_within(&mut self, within: &[PathBuf], found: &[FoundFile], dangling: &[PathBuf]) -> Vec<String> {
         let now: rustc_hash::FxHashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
         let mut gone = Vec::new();

@@ -125,12 +125,24 @@ impl Filter {
         }
     }
 
-    /// Whether the filter matches every document by its form alone (`{}`,
-    /// `null`, `{ $and: [] }`, `{ $nor: [] }`, `{ $or: [{}] }`, nested).
+    /// Whether the filter is empty by its form (`{}`, `null`, `{ $and: [] }`,
+    /// `{ $nor: [] }`, nested in `$and`): no filter (an `upsert`'s
+    /// `deleteFilter` of this form deletes nothing, as PgVector's).
     pub fn is_empty(&self) -> bool {
         match self {
             Filter::All(v) => v.iter().all(Filter::is_empty),
-            Filter::Any(v) => v.iter().any(Filter::is_empty),
+            Filter::None(v) => v.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// Whether the filter matches every document by its form alone: an
+    /// empty one, or a `$or` with an empty member, nested (`deleteVectors`
+    /// refuses to empty an index by such a filter).
+    pub fn matches_all_by_form(&self) -> bool {
+        match self {
+            Filter::All(v) => v.iter().all(Filter::matches_all_by_form),
+            Filter::Any(v) => v.iter().any(Filter::matches_all_by_form),
             Filter::None(v) => v.is_empty(),
             _ => false,
         }
@@ -317,16 +329,12 @@ mod tests {
         assert!(t(json!({"n": 5.0})));
         assert!(!Filter::parse(&json!({"category": "api"})).unwrap().matches(None));
         assert!(Filter::parse(&json!({})).unwrap().matches(None));
-        for every in [
-            json!({}),
-            json!(null),
-            json!({"$and": []}),
-            json!({"$nor": []}),
-            json!({"$and": [{}]}),
-            json!({"$or": [{"n": 1}, {}]}),
-            json!({"$or": [{"$and": []}]}),
-        ] {
+        for every in [json!({}), json!(null), json!({"$and": []}), json!({"$nor": []}), json!({"$and": [{}]})] {
             assert!(Filter::parse(&every).unwrap().is_empty(), "{every}");
+        }
+        for every in [json!({"$or": [{"n": 1}, {}]}), json!({"$and": [{"$or": [{"$and": []}]}]})] {
+            let f = Filter::parse(&every).unwrap();
+            assert!(f.matches_all_by_form() && !f.is_empty(), "{every}");
         }
         assert!(!Filter::parse(&json!({"$or": []})).unwrap().is_empty());
     }
