@@ -20,7 +20,7 @@ use super::host::{TreeWatch, WatchRefusal, WatchSignal};
 use super::watch_folders::{through_link, FolderWatches};
 use super::{blocking, Engine};
 use crate::index::gate::Ticket;
-use crate::ingest::watch::{ancestors, covered_roots, watch_roots, Burst, WatchRoot};
+use crate::ingest::watch::{ancestors, covered_roots, watch_roots, Burst, WatchRoot, MAX_BURST_PATHS};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -649,6 +649,31 @@ async fn next(rx: &mut UnboundedReceiver<WatchSignal>, tick: Option<Duration>) -
     }
 }
 
+/// The signals of a burst, as they came: past `MAX_BURST_PATHS` changes,
+/// the changes are dropped and the burst is a rescan (a burst of paths
+/// becomes one past that many anyway), so a storm of events is not held.
+/// Removals are all kept: the watches the system dropped are forgotten
+/// (a folder made again with the same inode is watched again).
+#[derive(Default)]
+struct Gathered {
+    kept: Vec<(WatchSignal, Instant)>,
+    changes: usize,
+    overflowed: bool,
+}
+
+impl Gathered {
+    fn push(&mut self, signal: WatchSignal) {
+        if matches!(signal, WatchSignal::Changed(_)) {
+            self.changes += 1;
+            if self.changes > MAX_BURST_PATHS {
+                self.overflowed = true;
+                return;
+            }
+        }
+        self.kept.push((signal, Instant::now()));
+    }
+}
+
 /// The watcher's task: gathers each burst and applies it; ends when the
 /// watcher is dropped (its sender goes with it) or the workspace is gone.
 /// With nothing lost or refused it sleeps until an event comes.
@@ -672,13 +697,13 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
             None => return,
         };
         let Some(first) = next(&mut rx, tick).await else { return };
-        let mut signals = Vec::new();
+        let mut signals = Gathered::default();
         if let Some(signal) = first {
-            signals.push((signal, Instant::now()));
+            signals.push(signal);
             let began = Instant::now();
             while began.elapsed() < MAX_BURST {
                 match tokio::time::timeout(DEBOUNCE, rx.recv()).await {
-                    Ok(Some(signal)) => signals.push((signal, Instant::now())),
+                    Ok(Some(signal)) => signals.push(signal),
                     Ok(None) => return,
                     Err(_) => break,
                 }
@@ -691,7 +716,10 @@ async fn watch_loop(me: Weak<Engine>, mut rx: UnboundedReceiver<WatchSignal>, ro
         // walks them, so nothing written into them is missed.
         let (noting, lost_roots) = (inner.clone(), roots.clone());
         let noted = blocking(move || {
-            for (signal, at) in signals {
+            if signals.overflowed {
+                burst.rescan(); // (its sync watches the folders made, before the walk)
+            }
+            for (signal, at) in signals.kept {
                 noting.note(signal, at, &mut burst);
             }
             noting.recover_lost(&lost_roots, &mut burst);
