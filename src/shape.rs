@@ -85,15 +85,10 @@ impl FromNapiValue for Vector {
             }
             if u.is_array()? {
                 let obj = Object::from_napi_value(env, v)?;
-                let n = obj.get_array_length()?;
-                let mut out = Vec::with_capacity(reserve_for(n));
-                for i in 0..n {
-                    let e: Unknown = obj.get_element(i)?;
+                return Ok(Vector(each_element(&obj, |i, e| {
                     if e.get_type()? != ValueType::Number {
-                        return Err(Error::from_reason(format!(
-                            "element {i} is {}, not a number",
-                            crate::js::describe(&e)
-                        )));
+                        let what = crate::js::describe(&e);
+                        return Err(Error::from_reason(format!("element {i} is {what}, not a number")));
                     }
                     let x = e.cast::<f64>()?;
                     if x.is_finite() && !(x as f32).is_finite() {
@@ -101,13 +96,23 @@ impl FromNapiValue for Vector {
                         let js = workspace_search_core::vectors::embedding::js_number(x);
                         return Err(Error::from_reason(format!("element {i} is {js}, beyond a 32-bit float's range")));
                     }
-                    out.push(x as f32);
-                }
-                return Ok(Vector(out));
+                    Ok(x as f32)
+                })?));
             }
         }
         Err(Error::from_reason(format!("expected number[] or Float32Array, got {}", kind(env, v))))
     }
+}
+
+/// The elements of the array `obj`, each read by `each` in order; the
+/// first it refuses ends the read.
+fn each_element<T>(obj: &Object, mut each: impl FnMut(u32, Unknown) -> Result<T>) -> Result<Vec<T>> {
+    let n = obj.get_array_length()?;
+    let mut out = Vec::with_capacity(reserve_for(n));
+    for i in 0..n {
+        out.push(each(i, obj.get_element(i)?)?);
+    }
+    Ok(out)
 }
 
 /// Room for an array of `len` elements, up to 65,536: a sparse array's
@@ -129,16 +134,10 @@ impl FromNapiValue for Scores {
             return Err(Error::from_reason(format!("got {}", kind(env, v))));
         }
         let obj = Object::from_napi_value(env, v)?;
-        let n = obj.get_array_length()?;
-        let mut out = Vec::with_capacity(reserve_for(n));
-        for i in 0..n {
-            let e: Unknown = obj.get_element(i)?;
-            if e.get_type()? != ValueType::Number {
-                return Err(Error::from_reason(format!("score {i} is {}", crate::js::describe(&e))));
-            }
-            out.push(e.cast::<f64>()?);
-        }
-        Ok(Scores(out))
+        Ok(Scores(each_element(&obj, |i, e| match e.get_type()? {
+            ValueType::Number => e.cast::<f64>(),
+            _ => Err(Error::from_reason(format!("score {i} is {}", crate::js::describe(&e)))),
+        })?))
     }
 }
 
@@ -152,16 +151,12 @@ impl FromNapiValue for Vectors {
             return Err(Error::from_reason(format!("expected an array of vectors, got {}", kind(env, v))));
         }
         let obj = Object::from_napi_value(env, v)?;
-        let n = obj.get_array_length()?;
-        let mut out = Vec::with_capacity(reserve_for(n));
-        for i in 0..n {
-            let e: Unknown = obj.get_element(i)?;
-            let vec = Vector::from_napi_value(env, e.raw())
+        Ok(Vectors(each_element(&obj, |i, e| {
+            Vector::from_napi_value(env, e.raw())
+                .map(|vector| vector.0)
                 // Counted from 1, as the engine's checks count vectors.
-                .map_err(|err| Error::from_reason(format!("vector {}: {}", i + 1, err.reason)))?;
-            out.push(vec.0);
-        }
-        Ok(Vectors(out))
+                .map_err(|err| Error::from_reason(format!("vector {}: {}", i + 1, err.reason)))
+        })?))
     }
 }
 
