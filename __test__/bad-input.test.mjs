@@ -233,14 +233,16 @@ test('an array of 2^32 - 1 holes is refused at its first element, as an answer t
   const tokenized = new Workspace({ bm25: { tokenize: { tokenizer: () => holes() } } })
   await assert.rejects(tokenized.index('a', 'alpha'), /4294967295 entries/)
   // Within the bound at each level, but many: a batch of 16 vectors of 2^24 holes each.
-  const holey = () => {
-    const a = []
-    a.length = 2 ** 24
-    return a
-  }
-  const many = new Workspace({ bm25: true, vectorStore: new lib.LocalVector(), embedder: Object.assign(async (texts) => texts.map(holey), { batch: true }) })
+  const holey = []
+  holey.length = 2 ** 24 // (its backing store is 128 MB: one, answered for every text)
+  const many = new Workspace({ bm25: true, vectorStore: new lib.LocalVector(), embedder: Object.assign(async (texts) => texts.map(() => holey), { batch: true }) })
   await assert.rejects(many.indexMany(Array.from({ length: 16 }, (_, i) => ({ path: `d${i}`, content: `text ${i}` }))), /element 0 is undefined/)
   // JSON data: metadata and a filter's $in.
   await assert.rejects(ws.index('m', 'alpha', { metadata: { tags: holes() } }), { name: 'TypeError', message: /metadata.tags is an array of 4294967295 entries/ })
+  // A proxy read through its get trap alone is read as before (no \`in\`, which asks its has trap).
+  const proxied = (values) => new Proxy([], { get: (target, key) => (key === 'length' ? values.length : values[Number(key)]) })
+  const viaProxy = new Workspace({ bm25: true, vectorStore: new lib.LocalVector(), embedder: async () => proxied([1, 0, 0]) })
+  await viaProxy.index('p', 'alpha')
+  assert.equal((await viaProxy.search('alpha', { mode: 'vector' }))[0].id, 'p')
   await assert.rejects(store.query({ indexName: 'i', queryVector: [1, 0], filter: { tag: { $in: holes() } } }), /4294967295 entries/)
 })

@@ -9,8 +9,8 @@ const { describe } = require('./describe.js')
 
 /** Deepest nesting accepted: far above real metadata and filters. */
 const MAX_DEPTH = 64
-/** The most entries an array in JSON data (metadata, a filter's `$in`) may hold. */
-const MAX_ARRAY = 1 << 22
+/** The most entries an array in JSON data (metadata, a filter's `$in`) may hold (napi-rs reads at most as many values of one). */
+const MAX_ARRAY = 1_000_000
 
 /** A UTF-16 surrogate without its pair: no Unicode text, and JSON text cannot carry it to the addon. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/

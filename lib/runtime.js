@@ -248,12 +248,13 @@ function answerCaller(f, depth) {
   const plain = (v, d) => {
     if (!(d > 0 && listLike(v))) return v
     const n = bounded(v).length
-    const copy = new Array(n)
+    const copy = []
     for (let i = 0; i < n; i++) {
-      // A hole stays one (read as undefined: refused there), and the rest is not copied:
-      // a batch of vectors of 2^24 holes each filled gigabytes here.
-      if (Array.isArray(v) && !(i in v)) break
-      copy[i] = plain(v[i], d - 1)
+      const e = v[i]
+      copy.push(plain(e, d - 1))
+      // Refused there (no vector, batch or score holds one): the rest is not copied. A
+      // batch of vectors of 2^24 holes each filled gigabytes here, and froze the thread.
+      if (e === undefined) break
     }
     return copy
   }
