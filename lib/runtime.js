@@ -238,16 +238,12 @@ function answerCaller(f, depth) {
   // A Float32Array is read as it is; another typed array (Float64Array) as numbers.
   /** @type {(v: unknown) => v is ArrayLike<unknown>} */
   const listLike = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof Float32Array) && !(v instanceof DataView))
-  /** @type {(v: ArrayLike<unknown>) => ArrayLike<unknown>} */
-  const bounded = (v) => {
-    // A sparse array's length costs nothing to set: copying 2^32 - 1 holes froze the thread.
-    if (v.length > MAX_ANSWER_ENTRIES) throw new TypeError(`the answer is an array of ${v.length} entries; more than ${MAX_ANSWER_ENTRIES} is no vector, batch or list of scores`)
-    return v
-  }
   /** @type {(v: unknown, d: number) => unknown} */
   const plain = (v, d) => {
     if (!(d > 0 && listLike(v))) return v
-    const n = bounded(v).length
+    const n = v.length
+    // A sparse array's length costs nothing to set: copying 2^32 - 1 holes froze the thread.
+    if (n > MAX_ANSWER_ENTRIES) throw new TypeError(`the answer is an array of ${n} entries; more than ${MAX_ANSWER_ENTRIES} is no vector, batch or list of scores`)
     const copy = []
     for (let i = 0; i < n; i++) {
       const e = v[i]

@@ -36,14 +36,15 @@ impl Engine {
                 let index = me.index.read();
                 known.into_iter().filter(|id| index.chunk_ids_of(id).is_empty()).collect()
             };
-            let (id_base, canonical) = (me.id_base(), base.canonicalize().unwrap_or_else(|_| base.clone()));
+            let id_base = me.id_base();
+            let canonical: Arc<std::path::Path> = base.canonicalize().unwrap_or_else(|_| base.clone()).into();
             let now: Vec<(String, std::path::PathBuf, Option<FileRecord>, bool)> = known
                 .into_iter()
                 .map(|id| {
                     let path = base.join(&*id_base.relative(&id));
                     let meta = std::fs::symlink_metadata(&path);
                     let link = meta.as_ref().is_ok_and(|m| m.file_type().is_symlink());
-                    let read = crate::ingest::stamp_and_hash(&path, link, canonical.as_path().into(), me.max_file_size);
+                    let read = crate::ingest::stamp_and_hash(&path, link, canonical.clone(), me.max_file_size);
                     let record = read.map(|(stamp, hash)| FileRecord { stamp, hash });
                     (id, path, record, meta.is_err())
                 })
