@@ -47,6 +47,24 @@ export declare class SnapshotStoreError extends WorkspaceError {
 }
 
 /**
+ * The embedder did not answer within `embedTimeoutMs`, or answered other
+ * than one vector of finite numbers per text, all of one size (code
+ * `EMBEDDER`). What the embedder itself threw reaches the caller as it was.
+ */
+export declare class EmbedderError extends WorkspaceError {
+  constructor(message: string, workspaceId?: string | null, options?: { cause?: unknown })
+}
+
+/**
+ * The vector store did not answer within `vectorStoreTimeoutMs`, or its
+ * `query` answered other than `Array<{ id, score, metadata? }>` of JSON data
+ * (code `VECTOR_STORE`). What the store itself threw reaches the caller as it was.
+ */
+export declare class VectorStoreError extends WorkspaceError {
+  constructor(message: string, workspaceId?: string | null, options?: { cause?: unknown })
+}
+
+/**
  * A `SnapshotStore` over your own `S3Client` (`@aws-sdk/client-s3`, an
  * optional peer dependency): S3, R2, GCS's S3 interface, MinIO and other
  * S3-compatible stores. `prefix` names the tenant (e.g. `'tenants/42/'`).

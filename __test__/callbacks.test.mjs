@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { Workspace, lib, tree } from './helpers.mjs'
+import { Workspace, lib, tree, VectorStoreError } from './helpers.mjs'
 import { hashEmbed } from './vector-helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -56,11 +56,11 @@ test('a store that wrote and answers something Mastra ignores (a Map, a Date, a 
   }
 })
 
-test("a store's query answer that is not JSON data is a TypeError naming the path", async () => {
+test("a store's query answer that is not JSON data is a VectorStoreError naming the path", async () => {
   const store = wrappedStore({ query: (f) => async (a) => (await f(a)).map((h) => ({ ...h, metadata: { ...h.metadata, at: new Date() } })) })
   const ws = new Workspace({ bm25: true, embedder: hashBatch, vectorStore: store })
   await ws.index('a.md', 'alpha')
-  await assert.rejects(ws.search('alpha', { mode: 'vector' }), (e) => e instanceof TypeError && /vectorStore\.query answer\[0\]\.metadata\.at .*Date/.test(e.message))
+  await assert.rejects(ws.search('alpha', { mode: 'vector' }), (e) => e instanceof VectorStoreError && e.code === 'VECTOR_STORE' && /vectorStore\.query answer\[0\]\.metadata\.at .*Date/.test(e.message))
   await ws.destroy()
 })
 

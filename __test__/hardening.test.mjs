@@ -82,7 +82,14 @@ test('1: a vector store answering with cyclic metadata is an error of that call'
     },
   }
   const ws = new Workspace({ bm25: true, vectorStore: store, embedder })
-  await assert.rejects(ws.search('x', { mode: 'vector' }), (e) => e instanceof TypeError && /vectorStore\.query answer\[0\]\.metadata\.loop .*cycle/.test(e.message))
+  const answered = (e) => e.name === 'VectorStoreError' && e.code === 'VECTOR_STORE' && e.workspaceId === ws.id
+  await assert.rejects(ws.search('x', { mode: 'vector' }), (e) => answered(e) && /vectorStore\.query answer\[0\]\.metadata\.loop .*cycle/.test(e.message))
+  // What a getter of the answer throws is the store's own: it reaches the caller as it was.
+  const own = new RangeError('the getter refused')
+  store.query = async () => [{ id: 'a', get score() { throw own } }]
+  await assert.rejects(ws.search('x', { mode: 'vector' }), (e) => e === own)
+  store.query = async () => ({ hits: [] })
+  await assert.rejects(ws.search('x', { mode: 'vector' }), (e) => answered(e) && /must resolve to Array.*got an object/.test(e.message))
 })
 
 test('3: a panic inside an entry point is a thrown error, not an abort', async () => {
@@ -287,7 +294,7 @@ test('a single-text embedder that hangs fails init() in a few timeouts, not one 
 test('10: an embedder that never answers: embedTimeoutMs fails the call, state kept; the process exits on its own', async () => {
   const ws = new Workspace({ bm25: true, embedder: async (t) => (t.includes('hang') ? new Promise(() => {}) : hashEmbed(t)), embedTimeoutMs: 1000 })
   await ws.index('doc', 'first version')
-  await assert.rejects(ws.index('doc', 'hang forever'), { message: 'Embedder did not answer within 1000 ms (index()).' })
+  await assert.rejects(ws.index('doc', 'hang forever'), { name: 'EmbedderError', code: 'EMBEDDER', workspaceId: ws.id, message: 'Embedder did not answer within 1000 ms (index()).' })
   assert.equal((await ws.search('first version', { mode: 'bm25' }))[0].content, 'first version')
   await ws.index('other', 'later writes still go through')
   assert.equal(ws.stats().documents, 2)
@@ -320,8 +327,9 @@ test('10: a vector store whose reads never answer: vectorStoreTimeoutMs fails th
   const ws = new Workspace({ bm25: true, vectorStore: store, embedder, vectorStoreTimeoutMs: 1000 })
   await ws.index('doc', 'the document about routers')
   hang = true
-  await assert.rejects(ws.search('routers', { mode: 'vector' }), { message: 'vectorStore.query did not answer within 1000 ms.' })
-  await assert.rejects(ws.search('routers'), { message: 'vectorStore.query did not answer within 1000 ms.' }, 'hybrid too')
+  const late = { name: 'VectorStoreError', code: 'VECTOR_STORE', workspaceId: ws.id, message: 'vectorStore.query did not answer within 1000 ms.' }
+  await assert.rejects(ws.search('routers', { mode: 'vector' }), late)
+  await assert.rejects(ws.search('routers'), late, 'hybrid too')
   assert.deepEqual(ids(await ws.search('routers', { mode: 'bm25' })), ['doc'])
   hang = false
   assert.deepEqual(ids(await ws.search('routers', { mode: 'vector', topK: 1 })), ['doc'])

@@ -7,7 +7,7 @@ import path from 'node:path'
 
 const require = createRequire(import.meta.url)
 export const lib = require('../index.js')
-export const { Workspace, LocalFilesystem, WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError } = lib
+export const { Workspace, LocalFilesystem, WorkspaceError, SearchNotAvailableError, WorkspaceNotReadyError, EmbedderError, VectorStoreError } = lib
 
 /** Writes `files` ({ relativePath: string | Buffer }) into a new temporary folder, removed after the test. */
 export function tree(t, files = {}) {

@@ -7,7 +7,7 @@ const test = nodeTest
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { Workspace, LocalFilesystem, lib, tree, ids, toolPages } from './helpers.mjs'
+import { Workspace, LocalFilesystem, lib, tree, ids, toolPages, EmbedderError } from './helpers.mjs'
 import { hashEmbed, cosine, hashModel, batchEmbedder, singleEmbedder, makeStore, pgAvailable, PG_URL } from './vector-helpers.mjs'
 
 const DOCS = [
@@ -327,11 +327,14 @@ describe('embedders', () => {
     ]
     for (const [fn, message] of cases) {
       const ws = new Workspace({ bm25: true, embedder: Object.assign(fn, { batch: true }) })
-      await assert.rejects(ws.indexMany([{ path: 'a', content: 'x' }, { path: 'b', content: 'y' }, { path: 'c', content: 'z' }]), message)
+      const docs = [{ path: 'a', content: 'x' }, { path: 'b', content: 'y' }, { path: 'c', content: 'z' }]
+      await assert.rejects(ws.indexMany(docs), (e) => e instanceof EmbedderError && e.code === 'EMBEDDER' && e.workspaceId === ws.id && message.test(e.message) && e.report.failed.length === 3)
       assert.equal(ws.stats().documents, 0)
     }
     const empty = new Workspace({ embedder: Object.assign(async () => [], { batch: true }) })
-    await assert.rejects(empty.index('a', 'x'), /Batch embedder returned no embedding for input text/)
+    await assert.rejects(empty.index('a', 'x'), { name: 'EmbedderError', message: /Batch embedder returned no embedding for input text/ })
+    const single = new Workspace({ embedder: async () => 'one' })
+    await assert.rejects(single.index('a', 'x'), { name: 'EmbedderError', message: /^Embedder returned an invalid value \(index\(\)\): / })
   })
 
   test('a throw or rejection inside the embedder reaches the caller as the same Error object', async () => {

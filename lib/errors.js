@@ -96,6 +96,43 @@ class SnapshotStoreError extends WorkspaceError {
   }
 }
 
+/**
+ * The embedder did not answer within `embedTimeoutMs`, or answered other
+ * than one vector of finite numbers per text, all of one size (code
+ * `EMBEDDER`). What the embedder itself threw reaches the caller as it was.
+ */
+class EmbedderError extends WorkspaceError {
+  /**
+   * @param {string} message
+   * @param {string | undefined | null} [workspaceId]
+   * @param {{ cause?: unknown }} [options]
+   */
+  constructor(message, workspaceId, options) {
+    super(message, 'EMBEDDER', workspaceId)
+    this.name = 'EmbedderError'
+    if (options && 'cause' in options) this.cause = options.cause
+  }
+}
+
+/**
+ * The vector store did not answer within `vectorStoreTimeoutMs`, or its
+ * `query` answered other than `Array<{ id, score, metadata? }>` of JSON
+ * data (code `VECTOR_STORE`). What the store itself threw reaches the
+ * caller as it was.
+ */
+class VectorStoreError extends WorkspaceError {
+  /**
+   * @param {string} message
+   * @param {string | undefined | null} [workspaceId]
+   * @param {{ cause?: unknown }} [options]
+   */
+  constructor(message, workspaceId, options) {
+    super(message, 'VECTOR_STORE', workspaceId)
+    this.name = 'VectorStoreError'
+    if (options && 'cause' in options) this.cause = options.cause
+  }
+}
+
 module.exports = {
   WorkspaceError,
   SearchNotAvailableError,
@@ -103,4 +140,6 @@ module.exports = {
   UnsupportedGrepPatternError,
   SnapshotConflictError,
   SnapshotStoreError,
+  EmbedderError,
+  VectorStoreError,
 }

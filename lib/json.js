@@ -53,12 +53,14 @@ function keyPath(at, key) {
 /**
  * Checks `value` (plain objects, arrays, strings, finite numbers, booleans,
  * null; `undefined` properties dropped as JSON.stringify drops them) and
- * returns it as JSON text. Throws a TypeError naming the path.
+ * returns it as JSON text. Throws a TypeError naming the path (or what
+ * `refuse` makes of that message).
  * @param {unknown} value
  * @param {string} name what the value is, for messages (e.g. "metadata")
+ * @param {(message: string) => Error} [refuse] the error a value that is not JSON data throws
  * @returns {string}
  */
-function jsonText(value, name) {
+function jsonText(value, name, refuse = (message) => new TypeError(message)) {
   /** @type {object[]} */
   const ancestors = []
   /**
@@ -67,27 +69,27 @@ function jsonText(value, name) {
    */
   const check = (v, at) => {
     if (typeof v === 'string') {
-      if (LONE_SURROGATE.test(v)) throw new TypeError(`${at} holds a lone UTF-16 surrogate: not valid Unicode text`)
+      if (LONE_SURROGATE.test(v)) throw refuse(`${at} holds a lone UTF-16 surrogate: not valid Unicode text`)
       return
     }
     if (v === null || typeof v === 'boolean') return
     if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new TypeError(`${at} must be a finite number, got ${describe(v)}`)
+      if (!Number.isFinite(v)) throw refuse(`${at} must be a finite number, got ${describe(v)}`)
       return
     }
-    if (typeof v !== 'object') throw new TypeError(`${at} must be JSON data, got ${describe(v)}`)
-    if (ancestors.includes(v)) throw new TypeError(`${at} refers back to itself (a cycle): not JSON data`)
-    if (ancestors.length >= MAX_DEPTH) throw new TypeError(`${name} is nested more than ${MAX_DEPTH} levels deep`)
+    if (typeof v !== 'object') throw refuse(`${at} must be JSON data, got ${describe(v)}`)
+    if (ancestors.includes(v)) throw refuse(`${at} refers back to itself (a cycle): not JSON data`)
+    if (ancestors.length >= MAX_DEPTH) throw refuse(`${name} is nested more than ${MAX_DEPTH} levels deep`)
     ancestors.push(v)
     if (Array.isArray(v)) {
       // A sparse array's length costs nothing to set: 2^32 - 1 holes froze the thread here.
-      if (v.length > MAX_ARRAY) throw new TypeError(`${at} is an array of ${v.length} entries, more than ${MAX_ARRAY}`)
+      if (v.length > MAX_ARRAY) throw refuse(`${at} is an array of ${v.length} entries, more than ${MAX_ARRAY}`)
       for (let i = 0; i < v.length; i++) if (v[i] !== undefined) check(v[i], `${at}[${i}]`)
     } else {
       const proto = Object.getPrototypeOf(v)
-      if (proto !== Object.prototype && proto !== null) throw new TypeError(`${at} must be a plain object or array, got ${kindOf(v)}`)
+      if (proto !== Object.prototype && proto !== null) throw refuse(`${at} must be a plain object or array, got ${kindOf(v)}`)
       for (const key of Object.keys(v)) {
-        if (LONE_SURROGATE.test(key)) throw new TypeError(`${at} has a key holding a lone UTF-16 surrogate: not valid Unicode text`)
+        if (LONE_SURROGATE.test(key)) throw refuse(`${at} has a key holding a lone UTF-16 surrogate: not valid Unicode text`)
         const child = /** @type {Record<string, unknown>} */ (v)[key]
         if (child !== undefined) check(child, keyPath(at, key))
       }

@@ -10,6 +10,8 @@ const {
   UnsupportedGrepPatternError,
   SnapshotConflictError,
   SnapshotStoreError,
+  EmbedderError,
+  VectorStoreError,
 } = require('./errors.js')
 const { results, resultsOf } = require('./results.js')
 const { describe } = require('./describe.js')
@@ -181,6 +183,11 @@ function tokenizerIdentity(tokenizer, probes) {
 
 /** What storeCaller answers for a method the store does not have (src/store.rs). */
 const MISSING_METHOD = 'workspace-search:missing-method'
+/** How storeCaller's answer begins when `query` answered other than JSON data, the reason after it (src/store.rs). */
+const BAD_ANSWER = 'workspace-search:bad-answer:'
+
+/** `jsonText`'s refusal of a store's answer, told apart from what a getter of the answer threw. */
+class BadAnswer extends Error {}
 
 /**
  * A query's hits with a `NaN` score (PgVector's cosine of an all-zero
@@ -213,7 +220,14 @@ function storeCaller(store) {
     const f = store[method]
     if (typeof f !== 'function') return MISSING_METHOD
     const answer = await f.call(store, args)
-    if (method === 'query') return jsonText(answer === undefined ? null : nanScoresAsNull(answer), `vectorStore.query answer`)
+    if (method === 'query') {
+      try {
+        return jsonText(answer === undefined ? null : nanScoresAsNull(answer), `vectorStore.query answer`, (why) => new BadAnswer(why))
+      } catch (e) {
+        if (e instanceof BadAnswer) return BAD_ANSWER + e.message
+        throw e
+      }
+    }
     // The index names, when they are strings (else unknown: the caller deletes as before).
     if (method === 'listIndexes') return Array.isArray(answer) && answer.every((n) => typeof n === 'string') ? JSON.stringify(answer) : null
     // The size of the index's vectors, when it is a number (to say why a write or query was refused).
@@ -353,6 +367,8 @@ module.exports = {
   UnsupportedGrepPatternError,
   SnapshotConflictError,
   SnapshotStoreError,
+  EmbedderError,
+  VectorStoreError,
   snapshotStoreCaller,
   storeCaller,
   answerCaller,

@@ -9,7 +9,7 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use napi::ValueType;
 use std::sync::Arc;
 use workspace_search_core::engine::host::{EmbedCall, HostFuture};
-use workspace_search_core::engine::Embedder;
+use workspace_search_core::engine::{self, Embedder};
 use workspace_search_core::vectors::embedding;
 
 type SingleFn = ThreadsafeFunction<String, MaybePromise<Lenient<Vector>>, String, Status, false, true>;
@@ -66,29 +66,26 @@ impl EmbedCall for JsEmbedder {
     }
 
     /// One call of the user's embedder, its answer's shape checked (core
-    /// checks the count and the numbers).
+    /// checks the count and the numbers): what it threw comes back as it
+    /// was, an answer of another shape is an `EmbedderError`.
     fn embed<'a>(&'a self, texts: Vec<String>, label: &'a str) -> HostFuture<'a, Vec<Vec<f32>>> {
-        Box::pin(async move { self.call_group(texts, label).await.map_err(host_error) })
-    }
-}
-
-impl JsEmbedder {
-    async fn call_group(&self, texts: Vec<String>, label: &str) -> Result<Vec<Vec<f32>>> {
-        match &self.call {
-            Call::Batch { f, .. } => {
-                let Lenient(answer) = f.call_async_catch(texts).await?.settle().await?;
-                let Vectors(v) = answer.map_err(|e| {
-                    Error::from_reason(format!("Batch embedder returned an invalid value ({label}): {e}"))
-                })?;
-                Ok(v)
+        Box::pin(async move {
+            let invalid = |what: &str, e: String| engine::Error::embedder(format!("{what} ({label}): {e}"));
+            match &self.call {
+                Call::Batch { f, .. } => {
+                    let answer = async { f.call_async_catch(texts).await?.settle().await };
+                    let Lenient(answer) = answer.await.map_err(host_error)?;
+                    let Vectors(v) = answer.map_err(|e| invalid("Batch embedder returned an invalid value", e))?;
+                    Ok(v)
+                }
+                Call::Single(f) => {
+                    let text = texts.into_iter().next().unwrap_or_default();
+                    let answer = async { f.call_async_catch(text).await?.settle().await };
+                    let Lenient(answer) = answer.await.map_err(host_error)?;
+                    let Vector(v) = answer.map_err(|e| invalid("Embedder returned an invalid value", e))?;
+                    Ok(vec![v])
+                }
             }
-            Call::Single(f) => {
-                let text = texts.into_iter().next().unwrap_or_default();
-                let Lenient(answer) = f.call_async_catch(text).await?.settle().await?;
-                let Vector(v) = answer
-                    .map_err(|e| Error::from_reason(format!("Embedder returned an invalid value ({label}): {e}")))?;
-                Ok(vec![v])
-            }
-        }
+        })
     }
 }

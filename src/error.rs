@@ -1,9 +1,11 @@
 //! Core's errors as the caller gets them: the user's own thrown value handed
 //! back as it was, a call cut short by `destroy()` as
-//! `WorkspaceNotReadyError`, else core's message.
+//! `WorkspaceNotReadyError`, a failure of a class of its own (the snapshot
+//! store's, the embedder's, the vector store's) marked for `js_error`, else
+//! core's message.
 
 use napi::bindgen_prelude::*;
-use workspace_search_core::engine::{self, Engine, StoreFailure};
+use workspace_search_core::engine::{self, Engine, Failure};
 
 /// The status a call cut short by `destroy()` carries, read back by `js_error`.
 const NOT_READY: napi::Status = napi::Status::Cancelled;
@@ -13,25 +15,35 @@ pub fn is_not_ready(e: &Error) -> bool {
     e.status == NOT_READY
 }
 
-/// Marks the reason of a snapshot store's failure (read back by `snapshot_failure`).
-const SNAPSHOT_MARK: &str = "\u{0}snapshot-store:";
+/// Marks the reason of a failure with a class of its own (read back by `classed_failure`).
+const CLASS_MARK: &str = "\u{0}workspace-search-class:";
+
+/// The JavaScript class (lib/errors.js) of each failure core names, as the mark carries it.
+fn class_of(failure: Failure) -> &'static str {
+    match failure {
+        Failure::SnapshotConflict => "SnapshotConflictError",
+        Failure::SnapshotStore => "SnapshotStoreError",
+        Failure::Embedder => "EmbedderError",
+        Failure::VectorStore => "VectorStoreError",
+    }
+}
 
 /// Core's error as the caller gets it.
 pub fn napi_error(e: engine::Error) -> Error {
     if e.is_not_ready() {
         return Error::new(NOT_READY, e.reason);
     }
-    if let Some(kind) = e.store_failure() {
+    if let Some(failure) = e.failure() {
         let mut e = e;
-        let tag = if kind == StoreFailure::Conflict { "conflict" } else { "store" };
+        let class = class_of(failure);
         // What the user's store threw travels as the JavaScript value of
         // this error (its reason marked), to become the store error's cause.
         return match e.take_cause::<Error>() {
             Some(mut thrown) => {
-                thrown.reason = format!("{SNAPSHOT_MARK}{tag}+cause:{}", e.reason);
+                thrown.reason = format!("{CLASS_MARK}{class}+cause:{}", e.reason);
                 thrown
             }
-            None => Error::from_reason(format!("{SNAPSHOT_MARK}{tag}:{}", e.reason)),
+            None => Error::from_reason(format!("{CLASS_MARK}{class}:{}", e.reason)),
         };
     }
     match e.into_host::<Error>() {
@@ -40,23 +52,24 @@ pub fn napi_error(e: engine::Error) -> Error {
     }
 }
 
-/// A snapshot store's failure marked by `napi_error`.
-pub struct SnapshotFailure<'a> {
-    pub conflict: bool,
+/// A failure with a class of its own, marked by `napi_error`.
+pub struct ClassedFailure<'a> {
+    /// Its class in lib/errors.js (`SnapshotStoreError`, `EmbedderError`, ...).
+    pub class: &'a str,
     /// The error carries what the user's store threw (its cause).
     pub caused: bool,
     pub message: &'a str,
 }
 
-/// A snapshot store's failure marked by `napi_error`, if `e` is one.
-pub fn snapshot_failure(e: &Error) -> Option<SnapshotFailure<'_>> {
-    let rest = e.reason.strip_prefix(SNAPSHOT_MARK)?;
-    let (tag, message) = rest.split_once(':')?;
-    let (tag, caused) = match tag.strip_suffix("+cause") {
-        Some(tag) => (tag, true),
-        None => (tag, false),
+/// A failure with a class of its own marked by `napi_error`, if `e` is one.
+pub fn classed_failure(e: &Error) -> Option<ClassedFailure<'_>> {
+    let rest = e.reason.strip_prefix(CLASS_MARK)?;
+    let (class, message) = rest.split_once(':')?;
+    let (class, caused) = match class.strip_suffix("+cause") {
+        Some(class) => (class, true),
+        None => (class, false),
     };
-    Some(SnapshotFailure { conflict: tag == "conflict", caused, message })
+    Some(ClassedFailure { class, caused, message })
 }
 
 /// A failure of the user's JavaScript, carried through core untouched.

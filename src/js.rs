@@ -22,10 +22,12 @@ pub enum Fail {
     NoSearch { workspace_id: String },
     /// `UnsupportedGrepPatternError` (code `UNSUPPORTED_GREP_PATTERN`).
     UnsupportedGrep { message: String, workspace_id: String },
-    /// `SnapshotConflictError` (code `SNAPSHOT_CONFLICT`) or
-    /// `SnapshotStoreError` (code `SNAPSHOT_STORE`).
+    /// A failure of a class of its own (`class`, in lib/errors.js):
+    /// `SnapshotConflictError` (code `SNAPSHOT_CONFLICT`),
+    /// `SnapshotStoreError` (code `SNAPSHOT_STORE`), `EmbedderError` (code
+    /// `EMBEDDER`), `VectorStoreError` (code `VECTOR_STORE`).
     /// `cause`: what the user's store threw (an error holding that value).
-    Snapshot { conflict: bool, message: String, workspace_id: String, cause: Option<napi::Error> },
+    Classed { class: String, message: String, workspace_id: String, cause: Option<napi::Error> },
     /// An error that already is a JavaScript value (a user callback threw).
     Napi(napi::Error),
 }
@@ -148,9 +150,8 @@ impl Fail {
                     rt.get_named_property("UnsupportedGrepPatternError")?;
                 c.new_instance((message, workspace_id).into())
             }
-            Fail::Snapshot { conflict, message, workspace_id, cause } => {
-                let class = if conflict { "SnapshotConflictError" } else { "SnapshotStoreError" };
-                let c: Function<FnArgs<(String, String, Object)>, Unknown> = rt.get_named_property(class)?;
+            Fail::Classed { class, message, workspace_id, cause } => {
+                let c: Function<FnArgs<(String, String, Object)>, Unknown> = rt.get_named_property(&class)?;
                 let mut options = Object::new(env)?;
                 if let Some(cause) = cause {
                     options.set_named_property("cause", thrown_value(env, cause)?)?;
@@ -164,8 +165,8 @@ impl Fail {
     /// A snapshot store's failure with what the user's store threw as its cause.
     pub fn caused_by(self, thrown: Option<napi::Error>) -> Fail {
         match self {
-            Fail::Snapshot { conflict, message, workspace_id, .. } => {
-                Fail::Snapshot { conflict, message, workspace_id, cause: thrown }
+            Fail::Classed { class, message, workspace_id, .. } => {
+                Fail::Classed { class, message, workspace_id, cause: thrown }
             }
             other => other,
         }

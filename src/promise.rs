@@ -2,7 +2,7 @@
 //! `destroy()` (which settles it with `WorkspaceNotReadyError`), and a
 //! failure turned into the JavaScript error the caller gets.
 
-use crate::error::{is_not_ready, napi_error, panic_error, snapshot_failure};
+use crate::error::{classed_failure, is_not_ready, napi_error, panic_error};
 use crate::js::Fail;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -81,25 +81,30 @@ pub async fn raced<T>(
 }
 
 /// The JavaScript error a failed call rejects with: `WorkspaceNotReadyError`
-/// for a call cut short by `destroy()`, a snapshot store's failure as its
-/// own class, else the error as it was thrown.
+/// for a call cut short by `destroy()`, else `failure`'s.
 pub fn js_error(env: &Env, e: napi::Error, status: Option<&str>, workspace_id: &str) -> napi::Error {
     let fail = match status {
         Some(status) if is_not_ready(&e) => {
             Fail::NotReady { workspace_id: e.reason.clone(), status: status.to_string() }
         }
-        _ => match snapshot_failure(&e) {
-            Some(failure) => Fail::Snapshot {
-                conflict: failure.conflict,
-                message: failure.message.to_string(),
-                workspace_id: workspace_id.to_string(),
-                cause: None,
-            }
-            .caused_by(failure.caused.then_some(e)),
-            None => Fail::Napi(e),
-        },
+        _ => failure(e, workspace_id),
     };
     fail.throw(env)
+}
+
+/// A failure of a class of its own (the snapshot store's, the embedder's,
+/// the vector store's) as that class, else the error as it was thrown.
+pub fn failure(e: napi::Error, workspace_id: &str) -> Fail {
+    match classed_failure(&e) {
+        Some(failure) => Fail::Classed {
+            class: failure.class.to_string(),
+            message: failure.message.to_string(),
+            workspace_id: workspace_id.to_string(),
+            cause: None,
+        }
+        .caused_by(failure.caused.then_some(e)),
+        None => Fail::Napi(e),
+    }
 }
 
 /// `fut`, with a panic inside turned into an error.

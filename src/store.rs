@@ -9,6 +9,7 @@ use crate::shape::{Js, MaybePromise};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use serde_json::{json, Value};
+use workspace_search_core::engine;
 use workspace_search_core::engine::host::{HostFuture, StoreCall};
 
 /// Answers: the missing-method marker, `query`'s answer as checked JSON
@@ -24,6 +25,9 @@ pub struct JsStore {
 
 /// What `storeCaller` answers for a method the store does not have.
 const MISSING_METHOD: &str = "workspace-search:missing-method";
+/// How `storeCaller`'s answer begins when `query` answered other than JSON
+/// data (the rest says why).
+const BAD_ANSWER: &str = "workspace-search:bad-answer:";
 
 impl JsStore {
     pub fn from_js(env: &Env, v: &Unknown) -> Checked<JsStore> {
@@ -42,17 +46,22 @@ impl JsStore {
     }
 
     /// Calls `store[name](args)`; `None` when the store has no such method,
-    /// `Null` for a method whose answer is ignored.
-    async fn call_js(&self, name: &str, args: Value) -> Result<Option<Value>> {
+    /// `Null` for a method whose answer is ignored. What the store threw
+    /// comes back as it was; an answer that is not JSON data is a
+    /// `VectorStoreError`.
+    async fn call_js(&self, name: &str, args: Value) -> engine::Result<Option<Value>> {
         let request = json!({ "method": name, "args": as_js_numbers(args) });
-        let answer = self.caller.call_async_catch(Js(request)).await?.settle().await?;
-        match answer {
+        let answer = async { self.caller.call_async_catch(Js(request)).await?.settle().await };
+        match answer.await.map_err(host_error)? {
             None => Ok(Some(Value::Null)),
             Some(marker) if marker == MISSING_METHOD => Ok(None),
-            // Checked by lib/json.js: plain JSON data, bounded depth.
-            Some(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| Error::from_reason(format!("vectorStore.{name} answer: {e}"))),
+            Some(text) => match text.strip_prefix(BAD_ANSWER) {
+                Some(why) => Err(engine::Error::vector_store(why)),
+                // Checked by lib/json.js: plain JSON data, bounded depth.
+                None => serde_json::from_str(&text)
+                    .map(Some)
+                    .map_err(|e| engine::Error::vector_store(format!("vectorStore.{name} answer: {e}"))),
+            },
         }
     }
 }
@@ -77,6 +86,6 @@ fn as_js_numbers(v: Value) -> Value {
 
 impl StoreCall for JsStore {
     fn call<'a>(&'a self, method: &'a str, args: Value) -> HostFuture<'a, Option<Value>> {
-        Box::pin(async move { self.call_js(method, args).await.map_err(host_error) })
+        Box::pin(self.call_js(method, args))
     }
 }

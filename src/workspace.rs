@@ -228,7 +228,7 @@ impl Workspace {
                 Err((e, status)) => Err(js_error(env, e, status, &id)),
                 Ok(ManyOutcome { error: None, report }) => Ok(to_report(report)),
                 Ok(ManyOutcome { error: Some(e), report }) => {
-                    let value = Fail::Napi(napi_error(e)).into_js(env)?;
+                    let value = crate::promise::failure(napi_error(e), &id).into_js(env)?;
                     // Only an object can carry the report: a string, number
                     // or null the embedder threw is handed back as it is.
                     if matches!(value.get_type()?, ValueType::Object | ValueType::Function) {

@@ -12,6 +12,8 @@ import {
   SearchNotAvailableError,
   WorkspaceNotReadyError,
   UnsupportedGrepPatternError,
+  EmbedderError,
+  VectorStoreError,
   type GrepFileResult,
   type SearchResult,
   type IndexReport,
@@ -92,6 +94,9 @@ export async function usage(): Promise<void> {
       const code: string = err.code
       const message: string = err.message
       void [code, message]
+    } else if (err instanceof EmbedderError || err instanceof VectorStoreError) {
+      const retry: boolean = err.code === 'EMBEDDER' || err.code === 'VECTOR_STORE'
+      void [retry, err.cause]
     } else if (err instanceof WorkspaceError) {
       const id: string | undefined = err.workspaceId
       void id

@@ -18,7 +18,15 @@ const ours = require('../errors.js')
 function toMastraError(mastra, workspaceId) {
   return (err) => {
     if (!(err instanceof ours.WorkspaceError) || err.workspaceId !== workspaceId) return err
-    if (err instanceof ours.SnapshotStoreError || err instanceof ours.SnapshotConflictError) return err
+    // (Classes Mastra has no counterpart of pass as they are.)
+    if (
+      err instanceof ours.SnapshotStoreError ||
+      err instanceof ours.SnapshotConflictError ||
+      err instanceof ours.EmbedderError ||
+      err instanceof ours.VectorStoreError
+    ) {
+      return err
+    }
     let mapped
     if (err instanceof ours.WorkspaceNotReadyError) {
       mapped = new mastra.WorkspaceNotReadyError(err.workspaceId ?? '', err.status)

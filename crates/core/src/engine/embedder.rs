@@ -55,7 +55,7 @@ impl Embedder {
         let _permit = self.in_flight.acquire().await.map_err(|e| Error::from_reason(e.to_string()))?;
         let vectors = tokio::time::timeout(self.timeout, self.call.embed(texts, label))
             .await
-            .map_err(|_| Error::from_reason(format!("{TIMEOUT} {ms} ms ({label}).")))??;
+            .map_err(|_| Error::embedder(format!("{TIMEOUT} {ms} ms ({label}).")))??;
         // A single-text embedder answers one vector: this holds by construction.
         embedding::check_count(vectors.len(), n, label).map_err(reason)?;
         embedding::check_vectors(&vectors, label).map_err(reason)?;
@@ -83,7 +83,7 @@ impl Embedder {
                 if let Some(why) = down.down_after(probe) {
                     let why =
                         format!("{why} (none of its first {probe} calls answered in time; not called for {label})");
-                    return Err(Error::from_reason(why));
+                    return Err(Error::embedder(why));
                 }
                 let answer = self.embed_group(g, &label).await;
                 down.note(&answer);
@@ -134,5 +134,5 @@ impl DownCheck {
 
 /// A broken rule as the error the caller gets.
 fn reason(e: embedding::EmbeddingError) -> Error {
-    Error::from_reason(e.to_string())
+    Error::embedder(e.to_string())
 }

@@ -22,6 +22,23 @@ enum Kind {
     /// The snapshot store failed, timed out or answered wrong
     /// (`SnapshotStoreError`); with the value the host's store threw, if it did.
     Store(Option<Box<dyn Any + Send + Sync>>),
+    /// The user's embedder did not answer in time or answered other than
+    /// one vector of finite numbers per text (`EmbedderError`); what it
+    /// threw is a `Host` failure instead, handed back as it was.
+    Embedder,
+    /// The user's vector store did not answer in time or answered other
+    /// than its contract says (`VectorStoreError`); what it threw is a
+    /// `Host` failure.
+    VectorStore,
+}
+
+/// The failures the host gives a class of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    SnapshotConflict,
+    SnapshotStore,
+    Embedder,
+    VectorStore,
 }
 
 /// What a snapshot store's failure is, for the host to name it.
@@ -59,6 +76,16 @@ impl Error {
         Error { reason: reason.into(), kind: Kind::Store(None) }
     }
 
+    /// The embedder timed out or answered wrong (not: it threw).
+    pub fn embedder(reason: impl Into<String>) -> Error {
+        Error { reason: reason.into(), kind: Kind::Embedder }
+    }
+
+    /// The vector store timed out or answered wrong (not: it threw).
+    pub fn vector_store(reason: impl Into<String>) -> Error {
+        Error { reason: reason.into(), kind: Kind::VectorStore }
+    }
+
     /// The snapshot store failed with `cause`, a failure of the host's
     /// code whose value stays the store error's cause (`take_cause`).
     pub fn store_caused(reason: impl Into<String>, cause: Error) -> Error {
@@ -86,6 +113,17 @@ impl Error {
         match self.kind {
             Kind::Conflict => Some(StoreFailure::Conflict),
             Kind::Store(_) => Some(StoreFailure::Store),
+            _ => None,
+        }
+    }
+
+    /// The class the host gives this failure, if it has one.
+    pub fn failure(&self) -> Option<Failure> {
+        match self.kind {
+            Kind::Conflict => Some(Failure::SnapshotConflict),
+            Kind::Store(_) => Some(Failure::SnapshotStore),
+            Kind::Embedder => Some(Failure::Embedder),
+            Kind::VectorStore => Some(Failure::VectorStore),
             _ => None,
         }
     }
@@ -120,6 +158,8 @@ impl std::fmt::Debug for Error {
             Kind::Host(_) => "host",
             Kind::Conflict => "conflict",
             Kind::Store(_) => "store",
+            Kind::Embedder => "embedder",
+            Kind::VectorStore => "vector store",
         };
         write!(f, "Error({kind}: {})", self.reason)
     }
@@ -150,5 +190,10 @@ mod tests {
         assert_eq!(e.take_cause::<String>(), None);
         assert_eq!(e.take_cause::<u16>(), Some(503));
         assert_eq!(e.take_cause::<u16>(), None);
+        assert_eq!(e.failure(), Some(Failure::SnapshotStore));
+        assert_eq!(Error::embedder("late").failure(), Some(Failure::Embedder));
+        assert_eq!(Error::vector_store("late").failure(), Some(Failure::VectorStore));
+        assert_eq!(Error::vector_store("late").store_failure(), None);
+        assert_eq!(Error::host("x", 1u8).failure(), None);
     }
 }

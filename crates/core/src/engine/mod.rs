@@ -29,7 +29,7 @@ mod write;
 
 pub use config::{Bm25Config, ConfigError, EngineConfig, HostParts, Place, TokenizerIdentity, VectorConfig};
 pub use embedder::Embedder;
-pub use error::{Error, Result, StoreFailure};
+pub use error::{Error, Failure, Result, StoreFailure};
 pub use grep::{GrepFailure, GrepSide, GrepStats};
 pub use history::HistoryState;
 pub use persist::Persist;

@@ -229,7 +229,7 @@ impl MastraStore {
 
     /// A call that did not answer within the read timeout.
     fn late(&self, name: &str) -> Error {
-        Error::from_reason(format!("vectorStore.{name} did not answer within {} ms.", self.read_timeout.as_millis()))
+        Error::vector_store(format!("vectorStore.{name} did not answer within {} ms.", self.read_timeout.as_millis()))
     }
 
     /// A method every store has (`upsert`, `query`).
@@ -240,7 +240,7 @@ impl MastraStore {
 
 /// A call's task that ended without an answer (it panicked).
 fn joined_err(name: &str, e: tokio::task::JoinError) -> Error {
-    Error::from_reason(format!("vectorStore.{name} failed: {e}"))
+    Error::vector_store(format!("vectorStore.{name} failed: {e}"))
 }
 
 /// Why vectors of another size than those held are refused.
@@ -491,7 +491,7 @@ impl Store {
 /// `query` results: `Array<{ id, score, metadata? }>`.
 fn parse_hits(v: Value) -> Result<Vec<StoreHit>> {
     let bad = |what: String| {
-        Error::from_reason(format!(
+        Error::vector_store(format!(
             "vectorStore.query must resolve to Array<{{ id: string, score: number, metadata?: object }}>: {what}"
         ))
     };

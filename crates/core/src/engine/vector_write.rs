@@ -229,7 +229,7 @@ impl VectorSide {
         if let Some(at) = dims.iter().position(|&d| d != dim) {
             let label = "all texts".into();
             let e = embedding::EmbeddingError::MixedDimensions { at: at + 1, got: dims[at], dim, label };
-            out.fail(source, Error::from_reason(e.to_string()));
+            out.fail(source, Error::embedder(e.to_string()));
         }
     }
 
