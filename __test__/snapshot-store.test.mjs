@@ -1397,6 +1397,47 @@ test("a save deletes the parts of snapshots replaced retainMs ago or more, throu
   await writer.destroy()
 })
 
+test('an attach whose parts another save deleted after its manifest was read (retainMs 0) reads the new manifest, not an empty tenant', async () => {
+  const { objects, memory } = memoryStore()
+  const store = { ...memory, delete: async (key) => objects.delete(key) }
+  const writer = (extra = {}) => storeWorkspace(store, { persist: { store, storeTimeoutMs: 1500, retainMs: 0 }, ...extra })
+  const first = writer()
+  await first.init()
+  await first.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  await first.save()
+  await first.destroy()
+  // The reader's first part GET waits until two saves elsewhere deleted the parts its manifest named.
+  let held = null
+  let release
+  const gate = new Promise((resolve) => (release = resolve))
+  const slow = { ...store, get: async (key, range) => {
+    if (key.startsWith('parts/') && !held) {
+      held = key
+      await gate
+    }
+    return memory.get(key, range)
+  } }
+  const reader = storeWorkspace(slow)
+  const attached = reader.init()
+  await eventually('the reader holds its part GET', () => held !== null)
+  for (const id of ['later-1.md', 'later-2.md']) {
+    const w = writer()
+    await w.init()
+    await w.index(id, `${id} about routers`)
+    await w.save()
+    await w.destroy()
+  }
+  assert.ok(!objects.has(held), 'the part the reader waits for was deleted')
+  release()
+  const report = await attached
+  assert.deepEqual(report.warnings, [])
+  assert.equal(reader.stats().documents, DOCS.length + 2)
+  assert.deepEqual(ids(await reader.search('router trie', { topK: 1 })), ['notes/router.md'])
+  await reader.index('mine.md', 'written by the reader')
+  assert.equal(await reader.save(), true)
+  await reader.destroy()
+})
+
 test('a workspace attached to a large snapshot replaced and deleted since (retainMs) fails the searches that need its texts with SnapshotStoreError saying that attaching again reads the new one', async () => {
   const { objects, memory } = memoryStore()
   const store = { ...memory, delete: async (key) => objects.delete(key) }

@@ -385,6 +385,10 @@ fn neighbour_runs(frames: &[usize]) -> Vec<std::ops::Range<usize>> {
     runs
 }
 
+/// Fetches of the manifest's snapshot at one attach while the manifest
+/// moves on under it (`RemoteSnapshots::fetch`).
+const FETCH_TRIES: usize = 3;
+
 fn absent(part: &PartRef) -> SnapshotError {
     SnapshotError::Corrupt(format!(
         "the manifest names {}, which is not there (a save deletes the parts of snapshots replaced persist.retainMs before it: if one replaced this workspace's, attaching again reads the new one)",
@@ -636,8 +640,35 @@ impl RemoteSnapshots {
 
     /// The snapshot the manifest names, checked (`Ok(Err(..))`: what the
     /// store holds is not a usable snapshot: a truncated or foreign part).
-    /// Its texts may still be on their way (`texts_ready`).
+    /// Its texts may still be on their way (`texts_ready`). A snapshot
+    /// found unusable while the manifest moved on is fetched again, as the
+    /// new manifest names it: another workspace's save may delete the parts
+    /// of the manifest read a moment before (`retainMs` after it was
+    /// replaced), and taking that for a damaged snapshot attached the tenant
+    /// empty.
     pub async fn fetch(&self) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
+        let mut tries = 1;
+        loop {
+            let fetched = self.fetch_once().await?;
+            if tries == FETCH_TRIES || !matches!(fetched, Err(_)) || !self.manifest_moved().await? {
+                return Ok(fetched);
+            }
+            tries += 1;
+        }
+    }
+
+    /// Whether the store's manifest is no longer the one last fetched.
+    async fn manifest_moved(&self) -> Result<bool> {
+        let fetched = self.state.lock().manifest.clone();
+        let now = get(&*self.store, self.timeout, MANIFEST).await?;
+        Ok(match (fetched, now) {
+            (Some(fetched), Some(now)) => !same_snapshot(&fetched, &now.bytes),
+            (fetched, now) => fetched.is_some() != now.is_some(),
+        })
+    }
+
+    /// `fetch`, once.
+    async fn fetch_once(&self) -> Result<std::result::Result<Option<Snapshot>, SnapshotError>> {
         *self.texts.lock() = None;
         // Dropped (the GET failed, the manifest moved): the load stops where it is.
         let last = self.load_last();
