@@ -1397,6 +1397,40 @@ test("a save deletes the parts of snapshots replaced retainMs ago or more, throu
   await writer.destroy()
 })
 
+test('a save refused for a conflict deletes the parts it wrote (each conflict left two in the store for good)', async () => {
+  const { objects, memory } = memoryStore()
+  const deleted = []
+  const store = { ...memory, delete: async (key) => (deleted.push(key), objects.delete(key)) }
+  const parts = () => [...objects.keys()].filter((k) => k.startsWith('parts/')).sort()
+  const named = () => {
+    const m = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+    return [m.index.key, m.texts.key, ...(m.retired ?? []).map((r) => r.key)].sort()
+  }
+  const first = storeWorkspace(store)
+  const second = storeWorkspace(store)
+  await first.init()
+  await second.init()
+  await first.index('first.md', 'written by the first')
+  await second.index('second.md', 'written by the second')
+  assert.equal(await first.save(), true)
+  await assert.rejects(second.save(), SnapshotConflictError)
+  assert.equal(deleted.length, 2)
+  assert.deepEqual(parts(), named())
+  // The winner's snapshot is whole; the loser, attached again, saves.
+  await first.destroy()
+  await second.destroy().catch(() => {})
+  const again = storeWorkspace(store)
+  await again.init()
+  assert.deepEqual(ids(await again.search('written', { topK: 5 })), ['first.md'])
+  await again.index('second.md', 'written by the second')
+  assert.equal(await again.save(), true)
+  await again.destroy()
+  const last = storeWorkspace(store)
+  await last.init()
+  assert.deepEqual(ids(await last.search('written', { topK: 5 })).sort(), ['first.md', 'second.md'])
+  await last.destroy()
+})
+
 test('an attach whose parts another save deleted after its manifest was read (retainMs 0) reads the new manifest, not an empty tenant', async () => {
   const { objects, memory } = memoryStore()
   const store = { ...memory, delete: async (key) => objects.delete(key) }

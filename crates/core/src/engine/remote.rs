@@ -951,6 +951,7 @@ impl RemoteSnapshots {
         // Content-addressed: a part already there holds these very bytes.
         let [index_bytes, texts_bytes] = packed;
         let base = self.base_parts();
+        let unnamed_before = self.unnamed_keys();
         let (index_put, texts_put) = futures::join!(
             self.put_named(manifest.index.clone(), index_bytes, &base),
             self.put_named(manifest.texts.clone(), texts_bytes, &base)
@@ -969,7 +970,15 @@ impl RemoteSnapshots {
         let (kept, due) = self.retire(&manifest);
         manifest.retired = kept;
         let manifest = manifest.encode();
-        let etag = self.put_manifest(&manifest).await?;
+        let etag = match self.put_manifest(&manifest).await {
+            Ok(etag) => etag,
+            Err(e) => {
+                if e.store_failure() == Some(super::StoreFailure::Conflict) {
+                    self.delete_refused(&unnamed_before).await;
+                }
+                return Err(e);
+            }
+        };
         // Only once the write landed over the manifest they were retired
         // from (a refused, lost or cut-short save deletes nothing: a part
         // the manifest there names is never deleted); one that fails to go
@@ -1058,6 +1067,34 @@ impl RemoteSnapshots {
         self.put_part(&fresh, bytes).await?;
         self.note_written(&fresh);
         Ok(fresh)
+    }
+
+    /// The keys of `written_unnamed`.
+    fn unnamed_keys(&self) -> Vec<String> {
+        self.written_unnamed.lock().iter().map(|p| p.key.clone()).collect()
+    }
+
+    /// Deletes the parts a save refused for a conflict made (those in
+    /// `written_unnamed` now and not in `before`): no manifest names them
+    /// or will (a part is made only where its key was free, and only this
+    /// save's manifest, refused, named it), and this workspace saves
+    /// nothing more until it attaches again, so each conflict left two
+    /// parts in the store for good. A part written over a broken one of
+    /// that name is left: a manifest there may name it. A delete that
+    /// fails leaves its part, as a save's retired parts are left.
+    async fn delete_refused(&self, before: &[String]) {
+        let made: Vec<PartRef> = {
+            let mut written = self.written_unnamed.lock();
+            let (made, kept) = written.drain(..).partition(|p| !before.contains(&p.key));
+            *written = kept;
+            made
+        };
+        let broken = self.broken_parts.lock().clone();
+        let deletes = made.into_iter().filter(|p| !broken.contains(&p.key)).map(|p| async move {
+            let what = format!("delete {}", p.key);
+            let _ = bounded(self.timeout, &what, self.store.delete(&p.key)).await;
+        });
+        futures::future::join_all(deletes).await;
     }
 
     /// Notes a part written (`written_unnamed`), the newest few: a save
