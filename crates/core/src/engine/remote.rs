@@ -650,7 +650,7 @@ impl RemoteSnapshots {
         let mut tries = 1;
         loop {
             let fetched = self.fetch_once().await?;
-            if tries == FETCH_TRIES || !matches!(fetched, Err(_)) || !self.manifest_moved().await? {
+            if tries == FETCH_TRIES || fetched.is_ok() || !self.manifest_moved().await? {
                 return Ok(fetched);
             }
             tries += 1;
