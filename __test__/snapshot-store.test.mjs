@@ -204,6 +204,17 @@ test("s3SnapshotStore: a put on condition of an etag whose object is gone (S3 an
   assert.deepEqual(await s3SnapshotStore({ client: precondition, bucket: 'b', prefix: 't/' }).put('manifest.json', Buffer.from('{}'), { ifNoneMatch: '*' }), { conflict: true })
 })
 
+test("s3SnapshotStore refuses a prefix with a '.' or '..' segment: a store that resolves them (this repository's test server did) kept one tenant under another's keys", () => {
+  const sent = []
+  const client = { send: async (command) => sent.push(command) }
+  for (const prefix of ['tenants/x/../victim/', '../escaped/', './t/', 'a/./b/', 'x/../'])  {
+    assert.throws(() => s3SnapshotStore({ client, bucket: 'b', prefix }), { name: 'TypeError', message: /prefix must have no '\.' or '\.\.' segment/ }, prefix)
+  }
+  // Dots inside a segment, or a last segment joined to the key, are names like any other.
+  for (const prefix of ['t.v1/', '...x/', 'a..b/', 'x/..', 'x/.', '..', '']) s3SnapshotStore({ client, bucket: 'b', prefix })
+  assert.equal(sent.length, 0)
+})
+
 test('a truncated part is not used: the index part is rebuilt from the files, with a warning; the texts part is read again from the files, or fails searches typed', { skip }, async (t) => {
   const url = await endpoint(t)
   const s3 = client(url)
