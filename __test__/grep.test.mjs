@@ -210,6 +210,34 @@ test('grep: root .gitignore rules that count characters still apply under folder
   assert.deepEqual((await ws.grep('needle')).map((f) => f.path).sort(), ['ab.ts', 'café/keep.ts', 'é.ts'])
 })
 
+test('grep: a root .gitignore with a byte-order mark before its first rule, or a lone CR after its last, keeps that rule (it was lost: a grep of the folder it ignores left out what Mastra shows)', async (t) => {
+  for (const rules of ['\ufeffsrc/\n*.log\n', '*.log\nsrc/\r']) {
+    const dir = tree(t, { '.gitignore': rules, 'a.ts': 'needle\n', 'src/b.log': 'needle\n', 'src/c.ts': 'needle\n' })
+    const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+    // The whole tree: src/ is ignored. Its own path: Mastra turns the root's rules off there.
+    assert.deepEqual((await ws.grep('needle')).map((f) => f.path), ['a.ts'], JSON.stringify(rules))
+    assert.deepEqual((await ws.grep('needle', { path: 'src' })).map((f) => f.path), ['src/b.log', 'src/c.ts'], JSON.stringify(rules))
+    await ws.destroy()
+  }
+  // A comment after the mark is a comment: names beyond ASCII stay under the other rules.
+  const dir = tree(t, { '.gitignore': '\ufeff# build output\n*.log\n', 'a.ts': 'needle\n', 'café.log': 'needle\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  assert.deepEqual((await ws.grep('needle')).map((f) => f.path), ['a.ts'])
+  await ws.destroy()
+})
+
+test('grep never enters .git, named by its path either (.git, sub/.git, a glob under .git, a file in it)', async (t) => {
+  const dir = tree(t, { '.git/config.md': 'needle\n', '.git/refs/x.ts': 'needle\n', 'sub/.git/y.ts': 'needle\n', 'a.ts': 'needle\n' })
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }) })
+  t.after(() => ws.destroy())
+  for (const includeHidden of [false, true]) {
+    assert.deepEqual((await ws.grep('needle', { includeHidden })).map((f) => f.path), ['a.ts'])
+    for (const at of ['.git', './.git', 'sub/.git', '.git/refs', '.git/**/*.ts', '.git/refs/x.ts', 'sub/.git/y.ts']) {
+      assert.deepEqual(await ws.grep('needle', { path: at, includeHidden }), [], `${at} ${includeHidden}`)
+    }
+  }
+})
+
 test('grep over a chain of 3,000 folders answers (the walk ran its thread out of stack: SIGSEGV, in the caller\'s process); what lies past the system\'s path limit is counted unreadable', async (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wss-deep-'))
   t.after(() => execFileSync('rm', ['-rf', root])) // (a tree this deep is past fs.rmSync's paths)

@@ -271,6 +271,11 @@ impl Grep {
         meta: &std::fs::Metadata,
         watch: Option<&mut dyn DirWatch>,
     ) -> (Walked, bool) {
+        // `.git` is never entered, named by the path too (`.git`,
+        // `sub/.git/refs`), as Mastra's tool searches nothing there.
+        if req.path.split('/').any(|segment| segment == ".git") {
+            return (Walked::default(), false);
+        }
         if meta.is_file() {
             // As Mastra's tool takes a file path: only its extension decides.
             let name = req.path.rsplit('/').next().unwrap_or(&req.path);

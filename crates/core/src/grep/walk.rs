@@ -141,7 +141,7 @@ pub fn root_gitignore(base: &Path) -> Option<RootIgnore> {
     let mut b = GitignoreBuilder::new(base);
     b.case_insensitive(true).ok()?;
     let mut wide_rules = false;
-    for line in text.lines() {
+    for line in crate::ingest::gitignore::rule_lines(&text) {
         let line = &*crate::text::glob::literal_braces(line);
         if b.add_line(None, line).is_ok() && !line.trim_start().starts_with('#') {
             wide_rules |= !line.is_ascii();
@@ -333,6 +333,20 @@ mod tests {
         WalkRules {
             include_hidden: hidden,
             text_extensions: Some(MASTRA_TEXT_EXTENSIONS.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn the_root_gitignore_as_git_reads_it() {
+        // A byte-order mark before the first rule, a lone `\r` ending the last:
+        // each rule is whole (the first was lost, and `src/` then did not
+        // turn the root's rules off for a grep of `src`, as Mastra's does).
+        for text in ["\u{feff}src/\n*.log\n", "*.log\nsrc/\r", "\u{feff}# build output\n*.log\nsrc/\n"] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join(".gitignore"), text).unwrap();
+            let root = root_gitignore(dir.path()).unwrap();
+            assert!(root.may_ignore_path_or_parents("src"), "{text:?}");
+            assert!(!root.wide_rules, "{text:?}: no rule is beyond ASCII");
         }
     }
 

@@ -16,6 +16,15 @@ use std::sync::{Arc, Mutex};
 /// A `.gitignore` larger than this is not applied (and reported).
 pub const MAX_BYTES: u64 = 16 << 20;
 
+/// The lines of a `.gitignore` as git reads them: a byte-order mark before
+/// the first is not part of it, and a line ends at `\n`, `\r\n`, or a `\r`
+/// that ends the file (`str::lines` keeps that `\r`, and the rule it ended
+/// then matched nothing).
+pub fn rule_lines(text: &str) -> impl Iterator<Item = &str> {
+    let text = text.trim_start_matches('\u{feff}');
+    text.strip_suffix('\r').unwrap_or(text).lines()
+}
+
 /// The rules of one folder and of every folder above it up to the root of
 /// the walk, the root's first.
 type Chain = Arc<Vec<Arc<Gitignore>>>;
@@ -92,8 +101,7 @@ impl GitignoreRules {
             }
         };
         let mut builder = GitignoreBuilder::new(dir);
-        // A byte-order mark before the first rule is not part of it (git strips it).
-        for line in text.trim_start_matches('\u{feff}').lines() {
+        for line in rule_lines(&text) {
             // A line git would not understand is passed over, as git does.
             let _ = builder.add_line(Some(path.clone()), &crate::text::glob::literal_braces(line));
         }
@@ -121,6 +129,22 @@ mod tests {
         assert!(rules.ignored(&root.join("a/build"), true));
         assert!(!rules.ignored(&root.join("a/build"), false), "build/ names folders only");
         assert!(!rules.ignored(root, true));
+    }
+
+    #[test]
+    fn lines_as_git_reads_them() {
+        fn lines(t: &str) -> Vec<&str> {
+            rule_lines(t).collect()
+        }
+        assert_eq!(lines("\u{feff}src/\n*.log\n"), ["src/", "*.log"]);
+        assert_eq!(lines("*.log\nsrc/\r"), ["*.log", "src/"]);
+        assert_eq!(lines("a\r\nb\r\n"), ["a", "b"]);
+        assert_eq!(lines("\u{feff}# note\r"), ["# note"]);
+        assert_eq!(lines(""), Vec::<&str>::new());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "*.log\nsrc/\r").unwrap();
+        let rules = GitignoreRules::new(dir.path());
+        assert!(rules.ignored(&dir.path().join("src"), true), "the last rule ends at its \\r");
     }
 
     #[test]
