@@ -85,7 +85,7 @@ test('grep: a link to a file outside the folder is counted among what could not 
   fs.symlinkSync(path.join(outside, 'secret.md'), path.join(dir, 'link.md'))
   const out = runIn(dir, 'grep', 'needle', '.', '--no-persist')
   assert.equal(out.stdout, 'a.md:1:1:needle inside\n')
-  assert.equal(out.stderr, 'workspace-search grep: 1 file or folder could not be read (permission denied, gone, or a link out of the folder)\n')
+  assert.equal(out.stderr, 'workspace-search grep: 1 file or folder could not be read (permission denied, gone, a link out of the folder, or a name not in UTF-8)\n')
 })
 
 test('an empty or blank query is a usage error (it printed "No results" and exited 1)', (t) => {

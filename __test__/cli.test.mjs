@@ -138,7 +138,7 @@ test('grep: a folder that cannot be read is counted on stderr and makes the stat
     fs.chmodSync(path.join(dir, 'locked'), 0o700)
   }
   assert.equal(out.stdout, `${dir}/open/a.txt:1:1:password here\n`)
-  assert.equal(out.stderr, 'workspace-search grep: 1 file or folder could not be read (permission denied, gone, or a link out of the folder)\n')
+  assert.equal(out.stderr, 'workspace-search grep: 1 file or folder could not be read (permission denied, gone, a link out of the folder, or a name not in UTF-8)\n')
   assert.equal(out.status, 2)
 })
 
@@ -256,11 +256,16 @@ test('a reader that stops early (| head) ends the command quietly', async (t) =>
 test('the progress bar fits any terminal width and keeps its counts', async () => {
   const { createRequire } = await import('node:module')
   const { render } = createRequire(import.meta.url)('../bin/progress.js')
-  const event = { phase: 'read', done: 5123, total: 10366, path: 'node_modules/some/deep/path/file.js' }
-  for (let width = 24; width <= 200; width++) {
-    const line = render(event, width)
-    assert.ok(line.length < width, `${width}: ${line}`)
-    assert.ok(line.includes('5123/10366'), `${width}: ${line}`)
+  const { columns } = createRequire(import.meta.url)('../bin/format.js')
+  // Paths of wide characters count two columns each, and are never cut inside a character.
+  for (const path of ['node_modules/some/deep/path/file.js', 'docs/日本語のドキュメント/説明書/はじめに.md', 'notes/🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥/x.md']) {
+    const event = { phase: 'read', done: 5123, total: 10366, path }
+    for (let width = 24; width <= 200; width++) {
+      const line = render(event, width)
+      assert.ok(columns(line) < width, `${width}: ${line}`)
+      assert.ok(line.includes('5123/10366'), `${width}: ${line}`)
+      assert.ok(line.isWellFormed(), `${width}: ${line}`)
+    }
   }
   assert.match(render({ phase: 'index', done: 10, total: 10 }, 80), /^index \[#{40}\] 10\/10$/)
 })
@@ -490,6 +495,10 @@ test('a folder whose name is not UTF-8: given as the folder, or the current fold
   const inside = sh(`cd "$(printf 'caf\\351')" && "${process.execPath}" "${CLI}" . routers --no-persist`)
   assert.equal(inside.status, 2, inside.stderr)
   assert.match(inside.stderr, /cannot read .*caf\uFFFD: basePath unreadable: .*not named in UTF-8/)
+  // The MCP server refuses it before it starts (it served "No results" to every search).
+  const served = sh(`cd "$(printf 'caf\\351')" && "${process.execPath}" "${CLI}" mcp . --no-persist < /dev/null`)
+  assert.equal(served.status, 2, served.stderr)
+  assert.match(served.stderr, /cannot read .*caf\uFFFD: basePath unreadable: .*not named in UTF-8/)
   const parent = sh(`"${process.execPath}" "${CLI}" . routers --no-persist`)
   assert.equal(parent.status, 0, parent.stderr)
   assert.match(parent.stdout, /b\.md/)

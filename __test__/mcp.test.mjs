@@ -84,13 +84,16 @@ test('mcp: lists its tools, searches, reports status, and answers bad arguments 
     [{ query: 'x', bogus: 1 }, 'unknown argument "bogus"'],
     [{ query: 'x', maxTokens: 99 }, 'maxTokens must be a whole number from 100 to 100000'],
     [{ query: 'x', maxTokens: 2000.5 }, 'maxTokens must be a whole number from 100 to 100000'],
+    [{ query: 'x', maxTokens: 1e308 }, 'maxTokens must be a whole number from 100 to 100000'],
+    [{ query: 'x', topK: 1e308 }, 'topK must be a whole number from 1 to 50'],
     [{ query: 'x', cursor: 5 }, 'cursor must be a string'],
     [{ query: 'x', repeat: 'yes' }, 'repeat must be true or false'],
   ]) {
     const bad = await client.callTool({ name: 'workspace_search', arguments: args })
     assert.equal(bad.isError, true)
     assert.match(text(bad), /Invalid arguments for tool workspace_search: /)
-    assert.ok(text(bad).includes(message), `${JSON.stringify(args)}: ${text(bad)}`)
+    // Once: a number that is not whole is not checked against its bounds too (1e308 said it twice).
+    assert.equal(text(bad).split(message).length, 2, `${JSON.stringify(args)}: ${text(bad)}`)
   }
   const vector = await client.callTool({ name: 'workspace_search', arguments: { query: 'x', mode: 'vector' } })
   assert.equal(vector.isError, true)
@@ -187,6 +190,10 @@ test('mcp: workspace_grep prints matches as ripgrep does, within its token budge
   const bad = await client.callTool({ name: 'workspace_grep', arguments: { pattern: '(' } })
   assert.equal(bad.isError, true)
   assert.match(text(bad), /Invalid regular expression/)
+  // A whole number past 2^53 is refused for what it is (it was "must be a whole number of at least 1").
+  const huge = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'TODO', maxCount: 2 ** 53 } })
+  assert.equal(huge.isError, true)
+  assert.ok(text(huge).includes(`maxCount must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`), text(huge))
   const none = await client.callTool({ name: 'workspace_grep', arguments: { pattern: 'zzz_nothing' } })
   assert.equal(text(none), '0 matches in 0 files')
 })

@@ -99,6 +99,20 @@ function columns(text) {
 }
 
 /**
+ * The end of `text` in at most `width` terminal columns, `…` before it
+ * when cut; whole characters (an emoji cut in half showed as �).
+ * @param {string} text
+ * @param {number} width
+ */
+function keepEnd(text, width) {
+  if (columns(text) <= width) return text
+  const chars = [...text]
+  let [tail, used] = [chars.length, 0]
+  while (tail > 0 && used + columnsOf(chars[tail - 1]) <= width - 1) used += columnsOf(chars[--tail])
+  return `…${chars.slice(tail).join('')}`
+}
+
+/**
  * `text` cut to `width` terminal columns with `…` in the middle (CJK and
  * emoji count two: a CJK line took twice the terminal's width, and wrapped).
  * @param {string} text
@@ -203,4 +217,4 @@ function jsonLine(r, show = (p) => p, inside = (p) => p) {
   })
 }
 
-module.exports = { elide, matchLines, printer, jsonLine, fileOf, displayPath, pathInside, escapeControls, consoleToStderr, PIPE_WIDTH }
+module.exports = { elide, keepEnd, columns, matchLines, printer, jsonLine, fileOf, displayPath, pathInside, escapeControls, consoleToStderr, PIPE_WIDTH }

@@ -182,7 +182,7 @@ async function grep(argv, out = process.stdout) {
     if (unreadable > 0) {
       const what = unreadable === 1 ? '1 file or folder' : `${unreadable} files or folders`
       // grep() counts a link to a file outside FOLDER here too: it does not read through it, as Mastra's grep does not.
-      process.stderr.write(`workspace-search grep: ${what} could not be read (permission denied, gone, or a link out of the folder)\n`)
+      process.stderr.write(`workspace-search grep: ${what} could not be read (permission denied, gone, a link out of the folder, or a name not in UTF-8)\n`)
     }
     // The first grep of a folder scans it; its index is built after, and kept for the next run.
     while (args.persist && workspace.stats().grep?.building !== false) await new Promise((r) => setTimeout(r, 20))

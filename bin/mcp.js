@@ -50,15 +50,17 @@ function inputSchemas(z) {
   const MIN_SCORE = 'minScore must be a number from 0 to 1'
   const MAX_TOKENS = `maxTokens must be a whole number from ${MIN_MAX_TOKENS} to ${MAX_MAX_TOKENS}`
   const CONTEXT = 'contextLines must be a whole number from 0 to 100'
-  const MAX_COUNT = 'maxCount must be a whole number of at least 1'
+  const MAX_COUNT = `maxCount must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`
+  // A whole number's other bounds are not checked once it is not one: one message, not the same twice.
+  const whole = (message) => ({ error: message, abort: true })
   return {
     search: strict({
       query: z.string({ error: QUERY }).regex(/\S/, { error: QUERY }).describe('What to look for: words, identifiers, a question'),
-      topK: z.number({ error: TOP_K }).int({ error: TOP_K }).min(1, { error: TOP_K }).max(MAX_FILES, { error: TOP_K }).optional().describe(`Files per page at most (1-${MAX_FILES}; default: as many as fit in maxTokens)`),
+      topK: z.number({ error: TOP_K }).int(whole(TOP_K)).min(1, { error: TOP_K }).max(MAX_FILES, { error: TOP_K }).optional().describe(`Files per page at most (1-${MAX_FILES}; default: as many as fit in maxTokens)`),
       mode: z.enum(['bm25', 'vector', 'hybrid'], { error: 'mode must be bm25, vector or hybrid' }).optional().describe('bm25 (keywords, default), vector or hybrid (need an embedder)'),
       minScore: z.number({ error: MIN_SCORE }).min(0, { error: MIN_SCORE }).max(1, { error: MIN_SCORE }).optional().describe('Drop results scoring below this (0-1)'),
-      path: z.string({ error: 'path must be a string' }).optional().describe('Only files whose path starts with this (e.g. "src/")'),
-      maxTokens: z.number({ error: MAX_TOKENS }).int({ error: MAX_TOKENS }).min(MIN_MAX_TOKENS, { error: MAX_TOKENS }).max(MAX_MAX_TOKENS, { error: MAX_TOKENS }).default(DEFAULT_MAX_TOKENS).describe(`Most tokens the answer may take (estimated as Mastra does, with tokenx; default ${DEFAULT_MAX_TOKENS})`),
+      path: z.string({ error: 'path must be a string' }).optional().describe('Only files under this folder, or this file (whole names: "src" holds "src/a.ts", not "srcs/b.ts"; e.g. "src/")'),
+      maxTokens: z.number({ error: MAX_TOKENS }).int(whole(MAX_TOKENS)).min(MIN_MAX_TOKENS, { error: MAX_TOKENS }).max(MAX_MAX_TOKENS, { error: MAX_TOKENS }).default(DEFAULT_MAX_TOKENS).describe(`Most tokens the answer may take (estimated as Mastra does, with tokenx; default ${DEFAULT_MAX_TOKENS})`),
       cursor: z.string({ error: 'cursor must be a string' }).optional().describe('The cursor the previous page ended with: the next page of the same search'),
       repeat: z.boolean({ error: 'repeat must be true or false' }).default(false).describe('Show lines again that this session was already shown (default false: they are referred to in one line)'),
     }),
@@ -66,10 +68,10 @@ function inputSchemas(z) {
       pattern: z.string({ error: 'pattern must be a string' }).min(1, { error: 'pattern must not be empty' }).max(1000, { error: 'pattern must be at most 1000 characters' }).describe('A JavaScript regular expression (e.g. "TODO|FIXME", "function\\s+\\w+\\(")'),
       path: z.string({ error: 'path must be a string' }).optional().describe('A file, a folder or a glob inside the workspace (default: all of it; "src/**/*.ts")'),
       caseSensitive: z.boolean({ error: 'caseSensitive must be true or false' }).default(true).describe('Default true'),
-      contextLines: z.number({ error: CONTEXT }).int({ error: CONTEXT }).min(0, { error: CONTEXT }).max(100, { error: CONTEXT }).default(0).describe('Lines of context around each match (0-100)'),
-      maxCount: z.number({ error: MAX_COUNT }).int({ error: MAX_COUNT }).min(1, { error: MAX_COUNT }).optional().describe('Matching lines per file at most'),
+      contextLines: z.number({ error: CONTEXT }).int(whole(CONTEXT)).min(0, { error: CONTEXT }).max(100, { error: CONTEXT }).default(0).describe('Lines of context around each match (0-100)'),
+      maxCount: z.number({ error: MAX_COUNT }).int(whole(MAX_COUNT)).min(1, { error: MAX_COUNT }).optional().describe('Matching lines per file at most'),
       includeHidden: z.boolean({ error: 'includeHidden must be true or false' }).default(false).describe('Also names starting with "."'),
-      maxTokens: z.number({ error: MAX_TOKENS }).int({ error: MAX_TOKENS }).min(MIN_MAX_TOKENS, { error: MAX_TOKENS }).max(MAX_MAX_TOKENS, { error: MAX_TOKENS }).default(DEFAULT_MAX_TOKENS).describe(`Most tokens the answer may take (default ${DEFAULT_MAX_TOKENS})`),
+      maxTokens: z.number({ error: MAX_TOKENS }).int(whole(MAX_TOKENS)).min(MIN_MAX_TOKENS, { error: MAX_TOKENS }).max(MAX_MAX_TOKENS, { error: MAX_TOKENS }).default(DEFAULT_MAX_TOKENS).describe(`Most tokens the answer may take (default ${DEFAULT_MAX_TOKENS})`),
     }),
     status: strict({}),
   }

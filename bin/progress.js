@@ -5,7 +5,7 @@
 // users install nothing for it.)
 'use strict'
 
-const { escapeControls } = require('./format.js')
+const { escapeControls, keepEnd } = require('./format.js')
 
 /** Milliseconds before the bar appears (quick runs show none). */
 const DELAY_MS = 300
@@ -28,7 +28,8 @@ function render(event, width) {
   const filled = event.total > 0 ? Math.round((barWidth * Math.min(event.done, event.total)) / event.total) : 0
   const bar = `[${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}]`
   const fileRoom = width - 1 - head.length - bar.length - counts.length - 1
-  const file = path && fileRoom > 3 ? ` ${path.length > fileRoom ? `…${path.slice(-(fileRoom - 1))}` : path}` : ''
+  // Cut by the columns it takes (a CJK path was cut by its UTF-16 length: the line wrapped, and each redraw left a row behind).
+  const file = path && fileRoom > 3 ? ` ${keepEnd(path, fileRoom)}` : ''
   return `${head}${bar}${counts}${file}`
 }
 

@@ -100,6 +100,13 @@ function parse(argv) {
   } catch (err) {
     throw new Error(`cannot read ${folder}: ${err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.message}`)
   }
+  // Read from inside it (`.`), a folder on whose path a name is not UTF-8
+  // opens, but Node.js names it with U+FFFD: the index would read another
+  // path (the MCP server answered "No results" to every search).
+  const real = path.resolve(folder)
+  if (real.includes('\uFFFD') && !fs.existsSync(real)) {
+    throw new Error(`cannot read ${real}: basePath unreadable: a folder on its path is not named in UTF-8, which Node.js cannot pass on`)
+  }
   const maxTokens = values['max-tokens'] === undefined ? undefined : Number(values['max-tokens'])
   if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= MIN_MAX_TOKENS && maxTokens <= MAX_MAX_TOKENS)) {
     throw new UsageError(`--max-tokens must be a whole number from ${MIN_MAX_TOKENS} to ${MAX_MAX_TOKENS}, got ${values['max-tokens']}`)
