@@ -1408,6 +1408,29 @@ test("a save deletes the parts of snapshots replaced retainMs ago or more, throu
   await writer.destroy()
 })
 
+test('a snapshot the store holds damaged, of a workspace that indexes no files, fails init() with SnapshotStoreError (it attached empty: every search [], with one warning)', async () => {
+  const { objects, memory } = memoryStore()
+  const first = storeWorkspace(memory)
+  await first.init()
+  await first.indexMany(DOCS.map(([path, content]) => ({ path, content })))
+  await first.save()
+  await first.destroy()
+  const manifest = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+  const part = objects.get(manifest.index.key)
+  // Damaged for good: every GET answers the same wrong bytes.
+  objects.set(manifest.index.key, { ...part, bytes: part.bytes.map((b, i) => (i > 64 ? b ^ 0x5a : b)) })
+  const ws = storeWorkspace(memory)
+  await assert.rejects(ws.init(), (e) => e instanceof SnapshotStoreError && /checksum does not match.*indexes no files \(autoIndexPaths\) to rebuild it from.*remove the tenant's manifest\.json/.test(e.message))
+  await assert.rejects(ws.search('router trie'), SnapshotStoreError)
+  await ws.destroy().catch(() => {})
+  // Repaired, it attaches whole.
+  objects.set(manifest.index.key, part)
+  const again = storeWorkspace(memory)
+  await again.init()
+  assert.deepEqual(ids(await again.search('router trie', { topK: 1 })), ['notes/router.md'])
+  await again.destroy()
+})
+
 test('a save refused for a conflict deletes the parts it wrote (each conflict left two in the store for good)', async () => {
   const { objects, memory } = memoryStore()
   const deleted = []

@@ -340,6 +340,13 @@ impl Engine {
         }
         match fetched {
             Ok(None) => Ok(None),
+            // With no files to build it from, the tenant would attach empty
+            // (every search `[]`, its documents gone from this workspace's view).
+            Err(e) if self.base_path.is_none() || self.auto_index_paths.is_empty() => {
+                let why = format!("persist.store: {e}; this workspace indexes no files (autoIndexPaths) to rebuild it from, so nothing of it can be served: repair the store's objects, or remove the tenant's manifest.json to start it anew");
+                remote.set_unattached(Some(why.clone()));
+                Err(Error::store(why))
+            }
             Err(e) => {
                 warnings.push(format!("persist.store: {e}; the index was rebuilt from the files"));
                 Ok(None)
