@@ -1431,6 +1431,35 @@ test('a snapshot the store holds damaged, of a workspace that indexes no files, 
   await again.destroy()
 })
 
+test("a manifest another workspace saved (two tenants under one prefix) is not attached: init() rejects with SnapshotStoreError naming both ids, nothing is written over it; one saved before manifests named their workspace is attached", async () => {
+  const { objects, memory } = memoryStore()
+  const a = new Workspace({ id: 'tenant-a', bm25: true, persist: { store: memory } })
+  await a.init()
+  await a.index('secret.md', 'the payroll of tenant a')
+  await a.save()
+  await a.destroy()
+  const manifest = objects.get('manifest.json')
+  assert.equal(JSON.parse(Buffer.from(manifest.bytes).toString()).tenant, 'tenant-a')
+  const b = new Workspace({ id: 'tenant-b', bm25: true, persist: { store: memory } })
+  await assert.rejects(b.init(), (e) => e instanceof SnapshotStoreError && /saved by the workspace "tenant-a", not by this one \("tenant-b"\): two tenants under one prefix/.test(e.message))
+  await assert.rejects(b.search('payroll'), SnapshotStoreError)
+  await b.index('mine.md', 'tenant b writes')
+  await assert.rejects(b.save(), SnapshotStoreError)
+  await b.destroy().catch(() => {})
+  assert.equal(objects.get('manifest.json'), manifest, 'the manifest there is as tenant a saved it')
+  // A manifest without a tenant (saved before they named one) is attached as before, and named by the next save.
+  const older = JSON.parse(Buffer.from(manifest.bytes).toString())
+  delete older.tenant
+  objects.set('manifest.json', { ...manifest, bytes: Buffer.from(JSON.stringify(older)) })
+  const c = new Workspace({ id: 'tenant-c', bm25: true, persist: { store: memory } })
+  await c.init()
+  assert.deepEqual(ids(await c.search('payroll')), ['secret.md'])
+  await c.index('c.md', 'written by c')
+  await c.save()
+  await c.destroy()
+  assert.equal(JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString()).tenant, 'tenant-c')
+})
+
 test('a save refused for a conflict deletes the parts it wrote (each conflict left two in the store for good)', async () => {
   const { objects, memory } = memoryStore()
   const deleted = []

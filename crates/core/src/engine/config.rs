@@ -242,7 +242,7 @@ impl Engine {
             (dir, _, store) => {
                 let absolute_entries = c.auto_index_paths.iter().any(|e| id_base.spells_base(e));
                 let fingerprint = fingerprint_of(c.bm25.as_ref(), c.chunking, vectors.as_ref(), absolute_entries);
-                let remote = store.map(RemoteSnapshots::new);
+                let remote = store.map(|s| RemoteSnapshots::new(s, id.clone()));
                 Some(Persist::new(dir, remote, fingerprint, c.embedder_id))
             }
         };

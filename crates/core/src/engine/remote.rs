@@ -20,7 +20,7 @@ use super::{blocking, Engine};
 use crate::bytes::section::Backing;
 use crate::bytes::stored::{StoredFile, TextsApart};
 use crate::persist::disk;
-use crate::persist::remote::{Manifest, PartFill, PartRef, Retired, FRAME, MANIFEST};
+use crate::persist::remote::{tenant_of, Manifest, PartFill, PartRef, Retired, FRAME, MANIFEST};
 use crate::persist::{Snapshot, SnapshotError};
 use futures::StreamExt;
 use parking_lot::Mutex;
@@ -43,6 +43,9 @@ pub struct StoreConfig {
 
 pub struct RemoteSnapshots {
     store: Arc<dyn SnapshotStoreCall>,
+    /// The workspace's `id`, named in the manifests it saves: a manifest
+    /// of another is not attached (two tenants under one prefix).
+    tenant: String,
     timeout: Duration,
     retain: Duration,
     state: Mutex<RemoteState>,
@@ -534,11 +537,12 @@ impl TextsFetch {
 }
 
 impl RemoteSnapshots {
-    pub fn new(config: StoreConfig) -> RemoteSnapshots {
+    pub fn new(config: StoreConfig, tenant: String) -> RemoteSnapshots {
         let StoreConfig { store, timeout, cache, retain } = config;
         let cache = cache.map(Arc::new);
         RemoteSnapshots {
             store,
+            tenant,
             timeout,
             retain,
             state: Mutex::default(),
@@ -657,6 +661,15 @@ impl RemoteSnapshots {
         }
     }
 
+    /// A manifest another workspace saved: never attached (its documents
+    /// would be served as this tenant's), never written over.
+    fn foreign(&self, other: &str) -> Error {
+        Error::store(format!(
+            "persist.store: the manifest there was saved by the workspace {other:?}, not by this one ({:?}): two tenants under one prefix? Give each its own (if this workspace's id changed, attach with the one it saved under, or remove the tenant's manifest.json to start it anew)",
+            self.tenant
+        ))
+    }
+
     /// Whether the store's manifest is no longer the one last fetched.
     async fn manifest_moved(&self) -> Result<bool> {
         let fetched = self.state.lock().manifest.clone();
@@ -676,6 +689,10 @@ impl RemoteSnapshots {
             *self.state.lock() = RemoteState::default();
             return Ok(Ok(None));
         };
+        if let Some(other) = tenant_of(&bytes).filter(|t| *t != self.tenant) {
+            *self.state.lock() = RemoteState::default();
+            return Err(self.foreign(&other));
+        }
         *self.state.lock() = RemoteState { etag: Some(etag), manifest: Some(bytes.to_vec()), ..Default::default() };
         // The snapshot loaded beside the GET, if the manifest is still the
         // one it was loaded for.
@@ -969,7 +986,7 @@ impl RemoteSnapshots {
         }
         let (kept, due) = self.retire(&manifest);
         manifest.retired = kept;
-        let manifest = manifest.encode();
+        let manifest = manifest.encode_for(&self.tenant);
         let etag = match self.put_manifest(&manifest).await {
             Ok(etag) => etag,
             Err(e) => {

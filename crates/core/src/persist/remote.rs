@@ -396,7 +396,21 @@ pub const MAX_RETIRED: usize = 1_000;
 /// `manifest-1` named one part, the whole snapshot of format 9.
 const OLDER: &str = "workspace-search/manifest-1";
 
+/// The workspace `id` a manifest was saved by (`None`: a manifest saved
+/// before 2026-12-08, which named none, or not a manifest).
+pub fn tenant_of(manifest: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(manifest).ok()?;
+    v["tenant"].as_str().map(str::to_string)
+}
+
 impl Manifest {
+    /// The manifest, naming the workspace `id` that saves it (`tenant_of`).
+    pub fn encode_for(&self, tenant: &str) -> Vec<u8> {
+        let mut v: Value = serde_json::from_slice(&self.encode()).expect("a manifest decodes");
+        v["tenant"] = json!(tenant);
+        serde_json::to_vec_pretty(&v).expect("a manifest encodes")
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         let mut v = json!({ "format": FORMAT, "index": part_json(&self.index), "texts": part_json(&self.texts) });
         if let Some((at, len)) = self.postings {
