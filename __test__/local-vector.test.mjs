@@ -207,11 +207,15 @@ test('LocalVector: a delete filter that matches everything by its form empties n
   const store = new lib.LocalVector({ id: 'edges' })
   await store.createIndex({ indexName: 'i', dimension: 2 })
   await store.upsert({ indexName: 'i', vectors: [[1, 0], [0, 1], [1, 1]], ids: ['a', 'b', 'c'] })
-  for (const filter of [{}, null, { $and: [] }, { $nor: [] }]) {
+  const everyByForm = [{}, null, { $and: [] }, { $nor: [] }, { $or: [{ k: 1 }, {}] }, { $nor: [{ $or: [] }] }, { id: { $nin: [] } }, { id: { $not: { $in: [] } } }]
+  for (const filter of everyByForm) {
     await assert.rejects(store.deleteVectors({ indexName: 'i', filter }), (e) => e instanceof TypeError && /deleteIndex/.test(e.message), JSON.stringify(filter))
   }
   await store.upsert({ indexName: 'i', vectors: [[2, 2]], ids: ['d'], deleteFilter: {} })
   assert.equal((await store.describeIndex({ indexName: 'i' })).count, 4, 'an empty deleteFilter deletes nothing')
+  // A filter that names something is taken at its word.
+  await store.deleteVectors({ indexName: 'i', filter: { $nor: [{ $or: [] }, { k: { $exists: false } }] } })
+  assert.equal((await store.describeIndex({ indexName: 'i' })).count, 4, 'no vector has metadata k: none deleted')
   // Lengths computed in f64: squares that overflow or underflow f32 still score right.
   const near = async (q) => (await store.query({ indexName: 'i', queryVector: q, topK: 1 }))[0]
   assert.deepEqual([(await near([2e19, 0])).id, (await near([2e19, 0])).score], ['a', 1])

@@ -67,6 +67,10 @@ impl Values {
         }
     }
 
+    fn is_empty(&self) -> bool {
+        self.strings.is_empty() && self.numbers.is_empty() && self.rest.is_empty()
+    }
+
     fn has_null(&self) -> bool {
         self.rest.iter().any(Value::is_null)
     }
@@ -137,14 +141,26 @@ impl Filter {
     }
 
     /// Whether the filter matches every document by its form alone: an
-    /// empty one, or a `$or` with an empty member, nested (`deleteVectors`
-    /// refuses to empty an index by such a filter).
+    /// empty one, a `$or` with an empty member, a `$nor` of filters that
+    /// match none (`{ $nor: [{ $or: [] }] }`), `{ k: { $nin: [] } }`,
+    /// nested (`deleteVectors` refuses to empty an index by such a filter).
     pub fn matches_all_by_form(&self) -> bool {
         match self {
             Filter::All(v) => v.iter().all(Filter::matches_all_by_form),
             Filter::Any(v) => v.iter().any(Filter::matches_all_by_form),
-            Filter::None(v) => v.is_empty(),
-            _ => false,
+            Filter::None(v) => v.iter().all(Filter::matches_none_by_form),
+            Filter::Field(_, cond) => cond.always(),
+        }
+    }
+
+    /// Whether the filter matches no document by its form alone (`{ $or: [] }`,
+    /// `{ k: { $in: [] } }`, nested).
+    fn matches_none_by_form(&self) -> bool {
+        match self {
+            Filter::All(v) => v.iter().any(Filter::matches_none_by_form),
+            Filter::Any(v) => v.iter().all(Filter::matches_none_by_form),
+            Filter::None(v) => v.iter().any(Filter::matches_all_by_form),
+            Filter::Field(_, cond) => cond.never(),
         }
     }
 }
@@ -250,6 +266,26 @@ fn any_value(v: &Value, f: &dyn Fn(&Value) -> bool) -> bool {
 }
 
 impl Cond {
+    /// Whether it holds for any value by its form (`$nin: []`).
+    fn always(&self) -> bool {
+        match self {
+            Cond::Nin(xs) => xs.is_empty(),
+            Cond::Not(c) => c.never(),
+            Cond::All(cs) => cs.iter().all(Cond::always),
+            _ => false,
+        }
+    }
+
+    /// Whether it holds for no value by its form (`$in: []`).
+    fn never(&self) -> bool {
+        match self {
+            Cond::In(xs) => xs.is_empty(),
+            Cond::Not(c) => c.always(),
+            Cond::All(cs) => cs.iter().any(Cond::never),
+            _ => false,
+        }
+    }
+
     fn test(&self, v: Option<&Value>) -> bool {
         match self {
             Cond::Exists(want) => v.is_some() == *want,
@@ -332,9 +368,29 @@ mod tests {
         for every in [json!({}), json!(null), json!({"$and": []}), json!({"$nor": []}), json!({"$and": [{}]})] {
             assert!(Filter::parse(&every).unwrap().is_empty(), "{every}");
         }
-        for every in [json!({"$or": [{"n": 1}, {}]}), json!({"$and": [{"$or": [{"$and": []}]}]})] {
+        let every_by_form = [
+            json!({"$or": [{"n": 1}, {}]}),
+            json!({"$and": [{"$or": [{"$and": []}]}]}),
+            json!({"$nor": [{"$or": []}]}),
+            json!({"k": {"$nin": []}}),
+            json!({"k": {"$not": {"$in": []}}}),
+            json!({"$nor": [{"k": {"$in": []}}, {"$and": [{"n": 1}, {"$or": []}]}]}),
+            json!({"$not": {"$or": []}}),
+            json!({"$nor": [{"$nor": [{}]}]}),
+        ];
+        let meta = m(json!({"k": 1, "n": 2}));
+        for every in every_by_form {
             let f = Filter::parse(&every).unwrap();
             assert!(f.matches_all_by_form() && !f.is_empty(), "{every}");
+            assert!(f.matches(Some(&meta)) && f.matches(None), "{every} matches every document indeed");
+        }
+        for some in [
+            json!({"k": {"$nin": [1]}}),
+            json!({"$nor": [{"$or": []}, {"n": 2}]}),
+            json!({"k": {"$in": []}}),
+            json!({"$nor": [{"k": {"$exists": false}}]}),
+        ] {
+            assert!(!Filter::parse(&some).unwrap().matches_all_by_form(), "{some}");
         }
         assert!(!Filter::parse(&json!({"$or": []})).unwrap().is_empty());
     }
