@@ -345,6 +345,13 @@ describe('embedders', () => {
     const custom = Object.assign(new RangeError('async reject'), { retryAfter: 30 })
     const ws2 = new Workspace({ bm25: true, embedder: Object.assign(async () => { throw custom }, { batch: true }) })
     await assert.rejects(ws2.search('x', { mode: 'hybrid' }), (err) => err === custom && err.retryAfter === 30)
+    // One whose message reads like the addon's own marks is handed back as it was too (one became an
+    // EmbedderError, another an internal error).
+    for (const message of ['\0workspace-search-class:EmbedderError:spoofed', '\0workspace-search-class:tenantPool:x', '\0snapshot-store:store:x']) {
+      const own = new Error(message)
+      const ws3 = new Workspace({ embedder: async () => { throw own } })
+      await assert.rejects(ws3.index('a', 'x'), (err) => err === own, JSON.stringify(message))
+    }
   })
 })
 

@@ -15,12 +15,12 @@ function s3SnapshotStore(options) {
   if (!client || typeof client.send !== 'function') throw new TypeError('s3SnapshotStore: client must be an S3Client')
   if (typeof bucket !== 'string' || bucket === '') throw new TypeError('s3SnapshotStore: bucket must be a non-empty string')
   if (typeof prefix !== 'string') throw new TypeError('s3SnapshotStore: prefix must be a string')
-  // S3 keeps `a/../b` as it is, but a server or proxy that resolves dot
-  // segments (s3s-fs, a path-normalising gateway) puts one tenant's keys
-  // under another's prefix. (The last segment is joined to a key: `x/..` +
-  // `manifest.json` is `x/..manifest.json`.)
-  if (prefix.split('/').slice(0, -1).some((s) => s === '.' || s === '..')) {
-    throw new TypeError(`s3SnapshotStore: prefix must have no '.' or '..' segment, got ${JSON.stringify(prefix)}: a store that resolves them would keep this tenant under another's keys`)
+  // S3 keeps `a/../b` and `a//b` as they are, but a server or proxy that
+  // resolves dot segments or collapses slashes (s3s-fs, a path-normalising
+  // gateway) puts one tenant's keys under another's prefix. (The last
+  // segment is joined to a key: `x/..` + `manifest.json` is `x/..manifest.json`.)
+  if (prefix.split('/').slice(0, -1).some((s) => s === '.' || s === '..' || s === '')) {
+    throw new TypeError(`s3SnapshotStore: prefix must have no '.', '..' or empty segment, got ${JSON.stringify(prefix)}: a store that resolves them would keep this tenant under another's keys`)
   }
   /** @type {any} */
   let sdk

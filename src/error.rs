@@ -15,8 +15,19 @@ pub fn is_not_ready(e: &Error) -> bool {
     e.status == NOT_READY
 }
 
-/// Marks the reason of a failure with a class of its own (read back by `classed_failure`).
-const CLASS_MARK: &str = "\u{0}workspace-search-class:";
+/// Marks the reason of a failure with a class of its own (read back by
+/// `classed_failure`). It holds a number drawn once per process: the
+/// user's own error, handed back as it was, passes the same way, and one
+/// whose message began with a fixed mark became one of these classes.
+fn class_mark() -> &'static str {
+    static MARK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARK.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+        format!("\u{0}workspace-search-class-{:016x}:", h.finish())
+    })
+}
 
 /// The JavaScript class (lib/errors.js) of each failure core names, as the mark carries it.
 fn class_of(failure: Failure) -> &'static str {
@@ -27,6 +38,9 @@ fn class_of(failure: Failure) -> &'static str {
         Failure::VectorStore => "VectorStoreError",
     }
 }
+
+/// Every class a mark may name (`classed_failure` reads no other).
+const CLASSES: [&str; 4] = ["SnapshotConflictError", "SnapshotStoreError", "EmbedderError", "VectorStoreError"];
 
 /// Core's error as the caller gets it.
 pub fn napi_error(e: engine::Error) -> Error {
@@ -40,10 +54,10 @@ pub fn napi_error(e: engine::Error) -> Error {
         // this error (its reason marked), to become the store error's cause.
         return match e.take_cause::<Error>() {
             Some(mut thrown) => {
-                thrown.reason = format!("{CLASS_MARK}{class}+cause:{}", e.reason);
+                thrown.reason = format!("{}{class}+cause:{}", class_mark(), e.reason);
                 thrown
             }
-            None => Error::from_reason(format!("{CLASS_MARK}{class}:{}", e.reason)),
+            None => Error::from_reason(format!("{}{class}:{}", class_mark(), e.reason)),
         };
     }
     match e.into_host::<Error>() {
@@ -63,13 +77,13 @@ pub struct ClassedFailure<'a> {
 
 /// A failure with a class of its own marked by `napi_error`, if `e` is one.
 pub fn classed_failure(e: &Error) -> Option<ClassedFailure<'_>> {
-    let rest = e.reason.strip_prefix(CLASS_MARK)?;
+    let rest = e.reason.strip_prefix(class_mark())?;
     let (class, message) = rest.split_once(':')?;
     let (class, caused) = match class.strip_suffix("+cause") {
         Some(class) => (class, true),
         None => (class, false),
     };
-    Some(ClassedFailure { class, caused, message })
+    CLASSES.contains(&class).then_some(ClassedFailure { class, caused, message })
 }
 
 /// A failure of the user's JavaScript, carried through core untouched.

@@ -340,12 +340,11 @@ impl Engine {
         }
         match fetched {
             Ok(None) => Ok(None),
-            // With no files to build it from, the tenant would attach empty
-            // (every search `[]`, its documents gone from this workspace's view).
+            // (Not refused where no files are read natively: the Mastra
+            // entry's own walk, through Mastra's API, indexes them after.)
             Err(e) if self.base_path.is_none() || self.auto_index_paths.is_empty() => {
-                let why = format!("persist.store: {e}; this workspace indexes no files (autoIndexPaths) to rebuild it from, so nothing of it can be served: repair the store's objects, or remove the tenant's manifest.json to start it anew");
-                remote.set_unattached(Some(why.clone()));
-                Err(Error::store(why))
+                warnings.push(format!("persist.store: {e}; this workspace reads no files itself (autoIndexPaths), so its index starts empty: documents given to index() must be given again, and its saves are refused until the tenant's manifest.json is removed or repaired"));
+                Ok(None)
             }
             Err(e) => {
                 warnings.push(format!("persist.store: {e}; the index was rebuilt from the files"));

@@ -388,6 +388,10 @@ fn neighbour_runs(frames: &[usize]) -> Vec<std::ops::Range<usize>> {
     runs
 }
 
+/// What to do about a snapshot that cannot be used: it may be one replaced
+/// since, whose parts were deleted (never remove a good manifest for it).
+const START_ANEW: &str = "if another workspace saved since, a new attach (init() of a new Workspace) reads its snapshot; if not, remove the tenant's manifest.json to start it anew";
+
 /// Fetches of the manifest's snapshot at one attach while the manifest
 /// moves on under it (`RemoteSnapshots::fetch`).
 const FETCH_TRIES: usize = 3;
@@ -825,7 +829,7 @@ impl RemoteSnapshots {
     pub async fn texts_ready(&self, files_only: bool) -> Result<()> {
         match self.part_ready().await? {
             Err(why) if !files_only => Err(Error::store(format!(
-                "persist.store: {why}; the documents given to index() cannot be read: remove the tenant's manifest.json to start it anew"
+                "persist.store: {why}; the documents given to index() cannot be read: {START_ANEW}"
             ))),
             _ => Ok(()),
         }
@@ -837,7 +841,7 @@ impl RemoteSnapshots {
     pub async fn postings_ready(&self) -> Result<()> {
         self.part_ready().await?.map_err(|why| {
             Error::store(format!(
-                "persist.store: {why}; the index's postings cannot be read: rebuildSearchIndex() builds the index again from the files (or remove the tenant's manifest.json to start it anew)"
+                "persist.store: {why}; the index's postings cannot be read: rebuildSearchIndex() builds the index again from the files; {START_ANEW}"
             ))
         })
     }
@@ -937,7 +941,7 @@ impl RemoteSnapshots {
             }
             if let (Some(why), false) = (&state.unreadable, replaces_unreadable) {
                 return Err(Error::store(format!(
-                    "persist.store: the snapshot there could not be used ({why}), and this workspace's documents do not all come from files: saving would replace documents it never read; remove the tenant's manifest.json to start it anew"
+                    "persist.store: the snapshot there could not be used ({why}), and this workspace's documents do not all come from files: saving would replace documents it never read; {START_ANEW}"
                 )));
             }
         }
@@ -1097,8 +1101,9 @@ impl RemoteSnapshots {
     /// save's manifest, refused, named it), and this workspace saves
     /// nothing more until it attaches again, so each conflict left two
     /// parts in the store for good. A part written over a broken one of
-    /// that name is left: a manifest there may name it. A delete that
-    /// fails leaves its part, as a save's retired parts are left.
+    /// that name is left: a manifest there may name it; so is one the
+    /// manifest there names. A delete that fails leaves its part, as a
+    /// save's retired parts are left.
     async fn delete_refused(&self, before: &[String]) {
         let made: Vec<PartRef> = {
             let mut written = self.written_unnamed.lock();
@@ -1106,8 +1111,15 @@ impl RemoteSnapshots {
             *written = kept;
             made
         };
+        // A store that ignores `If-None-Match` on parts answered `Written` for
+        // a part another writer had made, and named: never one the manifest
+        // there names (or lists as retired). Unread, nothing is deleted.
+        let Ok(Some(there)) = get(&*self.store, self.timeout, MANIFEST).await else { return };
+        let Ok(there) = Manifest::decode(&there.bytes) else { return };
+        let named =
+            |key: &str| there.index.key == key || there.texts.key == key || there.retired.iter().any(|r| r.key == key);
         let broken = self.broken_parts.lock().clone();
-        let deletes = made.into_iter().filter(|p| !broken.contains(&p.key)).map(|p| async move {
+        let deletes = made.into_iter().filter(|p| !broken.contains(&p.key) && !named(&p.key)).map(|p| async move {
             let what = format!("delete {}", p.key);
             let _ = bounded(self.timeout, &what, self.store.delete(&p.key)).await;
         });

@@ -17,11 +17,11 @@ use std::sync::{Arc, Mutex};
 pub const MAX_BYTES: u64 = 16 << 20;
 
 /// The lines of a `.gitignore` as git reads them: a byte-order mark before
-/// the first is not part of it, and a line ends at `\n`, `\r\n`, or a `\r`
+/// the first is not part of it (one: a second is), and a line ends at `\n`, `\r\n`, or a `\r`
 /// that ends the file (`str::lines` keeps that `\r`, and the rule it ended
 /// then matched nothing).
 pub fn rule_lines(text: &str) -> impl Iterator<Item = &str> {
-    let text = text.trim_start_matches('\u{feff}');
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     text.strip_suffix('\r').unwrap_or(text).lines()
 }
 
@@ -140,6 +140,7 @@ mod tests {
         assert_eq!(lines("*.log\nsrc/\r"), ["*.log", "src/"]);
         assert_eq!(lines("a\r\nb\r\n"), ["a", "b"]);
         assert_eq!(lines("\u{feff}# note\r"), ["# note"]);
+        assert_eq!(lines("\u{feff}\u{feff}src/\n"), ["\u{feff}src/"], "git strips one mark, as Mastra's ignore does");
         assert_eq!(lines(""), Vec::<&str>::new());
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".gitignore"), "*.log\nsrc/\r").unwrap();
