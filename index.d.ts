@@ -48,8 +48,10 @@ export declare class SnapshotStoreError extends WorkspaceError {
 
 /**
  * The embedder did not answer within `embedTimeoutMs`, or answered other
- * than one vector of finite numbers per text, all of one size (code
- * `EMBEDDER`). What the embedder itself threw reaches the caller as it was.
+ * than one vector of finite numbers per text, all of one size, the size the
+ * index holds (code `EMBEDDER`; `cause`: what a vector store threw on
+ * vectors of another size). What the embedder itself threw reaches the
+ * caller as it was.
  */
 export declare class EmbedderError extends WorkspaceError {
   constructor(message: string, workspaceId?: string | null, options?: { cause?: unknown })

@@ -68,8 +68,8 @@ test('an embedder whose vectors changed size under the same embedderId: searches
   ws = open(24)
   await ws.init()
   const mend = /has dimension 16, got a vector of dimension 24: .*the embedder changed \(with persist and embedderId, give it a new embedderId, or none/
-  await assert.rejects(ws.search('quokka', { mode: 'vector' }), { message: mend })
-  await assert.rejects(ws.index('notes/x', 'a quokka note'), { message: mend })
+  await assert.rejects(ws.search('quokka', { mode: 'vector' }), { name: 'EmbedderError', code: 'EMBEDDER', message: mend })
+  await assert.rejects(ws.index('notes/x', 'a quokka note'), { name: 'EmbedderError', code: 'EMBEDDER', message: mend })
   assert.equal((await ws.search('quokka', { mode: 'bm25' }))[0].id, 'docs/a.md')
   await ws.destroy()
 })
@@ -1210,7 +1210,9 @@ test('vectors of another size under the same embedderId, in a user’s store: th
   const second = open(shared)
   await second.init()
   const changed = /vectors of 16 numbers, where the vector store's index \S+ holds vectors of 8: .*the embedder changed \(with persist and embedderId, give it a new embedderId/
-  await assert.rejects(second.search('alpha', { mode: 'vector' }), changed)
-  await assert.rejects(second.index('notes/x', 'alpha note'), changed)
+  // An EmbedderError, what the store threw on those vectors its cause (it was a plain Error, the store's lost).
+  const typed = (e) => e.name === 'EmbedderError' && e.code === 'EMBEDDER' && changed.test(e.message) && e.cause instanceof Error && e.message.includes(e.cause.message)
+  await assert.rejects(second.search('alpha', { mode: 'vector' }), typed)
+  await assert.rejects(second.index('notes/x', 'alpha note'), typed)
   await second.destroy()
 })

@@ -23,9 +23,10 @@ enum Kind {
     /// (`SnapshotStoreError`); with the value the host's store threw, if it did.
     Store(Option<Box<dyn Any + Send + Sync>>),
     /// The user's embedder did not answer in time or answered other than
-    /// one vector of finite numbers per text (`EmbedderError`); what it
-    /// threw is a `Host` failure instead, handed back as it was.
-    Embedder,
+    /// one vector of finite numbers per text, all of the index's size
+    /// (`EmbedderError`); what it threw is a `Host` failure instead, handed
+    /// back as it was. With what the vector store threw on such vectors.
+    Embedder(Option<Box<dyn Any + Send + Sync>>),
     /// The user's vector store did not answer in time or answered other
     /// than its contract says (`VectorStoreError`); what it threw is a
     /// `Host` failure.
@@ -78,7 +79,18 @@ impl Error {
 
     /// The embedder timed out or answered wrong (not: it threw).
     pub fn embedder(reason: impl Into<String>) -> Error {
-        Error { reason: reason.into(), kind: Kind::Embedder }
+        Error { reason: reason.into(), kind: Kind::Embedder(None) }
+    }
+
+    /// The embedder's vectors are not the size the vector store holds, as
+    /// `cause` (the store's failure on them) showed; its value stays the
+    /// error's cause (`take_cause`).
+    pub fn embedder_caused(reason: impl Into<String>, cause: Error) -> Error {
+        let cause = match cause.kind {
+            Kind::Host(value) => Some(value),
+            _ => None,
+        };
+        Error { reason: reason.into(), kind: Kind::Embedder(cause) }
     }
 
     /// The vector store timed out or answered wrong (not: it threw).
@@ -96,9 +108,9 @@ impl Error {
         Error { reason: reason.into(), kind: Kind::Store(cause) }
     }
 
-    /// The host's value of type `T` a store error was caused by, taken out.
+    /// The host's value of type `T` a store's or embedder's error was caused by, taken out.
     pub fn take_cause<T: Any>(&mut self) -> Option<T> {
-        let Kind::Store(cause) = &mut self.kind else { return None };
+        let (Kind::Store(cause) | Kind::Embedder(cause)) = &mut self.kind else { return None };
         match cause.take()?.downcast::<T>() {
             Ok(v) => Some(*v),
             Err(other) => {
@@ -122,7 +134,7 @@ impl Error {
         match self.kind {
             Kind::Conflict => Some(Failure::SnapshotConflict),
             Kind::Store(_) => Some(Failure::SnapshotStore),
-            Kind::Embedder => Some(Failure::Embedder),
+            Kind::Embedder(_) => Some(Failure::Embedder),
             Kind::VectorStore => Some(Failure::VectorStore),
             _ => None,
         }
@@ -158,7 +170,7 @@ impl std::fmt::Debug for Error {
             Kind::Host(_) => "host",
             Kind::Conflict => "conflict",
             Kind::Store(_) => "store",
-            Kind::Embedder => "embedder",
+            Kind::Embedder(_) => "embedder",
             Kind::VectorStore => "vector store",
         };
         write!(f, "Error({kind}: {})", self.reason)
@@ -195,5 +207,7 @@ mod tests {
         assert_eq!(Error::vector_store("late").failure(), Some(Failure::VectorStore));
         assert_eq!(Error::vector_store("late").store_failure(), None);
         assert_eq!(Error::host("x", 1u8).failure(), None);
+        let mut e = Error::embedder_caused("size changed", Error::host("dimension mismatch", 7u8));
+        assert_eq!((e.failure(), e.take_cause::<u8>()), (Some(Failure::Embedder), Some(7)));
     }
 }

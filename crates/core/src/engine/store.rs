@@ -250,7 +250,7 @@ fn local_err(e: VectorError) -> Error {
     match e {
         // Vectors of another size than those held: the embedder changed (with
         // `persist`, under an `embedderId` that is taken at its word).
-        VectorError::Dimension { .. } => Error::from_reason(format!("{e}: {SIZE_CHANGED}")),
+        VectorError::Dimension { .. } => Error::embedder(format!("{e}: {SIZE_CHANGED}")),
         e => Error::from_reason(e.to_string()),
     }
 }
@@ -387,10 +387,13 @@ impl Store {
             _ => None,
         };
         match held {
-            Some(dim) if dim as usize != len => Error::from_reason(format!(
-                "vectors of {len} numbers, where the vector store's index {index_name} holds vectors of {dim}: {SIZE_CHANGED}. The store said: {}",
-                e.reason
-            )),
+            Some(dim) if dim as usize != len => {
+                let why = format!(
+                    "vectors of {len} numbers, where the vector store's index {index_name} holds vectors of {dim}: {SIZE_CHANGED}. The store said: {}",
+                    e.reason
+                );
+                Error::embedder_caused(why, e)
+            }
             _ => e,
         }
     }

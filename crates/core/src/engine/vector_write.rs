@@ -350,7 +350,7 @@ impl VectorSide {
         // costs a lookup, so it is made each time; a JavaScript store's
         // after an upsert fails, which is then tried once more.
         if self.store.is_local() && dim > MAX_DIMENSION {
-            return Err(Error::from_reason(format!(
+            return Err(Error::embedder(format!(
                 "the embedded vector store takes vectors of at most {MAX_DIMENSION} dimensions; the embedder answered {dim}"
             )));
         }
