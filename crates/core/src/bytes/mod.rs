@@ -1,10 +1,12 @@
 //! The leaf below the index, the vectors, the texts and the snapshot: how
 //! values are laid out in bytes (`codec`), arrays that are either owned or
 //! views of mapped bytes (`section`), texts still in their snapshot file
-//! (`stored`), LEB128 varints (`varint`), and why a snapshot could not be used (`SnapshotError`).
+//! (`stored`), LEB128 varints (`varint`), what a JSON value holds on the heap
+//! (`json_size`), and why a snapshot could not be used (`SnapshotError`).
 //! Nothing here knows a BM25 index, a vector or a workspace.
 
 pub mod codec;
+pub mod json_size;
 pub mod section;
 pub mod stored;
 pub mod varint;

@@ -130,6 +130,7 @@ impl Bm25Index {
     pub fn memory_parts(&self) -> Vec<(&'static str, usize)> {
         let postings = self.terms.postings_bytes();
         vec![
+            // (Texts, ids and metadata.)
             ("content", self.content_bytes),
             ("postings", postings),
             ("terms", self.terms.held_bytes()),

@@ -292,7 +292,7 @@ impl Bm25Index {
         }
         self.live_docs += 1;
         self.total_len += u64::from(len);
-        self.content_bytes += doc.content.len() + doc.id.len();
+        self.content_bytes += doc.content.len() + doc.id.len() + metadata_bytes(doc.metadata.as_deref());
         self.lens.push(len);
         let path = super::chunk_source(&doc.id, doc.metadata.as_deref()).unwrap_or(doc.id.as_str());
         self.kinds.push(self.kind_of_file(path) as u8);
@@ -338,7 +338,8 @@ impl Bm25Index {
         // (Saturating: the counts of a loaded snapshot are its own word.)
         self.live_docs = self.live_docs.saturating_sub(1);
         self.total_len = self.total_len.saturating_sub(u64::from(doc.len));
-        self.content_bytes = self.content_bytes.saturating_sub(doc.content.len() + doc.id.len());
+        let held = doc.content.len() + doc.id.len() + metadata_bytes(doc.metadata.as_deref());
+        self.content_bytes = self.content_bytes.saturating_sub(held);
         true
     }
 
@@ -382,4 +383,10 @@ fn batch_tables(prepared: &mut [PreparedDocument]) -> Vec<Section<u8>> {
             }
         })
         .collect()
+}
+
+/// A document's metadata as `memoryBytes` counts it (with its text: the
+/// "content" part of `memory_parts`).
+fn metadata_bytes(m: Option<&serde_json::Map<String, serde_json::Value>>) -> usize {
+    m.map_or(0, crate::bytes::json_size::map_bytes)
 }

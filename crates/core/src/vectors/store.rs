@@ -154,6 +154,9 @@ pub struct VectorIndex {
     data: Section<f32>,
     norms: Vec<f32>,
     metadata: Vec<Option<Map<String, Value>>>,
+    /// What `metadata` holds on the heap, about (`memory_bytes`), kept as
+    /// it changes: a workspace's store holds each document's text there.
+    metadata_bytes: usize,
     scan: ScanOptions,
     /// The vectors' codes, slot order, when `scan` quantizes.
     codes: Option<Codes>,
@@ -175,6 +178,7 @@ impl Clone for VectorIndex {
             data: self.data.clone(),
             norms: self.norms.clone(),
             metadata: self.metadata.clone(),
+            metadata_bytes: self.metadata_bytes,
             scan: self.scan,
             codes: self.codes.clone(),
             graph: None,
@@ -234,6 +238,7 @@ impl VectorIndex {
             data: Section::default(),
             norms: Vec::new(),
             metadata: Vec::new(),
+            metadata_bytes: 0,
             scan: ScanOptions::default(),
             codes: None,
             graph: None,
@@ -336,6 +341,20 @@ impl VectorIndex {
             + self.codes.as_ref().map_or(0, Codes::memory_bytes)
             + self.graph.as_ref().map_or(0, |g| g.0.memory_bytes())
             + self.ids.iter().map(|i| i.len() + 48).sum::<usize>()
+            + self.metadata.len() * std::mem::size_of::<Option<Map<String, Value>>>()
+            + self.metadata_bytes
+    }
+
+    /// Sets the metadata of slot `s` (`None` past the end: pushed), keeping `metadata_bytes`.
+    fn put_metadata(&mut self, s: usize, m: Option<Map<String, Value>>) {
+        self.metadata_bytes += meta_bytes(&m);
+        match self.metadata.get_mut(s) {
+            Some(old) => {
+                let was = std::mem::replace(old, m);
+                self.metadata_bytes = self.metadata_bytes.saturating_sub(meta_bytes(&was));
+            }
+            None => self.metadata.push(m),
+        }
     }
 
     fn check_dim(&self, name: &str, v: &[f32]) -> Result<(), VectorError> {
@@ -401,7 +420,7 @@ impl VectorIndex {
             match self.slot_of.get(&id) {
                 Some(&s) => {
                     self.set_vector(s, &v);
-                    self.metadata[s] = m;
+                    self.put_metadata(s, m);
                     written.push(s);
                 }
                 None => {
@@ -413,7 +432,7 @@ impl VectorIndex {
                         c.push(&v);
                     }
                     self.data.to_mut().extend_from_slice(&v);
-                    self.metadata.push(m);
+                    self.put_metadata(usize::MAX, m);
                 }
             }
         }
@@ -454,7 +473,7 @@ impl VectorIndex {
             }
         }
         if let Some(m) = metadata {
-            self.metadata[s] = Some(m);
+            self.put_metadata(s, Some(m));
         }
         Ok(true)
     }
@@ -476,7 +495,8 @@ impl VectorIndex {
         }
         self.ids.swap_remove(s);
         self.norms.swap_remove(s);
-        self.metadata.swap_remove(s);
+        let gone = self.metadata.swap_remove(s);
+        self.metadata_bytes = self.metadata_bytes.saturating_sub(meta_bytes(&gone));
         self.data.to_mut().truncate(last * self.dim);
         self.refresh_graph();
         true
@@ -839,7 +859,7 @@ impl VectorIndex {
                 return Err(Corrupt("a vector id twice".into()));
             }
             ix.ids.push(id);
-            ix.metadata.push(meta);
+            ix.put_metadata(usize::MAX, meta);
         }
         d.pad4("vectors")?;
         ix.data = d.section("vectors")?;
@@ -960,6 +980,11 @@ impl VectorStore {
     }
 }
 
+/// What a vector's metadata holds on the heap, about (`memory_bytes`).
+fn meta_bytes(m: &Option<Map<String, Value>>) -> usize {
+    m.as_ref().map_or(0, crate::bytes::json_size::map_bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -967,6 +992,33 @@ mod tests {
 
     fn meta(v: Value) -> Option<Map<String, Value>> {
         v.as_object().cloned()
+    }
+
+    #[test]
+    fn memory_counts_metadata_as_it_changes() {
+        let mut ix = VectorIndex::new(2, Metric::Cosine);
+        let bare = ix.memory_bytes();
+        let text = |n: usize| meta(json!({ "text": "x".repeat(n) }));
+        ix.upsert(
+            "ix",
+            vec!["a".into(), "b".into()],
+            vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+            vec![text(5000), text(5000)],
+        )
+        .unwrap();
+        let two = ix.memory_bytes();
+        assert!(two >= bare + 10_000, "{bare} -> {two}");
+        ix.upsert("ix", vec!["a".into()], vec![vec![1.0, 1.0]], vec![text(100)]).unwrap();
+        assert!(ix.memory_bytes() <= two - 4_900);
+        ix.update("ix", "b", None, text(10)).unwrap();
+        assert!(ix.remove("a") && ix.remove("b"));
+        assert_eq!(ix.metadata_bytes, 0);
+        let mut e = crate::bytes::codec::Encoder::default();
+        ix.upsert("ix", vec!["c".into()], vec![vec![1.0, 0.0]], vec![text(3000)]).unwrap();
+        ix.encode(&mut e);
+        let back = VectorIndex::decode(&mut crate::bytes::codec::Decoder::new(&e.buf)).unwrap();
+        assert_eq!(back.metadata_bytes, ix.metadata_bytes);
+        assert!(back.metadata_bytes >= 3000);
     }
 
     #[test]
