@@ -293,6 +293,31 @@ test('a link whose target is missing, at init() or later (a git checkout that re
   await eventually('a link broken since init() too', async () => (await idsFor(ws, 'kiwi')).sort().join() === 'docs/gone.md,docs/later.md')
 })
 
+test('a link to a folder whose folder is replaced by a file is indexed through it (it stayed out until a restart)', async (t) => {
+  const dir = tree(t, { 'docs/b.md': 'bravo', 'docs/t/inner.md': 'inside the folder' })
+  fs.symlinkSync('t', path.join(dir, 'docs/lnk.md'))
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  fs.rmSync(path.join(dir, 'docs/t'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'docs/t'), 'heron in a file now')
+  await eventually('the link read once its target is a file', async () => (await idsFor(ws, 'heron')).sort().join() === 'docs/lnk.md,docs/t')
+  fs.writeFileSync(path.join(dir, 'docs/t'), 'kiwi edited')
+  await eventually('and read again when it changes', async () => (await idsFor(ws, 'kiwi')).sort().join() === 'docs/lnk.md,docs/t')
+})
+
+test('a burst of 2,000 files each rewritten once is followed path by path, not reconciled over the tree (each write is several events, and 1,500 files counted past 4,096 paths)', async (t) => {
+  const files = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`docs/f${i}.md`, `alpha ${i}`]))
+  const dir = tree(t, files)
+  const ws = new Workspace({ filesystem: new LocalFilesystem({ basePath: dir }), bm25: true, autoIndexPaths: ['docs'], watch: true })
+  t.after(() => ws.destroy())
+  await ws.init()
+  const before = ws.stats().watch
+  for (let i = 0; i < 2000; i++) fs.writeFileSync(path.join(dir, `docs/f${i}.md`), `quokka number ${i}`)
+  await eventually('every file read again', async () => (await ws.search('quokka', { topK: 3000 })).length === 2000, 30_000)
+  assert.equal(ws.stats().watch.rescans, before.rescans, JSON.stringify(ws.stats().watch))
+})
+
 test('a file whose embedding failed in a watcher update is embedded again once the embedder answers, with a warning (it stayed without a vector while the process ran)', async (t) => {
   const base = tree(t, { 'docs/a.md': 'alpha beta\n', 'docs/b.md': 'gamma delta\n' })
   let failing = 0

@@ -173,7 +173,7 @@ impl Engine {
             return Ok((Report::default(), counts, 0, false));
         };
         if let Some(p) = self.persist.as_ref().filter(|_| self.watch) {
-            let dangling = self.broken_links(&report);
+            let dangling = self.unread_links(&report);
             p.state.lock().located.replace_all(&found, &dangling);
         }
         let fresh = self.persist.as_ref().is_some_and(|p| p.state.lock().files.is_empty())
@@ -334,11 +334,14 @@ impl Engine {
         self.fresh_build(ticket, outcomes, report, Some(&found)).await
     }
 
-    /// The links a walk found broken, as paths (their ids below `basePath`).
-    fn broken_links(&self, report: &Report) -> Vec<std::path::PathBuf> {
+    /// The links a walk found but did not read, broken or to a folder, as
+    /// paths (their ids below `basePath`): the watcher follows their
+    /// targets, so that one made (or made a file) is read through them
+    /// (a link to a folder whose folder became a file was never read).
+    fn unread_links(&self, report: &Report) -> Vec<std::path::PathBuf> {
         let Some(base) = &self.base_path else { return Vec::new() };
-        let broken = |s: &&Skipped| matches!(s.reason, SkipReason::BrokenLink(_));
-        report.skipped.iter().filter(broken).map(|s| base.join(&s.path)).collect()
+        let unread = |s: &&Skipped| matches!(s.reason, SkipReason::BrokenLink(_) | SkipReason::LinkToDirectory);
+        report.skipped.iter().filter(unread).map(|s| base.join(&s.path)).collect()
     }
 
     /// The watcher's update of the `changed` paths (as the system names
@@ -374,7 +377,7 @@ impl Engine {
         }
         let scanned_at = crate::persist::files::now_ns();
         let (mut report, found) = self.clone().scan_files(base, paths, within.clone()).await?;
-        let dangling = self.broken_links(&report);
+        let dangling = self.unread_links(&report);
         let gone = p.state.lock().located.update_within(&within, &found, &dangling);
         let plan = Reconcile { to_read: (0..found.len()).collect(), gone, ..Default::default() };
         let mut counts = FileCounts::default();

@@ -649,7 +649,8 @@ async fn next(rx: &mut UnboundedReceiver<WatchSignal>, tick: Option<Duration>) -
     }
 }
 
-/// The signals of a burst, as they came: past `MAX_BURST_PATHS` changes,
+/// The signals of a burst, as they came: past `MAX_BURST_PATHS` changed
+/// paths (or `MAX_BURST_SIGNALS` change signals: a file written is several),
 /// the changes are dropped and the burst is a rescan (a burst of paths
 /// becomes one past that many anyway), so a storm of events is not held.
 /// Removals are all kept: the watches the system dropped are forgotten
@@ -657,15 +658,27 @@ async fn next(rx: &mut UnboundedReceiver<WatchSignal>, tick: Option<Duration>) -
 #[derive(Default)]
 struct Gathered {
     kept: Vec<(WatchSignal, Instant)>,
+    /// The paths changed, each once (1,500 files written once were 4,500
+    /// signals: a rescan where the documents say 4,096 paths).
+    paths: rustc_hash::FxHashSet<std::path::PathBuf>,
     changes: usize,
     overflowed: bool,
 }
 
+/// Change signals a burst holds at most, however few their paths.
+const MAX_BURST_SIGNALS: usize = 4 * MAX_BURST_PATHS;
+
 impl Gathered {
     fn push(&mut self, signal: WatchSignal) {
-        if matches!(signal, WatchSignal::Changed(_)) {
+        if let WatchSignal::Changed(path) = &signal {
+            if self.overflowed {
+                return;
+            }
             self.changes += 1;
-            if self.changes > MAX_BURST_PATHS {
+            if !self.paths.contains(path) {
+                self.paths.insert(path.clone());
+            }
+            if self.paths.len() > MAX_BURST_PATHS || self.changes > MAX_BURST_SIGNALS {
                 self.overflowed = true;
                 return;
             }

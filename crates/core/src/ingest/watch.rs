@@ -23,14 +23,16 @@ pub const MAX_BURST_PATHS: usize = 4096;
 /// whole tree after an overflow, a lost watch or too many paths.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Burst {
-    paths: Vec<PathBuf>,
+    /// Each once: a write is several events of one path, and a burst of
+    /// 1,500 files written once counted past `MAX_BURST_PATHS`.
+    paths: std::collections::BTreeSet<PathBuf>,
     pub rescan: bool,
 }
 
 impl Burst {
     pub fn add(&mut self, path: PathBuf) {
         if !self.rescan {
-            self.paths.push(path);
+            self.paths.insert(path);
             if self.paths.len() > MAX_BURST_PATHS {
                 self.rescan();
             }
@@ -49,9 +51,7 @@ impl Burst {
     /// The paths, each once, none below another (a directory's walk
     /// covers what lies below it).
     pub fn take_paths(&mut self) -> Vec<PathBuf> {
-        let mut paths = std::mem::take(&mut self.paths);
-        paths.sort();
-        paths.dedup();
+        let paths = std::mem::take(&mut self.paths);
         let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
         for p in paths {
             // Sorted: an ancestor comes before what lies below it.
