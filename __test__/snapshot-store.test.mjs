@@ -129,6 +129,16 @@ function memoryStore({ ranges = true } = {}) {
   return { objects, memory }
 }
 
+/** `memoryStore()` with a `delete` that records the keys it deletes; its parts and its manifest, read. */
+function deletingStore() {
+  const { objects, memory } = memoryStore()
+  const deleted = []
+  const store = { ...memory, delete: async (key) => (deleted.push(key), objects.delete(key)) }
+  const parts = () => [...objects.keys()].filter((k) => k.startsWith('parts/')).sort()
+  const manifest = () => JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+  return { objects, store, deleted, parts, manifest }
+}
+
 function storeWorkspace(store, extra = {}) {
   return new Workspace({ id: 'tenant-c', bm25: true, persist: { store, storeTimeoutMs: 1500 }, ...extra })
 }
@@ -1361,12 +1371,9 @@ test('version tags weakened on GET (W/"…", a compressing proxy) still save; ta
 })
 
 test("a save deletes the parts of snapshots replaced retainMs ago or more, through the store's delete (every save left a whole snapshot behind, for ever)", async () => {
-  const { objects, memory } = memoryStore()
-  const deleted = []
-  const store = { ...memory, delete: async (key) => (deleted.push(key), objects.delete(key)) }
-  const parts = () => [...objects.keys()].filter((k) => k.startsWith('parts/')).sort()
+  const { store, deleted, parts, manifest } = deletingStore()
   const named = () => {
-    const m = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+    const m = manifest()
     return { now: [m.index.key, m.texts.key].sort(), retired: (m.retired ?? []).map((r) => r.key) }
   }
   // retainMs 0: each save deletes the parts the one before it replaced.
@@ -1437,12 +1444,9 @@ test('a snapshot the store holds damaged, of a workspace that reads no files its
 })
 
 test('a save refused for a conflict deletes the parts it wrote (each conflict left two in the store for good)', async () => {
-  const { objects, memory } = memoryStore()
-  const deleted = []
-  const store = { ...memory, delete: async (key) => (deleted.push(key), objects.delete(key)) }
-  const parts = () => [...objects.keys()].filter((k) => k.startsWith('parts/')).sort()
+  const { store, deleted, parts, manifest } = deletingStore()
   const named = () => {
-    const m = JSON.parse(Buffer.from(objects.get('manifest.json').bytes).toString())
+    const m = manifest()
     return [m.index.key, m.texts.key, ...(m.retired ?? []).map((r) => r.key)].sort()
   }
   const first = storeWorkspace(store)

@@ -406,12 +406,16 @@ pub fn tenant_of(manifest: &[u8]) -> Option<String> {
 impl Manifest {
     /// The manifest, naming the workspace `id` that saves it (`tenant_of`).
     pub fn encode_for(&self, tenant: &str) -> Vec<u8> {
-        let mut v: Value = serde_json::from_slice(&self.encode()).expect("a manifest decodes");
+        let mut v = self.json();
         v["tenant"] = json!(tenant);
         serde_json::to_vec_pretty(&v).expect("a manifest encodes")
     }
 
     pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(&self.json()).expect("a manifest encodes")
+    }
+
+    fn json(&self) -> Value {
         let mut v = json!({ "format": FORMAT, "index": part_json(&self.index), "texts": part_json(&self.texts) });
         if let Some((at, len)) = self.postings {
             v["format"] = json!(FORMAT_POSTINGS_APART);
@@ -420,7 +424,7 @@ impl Manifest {
         if !self.retired.is_empty() {
             v["retired"] = self.retired.iter().map(|r| json!({ "key": r.key, "at": r.at_ms })).collect();
         }
-        serde_json::to_vec_pretty(&v).expect("a manifest encodes")
+        v
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Manifest, SnapshotError> {
